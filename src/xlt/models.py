@@ -1,0 +1,94 @@
+"""Load encoders by hub id or local directory, and find their embedding module and layers.
+
+Every family reaches the transformer through `encoder_parts`, so freezing, per-layer
+analysis and layer schemes work the same on BERT, RoBERTa / XLM-R and DistilBERT.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+
+@dataclass
+class EncoderParts:
+    embeddings: nn.Module
+    layers: nn.ModuleList
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+
+def base_model(model: nn.Module) -> nn.Module:
+    """The bare encoder under a task head (BertForX.bert, RobertaForX.roberta, ...)."""
+    base = getattr(model, "base_model", model)
+    return base if base is not None else model
+
+
+def encoder_parts(model: nn.Module) -> EncoderParts:
+    """Embedding module and ordered encoder layers of a transformers encoder."""
+    base = base_model(model)
+    embeddings = getattr(base, "embeddings", None)
+    for owner_name in ("encoder", "transformer"):  # BERT/RoBERTa/XLM-R use encoder.layer, DistilBERT transformer.layer
+        owner = getattr(base, owner_name, None)
+        layers = getattr(owner, "layer", None) if owner is not None else None
+        if isinstance(layers, nn.ModuleList) and embeddings is not None:
+            return EncoderParts(embeddings=embeddings, layers=layers)
+    raise TypeError(
+        f"cannot find embeddings and encoder layers in {type(base).__name__}; "
+        "supported: BERT, RoBERTa, XLM-R, DistilBERT and models with the same attribute names"
+    )
+
+
+def num_layers(model: nn.Module) -> int:
+    return encoder_parts(model).num_layers
+
+
+def resolve_model_path(name_or_path: str) -> str:
+    """A local directory as an absolute path; anything else is taken as a hub id."""
+    path = Path(name_or_path)
+    return str(path.resolve()) if path.is_dir() else name_or_path
+
+
+def _load_kwargs() -> dict:
+    # trust_remote_code stays off: a sweep must never execute code shipped with weights.
+    return {"trust_remote_code": False}
+
+
+def load_tokenizer(name_or_path: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
+
+
+def load_encoder(name_or_path: str) -> nn.Module:
+    from transformers import AutoModel
+
+    return AutoModel.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
+
+
+def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
+    from transformers import AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification.from_pretrained(
+        resolve_model_path(name_or_path), num_labels=num_labels, **_load_kwargs()
+    )
+
+
+def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike) -> None:
+    """save_pretrained in safetensors (the transformers default), plus the tokenizer."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(out_dir)
+
+
+def pick_device(requested: str = "auto") -> torch.device:
+    if requested != "auto":
+        return torch.device(requested)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
