@@ -142,3 +142,26 @@ def test_compare_models_across_tokenizers_and_widths(tokenizers_pair):
         compare_models(ma, small, wide, large, DUTCH, layers=[2], measures=["euclidean"])
     with pytest.raises(XltError, match=r"0\.\.2"):
         compare_models(ma, small, mb, large, DUTCH, layers=[3])
+
+
+def _shared_data():
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("XLT_SHARED_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+@pytest.mark.realdata
+def test_first_subword_alignment_on_real_tatoeba_sentences():
+    path = _shared_data() / "tatoeba" / "tatoeba.nld-eng.nld"
+    other = _shared_data() / "tatoeba" / "tatoeba.deu-eng.deu"
+    if not path.is_file() or not other.is_file():
+        pytest.skip(f"shared data not found at {path.parent}")
+    nld = path.read_text(encoding="utf-8").splitlines()
+    deu = other.read_text(encoding="utf-8").splitlines()
+    tokenizers = (wordpiece_tokenizer(nld, 300), wordpiece_tokenizer(nld + deu, 800))
+    for tok in tokenizers:
+        enc = tok([s.split() for s in nld], is_split_into_words=True)
+        counts = [len(first_subword_positions(enc.word_ids(i))) for i in range(len(nld))]
+        assert counts == [len(s.split()) for s in nld]

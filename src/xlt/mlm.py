@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import torch
@@ -40,7 +41,7 @@ class TokenizerInfo:
     vocab_size: int
     special_ids: tuple[int, ...]
 
-    @property
+    @cached_property  # built once: the training loop masks every step, mBERT has ~120k ids
     def random_token_ids(self) -> torch.Tensor:
         special = set(self.special_ids)
         return torch.tensor([i for i in range(self.vocab_size) if i not in special], dtype=torch.long)
