@@ -52,5 +52,9 @@ def flags(family):
     return train_flags(xlt_config.training_settings(config, family))
 
 
+# each family's rule file appends a function returning its final targets (tables, plots)
+FAMILY_TARGETS = []
+
+
 def by_run_id(rows):
     return {row["run_id"]: row for row in rows}

@@ -86,3 +86,6 @@ def freeze_depth_targets():
     return [f"{RESULTS}/tables/freeze_depth.csv"] + [
         f"{RESULTS}/plots/freeze_depth/{kind}.png" for kind in ("accuracy-vs-depth", "accuracy-heatmap")
     ]
+
+
+FAMILY_TARGETS.append(freeze_depth_targets)
