@@ -169,9 +169,12 @@ def train(
             epoch += 1
 
     stream = batches()
+    # the generator only advances `epoch` when the next epoch's first batch is drawn, so
+    # on_step gets the epoch of the batches this step is about to consume, from the count
+    batches_per_epoch = math.ceil(len(examples) / args.batch_size)
     while step < total:
         if on_step is not None:
-            on_step(step, epoch)
+            on_step(step, (step * args.grad_accum) // batches_per_epoch)
         for _ in range(args.grad_accum):
             chunk = next(stream)
             batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
