@@ -25,6 +25,9 @@ COMMANDS = {
     "sweep": "sweep",
     "perplexity": "perplexity",
     "compare-layers": "compare_layers",
+    "adapt-mlm": "adapt_mlm",
+    "sample-texts": "sample_texts",
+    "adapt-summary": "adapt_summary",
 }
 
 

@@ -55,6 +55,8 @@ def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> lis
     with open(path, encoding="utf-8", newline="") as f:
         if fmt == "jsonl":
             rows = [json.loads(line) for line in f if line.strip()]
+        elif fmt == "txt":  # plain text, one sentence per line (a corpus): the line is `text`
+            rows = [{"text": line.strip()} for line in f if line.strip()]
         elif fmt in ("tsv", "csv"):
             delimiter = "\t" if fmt == "tsv" else ","
             quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
@@ -63,7 +65,7 @@ def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> lis
             else:  # columns are then addressed by position: {text: 0, text_pair: 1, label: 2}
                 rows = [dict(enumerate(r)) for r in csv.reader(f, delimiter=delimiter, quoting=quoting)]
         else:
-            raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv or jsonl")
+            raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv, jsonl or txt")
     if not rows:
         raise XltError(f"dataset {name}: {path} has no rows")
     return rows
