@@ -12,6 +12,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display on cluster nodes or CI
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -21,6 +22,7 @@ from .adapt_tables import final_perplexity_table, scheme_label, scheme_order  # 
 MULTILINGUAL = "multilingual"
 LEVEL_STYLE = {"sentence": "-", "word": "--"}
 REFERENCE_STYLE = {"native": ":", "transfer": "-."}
+PLAIN = FuncFormatter(lambda value, _: f"{value:g}")  # 20, 30, 60 on log axes instead of 2x10^1
 
 
 def _steps(table: pd.DataFrame) -> pd.Series:
@@ -60,6 +62,11 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") ->
         raise XltError("no perplexity-per-step records of adapted runs in the table")
     sets = sorted({(lang, split) for lang, split in zip(curves.lang, curves.split)}, key=lambda s: (s[0] == MULTILINGUAL, s))
     colors = {s: f"C{i}" for i, s in enumerate(sets)}
+    # the y range follows the curves; a reference far outside it (e.g. the monolingual native
+    # model on other languages) is named with its value instead of squashing the curves
+    lo, hi = curves["value"].min(), curves["value"].max()
+    shown = refs[(refs["value"] >= lo / 10) & (refs["value"] <= hi * 10)]
+    lo, hi = min(lo, shown["value"].min() if len(shown) else lo), max(hi, shown["value"].max() if len(shown) else hi)
     fig, axes = plt.subplots(1, len(runs), figsize=(3.6 * len(runs) + 0.6, 4.2), sharey=True, squeeze=False)
     several_models = len({m for m, _ in runs}) > 1
     for ax, (model, scheme) in zip(axes[0], runs):
@@ -68,9 +75,16 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") ->
             _band(ax, run[(run.lang == lang) & (run.split == split)], color=colors[(lang, split)], marker="o", ms=3,
                   label=_set_label(lang, split))
             for (role, ref_model), group in refs[(refs.lang == lang) & (refs.split == split)].groupby(["role", "model"]):
-                ax.axhline(group["value"].mean(), color=colors[(lang, split)], ls=REFERENCE_STYLE.get(role, ":"), lw=1.2,
-                           label=f"{ref_model} untouched ({role}), {_set_label(lang, split)}")
+                value = group["value"].mean()
+                off_scale = not lo / 10 <= value <= hi * 10
+                ax.axhline(value if not off_scale else np.nan, color=colors[(lang, split)],
+                           ls=REFERENCE_STYLE.get(role, ":"), lw=1.2,
+                           label=f"{ref_model} untouched ({role}), {_set_label(lang, split)}: {value:.1f}"
+                                 + (" (off scale)" if off_scale else ""))
         ax.set_yscale("log")
+        ax.set_ylim(lo / 1.15, hi * 1.15)
+        ax.yaxis.set_major_formatter(PLAIN)
+        ax.yaxis.set_minor_formatter(PLAIN)
         ax.set_title(scheme_label(scheme) + (f"\n{model}" if several_models else ""), fontsize=10)
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3, which="both")
@@ -104,6 +118,7 @@ def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = "") -> N
         values.extend(v for v in means if np.isfinite(v) and v > 0)
     if values and max(values) / min(values) > 20:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(PLAIN)
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("perplexity of the final model")
     ax.set_title(title or "Final perplexity per layer scheme and of the untouched models")
@@ -145,12 +160,21 @@ def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str) 
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(ylabel, fontsize=8)
-    for ax in axes[-1, :]:
-        ax.set_xlabel("training step", fontsize=8)
+    for column in range(ncols):  # step ticks under the lowest panel of every column
+        lowest = max(row for row in range(nrows) if row * ncols + column < len(layers))
+        axes[lowest, column].xaxis.set_tick_params(labelbottom=True)
+        axes[lowest, column].set_xlabel("training step", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.03 + 0.03 * math.ceil(len(labels) / 3), 1, 1))
+    if len(layers) < axes.size:  # the legend takes the first free panel
+        spare = axes.flat[len(layers)]
+        spare.set_visible(True)
+        spare.axis("off")
+        spare.legend(handles, labels, loc="center", fontsize=8, frameon=False)
+        fig.tight_layout()
+    else:
+        fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
+        fig.tight_layout(rect=(0, 0.03 + 0.03 * math.ceil(len(labels) / 3), 1, 1))
     _save(fig, out)
 
 

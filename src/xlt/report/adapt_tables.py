@@ -64,7 +64,8 @@ def final_perplexity_table(table: pd.DataFrame) -> pd.DataFrame:
     final = final_records(table)
     keys = ["model", "role", "scheme"]
     stats = final.groupby(keys + ["eval_set"])["value"].agg(["mean", "std", "count"]).reset_index()
-    wide = stats.pivot_table(index=keys, columns="eval_set", values=["mean", "std"], aggfunc="first")
+    # pivot, not pivot_table: a single-seed sd is NaN and pivot_table would drop those columns
+    wide = stats.pivot(index=keys, columns="eval_set", values=["mean", "std"])
     wide.columns = [f"{eval_set} {'sd' if stat == 'std' else 'mean'}" for stat, eval_set in wide.columns]
     ordered = sorted({c.rsplit(" ", 1)[0] for c in wide.columns}, key=lambda s: (s.startswith("multilingual"), s))
     wide = wide[[f"{s} {stat}" for s in ordered for stat in ("mean", "sd")]]
