@@ -105,6 +105,7 @@ def run(args):
     from ..train import result_meta, train_args_from
 
     scheme, axes = _validate(args)
+    metrics = MetricsFile("adapt", args.run_id or args.out.parent.name, axes=axes)  # its clock times the job
     targs = train_args_from(args)
     texts = read_texts(args.train)
     device = pick_device(targs.device)
@@ -126,7 +127,6 @@ def run(args):
     result = adapt(model, tokenizer, texts, scheme, targs, target, others, final_only, comparison,
                    select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size)
 
-    metrics = MetricsFile("adapt", args.run_id or args.out.parent.name, axes=axes)
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))
     metrics.meta.update({
         "model": args.model, "native": args.native, "scheme": scheme.name, "select": args.select,
