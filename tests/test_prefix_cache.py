@@ -28,6 +28,7 @@ from xlt.prefix_cache import (
     STORAGE_RELATIVE_ERROR,
     CachedTopModel,
     PrefixStateDataset,
+    cache_examples,
     collate_prefix_states,
     compute_prefix_states,
 )
@@ -286,3 +287,53 @@ def test_regression_head_loss_matches_full_model():
         states = compute_prefix_states(model, 3, [batch])
         loss = CachedTopModel(model, 3)(**cached_batches(states, 4)[0]).loss
     torch.testing.assert_close(loss, expected, atol=1e-5, rtol=1e-5)
+
+
+def token_collate(pad_token_id: int):
+    """A tokenising collate of the kind the training loop uses: pads raw examples per batch."""
+
+    def collate(examples: list[dict]) -> dict:
+        width = max(len(e["ids"]) for e in examples)
+        ids = torch.full((len(examples), width), pad_token_id, dtype=torch.long)
+        mask = torch.zeros(len(examples), width, dtype=torch.long)
+        for row, e in enumerate(examples):
+            ids[row, : len(e["ids"])] = torch.tensor(e["ids"])
+            mask[row, : len(e["ids"])] = 1
+        return {"input_ids": ids, "attention_mask": mask, "labels": torch.tensor([e["label"] for e in examples])}
+
+    return collate
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])
+def test_cached_examples_through_the_training_loop_match_uncached(arch):
+    from xlt.classification import classification_loss
+    from xlt.train import TrainArgs, train
+
+    depth = mid_depth()
+    generator = torch.Generator().manual_seed(5)
+    examples = [{"ids": torch.randint(5, VOCAB, (int(n),), generator=generator).tolist(), "label": int(n) % 3}
+                for n in torch.randint(3, 14, (20,), generator=generator)]
+    args = TrainArgs(epochs=2, batch_size=4, lr=1e-3, warmup_ratio=0.0, device="cpu", precision="fp32", seed=3)
+    initial = tiny_classifier(arch)
+    collate = token_collate(initial.config.pad_token_id)
+
+    uncached = copy.deepcopy(initial)
+    freeze(uncached, depth)
+    train(uncached, examples, collate, classification_loss, args)
+
+    cached = copy.deepcopy(initial)
+    dataset = cache_examples(cached, depth, examples, collate, batch_size=8)
+    assert len(dataset) == len(examples)
+    train(CachedTopModel(cached, depth), dataset, collate_prefix_states, classification_loss, args)
+
+    after_uncached = dict(uncached.named_parameters())
+    for name, param in cached.named_parameters():
+        torch.testing.assert_close(param, after_uncached[name], atol=1e-5, rtol=1e-5, msg=name)
+    assert not torch.allclose(cached.classifier.weight, initial.classifier.weight, atol=1e-4)
+
+
+def test_moving_the_top_model_moves_the_whole_model():
+    model = tiny_classifier("xlm-roberta")
+    top = CachedTopModel(model, 1)
+    assert top.double() is top
+    assert {p.dtype for p in model.parameters()} == {torch.float64}

@@ -9,12 +9,17 @@ model's own task head on the stored states.
 Usage (loop-agnostic; the loop feeds `model(**batch)` as for any transformers model):
 
     freeze(model, depth)
+    model.to(device)
     states = compute_prefix_states(model, depth, tokenised_batches, device)
     top = CachedTopModel(model, depth)            # shares parameters with `model`
     loader = DataLoader(PrefixStateDataset(states), batch_size=..., shuffle=...,
                         collate_fn=collate_prefix_states)
     out = top(**batch)                            # out.logits, out.loss (when labels given)
     model.save_pretrained(...)                    # or top.save_pretrained(...): same weights
+
+or, with a list of raw examples and the loop's tokenising collate,
+`cache_examples(model, depth, examples, collate, batch_size, device)` -> PrefixStateDataset
+whose item i belongs to examples[i]. Evaluate on raw text with `top.full_model`.
 
 Depth semantics follow `xlt.freezing`: -1 (nothing frozen) cannot be cached because the
 embeddings train; 0 caches the embedding output (the dropout inside the embeddings is then
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -178,6 +183,21 @@ def compute_prefix_states(
     )
 
 
+def cache_examples(
+    model: nn.Module,
+    depth: int,
+    examples: Sequence,
+    collate: Callable[[list], Mapping[str, torch.Tensor]],
+    batch_size: int = 64,
+    device: torch.device | str = "cpu",
+    storage_dtype: str = "float32",
+) -> "PrefixStateDataset":
+    """Prefix states for a list of raw examples, tokenised by the training loop's own `collate`;
+    item i of the result belongs to examples[i], so the loop's data order carries over."""
+    batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
+    return PrefixStateDataset(compute_prefix_states(model, depth, batches, device, storage_dtype))
+
+
 class PrefixStateDataset(Dataset):
     """One item per example: {"hidden_states": (len, hidden), "attention_mask": (len,)[, "labels"]}."""
 
@@ -278,7 +298,7 @@ class CachedTopModel(nn.Module):
     The modules are the original model's own (no copies): training this updates `model`, so
     saving `model` (or calling `save_pretrained` here) saves the trained weights. The prefix is
     not a submodule, so `parameters()` are exactly the trainable top and `train()` leaves the
-    prefix alone. Build it after moving `model` to its device. Calls freeze(model, depth), which
+    prefix alone. `.to()` on it moves the whole model (prefix included). Calls freeze(model, depth), which
     makes `trainable_parameters(model)` the same set as `self.parameters()`."""
 
     def __init__(self, model: nn.Module, depth: int):
@@ -312,6 +332,12 @@ class CachedTopModel(nn.Module):
             # The same loss (and problem_type inference) the transformers classifiers use.
             loss = ForSequenceClassificationLoss(labels, logits, self.config)
         return SequenceClassifierOutput(loss=loss, logits=logits)
+
+    def _apply(self, fn, recurse=True):
+        # .to()/.half()/.cuda() convert the whole model, so the prefix (still used to evaluate
+        # the full model on raw text) never ends up on another device or dtype than the top.
+        self.full_model._apply(fn, recurse)
+        return self
 
     def save_pretrained(self, *args, **kwargs):
         return self.full_model.save_pretrained(*args, **kwargs)
