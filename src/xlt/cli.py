@@ -23,6 +23,8 @@ COMMANDS = {
     "aggregate": "aggregate",
     "plot": "plot",
     "sweep": "sweep",
+    "align": "align",
+    "mine": "mine",
 }
 
 

@@ -87,6 +87,22 @@ def model_num_layers(model) -> int:
         return int(layers)
 
 
+def config_num_layers(model: str) -> int:
+    """Number of layers L stated by a model's config, read without loading the weights."""
+    from transformers import AutoConfig
+
+    from ..models import resolve_model_path
+
+    try:
+        config = AutoConfig.from_pretrained(resolve_model_path(model), trust_remote_code=False)
+    except (OSError, ValueError) as err:
+        raise XltError(f"cannot read a model config from {model!r} ({err}); pass a model directory or a hub id") from None
+    depth = getattr(config, "num_hidden_layers", None)
+    if depth is None:
+        raise XltError(f"the config of {model!r} does not state num_hidden_layers; per-layer analysis needs an encoder config")
+    return int(depth)
+
+
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float64)
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
