@@ -133,7 +133,7 @@ def test_parse_layers():
 def test_projections_are_seeded_and_fall_back_to_pca():
     rng = np.random.default_rng(0)
     encoded = [EncodedBitext("deu", {l: rng.normal(size=(12, 6)) for l in (0, 2)}, {l: rng.normal(size=(12, 6)) for l in (0, 2)})]
-    projections = project_layers(encoded, [0, 2], sample=5, method="pca", seed=1)
+    projections = project_layers(encoded, [0, 2], sample=5, method="pca", seed=1, english="eng")
     assert [p.layer for p in projections] == [0, 2] and projections[0].coords.shape == (10, 2)
     assert projections[0].langs == ["deu"] * 5 + ["eng"] * 5
     assert list(projections[0].pair[:5]) == list(projections[0].pair[5:])  # same sampled pairs on both sides

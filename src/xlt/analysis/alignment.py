@@ -42,7 +42,8 @@ class Bitext:
 
     def __post_init__(self) -> None:
         if len(self.texts) != len(self.english):
-            raise XltError(f"bitext {self.lang}: {len(self.texts)} sentences but {len(self.english)} English sentences; both sides must have the same length")
+            raise XltError(f"bitext {self.lang}: {len(self.texts)} sentences but {len(self.english)} English sentences; "
+                           "both sides must have the same length")
         if len(self.texts) < 2:
             raise XltError(f"bitext {self.lang}: needs at least 2 sentence pairs for retrieval, got {len(self.texts)}")
 
@@ -214,16 +215,13 @@ def sample_pairs(n: int, sample: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size=sample, replace=False))
 
 
-def english_label(langs: Sequence[str]) -> str:
-    """"eng" when every language uses a 3-letter code (Tatoeba, ISO 639-3), else "en"."""
-    return "eng" if langs and all(len(lang) == 3 for lang in langs) else "en"
-
-
 def project_layers(encoded: Sequence[EncodedBitext], layers: Sequence[int], sample: int = 200, method: str = "tsne",
                    center_languages: bool = False, seed: int = 0, perplexity: float = 30.0,
-                   threads: int | None = 1) -> list[Projection]:
-    """Project the same sampled pairs at each layer; all languages share one picture per layer."""
-    english = english_label([b.lang for b in encoded])
+                   threads: int | None = 1, english: str = "en") -> list[Projection]:
+    """Project the same sampled pairs at each layer; all languages share one picture per layer.
+
+    English sides are labelled `english` (all bitexts' English sentences share the label).
+    """
     picks = {b.lang: sample_pairs(len(next(iter(b.texts.values()))), sample, seed) for b in encoded}
     projections = []
     for layer in layers:

@@ -33,6 +33,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tsne-layers", default="", help="comma-separated hidden-state indices to project in 2-D (needs --out-plots)")
     parser.add_argument("--tsne-sample", type=int, default=200, help="parallel pairs per language in the 2-D pictures (default 200)")
     parser.add_argument("--projection", default="tsne", choices=PROJECTION_METHODS, help="2-D projection method (default tsne)")
+    parser.add_argument("--english-label", default="en",
+                        help="language label of the English side in the pictures (default en; eng for Tatoeba codes)")
     parser.add_argument("--tsne-threads", type=int, default=1, help="OpenMP threads for t-SNE (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the pair sample and the projection")
     parser.add_argument("--batch-size", type=int, default=64)
@@ -127,12 +129,13 @@ def run(args) -> None:
         from ..report.alignment_plots import plot_projection_grid, plot_retrieval_by_layer
 
         plots = Path(args.out_plots)
-        plot_retrieval_by_layer(records, plots / "retrieval_by_layer.png", title=f"{Path(args.model).name}: retrieval accuracy by layer")
+        plot_retrieval_by_layer(records, plots / "retrieval_by_layer.png", title=f"{metrics.run_id}: retrieval accuracy by layer")
         if tsne_layers:
             projections = project_layers(encoded, tsne_layers, sample=args.tsne_sample, method=args.projection,
-                                         center_languages=args.center, seed=args.seed, threads=args.tsne_threads)
+                                         center_languages=args.center, seed=args.seed, threads=args.tsne_threads,
+                                         english=args.english_label)
             plot_projection_grid(projections, plots / f"{args.projection}_layers.png",
-                                 title=f"{Path(args.model).name}: parallel sentences by layer" + (" (centred)" if args.center else ""))
+                                 title=f"{metrics.run_id}: parallel sentences by layer" + (" (centred)" if args.center else ""))
             metrics.meta["projection"] = {"layers": tsne_layers, "sample": args.tsne_sample, "method": [p.method for p in projections]}
     if args.out_table:
         write_text(args.out_table, layer_table(records))
