@@ -25,6 +25,8 @@ COMMANDS = {
     "sweep": "sweep",
     "perplexity": "perplexity",
     "compare-layers": "compare_layers",
+    "align": "align",
+    "mine": "mine",
 }
 
 
