@@ -23,6 +23,7 @@ COMMANDS = {
     "aggregate": "aggregate",
     "plot": "plot",
     "sweep": "sweep",
+    "eval-embeddings": "eval_embeddings",
 }
 
 

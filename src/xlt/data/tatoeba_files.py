@@ -1,0 +1,82 @@
+"""Read Tatoeba bitext in LASER's layout: ``tatoeba.{xxx}-eng.{xxx}`` and ``tatoeba.{xxx}-eng.eng``.
+
+Both files of a pair hold one sentence per line, line i of one being the translation of line
+i of the other (LASER's data/tatoeba/v1, 1000 pairs per language). ``xxx`` is LASER's
+three-letter code (deu, fra, cmn ...). Lines are split on "\\n" only (a stray "\\r" before it
+is dropped), so a sentence that contains another Unicode line separator stays one sentence.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import XltError
+
+_XX_FILE = re.compile(r"^tatoeba\.([^.]+)-eng\.\1$")
+
+
+def tatoeba_paths(directory: str | Path, lang: str) -> tuple[Path, Path]:
+    """(non-English file, English file) for `lang`; neither is checked here."""
+    directory = Path(directory)
+    return directory / f"tatoeba.{lang}-eng.{lang}", directory / f"tatoeba.{lang}-eng.eng"
+
+
+def available_tatoeba_langs(directory: str | Path) -> list[str]:
+    """Sorted codes xxx for which ``tatoeba.xxx-eng.xxx`` exists in `directory`."""
+    directory = _check_directory(directory)
+    return sorted(m.group(1) for p in directory.iterdir() if (m := _XX_FILE.match(p.name)))
+
+
+def load_tatoeba(directory: str | Path, lang: str) -> tuple[list[str], list[str]]:
+    """(non-English sentences, English sentences), line-aligned, for one language code.
+
+    Raises XltError naming the file for: a missing directory, an unknown code (listing the
+    codes that are there), a missing English side, an empty file, an empty line, or line
+    counts that differ between the two sides.
+    """
+    directory = _check_directory(directory)
+    xx_path, en_path = tatoeba_paths(directory, lang)
+    if not xx_path.is_file():
+        available = available_tatoeba_langs(directory)
+        raise XltError(
+            f"no Tatoeba file {xx_path} for language code {lang!r}; codes available in {directory}: "
+            f"{', '.join(available) if available else 'none (expected files tatoeba.xxx-eng.xxx and tatoeba.xxx-eng.eng)'}"
+        )
+    if not en_path.is_file():
+        raise XltError(f"missing Tatoeba English side {en_path} for {xx_path.name}; both files of the pair are needed")
+    xx_lines = read_sentence_lines(xx_path)
+    en_lines = read_sentence_lines(en_path)
+    if len(xx_lines) != len(en_lines):
+        raise XltError(
+            f"Tatoeba pair {lang}-eng is not line-aligned: {xx_path} has {len(xx_lines)} lines but "
+            f"{en_path} has {len(en_lines)}; both sides need one sentence per line, in the same order"
+        )
+    return xx_lines, en_lines
+
+
+def read_sentence_lines(path: str | Path) -> list[str]:
+    """One sentence per line (UTF-8); empty files and empty lines raise XltError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise XltError(f"{path} is not UTF-8 text ({err}); re-encode it as UTF-8") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":  # the final newline ends the last line; it does not start a new one
+        lines.pop()
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    if not lines:
+        raise XltError(f"{path} is empty; expected one sentence per line")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise XltError(f"{path} line {number} is empty; every line must hold one sentence (an empty line shifts the alignment)")
+    return lines
+
+
+def _check_directory(directory: str | Path) -> Path:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise XltError(f"Tatoeba directory {directory} does not exist; pass the folder holding tatoeba.xxx-eng.* files")
+    return directory
