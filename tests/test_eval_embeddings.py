@@ -83,7 +83,13 @@ def inputs(tmp_path) -> dict[str, Path]:
         "".join(f'"{DEU[i]}","{DEU[(i + k) % 6]}",{5 - k}\n' for i, k in [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]),
         encoding="utf-8",
     )
-    return {"tatoeba": tmp_path / "tatoeba", "sts": tmp_path / "sts-test.csv", "sts_de": tmp_path / "stsb-de-test.csv"}
+    bitext = tmp_path / "data" / "demo_bitext" / "nl" / "test.jsonl"  # xlt prepare-data layout
+    bitext.parent.mkdir(parents=True)
+    bitext.write_text("".join(json.dumps({"text": x, "text_pair": e}) + "\n" for x, e in zip(FRA[::-1], ENG[::-1])), encoding="utf-8")
+    return {
+        "tatoeba": tmp_path / "tatoeba", "bitext": bitext,
+        "sts": tmp_path / "sts-test.csv", "sts_de": tmp_path / "stsb-de-test.csv",
+    }
 
 
 def test_verb_is_registered():
@@ -94,18 +100,18 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
     out = tmp_path / "metrics.json"
     run_verb([
         "--model", str(tiny_model), "--pooling", "mean", "--layer", "-1", "--tatoeba-dir", str(inputs["tatoeba"]),
-        "--sts", str(inputs["sts"]), "--sts", str(inputs["sts_de"]), "--out", str(out),
-        "--batch-size", "4", "--max-length", "16", "--device", "cpu",
+        "--bitext", str(inputs["bitext"]), "--sts", str(inputs["sts"]), "--sts", str(inputs["sts_de"]),
+        "--out", str(out), "--batch-size", "4", "--max-length", "16", "--device", "cpu",
     ])
     table = capsys.readouterr().out
-    for label in ("deu", "fra", "average", "stsbenchmark/en/test", "stsb_multi_mt/de/test"):
+    for label in ("deu", "fra", "demo_bitext/nl/test", "average", "stsbenchmark/en/test", "stsb_multi_mt/de/test"):
         assert label in table
     written = json.loads(out.read_text())
     assert written["meta"]["family"] == "sbert"
     assert written["meta"]["axes"] == {"pooling": "mean", "layer": -1, "normalize": False}
     assert written["meta"]["hidden_state_index"] == 2
     records = by_key(written["metrics"])
-    assert len(written["metrics"]) == 2 * 6 + 2 * 8 == len(records)
+    assert len(written["metrics"]) == 3 * 6 + 2 * 8 == len(records)
 
     # recompute from the model with scipy, independently of xlt.evaluate
     from xlt.embeddings import encode
@@ -113,13 +119,13 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
 
     model, tokenizer = load_encoder(str(tiny_model)), load_tokenizer(str(tiny_model))
     embed = lambda s: encode(model, tokenizer, s, pooling="mean", layer=-1, max_length=16).astype(np.float64)  # noqa: E731
-    for lang, xx in (("deu", DEU), ("fra", FRA)):
-        distances = cdist(embed(xx), embed(ENG), metric="cosine")
+    for dataset, lang, xx, en in (("tatoeba", "deu", DEU, ENG), ("tatoeba", "fra", FRA, ENG), ("demo_bitext", "nl", FRA[::-1], ENG[::-1])):
+        distances = cdist(embed(xx), embed(en), metric="cosine")
         xx_to_en = np.mean(distances.argmin(axis=1) != np.arange(6))
         en_to_xx = np.mean(distances.argmin(axis=0) != np.arange(6))
-        assert records[("error", "tatoeba", lang, "xx->en", None)] == pytest.approx(xx_to_en)
-        assert records[("error", "tatoeba", lang, "en->xx", None)] == pytest.approx(en_to_xx)
-        assert records[("mean_error", "tatoeba", lang, None, None)] == pytest.approx((xx_to_en + en_to_xx) / 2)
+        assert records[("error", dataset, lang, "xx->en", None)] == pytest.approx(xx_to_en)
+        assert records[("error", dataset, lang, "en->xx", None)] == pytest.approx(en_to_xx)
+        assert records[("mean_error", dataset, lang, None, None)] == pytest.approx((xx_to_en + en_to_xx) / 2)
     a, b = embed([r[0] for r in STS_ROWS]), embed([r[1] for r in STS_ROWS])
     gold = [r[2] for r in STS_ROWS]
     manhattan = -cdist(a, b, metric="cityblock").diagonal()
@@ -171,7 +177,7 @@ def test_bad_arguments_fail_before_model_loading(tiny_model, inputs, tmp_path, n
         run_verb(["--model", str(tiny_model), "--sts", str(inputs["sts"]), *extra, "--out", str(tmp_path / "m.json")])
 
 
-def test_nothing_to_evaluate_and_colliding_sts_files(tiny_model, inputs, tmp_path, no_model_loading):
+def test_nothing_to_evaluate_and_colliding_inputs(tiny_model, inputs, tmp_path, no_model_loading):
     with pytest.raises(XltError, match="nothing to evaluate"):
         run_verb(["--model", str(tiny_model), "--out", str(tmp_path / "m.json")])
     copy = tmp_path / "copy" / "sts-test.csv"
@@ -179,6 +185,12 @@ def test_nothing_to_evaluate_and_colliding_sts_files(tiny_model, inputs, tmp_pat
     copy.write_text(inputs["sts"].read_text())
     with pytest.raises(XltError, match="both map to dataset=stsbenchmark lang=en split=test"):
         run_verb(["--model", str(tiny_model), "--sts", str(inputs["sts"]), "--sts", str(copy), "--out", str(tmp_path / "m.json")])
+    same_as_tatoeba = tmp_path / "tatoeba" / "deu" / "test.jsonl"
+    same_as_tatoeba.parent.mkdir(parents=True)
+    same_as_tatoeba.write_text(inputs["bitext"].read_text())
+    with pytest.raises(XltError, match="dataset=tatoeba lang=deu split=test, like another input"):
+        run_verb(["--model", str(tiny_model), "--tatoeba-dir", str(inputs["tatoeba"]), "--bitext", str(same_as_tatoeba),
+                  "--out", str(tmp_path / "m.json")])
 
 
 def test_cli_prints_one_line_error_and_exits_2(inputs, tmp_path, monkeypatch, capsys):
@@ -239,7 +251,7 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
     )
 
     from xlt.data.sts_files import load_sts
-    from xlt.data.tatoeba_files import load_tatoeba
+    from xlt.data.bitext_files import load_tatoeba
 
     model_dir = Path(gt.__file__).resolve().parent / "model"
     # our settings come from the sentence-transformers pipeline description shipped with the weights

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from xlt.data.sts_files import describe_sts_file, detect_sts_format, load_sts
-from xlt.data.tatoeba_files import available_tatoeba_langs, load_tatoeba
+from xlt.data.bitext_files import available_tatoeba_langs, describe_bitext_jsonl, load_bitext_jsonl, load_tatoeba
 from xlt.errors import XltError
 
 
@@ -65,6 +65,21 @@ def test_tatoeba_missing_english_side_and_directory(tmp_path):
         load_tatoeba(tmp_path, "deu")
     with pytest.raises(XltError, match="does not exist"):
         load_tatoeba(tmp_path / "nowhere", "deu")
+
+
+def test_bitext_jsonl(tmp_path):
+    path = tmp_path / "demo_bitext" / "nl" / "test.jsonl"
+    path.parent.mkdir(parents=True)
+    rows = [{"text": "Hallo.", "text_pair": "Hello."}, {"text": "Dag.", "text_pair": "Bye."}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert load_bitext_jsonl(path) == (["Hallo.", "Dag."], ["Hello.", "Bye."])
+    assert tuple(describe_bitext_jsonl(path)) == ("demo_bitext", "nl", "test")
+    path.write_text('{"text": "Hallo.", "text_pair": ""}\n', encoding="utf-8")
+    with pytest.raises(XltError, match=r"test\.jsonl line 1 needs non-empty 'text'"):
+        load_bitext_jsonl(path)
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(XltError, match=r"test\.jsonl is empty"):
+        load_bitext_jsonl(path)
 
 
 STSB_LINES = [

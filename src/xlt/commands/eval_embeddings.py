@@ -4,9 +4,10 @@ Any encoder in plain transformers layout (local directory or hub id) is pooled i
 vectors (`--pooling`, `--layer`), optionally scaled to unit length (`--normalize`, what a
 sentence-transformers pipeline ending in a Normalize module does), then scored:
 
-- Tatoeba (LASER layout, `--tatoeba-dir`, `--langs`): cosine nearest-neighbour retrieval over
-  each language's whole test set, error in both directions (``xx->en``, ``en->xx``), their
-  mean and accuracy@1; see `xlt.evaluate.retrieval` for the definitions and duplicates rule.
+- Tatoeba (LASER layout, `--tatoeba-dir`, `--langs`; or normalised bitext JSONL, `--bitext`):
+  cosine nearest-neighbour retrieval over each language's whole test set, error in both
+  directions (``xx->en``, ``en->xx``), their mean and accuracy@1; see `xlt.evaluate.retrieval`
+  for the definitions and the duplicates rule.
 - STS (`--sts FILE`, repeatable): Pearson and Spearman of cosine, -euclidean, -manhattan and
   dot similarity against the gold scores; see `xlt.evaluate.sts`.
 
@@ -23,7 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from ..data.sts_files import STS_FORMATS, StsPairs, StsSource, describe_sts_file, load_sts
-from ..data.tatoeba_files import available_tatoeba_langs, load_tatoeba
+from ..data.bitext_files import (
+    BitextSource,
+    available_tatoeba_langs,
+    describe_bitext_jsonl,
+    load_bitext_jsonl,
+    load_tatoeba,
+)
 from ..errors import XltError
 from ..evaluate.retrieval import EN_TO_XX, MATCH_RULES, XX_TO_EN, bitext_retrieval, retrieval_records
 from ..evaluate.sts import SIMILARITIES, sts_records, unit_rows
@@ -50,6 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tatoeba-dir", help="folder with LASER-layout tatoeba.xxx-eng.xxx / tatoeba.xxx-eng.eng files")
     parser.add_argument("--langs", help="comma-separated Tatoeba codes, e.g. deu,fra (default: every code found)")
     parser.add_argument(
+        "--bitext", action="append", default=[], metavar="FILE",
+        help="bitext JSONL (text = non-English, text_pair = English), repeatable, e.g. "
+        "results/data/{dataset}/{lang}/{split}.jsonl; dataset, lang and split come from that path",
+    )
+    parser.add_argument(
         "--match", choices=MATCH_RULES, default="text",
         help="Tatoeba correctness: text = retrieved string equals the gold string (sentence-transformers' "
         "TranslationEvaluator, default); index = retrieved index is the gold index (LASER)",
@@ -68,10 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    tatoeba = read_tatoeba_inputs(args.tatoeba_dir, args.langs)
+    bitext = read_bitext_inputs(args.tatoeba_dir, args.langs, args.bitext)
     sts = read_sts_inputs(args.sts, args.sts_format)
-    if not tatoeba and not sts:
-        raise XltError("nothing to evaluate: pass --tatoeba-dir and/or at least one --sts FILE")
+    if not bitext and not sts:
+        raise XltError("nothing to evaluate: pass --tatoeba-dir, --bitext FILE and/or --sts FILE")
     if args.batch_size < 1 or args.max_length < 2:
         raise XltError(f"--batch-size must be >= 1 and --max-length >= 2 (got {args.batch_size}, {args.max_length})")
     num_layers = check_model_and_layer(args.model, args.layer)
@@ -104,16 +116,17 @@ def run(args: argparse.Namespace) -> None:
             "batch_size": args.batch_size,
             "device": str(device),
             "tatoeba_dir": args.tatoeba_dir,
+            "bitext_files": list(args.bitext),
             "tatoeba_match": args.match,
             "sts_files": [str(path) for path, _, _ in sts],
         },
     )
-    tatoeba_rows = []
-    for lang, (xx, en) in tatoeba.items():
-        log.info("Tatoeba %s: encoding %d pairs", lang, len(xx))
+    bitext_rows = []
+    for source, (xx, en) in bitext.items():
+        log.info("bitext %s: encoding %d pairs", "/".join(map(str, source)), len(xx))
         result = bitext_retrieval(embed(xx), embed(en), xx, en, match=args.match)
-        metrics.extend(retrieval_records(result, lang=lang, dataset="tatoeba", split="test"))
-        tatoeba_rows.append((lang, result))
+        metrics.extend(retrieval_records(result, dataset=source.dataset, lang=source.lang, split=source.split))
+        bitext_rows.append((source, result))
     sts_rows = []
     for path, source, pairs in sts:
         log.info("STS %s: encoding %d pairs", path, len(pairs.scores))
@@ -123,23 +136,38 @@ def run(args: argparse.Namespace) -> None:
         )
         metrics.extend(records)
         sts_rows.append((source, len(pairs.scores), records))
-    print(format_table(tatoeba_rows, sts_rows), flush=True)
+    print(format_table(bitext_rows, sts_rows), flush=True)
     metrics.write(args.out)
     log.info("wrote %d metrics to %s", len(metrics.records), args.out)
 
 
-def read_tatoeba_inputs(directory: str | None, langs: str | None) -> dict[str, tuple[list[str], list[str]]]:
-    """{code: (xx sentences, en sentences)}, every file read and checked."""
-    if directory is None:
-        if langs:
-            raise XltError("--langs needs --tatoeba-dir")
-        return {}
-    codes = [c.strip() for c in langs.split(",") if c.strip()] if langs else available_tatoeba_langs(directory)
-    if not codes:
-        raise XltError(f"no tatoeba.xxx-eng.xxx files in {directory}; pass the folder with LASER's Tatoeba files")
-    if len(set(codes)) != len(codes):
-        raise XltError(f"--langs lists a code twice: {langs}")
-    return {code: load_tatoeba(directory, code) for code in codes}
+def read_bitext_inputs(
+    directory: str | None, langs: str | None, jsonl_paths: list[str]
+) -> dict[BitextSource, tuple[list[str], list[str]]]:
+    """{(dataset, lang, split): (xx sentences, en sentences)}, every file read and checked.
+
+    LASER files from `directory` become dataset "tatoeba", split "test".
+    """
+    inputs: dict[BitextSource, tuple[list[str], list[str]]] = {}
+    if directory is None and langs:
+        raise XltError("--langs needs --tatoeba-dir")
+    if directory is not None:
+        codes = [c.strip() for c in langs.split(",") if c.strip()] if langs else available_tatoeba_langs(directory)
+        if not codes:
+            raise XltError(f"no tatoeba.xxx-eng.xxx files in {directory}; pass the folder with LASER's Tatoeba files")
+        if len(set(codes)) != len(codes):
+            raise XltError(f"--langs lists a code twice: {langs}")
+        for code in codes:
+            inputs[BitextSource("tatoeba", code, "test")] = load_tatoeba(directory, code)
+    for path in jsonl_paths:
+        source = describe_bitext_jsonl(path)
+        if source in inputs:
+            raise XltError(
+                f"bitext {path} maps to dataset={source.dataset} lang={source.lang} split={source.split}, "
+                "like another input; their metrics would collide (pass each test set once)"
+            )
+        inputs[source] = load_bitext_jsonl(path)
+    return inputs
 
 
 def read_sts_inputs(paths: list[str], fmt: str | None) -> list[tuple[str, StsSource, StsPairs]]:
@@ -191,17 +219,21 @@ def default_run_id(model: str, pooling: str, layer: int, normalize: bool) -> str
     return f"{name}-{pooling}-layer{layer}" + ("-norm" if normalize else "")
 
 
-def format_table(tatoeba_rows: list, sts_rows: list) -> str:
-    """Readable summary: Tatoeba error % per direction and mean, STS correlations x100."""
+def format_table(bitext_rows: list, sts_rows: list) -> str:
+    """Readable summary: retrieval error % per direction and mean, STS correlations x100."""
     lines = []
-    if tatoeba_rows:
-        lines.append("Tatoeba error % (cosine nearest neighbour)")
-        lines.append(f"{'lang':<8}{'n':>6}{XX_TO_EN:>10}{EN_TO_XX:>10}{'mean':>10}")
-        for lang, r in tatoeba_rows:
-            lines.append(f"{lang:<8}{r.n:>6}{100 * r.error_xx_to_en:>10.2f}{100 * r.error_en_to_xx:>10.2f}{100 * r.mean_error:>10.2f}")
-        if len(tatoeba_rows) > 1:
-            average = [np.mean([getattr(r, a) for _, r in tatoeba_rows]) for a in ("error_xx_to_en", "error_en_to_xx", "mean_error")]
-            lines.append(f"{'average':<8}{'':>6}" + "".join(f"{100 * v:>10.2f}" for v in average))
+    if bitext_rows:
+        labels = [s.lang if s.dataset == "tatoeba" else "/".join(str(p) for p in s if p is not None) for s, _ in bitext_rows]
+        width = max(8, *(len(label) + 2 for label in labels))
+        lines.append("Bitext retrieval error % (cosine nearest neighbour over the whole test set)")
+        lines.append(f"{'lang':<{width}}{'n':>6}{XX_TO_EN:>10}{EN_TO_XX:>10}{'mean':>10}")
+        for label, (_, r) in zip(labels, bitext_rows):
+            lines.append(
+                f"{label:<{width}}{r.n:>6}{100 * r.error_xx_to_en:>10.2f}{100 * r.error_en_to_xx:>10.2f}{100 * r.mean_error:>10.2f}"
+            )
+        if len(bitext_rows) > 1:
+            average = [np.mean([getattr(r, a) for _, r in bitext_rows]) for a in ("error_xx_to_en", "error_en_to_xx", "mean_error")]
+            lines.append(f"{'average':<{width}}{'':>6}" + "".join(f"{100 * v:>10.2f}" for v in average))
     if sts_rows:
         if lines:
             lines.append("")

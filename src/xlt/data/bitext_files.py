@@ -1,14 +1,19 @@
-"""Read Tatoeba bitext in LASER's layout: ``tatoeba.{xxx}-eng.{xxx}`` and ``tatoeba.{xxx}-eng.eng``.
+"""Read bitext test sets: Tatoeba in LASER's layout, and xlt's normalised bitext JSONL.
 
-Both files of a pair hold one sentence per line, line i of one being the translation of line
+LASER layout: ``tatoeba.{xxx}-eng.{xxx}`` and ``tatoeba.{xxx}-eng.eng``. Both files of a pair hold one sentence per line, line i of one being the translation of line
 i of the other (LASER's data/tatoeba/v1, 1000 pairs per language). ``xxx`` is LASER's
 three-letter code (deu, fra, cmn ...). Lines are split on "\\n" only (a stray "\\r" before it
 is dropped), so a sentence that contains another Unicode line separator stays one sentence.
+
+JSONL (``xlt prepare-data`` output, results/data/{dataset}/{lang}/{split}.jsonl): one record
+per pair, ``text`` = the non-English side, ``text_pair`` = English.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import XltError
 
@@ -73,6 +78,43 @@ def read_sentence_lines(path: str | Path) -> list[str]:
         if not line.strip():
             raise XltError(f"{path} line {number} is empty; every line must hold one sentence (an empty line shifts the alignment)")
     return lines
+
+
+class BitextSource(NamedTuple):
+    """Where a bitext file's records belong: the `dataset`, `lang` and `split` record dimensions."""
+
+    dataset: str
+    lang: str | None
+    split: str | None
+
+
+def describe_bitext_jsonl(path: str | Path) -> BitextSource:
+    """results/data/{dataset}/{lang}/{split}.jsonl -> (dataset, lang, split)."""
+    parts = Path(path).resolve().parts
+    return BitextSource(parts[-3] if len(parts) >= 3 else "bitext", parts[-2] if len(parts) >= 2 else None, Path(path).stem)
+
+
+def load_bitext_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
+    """(non-English sentences, English sentences) from records with ``text`` and ``text_pair``."""
+    path = Path(path)
+    if not path.is_file():
+        raise XltError(f"bitext file {path} does not exist")
+    xx, en = [], []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise XltError(f"{path} line {number} is not JSON ({err})") from None
+            if not isinstance(obj, dict) or not str(obj.get("text", "")).strip() or not str(obj.get("text_pair", "")).strip():
+                raise XltError(f"{path} line {number} needs non-empty 'text' (non-English) and 'text_pair' (English)")
+            xx.append(str(obj["text"]))
+            en.append(str(obj["text_pair"]))
+    if not xx:
+        raise XltError(f"{path} is empty; expected one JSON record per line with text and text_pair")
+    return xx, en
 
 
 def _check_directory(directory: str | Path) -> Path:
