@@ -193,8 +193,7 @@ def test_nothing_to_evaluate_and_colliding_inputs(tiny_model, inputs, tmp_path, 
                   "--out", str(tmp_path / "m.json")])
 
 
-def test_cli_prints_one_line_error_and_exits_2(inputs, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "COMMANDS", {"eval-embeddings": "eval_embeddings"})  # only this verb's module
+def test_cli_prints_one_line_error_and_exits_2(inputs, tmp_path, capsys):
     status = cli.main(["eval-embeddings", "--model", str(tmp_path / "no_such_model"), "--sts", str(inputs["sts"]), "--out", str(tmp_path / "m.json")])
     assert status == 2
     assert "model directory" in capsys.readouterr().err
