@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> None:
             "device": str(device),
             "tatoeba_dir": args.tatoeba_dir,
             "bitext_files": list(args.bitext),
-            "tatoeba_match": args.match,
+            "retrieval_match": args.match,
             "sts_files": [str(path) for path, _, _ in sts],
         },
     )
