@@ -27,6 +27,7 @@ COMMANDS = {
     "compare-layers": "compare_layers",
     "align": "align",
     "mine": "mine",
+    "eval-embeddings": "eval_embeddings",
 }
 
 
