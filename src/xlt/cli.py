@@ -28,6 +28,7 @@ COMMANDS = {
     "align": "align",
     "mine": "mine",
     "eval-embeddings": "eval_embeddings",
+    "train-sbert": "train_sbert",
 }
 
 
