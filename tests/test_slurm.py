@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 import yte
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,19 +71,23 @@ def _profile() -> dict:
         return yte.process_yaml(f, require_use_yte=True)
 
 
-def _snakemake(workdir: Path, *extra: str, timeout: int) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
-    env["XLT_SLURM_PARTITION"] = PARTITION
-    cmd = [
+def _snakemake_command(*extra: str) -> list[str]:
+    return [
         sys.executable, "-m", "snakemake",
         "--profile", str(PROFILE),
         "--snakefile", str(STANDIN / "Snakefile"),
         "--configfile", str(STANDIN / "config" / "tiny.yaml"),
+        "--slurm-init-seconds-before-status-checks", "2",  # the default 40 s only slows the test
         *extra,
     ]
-    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _snakemake_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
+    env["XLT_SLURM_PARTITION"] = PARTITION
+    return env
 
 
 def _jobs_in_log(log: str) -> tuple[dict[str, set], dict[str, set]]:
@@ -143,11 +148,7 @@ def test_profile_requests_gpus_for_training_rules():
 
 def test_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     started = time.monotonic()
-    run = _snakemake(
-        tmp_path,
-        "--slurm-init-seconds-before-status-checks", "2",  # the default 40 s only slows the test
-        timeout=600,
-    )
+    run = subprocess.run(_snakemake_command(), cwd=tmp_path, env=_snakemake_env(), capture_output=True, text=True, timeout=600)
     wall = time.monotonic() - started
     log = run.stdout + run.stderr
     print(f"snakemake on SLURM: {wall:.1f} s")
@@ -187,3 +188,37 @@ def test_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     for entry in summary["runs"]:
         assert entry["slurm_job_id"] in slurm_ids
         assert entry["cuda_visible_devices"] in {"0", "1"}
+
+
+def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path):
+    """SIGUSR1 to a running training job (what `--signal=USR1@300` sends before the time
+    limit): it checkpoints and exits, Snakemake's retry resubmits it through sbatch, and
+    the resumed run ends with exactly the result of an uninterrupted one."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import toy_training
+
+    snakemake = subprocess.Popen(_snakemake_command("results/toy/params.pt"), cwd=tmp_path, env=_snakemake_env(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    train_log = tmp_path / "logs" / "train_sbert.log"
+    deadline = time.monotonic() + 300
+    while not (train_log.exists() and "training" in train_log.read_text()):
+        assert snakemake.poll() is None, snakemake.stdout.read()
+        assert time.monotonic() < deadline, "the training job never started"
+        time.sleep(0.5)
+    running = subprocess.run(["squeue", "-h", "--states=RUNNING", "-o", "%i %k"], capture_output=True, text=True, check=True).stdout
+    job_id = next(line.split()[0] for line in running.splitlines() if line.split()[1] == "rule_train_sbert")
+    time.sleep(1)  # a few steps in, so there is progress to keep
+    subprocess.run(["scancel", "--signal=USR1", job_id], check=True)
+
+    log = snakemake.communicate(timeout=600)[0]
+    assert snakemake.returncode == 0, log[-5000:]
+    assert re.search(r"^resumed at step [1-9]\d*$", train_log.read_text(), re.M), train_log.read_text()
+    run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
+    states = [job["JobState"] for job in sorted(_slurm_jobs(run_id), key=lambda job: int(job["JobId"]))]
+    assert states == ["FAILED", "COMPLETED"], states  # the stopped attempt, then the retry
+    assert not (tmp_path / "checkpoints" / "toy").exists()
+
+    assert toy_training.main([str(tmp_path / "reference"), "--checkpoint-dir", str(tmp_path / "ck_reference")]) == 0
+    got, want = torch.load(tmp_path / "results" / "toy" / "params.pt"), torch.load(tmp_path / "reference" / "params.pt")
+    assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
+    assert json.loads((tmp_path / "results" / "toy" / "metrics.json").read_text()) == json.loads((tmp_path / "reference" / "metrics.json").read_text())
