@@ -23,6 +23,8 @@ COMMANDS = {
     "aggregate": "aggregate",
     "plot": "plot",
     "sweep": "sweep",
+    "perplexity": "perplexity",
+    "compare-layers": "compare_layers",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from .io import write_json
 
-DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role")
+DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level")
 
 
 def record(metric: str, value: float, **dims: Any) -> dict:

@@ -1,0 +1,28 @@
+# xlt: cross-lingual transfer experiments, one config -> metrics tables, plots, report.
+#
+#   snakemake --cores 2                                  offline demo (config.yaml)
+#   snakemake --cores 2 --configfile config/paper.yaml   paper-scale sweep (real models, GPU)
+#   snakemake --profile cluster                          the paper-scale sweep on SLURM
+#
+# The rules only wire files together; every job is one `xlt <verb>` call (src/xlt).
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/freeze_depth.smk"
+include: "workflow/rules/report.smk"
+
+
+report: "workflow/report/workflow.rst"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),
+
+
+onsuccess:
+    write_report_if_stale()

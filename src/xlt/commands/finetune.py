@@ -1,0 +1,45 @@
+HELP = "Fine-tune a classifier with the first N layers frozen; keep the best dev checkpoint"
+
+
+def add_arguments(p):
+    from ..train import add_train_arguments
+
+    p.add_argument("--model", required=True, help="hub id or local directory")
+    p.add_argument("--train", required=True, help="normalised JSONL (text, [text_pair], label)")
+    p.add_argument("--dev", required=True, help="normalised JSONL for best-checkpoint selection")
+    p.add_argument("--num-labels", type=int, required=True)
+    p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
+    p.add_argument("--cache-frozen-prefix", action="store_true",
+                   help="compute the frozen layers once (frozen part without dropout) and train only the top")
+    p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
+    p.add_argument("--run-id", default=None)
+    add_train_arguments(p)
+
+
+def run(args):
+    from pathlib import Path
+
+    from ..classification import accuracy_records, classification_loss, make_collate
+    from ..freezing import count_parameters, freeze
+    from ..io import read_jsonl
+    from ..metrics import MetricsFile
+    from ..models import load_classifier, load_tokenizer, save_model
+    from ..train import result_meta, train, train_args_from
+
+    targs = train_args_from(args)
+    train_set, dev_set = read_jsonl(args.train), read_jsonl(args.dev)
+    tokenizer = load_tokenizer(args.model)
+    model = load_classifier(args.model, args.num_labels)
+    freeze(model, args.freeze_depth)
+
+    def evaluate(m):
+        acc = accuracy_records(m, tokenizer, {"dev": dev_set}, targs.max_length)[0]["value"]
+        return {"score": acc, "dev_accuracy": acc}
+
+    result = train(model, train_set, make_collate(tokenizer, targs.max_length), classification_loss, targs, evaluate)
+    out = Path(args.out)
+    save_model(model, tokenizer, out / "model")
+    metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed})
+    metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {"model": args.model, "history": result.history})
+    metrics.add("dev_accuracy", result.best_score, lang="dev")
+    metrics.write(out / "train.json")

@@ -1,0 +1,286 @@
+"""A seeded, offline generator of small multilingual data sets for the demo run.
+
+The demo needs no network, so it invents its own small "world": one concept lexicon
+rendered in English and in synthetic languages with made-up words and different word
+orders. Language codes come from ISO 639's range reserved for local use (qaa..qtz), so
+nobody mistakes them for real languages. Every task the families need is generated from
+the same sentence structures, so the data is parallel across languages by construction:
+
+  nli        premise/hypothesis/label (entailment 0, neutral 1, contradiction 2, XNLI order)
+  sentiment  short reviews in three domains (books, dvd, music), label negative 0 / positive 1
+  sts        sentence pairs with a 0..5 similarity score, row-aligned across languages
+  bitext     translation pairs, text = the language's sentence, text_pair = English
+  corpus     plain sentences; the "mixed" language code-switches between all languages
+
+Demo numbers carry no scientific meaning: the tasks are only there to exercise the DAG.
+"""
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass, replace
+
+SYNTHETIC_LANGUAGES = ("qaa", "qab", "qac")
+LANGUAGES = ("en",) + SYNTHETIC_LANGUAGES
+MIXED = "mixed"  # code-switched corpus used to pretrain the demo multilingual model
+TASKS = ("nli", "sentiment", "sts", "bitext", "corpus")
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+SENTIMENT_LABELS = ("negative", "positive")
+DOMAINS = {
+    "books": ("book", "novel", "story", "author", "poem"),
+    "dvd": ("film", "movie", "actor", "scene", "series"),
+    "music": ("song", "album", "band", "singer", "concert"),
+}
+
+NOUNS = (
+    "dog", "cat", "bird", "horse", "child", "teacher", "doctor", "farmer", "king", "queen",
+    "man", "woman", "boy", "girl", "fish", "cow", "student", "artist", "baker", "sailor",
+)
+ADJECTIVE_PAIRS = (("big", "small"), ("old", "young"), ("happy", "sad"), ("fast", "slow"), ("tall", "short"), ("rich", "poor"))
+VERB_PAIRS = (("likes", "hates"), ("helps", "hurts"), ("finds", "loses"), ("praises", "blames"))
+NEUTRAL_VERBS = ("sees", "calls", "follows", "meets")
+POSITIVE = ("good", "great", "excellent", "wonderful", "lovely")
+NEGATIVE = ("bad", "awful", "terrible", "boring", "poor")
+FUNCTION_WORDS = ("the", "does", "not", "very", "and", "is", "this")
+
+ADJECTIVES = tuple(a for pair in ADJECTIVE_PAIRS for a in pair)
+VERBS = tuple(v for pair in VERB_PAIRS for v in pair) + NEUTRAL_VERBS
+ANTONYM = {a: b for x, y in ADJECTIVE_PAIRS + VERB_PAIRS for a, b in ((x, y), (y, x))}
+ALL_WORDS = tuple(dict.fromkeys(
+    NOUNS + ADJECTIVES + VERBS + POSITIVE + NEGATIVE + FUNCTION_WORDS + tuple(n for d in DOMAINS.values() for n in d)
+))
+
+# word order per language: object position and adjective position
+_ORDER = {"en": ("SVO", "pre"), "qaa": ("SVO", "pre"), "qab": ("SVO", "post"), "qac": ("SOV", "post")}
+_SOUNDS = {  # consonants, vowels: each synthetic language sounds different
+    "qaa": ("bdgklmnprstv", "aeiou"),
+    "qab": ("fhjkmnprswz", "aeiouy"),
+    "qac": ("bcdghklmnqrt", "aiou"),
+}
+
+
+def _stable_seed(*parts: object) -> int:
+    return zlib.crc32("/".join(map(str, parts)).encode())
+
+
+def lexicon(lang: str) -> dict[str, str]:
+    """English word -> word of `lang` (identity for English); unique within a language."""
+    if lang == "en":
+        return {w: w for w in ALL_WORDS}
+    if lang not in _SOUNDS:
+        raise ValueError(f"unknown demo language {lang!r}; demo languages are {', '.join(LANGUAGES)}")
+    consonants, vowels = _SOUNDS[lang]
+    rng = random.Random(_stable_seed("lexicon", lang))
+    words: dict[str, str] = {}
+    used: set[str] = set()
+    for english in ALL_WORDS:
+        while True:
+            syllables = rng.choice((1, 2, 2, 3)) if english not in FUNCTION_WORDS else 1
+            word = "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(syllables))
+            if word not in used and word not in ALL_WORDS:
+                break
+        used.add(word)
+        words[english] = word
+    return words
+
+
+@dataclass(frozen=True)
+class Phrase:
+    noun: str
+    adjectives: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Clause:
+    subject: Phrase
+    verb: str
+    obj: Phrase
+    negated: bool = False
+
+
+def render(clause: Clause, lang: str) -> str:
+    lex = lexicon(lang)
+    syntax, adj_pos = _ORDER[lang]
+
+    def phrase(p: Phrase) -> list[str]:
+        adjectives = [lex[a] for a in p.adjectives]
+        noun = [lex[p.noun]]
+        return [lex["the"]] + (adjectives + noun if adj_pos == "pre" else noun + adjectives)
+
+    verb = ([lex["does"], lex["not"]] if clause.negated else []) + [lex[clause.verb]]
+    subj, obj = phrase(clause.subject), phrase(clause.obj)
+    words = subj + verb + obj if syntax == "SVO" else subj + obj + verb
+    return " ".join(words)
+
+
+def _random_phrase(rng: random.Random, max_adjectives: int = 2) -> Phrase:
+    n = rng.randint(0, max_adjectives)
+    pairs = rng.sample(ADJECTIVE_PAIRS, n)  # never both members of an antonym pair
+    return Phrase(rng.choice(NOUNS), tuple(rng.choice(p) for p in pairs))
+
+
+def _random_clause(rng: random.Random) -> Clause:
+    subject = _random_phrase(rng)
+    obj = _random_phrase(rng)
+    while obj.noun == subject.noun:
+        obj = _random_phrase(rng)
+    return Clause(subject, rng.choice(VERBS), obj, negated=rng.random() < 0.15)
+
+
+# ---------------------------------------------------------------- NLI
+def _entailed(rng, c: Clause) -> Clause | None:
+    slots = [s for s in ("subject", "obj") if getattr(c, s).adjectives]
+    if not slots:
+        return None
+    slot = rng.choice(slots)
+    p = getattr(c, slot)
+    dropped = rng.choice(p.adjectives)
+    kept = tuple(a for a in p.adjectives if a != dropped)
+    return replace(c, **{slot: replace(p, adjectives=kept)})
+
+
+def _contradicted(rng, c: Clause) -> Clause:
+    options = ["negate"]
+    if c.verb in ANTONYM:
+        options.append("verb")
+    if c.subject.adjectives or c.obj.adjectives:
+        options.append("adjective")
+    kind = rng.choice(options)
+    if kind == "negate":
+        return replace(c, negated=not c.negated)
+    if kind == "verb":
+        return replace(c, verb=ANTONYM[c.verb])
+    slot = rng.choice([s for s in ("subject", "obj") if getattr(c, s).adjectives])
+    p = getattr(c, slot)
+    i = rng.randrange(len(p.adjectives))
+    flipped = p.adjectives[:i] + (ANTONYM[p.adjectives[i]],) + p.adjectives[i + 1:]
+    return replace(c, **{slot: replace(p, adjectives=flipped)})
+
+
+def _neutral(rng, c: Clause) -> Clause:
+    if rng.random() < 0.5:  # a new detail the premise does not state
+        slot = rng.choice(("subject", "obj"))
+        p = getattr(c, slot)
+        free = [pair for pair in ADJECTIVE_PAIRS if not set(pair) & set(p.adjectives)]
+        if free:
+            return replace(c, **{slot: replace(p, adjectives=p.adjectives + (rng.choice(rng.choice(free)),))})
+    other = rng.choice([n for n in NOUNS if n not in (c.subject.noun, c.obj.noun)])
+    return replace(c, obj=Phrase(other, ()))
+
+
+def nli_examples(n: int, seed: int) -> list[tuple[Clause, Clause, int]]:
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        premise = _random_clause(rng)
+        label = len(out) % 3
+        hypothesis = (_entailed(rng, premise), _neutral(rng, premise), _contradicted(rng, premise))[label]
+        if hypothesis is not None:
+            out.append((premise, hypothesis, label))
+    rng.shuffle(out)
+    return out
+
+
+# ---------------------------------------------------------------- sentiment
+def _review(rng: random.Random, domain: str, positive: bool) -> list[tuple[str, bool, bool, bool]]:
+    """Clauses (noun, very, negated, positive_word) whose polarities sum to the label."""
+    n = rng.randint(1, 3)
+    while True:
+        clauses = []
+        for _ in range(n):
+            negated = rng.random() < 0.3
+            clauses.append((rng.choice(DOMAINS[domain]), rng.random() < 0.3, negated, rng.random() < 0.5))
+        score = sum((1 if pos else -1) * (-1 if neg else 1) * (2 if very else 1) for _, very, neg, pos in clauses)
+        if score != 0 and (score > 0) == positive:
+            return clauses
+
+
+def render_review(clauses, lang: str) -> str:
+    lex = lexicon(lang)
+    rng = random.Random(_stable_seed(clauses))
+    parts = []
+    for noun, very, negated, positive in clauses:
+        word = rng.choice(POSITIVE if positive else NEGATIVE)
+        words = [lex["this"], lex[noun], lex["is"]] + ([lex["not"]] if negated else []) + ([lex["very"]] if very else []) + [lex[word]]
+        if _ORDER[lang][0] == "SOV":  # copula last
+            words = [lex["this"], lex[noun]] + words[3:] + [lex["is"]]
+        parts.append(" ".join(words))
+    return f" {lex['and']} ".join(parts)
+
+
+# ---------------------------------------------------------------- STS
+def _similarity(a: Clause, b: Clause) -> float:
+    """0..5 by construction: how many of the meaning slots agree."""
+    score = 0.0
+    score += 1.5 * (a.subject.noun == b.subject.noun)
+    score += 1.5 * (a.obj.noun == b.obj.noun)
+    score += 1.0 * (a.verb == b.verb and a.negated == b.negated)
+    adj_a, adj_b = set(a.subject.adjectives + a.obj.adjectives), set(b.subject.adjectives + b.obj.adjectives)
+    score += 1.0 * (len(adj_a & adj_b) / len(adj_a | adj_b) if adj_a | adj_b else 1.0)
+    return round(score, 3)
+
+
+def _sts_pairs(n: int, seed: int) -> list[tuple[Clause, Clause, float]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        a = _random_clause(rng)
+        # mix near-paraphrases and unrelated pairs so scores cover the whole range
+        b = _random_clause(rng)
+        for _ in range(i % 4):
+            b = replace(b, **rng.choice([
+                {"subject": a.subject}, {"obj": a.obj}, {"verb": a.verb, "negated": a.negated},
+            ]))
+        out.append((a, b, _similarity(a, b)))
+    return out
+
+
+# ---------------------------------------------------------------- public entry point
+SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2, "unlabeled": 3}
+
+
+def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str | None = None) -> list[dict]:
+    """Normalised records for one (task, language, split). Parallel across languages:
+    the same seed and split give the same meanings in every language."""
+    if task not in TASKS:
+        raise ValueError(f"unknown demo task {task!r}; demo tasks are {', '.join(TASKS)}")
+    if lang not in LANGUAGES + (MIXED,) or (lang == MIXED and task != "corpus"):
+        raise ValueError(f"unknown demo language {lang!r} for task {task}; use {', '.join(LANGUAGES)}")
+    split_seed = _stable_seed(seed, task, split, domain or "")
+    if task == "nli":
+        return [
+            {"text": render(p, lang), "text_pair": render(h, lang), "label": label}
+            for p, h, label in nli_examples(size, split_seed)
+        ]
+    if task == "sentiment":
+        rng = random.Random(split_seed)
+        domains = [domain] if domain else list(DOMAINS)
+        records = []
+        for i in range(size):
+            positive = i % 2 == 0
+            clauses = _review(rng, domains[i % len(domains)], positive)
+            records.append({"text": render_review(tuple(clauses), lang), "label": int(positive)})
+        return records
+    if task == "sts":
+        return [{"text": render(a, lang), "text_pair": render(b, lang), "score": s} for a, b, s in _sts_pairs(size, split_seed)]
+    rng = random.Random(split_seed)
+    clauses = [_random_clause(rng) for _ in range(size)]
+    if task == "bitext":
+        return [{"text": render(c, lang), "text_pair": render(c, "en")} for c in clauses]
+    # corpus
+    if lang == MIXED:
+        return [{"text": _code_switched(c, rng)} for c in clauses]
+    return [{"text": render(c, lang)} for c in clauses]
+
+
+def _code_switched(clause: Clause, rng: random.Random) -> str:
+    """A sentence whose words come from several languages: the shared context that lets a
+    tiny demo model align its languages, as shared sub-words do for mBERT."""
+    base = rng.choice(LANGUAGES)
+    words = render(clause, base).split()
+    inverse = {v: k for k, v in lexicon(base).items()}
+    out = []
+    for w in words:
+        other = rng.choice(LANGUAGES)
+        out.append(lexicon(other)[inverse[w]] if rng.random() < 0.3 else w)
+    return " ".join(out)

@@ -1,0 +1,42 @@
+"""Normalise one configured dataset into results/data/{dataset}/{lang}/{split}.jsonl."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import XltError
+from ..io import write_json, write_jsonl
+from .sources import load_records
+
+
+def split_languages(spec: dict) -> dict[str, list[str]]:
+    """split -> languages. `splits` is a list (every split in every language) or a
+    mapping split -> list of languages (e.g. train only in English)."""
+    splits = spec.get("splits", ["train", "dev", "test"])
+    languages = list(spec.get("languages", ["en"]))
+    if isinstance(splits, dict):
+        return {s: list(langs) if langs != "all" else languages for s, langs in splits.items()}
+    return {s: languages for s in splits}
+
+
+def output_files(out_dir: str | Path, spec: dict) -> list[Path]:
+    out_dir = Path(out_dir)
+    return [out_dir / lang / f"{split}.jsonl" for split, langs in split_languages(spec).items() for lang in langs]
+
+
+def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".") -> dict:
+    """Load every (split, language) first, then write them all: a missing file fails
+    before anything is written."""
+    loaded = {}
+    for split, langs in split_languages(spec).items():
+        for lang in langs:
+            records = load_records(name, spec, lang, split, root)
+            if not records:
+                raise XltError(f"dataset {name}: split {split} of {lang} is empty")
+            loaded[(lang, split)] = records
+    out_dir = Path(out_dir)
+    counts = {}
+    for (lang, split), records in loaded.items():
+        counts[f"{lang}/{split}"] = write_jsonl(out_dir / lang / f"{split}.jsonl", records)
+    info = {"name": name, "task": spec["task"], "source": spec["source"], "counts": counts}
+    write_json(out_dir / "info.json", info)
+    return info

@@ -1,0 +1,66 @@
+"""Build the demo's small "multilingual BERT" offline: a WordPiece tokenizer trained on the
+demo corpora and a 12-layer BERT pretrained briefly with MLM on code-switched text.
+
+It stands in for mBERT so the whole DAG runs without a network; pretrained on one
+language only, the same builder gives the demo's "native monolingual" reference model.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import torch
+
+from .data import demo
+from .models import save_model
+from .train import TrainArgs, train
+
+log = logging.getLogger("xlt.demo_model")
+
+
+def demo_corpus(languages: list[str], size: int, seed: int) -> list[str]:
+    texts = []
+    for lang in languages:
+        texts += [r["text"] for r in demo.generate("corpus", lang, "train", size, seed)]
+    return texts
+
+
+def build_tokenizer(texts: list[str], vocab_size: int):
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertTokenizerFast
+
+    wordpiece = BertWordPieceTokenizer(lowercase=True)
+    wordpiece.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, show_progress=False)
+    return BertTokenizerFast(tokenizer_object=wordpiece._tokenizer, do_lower_case=True, model_max_length=128)
+
+
+def build_demo_model(
+    out_dir: str | Path,
+    languages: list[str],
+    layers: int = 12,
+    hidden_size: int = 64,
+    heads: int = 4,
+    pretrain_steps: int = 300,
+    corpus_size: int = 3000,
+    vocab_size: int = 1000,
+    seed: int = 7,
+) -> dict:
+    from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling
+
+    torch.manual_seed(seed)
+    # the tokenizer always sees every demo language so all demo models share one vocabulary
+    tokenizer = build_tokenizer(demo_corpus(list(demo.LANGUAGES), corpus_size // 4, seed), vocab_size)
+    config = BertConfig(
+        vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=layers, num_attention_heads=heads,
+        intermediate_size=hidden_size * 4, max_position_embeddings=128,
+    )
+    model = BertForMaskedLM(config)
+    texts = demo_corpus(languages, corpus_size, seed + 1)
+    examples = [tokenizer(t, truncation=True, max_length=64) for t in texts]
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+    args = TrainArgs(max_steps=pretrain_steps, batch_size=32, lr=1e-3, warmup_ratio=0.1, seed=seed, log_every=50, device="cpu")
+    result = train(model, examples, collator, lambda m, b: m(**b).loss, args)
+    save_model(model, tokenizer, out_dir)
+    log.info("demo model with %d layers saved to %s after %d MLM steps", layers, out_dir, result.steps)
+    return {"layers": layers, "hidden_size": hidden_size, "pretrain_steps": result.steps, "languages": languages,
+            "pretrain_wall_s": round(result.wall_s, 2)}

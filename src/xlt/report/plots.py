@@ -1,0 +1,61 @@
+"""Figures for the report. Every function reads the tidy table and writes one PNG."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on cluster nodes or CI
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+
+def _depth_labels(depths) -> list[str]:
+    return ["none" if d == -1 else str(d) for d in depths]
+
+
+def accuracy_vs_depth(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+    """Zero-shot accuracy against freeze depth: one line per language, the average in bold;
+    mean over seeds with a band of +- one standard deviation."""
+    acc = table[(table.metric == "accuracy")]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for lang, group in acc.groupby("lang"):
+        by_depth = group.groupby("freeze_depth")["value"].agg(["mean", "std"]).fillna(0.0)
+        bold = lang == "avg"
+        ax.plot(by_depth.index, by_depth["mean"], marker="o", lw=3 if bold else 1.2, color="black" if bold else None,
+                label="average" if bold else lang, zorder=3 if bold else 2)
+        ax.fill_between(by_depth.index, by_depth["mean"] - by_depth["std"], by_depth["mean"] + by_depth["std"], alpha=0.15)
+    depths = sorted(acc.freeze_depth.unique())
+    ax.set_xticks(depths, _depth_labels(depths))
+    ax.set_xlabel("frozen layers (none = nothing frozen, 0 = embeddings only)")
+    ax.set_ylabel("accuracy")
+    ax.set_title(title or "Zero-shot accuracy vs freeze depth")
+    ax.legend(ncol=2, fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, format="png")
+    plt.close(fig)
+
+
+def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+    """Language x freeze depth heatmap of accuracy (mean over seeds)."""
+    acc = table[(table.metric == "accuracy")]
+    grid = acc.pivot_table(index="lang", columns="freeze_depth", values="value", aggfunc="mean")
+    order = [lang for lang in grid.index if lang != "avg"] + (["avg"] if "avg" in grid.index else [])
+    grid = grid.loc[order]
+    grid.columns = _depth_labels(grid.columns)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * grid.shape[1], 1.0 + 0.45 * grid.shape[0]))
+    sns.heatmap(grid, annot=True, fmt=".2f", cmap="viridis", ax=ax, cbar_kws={"label": "accuracy"})
+    ax.set_xlabel("frozen layers")
+    ax.set_ylabel("language")
+    ax.set_title(title or "Zero-shot accuracy by language and freeze depth")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, format="png")
+    plt.close(fig)
+
+
+PLOTS = {
+    "accuracy-vs-depth": accuracy_vs_depth,
+    "accuracy-heatmap": accuracy_heatmap,
+}

@@ -1,0 +1,231 @@
+"""One training loop for every family, in the manner of the Hugging Face examples.
+
+AdamW with linear warm-up and decay, gradient clipping and accumulation, a seeded data
+order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
+CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
+model, its examples, a collate function, a loss function and (optionally) an evaluator.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .errors import XltError
+from .models import pick_device
+
+log = logging.getLogger("xlt.train")
+
+
+@dataclass
+class TrainArgs:
+    """Optimisation settings; every field is also a command-line flag (`--lr`, ...)."""
+
+    epochs: float = 1.0
+    max_steps: int = 0  # > 0 overrides epochs
+    batch_size: int = 32
+    lr: float = 2e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    max_grad_norm: float = 1.0
+    grad_accum: int = 1
+    eval_every: int = 0  # optimiser steps between evaluations; 0 = at the end of every epoch
+    max_length: int = 128
+    seed: int = 1
+    precision: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; or fp32 / bf16
+    device: str = "auto"
+    log_every: int = 20
+    checkpoint_every: int = 0  # optimiser steps between resumable checkpoints; 0 = none
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("training")
+    for f in fields(TrainArgs):
+        group.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
+
+
+def train_args_from(ns: argparse.Namespace) -> TrainArgs:
+    return TrainArgs(**{f.name: getattr(ns, f.name) for f in fields(TrainArgs)})
+
+
+def train_flags(settings: dict) -> str:
+    """Command-line flags for a dict of TrainArgs settings (used by the Snakemake rules)."""
+    known = {f.name for f in fields(TrainArgs)}
+    unknown = set(settings) - known
+    if unknown:
+        raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
+    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    best_step: int
+    best_score: float | None
+    history: list = field(default_factory=list)  # [{"step", "loss", **eval metrics}]
+    wall_s: float = 0.0
+    device: str = "cpu"
+    samples_per_s: float = 0.0
+
+
+class TrainingDiverged(XltError):
+    pass
+
+
+def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], args: TrainArgs, device) -> torch.optim.Optimizer:
+    wanted = {id(p) for p in params}
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if id(p) not in wanted:
+            continue
+        # biases and LayerNorm weights are not decayed, as in BERT's original recipe
+        (no_decay if p.ndim < 2 else decay).append(p)
+    groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    fused = device.type == "cuda"
+    return torch.optim.AdamW(groups, lr=args.lr, fused=fused) if fused else torch.optim.AdamW(groups, lr=args.lr)
+
+
+def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / max(1, warmup_steps)
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    """The data order of one epoch: a permutation that depends only on (seed, epoch), so a
+    resumed run sees exactly the batches an uninterrupted run would."""
+    g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=g).tolist()
+
+
+def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
+    if args.max_steps > 0:
+        return args.max_steps
+    per_epoch = math.ceil(n_examples / args.batch_size / args.grad_accum)
+    return max(1, math.ceil(per_epoch * args.epochs))
+
+
+def train(
+    model: torch.nn.Module,
+    examples: Sequence,
+    collate: Callable[[list], dict],
+    loss_fn: Callable[[torch.nn.Module, dict], torch.Tensor],
+    args: TrainArgs,
+    evaluate: Callable[[torch.nn.Module], dict] | None = None,
+    parameters: Sequence[torch.nn.Parameter] | None = None,
+    on_step: Callable[[int, int], None] | None = None,
+) -> TrainResult:
+    """Train `model` in place; with `evaluate`, restore the parameters of the best
+    evaluation (its "score", higher is better) at the end.
+
+    `collate(list_of_examples) -> batch dict of tensors`; `loss_fn(model, batch) -> scalar`;
+    `evaluate(model) -> {"score": float, ...}`; `on_step(step, epoch)` runs before each
+    optimiser step's forward passes (layer schedules use it). `parameters` defaults to the
+    parameters that require grad when training starts.
+    """
+    if not examples:
+        raise XltError("no training examples: check the training dataset and its language/split")
+    seed_everything(args.seed)
+    device = pick_device(args.device)
+    model.to(device)
+    params = list(parameters) if parameters is not None else [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise XltError("nothing to train: every parameter is frozen")
+    optimizer = _optimizer(model, params, args, device)
+    total = total_optimizer_steps(len(examples), args)
+    scheduler = linear_schedule(optimizer, int(args.warmup_ratio * total), total)
+    use_bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
+    eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
+
+    result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device))
+    best_state: dict | None = None
+    started = time.time()
+    seen = 0
+    step, epoch, running, running_n = 0, 0, 0.0, 0
+    model.train()
+
+    def batches():
+        nonlocal epoch
+        while True:
+            order = epoch_order(len(examples), args.seed, epoch)
+            for start in range(0, len(order), args.batch_size):
+                yield [examples[i] for i in order[start : start + args.batch_size]]
+            epoch += 1
+
+    stream = batches()
+    while step < total:
+        if on_step is not None:
+            on_step(step, epoch)
+        for _ in range(args.grad_accum):
+            chunk = next(stream)
+            batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                loss = loss_fn(model, batch)
+            if not torch.isfinite(loss):
+                raise TrainingDiverged(
+                    f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
+                    f"(now {args.lr}) or check the data; no outputs were written for this run"
+                )
+            (loss / args.grad_accum).backward()
+            running += loss.item()
+            running_n += 1
+            seen += len(chunk)
+        if args.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+
+        if step % args.log_every == 0 or step == total:
+            log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
+        if evaluate is not None and (step % eval_every == 0 or step == total):
+            metrics = evaluate(model)
+            model.train()
+            entry = {"step": step, "loss": running / max(1, running_n), **metrics}
+            result.history.append(entry)
+            log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()})
+            if result.best_score is None or metrics["score"] > result.best_score:
+                result.best_score, result.best_step = metrics["score"], step
+                # frozen parameters never change, so only the trainable ones need a copy
+                best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
+        if step % args.log_every == 0:
+            running, running_n = 0.0, 0
+
+    if best_state is not None and result.best_step != step:
+        with torch.no_grad():
+            for p in params:
+                p.copy_(best_state[id(p)].to(p.device))
+        log.info("restored best evaluation from step %d (score %.4f)", result.best_step, result.best_score)
+    result.steps = step
+    result.wall_s = time.time() - started
+    result.samples_per_s = seen / max(result.wall_s, 1e-9)
+    return result
+
+
+def result_meta(result: TrainResult, args: TrainArgs) -> dict:
+    return {
+        "train": asdict(args),
+        "steps": result.steps,
+        "best_step": result.best_step,
+        "best_dev_score": result.best_score,
+        "train_wall_s": round(result.wall_s, 3),
+        "samples_per_s": round(result.samples_per_s, 2),
+        "device": result.device,
+    }

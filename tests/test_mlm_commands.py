@@ -1,0 +1,97 @@
+import argparse
+import importlib
+import math
+
+import pytest
+
+from _tiny_mlm import DUTCH, ENGLISH, save_tiny
+from xlt.cli import COMMANDS
+from xlt.errors import XltError
+from xlt.io import read_json, write_jsonl
+
+
+def run_verb(verb: str, argv: list[str]) -> None:
+    """What `xlt VERB ...` does for one verb (cli.main builds every verb's parser at once)."""
+    module = importlib.import_module(f"xlt.commands.{COMMANDS[verb]}")
+    parser = argparse.ArgumentParser(prog=f"xlt {verb}")
+    module.add_arguments(parser)
+    module.run(parser.parse_args(argv))
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mlm")
+    _, tok_a = save_tiny(root / "mbert", DUTCH + ENGLISH, vocab_size=200, layers=2, seed=1)
+    save_tiny(root / "bertje", DUTCH, vocab_size=80, layers=2, seed=2)
+    write_jsonl(root / "data" / "nld" / "validation.jsonl", [{"text": t} for t in DUTCH * 3] + [{"text": "  "}])
+    write_jsonl(root / "data" / "eng" / "validation.jsonl", [{"text": t, "label": 0} for t in ENGLISH * 3])
+    return root, len(tok_a)
+
+
+def _by(records, metric):
+    return {r["lang"]: r["value"] for r in records if r["metric"] == metric}
+
+
+def test_perplexity_end_to_end_is_fixed_across_runs(workspace):
+    root, vocab = workspace
+    files = [str(root / "data" / "nld" / "validation.jsonl"), str(root / "data" / "eng" / "validation.jsonl")]
+    argv = ["--model", str(root / "mbert"), "--data", files[0], "--data", files[1], "--mask-seed", "1234",
+            "--batch-size", "4", "--device", "cpu"]
+    run_verb("perplexity", argv + ["--out", str(root / "ppl1.json")])
+    run_verb("perplexity", argv + ["--batch-size", "7", "--out", str(root / "ppl2.json")])
+    first, second = read_json(root / "ppl1.json"), read_json(root / "ppl2.json")
+    ppl, loss = _by(first["metrics"], "perplexity"), _by(first["metrics"], "mlm_loss")
+    assert set(ppl) == {"nld", "eng"}
+    assert all(r["split"] == "validation" for r in first["metrics"])
+    for lang in ppl:
+        assert ppl[lang] == pytest.approx(math.exp(loss[lang]))
+        # a random-init model is close to uniform over the vocabulary
+        assert vocab / 2 < ppl[lang] < 2 * vocab
+    assert ppl == pytest.approx(_by(second["metrics"], "perplexity"), rel=1e-6)  # batch size does not matter
+    assert first["meta"]["files"] == second["meta"]["files"]
+    assert first["meta"]["files"][files[0]]["sentences"] == len(DUTCH) * 3  # blank record skipped
+
+    run_verb("perplexity", argv + ["--mask-seed", "99", "--max-sentences", "5", "--langs", "nl", "en",
+                                   "--out", str(root / "ppl3.json")])
+    third = read_json(root / "ppl3.json")
+    assert set(_by(third["metrics"], "perplexity")) == {"nl", "en"}
+    assert third["meta"]["files"][files[0]]["mask_fingerprint"] != first["meta"]["files"][files[0]]["mask_fingerprint"]
+    assert third["meta"]["files"][files[0]]["sentences"] == 5
+
+
+def test_perplexity_validates_before_loading(workspace, tmp_path):
+    root, _ = workspace
+    data = str(root / "data" / "nld" / "validation.jsonl")
+    with pytest.raises(XltError, match="--langs has 1 entries but --data has 2"):
+        run_verb("perplexity", ["--model", "/nonexistent", "--data", data, "--data", data,
+                                "--langs", "nl", "--out", str(tmp_path / "x.json")])
+    with pytest.raises(XltError, match="share language and split"):
+        run_verb("perplexity", ["--model", "/nonexistent", "--data", data, "--data", data,
+                                "--out", str(tmp_path / "x.json")])
+    bad = tmp_path / "nld" / "bad.jsonl"
+    write_jsonl(bad, [{"sentence": "geen tekst"}])
+    with pytest.raises(XltError, match="record 1 has no string 'text'"):
+        run_verb("perplexity", ["--model", "/nonexistent", "--data", str(bad), "--out", str(tmp_path / "x.json")])
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_compare_layers_end_to_end(workspace):
+    root, _ = workspace
+    data = str(root / "data" / "nld" / "validation.jsonl")
+    out = root / "cmp.json"
+    run_verb("compare-layers", ["--model", str(root / "mbert"), "--reference", str(root / "bertje"),
+                                "--data", data, "--max-sentences", "8", "--device", "cpu", "--out", str(out)])
+    result = read_json(out)
+    keys = {(r["metric"], r["level"], r.get("layer")) for r in result["metrics"]}
+    for metric in ("euclidean", "cka"):
+        for level in ("sentence", "word"):
+            assert {(metric, level, layer) for layer in (0, 1, 2)} <= keys
+    assert result["meta"]["sentences"] == 8 and result["meta"]["reference"] == str(root / "bertje")
+    words = [r["value"] for r in result["metrics"] if r["metric"] == "vectors" and r["level"] == "word"]
+    assert words == [sum(len(s.split()) for s in DUTCH[:8])]
+
+    self_out = root / "self.json"
+    run_verb("compare-layers", ["--model", str(root / "mbert"), "--reference", str(root / "mbert"), "--data", data,
+                                "--layers", "2", "--levels", "word", "--device", "cpu", "--out", str(self_out)])
+    values = {r["metric"]: r["value"] for r in read_json(self_out)["metrics"]}
+    assert values["euclidean"] == pytest.approx(0.0, abs=1e-5) and values["cka"] == pytest.approx(1.0, abs=1e-5)

@@ -1,0 +1,30 @@
+import json
+
+# Models and data: the offline demo encoder, and every dataset normalised once.
+
+
+rule build_demo_model:
+    output:
+        directory(f"{RESULTS}/models/{{model}}"),
+    log:
+        f"{RESULTS}/logs/models/{{model}}.log",
+    params:
+        languages=lambda w: ",".join(config["models"][w.model].get("languages", ["mixed", "en", "qaa", "qab", "qac"])),
+        layers=lambda w: config["models"][w.model].get("layers", 12),
+        hidden=lambda w: config["models"][w.model].get("hidden_size", 64),
+        steps=lambda w: config["models"][w.model].get("pretrain_steps", 300),
+    shell:
+        "xlt build-demo-model --out {output} --languages {params.languages} --layers {params.layers} "
+        "--hidden-size {params.hidden} --pretrain-steps {params.steps} > {log} 2>&1"
+
+
+rule prepare_data:
+    output:
+        f"{RESULTS}/data/{{dataset}}/info.json",
+    log:
+        f"{RESULTS}/logs/data/{{dataset}}.log",
+    params:
+        spec=lambda w: json.dumps(config["datasets"][w.dataset], sort_keys=True),
+    shell:
+        "xlt prepare-data --dataset {wildcards.dataset} --spec {params.spec:q} "
+        "--out {RESULTS}/data/{wildcards.dataset} > {log} 2>&1"
