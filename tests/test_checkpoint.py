@@ -160,3 +160,57 @@ def test_killed_toy_training_resumes_to_the_uninterrupted_result(tmp_path):
         assert toy_training.main(_toy(tmp_path / name, tmp_path / f"ck_{name}")) == 0
         _same_result(tmp_path / name, tmp_path / "reference")
         assert not (tmp_path / f"ck_{name}").exists()  # removed once the outputs exist
+
+
+def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12):
+    """xlt.train.train on a small classifier: dropout, AdamW with decay groups, warm-up and
+    decay, gradient accumulation across epoch boundaries, evaluation with best-state selection."""
+    from xlt.train import TrainArgs, train
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 3))
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(37, 6, generator=g)
+    examples = [{"x": x[i], "y": int(x[i, :3].sum() > 0) + int(x[i, 3] > 1)} for i in range(37)]
+
+    def collate(batch):
+        return {"x": torch.stack([e["x"] for e in batch]), "y": torch.tensor([e["y"] for e in batch])}
+
+    def evaluate(m):
+        m.eval()
+        with torch.no_grad():
+            batch = collate(examples[:12])
+            acc = (m(batch["x"]).argmax(-1) == batch["y"]).float().mean().item()
+        return {"score": acc, "dev_accuracy": acc}
+
+    args = TrainArgs(max_steps=max_steps, batch_size=8, grad_accum=2, lr=5e-2, warmup_ratio=0.25, eval_every=3,
+                     device="cpu", log_every=2, checkpoint_every=5, seed=3)
+    result = train(model, examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
+                   args, evaluate, on_step=on_step, checkpoint_dir=checkpoint_dir)
+    return model, result
+
+
+def test_shared_training_loop_stops_on_a_signal_and_resumes_exactly(tmp_path):
+    ref_model, ref = _shared_loop_run(None)
+
+    def sigterm_at_step_6(step, epoch):
+        if step == 6:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with pytest.raises(SystemExit) as stopped:
+        _shared_loop_run(tmp_path / "ck", on_step=sigterm_at_step_6)
+    assert stopped.value.code == ckpt.EXIT_PREEMPTED
+    assert ckpt.load_checkpoint(tmp_path / "ck")["step"] == 7  # the step in flight completes, then it stops
+
+    model, result = _shared_loop_run(tmp_path / "ck")
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), ref_model.state_dict().values()))
+    assert result.history == ref.history and len(ref.history) == 4
+    assert (result.steps, result.best_step, result.best_score) == (ref.steps, ref.best_step, ref.best_score)
+
+    # a checkpoint of another run (here: another step budget) is refused, not silently resumed
+    ckpt.remove_checkpoint(tmp_path / "ck")
+    with pytest.raises(SystemExit):
+        _shared_loop_run(tmp_path / "ck", on_step=sigterm_at_step_6)
+    from xlt.errors import XltError
+    with pytest.raises(XltError, match="belongs to another run"):
+        _shared_loop_run(tmp_path / "ck", max_steps=14)

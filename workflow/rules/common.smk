@@ -4,6 +4,7 @@ from pathlib import Path
 from snakemake.utils import min_version, validate
 
 from xlt import config as xlt_config
+from xlt.cluster import slurm_resources
 from xlt.data.prepare import output_files as dataset_files
 from xlt.train import train_flags
 
