@@ -87,3 +87,32 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     again = snakemake(work, "--cores", "2", "--configfile", "config/tiny.yaml")
     assert "Nothing to be done" in again.stdout + again.stderr
     assert "writing report" not in again.stdout
+
+
+@pytest.mark.slow
+def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
+    """The README's recipe: config/local-example.yaml pointed at a save_pretrained directory
+    and headered NLI TSV files with string labels."""
+    from xlt.data import demo
+
+    work = workflow_copy(tmp_path)
+    data = tmp_path / "xnli"
+    data.mkdir()
+    names = ["entailment", "neutral", "contradiction"]
+    for split, langs, size in (("train", ["en"], 48), ("dev", ["en"], 12), ("test", ["en", "qab"], 12)):
+        for lang in langs:
+            rows = demo.generate("nli", lang, split, size, seed=5)
+            lines = ["premise\thypothesis\tlabel"] + [f"{r['text']}\t{r['text_pair']}\t{names[r['label']]}" for r in rows]
+            (data / f"{split}.{lang}.tsv").write_text("\n".join(lines) + "\n")
+    config = yaml.safe_load((work / "config" / "local-example.yaml").read_text())
+    config["models"]["my-mbert"]["path"] = str(demo_model_dir)
+    config["datasets"]["my-xnli"].update(files=str(data / "{split}.{lang}.tsv"), languages=["en", "qab"])
+    config["freeze_depth"].update(depths=[0, 2], eval={"dataset": "my-xnli", "split": "test", "langs": ["en", "qab"]})
+    config["training"] = {"max_steps": 3, "batch_size": 16, "lr": 1e-3, "max_length": 32}
+    (work / "local.yaml").write_text(yaml.safe_dump(config))
+    snakemake(work, "--cores", "2", "--configfile", "local.yaml")
+    table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
+    acc = table[table.metric == "accuracy"]
+    assert sorted(acc.freeze_depth.unique()) == [0, 2]
+    assert set(acc.lang) == {"en", "qab", "avg"}
+    assert (acc.model == str(demo_model_dir)).all()
