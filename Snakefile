@@ -24,5 +24,9 @@ rule all:
         all_targets(),
 
 
+onstart:
+    check_hf_cache()
+
+
 onsuccess:
     write_report_if_stale()
