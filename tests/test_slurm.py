@@ -5,7 +5,7 @@ signalled training job checkpoints, is retried and resumes.
 
 Needs root: tests/slurm/slurm_up.sh writes /etc/slurm, starts munged/slurmctld/slurmd and
 installs Debian's slurm-wlm and munge when missing; skipped otherwise. Run alone with
-`pytest -m slurm tests/test_slurm.py`.
+`pytest -m slurm tests/test_slurm.py` (the profile check needs no cluster and is unmarked).
 """
 from __future__ import annotations
 
@@ -31,8 +31,6 @@ PROFILE = REPO / "profiles" / "cluster"
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must run on the submit host (`localrule: True`), by name pattern
 LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|report\w*")
-
-pytestmark = pytest.mark.slurm
 
 
 def _slurm_responds() -> bool:
@@ -140,6 +138,7 @@ def test_profile_keeps_to_site_settings():
         assert not clashing, f"profiles/default overrides {clashing} of profiles/cluster"
 
 
+@pytest.mark.slurm
 def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     work = tmp_path / "wf"
     work.mkdir()
@@ -189,6 +188,7 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
                 assert int(job["CPUs/Task"]) == defaults["cpus_per_task"], job
 
 
+@pytest.mark.slurm
 def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path):
     """SIGUSR1 to a running training job (what `--signal=USR1@300` sends before the time
     limit): it checkpoints and exits, Snakemake's retry resubmits it through sbatch, and
