@@ -29,6 +29,7 @@ COMMANDS = {
     "mine": "mine",
     "eval-embeddings": "eval_embeddings",
     "train-sbert": "train_sbert",
+    "prefetch": "prefetch",
 }
 
 
