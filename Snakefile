@@ -2,7 +2,7 @@
 #
 #   snakemake --cores 2                                  offline demo (config.yaml)
 #   snakemake --cores 2 --configfile config/paper.yaml   paper-scale sweep (real models, GPU)
-#   snakemake --profile profiles/cluster                 the paper-scale sweep on SLURM
+#   snakemake --profile cluster                          the paper-scale sweep on SLURM
 #
 # The rules only wire files together; every job is one `xlt <verb>` call (src/xlt).
 
