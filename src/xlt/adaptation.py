@@ -20,7 +20,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -107,15 +107,17 @@ def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step:
 
 
 class MlmCollate:
-    """Pads pre-tokenised sentences and masks them BERT-style (15%, 80/10/10) with its own
-    seeded generator, so a run's training masks depend only on its seed and data order."""
+    """Pads pre-tokenised sentences and masks them BERT-style (15%, 80/10/10).
 
-    def __init__(self, tokenizer, max_length: int, mlm_probability: float = 0.15, seed: int = 1):
+    Each batch's masks come from a generator seeded by a draw from torch's global generator:
+    the training loop seeds that (seed_everything) and a resumed checkpoint restores it, so a
+    run's training masks depend only on its seed and are the same after a resume."""
+
+    def __init__(self, tokenizer, max_length: int, mlm_probability: float = 0.15):
         self.tokenizer = tokenizer
         self.info = TokenizerInfo.from_tokenizer(tokenizer)
         self.max_length = max_length
         self.mlm_probability = mlm_probability
-        self.generator = torch.Generator().manual_seed(seed)
 
     def encode(self, texts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
         """(input_ids, special_tokens_mask) per sentence, truncated, unpadded."""
@@ -134,7 +136,8 @@ class MlmCollate:
             input_ids[row, : len(ids)] = torch.tensor(ids)
             special[row, : len(ids)] = torch.tensor(specials)
             attention[row, : len(ids)] = 1
-        masked, labels = mask_tokens(input_ids, special, self.info, self.generator, self.mlm_probability)
+        generator = torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
+        masked, labels = mask_tokens(input_ids, special, self.info, generator, self.mlm_probability)
         return {"input_ids": masked, "attention_mask": attention, "labels": labels}
 
 
@@ -224,37 +227,37 @@ def adapt(
     select: str = "best",
     mlm_probability: float = 0.15,
     eval_batch_size: int = 16,
-    on_checkpoint: Callable[[int, list[dict]], None] | None = None,
+    checkpoint_dir: str | Path | None = None,
 ) -> AdaptationResult:
     """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
     `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
-    seed's early stopping) or last decides which parameters the model ends with."""
+    seed's early stopping) or last decides which parameters the model ends with.
+
+    The records of every checkpoint travel in the training history, which a resumable run
+    (`checkpoint_dir`) saves and restores, so a resumed run still returns the whole curve;
+    step 0 is always computed here, on the untouched model, before training starts."""
     from .models import pick_device
 
     if select not in SELECT:
         raise XltError(f"select must be one of {SELECT}, got {select!r}")
     device = pick_device(args.device)
     model.to(device)
-    records: list[dict] = []
     checkpoint_sets = [target, *others]
 
-    def checkpoint(step: int) -> float:
+    def checkpoint(step: int) -> tuple[list[dict], float]:
         new = evaluate_sets(model, checkpoint_sets, eval_batch_size, device, step=step)
         if comparison is not None:
             new += comparison.records(step)
-        records.extend(new)
-        if on_checkpoint is not None:
-            on_checkpoint(step, new)
         ppl = {f"{r['lang']}/{r['split']}": round(r["value"], 3) for r in new if r["metric"] == "perplexity"}
         log.info("checkpoint step %d: perplexity %s", step, ppl)
-        return next(r["value"] for r in new if r["metric"] == "perplexity" and r["lang"] == target.lang
-                    and r["split"] == target.split)
+        target_ppl = next(r["value"] for r in new if r["metric"] == "perplexity" and r["lang"] == target.lang
+                          and r["split"] == target.split)
+        return new, target_ppl
 
-    checkpoint(0)
-    collate = MlmCollate(tokenizer, args.max_length, mlm_probability, seed=args.seed)
+    records, _ = checkpoint(0)
+    collate = MlmCollate(tokenizer, args.max_length, mlm_probability)
     examples = collate.encode(texts)
     state = {"completed": 0, "active": set()}
-    trainable: dict[int, list[int]] = {}
 
     def on_step(step: int, epoch: int) -> None:
         active = apply_scheme(model, scheme, step, epoch)
@@ -266,19 +269,22 @@ def adapt(
 
     def evaluate(m) -> dict:
         step = state["completed"]
-        trainable[step] = sorted(state["active"])
-        records.append(record("trainable_layers", len(state["active"]), step=step))
-        target_ppl = checkpoint(step)
+        active = sorted(state["active"])
+        new, target_ppl = checkpoint(step)
+        new.append(record("trainable_layers", len(active), step=step))
         # "last": a score that grows with the step makes the final parameters the kept ones
         score = -target_ppl if select == "best" else float(step)
         if math.isnan(score):
             score = -math.inf
-        return {"score": score, "target_perplexity": target_ppl}
+        return {"score": score, "target_perplexity": target_ppl, "trainable_layers": active, "records": new}
 
     result = train(model, examples, collate, mlm_loss, args, evaluate=evaluate,
-                   parameters=schedulable_parameters(model), on_step=on_step)
+                   parameters=schedulable_parameters(model), on_step=on_step, checkpoint_dir=checkpoint_dir)
+    trainable = {}
     for entry in result.history:
+        records.extend(entry["records"])
         records.append(record("train_loss", entry["loss"], step=entry["step"]))
+        trainable[entry["step"]] = list(entry["trainable_layers"])
     records.append(record("selected_step", result.best_step))
     records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device))
     return AdaptationResult(records=records, train=result, trainable=trainable)

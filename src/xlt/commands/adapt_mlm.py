@@ -38,6 +38,9 @@ def add_arguments(p):
     p.add_argument("--run-id", default=None)
     p.add_argument("--axes", default="{}", help="JSON object: the sweep row, stored as meta.axes")
     p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+    p.add_argument("--checkpoint-dir", type=Path, default=None,
+                   help="resumable training state (default: <--out's directory>/checkpoint, not an output); "
+                        "removed once the metrics are written")
     add_train_arguments(p)
 
 
@@ -98,6 +101,7 @@ def _validate(args) -> tuple[object, dict]:
 
 def run(args):
     from ..adaptation import EvalSet, NativeComparison, adapt, read_texts
+    from ..checkpoint import remove_checkpoint
     from ..freezing import count_parameters
     from ..metrics import MetricsFile
     from ..mlm import load_masked_lm
@@ -124,8 +128,10 @@ def run(args):
                                       levels=args.compare_levels, max_length=targs.max_length, device=device)
         del native  # its vectors are cached; free the memory for training
 
+    checkpoint_dir = args.checkpoint_dir or args.out.parent / "checkpoint"
     result = adapt(model, tokenizer, texts, scheme, targs, target, others, final_only, comparison,
-                   select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size)
+                   select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size,
+                   checkpoint_dir=checkpoint_dir)
 
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))
     metrics.meta.update({
@@ -139,3 +145,4 @@ def run(args):
                                       "measures": comparison.measures, "layers": comparison.layers}
     metrics.extend(result.records)
     metrics.write(args.out)
+    remove_checkpoint(checkpoint_dir)

@@ -10,8 +10,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from .adapt_plots import PLOTS as ADAPT_PLOTS  # noqa: E402
-
 
 def _depth_labels(depths) -> list[str]:
     return ["none" if d == -1 else str(d) for d in depths]
@@ -61,4 +59,11 @@ PLOTS = {
     "accuracy-vs-depth": accuracy_vs_depth,
     "accuracy-heatmap": accuracy_heatmap,
 }
-PLOTS.update(ADAPT_PLOTS)
+
+from .sbert_plots import PLOTS as _SBERT_PLOTS  # noqa: E402
+
+PLOTS.update(_SBERT_PLOTS)
+
+from .adapt_plots import PLOTS as _ADAPT_PLOTS  # noqa: E402
+
+PLOTS.update(_ADAPT_PLOTS)
