@@ -25,6 +25,10 @@ COMMANDS = {
     "sweep": "sweep",
     "perplexity": "perplexity",
     "compare-layers": "compare_layers",
+    "monox-split": "monox_split",
+    "train-teacher": "train_teacher",
+    "distill": "distill",
+    "monox-table": "monox_table",
 }
 
 

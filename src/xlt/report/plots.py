@@ -59,3 +59,7 @@ PLOTS = {
     "accuracy-vs-depth": accuracy_vs_depth,
     "accuracy-heatmap": accuracy_heatmap,
 }
+
+from .monox_plots import PLOTS as _MONOX_PLOTS  # noqa: E402
+
+PLOTS.update(_MONOX_PLOTS)
