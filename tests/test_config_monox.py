@@ -159,3 +159,16 @@ def test_shipped_configs_validate(name):
         config = yaml.safe_load(f)
     validate(config)
     assert any(r["role"] == "teacher" for r in monox_runs(config))
+
+
+def test_teacher_training_overrides_apply_to_teacher_jobs_only():
+    from xlt.config import monox_training
+
+    config = base_config()
+    config["training"] = {"lr": 1e-4, "batch_size": 8}
+    config["monox"]["training"] = {"batch_size": 16}
+    config["monox"]["tasks"][0]["training"] = {"max_steps": 60}
+    config["monox"]["tasks"][0]["teacher_training"] = {"lr": 2e-3, "max_steps": 100}
+    validate(config)
+    assert monox_training(config, "senti") == {"lr": 1e-4, "batch_size": 16, "max_steps": 60}
+    assert monox_training(config, "senti", "teacher") == {"lr": 2e-3, "batch_size": 16, "max_steps": 100}

@@ -150,9 +150,12 @@ def monox_tasks(family: dict) -> dict[str, dict]:
     return {spec["dataset"]: spec for spec in family["tasks"]}
 
 
-def monox_training(config: dict, task: str) -> dict:
-    """Shared `training` < `monox.training` < the task's `training`."""
-    return {**training_settings(config, "monox"), **monox_tasks(config["monox"])[task].get("training", {})}
+def monox_training(config: dict, task: str, role: str = "student") -> dict:
+    """Shared `training` < `monox.training` < the task's `training` < (teacher jobs) the task's
+    `teacher_training`."""
+    spec = monox_tasks(config["monox"])[task]
+    return {**training_settings(config, "monox"), **spec.get("training", {}),
+            **(spec.get("teacher_training", {}) if role == "teacher" else {})}
 
 
 def check_monox(config: dict) -> None:

@@ -41,12 +41,8 @@ def monox_axes(row):
     return json.dumps({k: v for k, v in row.items() if k not in ("run_id", "role", "teacher_run_id")})
 
 
-def monox_flags(task):
-    return train_flags(xlt_config.monox_training(config, task))
-
-
-def monox_max_length(task):
-    return xlt_config.monox_training(config, task).get("max_length", 128)
+def monox_flags(task, role="student"):
+    return train_flags(xlt_config.monox_training(config, task, role))
 
 
 def monox_split_sources(task):
@@ -100,7 +96,7 @@ rule train_teacher:
         eval=lambda w: monox_eval_files(MONOX_TEACHERS[w.run_id]["task"], [MONOX_SETTINGS["source_lang"]]),
         source=MONOX_SETTINGS.get("source_lang", "en"),
         axes=lambda w: monox_axes(MONOX_TEACHERS[w.run_id]),
-        flags=lambda w: monox_flags(MONOX_TEACHERS[w.run_id]["task"]),
+        flags=lambda w: monox_flags(MONOX_TEACHERS[w.run_id]["task"], "teacher"),
     resources:
         **config.get("monox", {}).get("resources", {}),
     shell:

@@ -11,6 +11,7 @@ import html
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")  # no display on cluster nodes or CI
 import matplotlib.pyplot as plt  # noqa: E402
@@ -130,7 +131,7 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> N
     grid = accuracy_table(table).drop(columns="seeds", errors="ignore")
     tasks = list(dict.fromkeys(grid.index.get_level_values("task")))
     parts = [grid.xs(task, level="task").dropna(axis=1, how="all") * 100 for task in tasks]
-    width = 2.5 + 0.75 * max(p.shape[1] for p in parts)
+    width = 3.5 + 0.75 * max(p.shape[1] for p in parts)
     heights = [1.0 + 0.5 * p.shape[0] for p in parts]
     fig, axes = plt.subplots(len(parts), 1, figsize=(width, sum(heights) + 0.6), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
@@ -140,10 +141,18 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> N
         ax.set_title(task)
         ax.set_xlabel("evaluation language")
         ax.set_ylabel("")
+        ax.tick_params(axis="y", labelrotation=0)
     fig.suptitle(title or "Zero-shot test accuracy by method and language")
     fig.tight_layout()
     fig.savefig(out, dpi=120, format="png")
     plt.close(fig)
+
+
+def _log_ticks(ax, values) -> None:
+    """Log x axis with a tick at each swept value, labelled as written (10, 100, 0.01 ...)."""
+    ax.set_xscale("log")
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
 
 
 def _headline_temperature(acc: pd.DataFrame) -> float | None:
@@ -173,7 +182,7 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = "") -> N
             ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
             ax.fill_between(curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]),
                             alpha=0.15)
-        ax.set_xscale("log")
+        _log_ticks(ax, sorted(part.examples.dropna().unique()))
         ax.set_xlabel("labelled training examples")
         ax.set_ylabel("average test accuracy (%)")
         ax.set_title(task)
@@ -204,7 +213,7 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
         for i, method in enumerate(_ordered_methods(reference)):
             ax.axhline(100 * reference[reference.method == method].value.mean(), ls="--", lw=1,
                        color=f"C{i + 3}", label=method)
-        ax.set_xscale("log")
+        _log_ticks(ax, sorted(part.temperature.dropna().unique()))
         ax.set_xlabel("KD softmax temperature T")
         ax.set_ylabel("average test accuracy (%)")
         ax.set_title(task)
