@@ -60,6 +60,9 @@ PLOTS = {
     "accuracy-heatmap": accuracy_heatmap,
 }
 
+from .sbert_plots import PLOTS as _SBERT_PLOTS  # noqa: E402
+
+PLOTS.update(_SBERT_PLOTS)
 from .monox_plots import PLOTS as _MONOX_PLOTS  # noqa: E402
 
 PLOTS.update(_MONOX_PLOTS)
