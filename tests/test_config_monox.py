@@ -55,6 +55,8 @@ def test_base_config_is_valid():
     ({"monox__teachers": ["nope"]}, r"monox.teachers: unknown model 'nope'"),
     ({"monox__students": ["nope"]}, r"monox.students: unknown model 'nope'"),
     ({"monox__teachers": DELETE}, r"monox.modes has \['kd', 'pl'\].*monox.teachers is not set"),
+    ({"monox__students": DELETE}, r"monox.students is required when the family is enabled"),
+    ({"monox__tasks": DELETE}, r"monox.tasks is required"),
     ({"monox__tasks__0__dataset": "xnli"}, r"monox.tasks\[0\].dataset: unknown dataset 'xnli'"),
     ({"monox__tasks__0__dataset": "corpus"}, r"corpus dataset; MonoX needs a classification dataset"),
     ({"monox__tasks__0__unlabelled_split": "unlabeled"}, r"exactly one of labelled_fraction .* or unlabelled_split"),
@@ -148,8 +150,12 @@ def test_no_teacher_jobs_without_teacher_modes_and_one_per_teacher_model():
     assert len(kd) == 2 * (2 + 2)  # per teacher: 2 sizes at T=0.1, 2 more temperatures
 
 
-def test_disabled_family_has_no_rows():
+def test_disabled_family_has_no_rows_and_needs_nothing_else():
     assert monox_runs(edited(monox__enabled=False)) == []
+    config = base_config()
+    config["monox"] = {"enabled": False}
+    validate(config)
+    assert monox_runs(config) == []
     assert monox_runs({k: v for k, v in base_config().items() if k != "monox"}) == []
 
 

@@ -54,7 +54,7 @@ def test_teacher_trains_once_and_feeds_many_students(configfiles):
     extra = [a for f in configfiles for a in ("--configfile", f)]
     jobs = dry_run(*extra)
     rules = Counter(j["rule"] for j in jobs)
-    for rule in ("monox_split", "train_teacher", "distill", "aggregate_monox", "monox_table", "plot_monox"):
+    for rule in ("monox_split", "train_teacher", "distill", "aggregate_monox", "plot_monox_table", "plot_monox"):
         assert rules[rule] >= 1, f"no {rule} job in the DAG"
 
     rows = monox_runs(effective_config(*configfiles))

@@ -59,7 +59,7 @@ def tokenizers():
     return tokenizer(120), tokenizer(200)
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def split():
     return make_split(make_records(100), seed=3, labelled_fraction=0.2, dev=make_records(12, seed=9), name="toy")
 
@@ -128,12 +128,14 @@ def test_kd_loss_matches_hand_computation(tokenizers):
 
 # ---------------------------------------------------------------- teacher once, students by example id
 
-@pytest.fixture()
-def teacher_artifact(tmp_path, tokenizers, split):
+@pytest.fixture(scope="module")
+def teacher_artifact(tmp_path_factory, tokenizers, split):
+    """One teacher, trained once, shared by the student tests (as in the workflow)."""
     tok = tokenizers[0]
-    outcome = run_teacher(tiny_classifier(tok, 1), tok, split, 10, seed=3, args=ARGS,
-                          logits_path=tmp_path / "logits.npz", teacher_name="tiny-teacher")
-    return tmp_path / "logits.npz", outcome, tok
+    path = tmp_path_factory.mktemp("teacher") / "logits.npz"
+    outcome = run_teacher(tiny_classifier(tok, 1), tok, split, 10, seed=3, args=ARGS, logits_path=path,
+                          teacher_name="tiny-teacher")
+    return path, outcome, tok
 
 
 def test_teacher_stores_logits_of_its_own_model_keyed_by_example(teacher_artifact, split):
@@ -167,9 +169,9 @@ def test_kd_student_trains_on_teacher_rows_of_the_same_examples(teacher_artifact
 
     real_fit = monox.fit
 
-    def spy(model, tok, examples, dev, args, temperature=None):
+    def spy(model, tok, examples, dev, args, temperature=None, **kwargs):
         seen.append((list(examples), temperature))
-        return real_fit(model, tok, examples, dev, args, temperature)
+        return real_fit(model, tok, examples, dev, args, temperature, **kwargs)
 
     monkeypatch.setattr(monox, "fit", spy)
     outcome = run_student("kd", lambda: tiny_classifier(student_tok, 2), student_tok, split, 10, 3, ARGS,
@@ -192,7 +194,7 @@ def test_pl_student_gets_gold_plus_confident_teacher_labels(teacher_artifact, sp
     import xlt.monox as monox
 
     real_fit = monox.fit
-    monkeypatch.setattr(monox, "fit", lambda m, t, ex, dev, a, temperature=None: seen.append(list(ex)) or real_fit(m, t, ex, dev, a))
+    monkeypatch.setattr(monox, "fit", lambda m, t, ex, dev, a, temperature=None, **kw: seen.append(list(ex)) or real_fit(m, t, ex, dev, a, **kw))
     outcome = run_student("pl", lambda: tiny_classifier(student_tok, 2), student_tok, split, 10, 3, ARGS,
                           teacher_logits=path, threshold=threshold)
     data = seen[0]
@@ -227,6 +229,42 @@ def test_self_train_rounds_relabel_the_pool_with_the_student(split, tokenizers):
     assert len(outcome.meta["round_dev_accuracy"]) == 3
 
 
+def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(split, tokenizers, tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import xlt.monox as monox
+    from xlt.checkpoint import EXIT_PREEMPTED
+
+    tok = tokenizers[1]
+    reference = run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1)
+
+    real_train, calls = monox.train, []
+
+    def stopping_train(*args, **kwargs):
+        calls.append(kwargs["checkpoint_dir"])
+        if len(calls) == 2:  # round 1: SIGTERM before its second step, as SLURM does at the time limit
+            kwargs["on_step"] = lambda step, epoch: step == 1 and os.kill(os.getpid(), signal.SIGTERM)
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(monox, "train", stopping_train)
+    with pytest.raises(SystemExit) as stopped:
+        run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1,
+                    checkpoint_dir=tmp_path / "ck")
+    assert stopped.value.code == EXIT_PREEMPTED
+    assert calls == [tmp_path / "ck" / "round-0", tmp_path / "ck" / "round-1"]
+    assert (tmp_path / "ck" / "round-1" / "checkpoint.pt").is_file()
+
+    monkeypatch.setattr(monox, "train", real_train)
+    resumed = run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1,
+                          checkpoint_dir=tmp_path / "ck")
+    for a, b in zip(resumed.model.state_dict().values(), reference.model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert resumed.records == reference.records
+    monox.clear_checkpoints(tmp_path / "ck")
+    assert not (tmp_path / "ck").exists()
+
+
 # ---------------------------------------------------------------- verbs end to end
 
 def test_verbs_split_teacher_distill(tmp_path, tokenizers):
@@ -253,6 +291,7 @@ def test_verbs_split_teacher_distill(tmp_path, tokenizers):
                  "--eval-data", str(tmp_path / "test.jsonl"), str(tmp_path / "test.jsonl"), "--eval-langs", "en,xx",
                  "--axes", json.dumps(axes), "--seed", "1", "--out", str(tmp_path / "s" / "metrics.json"), *train_flags]) == 0
     teacher, student = read_json(tmp_path / "t" / "metrics.json"), read_json(tmp_path / "s" / "metrics.json")
+    assert not (tmp_path / "t" / "checkpoint").exists() and not (tmp_path / "s" / "checkpoint").exists()
     assert teacher["meta"]["family"] == "monox" and teacher["meta"]["role"] == "teacher"
     assert {(r["lang"], r["split"]) for r in teacher["metrics"] if r["metric"] == "accuracy"} == {
         ("en", "dev"), ("en", "unlabelled"), ("en", "test")}  # no average for a teacher

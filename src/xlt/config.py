@@ -215,6 +215,9 @@ def check_monox(config: dict) -> None:
         return
     from .data.records import NUM_LABELS
 
+    for key in ("students", "tasks"):
+        if not family.get(key):
+            raise XltError(f"monox.{key} is required when the family is enabled (or set monox.enabled: false)")
     needs_teacher = [m for m in family["modes"] if m in MONOX_TEACHER_MODES]
     if needs_teacher and not family.get("teachers"):
         raise XltError(f"monox.modes has {needs_teacher}, which distil from a teacher, but monox.teachers is "

@@ -169,9 +169,10 @@ def kd_loss(temperature: float):
 
 
 def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: TrainArgs,
-        temperature: float | None = None) -> TrainResult:
+        temperature: float | None = None, checkpoint_dir: str | Path | None = None) -> TrainResult:
     """Train with cross-entropy on `label` (temperature None) or with the KD loss on
-    `teacher_logits`; keep the checkpoint with the best dev accuracy."""
+    `teacher_logits`; keep the checkpoint with the best dev accuracy. With `checkpoint_dir`
+    the run is resumable (xlt.checkpoint)."""
     if not dev:
         raise XltError("the dev set is empty: nothing to select the best checkpoint on")
 
@@ -183,7 +184,7 @@ def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: T
         collate, loss_fn = make_collate(tokenizer, args.max_length), classification_loss
     else:
         collate, loss_fn = kd_collate(tokenizer, args.max_length), kd_loss(temperature)
-    return train(model, list(examples), collate, loss_fn, args, evaluate)
+    return train(model, list(examples), collate, loss_fn, args, evaluate, checkpoint_dir=checkpoint_dir)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -222,11 +223,12 @@ class RunOutcome:
 
 
 def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs,
-                logits_path: str | Path, teacher_name: str = "", source_lang: str = "en") -> RunOutcome:
+                logits_path: str | Path, teacher_name: str = "", source_lang: str = "en",
+                checkpoint_dir: str | Path | None = None) -> RunOutcome:
     """Fine-tune the teacher on the labelled data of `size`, then write its logits on those
     labelled examples and on the whole unlabelled pool to `logits_path`."""
     gold = training_set(split, size, seed)
-    result = fit(model, tokenizer, gold, split.dev, args)
+    result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint_dir)
     logits = {"labelled": predict_logits(model, tokenizer, gold, args.max_length),
               "unlabelled": predict_logits(model, tokenizer, split.unlabelled, args.max_length)}
     header = save_teacher_logits(
@@ -245,9 +247,16 @@ def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args
 
 def run_student(mode: str, load_student, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs, *,
                 teacher_logits: str | Path | None = None, temperature: float = 0.1, threshold: float = 0.0,
-                rounds: int = 1, source_lang: str = "en") -> RunOutcome:
+                rounds: int = 1, source_lang: str = "en", checkpoint_dir: str | Path | None = None) -> RunOutcome:
     """Train one student. `load_student()` returns a fresh student classifier (called once,
-    the self-training rounds continue from the previous round's model)."""
+    the self-training rounds continue from the previous round's model). With `checkpoint_dir`
+    training is resumable; self-training keeps one checkpoint directory per round (round-N), so
+    a rerun recomputes the finished rounds (from their last checkpoint, to the same models) and
+    resumes the interrupted one. `clear_checkpoints` removes them once the outputs exist."""
+
+    def checkpoint(name: str) -> Path | None:
+        return Path(checkpoint_dir) / name if checkpoint_dir is not None else None
+
     if mode not in MODES:
         raise XltError(f"unknown student mode {mode!r}; use one of {', '.join(MODES)}")
     if mode in TEACHER_MODES and teacher_logits is None:
@@ -260,13 +269,13 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
 
     if mode == "finetune":
         model = load_student()
-        result = fit(model, tokenizer, gold, split.dev, args)
+        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"))
     elif mode == "kd":
         expected = artifact_meta(split, size, seed)
         logits = load_teacher_logits(teacher_logits, {"labelled": gold, "unlabelled": split.unlabelled}, expected)
         data = build_kd_dataset({"labelled": gold, "unlabelled": split.unlabelled}, logits)
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args, temperature=temperature)
+        result = fit(model, tokenizer, data, split.dev, args, temperature=temperature, checkpoint_dir=checkpoint("train"))
         records.append(record("distill_examples", len(data)))
     elif mode == "pl":
         logits = load_teacher_logits(teacher_logits, {"unlabelled": split.unlabelled}, artifact_meta(split, size, seed))
@@ -274,13 +283,13 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         pseudo = _with_heldout(data[len(gold):], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args)
+        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"))
     else:  # self_train
         results: list[TrainResult] = []
 
         def train_fn(records_: list[dict], previous):
             m = previous if previous is not None else load_student()
-            results.append(fit(m, tokenizer, records_, split.dev, args))
+            results.append(fit(m, tokenizer, records_, split.dev, args, checkpoint_dir=checkpoint(f"round-{len(results)}")))
             return m
 
         def predict_fn(m, pool) -> np.ndarray:
@@ -294,6 +303,18 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         meta["round_dev_accuracy"] = [r.best_score for r in results]
     records.append(record("accuracy", result.best_score, lang=source_lang, split="dev"))
     return RunOutcome(model, result, records, meta)
+
+
+def clear_checkpoints(checkpoint_dir: str | Path) -> None:
+    """Remove the checkpoints `run_teacher` / `run_student` left under `checkpoint_dir`."""
+    from .checkpoint import remove_checkpoint
+
+    checkpoint_dir = Path(checkpoint_dir)
+    if checkpoint_dir.is_dir():
+        for sub in checkpoint_dir.iterdir():
+            if sub.is_dir():
+                remove_checkpoint(sub)
+    remove_checkpoint(checkpoint_dir)
 
 
 def _with_heldout(pseudo: list[dict], pool: Sequence[dict]) -> list[dict]:

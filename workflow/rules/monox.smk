@@ -98,7 +98,7 @@ rule train_teacher:
         axes=lambda w: monox_axes(MONOX_TEACHERS[w.run_id]),
         flags=lambda w: monox_flags(MONOX_TEACHERS[w.run_id]["task"], "teacher"),
     resources:
-        **config.get("monox", {}).get("resources", {}),
+        **slurm_resources(config, "monox"),
     shell:
         "xlt train-teacher --model {params.model} --split {params.split} --size {params.size} "
         "--num-labels {params.num_labels} --eval-data {params.eval} --eval-langs {params.source} "
@@ -147,7 +147,7 @@ rule distill:
         axes=lambda w: monox_axes(MONOX_STUDENTS[w.run_id]),
         flags=lambda w: monox_flags(MONOX_STUDENTS[w.run_id]["task"]),
     resources:
-        **config.get("monox", {}).get("resources", {}),
+        **slurm_resources(config, "monox"),
     shell:
         "xlt distill --mode {params.mode} --model {params.model} --split {params.split} --size {params.size} "
         "--num-labels {params.num_labels} {params.mode_flags} --eval-data {params.eval} --eval-langs {params.langs} "
@@ -163,11 +163,12 @@ rule aggregate_monox:
         f"{RESULTS}/tables/monox.csv",
     log:
         f"{RESULTS}/logs/aggregate/monox.log",
+    localrule: True
     shell:
         "xlt aggregate {input} --out {output} > {log} 2>&1"
 
 
-rule monox_table:
+rule plot_monox_table:
     input:
         f"{RESULTS}/tables/monox.csv",
     output:
@@ -180,6 +181,7 @@ rule monox_table:
         ),
     log:
         f"{RESULTS}/logs/plots/monox-table.log",
+    localrule: True
     shell:
         "xlt monox-table --table {input} --csv {output.csv} --markdown {output.markdown} --html {output.html} "
         "--title 'MonoX: zero-shot test accuracy (%)' > {log} 2>&1"
@@ -198,6 +200,7 @@ rule plot_monox:
         f"{RESULTS}/logs/plots/monox-{{kind}}.log",
     wildcard_constraints:
         kind="monox-accuracy-heatmap|monox-accuracy-vs-size|monox-accuracy-vs-temperature",
+    localrule: True
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
 

@@ -21,6 +21,8 @@ def add_arguments(p):
     p.add_argument("--save-model", default=None, help="also save the student to this directory")
     p.add_argument("--run-id", default=None)
     p.add_argument("--out", required=True, help="metrics JSON path")
+    p.add_argument("--checkpoint-dir", default=None,
+                   help="resumable training state (default: checkpoint/ beside --out, not an output); removed once the outputs exist")
     add_train_arguments(p)
 
 
@@ -60,7 +62,7 @@ def run(args):
     from ..freezing import count_parameters
     from ..metrics import MetricsFile
     from ..models import load_classifier, load_tokenizer, save_model
-    from ..monox import evaluation_records, parse_size, read_split, run_student
+    from ..monox import clear_checkpoints, evaluation_records, parse_size, read_split, run_student
     from ..train import result_meta, train_args_from
 
     import time
@@ -75,9 +77,11 @@ def run(args):
                            "temperature": args.temperature if args.mode == "kd" else None})
 
     tokenizer = load_tokenizer(args.model)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else Path(args.out).parent / "checkpoint"
     outcome = run_student(args.mode, lambda: load_classifier(args.model, args.num_labels), tokenizer, split, size,
                           targs.seed, targs, teacher_logits=args.teacher_logits, temperature=args.temperature,
-                          threshold=args.threshold, rounds=args.rounds, source_lang=args.source_lang)
+                          threshold=args.threshold, rounds=args.rounds, source_lang=args.source_lang,
+                          checkpoint_dir=checkpoint_dir)
     model = outcome.model
     metrics = MetricsFile("monox", args.run_id or Path(args.out).parent.name, axes=axes, started=started)
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta | {
@@ -89,5 +93,6 @@ def run(args):
     if args.save_model:
         save_model(model, tokenizer, args.save_model)
     metrics.write(args.out)
+    clear_checkpoints(checkpoint_dir)
     for r in metrics.records:
         print(r)

@@ -15,6 +15,8 @@ def add_arguments(p):
     p.add_argument("--save-model", default=None, help="also save the fine-tuned teacher to this directory")
     p.add_argument("--run-id", default=None)
     p.add_argument("--out", required=True, help="run directory: logits.npz and metrics.json are written there")
+    p.add_argument("--checkpoint-dir", default=None,
+                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
 
 
@@ -25,7 +27,7 @@ def run(args):
     from ..freezing import count_parameters
     from ..metrics import MetricsFile
     from ..models import load_classifier, load_tokenizer, save_model
-    from ..monox import evaluation_records, parse_size, read_split, run_teacher
+    from ..monox import clear_checkpoints, evaluation_records, parse_size, read_split, run_teacher
     from ..train import result_meta, train_args_from
 
     import time
@@ -41,8 +43,9 @@ def run(args):
 
     tokenizer = load_tokenizer(args.model)
     model = load_classifier(args.model, args.num_labels)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
-                          teacher_name=args.model, source_lang=args.source_lang)
+                          teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir)
     metrics = MetricsFile("monox", args.run_id or out.name, axes=axes, started=started)
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta
                         | {"model": args.model, "role": "teacher", "split": split.meta, "history": outcome.result.history})
@@ -52,5 +55,6 @@ def run(args):
     if args.save_model:
         save_model(model, tokenizer, args.save_model)
     metrics.write(out / "metrics.json")
+    clear_checkpoints(checkpoint_dir)
     for r in metrics.records:
         print(r)
