@@ -14,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/freeze_depth.smk"
 include: "workflow/rules/sbert.smk"
 include: "workflow/rules/adapt.smk"
+include: "workflow/rules/monox.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -33,6 +33,10 @@ COMMANDS = {
     "adapt-mlm": "adapt_mlm",
     "sample-texts": "sample_texts",
     "adapt-summary": "adapt_summary",
+    "monox-split": "monox_split",
+    "train-teacher": "train_teacher",
+    "distill": "distill",
+    "monox-table": "monox_table",
 }
 
 

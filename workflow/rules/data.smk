@@ -15,10 +15,11 @@ rule build_demo_model:
         layers=lambda w: config["models"][w.model].get("layers", 12),
         hidden=lambda w: config["models"][w.model].get("hidden_size", 64),
         steps=lambda w: config["models"][w.model].get("pretrain_steps", 300),
+        vocab=lambda w: config["models"][w.model].get("vocab_size", 1000),
     localrule: True
     shell:
         "xlt build-demo-model --out {output} --languages {params.languages} --layers {params.layers} "
-        "--hidden-size {params.hidden} --pretrain-steps {params.steps} > {log} 2>&1"
+        "--hidden-size {params.hidden} --pretrain-steps {params.steps} --vocab-size {params.vocab} > {log} 2>&1"
 
 
 rule prepare_data:

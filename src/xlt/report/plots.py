@@ -67,3 +67,7 @@ PLOTS.update(_SBERT_PLOTS)
 from .adapt_plots import PLOTS as _ADAPT_PLOTS  # noqa: E402
 
 PLOTS.update(_ADAPT_PLOTS)
+
+from .monox_plots import PLOTS as _MONOX_PLOTS  # noqa: E402
+
+PLOTS.update(_MONOX_PLOTS)
