@@ -25,6 +25,7 @@ COMMANDS = {
     "sweep": "sweep",
     "perplexity": "perplexity",
     "compare-layers": "compare_layers",
+    "bench": "bench",
 }
 
 

@@ -4,6 +4,8 @@ AdamW with linear warm-up and decay, gradient clipping and accumulation, a seede
 order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
 CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
 model, its examples, a collate function, a loss function and (optionally) an evaluator.
+Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
+dynamic padding pads less; see xlt.bucketing) and torch.compile of the model (`compile`).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from .bucketing import bucketed_order, example_lengths
 from .errors import XltError
 from .models import pick_device
 
@@ -43,12 +46,25 @@ class TrainArgs:
     device: str = "auto"
     log_every: int = 20
     checkpoint_every: int = 0  # optimiser steps between resumable checkpoints; 0 = none
+    length_bucketing: bool = False  # batches of similar length, so dynamic padding pads less (xlt.bucketing)
+    compile: bool = False  # run the model's forward through torch.compile (worth it on GPUs, long runs)
+
+
+def parse_bool(text: str) -> bool:
+    """A boolean flag value as train_flags writes it (True/False), or yes/no, 1/0, on/off."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("training")
     for f in fields(TrainArgs):
-        group.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
+        kind = parse_bool if isinstance(f.default, bool) else type(f.default)
+        group.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default)
 
 
 def train_args_from(ns: argparse.Namespace) -> TrainArgs:
@@ -114,6 +130,13 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
     return torch.randperm(n, generator=g).tolist()
 
 
+def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
+    """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
+    parameters, so the optimiser, evaluation and saving keep using the plain `model`."""
+    compiled = torch.compile(model)
+    return lambda m, batch: loss_fn(compiled if m is model else m, batch)
+
+
 def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
     if args.max_steps > 0:
         return args.max_steps
@@ -152,6 +175,9 @@ def train(
     scheduler = linear_schedule(optimizer, int(args.warmup_ratio * total), total)
     use_bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
     eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
+    lengths = example_lengths(examples) if args.length_bucketing else None
+    if args.compile:
+        loss_fn = compiled_loss(loss_fn, model)
 
     result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device))
     best_state: dict | None = None
@@ -164,6 +190,8 @@ def train(
         nonlocal epoch
         while True:
             order = epoch_order(len(examples), args.seed, epoch)
+            if lengths is not None:
+                order = bucketed_order(order, lengths, args.batch_size, args.seed, epoch)
             for start in range(0, len(order), args.batch_size):
                 yield [examples[i] for i in order[start : start + args.batch_size]]
             epoch += 1

@@ -36,10 +36,24 @@ def run(args):
         acc = accuracy_records(m, tokenizer, {"dev": dev_set}, targs.max_length)[0]["value"]
         return {"score": acc, "dev_accuracy": acc}
 
-    result = train(model, train_set, make_collate(tokenizer, targs.max_length), classification_loss, targs, evaluate)
+    collate = make_collate(tokenizer, targs.max_length)
+    cached = None
+    if args.cache_frozen_prefix:
+        from ..models import pick_device
+        from ..prefix_cache import collate_prefix_states, prepare_cached_training
+
+        cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
+                                         pick_device(targs.device))
+    if cached is not None:
+        # frozen layers ran once, in eval mode (the documented "frozen part without dropout")
+        result = train(cached.top, cached.dataset, collate_prefix_states, classification_loss, targs,
+                       lambda top: evaluate(top.full_model))
+    else:
+        result = train(model, train_set, collate, classification_loss, targs, evaluate)
     out = Path(args.out)
     save_model(model, tokenizer, out / "model")
     metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed})
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {"model": args.model, "history": result.history})
+    metrics.meta.update(cache_frozen_prefix=cached is not None, cache_s=round(cached.cache_s, 3) if cached else 0.0)
     metrics.add("dev_accuracy", result.best_score, lang="dev")
     metrics.write(out / "train.json")
