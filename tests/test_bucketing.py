@@ -90,3 +90,41 @@ def test_training_loop_sees_every_example_once_per_epoch_with_bucketing():
     for b in batches_of(order, 8):
         plain_widths.append(max(lengths[i] for i in b))
     assert sum(widths[:steps_per_epoch]) < 0.75 * sum(plain_widths)
+
+
+def test_bucketed_run_stopped_by_a_signal_resumes_to_the_same_batches(tmp_path):
+    import os
+    import signal
+
+    from xlt import checkpoint
+
+    lengths = mixed_lengths(45, seed=4)
+    examples = [{"input_ids": list(range(n)), "index": i} for i, n in enumerate(lengths)]
+
+    def run(checkpoint_dir, stop_at=None):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(1, 2)
+        seen = []
+
+        def collate(chunk):
+            seen.append([e["index"] for e in chunk])
+            return {"x": torch.tensor([[len(e["input_ids"]) / 100.0] for e in chunk]),
+                    "y": torch.tensor([e["index"] % 2 for e in chunk])}
+
+        def on_step(step, epoch):
+            if step == stop_at:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        args = TrainArgs(max_steps=14, batch_size=8, lr=0.1, device="cpu", length_bucketing=True, seed=2,
+                         log_every=1000)
+        train(model, examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]), args,
+              on_step=on_step, checkpoint_dir=checkpoint_dir)
+        return model, seen
+
+    reference, reference_batches = run(None)
+    with pytest.raises(SystemExit):
+        run(tmp_path / "ck", stop_at=8)  # mid second epoch (6 batches per epoch)
+    resumed, resumed_batches = run(tmp_path / "ck")
+    assert resumed_batches == reference_batches[9:]  # step 8 completed before stopping
+    assert torch.equal(resumed.weight, reference.weight) and torch.equal(resumed.bias, reference.bias)
+    assert checkpoint.load_checkpoint(tmp_path / "ck")["step"] == 9
