@@ -37,6 +37,7 @@ COMMANDS = {
     "train-teacher": "train_teacher",
     "distill": "distill",
     "monox-table": "monox_table",
+    "bench": "bench",
 }
 
 

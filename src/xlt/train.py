@@ -4,6 +4,8 @@ AdamW with linear warm-up and decay, gradient clipping and accumulation, a seede
 order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
 CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
 model, its examples, a collate function, a loss function and (optionally) an evaluator.
+Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
+dynamic padding pads less; see xlt.bucketing) and torch.compile of the model (`compile`).
 
 With a `checkpoint_dir`, the loop is resumable (xlt.checkpoint): it saves every
 `checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
@@ -12,64 +14,26 @@ uninterrupted run.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
+from .bucketing import bucketed_order, example_lengths
 from .checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
 from .errors import XltError
 from .models import pick_device
+# the settings live in a torch-free module so the Snakefile can build flags without importing torch
+from .train_args import TrainArgs, add_train_arguments, parse_bool, train_args_from, train_flags  # noqa: F401
 
 log = logging.getLogger("xlt.train")
-
-
-@dataclass
-class TrainArgs:
-    """Optimisation settings; every field is also a command-line flag (`--lr`, ...)."""
-
-    epochs: float = 1.0
-    max_steps: int = 0  # > 0 overrides epochs
-    batch_size: int = 32
-    lr: float = 2e-5
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    max_grad_norm: float = 1.0
-    grad_accum: int = 1
-    eval_every: int = 0  # optimiser steps between evaluations; 0 = at the end of every epoch
-    max_length: int = 128
-    seed: int = 1
-    precision: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; or fp32 / bf16
-    device: str = "auto"
-    log_every: int = 20
-    checkpoint_every: int = 0  # optimiser steps between resumable checkpoints; 0 = none
-
-
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("training")
-    for f in fields(TrainArgs):
-        group.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
-
-
-def train_args_from(ns: argparse.Namespace) -> TrainArgs:
-    return TrainArgs(**{f.name: getattr(ns, f.name) for f in fields(TrainArgs)})
-
-
-def train_flags(settings: dict) -> str:
-    """Command-line flags for a dict of TrainArgs settings (used by the Snakemake rules)."""
-    known = {f.name for f in fields(TrainArgs)}
-    unknown = set(settings) - known
-    if unknown:
-        raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
 
 
 def seed_everything(seed: int) -> None:
@@ -122,6 +86,13 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
     return torch.randperm(n, generator=g).tolist()
 
 
+def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
+    """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
+    parameters, so the optimiser, evaluation and saving keep using the plain `model`."""
+    compiled = torch.compile(model)
+    return lambda m, batch: loss_fn(compiled if m is model else m, batch)
+
+
 def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
     if args.max_steps > 0:
         return args.max_steps
@@ -162,6 +133,9 @@ def train(
     scheduler = linear_schedule(optimizer, int(args.warmup_ratio * total), total)
     use_bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
     eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
+    lengths = example_lengths(examples) if args.length_bucketing else None
+    if args.compile:
+        loss_fn = compiled_loss(loss_fn, model)
 
     result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device))
     best_state: dict | None = None
@@ -172,6 +146,8 @@ def train(
     # identifies the run a checkpoint belongs to: resuming another run's state would be silent garbage
     run_key = {"examples": len(examples), "total_steps": total, "seed": args.seed, "batch_size": args.batch_size,
                "grad_accum": args.grad_accum, "parameters": len(params)}
+    if args.length_bucketing:  # another data order (only added when on, so older checkpoints still match)
+        run_key["length_bucketing"] = True
     state = load_checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
     if state is not None:
         if state["extra"].get("run") != run_key:
@@ -191,6 +167,10 @@ def train(
         nonlocal epoch, position
         while True:
             order = epoch_order(len(examples), args.seed, epoch)
+            if lengths is not None:
+                # bucketed batches are consecutive batch_size slices of this order, so resuming at
+                # `position` works as without bucketing
+                order = bucketed_order(order, lengths, args.batch_size, args.seed, epoch)
             while position < len(order):
                 chunk = order[position : position + args.batch_size]
                 position += len(chunk)

@@ -8,7 +8,7 @@ from xlt import config as xlt_config
 from xlt.cluster import slurm_resources
 from xlt.prefetch import DEFAULT_CACHE, check_offline
 from xlt.data.prepare import output_files as dataset_files
-from xlt.train import train_flags
+from xlt.train_args import train_flags
 
 min_version("8.10")
 
