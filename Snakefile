@@ -12,6 +12,7 @@ configfile: "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/freeze_depth.smk"
+include: "workflow/rules/sbert.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -22,6 +23,10 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+onstart:
+    check_hf_cache()
 
 
 onsuccess:

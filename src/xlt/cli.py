@@ -25,7 +25,11 @@ COMMANDS = {
     "sweep": "sweep",
     "perplexity": "perplexity",
     "compare-layers": "compare_layers",
+    "align": "align",
+    "mine": "mine",
     "eval-embeddings": "eval_embeddings",
+    "train-sbert": "train_sbert",
+    "prefetch": "prefetch",
 }
 
 

@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to `path`; rename it onto `path` only on success."""
@@ -20,6 +24,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; outputs should look like any other file
     tmp_path = Path(tmp)
     try:
         yield tmp_path

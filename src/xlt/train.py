@@ -4,20 +4,28 @@ AdamW with linear warm-up and decay, gradient clipping and accumulation, a seede
 order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
 CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
 model, its examples, a collate function, a loss function and (optionally) an evaluator.
+
+With a `checkpoint_dir`, the loop is resumable (xlt.checkpoint): it saves every
+`checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
+EXIT_PREEMPTED; a rerun continues from the checkpoint to the same result as an
+uninterrupted run.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import random
 import time
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
+from .checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
 from .errors import XltError
 from .models import pick_device
 
@@ -130,6 +138,7 @@ def train(
     evaluate: Callable[[torch.nn.Module], dict] | None = None,
     parameters: Sequence[torch.nn.Parameter] | None = None,
     on_step: Callable[[int, int], None] | None = None,
+    checkpoint_dir: str | Path | None = None,
 ) -> TrainResult:
     """Train `model` in place; with `evaluate`, restore the parameters of the best
     evaluation (its "score", higher is better) at the end.
@@ -137,7 +146,8 @@ def train(
     `collate(list_of_examples) -> batch dict of tensors`; `loss_fn(model, batch) -> scalar`;
     `evaluate(model) -> {"score": float, ...}`; `on_step(step, epoch)` runs before each
     optimiser step's forward passes (layer schedules use it). `parameters` defaults to the
-    parameters that require grad when training starts.
+    parameters that require grad when training starts. `checkpoint_dir` (outside the job's
+    outputs) makes the run resumable; the caller removes it once its outputs are written.
     """
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
@@ -157,56 +167,93 @@ def train(
     best_state: dict | None = None
     started = time.time()
     seen = 0
-    step, epoch, running, running_n = 0, 0, 0.0, 0
+    step, epoch, position, running, running_n = 0, 0, 0, 0.0, 0
+    elapsed_before = 0.0
+    # identifies the run a checkpoint belongs to: resuming another run's state would be silent garbage
+    run_key = {"examples": len(examples), "total_steps": total, "seed": args.seed, "batch_size": args.batch_size,
+               "grad_accum": args.grad_accum, "parameters": len(params)}
+    state = load_checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
+    if state is not None:
+        if state["extra"].get("run") != run_key:
+            raise XltError(f"the checkpoint in {checkpoint_dir} belongs to another run ({state['extra'].get('run')}, "
+                           f"this run is {run_key}); delete that directory to start over")
+        restore(state, model, optimizer, scheduler)
+        step, epoch, position = state["step"], state["epoch"], state["position"]
+        extra = state["extra"]
+        result.history, result.best_score, result.best_step = extra["history"], extra["best_score"], extra["best_step"]
+        if extra["best_params"] is not None:
+            best_state = {id(p): t for p, t in zip(params, extra["best_params"])}
+        seen, running, running_n, elapsed_before = extra["seen"], extra["running"], extra["running_n"], extra["elapsed_s"]
     model.train()
 
     def batches():
-        nonlocal epoch
+        # (epoch, position) is where the next batch starts, so a checkpoint can resume mid-epoch
+        nonlocal epoch, position
         while True:
             order = epoch_order(len(examples), args.seed, epoch)
-            for start in range(0, len(order), args.batch_size):
-                yield [examples[i] for i in order[start : start + args.batch_size]]
-            epoch += 1
+            while position < len(order):
+                chunk = order[position : position + args.batch_size]
+                position += len(chunk)
+                yield [examples[i] for i in chunk]
+            epoch, position = epoch + 1, 0
+
+    def checkpoint() -> None:
+        save_checkpoint(
+            checkpoint_dir, step, model, optimizer, scheduler, epoch=epoch, position=position, order_seed=args.seed,
+            extra={"run": run_key, "history": result.history, "best_score": result.best_score, "best_step": result.best_step,
+                   "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
+                   "seen": seen, "running": running, "running_n": running_n,
+                   "elapsed_s": elapsed_before + time.time() - started},
+        )
 
     stream = batches()
-    while step < total:
-        if on_step is not None:
-            on_step(step, epoch)
-        for _ in range(args.grad_accum):
-            chunk = next(stream)
-            batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
-                loss = loss_fn(model, batch)
-            if not torch.isfinite(loss):
-                raise TrainingDiverged(
-                    f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
-                    f"(now {args.lr}) or check the data; no outputs were written for this run"
-                )
-            (loss / args.grad_accum).backward()
-            running += loss.item()
-            running_n += 1
-            seen += len(chunk)
-        if args.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
+    # SIGTERM/SIGUSR1 (SLURM's time limit, preemption) become a checkpoint and a clean exit
+    with GracefulStop() if checkpoint_dir is not None else contextlib.nullcontext() as stop:
+        while step < total:
+            if on_step is not None:
+                on_step(step, epoch)
+            for _ in range(args.grad_accum):
+                chunk = next(stream)
+                batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                    loss = loss_fn(model, batch)
+                if not torch.isfinite(loss):
+                    raise TrainingDiverged(
+                        f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
+                        f"(now {args.lr}) or check the data; no outputs were written for this run"
+                    )
+                (loss / args.grad_accum).backward()
+                running += loss.item()
+                running_n += 1
+                seen += len(chunk)
+            if args.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
 
-        if step % args.log_every == 0 or step == total:
-            log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
-        if evaluate is not None and (step % eval_every == 0 or step == total):
-            metrics = evaluate(model)
-            model.train()
-            entry = {"step": step, "loss": running / max(1, running_n), **metrics}
-            result.history.append(entry)
-            log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()})
-            if result.best_score is None or metrics["score"] > result.best_score:
-                result.best_score, result.best_step = metrics["score"], step
-                # frozen parameters never change, so only the trainable ones need a copy
-                best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
-        if step % args.log_every == 0:
-            running, running_n = 0.0, 0
+            if step % args.log_every == 0 or step == total:
+                log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
+            if evaluate is not None and (step % eval_every == 0 or step == total):
+                metrics = evaluate(model)
+                model.train()
+                entry = {"step": step, "loss": running / max(1, running_n), **metrics}
+                result.history.append(entry)
+                log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()})
+                if result.best_score is None or metrics["score"] > result.best_score:
+                    result.best_score, result.best_step = metrics["score"], step
+                    # frozen parameters never change, so only the trainable ones need a copy
+                    best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
+            if step % args.log_every == 0:
+                running, running_n = 0.0, 0
+            # (a signal after the last step lets the run finish: its outputs come next)
+            if checkpoint_dir is not None and step < total:
+                if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):
+                    checkpoint()
+                if stop.requested:
+                    log.warning("stopped at step %d/%d on a signal; rerun to resume from %s", step, total, checkpoint_dir)
+                    stop.exit()
 
     if best_state is not None and result.best_step != step:
         with torch.no_grad():
@@ -214,7 +261,7 @@ def train(
                 p.copy_(best_state[id(p)].to(p.device))
         log.info("restored best evaluation from step %d (score %.4f)", result.best_step, result.best_score)
     result.steps = step
-    result.wall_s = time.time() - started
+    result.wall_s = elapsed_before + time.time() - started
     result.samples_per_s = seen / max(result.wall_s, 1e-9)
     return result
 

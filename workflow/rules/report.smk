@@ -4,7 +4,7 @@ import subprocess
 
 
 def all_targets():
-    return freeze_depth_targets()
+    return [target for family_targets in FAMILY_TARGETS for target in family_targets()]
 
 
 REPORT = f"{RESULTS}/report.html"

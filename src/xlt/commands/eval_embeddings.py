@@ -17,6 +17,7 @@ MetricsFile (family "sbert"): values are fractions; the printed table shows them
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 from pathlib import Path
@@ -73,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
+    parser.add_argument("--axes", default="{}", help="extra sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
     parser.add_argument("--run-id", help="run id stored in the metrics file (default: from model, pooling, layer)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation")
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> None:
     metrics = MetricsFile(
         family="sbert",
         run_id=args.run_id or default_run_id(args.model, args.pooling, args.layer, args.normalize),
-        axes={"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
+        axes=json.loads(args.axes) | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
         meta={
             "model": args.model,
             "hidden_state_index": args.layer % (num_layers + 1) if num_layers is not None else args.layer,

@@ -1,0 +1,108 @@
+import math
+
+import pytest
+import torch
+
+from xlt.errors import XltError
+from xlt.train import TrainArgs, epoch_order, linear_schedule, total_optimizer_steps, train
+
+
+def toy_problem(n=64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 4, generator=g)
+    y = (x[:, 0] + x[:, 1] > 0).long()
+    return [{"x": x[i], "y": y[i]} for i in range(n)]
+
+
+def collate(examples):
+    return {"x": torch.stack([e["x"] for e in examples]), "y": torch.stack([e["y"] for e in examples])}
+
+
+def loss_fn(model, batch):
+    return torch.nn.functional.cross_entropy(model(batch["x"]), batch["y"])
+
+
+def make_model(seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Linear(4, 2)
+
+
+def args(**kw):
+    base = dict(max_steps=30, batch_size=8, lr=0.1, warmup_ratio=0.0, weight_decay=0.0, device="cpu", log_every=10)
+    return TrainArgs(**{**base, **kw})
+
+
+def test_loss_goes_down_and_runs_are_reproducible():
+    data = toy_problem()
+    first = make_model()
+    before = sum(loss_fn(first, collate(data)).item() for _ in range(1))
+    train(first, data, collate, loss_fn, args())
+    after = loss_fn(first, collate(data)).item()
+    assert after < before * 0.7
+    second = make_model()
+    train(second, data, collate, loss_fn, args())
+    assert torch.equal(first.weight, second.weight)
+
+
+def test_gradient_accumulation_matches_a_larger_batch():
+    data = toy_problem()
+    a, b = make_model(), make_model()
+    train(a, data, collate, loss_fn, args(max_steps=5, batch_size=16, max_grad_norm=0))
+    train(b, data, collate, loss_fn, args(max_steps=5, batch_size=8, grad_accum=2, max_grad_norm=0))
+    assert torch.allclose(a.weight, b.weight, atol=1e-6)
+
+
+def test_best_checkpoint_is_restored():
+    data = toy_problem()
+    model = make_model()
+    calls = []
+
+    def evaluate(m):
+        calls.append(m.weight.detach().clone())
+        return {"score": [0.1, 0.9, 0.2][len(calls) - 1]}  # the second evaluation is the best
+
+    result = train(model, data, collate, loss_fn, args(max_steps=9, eval_every=3), evaluate=evaluate)
+    assert result.best_step == 6 and result.best_score == 0.9
+    assert torch.equal(model.weight, calls[1])
+    assert [h["step"] for h in result.history] == [3, 6, 9]
+
+
+def test_non_finite_loss_stops_with_a_clear_error():
+    data = toy_problem()
+
+    def exploding(model, batch):
+        return loss_fn(model, batch) * float("inf")
+
+    with pytest.raises(XltError, match=r"loss is (inf|nan) at step 0 .*lower the learning rate"):
+        train(make_model(), data, collate, exploding, args())
+
+
+def test_nothing_to_train_and_no_examples():
+    model = make_model()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    with pytest.raises(XltError, match="every parameter is frozen"):
+        train(model, toy_problem(), collate, loss_fn, args())
+    with pytest.raises(XltError, match="no training examples"):
+        train(make_model(), [], collate, loss_fn, args())
+
+
+def test_schedule_and_step_count():
+    assert total_optimizer_steps(100, TrainArgs(batch_size=10, epochs=2)) == 20
+    assert total_optimizer_steps(100, TrainArgs(batch_size=10, grad_accum=2, epochs=1.5)) == 8
+    assert total_optimizer_steps(100, TrainArgs(max_steps=7)) == 7
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = linear_schedule(opt, warmup_steps=2, total_steps=6)
+    lrs = []
+    for _ in range(6):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
+
+
+def test_epoch_order_depends_only_on_seed_and_epoch():
+    assert epoch_order(10, 1, 0) == epoch_order(10, 1, 0)
+    assert epoch_order(10, 1, 0) != epoch_order(10, 1, 1)
+    assert sorted(epoch_order(10, 2, 3)) == list(range(10))
+    assert math.isfinite(sum(epoch_order(5, 0, 0)))

@@ -1,0 +1,118 @@
+"""The Snakemake DAG end to end, in a scratch copy of the workflow (the package itself is
+imported from the installed `xlt`)."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def workflow_copy(tmp_path: Path) -> Path:
+    work = tmp_path / "wf"
+    work.mkdir()
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(REPO / name, work / name)
+    for name in ("workflow", "config"):
+        shutil.copytree(REPO / name, work / name)
+    return work
+
+
+def snakemake(work: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**OFFLINE, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    proc = subprocess.run(SNAKEMAKE + list(args), cwd=work, env=env, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def job_counts(output: str) -> dict:
+    """Parse the 'Job stats' table of a dry run."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
+    counts = {}
+    for line in lines[start + 3:]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+@pytest.mark.slow
+def test_paper_config_dry_run_plans_one_finetune_per_depth_offline(tmp_path):
+    work = workflow_copy(tmp_path)
+    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml")
+    counts = job_counts(proc.stdout + proc.stderr)
+    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    depths = 14 * len(config["freeze_depth"]["models"]) * len(config["freeze_depth"]["seeds"])
+    assert counts["finetune"] == depths
+    assert counts["evaluate_xnli"] == depths
+    assert "build_demo_model" not in counts  # real models come from the hub
+
+
+@pytest.mark.slow
+def test_bad_config_fails_before_any_job(tmp_path):
+    work = workflow_copy(tmp_path)
+    config = yaml.safe_load((work / "config" / "tiny.yaml").read_text())
+    config["freeze_depth"]["depths"] = [0, 3]  # the tiny model has 2 layers
+    (work / "bad.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, "--cores", "1", "--configfile", "bad.yaml", check=False)
+    assert proc.returncode != 0
+    assert "freeze depth 3 in freeze_depth.depths is out of range" in proc.stdout + proc.stderr
+    assert not (work / "results" / "models").exists()
+
+
+@pytest.mark.slow
+def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
+    work = workflow_copy(tmp_path)
+    snakemake(work, "--cores", "2", "--configfile", "config/tiny.yaml")
+    table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
+    acc = table[table.metric == "accuracy"]
+    assert sorted(acc.freeze_depth.unique()) == [-1, 0, 1, 2]
+    assert set(acc.lang) == {"en", "qaa", "qac", "avg"}
+    assert len(acc) == 4 * 4
+    assert acc.value.between(0, 1).all()
+    for plot in ("accuracy-vs-depth", "accuracy-heatmap"):
+        assert (work / "results" / "plots" / "freeze_depth" / f"{plot}.png").stat().st_size > 5000
+    report = (work / "results" / "report.html").read_text(errors="replace")
+    assert "no scientific meaning" in report
+    again = snakemake(work, "--cores", "2", "--configfile", "config/tiny.yaml")
+    assert "Nothing to be done" in again.stdout + again.stderr
+    assert "writing report" not in again.stdout
+
+
+@pytest.mark.slow
+def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
+    """The README's recipe: config/local-example.yaml pointed at a save_pretrained directory
+    and headered NLI TSV files with string labels."""
+    from xlt.data import demo
+
+    work = workflow_copy(tmp_path)
+    data = tmp_path / "xnli"
+    data.mkdir()
+    names = ["entailment", "neutral", "contradiction"]
+    for split, langs, size in (("train", ["en"], 48), ("dev", ["en"], 12), ("test", ["en", "qab"], 12)):
+        for lang in langs:
+            rows = demo.generate("nli", lang, split, size, seed=5)
+            lines = ["premise\thypothesis\tlabel"] + [f"{r['text']}\t{r['text_pair']}\t{names[r['label']]}" for r in rows]
+            (data / f"{split}.{lang}.tsv").write_text("\n".join(lines) + "\n")
+    config = yaml.safe_load((work / "config" / "local-example.yaml").read_text())
+    config["models"]["my-mbert"]["path"] = str(demo_model_dir)
+    config["datasets"]["my-xnli"].update(files=str(data / "{split}.{lang}.tsv"), languages=["en", "qab"])
+    config["freeze_depth"].update(depths=[0, 2], eval={"dataset": "my-xnli", "split": "test", "langs": ["en", "qab"]})
+    config["training"] = {"max_steps": 3, "batch_size": 16, "lr": 1e-3, "max_length": 32}
+    (work / "local.yaml").write_text(yaml.safe_dump(config))
+    snakemake(work, "--cores", "2", "--configfile", "local.yaml")
+    table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
+    acc = table[table.metric == "accuracy"]
+    assert sorted(acc.freeze_depth.unique()) == [0, 2]
+    assert set(acc.lang) == {"en", "qab", "avg"}
+    assert (acc.model == str(demo_model_dir)).all()
