@@ -25,6 +25,10 @@ COMMANDS = {
     "sweep": "sweep",
     "perplexity": "perplexity",
     "compare-layers": "compare_layers",
+    "align": "align",
+    "mine": "mine",
+    "eval-embeddings": "eval_embeddings",
+    "train-sbert": "train_sbert",
     "prefetch": "prefetch",
 }
 

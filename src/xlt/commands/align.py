@@ -1,0 +1,148 @@
+"""`xlt align`: per-layer cross-lingual alignment of an encoder on parallel sentences.
+
+Each --bitext is a normalised JSONL file (text = non-English side, text_pair = English).
+Its language comes from --langs (same order as the files) or else from the file's parent
+directory name (results/data/tatoeba/deu/test.jsonl -> deu).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from pathlib import Path
+
+from ..errors import XltError
+
+HELP = "per-layer bitext retrieval accuracy (both directions) of an encoder, with optional centring and t-SNE pictures"
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser) -> None:
+    from ..analysis.alignment import PROJECTION_METHODS
+    from ..pooling import POOLING_MODES
+
+    parser.add_argument("--model", required=True, help="model directory or hub id")
+    parser.add_argument("--bitext", action="append", required=True, metavar="FILE.jsonl",
+                        help="normalised bitext records (text = non-English, text_pair = English); repeat for more languages")
+    parser.add_argument("--langs", help="comma-separated language codes, one per --bitext (default: each file's parent directory name)")
+    parser.add_argument("--layers", default="all", help="'all' or comma-separated hidden-state indices, 0 = embeddings (default all)")
+    parser.add_argument("--pooling", default="mean", choices=POOLING_MODES)
+    parser.add_argument("--center", action="store_true",
+                        help="also report accuracy after subtracting each language's mean vector (metric bitext_retrieval_acc_centered)")
+    parser.add_argument("--tsne-layers", default="", help="comma-separated hidden-state indices to project in 2-D (needs --out-plots)")
+    parser.add_argument("--tsne-sample", type=int, default=200, help="parallel pairs per language in the 2-D pictures (default 200)")
+    parser.add_argument("--projection", default="tsne", choices=PROJECTION_METHODS, help="2-D projection method (default tsne)")
+    parser.add_argument("--english-label", default="en",
+                        help="language label of the English side in the pictures (default en; eng for Tatoeba codes)")
+    parser.add_argument("--tsne-threads", type=int, default=1, help="OpenMP threads for t-SNE (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the pair sample and the projection")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--run-id", default=None, help="run id stored in the metrics file (default: model name)")
+    parser.add_argument("--out-metrics", required=True, help="metrics JSON")
+    parser.add_argument("--out-table", help="CSV: one row per layer, one column per language/direction")
+    parser.add_argument("--out-plots", help="directory for retrieval_by_layer.png and the projection grid")
+
+
+def resolve_langs(files: list[str], langs: str | None) -> list[str]:
+    """Language code per bitext file, from --langs or the parent directory names; unique."""
+    if langs:
+        codes = [code.strip() for code in langs.split(",") if code.strip()]
+        if len(codes) != len(files):
+            raise XltError(f"--langs names {len(codes)} language(s) but {len(files)} --bitext file(s) were given; give one code per file")
+    else:
+        codes = [Path(f).resolve().parent.name for f in files]
+    duplicates = sorted({c for c in codes if codes.count(c) > 1})
+    if duplicates:
+        raise XltError(f"language code(s) {', '.join(duplicates)} used for more than one --bitext file; name them with --langs")
+    return codes
+
+
+def load_bitexts(files: list[str], codes: list[str]):
+    from ..analysis.alignment import bitexts_from_records
+    from ..io import read_jsonl
+
+    bitexts = []
+    for path, code in zip(files, codes):
+        if not Path(path).is_file():
+            raise XltError(f"bitext file {path} does not exist; write it with `xlt prepare-data` or pass an existing file")
+        try:
+            records = read_jsonl(path)
+        except ValueError as err:
+            raise XltError(f"{path}: not valid JSONL ({err}); one JSON object per line") from None
+        bitexts.append(bitexts_from_records(code, records, origin=str(path)))
+    return bitexts
+
+
+def layer_table(records: list[dict]) -> str:
+    """CSV text: a row per layer, a column per (metric variant, lang, direction)."""
+    columns: dict[str, dict[int, float]] = {}
+    for rec in records:
+        variant = " centered" if rec["metric"].endswith("_centered") else ""
+        columns.setdefault(f"{rec['lang']} {rec['direction']}{variant}", {})[rec["layer"]] = rec["value"]
+    layers = sorted({layer for col in columns.values() for layer in col})
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["layer", *columns])
+    for layer in layers:
+        writer.writerow([layer, *(f"{col[layer]:.4f}" if layer in col else "" for col in columns.values())])
+    return out.getvalue()
+
+
+def run(args) -> None:
+    from ..analysis.alignment import alignment_records, config_num_layers, encode_bitexts, parse_layers, project_layers
+    from ..io import write_text
+    from ..metrics import MetricsFile
+
+    metrics = MetricsFile(family="align", run_id=args.run_id or Path(args.model).name)  # starts the wall clock
+    # everything that can be wrong with the input is checked before the model is loaded
+    if args.tsne_sample < 2:
+        raise XltError(f"--tsne-sample must be at least 2, got {args.tsne_sample}")
+    if args.tsne_layers and not args.out_plots:
+        raise XltError("--tsne-layers draws pictures; give --out-plots DIR as well")
+    codes = resolve_langs(args.bitext, args.langs)
+    bitexts = load_bitexts(args.bitext, codes)
+    depth = config_num_layers(args.model)
+    layers = parse_layers(args.layers, depth)
+    tsne_layers = parse_layers(args.tsne_layers, depth) if args.tsne_layers else []
+
+    from ..models import load_encoder, load_tokenizer, pick_device
+
+    device = pick_device(args.device)
+    tokenizer = load_tokenizer(args.model)
+    model = load_encoder(args.model).to(device)
+    encoded = encode_bitexts(model, tokenizer, bitexts, sorted(set(layers) | set(tsne_layers)), pooling=args.pooling,
+                             batch_size=args.batch_size, max_length=args.max_length, device=device)
+    in_table = [_only_layers(e, layers) for e in encoded]
+    records = alignment_records(in_table)
+    if args.center:
+        records += alignment_records(in_table, center_languages=True)
+    for rec in records:
+        log.info("%s %s layer %d %s: %.4f", rec["metric"], rec["lang"], rec["layer"], rec["direction"], rec["value"])
+
+    metrics.meta.update({"model": args.model, "pooling": args.pooling, "layers": layers, "center": args.center,
+                         "bitexts": {b.lang: {"path": str(p), "pairs": len(b.texts)} for b, p in zip(bitexts, args.bitext)}})
+    metrics.extend(records)
+    if args.out_plots:
+        from ..report.alignment_plots import plot_projection_grid, plot_retrieval_by_layer
+
+        plots = Path(args.out_plots)
+        plot_retrieval_by_layer(records, plots / "retrieval_by_layer.png", title=f"{metrics.run_id}: retrieval accuracy by layer")
+        if tsne_layers:
+            projections = project_layers(encoded, tsne_layers, sample=args.tsne_sample, method=args.projection,
+                                         center_languages=args.center, seed=args.seed, threads=args.tsne_threads,
+                                         english=args.english_label)
+            plot_projection_grid(projections, plots / f"{args.projection}_layers.png",
+                                 title=f"{metrics.run_id}: parallel sentences by layer" + (" (centred)" if args.center else ""))
+            metrics.meta["projection"] = {"layers": tsne_layers, "sample": args.tsne_sample, "method": [p.method for p in projections]}
+    if args.out_table:
+        write_text(args.out_table, layer_table(records))
+    metrics.write(args.out_metrics)
+
+
+def _only_layers(encoded, layers):
+    from ..analysis.alignment import EncodedBitext
+
+    return EncodedBitext(encoded.lang, {l: encoded.texts[l] for l in layers}, {l: encoded.english[l] for l in layers})

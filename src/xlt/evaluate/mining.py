@@ -1,0 +1,334 @@
+"""BUCC-style parallel sentence mining with ratio-margin scoring.
+
+Scoring (Artetxe & Schwenk 2019, "Margin-based parallel corpus mining with multilingual
+sentence embeddings", ratio margin with k = 4). For unit vectors x (source) and y (target)
+
+    margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / (2k)
+                                 + sum_{z in NN_k(y)} cos(y, z) / (2k) )
+
+where NN_k(x) are the k targets with the highest cosine to x and NN_k(y) the k sources
+with the highest cosine to y (k is clamped to the size of the other side). Dividing by the
+neighbourhood density penalises "hub" sentences that are close to everything.
+
+Candidate extraction (``strategy``); "best target of x" means the target with the highest
+margin among x's k cosine nearest neighbours (as in LASER's mine_bitexts.py):
+  "forward"    every source with its best target                     (one pair per source)
+  "backward"   every target with its best source                     (one pair per target)
+  "intersect"  pairs that are both forward- and backward-best         (mutual best)
+  "max"        the forward and backward pairs pooled and sorted by margin, highest first;
+               a pair is kept when neither its source nor its target was kept before, so
+               the result is one-to-one (LASER's "max" retrieval; the BUCC default)
+Each candidate carries its margin; a threshold then decides which are predicted parallel
+(``score >= threshold``).
+
+Threshold: `tune_threshold` walks the candidates from the highest score down and takes the
+cut with the best F1 against a gold split (a cut never splits tied scores); the threshold
+is the midpoint between the last kept and the first dropped score (as XTREME's
+bucc_optimize). `precision_recall_f1` applies it to another split.
+
+Files (BUCC layout, one directory per language pair):
+  {src}-{tgt}.{split}.{src}   lines "id<TAB>sentence"  (source side)
+  {src}-{tgt}.{split}.{tgt}   lines "id<TAB>sentence"  (target side)
+  {src}-{tgt}.{split}.gold    lines "src_id<TAB>tgt_id" (gold pairs)
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import XltError
+
+STRATEGIES = ("max", "intersect", "forward", "backward")
+DEFAULT_K = 4
+
+
+# ---------------------------------------------------------------------------------------
+# data
+
+
+@dataclass
+class BuccSplit:
+    """Both sides of one BUCC split and its gold pairs (empty when the split has no gold)."""
+
+    src_lang: str
+    tgt_lang: str
+    split: str
+    src_ids: list[str]
+    src_sentences: list[str]
+    tgt_ids: list[str]
+    tgt_sentences: list[str]
+    gold: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def pair(self) -> str:
+        return f"{self.src_lang}-{self.tgt_lang}"
+
+
+def parse_pair(pair: str) -> tuple[str, str]:
+    match = re.fullmatch(r"([A-Za-z_]+)-([A-Za-z_]+)", pair or "")
+    if not match or match.group(1) == match.group(2):
+        raise XltError(f"language pair {pair!r} is not of the form SRC-TGT with two different codes; use e.g. de-en")
+    return match.group(1), match.group(2)
+
+
+def bucc_paths(directory: str | Path, pair: str, split: str) -> dict[str, Path]:
+    src, tgt = parse_pair(pair)
+    base = Path(directory) / f"{src}-{tgt}.{split}"
+    return {"src": base.with_name(f"{base.name}.{src}"), "tgt": base.with_name(f"{base.name}.{tgt}"),
+            "gold": base.with_name(f"{base.name}.gold")}
+
+
+def available_splits(directory: str | Path, pair: str) -> list[str]:
+    """Splits that have a source file for `pair` in `directory`."""
+    src, tgt = parse_pair(pair)
+    prefix, suffix = f"{src}-{tgt}.", f".{src}"
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    return sorted(p.name[len(prefix) : -len(suffix)] for p in directory.iterdir()
+                  if p.name.startswith(prefix) and p.name.endswith(suffix) and len(p.name) > len(prefix) + len(suffix))
+
+
+def read_id_sentences(path: str | Path) -> tuple[list[str], list[str]]:
+    """Read "id<TAB>sentence" lines; blank lines are skipped, anything else malformed is an error."""
+    path = Path(path)
+    ids: list[str] = []
+    sentences: list[str] = []
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            sid, tab, sentence = line.partition("\t")
+            sid = sid.strip()
+            if not tab or not sid or not sentence.strip():
+                raise XltError(f"{path}:{lineno}: expected 'id<TAB>sentence' with both parts non-empty; fix the line or regenerate the file")
+            if sid in seen:
+                raise XltError(f"{path}:{lineno}: duplicate sentence id {sid!r}; ids must be unique within a file")
+            seen.add(sid)
+            ids.append(sid)
+            sentences.append(sentence.strip())
+    if not ids:
+        raise XltError(f"{path}: no sentences; expected 'id<TAB>sentence' lines")
+    return ids, sentences
+
+
+def read_gold(path: str | Path, src_ids: Iterable[str], tgt_ids: Iterable[str]) -> set[tuple[str, str]]:
+    """Read "src_id<TAB>tgt_id" lines and check that every id exists on its side."""
+    path = Path(path)
+    known_src, known_tgt = set(src_ids), set(tgt_ids)
+    gold: set[tuple[str, str]] = set()
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            parts = line.strip().split("\t")
+            if len(parts) != 2 or not all(parts):
+                raise XltError(f"{path}:{lineno}: expected 'src_id<TAB>tgt_id', got {line.strip()!r}")
+            s, t = parts
+            if s not in known_src or t not in known_tgt:
+                missing = s if s not in known_src else t
+                raise XltError(f"{path}:{lineno}: gold pair refers to id {missing!r}, which is not in the sentence files of this split")
+            gold.add((s, t))
+    return gold
+
+
+def load_bucc_split(directory: str | Path, pair: str, split: str, require_gold: bool = True) -> BuccSplit:
+    """Load one split of a BUCC-layout directory (see the module docstring)."""
+    src, tgt = parse_pair(pair)
+    paths = bucc_paths(directory, pair, split)
+    needed = ["src", "tgt"] + (["gold"] if require_gold else [])
+    missing = [str(paths[k]) for k in needed if not paths[k].is_file()]
+    if missing:
+        splits = available_splits(directory, pair)
+        hint = f"splits present for {pair}: {', '.join(splits)}" if splits else f"no {pair} files found in {directory}"
+        raise XltError(f"missing BUCC file(s) {', '.join(missing)}; {hint}")
+    src_ids, src_sentences = read_id_sentences(paths["src"])
+    tgt_ids, tgt_sentences = read_id_sentences(paths["tgt"])
+    gold = read_gold(paths["gold"], src_ids, tgt_ids) if paths["gold"].is_file() else set()
+    if require_gold and not gold:
+        raise XltError(f"{paths['gold']}: no gold pairs; a split used for tuning or scoring needs at least one")
+    return BuccSplit(src, tgt, split, src_ids, src_sentences, tgt_ids, tgt_sentences, gold)
+
+
+def write_bucc_split(data: BuccSplit, directory: str | Path) -> dict[str, Path]:
+    """Write `data` in the BUCC layout (e.g. to keep a hub download as local files)."""
+    from ..io import write_text
+
+    paths = bucc_paths(directory, data.pair, data.split)
+    for sentence in data.src_sentences + data.tgt_sentences:
+        if "\n" in sentence or "\t" in sentence:
+            raise XltError(f"sentence {sentence[:40]!r} contains a tab or newline and cannot be stored in the BUCC layout")
+    write_text(paths["src"], "".join(f"{i}\t{s}\n" for i, s in zip(data.src_ids, data.src_sentences)))
+    write_text(paths["tgt"], "".join(f"{i}\t{s}\n" for i, s in zip(data.tgt_ids, data.tgt_sentences)))
+    write_text(paths["gold"], "".join(f"{s}\t{t}\n" for s, t in sorted(data.gold)))
+    return paths
+
+
+def load_bucc_from_hub(pair: str = "de-en", dataset: str = "mteb/bucc-bitext-mining", split: str = "test",
+                       revision: str | None = None) -> BuccSplit:
+    """BUCC 2018 from the Hugging Face hub (needs network; not exercised by the offline tests).
+
+    mteb/bucc-bitext-mining has one config per pair ("de-en", "fr-en", "ru-en", "zh-en") and
+    a single row with `sentence1` (source list), `sentence2` (target list) and `gold`
+    (1-based [source, target] index pairs). Ids become "{lang}-{position:06d}". The hub
+    copy has only one split, so tune the threshold on part of it or on local files.
+    """
+    from datasets import load_dataset
+
+    src, tgt = parse_pair(pair)
+    rows = load_dataset(dataset, pair, split=split, revision=revision)
+    if len(rows) != 1 or not {"sentence1", "sentence2", "gold"} <= set(rows.column_names):
+        raise XltError(f"{dataset}[{pair}/{split}] is not in the expected one-row sentence1/sentence2/gold format")
+    row = rows[0]
+    src_ids = [f"{src}-{i:06d}" for i in range(len(row["sentence1"]))]
+    tgt_ids = [f"{tgt}-{i:06d}" for i in range(len(row["sentence2"]))]
+    gold = {(src_ids[i - 1], tgt_ids[j - 1]) for i, j in row["gold"]}  # the hub's gold is 1-based
+    return BuccSplit(src, tgt, split, src_ids, list(row["sentence1"]), tgt_ids, list(row["sentence2"]), gold)
+
+
+# ---------------------------------------------------------------------------------------
+# scoring and extraction
+
+
+@dataclass(frozen=True)
+class Candidate:
+    src: int  # row index into the source side
+    tgt: int  # row index into the target side
+    score: float
+
+
+def l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def knn_cosine(queries: np.ndarray, keys: np.ndarray, k: int, batch_size: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines and indices of the k nearest keys of every query, highest first (unit inputs).
+
+    Works in row blocks so the full (n, m) similarity matrix never has to fit in memory.
+    """
+    k = min(k, len(keys))
+    sims = np.empty((len(queries), k), dtype=np.float32)
+    idx = np.empty((len(queries), k), dtype=np.int64)
+    for start in range(0, len(queries), batch_size):
+        block = queries[start : start + batch_size] @ keys.T
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < block.shape[1] else np.tile(np.arange(k), (len(block), 1))
+        top_sims = np.take_along_axis(block, top, axis=1)
+        # highest cosine first; equal cosines by lower index, so results are reproducible
+        order = np.lexsort((top, -top_sims), axis=1)
+        idx[start : start + len(block)] = np.take_along_axis(top, order, axis=1)
+        sims[start : start + len(block)] = np.take_along_axis(top_sims, order, axis=1)
+    return sims, idx
+
+
+def margin_candidates(x: np.ndarray, y: np.ndarray, k: int = DEFAULT_K, strategy: str = "max") -> list[Candidate]:
+    """Mine candidate pairs between source vectors x (n, d) and target vectors y (m, d).
+
+    Returns candidates sorted by ratio margin, highest first (see the module docstring for
+    the score and the strategies). Vectors are L2-normalised here.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown mining strategy {strategy!r}; choose one of {STRATEGIES}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if len(x) == 0 or len(y) == 0:
+        return []
+    x, y = l2_normalise(x), l2_normalise(y)
+    x2y_sims, x2y_idx = knn_cosine(x, y, k)
+    y2x_sims, y2x_idx = knn_cosine(y, x, k)
+    x_density = x2y_sims.mean(axis=1)  # sum over NN_k(x) / k
+    y_density = y2x_sims.mean(axis=1)
+
+    def margin(src: np.ndarray, tgt: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        return cos / ((x_density[src] + y_density[tgt]) / 2)
+
+    rows = np.arange(len(x))[:, None]
+    fwd_scores = margin(np.broadcast_to(rows, x2y_idx.shape), x2y_idx, x2y_sims)
+    fwd_pick = fwd_scores.argmax(axis=1)
+    fwd = [Candidate(i, int(x2y_idx[i, j]), float(fwd_scores[i, j])) for i, j in enumerate(fwd_pick)]
+
+    cols = np.arange(len(y))[:, None]
+    bwd_scores = margin(y2x_idx, np.broadcast_to(cols, y2x_idx.shape), y2x_sims)
+    bwd_pick = bwd_scores.argmax(axis=1)
+    bwd = [Candidate(int(y2x_idx[t, j]), t, float(bwd_scores[t, j])) for t, j in enumerate(bwd_pick)]
+
+    if strategy == "forward":
+        chosen = fwd
+    elif strategy == "backward":
+        chosen = bwd
+    elif strategy == "intersect":
+        bwd_pairs = {(c.src, c.tgt) for c in bwd}
+        chosen = [c for c in fwd if (c.src, c.tgt) in bwd_pairs]
+    else:
+        chosen, used_src, used_tgt = [], set(), set()
+        # stable sort: on equal scores forward candidates come first, then by position
+        for cand in sorted(fwd + bwd, key=lambda c: -c.score):
+            if cand.src not in used_src and cand.tgt not in used_tgt:
+                chosen.append(cand)
+                used_src.add(cand.src)
+                used_tgt.add(cand.tgt)
+    return sorted(chosen, key=lambda c: -c.score)
+
+
+def candidates_to_ids(candidates: Sequence[Candidate], src_ids: Sequence[str], tgt_ids: Sequence[str]) -> list[tuple[str, str, float]]:
+    return [(src_ids[c.src], tgt_ids[c.tgt], c.score) for c in candidates]
+
+
+# ---------------------------------------------------------------------------------------
+# threshold and scores
+
+
+def _prf(n_correct: int, n_predicted: int, n_gold: int) -> dict[str, float]:
+    precision = n_correct / n_predicted if n_predicted else 0.0
+    recall = n_correct / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "predicted": n_predicted, "correct": n_correct, "gold": n_gold}
+
+
+def precision_recall_f1(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float) -> dict[str, float]:
+    """P/R/F1 of the mined (src_id, tgt_id, score) pairs with score >= threshold against gold."""
+    predicted = {(s, t) for s, t, score in mined if score >= threshold}
+    return _prf(len(predicted & gold), len(predicted), len(gold))
+
+
+def tune_threshold(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]]) -> tuple[float, dict[str, float]]:
+    """Threshold with the best F1 on this split, and the scores it reaches there.
+
+    Cuts are only placed between different scores. Equal best F1: the higher threshold
+    wins. No correct candidate at all: the threshold lies just above the highest score,
+    so nothing is predicted.
+    """
+    if not gold:
+        raise XltError("threshold tuning needs gold pairs; the tuning split has none")
+    ranked = sorted(mined, key=lambda m: -m[2])
+    if not ranked:
+        return math.inf, _prf(0, 0, len(gold))
+    best_f1, best_threshold = 0.0, float(np.nextafter(ranked[0][2], math.inf))
+    n_correct = 0
+    for i, (s, t, score) in enumerate(ranked):
+        n_correct += (s, t) in gold
+        next_score = ranked[i + 1][2] if i + 1 < len(ranked) else None
+        if next_score is not None and next_score == score:
+            continue  # a threshold cannot separate tied scores
+        f1 = _prf(n_correct, i + 1, len(gold))["f1"]
+        if f1 > best_f1:
+            best_f1 = f1
+            threshold = score if next_score is None else (score + next_score) / 2
+            # guard against the midpoint rounding onto the next score
+            best_threshold = threshold if next_score is None or threshold > next_score else score
+    return best_threshold, precision_recall_f1(ranked, gold, best_threshold)
+
+
+def mine_split(x: np.ndarray, y: np.ndarray, data: BuccSplit, k: int = DEFAULT_K, strategy: str = "max") -> list[tuple[str, str, float]]:
+    """Mined (src_id, tgt_id, margin) for the embedded sides of one split, highest first."""
+    if len(x) != len(data.src_ids) or len(y) != len(data.tgt_ids):
+        raise ValueError("embeddings do not match the number of sentences of the split")
+    return candidates_to_ids(margin_candidates(x, y, k=k, strategy=strategy), data.src_ids, data.tgt_ids)

@@ -1,0 +1,130 @@
+"""End-to-end runs of `xlt align` and `xlt mine` on a tiny random BERT saved in tmp_path."""
+import csv
+import json
+
+import pytest
+import torch
+
+from xlt import cli
+
+WORDS = [f"w{i}" for i in range(240)]
+
+
+@pytest.fixture
+def tiny_model(tmp_path):
+    """Random 2-layer BERT whose layer 0 is a bag of words: position and token-type
+    embeddings are zeroed, so mean-pooled layer-0 vectors of sentences without common
+    words are far apart, while identical sentences coincide."""
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    from xlt.models import save_model
+
+    torch.manual_seed(0)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
+    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=32, initializer_range=0.5)
+    model = BertModel(config)
+    with torch.no_grad():
+        model.embeddings.position_embeddings.weight.zero_()
+        model.embeddings.token_type_embeddings.weight.zero_()
+    model_dir = tmp_path / "tiny-bert"
+    save_model(model, BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}), model_dir)
+    return model_dir
+
+
+def run_cli(monkeypatch, verb, argv):
+    # Only this verb is registered, so the test does not depend on the other verbs' modules.
+    assert cli.COMMANDS[verb] == verb
+    monkeypatch.setattr(cli, "COMMANDS", {verb: verb})
+    return cli.main([verb, *argv])
+
+
+def sentence(i: int) -> str:
+    """Sentence i uses its own four words, so different sentences share no word."""
+    return " ".join(WORDS[4 * i + j] for j in range(4))
+
+
+def write_jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_align_end_to_end(tmp_path, tiny_model, monkeypatch):
+    n = 12
+    # "deu": each English side is the same text -> identical vectors -> accuracy 1 at every layer
+    write_jsonl(tmp_path / "data" / "deu" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i)} for i in range(n)])
+    write_jsonl(tmp_path / "data" / "fra" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i + 20)} for i in range(n)])
+    out = tmp_path / "out"
+    rc = run_cli(monkeypatch, "align", [
+        "--model", str(tiny_model),
+        "--bitext", str(tmp_path / "data" / "deu" / "test.jsonl"), "--bitext", str(tmp_path / "data" / "fra" / "test.jsonl"),
+        "--layers", "all", "--center", "--tsne-layers", "0,2", "--tsne-sample", "6",
+        "--out-metrics", str(out / "metrics.json"), "--out-table", str(out / "layers.csv"), "--out-plots", str(out / "plots"),
+    ])
+    assert rc == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    records = metrics["metrics"]
+    assert len(records) == 3 * 2 * 2 * 2  # layers x directions x langs x (raw, centred)
+    deu = [r for r in records if r["lang"] == "deu"]
+    assert {r["value"] for r in deu} == {1.0}
+    assert {(r["layer"], r["direction"]) for r in records} == {(l, d) for l in range(3) for d in ("xx->en", "en->xx")}
+    assert metrics["meta"]["bitexts"]["fra"]["pairs"] == n and metrics["meta"]["family"] == "align"
+    rows = list(csv.DictReader((out / "layers.csv").open()))
+    assert [r["layer"] for r in rows] == ["0", "1", "2"]
+    fra = {(r["layer"], r["direction"]): r["value"] for r in records if r["lang"] == "fra" and r["metric"] == "bitext_retrieval_acc"}
+    assert float(rows[1]["fra xx->en"]) == pytest.approx(fra[1, "xx->en"], abs=1e-4)
+    assert "deu en->xx centered" in rows[0]
+    assert sorted(p.name for p in (out / "plots").iterdir()) == ["retrieval_by_layer.png", "tsne_layers.png"]
+
+
+def test_align_rejects_bad_input_before_loading(tmp_path, tiny_model, monkeypatch, capsys):
+    bitext = tmp_path / "deu" / "test.jsonl"
+    write_jsonl(bitext, [{"text": sentence(i), "text_pair": sentence(i)} for i in range(3)])
+    base = ["--model", str(tiny_model), "--bitext", str(bitext), "--out-metrics", str(tmp_path / "m.json")]
+    assert run_cli(monkeypatch, "align", base + ["--layers", "0,3"]) == 2
+    assert "between 0 (embeddings) and 2" in capsys.readouterr().err
+    assert run_cli(monkeypatch, "align", base + ["--langs", "deu,fra"]) == 2
+    assert "one code per file" in capsys.readouterr().err
+    assert run_cli(monkeypatch, "align", base + ["--tsne-layers", "1"]) == 2
+    assert "--out-plots" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
+def write_bucc(directory, split, src, tgt, gold):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"de-en.{split}.de").write_text("".join(f"de-{split}-{i}\t{s}\n" for i, s in enumerate(src)))
+    (directory / f"de-en.{split}.en").write_text("".join(f"en-{split}-{j}\t{s}\n" for j, s in enumerate(tgt)))
+    (directory / f"de-en.{split}.gold").write_text("".join(f"de-{split}-{i}\ten-{split}-{j}\n" for i, j in gold))
+
+
+def test_mine_end_to_end(tmp_path, tiny_model, monkeypatch):
+    bucc = tmp_path / "bucc"
+    # dev: 4 copied sentences are the gold pairs; the other sentences never repeat
+    write_bucc(bucc, "dev", [sentence(i) for i in (0, 1, 2, 3, 30, 31)],
+               [sentence(i) for i in (40, 3, 2, 41, 1, 0, 42)], [(0, 5), (1, 4), (2, 2), (3, 1)])
+    # test: 3 copied gold pairs, 1 gold pair whose texts differ (missed), 1 copied non-gold
+    # pair (false positive) -> 4 predicted, 3 correct, 4 gold: P = R = F1 = 3/4
+    write_bucc(bucc, "test", [sentence(i) for i in (10, 11, 12, 13, 14, 50)],
+               [sentence(i) for i in (12, 51, 10, 15, 11, 14, 52)], [(0, 2), (1, 4), (2, 0), (3, 3)])
+    out = tmp_path / "mine.json"
+    pairs = tmp_path / "pairs.tsv"
+    rc = run_cli(monkeypatch, "mine", ["--model", str(tiny_model), "--bucc-dir", str(bucc), "--pair", "de-en", "--layer", "0",
+                                        "--out-metrics", str(out), "--out-pairs", str(pairs)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    values = {(r["metric"], r.get("split")): r["value"] for r in data["metrics"]}
+    assert values["f1", "tune"] == 1.0
+    assert values["precision", "test"] == pytest.approx(0.75)
+    assert values["recall", "test"] == pytest.approx(0.75)
+    assert values["f1", "test"] == pytest.approx(0.75)
+    assert data["meta"]["counts"]["test"] == {"predicted": 4, "correct": 3, "gold": 4}
+    mined = {tuple(line.split("\t")[:2]) for line in pairs.read_text().splitlines()}
+    assert mined == {("de-test-0", "en-test-2"), ("de-test-1", "en-test-4"), ("de-test-2", "en-test-0"), ("de-test-4", "en-test-5")}
+
+
+def test_mine_reports_missing_split(tmp_path, tiny_model, monkeypatch, capsys):
+    write_bucc(tmp_path, "sample", [sentence(0), sentence(1)], [sentence(1), sentence(0)], [(0, 1)])
+    rc = run_cli(monkeypatch, "mine", ["--model", str(tiny_model), "--bucc-dir", str(tmp_path), "--pair", "de-en",
+                                        "--out-metrics", str(tmp_path / "m.json")])
+    assert rc == 2
+    assert "splits present for de-en: sample" in capsys.readouterr().err
