@@ -30,8 +30,6 @@ def add_arguments(p):
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     p.add_argument("--run-id", default=None)
     p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta")
-    p.add_argument("--checkpoint-dir", default=None,
-                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
 
 
@@ -51,7 +49,6 @@ def run(args):
     from ..metrics import MetricsFile
     from ..models import load_tokenizer
     from ..sentence_encoder import SentenceEncoder, tokenize
-    from ..checkpoint import remove_checkpoint
     from ..train import result_meta, train, train_args_from
 
     targs = train_args_from(args)
