@@ -30,7 +30,10 @@ SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "cluster"
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must run on the submit host (`localrule: True`), by name pattern
-LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|report\w*")
+LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|\w+_summary|\w+_split|\w+_eval_set")
+# training rule -> the config family whose `resources:` it requests
+TRAINING_FAMILY = {"finetune": "freeze_depth", "train_sbert": "sbert", "train_teacher": "monox", "distill": "monox",
+                   "adapt_mlm": "adapt"}
 
 
 def _slurm_responds() -> bool:
@@ -192,8 +195,8 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
     defaults = _profile()["default-resources"]
     for job in remote.values():
-        family = {"finetune": "freeze_depth", "train_sbert": "sbert"}.get(job["rule"])
-        wanted = tiny[family]["resources"] if family else {"runtime_min": defaults["runtime"], "cpus": defaults["cpus_per_task"]}
+        family = TRAINING_FAMILY.get(job["rule"])
+        wanted = tiny.get(family, {}).get("resources") or {"runtime_min": defaults["runtime"], "cpus": defaults["cpus_per_task"]}
         got = job["resources"]
         assert (int(got["runtime"]), int(got["cpus_per_task"])) == (wanted["runtime_min"], wanted["cpus"]), job
         assert int(got.get("gpu", 0)) == wanted.get("gpus", 0), job
