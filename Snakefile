@@ -6,7 +6,13 @@
 #
 # The rules only wire files together; every job is one `xlt <verb>` call (src/xlt).
 
-configfile: "config.yaml"
+# The demo config only when no --configfile is given: a config file on the command line is
+# the whole config. (Snakemake would otherwise merge it into config.yaml, and a family the
+# file leaves out would run with the demo's settings, or fail its checks, as adapt did
+# with config/tiny.yaml.)
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 include: "workflow/rules/common.smk"
