@@ -27,6 +27,8 @@ COMMANDS = {
     "compare-layers": "compare_layers",
     "align": "align",
     "mine": "mine",
+    "train-dual": "train_dual",
+    "make-bucc": "make_bucc",
 }
 
 
