@@ -12,6 +12,7 @@ configfile: "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/freeze_depth.smk"
+include: "workflow/rules/sbert.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -27,6 +27,8 @@ COMMANDS = {
     "compare-layers": "compare_layers",
     "align": "align",
     "mine": "mine",
+    "eval-embeddings": "eval_embeddings",
+    "train-sbert": "train_sbert",
     "train-dual": "train_dual",
     "make-bucc": "make_bucc",
 }

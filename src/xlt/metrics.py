@@ -15,7 +15,8 @@ from typing import Any
 
 from .io import write_json
 
-DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level")
+# dataset: tells apart evaluations that share lang/split (STS-b en test vs stsb_multi_mt en test)
+DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset")
 
 
 def record(metric: str, value: float, **dims: Any) -> dict:

@@ -59,3 +59,7 @@ PLOTS = {
     "accuracy-vs-depth": accuracy_vs_depth,
     "accuracy-heatmap": accuracy_heatmap,
 }
+
+from .sbert_plots import PLOTS as _SBERT_PLOTS  # noqa: E402
+
+PLOTS.update(_SBERT_PLOTS)

@@ -1,0 +1,124 @@
+"""Read bitext test sets: Tatoeba in LASER's layout, and xlt's normalised bitext JSONL.
+
+LASER layout: ``tatoeba.{xxx}-eng.{xxx}`` and ``tatoeba.{xxx}-eng.eng``. Both files of a pair hold one sentence per line, line i of one being the translation of line
+i of the other (LASER's data/tatoeba/v1, 1000 pairs per language). ``xxx`` is LASER's
+three-letter code (deu, fra, cmn ...). Lines are split on "\\n" only (a stray "\\r" before it
+is dropped), so a sentence that contains another Unicode line separator stays one sentence.
+
+JSONL (``xlt prepare-data`` output, results/data/{dataset}/{lang}/{split}.jsonl): one record
+per pair, ``text`` = the non-English side, ``text_pair`` = English.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import XltError
+
+_XX_FILE = re.compile(r"^tatoeba\.([^.]+)-eng\.\1$")
+
+
+def tatoeba_paths(directory: str | Path, lang: str) -> tuple[Path, Path]:
+    """(non-English file, English file) for `lang`; neither is checked here."""
+    directory = Path(directory)
+    return directory / f"tatoeba.{lang}-eng.{lang}", directory / f"tatoeba.{lang}-eng.eng"
+
+
+def available_tatoeba_langs(directory: str | Path) -> list[str]:
+    """Sorted codes xxx for which ``tatoeba.xxx-eng.xxx`` exists in `directory`."""
+    directory = _check_directory(directory)
+    return sorted(m.group(1) for p in directory.iterdir() if (m := _XX_FILE.match(p.name)))
+
+
+def load_tatoeba(directory: str | Path, lang: str) -> tuple[list[str], list[str]]:
+    """(non-English sentences, English sentences), line-aligned, for one language code.
+
+    Raises XltError naming the file for: a missing directory, an unknown code (listing the
+    codes that are there), a missing English side, an empty file, an empty line, or line
+    counts that differ between the two sides.
+    """
+    directory = _check_directory(directory)
+    xx_path, en_path = tatoeba_paths(directory, lang)
+    if not xx_path.is_file():
+        available = available_tatoeba_langs(directory)
+        raise XltError(
+            f"no Tatoeba file {xx_path} for language code {lang!r}; codes available in {directory}: "
+            f"{', '.join(available) if available else 'none (expected files tatoeba.xxx-eng.xxx and tatoeba.xxx-eng.eng)'}"
+        )
+    if not en_path.is_file():
+        raise XltError(f"missing Tatoeba English side {en_path} for {xx_path.name}; both files of the pair are needed")
+    xx_lines = read_sentence_lines(xx_path)
+    en_lines = read_sentence_lines(en_path)
+    if len(xx_lines) != len(en_lines):
+        raise XltError(
+            f"Tatoeba pair {lang}-eng is not line-aligned: {xx_path} has {len(xx_lines)} lines but "
+            f"{en_path} has {len(en_lines)}; both sides need one sentence per line, in the same order"
+        )
+    return xx_lines, en_lines
+
+
+def read_sentence_lines(path: str | Path) -> list[str]:
+    """One sentence per line (UTF-8); empty files and empty lines raise XltError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise XltError(f"{path} is not UTF-8 text ({err}); re-encode it as UTF-8") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":  # the final newline ends the last line; it does not start a new one
+        lines.pop()
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    if not lines:
+        raise XltError(f"{path} is empty; expected one sentence per line")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise XltError(f"{path} line {number} is empty; every line must hold one sentence (an empty line shifts the alignment)")
+    return lines
+
+
+class BitextSource(NamedTuple):
+    """Where a bitext file's records belong: the `dataset`, `lang` and `split` record dimensions."""
+
+    dataset: str
+    lang: str | None
+    split: str | None
+
+
+def describe_bitext_jsonl(path: str | Path) -> BitextSource:
+    """results/data/{dataset}/{lang}/{split}.jsonl -> (dataset, lang, split)."""
+    parts = Path(path).resolve().parts
+    return BitextSource(parts[-3] if len(parts) >= 3 else "bitext", parts[-2] if len(parts) >= 2 else None, Path(path).stem)
+
+
+def load_bitext_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
+    """(non-English sentences, English sentences) from records with ``text`` and ``text_pair``."""
+    path = Path(path)
+    if not path.is_file():
+        raise XltError(f"bitext file {path} does not exist")
+    xx, en = [], []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise XltError(f"{path} line {number} is not JSON ({err})") from None
+            if not isinstance(obj, dict) or not str(obj.get("text", "")).strip() or not str(obj.get("text_pair", "")).strip():
+                raise XltError(f"{path} line {number} needs non-empty 'text' (non-English) and 'text_pair' (English)")
+            xx.append(str(obj["text"]))
+            en.append(str(obj["text_pair"]))
+    if not xx:
+        raise XltError(f"{path} is empty; expected one JSON record per line with text and text_pair")
+    return xx, en
+
+
+def _check_directory(directory: str | Path) -> Path:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise XltError(f"Tatoeba directory {directory} does not exist; pass the folder holding tatoeba.xxx-eng.* files")
+    return directory

@@ -1,0 +1,136 @@
+"""Tatoeba-style bitext retrieval: cosine nearest neighbour over the whole test set.
+
+Given n aligned pairs (xx_i, en_i), every non-English sentence queries all n English ones and
+vice versa; the nearest neighbour by cosine similarity is the retrieved sentence. This follows
+sentence-transformers' `TranslationEvaluator` (6.x) with source = the non-English side and
+target = English, so
+
+- direction ``"xx->en"`` is its ``src2trg`` accuracy (non-English queries, English candidates),
+- direction ``"en->xx"`` is its ``trg2src`` accuracy (English queries, non-English candidates).
+
+Error = 1 - accuracy@1, as a fraction (LASER and the SBERT blog print it x100, in percent).
+``mean_error`` / ``mean_accuracy@1`` average the two directions (TranslationEvaluator's
+``mean_accuracy``).
+
+Duplicates. With ``match="text"`` (the default, TranslationEvaluator's rule) a retrieval is
+correct when the retrieved sentence's *string* equals the gold sentence's string, so retrieving
+an identical duplicate of the gold sentence counts as correct. With ``match="index"`` (LASER's
+original Tatoeba evaluation) it is correct only when the retrieved index is the gold index. The
+two agree whenever the candidate side has no repeated strings, which holds for the eight LASER
+Tatoeba languages shipped in shared/data (deu fra spa nld cmn jpn rus ara: no duplicates on
+either side).
+
+Ties: the first index with the highest similarity wins (`numpy.argmax`), as in
+TranslationEvaluator. Cosine similarities are computed in float32 on unit-length vectors
+(1e-12 norm floor), which is what `sentence_transformers.util.cos_sim` does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..metrics import record
+from .sts import unit_rows
+
+XX_TO_EN = "xx->en"
+EN_TO_XX = "en->xx"
+MATCH_RULES = ("text", "index")
+
+# rows of queries scored at once: bounds the similarity block to chunk x n floats
+_CHUNK = 2048
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    n: int
+    correct_xx_to_en: int
+    correct_en_to_xx: int
+
+    @property
+    def accuracy_xx_to_en(self) -> float:
+        return self.correct_xx_to_en / self.n
+
+    @property
+    def accuracy_en_to_xx(self) -> float:
+        return self.correct_en_to_xx / self.n
+
+    @property
+    def error_xx_to_en(self) -> float:
+        return 1.0 - self.accuracy_xx_to_en
+
+    @property
+    def error_en_to_xx(self) -> float:
+        return 1.0 - self.accuracy_en_to_xx
+
+    @property
+    def mean_accuracy(self) -> float:
+        return (self.accuracy_xx_to_en + self.accuracy_en_to_xx) / 2
+
+    @property
+    def mean_error(self) -> float:
+        return (self.error_xx_to_en + self.error_en_to_xx) / 2
+
+
+def nearest_neighbours(queries: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Index of the cosine-nearest candidate for every query (first index on ties)."""
+    q = unit_rows(np.asarray(queries, dtype=np.float32)).astype(np.float32)
+    c = unit_rows(np.asarray(candidates, dtype=np.float32)).astype(np.float32)
+    best = np.empty(len(q), dtype=np.int64)
+    for start in range(0, len(q), _CHUNK):
+        best[start : start + _CHUNK] = np.argmax(q[start : start + _CHUNK] @ c.T, axis=1)
+    return best
+
+
+def bitext_retrieval(
+    xx_embeddings: np.ndarray,
+    en_embeddings: np.ndarray,
+    xx_texts: Sequence[str] | None = None,
+    en_texts: Sequence[str] | None = None,
+    match: str = "text",
+) -> RetrievalResult:
+    """Nearest-neighbour retrieval in both directions over n aligned pairs (row i <-> row i).
+
+    `match="text"` needs the texts (a retrieved duplicate string counts as correct);
+    `match="index"` ignores them.
+    """
+    if match not in MATCH_RULES:
+        raise ValueError(f"unknown match rule {match!r}; choose one of {MATCH_RULES}")
+    xx_embeddings = np.asarray(xx_embeddings)
+    en_embeddings = np.asarray(en_embeddings)
+    n = len(xx_embeddings)
+    if xx_embeddings.ndim != 2 or xx_embeddings.shape != en_embeddings.shape or n == 0:
+        raise ValueError(
+            f"need two non-empty (n, dim) arrays of the same shape, got {xx_embeddings.shape} and {en_embeddings.shape}"
+        )
+    if match == "text":
+        if xx_texts is None or en_texts is None:
+            raise ValueError('match="text" needs xx_texts and en_texts')
+        if len(xx_texts) != n or len(en_texts) != n:
+            raise ValueError(f"{n} embedding pairs but {len(xx_texts)} / {len(en_texts)} texts")
+    gold = np.arange(n)
+    found_en = nearest_neighbours(xx_embeddings, en_embeddings)
+    found_xx = nearest_neighbours(en_embeddings, xx_embeddings)
+    if match == "index":
+        correct_xx_to_en = int(np.sum(found_en == gold))
+        correct_en_to_xx = int(np.sum(found_xx == gold))
+    else:
+        correct_xx_to_en = sum(en_texts[int(j)] == en_texts[i] for i, j in enumerate(found_en))
+        correct_en_to_xx = sum(xx_texts[int(j)] == xx_texts[i] for i, j in enumerate(found_xx))
+    return RetrievalResult(n=n, correct_xx_to_en=correct_xx_to_en, correct_en_to_xx=correct_en_to_xx)
+
+
+def retrieval_records(result: RetrievalResult, **dims) -> list[dict]:
+    """Records: ``error`` and ``accuracy@1`` per direction, ``mean_error``, ``mean_accuracy@1``.
+
+    `dims` are the remaining record dimensions, e.g. ``lang="deu", dataset="tatoeba"``.
+    """
+    return [
+        record("error", result.error_xx_to_en, direction=XX_TO_EN, **dims),
+        record("error", result.error_en_to_xx, direction=EN_TO_XX, **dims),
+        record("mean_error", result.mean_error, **dims),
+        record("accuracy@1", result.accuracy_xx_to_en, direction=XX_TO_EN, **dims),
+        record("accuracy@1", result.accuracy_en_to_xx, direction=EN_TO_XX, **dims),
+        record("mean_accuracy@1", result.mean_accuracy, **dims),
+    ]
