@@ -13,6 +13,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/freeze_depth.smk"
 include: "workflow/rules/sbert.smk"
+include: "workflow/rules/dual.smk"
+include: "workflow/rules/alignment.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -63,3 +63,7 @@ PLOTS = {
 from .sbert_plots import PLOTS as _SBERT_PLOTS  # noqa: E402
 
 PLOTS.update(_SBERT_PLOTS)
+
+from .dual_plots import PLOTS as _DUAL_PLOTS  # noqa: E402
+
+PLOTS.update(_DUAL_PLOTS)
