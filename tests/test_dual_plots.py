@@ -57,3 +57,13 @@ def test_missing_records_are_a_clear_error(tmp_path):
         PLOTS["dual-mining"](dual_table().query("family != 'mine'"), tmp_path / "x.png")
     with pytest.raises(XltError, match="no 'error' records"):
         PLOTS["dual-error-vs-margin"](dual_table().query("metric != 'error'"), tmp_path / "x.png")
+
+
+def test_axes_json_is_checked():
+    from xlt.metrics import parse_axes
+
+    assert parse_axes('{"margin": 0.3, "source": "dual"}') == {"margin": 0.3, "source": "dual"}
+    with pytest.raises(XltError, match="is not JSON"):
+        parse_axes("margin=0.3")
+    with pytest.raises(XltError, match="must be a JSON object"):
+        parse_axes("[0.3]")
