@@ -13,6 +13,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/freeze_depth.smk"
 include: "workflow/rules/sbert.smk"
+include: "workflow/rules/adapt.smk"
+include: "workflow/rules/monox.smk"
 include: "workflow/rules/dual.smk"
 include: "workflow/rules/alignment.smk"
 include: "workflow/rules/report.smk"
@@ -25,6 +27,10 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+onstart:
+    check_hf_cache()
 
 
 onsuccess:

@@ -35,6 +35,8 @@ overflow, which is why fp32 is the default); the top layers still compute in the
 from __future__ import annotations
 
 import inspect
+import logging
+import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -45,6 +47,8 @@ from torch.utils.data import Dataset
 from .errors import XltError
 from .freezing import check_depth, freeze
 from .models import base_model, encoder_parts
+
+log = logging.getLogger("xlt.prefix_cache")
 
 STORAGE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Worst-case relative rounding error of one stored value (half the unit in the last place).
@@ -207,6 +211,10 @@ class PrefixStateDataset(Dataset):
     def __len__(self) -> int:
         return len(self.states)
 
+    def lengths(self) -> list[int]:
+        """Tokens per example (trailing padding stripped); length bucketing sorts by these."""
+        return (self.states.offsets[1:] - self.states.offsets[:-1]).tolist()
+
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         hidden, mask = self.states.example(index)
         item = {"hidden_states": hidden, "attention_mask": mask}
@@ -341,3 +349,45 @@ class CachedTopModel(nn.Module):
 
     def save_pretrained(self, *args, **kwargs):
         return self.full_model.save_pretrained(*args, **kwargs)
+
+
+@dataclass
+class CachedTraining:
+    """What the training loop needs in cached mode: the top model, its data set, the cost."""
+
+    top: CachedTopModel
+    dataset: PrefixStateDataset
+    cache_s: float
+
+
+def prepare_cached_training(
+    model: nn.Module,
+    depth: int,
+    examples: Sequence,
+    collate: Callable[[list], Mapping[str, torch.Tensor]],
+    batch_size: int,
+    device: torch.device | str,
+    storage_dtype: str = "float32",
+) -> CachedTraining | None:
+    """Cache the frozen prefix of `model` over `examples` for training only the top with
+    xlt.train.train: `train(c.top, c.dataset, collate_prefix_states, loss, args,
+    evaluate=lambda m: evaluate_full(m.full_model))`; item i of the data set is examples[i],
+    so the seeded data order is the uncached run's.
+
+    Returns None, with a logged note, where caching does not apply (depth -1: the embeddings
+    train; a model class without a supported task head): the caller then trains uncached."""
+    if depth < 0:
+        log.info("freeze depth %d: nothing is frozen, so there is no prefix to cache; training uncached", depth)
+        return None
+    try:
+        _task_head(model)
+    except XltError as err:
+        log.warning("%s; training uncached", err)
+        return None
+    model.to(device)
+    started = time.time()
+    dataset = cache_examples(model, depth, examples, collate, batch_size, device, storage_dtype)
+    cache_s = time.time() - started
+    log.info("cached the frozen prefix (embeddings + %d layers) of %d examples in %.2f s (%.1f MB)",
+             depth, len(dataset), cache_s, dataset.states.nbytes / 2**20)
+    return CachedTraining(CachedTopModel(model, depth), dataset, cache_s)

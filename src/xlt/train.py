@@ -4,64 +4,36 @@ AdamW with linear warm-up and decay, gradient clipping and accumulation, a seede
 order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
 CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
 model, its examples, a collate function, a loss function and (optionally) an evaluator.
+Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
+dynamic padding pads less; see xlt.bucketing) and torch.compile of the model (`compile`).
+
+With a `checkpoint_dir`, the loop is resumable (xlt.checkpoint): it saves every
+`checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
+EXIT_PREEMPTED; a rerun continues from the checkpoint to the same result as an
+uninterrupted run.
 """
 from __future__ import annotations
 
-import argparse
+import contextlib
 import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
+from .bucketing import bucketed_order, example_lengths
+from .checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
 from .errors import XltError
 from .models import pick_device
+# the settings live in a torch-free module so the Snakefile can build flags without importing torch
+from .train_args import TrainArgs, add_train_arguments, parse_bool, train_args_from, train_flags  # noqa: F401
 
 log = logging.getLogger("xlt.train")
-
-
-@dataclass
-class TrainArgs:
-    """Optimisation settings; every field is also a command-line flag (`--lr`, ...)."""
-
-    epochs: float = 1.0
-    max_steps: int = 0  # > 0 overrides epochs
-    batch_size: int = 32
-    lr: float = 2e-5
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    max_grad_norm: float = 1.0
-    grad_accum: int = 1
-    eval_every: int = 0  # optimiser steps between evaluations; 0 = at the end of every epoch
-    max_length: int = 128
-    seed: int = 1
-    precision: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; or fp32 / bf16
-    device: str = "auto"
-    log_every: int = 20
-    checkpoint_every: int = 0  # optimiser steps between resumable checkpoints; 0 = none
-
-
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("training")
-    for f in fields(TrainArgs):
-        group.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
-
-
-def train_args_from(ns: argparse.Namespace) -> TrainArgs:
-    return TrainArgs(**{f.name: getattr(ns, f.name) for f in fields(TrainArgs)})
-
-
-def train_flags(settings: dict) -> str:
-    """Command-line flags for a dict of TrainArgs settings (used by the Snakemake rules)."""
-    known = {f.name for f in fields(TrainArgs)}
-    unknown = set(settings) - known
-    if unknown:
-        raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
 
 
 def seed_everything(seed: int) -> None:
@@ -114,6 +86,13 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
     return torch.randperm(n, generator=g).tolist()
 
 
+def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
+    """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
+    parameters, so the optimiser, evaluation and saving keep using the plain `model`."""
+    compiled = torch.compile(model)
+    return lambda m, batch: loss_fn(compiled if m is model else m, batch)
+
+
 def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
     if args.max_steps > 0:
         return args.max_steps
@@ -130,6 +109,7 @@ def train(
     evaluate: Callable[[torch.nn.Module], dict] | None = None,
     parameters: Sequence[torch.nn.Parameter] | None = None,
     on_step: Callable[[int, int], None] | None = None,
+    checkpoint_dir: str | Path | None = None,
 ) -> TrainResult:
     """Train `model` in place; with `evaluate`, restore the parameters of the best
     evaluation (its "score", higher is better) at the end.
@@ -137,7 +117,8 @@ def train(
     `collate(list_of_examples) -> batch dict of tensors`; `loss_fn(model, batch) -> scalar`;
     `evaluate(model) -> {"score": float, ...}`; `on_step(step, epoch)` runs before each
     optimiser step's forward passes (layer schedules use it). `parameters` defaults to the
-    parameters that require grad when training starts.
+    parameters that require grad when training starts. `checkpoint_dir` (outside the job's
+    outputs) makes the run resumable; the caller removes it once its outputs are written.
     """
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
@@ -152,61 +133,110 @@ def train(
     scheduler = linear_schedule(optimizer, int(args.warmup_ratio * total), total)
     use_bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
     eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
+    lengths = example_lengths(examples) if args.length_bucketing else None
+    if args.compile:
+        loss_fn = compiled_loss(loss_fn, model)
 
     result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device))
     best_state: dict | None = None
     started = time.time()
     seen = 0
-    step, epoch, running, running_n = 0, 0, 0.0, 0
+    step, epoch, position, running, running_n = 0, 0, 0, 0.0, 0
+    elapsed_before = 0.0
+    # identifies the run a checkpoint belongs to: resuming another run's state would be silent garbage
+    run_key = {"examples": len(examples), "total_steps": total, "seed": args.seed, "batch_size": args.batch_size,
+               "grad_accum": args.grad_accum, "parameters": len(params)}
+    if args.length_bucketing:  # another data order (only added when on, so older checkpoints still match)
+        run_key["length_bucketing"] = True
+    state = load_checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
+    if state is not None:
+        if state["extra"].get("run") != run_key:
+            raise XltError(f"the checkpoint in {checkpoint_dir} belongs to another run ({state['extra'].get('run')}, "
+                           f"this run is {run_key}); delete that directory to start over")
+        restore(state, model, optimizer, scheduler)
+        step, epoch, position = state["step"], state["epoch"], state["position"]
+        extra = state["extra"]
+        result.history, result.best_score, result.best_step = extra["history"], extra["best_score"], extra["best_step"]
+        if extra["best_params"] is not None:
+            best_state = {id(p): t for p, t in zip(params, extra["best_params"])}
+        seen, running, running_n, elapsed_before = extra["seen"], extra["running"], extra["running_n"], extra["elapsed_s"]
     model.train()
 
     def batches():
-        nonlocal epoch
+        # (epoch, position) is where the next batch starts, so a checkpoint can resume mid-epoch
+        nonlocal epoch, position
         while True:
             order = epoch_order(len(examples), args.seed, epoch)
-            for start in range(0, len(order), args.batch_size):
-                yield [examples[i] for i in order[start : start + args.batch_size]]
-            epoch += 1
+            if lengths is not None:
+                # bucketed batches are consecutive batch_size slices of this order, so resuming at
+                # `position` works as without bucketing
+                order = bucketed_order(order, lengths, args.batch_size, args.seed, epoch)
+            while position < len(order):
+                chunk = order[position : position + args.batch_size]
+                position += len(chunk)
+                yield [examples[i] for i in chunk]
+            epoch, position = epoch + 1, 0
+
+    def checkpoint() -> None:
+        save_checkpoint(
+            checkpoint_dir, step, model, optimizer, scheduler, epoch=epoch, position=position, order_seed=args.seed,
+            extra={"run": run_key, "history": result.history, "best_score": result.best_score, "best_step": result.best_step,
+                   "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
+                   "seen": seen, "running": running, "running_n": running_n,
+                   "elapsed_s": elapsed_before + time.time() - started},
+        )
 
     stream = batches()
-    while step < total:
-        if on_step is not None:
-            on_step(step, epoch)
-        for _ in range(args.grad_accum):
-            chunk = next(stream)
-            batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
-                loss = loss_fn(model, batch)
-            if not torch.isfinite(loss):
-                raise TrainingDiverged(
-                    f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
-                    f"(now {args.lr}) or check the data; no outputs were written for this run"
-                )
-            (loss / args.grad_accum).backward()
-            running += loss.item()
-            running_n += 1
-            seen += len(chunk)
-        if args.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
+    # SIGTERM/SIGUSR1 (SLURM's time limit, preemption) become a checkpoint and a clean exit
+    with GracefulStop() if checkpoint_dir is not None else contextlib.nullcontext() as stop:
+        while step < total:
+            if on_step is not None:
+                # the generator moves to the next epoch only when that epoch's first batch is
+                # drawn; on_step gets the epoch of the batches this step is about to consume
+                on_step(step, epoch + (position >= len(examples)))
+            for _ in range(args.grad_accum):
+                chunk = next(stream)
+                batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                    loss = loss_fn(model, batch)
+                if not torch.isfinite(loss):
+                    raise TrainingDiverged(
+                        f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
+                        f"(now {args.lr}) or check the data; no outputs were written for this run"
+                    )
+                (loss / args.grad_accum).backward()
+                running += loss.item()
+                running_n += 1
+                seen += len(chunk)
+            if args.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
 
-        if step % args.log_every == 0 or step == total:
-            log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
-        if evaluate is not None and (step % eval_every == 0 or step == total):
-            metrics = evaluate(model)
-            model.train()
-            entry = {"step": step, "loss": running / max(1, running_n), **metrics}
-            result.history.append(entry)
-            log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()})
-            if result.best_score is None or metrics["score"] > result.best_score:
-                result.best_score, result.best_step = metrics["score"], step
-                # frozen parameters never change, so only the trainable ones need a copy
-                best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
-        if step % args.log_every == 0:
-            running, running_n = 0.0, 0
+            if step % args.log_every == 0 or step == total:
+                log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
+            if evaluate is not None and (step % eval_every == 0 or step == total):
+                metrics = evaluate(model)
+                model.train()
+                entry = {"step": step, "loss": running / max(1, running_n), **metrics}
+                result.history.append(entry)
+                log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()
+                                                     if not isinstance(v, (list, dict))})  # scalars; records stay in history
+                if result.best_score is None or metrics["score"] > result.best_score:
+                    result.best_score, result.best_step = metrics["score"], step
+                    # frozen parameters never change, so only the trainable ones need a copy
+                    best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
+            if step % args.log_every == 0:
+                running, running_n = 0.0, 0
+            # (a signal after the last step lets the run finish: its outputs come next)
+            if checkpoint_dir is not None and step < total:
+                if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):
+                    checkpoint()
+                if stop.requested:
+                    log.warning("stopped at step %d/%d on a signal; rerun to resume from %s", step, total, checkpoint_dir)
+                    stop.exit()
 
     if best_state is not None and result.best_step != step:
         with torch.no_grad():
@@ -214,7 +244,7 @@ def train(
                 p.copy_(best_state[id(p)].to(p.device))
         log.info("restored best evaluation from step %d (score %.4f)", result.best_step, result.best_score)
     result.steps = step
-    result.wall_s = time.time() - started
+    result.wall_s = elapsed_before + time.time() - started
     result.samples_per_s = seen / max(result.wall_s, 1e-9)
     return result
 

@@ -1,11 +1,14 @@
 # Config validation and the sweep tables every family's rules read.
+import os
 from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
 from xlt import config as xlt_config
+from xlt.cluster import slurm_resources
+from xlt.prefetch import DEFAULT_CACHE, check_offline
 from xlt.data.prepare import output_files as dataset_files
-from xlt.train import train_flags
+from xlt.train_args import train_flags
 
 min_version("8.10")
 
@@ -15,6 +18,17 @@ validate(config, schema="../schemas/config.schema.yaml")
 xlt_config.check(config)
 
 RESULTS = "results"
+
+# Hugging Face downloads live with the project unless HF_HOME says otherwise: `xlt prefetch`
+# fills resources/hf where there is internet, and every job (local or on SLURM, which
+# exports this environment) reads the same cache.
+os.environ.setdefault("HF_HOME", str(Path(DEFAULT_CACHE).resolve()))
+
+
+def check_hf_cache():
+    """Offline (HF_HUB_OFFLINE=1), stop before any job if the cache lacks a model or dataset."""
+    configfiles = workflow.overwrite_configfiles or ["config.yaml"]
+    check_offline(config, configfiles[-1])
 DEMO = config.get("report", {}).get("demo", False)
 
 wildcard_constraints:

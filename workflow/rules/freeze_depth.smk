@@ -27,7 +27,7 @@ rule finetune:
         cache="--cache-frozen-prefix" if config.get("freeze_depth", {}).get("cache_frozen_prefix") else "",
         flags=flags("freeze_depth") if FREEZE else "",
     resources:
-        **config.get("freeze_depth", {}).get("resources", {}),
+        **slurm_resources(config, "freeze_depth"),
     shell:
         "xlt finetune --model {params.model} --train {params.train} --dev {params.dev} --num-labels 3 "
         "--freeze-depth {params.depth} {params.cache} --seed {params.seed} {params.flags} "
@@ -59,6 +59,7 @@ rule aggregate_freeze_depth:
         f"{RESULTS}/tables/freeze_depth.csv",
     log:
         f"{RESULTS}/logs/aggregate/freeze_depth.log",
+    localrule: True
     shell:
         "xlt aggregate {input} --out {output} > {log} 2>&1"
 
@@ -76,6 +77,7 @@ rule plot_freeze_depth:
         f"{RESULTS}/logs/plots/freeze_depth-{{kind}}.log",
     wildcard_constraints:
         kind="accuracy-vs-depth|accuracy-heatmap",
+    localrule: True
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
 

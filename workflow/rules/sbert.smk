@@ -58,7 +58,7 @@ rule train_sbert:
         ),
         flags=flags("sbert") if SBERT else "",
     resources:
-        **config.get("sbert", {}).get("resources", {}),
+        **slurm_resources(config, "sbert"),
     shell:
         "xlt train-sbert --model {params.model} --train {params.train} {params.dev} "
         "--pooling {params.run[pooling]} --layer {params.run[layer]} --freeze-depth {params.run[freeze_depth]} "
@@ -93,6 +93,7 @@ rule aggregate_sbert:
         f"{RESULTS}/tables/sbert.csv",
     log:
         f"{RESULTS}/logs/aggregate/sbert.log",
+    localrule: True
     shell:
         "xlt aggregate {input} --out {output} > {log} 2>&1"
 
@@ -109,6 +110,7 @@ rule plot_sbert:
         f"{RESULTS}/logs/plots/sbert-{{kind}}.log",
     wildcard_constraints:
         kind="|".join(SBERT_PLOTS + ["sbert-layers"]),
+    localrule: True
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
 

@@ -8,6 +8,7 @@ def add_arguments(p):
     p.add_argument("--hidden-size", type=int, default=64)
     p.add_argument("--pretrain-steps", type=int, default=300)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--vocab-size", type=int, default=1000, help="WordPiece vocabulary size; another size gives another tokenizer")
 
 
 def run(args):
@@ -15,5 +16,5 @@ def run(args):
     from ..io import write_json
 
     info = build_demo_model(args.out, args.languages.split(","), layers=args.layers, hidden_size=args.hidden_size,
-                            pretrain_steps=args.pretrain_steps, seed=args.seed)
+                            pretrain_steps=args.pretrain_steps, seed=args.seed, vocab_size=args.vocab_size)
     write_json(f"{args.out}/xlt_demo_model.json", info)

@@ -13,12 +13,15 @@ def add_arguments(p):
                    help="compute the frozen layers once (frozen part without dropout) and train only the top")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None)
+    p.add_argument("--checkpoint-dir", default=None,
+                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
 
 
 def run(args):
     from pathlib import Path
 
+    from ..checkpoint import remove_checkpoint
     from ..classification import accuracy_records, classification_loss, make_collate
     from ..freezing import count_parameters, freeze
     from ..io import read_jsonl
@@ -36,10 +39,27 @@ def run(args):
         acc = accuracy_records(m, tokenizer, {"dev": dev_set}, targs.max_length)[0]["value"]
         return {"score": acc, "dev_accuracy": acc}
 
-    result = train(model, train_set, make_collate(tokenizer, targs.max_length), classification_loss, targs, evaluate)
     out = Path(args.out)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
+    collate = make_collate(tokenizer, targs.max_length)
+    cached = None
+    if args.cache_frozen_prefix:
+        from ..models import pick_device
+        from ..prefix_cache import collate_prefix_states, prepare_cached_training
+
+        cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
+                                         pick_device(targs.device))
+    if cached is not None:
+        # frozen layers ran once, in eval mode (the documented "frozen part without dropout"); a resumed
+        # run recomputes the cache, which is deterministic, and restores the top from the checkpoint
+        result = train(cached.top, cached.dataset, collate_prefix_states, classification_loss, targs,
+                       lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir)
+    else:
+        result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir)
     save_model(model, tokenizer, out / "model")
     metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed})
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {"model": args.model, "history": result.history})
+    metrics.meta.update(cache_frozen_prefix=cached is not None, cache_s=round(cached.cache_s, 3) if cached else 0.0)
     metrics.add("dev_accuracy", result.best_score, lang="dev")
     metrics.write(out / "train.json")
+    remove_checkpoint(checkpoint_dir)

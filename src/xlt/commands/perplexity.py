@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from pathlib import Path
 
@@ -27,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--family", default="mlm", help="family name in the metrics file (e.g. adapt)")
+    parser.add_argument("--run-id", default=None, help="run id in the metrics file (default: --out's directory name)")
+    parser.add_argument("--axes", default="{}", help="JSON object stored as meta.axes (columns in `xlt aggregate`)")
     parser.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
 
 
@@ -41,6 +45,12 @@ def _validate(args) -> list[str]:
         raise XltError(f"--max-sentences must be at least 1, got {args.max_sentences}")
     if not 0.0 < args.mlm_probability < 1.0:
         raise XltError(f"--mlm-probability must be in (0, 1), got {args.mlm_probability}")
+    try:
+        axes = json.loads(args.axes)
+    except json.JSONDecodeError as err:
+        raise XltError(f"--axes {args.axes!r} is not JSON ({err})") from None
+    if not isinstance(axes, dict):
+        raise XltError(f"--axes must be a JSON object, got {args.axes!r}")
     langs = args.langs or [p.resolve().parent.name for p in args.data]
     if len(set(zip(langs, (p.stem for p in args.data)))) != len(langs):
         raise XltError(f"two --data files share language and split {list(zip(langs, (p.stem for p in args.data)))}; "
@@ -65,7 +75,7 @@ def run(args) -> None:
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_masked_lm(args.model).to(device)
-    metrics = MetricsFile(family="mlm", run_id=args.out.parent.name,
+    metrics = MetricsFile(family=args.family, run_id=args.run_id or args.out.parent.name, axes=json.loads(args.axes),
                           meta={"model": args.model, "mask_seed": args.mask_seed,
                                 "mlm_probability": args.mlm_probability, "max_length": args.max_length,
                                 "files": {}})

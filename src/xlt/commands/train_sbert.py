@@ -28,6 +28,8 @@ def add_arguments(p):
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None)
     p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta")
+    p.add_argument("--checkpoint-dir", default=None,
+                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
 
 
@@ -38,6 +40,7 @@ def run(args):
     import numpy as np
     import torch
 
+    from ..checkpoint import remove_checkpoint
     from ..errors import XltError
     from ..evaluate.sts import sts_correlations
     from ..freezing import count_parameters, freeze, freeze_word_embeddings
@@ -94,8 +97,9 @@ def run(args):
         predictions = m["head"].classifier(m["head"].features(u, v)).argmax(-1).cpu().numpy()
         return {"score": float(np.mean(predictions == np.array([e["label"] for e in dev_set])))}
 
-    result = train(model, train_set, collate, loss_fn, targs, evaluate)
     out = Path(args.out)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
+    result = train(model, train_set, collate, loss_fn, targs, evaluate, checkpoint_dir=checkpoint_dir)
     encoder.save(out / "model", tokenizer)
     axes = json.loads(args.axes) | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
                                     "seed": targs.seed}
@@ -103,3 +107,4 @@ def run(args):
     metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "history": result.history})
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")
+    remove_checkpoint(checkpoint_dir)

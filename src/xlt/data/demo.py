@@ -236,7 +236,6 @@ def _sts_pairs(n: int, seed: int) -> list[tuple[Clause, Clause, float]]:
 
 
 # ---------------------------------------------------------------- public entry point
-SPLIT_OFFSETS = {"train": 0, "dev": 1, "test": 2, "unlabeled": 3}
 
 
 def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str | None = None) -> list[dict]:

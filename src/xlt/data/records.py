@@ -20,12 +20,13 @@ NUM_LABELS = {"nli": 3, "sentiment": 2}
 
 
 def normalise(rows: list[dict], task: str, name: str, columns: dict | None = None,
-              label_names: list[str] | None = None) -> list[dict]:
+              label_names: list[str] | None = None, labelled: bool = True) -> list[dict]:
     """Rename source columns to the normalised fields, map string labels to ids, drop
-    rows without a gold label (e.g. MultiNLI's label -1)."""
+    rows without a gold label (e.g. MultiNLI's label -1). With ``labelled=False`` (an
+    unlabelled pool) only the input fields are kept."""
     if task not in TASK_FIELDS:
         raise XltError(f"dataset {name}: unknown task {task!r}; use one of {', '.join(TASK_FIELDS)}")
-    fields = TASK_FIELDS[task]
+    fields = TASK_FIELDS[task] if labelled else tuple(f for f in TASK_FIELDS[task] if f not in ("label", "score"))
     columns = {f: f for f in fields} | (columns or {})
     label_ids = {str(n): i for i, n in enumerate(label_names)} if label_names else None
     out = []

@@ -9,6 +9,11 @@ normalised records (see `xlt.data.records`). A dataset spec is the config entry,
                       columns: {text: sentence1, text_pair: sentence2, label: gold_label},
                       label_names: [entailment, neutral, contradiction]}
     demo-nli:        {source: demo, task: nli, sizes: {train: 1500, dev: 200, test: 300}}
+    cls-books:       {source: local, task: sentiment, format: cls, files: data/cls-acl10-unprocessed,
+                      domain: books, splits: {train: [en], unlabeled: [en], test: all}}
+
+An unlabelled split (`unlabeled` / `unlabelled`, e.g. CLS's review pool) is normalised without
+labels, whatever the source holds.
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from pathlib import Path
 from ..errors import XltError
 from . import demo
 from .records import TASK_FIELDS, normalise
+
+UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
 
 
 def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path = ".") -> list[dict]:
@@ -34,7 +41,8 @@ def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path 
         raw = _read_hf(name, spec, lang, split)
     else:  # the schema rejects this first; kept for direct API use
         raise XltError(f"dataset {name}: unknown source {source!r}; use demo, local or hf")
-    return normalise(raw, spec["task"], name=name, columns=spec.get("columns"), label_names=spec.get("label_names"))
+    return normalise(raw, spec["task"], name=name, columns=spec.get("columns"), label_names=spec.get("label_names"),
+                     labelled=split not in UNLABELLED_SPLITS)
 
 
 def local_path(name: str, spec: dict, lang: str, split: str, root: Path) -> Path:
@@ -47,6 +55,8 @@ def local_path(name: str, spec: dict, lang: str, split: str, root: Path) -> Path
 
 
 def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> list[dict]:
+    if spec.get("format") == "cls":  # the published layout fixes the file names under one directory
+        return _read_cls(name, spec, lang, split, root)
     path = local_path(name, spec, lang, split, root)
     if not path.is_file():
         raise XltError(f"dataset {name}: file not found for lang={lang} split={split}: {path} "
@@ -55,6 +65,8 @@ def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> lis
     with open(path, encoding="utf-8", newline="") as f:
         if fmt == "jsonl":
             rows = [json.loads(line) for line in f if line.strip()]
+        elif fmt == "txt":  # plain text, one sentence per line (a corpus): the line is `text`
+            rows = [{"text": line.strip()} for line in f if line.strip()]
         elif fmt in ("tsv", "csv"):
             delimiter = "\t" if fmt == "tsv" else ","
             quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
@@ -63,10 +75,20 @@ def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> lis
             else:  # columns are then addressed by position: {text: 0, text_pair: 1, label: 2}
                 rows = [dict(enumerate(r)) for r in csv.reader(f, delimiter=delimiter, quoting=quoting)]
         else:
-            raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv or jsonl")
+            raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv, jsonl or txt")
     if not rows:
         raise XltError(f"dataset {name}: {path} has no rows")
     return rows
+
+
+def _read_cls(name: str, spec: dict, lang: str, split: str, root: Path) -> list[dict]:
+    from .cls import load_cls
+
+    if not isinstance(spec["files"], str) or not spec.get("domain"):
+        raise XltError(f"dataset {name}: format cls needs `files` = the cls-acl10-unprocessed directory and "
+                       f"`domain` (books, dvd or music)")
+    directory = Path(spec["files"])
+    return load_cls(directory if directory.is_absolute() else root / directory, lang, spec["domain"], split)
 
 
 def _read_hf(name: str, spec: dict, lang: str, split: str) -> list[dict]:

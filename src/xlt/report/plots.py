@@ -64,6 +64,14 @@ from .sbert_plots import PLOTS as _SBERT_PLOTS  # noqa: E402
 
 PLOTS.update(_SBERT_PLOTS)
 
+from .adapt_plots import PLOTS as _ADAPT_PLOTS  # noqa: E402
+
+PLOTS.update(_ADAPT_PLOTS)
+
+from .monox_plots import PLOTS as _MONOX_PLOTS  # noqa: E402
+
+PLOTS.update(_MONOX_PLOTS)
+
 from .dual_plots import PLOTS as _DUAL_PLOTS  # noqa: E402
 
 PLOTS.update(_DUAL_PLOTS)

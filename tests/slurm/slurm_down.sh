@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Stop the daemons tests/slurm/slurm_up.sh started, by the PIDs it recorded (never by name).
+set -uo pipefail
+STATE=${XLT_SLURM_STATE:-/tmp/xlt-slurm}
+quiet=${1:-}
+for name in slurmd slurmctld munged; do
+    pidfile="$STATE/$name.pid"
+    [[ -s $pidfile ]] || continue
+    pid=$(cat "$pidfile")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+        [[ -n $quiet ]] || echo "slurm_down: stopped $name ($pid)" >&2
+    fi
+    rm -f "$pidfile"
+done

@@ -1,0 +1,224 @@
+"""MLM adaptation: the layer scheme as applied inside real (tiny) training runs, and the
+adapt-mlm verb end to end against the independent perplexity / compare-layers verbs."""
+import copy
+import json
+import math
+
+import pytest
+import torch
+
+from _tiny_mlm import DUTCH, ENGLISH, save_tiny, tiny_bert_mlm, wordpiece_tokenizer
+from test_mlm_commands import run_verb
+from xlt.adaptation import EvalSet, MlmCollate, adapt, mlm_loss
+from xlt.errors import XltError
+from xlt.io import read_json, write_jsonl
+from xlt.layer_schemes import parse_scheme
+from xlt.mlm import IGNORE_INDEX, FixedMasking
+from xlt.train import TrainArgs
+
+
+def _layer_flags(model):
+    return tuple(all(p.requires_grad for p in layer.parameters()) for layer in model.bert.encoder.layer)
+
+
+@pytest.mark.parametrize("scheme_spec, expected_by_step", [
+    # 10 sentences, batch 4 -> 3 batches per epoch: epochs start at steps 0, 3, 6
+    ({"gradual": {"every_epochs": 1, "step": 1, "start": 1}},
+     {0: {4}, 1: {4}, 2: {4}, 3: {3, 4}, 4: {3, 4}, 5: {3, 4}, 6: {2, 3, 4}, 7: {2, 3, 4}}),
+    ({"gradual": {"every_steps": 2, "step": 2, "start": 1}},
+     {0: {4}, 1: {4}, 2: {2, 3, 4}, 3: {2, 3, 4}, 4: {1, 2, 3, 4}, 5: {1, 2, 3, 4}, 6: {1, 2, 3, 4}, 7: {1, 2, 3, 4}}),
+])
+def test_gradual_unfreezing_pattern_inside_a_training_run(scheme_spec, expected_by_step):
+    tokenizer = wordpiece_tokenizer(DUTCH + ENGLISH, 120)
+    model = tiny_bert_mlm(len(tokenizer), layers=4, seed=3)
+    initial = copy.deepcopy(model.state_dict())
+    scheme = parse_scheme(scheme_spec, 4)
+    target = EvalSet("nld", "dev", FixedMasking(tokenizer, DUTCH, seed=5))
+    seen = []  # requires_grad of every layer at each training forward pass, observed from outside
+
+    def record_pattern(module, args, kwargs):
+        if module.training:
+            seen.append((_layer_flags(module), module.bert.embeddings.word_embeddings.weight.requires_grad))
+
+    model.register_forward_pre_hook(record_pattern, with_kwargs=True)
+    args = TrainArgs(max_steps=8, batch_size=4, lr=5e-3, warmup_ratio=0.0, eval_every=4, device="cpu", log_every=100)
+    result = adapt(model, tokenizer, DUTCH, scheme, args, target, select="last")
+
+    assert len(seen) == 8  # one forward per step (no accumulation)
+    for step, (flags, embeddings_trainable) in enumerate(seen):
+        assert {i + 1 for i, on in enumerate(flags) if on} == expected_by_step[step], step
+        assert not embeddings_trainable
+    # layers never trained kept their weights exactly; every trained one moved
+    final = model.state_dict()
+    trained = set().union(*expected_by_step.values())
+    for layer in range(1, 5):
+        key = f"bert.encoder.layer.{layer - 1}.attention.self.query.weight"
+        assert torch.equal(final[key], initial[key]) == (layer not in trained), layer
+    assert torch.equal(final["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"])
+    # trainable_layers at an evaluation = layers trained in the step just before it
+    counts = {r["step"]: r["value"] for r in result.records if r["metric"] == "trainable_layers"}
+    assert counts == {4: len(expected_by_step[3]), 8: len(expected_by_step[7])}
+    assert result.trainable == {4: sorted(expected_by_step[3]), 8: sorted(expected_by_step[7])}
+
+
+def test_collate_masks_reproducibly_and_never_special_tokens():
+    tokenizer = wordpiece_tokenizer(DUTCH, 80)
+    collate = MlmCollate(tokenizer, 32)
+    examples = collate.encode(DUTCH)
+    torch.manual_seed(7)  # the training loop seeds the global generator; masks follow from it
+    a = collate(examples)
+    torch.manual_seed(7)
+    b = collate(examples)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not torch.equal(a["labels"], collate(examples)["labels"])  # the next batch gets new masks
+    masked = a["labels"] != IGNORE_INDEX
+    assert masked.any()
+    special = torch.tensor([tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id])
+    assert not torch.isin(a["labels"][masked], special).any()
+    assert not masked[a["attention_mask"] == 0].any()
+
+
+def test_mlm_loss_is_the_mean_over_masked_tokens_and_zero_without_masks():
+    tokenizer = wordpiece_tokenizer(DUTCH, 80)
+    model = tiny_bert_mlm(len(tokenizer), seed=1)
+    torch.manual_seed(2)
+    batch = MlmCollate(tokenizer, 32)(MlmCollate(tokenizer, 32).encode(DUTCH[:4]))
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    picked = batch["labels"] != IGNORE_INDEX
+    log_probs = torch.log_softmax(logits[picked], dim=-1)
+    by_hand = -log_probs[torch.arange(int(picked.sum())), batch["labels"][picked]].mean()
+    assert mlm_loss(model, batch).item() == pytest.approx(by_hand.item(), rel=1e-5)
+    none = {**batch, "labels": torch.full_like(batch["labels"], IGNORE_INDEX)}
+    loss = mlm_loss(model, none)
+    assert float(loss) == 0.0 and loss.requires_grad
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    root = tmp_path_factory.mktemp("adapt")
+    save_tiny(root / "mbert", DUTCH + ENGLISH, vocab_size=200, layers=2, seed=1)
+    save_tiny(root / "native", DUTCH, vocab_size=80, layers=2, seed=2)
+    write_jsonl(root / "data" / "nld" / "train.jsonl", [{"text": t} for t in DUTCH * 4])
+    write_jsonl(root / "eval" / "nld" / "dev.jsonl", [{"text": t} for t in DUTCH])
+    write_jsonl(root / "eval" / "multilingual" / "dev.jsonl", [{"text": t} for t in ENGLISH])
+    write_jsonl(root / "eval" / "nld" / "test.jsonl", [{"text": t} for t in reversed(DUTCH)])
+    write_jsonl(root / "eval" / "nld" / "compare.jsonl", [{"text": t} for t in DUTCH[:8]])
+    return root
+
+
+def _argv(root, out, *extra):
+    return ["--model", str(root / "mbert"), "--train", str(root / "data" / "nld" / "train.jsonl"),
+            "--target", str(root / "eval" / "nld" / "dev.jsonl"),
+            "--eval", str(root / "eval" / "multilingual" / "dev.jsonl"),
+            "--test", str(root / "eval" / "nld" / "test.jsonl"),
+            "--native", str(root / "native"), "--compare", str(root / "eval" / "nld" / "compare.jsonl"),
+            "--mask-seed", "11", "--max-length", "32", "--max-steps", "6", "--eval-every", "3",
+            "--batch-size", "8", "--lr", "1e-1", "--warmup-ratio", "0", "--device", "cpu",
+            "--axes", json.dumps({"model": "mbert", "scheme": "1-2", "seed": 1, "role": "adapted"}),
+            "--out", str(out), *extra]
+
+
+def _values(records, metric, **dims):
+    return {r.get("step"): r["value"] for r in records
+            if r["metric"] == metric and all(r.get(k) == v for k, v in dims.items())}
+
+
+def test_adapt_mlm_verb_end_to_end(workspace):
+    root = workspace
+    out = root / "run" / "metrics.json"
+    run_verb("adapt-mlm", _argv(root, out, "--scheme", "1-2"))  # layer 2 only: embeddings and layer 1 frozen
+    result = read_json(out)
+    records = result["metrics"]
+    assert result["meta"]["axes"]["scheme"] == "1-2" and result["meta"]["family"] == "adapt"
+
+    target = _values(records, "perplexity", lang="nld", split="dev")
+    multi = _values(records, "perplexity", lang="multilingual", split="dev")
+    assert set(target) == set(multi) == {0, 3, 6, None}  # checkpoints at 0 and every K=3 steps, and final
+    assert set(_values(records, "perplexity", lang="nld", split="test")) == {None}  # test: final only
+    assert target[None] < target[0]  # MLM training on the target sentences lowers their perplexity
+
+    # step 0 is the untouched model: the same numbers as the independent `xlt perplexity` job
+    ref_out = root / "reference" / "perplexity.json"
+    run_verb("perplexity", ["--model", str(root / "mbert"), "--data", str(root / "eval" / "nld" / "dev.jsonl"),
+                            "--data", str(root / "eval" / "multilingual" / "dev.jsonl"), "--mask-seed", "11",
+                            "--max-length", "32", "--device", "cpu", "--out", str(ref_out)])
+    reference = read_json(ref_out)["metrics"]
+    assert target[0] == pytest.approx(_values(reference, "perplexity", lang="nld")[None], rel=1e-6)
+    assert multi[0] == pytest.approx(_values(reference, "perplexity", lang="multilingual")[None], rel=1e-6)
+    # selection = best: the final model is the checkpoint with the lowest target perplexity
+    assert target[None] == pytest.approx(min(v for s, v in target.items() if s is not None and s > 0), rel=1e-6)
+    selected = _values(records, "selected_step")[None]
+    assert target[int(selected)] == pytest.approx(target[None], rel=1e-6)
+
+    # step-0 layer comparison equals `xlt compare-layers` on the same sentences
+    cmp_out = root / "compare" / "cmp.json"
+    run_verb("compare-layers", ["--model", str(root / "mbert"), "--reference", str(root / "native"),
+                                "--data", str(root / "eval" / "nld" / "compare.jsonl"), "--max-length", "32",
+                                "--device", "cpu", "--out", str(cmp_out)])
+    compared = read_json(cmp_out)["metrics"]
+    for metric in ("euclidean", "cka"):
+        for level in ("sentence", "word"):
+            for layer in (0, 1, 2):
+                mine = _values(records, metric, layer=layer, level=level)
+                theirs = _values(compared, metric, layer=layer, level=level)[None]
+                assert mine[0] == pytest.approx(theirs, rel=1e-5), (metric, level, layer)
+                # embeddings and layer 1 are frozen (eval mode: no dropout), so their vectors never
+                # change; layer 2 is trained
+                if layer < 2:
+                    assert mine[6] == mine[0], (metric, level, layer)
+                else:
+                    assert mine[6] != mine[0], (metric, level, layer)
+    assert _values(records, "trainable_layers") == {3: 1, 6: 1}
+    assert set(_values(records, "train_loss")) == {3, 6}
+    assert result["meta"]["eval_sets"]["nld/dev"]["sentences"] == len(DUTCH)
+    assert result["meta"]["trainable_layers"] == {"3": [2], "6": [2]}
+
+
+def test_adapt_mlm_validates_before_training(workspace, tmp_path):
+    root = workspace
+    out = tmp_path / "metrics.json"
+    with pytest.raises(XltError, match="out of range for a model with 2 layers"):
+        run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-12"))
+    with pytest.raises(XltError, match="not valid JSON"):
+        run_verb("adapt-mlm", _argv(root, out, "--scheme", "{gradual: 1}"))
+    argv = _argv(root, out, "--scheme", "0-2")
+    argv[argv.index("--test") + 1] = str(root / "eval" / "nld" / "dev.jsonl")
+    with pytest.raises(XltError, match="share \\(language, split\\)"):
+        run_verb("adapt-mlm", argv)
+    argv = _argv(root, out, "--scheme", "0-2")
+    del argv[argv.index("--compare"): argv.index("--compare") + 2]
+    with pytest.raises(XltError, match="--native and --compare together"):
+        run_verb("adapt-mlm", argv)
+    assert not out.exists()
+
+
+def test_adapt_mlm_resumes_from_its_checkpoint_with_the_whole_curve(workspace, tmp_path, monkeypatch):
+    import xlt.adaptation as adaptation
+
+    root = workspace
+    full = tmp_path / "full" / "metrics.json"
+    run_verb("adapt-mlm", _argv(root, full, "--scheme", "0-2", "--checkpoint-every", "3"))
+    assert not (full.parent / "checkpoint").exists()  # removed once the metrics are written
+
+    real = adaptation.apply_scheme
+
+    def killed_at_step_4(model, scheme, step, epoch, *args, **kwargs):
+        if step == 4:
+            raise RuntimeError("job killed")
+        return real(model, scheme, step, epoch, *args, **kwargs)
+
+    out = tmp_path / "resumed" / "metrics.json"
+    monkeypatch.setattr(adaptation, "apply_scheme", killed_at_step_4)
+    with pytest.raises(RuntimeError, match="job killed"):
+        run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2", "--checkpoint-every", "3"))
+    assert (out.parent / "checkpoint" / "checkpoint.pt").is_file() and not out.exists()
+    monkeypatch.setattr(adaptation, "apply_scheme", real)
+    run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2", "--checkpoint-every", "3"))
+
+    def keyed(path):
+        return {tuple(sorted((k, v) for k, v in r.items() if k != "value")): r["value"] for r in read_json(path)["metrics"]}
+
+    uninterrupted, resumed = keyed(full), keyed(out)
+    assert set(resumed) == set(uninterrupted)  # step 0, the checkpoint before the kill and after it
+    for key, value in uninterrupted.items():
+        assert resumed[key] == pytest.approx(value, rel=1e-6, abs=1e-9), key

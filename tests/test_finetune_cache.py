@@ -1,0 +1,80 @@
+"""`xlt finetune --cache-frozen-prefix` trains what the uncached run trains (dropout 0), and
+falls back to uncached training where the prefix cannot be cached."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from xlt.cli import main
+from xlt.io import read_json, write_jsonl
+
+LAYERS = 3
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def tiny_run_inputs(tmp_path_factory):
+    """A random-init BERT classifier without dropout, a WordPiece tokenizer, demo NLI data."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from xlt.data import demo
+    from xlt.demo_model import build_tokenizer, demo_corpus
+    from xlt.models import save_model
+
+    root = tmp_path_factory.mktemp("finetune-cache")
+    tokenizer = build_tokenizer(demo_corpus(["en"], 200, 1), 150)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, num_labels=3)
+    save_model(BertForSequenceClassification(config), tokenizer, root / "model")
+    write_jsonl(root / "train.jsonl", demo.generate("nli", "en", "train", 40, 1))
+    write_jsonl(root / "dev.jsonl", demo.generate("nli", "en", "dev", 12, 1))
+    return root
+
+
+def finetune(root, out, depth, *extra):
+    argv = ["finetune", "--model", str(root / "model"), "--train", str(root / "train.jsonl"),
+            "--dev", str(root / "dev.jsonl"), "--num-labels", "3", "--freeze-depth", str(depth),
+            "--out", str(out), "--max-steps", "6", "--batch-size", "8", "--lr", "1e-3", "--eval-every", "6",
+            "--max-length", "32", "--device", "cpu", "--seed", "3", *extra]
+    assert main(argv) == 0
+    return load_file(out / "model" / "model.safetensors"), read_json(out / "train.json")["meta"]
+
+
+@pytest.mark.parametrize("depth", [1, LAYERS])
+def test_cached_finetune_saves_the_uncached_parameters(tiny_run_inputs, tmp_path, depth):
+    initial = load_file(tiny_run_inputs / "model" / "model.safetensors")
+    plain, plain_meta = finetune(tiny_run_inputs, tmp_path / "plain", depth)
+    cached, cached_meta = finetune(tiny_run_inputs, tmp_path / "cached", depth, "--cache-frozen-prefix")
+    assert not plain_meta["cache_frozen_prefix"] and cached_meta["cache_frozen_prefix"]
+    assert cached_meta["cache_s"] > 0
+    assert plain.keys() == cached.keys()
+    for name in plain:
+        torch.testing.assert_close(cached[name], plain[name], atol=1e-5, rtol=1e-4, msg=name)
+    changed = [name for name in plain if not torch.equal(plain[name], initial[name])]
+    # the layers above the depth and the head trained, the frozen prefix did not
+    trained_layers = {f"bert.encoder.layer.{i}.output.dense.weight" for i in range(depth, LAYERS)}
+    assert {"classifier.weight", "bert.pooler.dense.weight"} | trained_layers <= set(changed)
+    frozen = ("bert.embeddings.",) + tuple(f"bert.encoder.layer.{i}." for i in range(depth))
+    assert not any(name.startswith(frozen) for name in changed)
+    assert plain_meta["best_dev_score"] == cached_meta["best_dev_score"]
+
+
+def test_depth_minus_one_falls_back_to_uncached_training(tiny_run_inputs, tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="xlt.prefix_cache"):
+        params, meta = finetune(tiny_run_inputs, tmp_path / "all", -1, "--cache-frozen-prefix")
+    assert not meta["cache_frozen_prefix"]
+    assert "nothing is frozen" in caplog.text and "training uncached" in caplog.text
+    initial = load_file(tiny_run_inputs / "model" / "model.safetensors")
+    assert not torch.equal(params["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"])

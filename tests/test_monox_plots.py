@@ -1,0 +1,100 @@
+"""MonoX table and figures from a synthetic tidy table made by the real aggregate -> CSV path."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xlt.io import write_json
+from xlt.report.aggregate import aggregate
+from xlt.report.monox_plots import PLOTS, accuracy_table, table_html, table_markdown
+
+LANGS = ["en", "de"]
+
+
+def metrics_file(axes, accuracies, train_examples, teacher=False):
+    records = [{"metric": "train_examples", "value": train_examples},
+               {"metric": "accuracy", "value": 0.5, "lang": "en", "split": "dev"}]
+    records += [{"metric": "accuracy", "value": v, "lang": lang, "split": "test"} for lang, v in accuracies.items()]
+    if not teacher:
+        records.append({"metric": "accuracy", "value": float(np.mean(list(accuracies.values()))), "lang": "avg", "split": "test"})
+    run_id = "-".join(str(v) for v in axes.values())
+    return {"meta": {"family": "monox", "run_id": run_id, "model": "m", "axes": axes}, "metrics": records}
+
+
+def accuracy_of(mode, size, temperature, seed, lang):
+    """A made-up but deterministic accuracy, so expected cells can be computed independently."""
+    base = {"teacher": 0.9, "finetune": 0.6, "self_train": 0.62, "pl": 0.7, "kd": 0.72}[mode]
+    return base + (0.05 if size == "all" else 0.0) - 0.01 * seed - (0.1 if lang == "de" else 0.0) \
+        + (0.02 * np.log10(temperature) if temperature else 0.0)
+
+
+@pytest.fixture()
+def table(tmp_path):
+    paths = []
+    rows = []
+    for seed, size in itertools.product((1, 2), ("all", 10)):
+        n = 200 if size == "all" else 10
+        rows.append(dict(task="t", mode="teacher", student=None, teacher="mono", size=size, temperature=None,
+                         seed=seed, headline=size == "all"))
+        for mode in ("finetune", "self_train", "pl", "kd"):
+            temps = [0.1] + ([0.01, 10.0] if mode == "kd" and size == "all" else [])
+            for t in temps:
+                rows.append(dict(task="t", mode=mode, student="mbert", teacher="mono" if mode in ("kd", "pl") else None,
+                                 size=size, temperature=t if mode == "kd" else None, seed=seed,
+                                 headline=size == "all" and t == 0.1))
+    for i, axes in enumerate(rows):
+        teacher = axes["mode"] == "teacher"
+        langs = ["en"] if teacher else LANGS
+        acc = {lang: accuracy_of(axes["mode"], axes["size"], axes["temperature"], axes["seed"], lang) for lang in langs}
+        path = tmp_path / f"{i}.json"
+        write_json(path, metrics_file(axes, acc, 200 if axes["size"] == "all" else 10, teacher))
+        paths.append(path)
+    csv = tmp_path / "monox.csv"
+    aggregate(paths).to_csv(csv, index=False)
+    return pd.read_csv(csv)
+
+
+def test_accuracy_table_is_the_headline_mean_over_seeds(table):
+    grid = accuracy_table(table)
+    assert list(grid.index.get_level_values("method")) == ["teacher", "finetune", "self_train", "pl", "kd"]
+    assert list(grid.columns) == ["seeds", "de", "en", "avg"]  # the tidy table's (sorted) order, avg last
+    for mode in ("finetune", "kd"):
+        t = 0.1 if mode == "kd" else None
+        for lang in LANGS:
+            expected = np.mean([accuracy_of(mode, "all", t, s, lang) for s in (1, 2)])
+            assert grid.loc[("t", mode), lang] == pytest.approx(expected)
+        assert grid.loc[("t", mode), "avg"] == pytest.approx(np.mean([grid.loc[("t", mode), l] for l in LANGS]))
+    assert grid.loc[("t", "teacher"), "en"] == pytest.approx(np.mean([accuracy_of("teacher", "all", None, s, "en") for s in (1, 2)]))
+    assert np.isnan(grid.loc[("t", "teacher"), "de"]) and np.isnan(grid.loc[("t", "teacher"), "avg"])
+    assert (grid["seeds"] == 2).all()
+
+
+def test_markdown_and_html_show_percent(table):
+    grid = accuracy_table(table)
+    md = table_markdown(grid)
+    expected = 100 * np.mean([accuracy_of("kd", "all", 0.1, s, "de") for s in (1, 2)])
+    assert f"| kd | 2 | " in md and f"{expected:.2f}" in md
+    assert md.splitlines()[2] == "| method | seeds | de | en | avg |"
+    html = table_html(grid, "title")
+    assert "<h3>t</h3>" in html and f"<td>{expected:.2f}</td>" in html
+
+
+@pytest.mark.parametrize("kind", sorted(PLOTS))
+def test_plots_write_png(table, tmp_path, kind):
+    from xlt.report.plots import PLOTS as ALL
+
+    assert ALL[kind] is PLOTS[kind]  # registered for `xlt plot`
+    out = tmp_path / f"{kind}.png"
+    PLOTS[kind](table, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_several_students_and_teachers_get_method_labels(table):
+    from xlt.report.monox_plots import with_methods
+
+    more = table.copy()
+    extra = more[more["mode"] == "kd"].copy()
+    extra["teacher"] = "mono2"
+    labels = set(with_methods(pd.concat([more, extra]))["method"])
+    assert {"kd <- mono", "kd <- mono2", "finetune", "teacher <- mono"} <= labels

@@ -1,0 +1,70 @@
+import json
+import math
+
+import pytest
+import torch
+import yaml
+
+from xlt.cli import main
+from xlt.config import sbert_runs, validate
+from xlt.data import demo
+from xlt.errors import XltError
+from xlt.io import read_json, write_jsonl
+from xlt.losses.softmax_pair import SoftmaxPairLoss
+from xlt.sentence_encoder import read_pooling
+from test_config import demo_config
+
+
+def test_softmax_pair_features_and_loss_by_hand():
+    loss = SoftmaxPairLoss(dim=2, num_labels=3)
+    u, v = torch.tensor([[1.0, -2.0]]), torch.tensor([[3.0, 1.0]])
+    assert torch.equal(loss.features(u, v), torch.tensor([[1.0, -2.0, 3.0, 1.0, 2.0, 3.0]]))
+    with torch.no_grad():
+        loss.classifier.weight.zero_()
+        loss.classifier.bias.copy_(torch.tensor([0.0, 1.0, 2.0]))
+    expected = -math.log(math.exp(2.0) / (1 + math.e + math.exp(2.0)))
+    assert loss(u, v, torch.tensor([2])).item() == pytest.approx(expected, rel=1e-6)
+    assert SoftmaxPairLoss(2, use_product=True).features(u, v).shape == (1, 8)
+
+
+def test_sweep_has_baselines_and_trained_runs():
+    rows = sbert_runs(demo_config())
+    assert len(rows) == 6
+    assert {r["run_id"] for r in rows if not r["trained"]} == {
+        f"demo-mbert-{p}-L-1-untrained" for p in ("mean", "max", "cls")}
+    assert all(r["freeze_depth"] == -1 for r in rows if r["trained"])
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda s: s.update(poolings=["sum"]), r"config error at sbert.poolings.0"),
+    (lambda s: s.update(layers=[13]), r"layer 13 in sbert.layers is out of range"),
+    (lambda s: s["eval"]["bitext"].update(dataset="demo-sts"), r"sbert.eval.bitext.dataset: 'demo-sts' is not a bitext"),
+    (lambda s: s["dev"].update(dataset="nope"), r"sbert.dev.dataset: unknown dataset 'nope'"),
+])
+def test_config_errors_name_the_key(mutate, message):
+    config = demo_config()
+    mutate(config["sbert"])
+    with pytest.raises(XltError, match=message):
+        validate(config)
+
+
+def test_train_sbert_end_to_end(tmp_path, demo_model_dir):
+    write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 48, seed=1))
+    write_jsonl(tmp_path / "dev.jsonl", demo.generate("sts", "en", "dev", 16, seed=1))
+    out = tmp_path / "run"
+    code = main(["train-sbert", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
+                 "--dev-sts", str(tmp_path / "dev.jsonl"), "--pooling", "max", "--layer", "-2", "--out", str(out),
+                 "--max-steps", "4", "--batch-size", "8", "--eval-every", "2", "--lr", "1e-3", "--device", "cpu"])
+    assert code == 0
+    metrics = read_json(out / "train.json")
+    assert metrics["meta"]["axes"]["pooling"] == "max" and metrics["meta"]["steps"] == 4
+    assert -1 <= metrics["metrics"][0]["value"] <= 1
+    assert read_pooling(str(out / "model")) == {"pooling": "max", "layer": -2}
+    # word embeddings are frozen by default: identical to the pretrained ones
+    from xlt.models import load_encoder
+
+    before, after = load_encoder(str(demo_model_dir)), load_encoder(str(out / "model"))
+    assert torch.equal(before.embeddings.word_embeddings.weight, after.embeddings.word_embeddings.weight)
+    # pooling the second-to-last hidden state trains the layers below it, never the top layer
+    assert not torch.equal(before.encoder.layer[-2].output.dense.weight, after.encoder.layer[-2].output.dense.weight)
+    assert torch.equal(before.encoder.layer[-1].output.dense.weight, after.encoder.layer[-1].output.dense.weight)

@@ -1,0 +1,228 @@
+"""The workflow on a real single-node SLURM: `snakemake --profile profiles/cluster
+--configfile config/tiny.yaml` sends every compute job through sbatch with the resources the
+config asks for (a GPU for fine-tuning), keeps the light rules on the submit host, and a
+signalled training job checkpoints, is retried and resumes.
+
+Needs root: tests/slurm/slurm_up.sh writes /etc/slurm, starts munged/slurmctld/slurmd and
+installs Debian's slurm-wlm and munge when missing; skipped otherwise. Run alone with
+`pytest -m slurm tests/test_slurm.py` (the profile check needs no cluster and is unmarked).
+"""
+from __future__ import annotations
+
+import collections
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+import yte
+
+REPO = Path(__file__).resolve().parents[1]
+SLURM_DIR = REPO / "tests" / "slurm"
+PROFILE = REPO / "profiles" / "cluster"
+PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
+# rules that must run on the submit host (`localrule: True`), by name pattern
+LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|report\w*")
+
+
+def _slurm_responds() -> bool:
+    try:
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, timeout=10)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "idle" in out.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """A running single-node SLURM; stopped afterwards if this fixture started it."""
+    if os.geteuid() != 0:
+        pytest.skip("the SLURM test needs root (it writes /etc/slurm and starts daemons)")
+    if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
+        pytest.skip("slurm-wlm is not installed and apt-get is unavailable")
+    # one SLURM test at a time on a machine: the cluster and /etc/slurm are global
+    lock = open("/tmp/xlt-slurm.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    already_up = _slurm_responds()
+    started = time.monotonic()
+    up = subprocess.run([str(SLURM_DIR / "slurm_up.sh")], capture_output=True, text=True)
+    if up.returncode != 0:
+        lock.close()
+        if shutil.which("slurmctld") is None:
+            pytest.skip(f"could not install slurm-wlm/munge: {up.stderr.strip()[-500:]}")
+        pytest.fail(f"SLURM did not come up:\n{up.stderr}")
+    print(f"SLURM bring-up: {time.monotonic() - started:.1f} s; {up.stderr.strip()}")
+    try:
+        yield
+    finally:
+        if not already_up:
+            subprocess.run([str(SLURM_DIR / "slurm_down.sh")], check=False)
+        lock.close()
+
+
+def _profile() -> dict:
+    with open(PROFILE / "config.yaml") as f:
+        return yte.process_yaml(f, require_use_yte=True)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    # this checkout's package, also inside the SLURM jobs (sbatch --export=ALL)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env["XLT_SLURM_PARTITION"] = PARTITION
+    return env
+
+
+def _snakemake(*args: str) -> list[str]:
+    # the default 40 s before the first status check only slows the test down
+    return [sys.executable, "-m", "snakemake", "--slurm-init-seconds-before-status-checks", "2", *args]
+
+
+def _jobs_in_log(log: str) -> tuple[dict[str, set], dict[str, set]]:
+    """(remote, local): rule -> set of Snakemake job ids, from the job headers of the log."""
+    remote, local = collections.defaultdict(set), collections.defaultdict(set)
+    for kind, rule, jobid in re.findall(r"^(localrule|rule) (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", log, re.M):
+        (local if kind == "localrule" else remote)[rule].add(jobid)
+    return remote, local
+
+
+def _job_stats(log: str) -> dict[str, int]:
+    table = log.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+def _slurm_jobs(run_id: str) -> list[dict[str, str]]:
+    """Every job SLURM still remembers (MinJobAge) that this Snakemake run submitted."""
+    out = subprocess.run(["scontrol", "show", "job", "-d", "--oneliner"], capture_output=True, text=True, check=True).stdout
+    jobs = []
+    for line in out.splitlines():
+        fields = dict(re.findall(r"(\S+?)=(\S*)", line))
+        if fields.get("JobName") == run_id:
+            jobs.append(fields)
+    return sorted(jobs, key=lambda job: int(job["JobId"]))
+
+
+def _minutes(limit: str) -> int:
+    """SLURM's [D-]HH:MM:SS time limit in minutes."""
+    days, _, clock = limit.rpartition("-")
+    h, m, s = map(int, clock.split(":"))
+    return (int(days or 0) * 24 + h) * 60 + m + (s > 0)
+
+
+def test_profile_keeps_to_site_settings():
+    """profiles/cluster: slurm executor polled with squeue, paper config by default, and no
+    resource amounts for the GPU rules (set-resources would override the config's)."""
+    profile = _profile()
+    assert profile["executor"] == "slurm"
+    assert profile["slurm-status-command"] == "squeue"
+    assert profile["configfile"] == "config/paper.yaml" and (REPO / "config" / "paper.yaml").exists()
+    training = {"finetune", "train_sbert", "train_teacher", "distill", "adapt_mlm", "train_dual"}
+    assert training <= set(profile["set-resources"])
+    for rule in training:
+        assert not {"gpu", "gres", "runtime", "mem_mb", "cpus_per_task"} & set(profile["set-resources"][rule]), rule
+    # a workflow profile would replace these keys wholesale (see the profile's header)
+    default_profile = REPO / "profiles" / "default"
+    if default_profile.exists():
+        with open(next(default_profile.glob("*.yaml"))) as f:
+            clashing = set(yte.process_yaml(f)) & {"default-resources", "set-resources", "executor"}
+        assert not clashing, f"profiles/default overrides {clashing} of profiles/cluster"
+
+
+@pytest.mark.slurm
+def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
+    work = tmp_path / "wf"
+    work.mkdir()
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(REPO / name, work / name)
+    for name in ("workflow", "config", "profiles"):
+        shutil.copytree(REPO / name, work / name)
+
+    started = time.monotonic()
+    # exactly what the profile's header tells users to type
+    run = subprocess.run(_snakemake("--profile", "profiles/cluster", "--configfile", "config/tiny.yaml"),
+                         cwd=work, env=_env(), capture_output=True, text=True, timeout=900)
+    print(f"tiny sweep on SLURM: {time.monotonic() - started:.1f} s")
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-6000:]
+    assert (work / "results" / "tables" / "freeze_depth.csv").exists()
+
+    run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
+    remote, local = _jobs_in_log(log)
+    stats = _job_stats(log)
+    assert sum(stats.values()) == sum(map(len, remote.values())) + sum(map(len, local.values())), log
+    assert "finetune" in remote and "evaluate_xnli" in remote, log
+    assert {rule for rule in local if not LIGHT_RULES.fullmatch(rule)} == set(), "a compute rule ran on the submit host"
+    assert {rule for rule in remote if LIGHT_RULES.fullmatch(rule)} == set(), "a light rule went to the queue"
+
+    jobs = _slurm_jobs(run_id)
+    by_rule = collections.defaultdict(list)
+    for job in jobs:
+        by_rule[re.match(r"rule_(\w+?)(?:_wildcards_|$)", job["Comment"])[1]].append(job)
+    assert set(by_rule) == set(remote), "SLURM ran other rules than the log's remote ones"
+
+    tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())["freeze_depth"]["resources"]
+    defaults = _profile()["default-resources"]
+    for rule, jobids in remote.items():
+        completed = {job["Comment"] for job in by_rule[rule] if job["JobState"] == "COMPLETED"}
+        assert len(completed) == len(jobids), f"{rule}: {len(jobids)} jobs in the log, SLURM completed {completed}"
+        for job in by_rule[rule]:
+            assert job["Partition"] == PARTITION, job
+            if rule == "finetune":  # the config's resources reached sbatch, and a GPU was allocated
+                assert job.get("TresPerJob") == f"gres:gpu:{tiny['gpus']}", job
+                assert job.get("JOB_GRES") == f"gpu:{tiny['gpus']}", job
+                assert _minutes(job["TimeLimit"]) == tiny["runtime_min"], job
+                assert int(job["CPUs/Task"]) == tiny["cpus"], job
+            else:  # CPU jobs with the profile's defaults
+                assert "gpu" not in job.get("TresPerJob", "") and "gpu" not in job.get("JOB_GRES", ""), job
+                assert _minutes(job["TimeLimit"]) == defaults["runtime"], job
+                assert int(job["CPUs/Task"]) == defaults["cpus_per_task"], job
+
+
+@pytest.mark.slurm
+def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path):
+    """SIGUSR1 to a running training job (what `--signal=USR1@300` sends before the time
+    limit): it checkpoints and exits, Snakemake's retry resubmits it through sbatch, and
+    the resumed run ends with exactly the result of an uninterrupted one."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import toy_training
+
+    (tmp_path / "empty.yaml").write_text("{}\n")
+    cmd = _snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
+                     "--snakefile", str(SLURM_DIR / "preempt" / "Snakefile"))
+    snakemake = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        train_log = tmp_path / "logs" / "train_sbert.log"
+        deadline = time.monotonic() + 300
+        while not (train_log.exists() and "training" in train_log.read_text()):
+            assert snakemake.poll() is None, snakemake.stdout.read()
+            assert time.monotonic() < deadline, "the training job never started"
+            time.sleep(0.5)
+        running = subprocess.run(["squeue", "-h", "--states=RUNNING", "-o", "%i %k"], capture_output=True, text=True, check=True).stdout
+        job_id = next(line.split()[0] for line in running.splitlines() if line.split()[1] == "rule_train_sbert")
+        time.sleep(1)  # a few steps in, so there is progress to keep
+        subprocess.run(["scancel", "--signal=USR1", job_id], check=True)
+        log = snakemake.communicate(timeout=600)[0]
+    finally:
+        if snakemake.poll() is None:
+            snakemake.kill()
+    assert snakemake.returncode == 0, log[-5000:]
+    assert re.search(r"^resumed at step [1-9]\d*$", train_log.read_text(), re.M), train_log.read_text()
+    run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
+    states = [job["JobState"] for job in _slurm_jobs(run_id)]
+    assert states == ["FAILED", "COMPLETED"], states  # the stopped attempt, then the retry
+    assert not (tmp_path / "checkpoints" / "toy").exists()
+
+    assert toy_training.main([str(tmp_path / "reference"), "--checkpoint-dir", str(tmp_path / "ck_reference")]) == 0
+    got, want = torch.load(tmp_path / "results" / "toy" / "params.pt"), torch.load(tmp_path / "reference" / "params.pt")
+    assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
+    assert json.loads((tmp_path / "results" / "toy" / "metrics.json").read_text()) == json.loads((tmp_path / "reference" / "metrics.json").read_text())
