@@ -134,3 +134,13 @@ def test_schema_errors_name_the_key(mutate, where):
     mutate(config)
     with pytest.raises(XltError, match=rf"config error at {where}"):
         validate(config)
+
+
+def test_prefetch_plans_the_hub_bucc_pairs():
+    from xlt.prefetch import plan
+
+    _, loads = plan(paper_config())
+    bucc = sorted((d.path, d.config_name, d.split) for d in loads if d.name == "dual.mining")
+    assert bucc == [("mteb/bucc-bitext-mining", pair, "test") for pair in ("de-en", "fr-en", "ru-en", "zh-en")]
+    talks = {d.config_name for d in loads if d.name == "talks"}
+    assert talks == {f"en-{lang}" for lang in paper_config()["dual"]["train"]["langs"]}

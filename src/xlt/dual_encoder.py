@@ -21,6 +21,7 @@ neighbour over each dev language's pairs, averaged over languages and both direc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -119,9 +120,14 @@ def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int):
 
 
 def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext], dev_bitexts: Sequence[Bitext],
-               settings: DualSettings, args: TrainArgs, losses: list[float] | None = None) -> TrainResult:
-    """Train `model` in place with xlt.train.train; the best dev checkpoint is restored."""
+               settings: DualSettings, args: TrainArgs, losses: list[float] | None = None,
+               checkpoint_dir: str | Path | None = None) -> TrainResult:
+    """Train `model` in place with xlt.train.train; the best dev checkpoint is restored.
+
+    `losses` collects the loss of every batch this process trains on (a resumed run's list
+    starts at the checkpoint); `checkpoint_dir` makes the run resumable (xlt.train)."""
     if settings.symmetric not in DUAL_SYMMETRIC:
         raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
     return train(model, pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length),
-                 make_loss(settings, losses), args, evaluate=make_evaluate(tokenizer, dev_bitexts, args.max_length))
+                 make_loss(settings, losses), args, evaluate=make_evaluate(tokenizer, dev_bitexts, args.max_length),
+                 checkpoint_dir=checkpoint_dir)

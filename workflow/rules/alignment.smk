@@ -73,7 +73,7 @@ rule align_layers:
         flags=lambda w: align_flags(),
         axes=lambda w: json.dumps({"source": ALIGN[w.run_id]["source"], "source_run": ALIGN[w.run_id]["source_run"] or ""}),
     resources:
-        **config.get("alignment", {}).get("resources", {}),
+        **slurm_resources(config, "alignment"),
     shell:
         "xlt align --model {params.model} {params.flags} --axes {params.axes:q} --run-id {wildcards.run_id} "
         "--out-metrics {output.metrics} --out-table {output.table} --out-plots {ALIGN_DIR}/{wildcards.run_id}/plots "
@@ -81,6 +81,7 @@ rule align_layers:
 
 
 rule aggregate_alignment:
+    localrule: True
     input:
         expand(f"{ALIGN_DIR}/{{run_id}}/alignment.json", run_id=ALIGN),
     output:
@@ -92,6 +93,7 @@ rule aggregate_alignment:
 
 
 rule plot_alignment:
+    localrule: True
     input:
         f"{RESULTS}/tables/alignment.csv",
     output:

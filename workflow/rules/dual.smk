@@ -51,7 +51,7 @@ rule train_dual:
         # the batch size is a sweep axis: it replaces training.batch_size
         flags=lambda w: train_flags({**xlt_config.training_settings(config, "dual"), "batch_size": DUAL[w.run_id]["batch_size"]}),
     resources:
-        **config.get("dual", {}).get("resources", {}),
+        **slurm_resources(config, "dual"),
     shell:
         "xlt train-dual --model {params.model} {params.train} {params.dev} --margin {params.run[margin]} "
         "--scale {params.run[scale]} --pooling {params.run[pooling]} --symmetric {params.symmetric} "
@@ -79,6 +79,7 @@ rule tatoeba_dual:
 
 
 rule make_bucc:
+    localrule: True
     input:
         lambda w: data_input(DUAL_MINING["dataset"]) if DUAL_MINING.get("source") == "bitext" else [],
     output:
@@ -132,6 +133,7 @@ def dual_metrics_files():
 
 
 rule aggregate_dual:
+    localrule: True
     input:
         dual_metrics_files(),
     output:
@@ -146,6 +148,7 @@ DUAL_PLOTS = ["dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatm
 
 
 rule plot_dual:
+    localrule: True
     input:
         f"{RESULTS}/tables/dual.csv",
     output:

@@ -35,6 +35,8 @@ def add_arguments(p) -> None:
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None)
+    p.add_argument("--checkpoint-dir", default=None,
+                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
 
 
@@ -49,6 +51,7 @@ def check_settings(args) -> None:
 
 def run(args) -> None:
     from ..analysis.alignment import config_num_layers
+    from ..checkpoint import remove_checkpoint
     from ..commands.align import load_bitexts, resolve_langs
     from ..dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual
     from ..freezing import count_parameters, freeze
@@ -76,7 +79,8 @@ def run(args) -> None:
     freeze(model.encoder, args.freeze_depth)
     settings = DualSettings(margin=args.margin, scale=args.scale, symmetric=args.symmetric)
     losses: list[float] = []
-    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
+    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir)
     model.save(out / "model", tokenizer)
 
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {
@@ -85,12 +89,13 @@ def run(args) -> None:
                  "symmetric": args.symmetric, "normalize": True},
         "train_pairs": {b.lang: len(b.texts) for b in train_bitexts},
         "dev_pairs": {b.lang: len(b.texts) for b in dev_bitexts},
-        "loss_curve": _curve(losses, targs.log_every),
+        "loss_curve": _curve(losses, targs.log_every),  # batches of this process (after a resume: from the checkpoint on)
         "history": result.history,
     })
     metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length))
     metrics.add(DEV_METRIC + "_mean", result.best_score, split="dev")
     metrics.write(out / "train.json")
+    remove_checkpoint(checkpoint_dir)
     log.info("best dev retrieval accuracy %.4f at step %d", result.best_score, result.best_step)
 
 
