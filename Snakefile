@@ -19,6 +19,8 @@ include: "workflow/rules/freeze_depth.smk"
 include: "workflow/rules/sbert.smk"
 include: "workflow/rules/adapt.smk"
 include: "workflow/rules/monox.smk"
+include: "workflow/rules/dual.smk"
+include: "workflow/rules/alignment.smk"
 include: "workflow/rules/report.smk"
 
 
