@@ -6,10 +6,8 @@
 #
 # The rules only wire files together; every job is one `xlt <verb>` call (src/xlt).
 
-# The demo config only when no --configfile is given: a config file on the command line is
-# the whole config. (Snakemake would otherwise merge it into config.yaml, and a family the
-# file leaves out would run with the demo's settings, or fail its checks, as adapt did
-# with config/tiny.yaml.)
+# config.yaml is the demo. A --configfile replaces it rather than merging into it, so a
+# paper-scale or local config never inherits the demo's models, datasets and families.
 if not workflow.overwrite_configfiles:
 
     configfile: "config.yaml"
@@ -21,6 +19,8 @@ include: "workflow/rules/freeze_depth.smk"
 include: "workflow/rules/sbert.smk"
 include: "workflow/rules/adapt.smk"
 include: "workflow/rules/monox.smk"
+include: "workflow/rules/dual.smk"
+include: "workflow/rules/alignment.smk"
 include: "workflow/rules/report.smk"
 
 

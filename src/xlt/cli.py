@@ -38,6 +38,8 @@ COMMANDS = {
     "distill": "distill",
     "monox-table": "monox_table",
     "bench": "bench",
+    "train-dual": "train_dual",
+    "make-bucc": "make_bucc",
 }
 
 

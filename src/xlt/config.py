@@ -105,6 +105,8 @@ def check(config: dict) -> None:
                        family["eval"]["langs"], "freeze_depth.eval")
     _check_adapt(config)
     check_monox(config)
+    _check_dual(config)
+    _check_alignment(config)
 
 
 def _check_sbert(config: dict, family: dict) -> None:
@@ -459,3 +461,193 @@ def adapt_eval_sets(config: dict) -> dict[str, dict]:
 
 
 SWEEPS["adapt"] = adapt_runs
+
+
+# ---------------------------------------------------------------- dual: LaBSE-style dual encoder (seed 004)
+DUAL_DEFAULTS = {"margins": [0.3], "scales": [10], "poolings": ["mean"], "freeze_depths": [-1], "seeds": [1],
+                 "symmetric": "sum"}
+DUAL_MINING_DEFAULTS = {"english": "en", "gold_fraction": 0.5, "path": "mteb/bucc-bitext-mining", "hub_split": "test",
+                        "tune_fraction": 0.2, "tune_split": "dev", "test_split": "test", "k": 4, "strategy": "max",
+                        "seed": 1}
+
+
+def dual_settings(config: dict) -> dict | None:
+    """The `dual` section with defaults filled in (dev defaults to the train dataset's dev
+    split, batch sizes to training.batch_size), or None when absent or disabled."""
+    family = config.get("dual")
+    if not family or not family.get("enabled", True):
+        return None
+    out = {**DUAL_DEFAULTS, **family}
+    train = {"split": "train", **family["train"]}
+    out["train"] = train
+    out["dev"] = {"dataset": train["dataset"], "langs": train["langs"], "split": "dev", **family.get("dev", {})}
+    out["tatoeba"] = {"split": "test", "match": "text", **family["tatoeba"]}
+    out.setdefault("batch_sizes", [training_settings(config, "dual").get("batch_size", 32)])
+    if "mining" in family:
+        out["mining"] = {**DUAL_MINING_DEFAULTS, **family["mining"]}
+    return out
+
+
+def dual_mining_pairs(family: dict) -> list[str]:
+    """Language pairs mined, as in the BUCC file names (bitext source: LANG-english)."""
+    mining = family.get("mining")
+    if not mining:
+        return []
+    if mining["source"] == "bitext":
+        return [f"{lang}-{mining['english']}" for lang in mining["langs"]]
+    return list(mining["pairs"])
+
+
+def _require_bitext(config: dict, dataset: str, where: str) -> None:
+    _require(config, "datasets", dataset, where)
+    task = config["datasets"][dataset]["task"]
+    if task != "bitext":
+        raise XltError(f"{where}: dataset {dataset!r} is a {task} dataset; this needs a bitext dataset "
+                       f"(task: bitext, text = non-English side, text_pair = English)")
+
+
+def _check_dual(config: dict) -> None:
+    from .evaluate.mining import parse_pair
+
+    family = dual_settings(config)
+    if family is None:
+        return
+    for model in family["models"]:
+        _require(config, "models", model, "dual.models")
+        n = model_layers(config, model)
+        for d in family["freeze_depths"]:
+            if not -1 <= d < n:
+                raise XltError(f"freeze depth {d} in dual.freeze_depths leaves nothing to train in model {model!r} "
+                               f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}")
+    for role in ("train", "dev", "tatoeba"):
+        spec = family[role]
+        _require_bitext(config, spec["dataset"], f"dual.{role}.dataset")
+        _require_split(config, spec["dataset"], spec["split"], spec["langs"], f"dual.{role}")
+    for axis in ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds"):
+        values = family[axis]
+        if len(set(values)) != len(values):
+            raise XltError(f"dual.{axis} lists a value more than once ({values}); each value is one sweep point")
+    mining = family.get("mining")
+    if mining:
+        if mining["tune_split"] == mining["test_split"]:
+            raise XltError(f"dual.mining: tune_split and test_split are both {mining['tune_split']!r}; "
+                           "the threshold must be tuned on another split than the one it is scored on")
+        if mining["source"] == "bitext":
+            _require_bitext(config, mining["dataset"], "dual.mining.dataset")
+            for split in (mining["tune_split"], mining["test_split"]):
+                _require_split(config, mining["dataset"], split, mining["langs"], "dual.mining")
+        if mining["source"] == "local" and not Path(mining["dir"]).is_dir():
+            raise XltError(f"dual.mining.dir: {mining['dir']} is not a directory; point it at BUCC-layout files "
+                           "({src}-{tgt}.{split}.{src|tgt|gold})")
+        pairs = dual_mining_pairs(family)
+        for pair in pairs:
+            try:
+                parse_pair(pair)
+            except XltError as err:
+                raise XltError(f"dual.mining: {err}") from None
+        if len(set(pairs)) != len(pairs):
+            raise XltError(f"dual.mining lists a language pair more than once: {pairs}")
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def dual_runs(config: dict) -> list[dict]:
+    """One row per dual-encoder training job: model x margin x scale x pooling x batch size x freeze depth x seed."""
+    family = dual_settings(config)
+    if family is None:
+        return []
+    rows = []
+    for model in family["models"]:
+        for margin in family["margins"]:
+            for scale in family["scales"]:
+                for pooling in family["poolings"]:
+                    for batch_size in family["batch_sizes"]:
+                        for depth in family["freeze_depths"]:
+                            for seed in family["seeds"]:
+                                rows.append({
+                                    "run_id": f"{model}-margin{_number(margin)}-scale{_number(scale)}-{pooling}"
+                                              f"-bs{batch_size}-depth{depth_label(depth)}-seed{seed}",
+                                    "model": model, "margin": margin, "scale": scale, "pooling": pooling,
+                                    "batch_size": batch_size, "freeze_depth": depth, "seed": seed,
+                                })
+    return rows
+
+
+# ---------------------------------------------------------------- alignment: per-layer analysis (seed 001)
+ALIGNMENT_DEFAULTS = {"models": [], "dual_runs": "all", "freeze_depths": [], "layers": "all", "pooling": "mean",
+                      "center": True, "tsne_layers": [], "tsne_sample": 100, "projection": "tsne",
+                      "english_label": "en", "max_length": 128}
+
+
+def alignment_settings(config: dict) -> dict | None:
+    family = config.get("alignment")
+    if not family or not family.get("enabled", True):
+        return None
+    return {**ALIGNMENT_DEFAULTS, **family, "data": {"split": "test", **family["data"]}}
+
+
+def alignment_runs(config: dict) -> list[dict]:
+    """One row per analysed model: declared (pretrained) models, dual-encoder runs, and the
+    freeze_depth family's fine-tuned models at the chosen depths (first seed). `source`
+    says which; `source_run` is the training run's id (None for a pretrained model)."""
+    family = alignment_settings(config)
+    if family is None:
+        return []
+    rows = [{"run_id": f"pretrained-{model}", "source": "pretrained", "model": model, "source_run": None}
+            for model in family["models"]]
+    dual = {row["run_id"]: row for row in dual_runs(config)}
+    chosen = list(dual) if family["dual_runs"] == "all" else family["dual_runs"]
+    rows += [{"run_id": f"dual-{run}", "source": "dual", "model": dual[run]["model"], "source_run": run}
+             for run in chosen if run in dual]
+    if family["freeze_depths"]:
+        freeze_rows = freeze_depth_runs(config)
+        first_seed = {}
+        for row in freeze_rows:
+            first_seed.setdefault(row["model"], row["seed"])
+        rows += [{"run_id": f"freeze_depth-{row['run_id']}", "source": "freeze_depth", "model": row["model"],
+                  "source_run": row["run_id"]}
+                 for row in freeze_rows
+                 if row["freeze_depth"] in family["freeze_depths"] and row["seed"] == first_seed[row["model"]]]
+    return rows
+
+
+def _check_alignment(config: dict) -> None:
+    family = alignment_settings(config)
+    if family is None:
+        return
+    data = family["data"]
+    _require_bitext(config, data["dataset"], "alignment.data.dataset")
+    _require_split(config, data["dataset"], data["split"], data["langs"], "alignment.data")
+    for model in family["models"]:
+        _require(config, "models", model, "alignment.models")
+    if family["dual_runs"] != "all":
+        known = [row["run_id"] for row in dual_runs(config)]
+        unknown = [run for run in family["dual_runs"] if run not in known]
+        if unknown:
+            raise XltError(f"alignment.dual_runs: unknown dual run(s) {unknown}; the dual sweep has "
+                           f"{', '.join(known) if known else 'no runs (dual is absent or disabled)'}")
+    if family["freeze_depths"]:
+        swept = sorted({row["freeze_depth"] for row in freeze_depth_runs(config)})
+        missing = [d for d in family["freeze_depths"] if d not in swept]
+        if missing:
+            raise XltError(f"alignment.freeze_depths: depth(s) {missing} are not in the freeze_depth sweep "
+                           f"({swept if swept else 'freeze_depth is absent or disabled'}); add them to "
+                           f"freeze_depth.depths or drop them here")
+    runs = alignment_runs(config)
+    if not runs:
+        raise XltError("alignment: nothing to analyse; list alignment.models, or enable the dual family or "
+                       "alignment.freeze_depths")
+    for model in sorted({row["model"] for row in runs}):
+        n = model_layers(config, model)
+        for key in ("layers", "tsne_layers"):
+            values = family[key]
+            bad = [] if values == "all" else [layer for layer in values if layer > n]
+            if bad:
+                raise XltError(f"alignment.{key}: hidden-state index(es) {bad} out of range for model {model!r} "
+                               f"with {n} layers; use 0 (embeddings) .. {n}")
+
+
+SWEEPS["dual"] = dual_runs
+SWEEPS["alignment"] = alignment_runs

@@ -57,3 +57,18 @@ class MetricsFile:
         if bad:
             meta["non_finite_metrics"] = len(bad)
         write_json(path, {"meta": meta, "metrics": self.records})
+
+
+def parse_axes(text: str) -> dict:
+    """A run's sweep axes given on the command line as a JSON object (what the workflow passes)."""
+    import json
+
+    from .errors import XltError
+
+    try:
+        axes = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise XltError(f"--axes {text!r} is not JSON ({err}); pass an object such as '{{\"margin\": 0.3}}'") from None
+    if not isinstance(axes, dict):
+        raise XltError(f"--axes {text!r} must be a JSON object mapping axis names to values")
+    return axes

@@ -64,6 +64,13 @@ def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None
                 key = (spec["path"], config_name, hf_split, spec.get("revision"))
                 loads.setdefault(key, HubDataset(name, *key))
+    # the dual family's BUCC mining data is read from the hub by `xlt make-bucc`, not declared as a dataset
+    dual = config.get("dual") or {}
+    mining = dual.get("mining") or {}
+    if dual.get("enabled", True) and mining.get("source") == "hf":
+        for pair in mining["pairs"]:
+            key = (mining.get("path", "mteb/bucc-bitext-mining"), pair, mining.get("hub_split", "test"), mining.get("revision"))
+            loads.setdefault(key, HubDataset("dual.mining", *key))
     return models, list(loads.values())
 
 

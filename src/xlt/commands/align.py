@@ -41,6 +41,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--run-id", default=None, help="run id stored in the metrics file (default: model name)")
+    parser.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
     parser.add_argument("--out-metrics", required=True, help="metrics JSON")
     parser.add_argument("--out-table", help="CSV: one row per layer, one column per language/direction")
     parser.add_argument("--out-plots", help="directory for retrieval_by_layer.png and the projection grid")
@@ -94,9 +95,10 @@ def layer_table(records: list[dict]) -> str:
 def run(args) -> None:
     from ..analysis.alignment import alignment_records, config_num_layers, encode_bitexts, parse_layers, project_layers
     from ..io import write_text
-    from ..metrics import MetricsFile
+    from ..metrics import MetricsFile, parse_axes
 
-    metrics = MetricsFile(family="align", run_id=args.run_id or Path(args.model).name)  # starts the wall clock
+    metrics = MetricsFile(family="align", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
+                          axes=parse_axes(args.axes))
     # everything that can be wrong with the input is checked before the model is loaded
     if args.tsne_sample < 2:
         raise XltError(f"--tsne-sample must be at least 2, got {args.tsne_sample}")

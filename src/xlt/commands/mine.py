@@ -33,6 +33,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--run-id", default=None, help="run id stored in the metrics file (default: model name)")
+    parser.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
     parser.add_argument("--out-metrics", required=True, help="metrics JSON")
     parser.add_argument("--out-pairs", help="TSV of the test-split pairs predicted parallel: src_id, tgt_id, margin")
 
@@ -42,9 +43,10 @@ def run(args) -> None:
     from ..embeddings import encode
     from ..evaluate.mining import load_bucc_split, mine_split, precision_recall_f1, tune_threshold
     from ..io import write_text
-    from ..metrics import MetricsFile
+    from ..metrics import MetricsFile, parse_axes
 
-    metrics = MetricsFile(family="mine", run_id=args.run_id or Path(args.model).name)  # starts the wall clock
+    metrics = MetricsFile(family="mine", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
+                          axes=parse_axes(args.axes))
     if args.k < 1:
         raise XltError(f"--k must be at least 1, got {args.k}")
     if args.tune_split == args.test_split:

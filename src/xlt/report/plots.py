@@ -71,3 +71,7 @@ PLOTS.update(_ADAPT_PLOTS)
 from .monox_plots import PLOTS as _MONOX_PLOTS  # noqa: E402
 
 PLOTS.update(_MONOX_PLOTS)
+
+from .dual_plots import PLOTS as _DUAL_PLOTS  # noqa: E402
+
+PLOTS.update(_DUAL_PLOTS)
