@@ -150,11 +150,15 @@ def demo_run(repo: Path, cores: int = 2, targets: list[str] = (), keep: Path | N
 def test_suite(repo: Path, pytest_args: list[str] = (), echo=print) -> dict:
     """`python -m pytest tests -q` in the checkout: wall time and the summary line."""
     env = package_env(repo)
-    run = timed([sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", *pytest_args], repo, env)
-    summary = next((line for line in reversed(run["output"].splitlines()) if " in " in line and "=" in line), "")
+    run = timed([sys.executable, "-m", "pytest", "tests", "-q", "-rfE", "-p", "no:cacheprovider", *pytest_args], repo, env)
+    lines = run["output"].splitlines()
+    summary = next((line for line in reversed(lines) if re.search(r"\d+ (passed|failed|error)", line)), "")
+    failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
     echo("| command | wall s | CPU s | result | load before .. after |")
     echo("|---|---|---|---|---|")
     echo(f"| python -m pytest tests -q {' '.join(pytest_args)} | {run['wall_s']:.0f} | {run['cpu_s']:.0f} "
          f"| {summary.strip('= ')} | {run['load_before']} .. {run['load_after']} |")
-    return {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "rc": run["rc"], "summary": summary, "load_before": run["load_before"],
-            "load_after": run["load_after"]}
+    for line in failed:
+        echo(f"    {line}")
+    return {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "rc": run["rc"], "summary": summary, "failed": failed,
+            "load_before": run["load_before"], "load_after": run["load_after"]}
