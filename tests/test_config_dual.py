@@ -82,7 +82,7 @@ def test_alignment_picks_named_dual_runs_and_first_seed_only():
 
 
 def test_mining_pairs():
-    assert dual_mining_pairs(dual_settings(demo_config())) == ["qaa-en", "qac-en"]
+    assert dual_mining_pairs(dual_settings(demo_config())) == ["qaa-en"]
     assert dual_mining_pairs(dual_settings(paper_config())) == ["de-en", "fr-en", "ru-en", "zh-en"]
 
 
