@@ -6,7 +6,11 @@
 #
 # The rules only wire files together; every job is one `xlt <verb>` call (src/xlt).
 
-configfile: "config.yaml"
+# config.yaml is the demo. A --configfile replaces it rather than merging into it, so a
+# paper-scale or local config never inherits the demo's models, datasets and families.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 include: "workflow/rules/common.smk"

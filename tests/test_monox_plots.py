@@ -98,3 +98,23 @@ def test_several_students_and_teachers_get_method_labels(table):
     extra["teacher"] = "mono2"
     labels = set(with_methods(pd.concat([more, extra]))["method"])
     assert {"kd <- mono", "kd <- mono2", "finetune", "teacher <- mono"} <= labels
+
+
+@pytest.mark.parametrize("name, demo", [("config.yaml", True), ("config/paper.yaml", False)])
+def test_caption_renders_the_settings_of_each_shipped_config(name, demo):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import jinja2
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((root / name).read_text())
+    text = jinja2.Template((root / "workflow" / "report" / "monox.rst").read_text()).render(
+        snakemake=SimpleNamespace(config=config))
+    first = config["monox"]["tasks"][0]
+    assert f"Training on ``{first['dataset']}``: students" in text
+    assert f"KD temperatures {', '.join(map(str, first['temperatures']))}" in text
+    assert ("no scientific meaning" in text) == demo
+    if not demo:
+        assert "lr=5e-06" in text and "batch_size=8" in text and "Teacher(s): roberta-large" in text

@@ -30,7 +30,10 @@ SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "cluster"
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must run on the submit host (`localrule: True`), by name pattern
-LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|report\w*")
+LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|\w+_summary|\w+_split|\w+_eval_set")
+# training rule -> the config family whose `resources:` it requests
+TRAINING_FAMILY = {"finetune": "freeze_depth", "train_sbert": "sbert", "train_teacher": "monox", "distill": "monox",
+                   "adapt_mlm": "adapt"}
 
 
 def _slurm_responds() -> bool:
@@ -88,11 +91,20 @@ def _snakemake(*args: str) -> list[str]:
     return [sys.executable, "-m", "snakemake", "--slurm-init-seconds-before-status-checks", "2", *args]
 
 
-def _jobs_in_log(log: str) -> tuple[dict[str, set], dict[str, set]]:
-    """(remote, local): rule -> set of Snakemake job ids, from the job headers of the log."""
-    remote, local = collections.defaultdict(set), collections.defaultdict(set)
-    for kind, rule, jobid in re.findall(r"^(localrule|rule) (\w+):\n(?:    .*\n)*?    jobid: (\d+)$", log, re.M):
-        (local if kind == "localrule" else remote)[rule].add(jobid)
+def _jobs_in_log(log: str) -> tuple[dict[str, dict], dict[str, set]]:
+    """(remote, local) jobs from the job headers of the log: remote maps the comment the
+    SLURM executor gives the job (rule_<name>[_wildcards_<values>]) to its rule and stated
+    resources; local maps a rule to its Snakemake job ids."""
+    remote, local = {}, collections.defaultdict(set)
+    for kind, rule, body in re.findall(r"^(localrule|rule) (\w+):\n((?:    .*\n)+)", log, re.M):
+        fields = dict(re.findall(r"^    (\w+): (.*)$", body, re.M))
+        if kind == "localrule":
+            local[rule].add(fields["jobid"])
+            continue
+        wildcards = [value for _, value in re.findall(r"(\w+)=([^,]+)", fields.get("wildcards", ""))]
+        comment = f"rule_{rule}_wildcards_{'_'.join(wildcards).replace('/', '_')}" if wildcards else f"rule_{rule}"
+        resources = dict(re.findall(r"(\w+)=([^,]+)", fields["resources"]))
+        remote[comment] = {"rule": rule, "resources": resources}
     return remote, local
 
 
@@ -159,33 +171,35 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
     remote, local = _jobs_in_log(log)
     stats = _job_stats(log)
-    assert sum(stats.values()) == sum(map(len, remote.values())) + sum(map(len, local.values())), log
-    assert "finetune" in remote and "evaluate_xnli" in remote, log
+    assert sum(stats.values()) == len(remote) + sum(map(len, local.values())), log
+    remote_rules = {job["rule"] for job in remote.values()}
+    assert {"finetune", "evaluate_xnli", "train_sbert", "eval_sbert"} <= remote_rules, log
     assert {rule for rule in local if not LIGHT_RULES.fullmatch(rule)} == set(), "a compute rule ran on the submit host"
-    assert {rule for rule in remote if LIGHT_RULES.fullmatch(rule)} == set(), "a light rule went to the queue"
+    assert {rule for rule in remote_rules if LIGHT_RULES.fullmatch(rule)} == set(), "a light rule went to the queue"
 
-    jobs = _slurm_jobs(run_id)
-    by_rule = collections.defaultdict(list)
-    for job in jobs:
-        by_rule[re.match(r"rule_(\w+?)(?:_wildcards_|$)", job["Comment"])[1]].append(job)
-    assert set(by_rule) == set(remote), "SLURM ran other rules than the log's remote ones"
+    slurm_jobs = _slurm_jobs(run_id)
+    assert {job["Comment"] for job in slurm_jobs} == set(remote), "SLURM ran other jobs than the log's remote ones"
+    assert all(job["JobState"] == "COMPLETED" for job in slurm_jobs), [(j["Comment"], j["JobState"]) for j in slurm_jobs]
+    for job in slurm_jobs:
+        resources = remote[job["Comment"]]["resources"]
+        # what Snakemake asked for reached sbatch, and SLURM allocated it
+        assert job["Partition"] == PARTITION, job
+        assert _minutes(job["TimeLimit"]) == int(resources["runtime"]), job
+        assert int(job["CPUs/Task"]) == int(resources["cpus_per_task"]), job
+        if "gpu" in resources:
+            assert job.get("TresPerJob") == f"gres:gpu:{resources['gpu']}" and job.get("JOB_GRES") == f"gpu:{resources['gpu']}", job
+        else:
+            assert "gpu" not in job.get("TresPerJob", "") + job.get("JOB_GRES", ""), job
 
-    tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())["freeze_depth"]["resources"]
+    # ... and those requests are the config's for training, the profile's defaults otherwise
+    tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
     defaults = _profile()["default-resources"]
-    for rule, jobids in remote.items():
-        completed = {job["Comment"] for job in by_rule[rule] if job["JobState"] == "COMPLETED"}
-        assert len(completed) == len(jobids), f"{rule}: {len(jobids)} jobs in the log, SLURM completed {completed}"
-        for job in by_rule[rule]:
-            assert job["Partition"] == PARTITION, job
-            if rule == "finetune":  # the config's resources reached sbatch, and a GPU was allocated
-                assert job.get("TresPerJob") == f"gres:gpu:{tiny['gpus']}", job
-                assert job.get("JOB_GRES") == f"gpu:{tiny['gpus']}", job
-                assert _minutes(job["TimeLimit"]) == tiny["runtime_min"], job
-                assert int(job["CPUs/Task"]) == tiny["cpus"], job
-            else:  # CPU jobs with the profile's defaults
-                assert "gpu" not in job.get("TresPerJob", "") and "gpu" not in job.get("JOB_GRES", ""), job
-                assert _minutes(job["TimeLimit"]) == defaults["runtime"], job
-                assert int(job["CPUs/Task"]) == defaults["cpus_per_task"], job
+    for job in remote.values():
+        family = TRAINING_FAMILY.get(job["rule"])
+        wanted = tiny.get(family, {}).get("resources") or {"runtime_min": defaults["runtime"], "cpus": defaults["cpus_per_task"]}
+        got = job["resources"]
+        assert (int(got["runtime"]), int(got["cpus_per_task"])) == (wanted["runtime_min"], wanted["cpus"]), job
+        assert int(got.get("gpu", 0)) == wanted.get("gpus", 0), job
 
 
 @pytest.mark.slurm

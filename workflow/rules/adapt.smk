@@ -46,6 +46,7 @@ rule adapt_eval_set:
         f"{ADAPT_DIR}/eval/{{lang}}/{{split}}.jsonl",
     log:
         f"{RESULTS}/logs/adapt/eval-{{lang}}-{{split}}.log",
+    localrule: True
     params:
         files=lambda w: [data_file(*source) for source in ADAPT_EVAL[f"{w.lang}/{w.split}"]["sources"]],
         fields=lambda w: " ".join(ADAPT_EVAL[f"{w.lang}/{w.split}"]["fields"]),
@@ -88,7 +89,7 @@ rule adapt_mlm:
         f"--eval-batch-size {adapt_setting('eval_batch_size', 16)}",
         flags=lambda w: flags("adapt"),
     resources:
-        **config.get("adapt", {}).get("resources", {}),
+        **slurm_resources(config, "adapt"),
     shell:
         "xlt adapt-mlm --model {params.model} --train {params.train} --target {params.target} "
         "--eval {params.multilingual} --test {params.test} --native {params.native} --compare {params.compare} "
@@ -125,6 +126,7 @@ rule aggregate_adapt:
         f"{RESULTS}/tables/adapt.csv",
     log:
         f"{RESULTS}/logs/aggregate/adapt.log",
+    localrule: True
     shell:
         "xlt aggregate {input.runs} {input.references} --out {output} > {log} 2>&1"
 
@@ -140,6 +142,7 @@ rule adapt_summary:
         ),
     log:
         f"{RESULTS}/logs/aggregate/adapt_final.log",
+    localrule: True
     shell:
         "xlt adapt-summary --table {input} --out {output} > {log} 2>&1"
 
@@ -155,6 +158,7 @@ rule plot_adapt:
         ),
     log:
         f"{RESULTS}/logs/plots/adapt-{{kind}}.log",
+    localrule: True
     wildcard_constraints:
         kind="|".join(ADAPT_PLOTS),
     shell:

@@ -65,6 +65,7 @@ rule monox_split:
         info=f"{MONOX_DIR}/splits/{{task}}/seed{{seed}}/split.json",
     log:
         f"{RESULTS}/logs/monox/splits/{{task}}-seed{{seed}}.log",
+    localrule: True
     wildcard_constraints:
         task="[^/]+",
         seed=r"\d+",

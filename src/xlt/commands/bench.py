@@ -43,6 +43,7 @@ def add_arguments(p):
     g = p.add_argument_group("workflow")
     g.add_argument("--dry-run-config", default="config/paper.yaml")
     g.add_argument("--cores", type=int, default=2, help="snakemake --cores for --demo")
+    g.add_argument("--pytest-args", default="", help='extra pytest arguments for --tests, e.g. "-m \'not slurm\'"')
 
 
 def run(args):
@@ -92,6 +93,6 @@ def run(args):
         results["demo"] = workflow.demo_run(repo, args.cores, echo=echo)
     if "tests" in chosen:
         echo("\n## Test suite\n")
-        results["tests"] = workflow.test_suite(repo, echo=echo)
+        results["tests"] = workflow.test_suite(repo, shlex.split(args.pytest_args), echo=echo)
     if args.json:
         write_json(args.json, results)

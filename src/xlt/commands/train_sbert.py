@@ -26,10 +26,10 @@ def add_arguments(p):
     p.add_argument("--train-word-embeddings", action="store_true", help="train the word embeddings (frozen by default)")
     p.add_argument("--use-product", action="store_true", help="add u*v to the classifier features")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--run-id", default=None)
-    p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
+    p.add_argument("--run-id", default=None)
+    p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta")
     add_train_arguments(p)
 
 
