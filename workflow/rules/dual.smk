@@ -164,7 +164,13 @@ rule plot_dual:
 def dual_targets():
     if not DUAL:
         return []
-    kinds = [kind for kind in DUAL_PLOTS if kind != "dual-mining" or DUAL_PAIRS]
+    # a line against an axis needs two values of it; mining needs mining
+    skipped = {
+        "dual-error-vs-margin": len(DUAL_SETTINGS["margins"]) < 2,
+        "dual-error-vs-scale": len(DUAL_SETTINGS["scales"]) < 2,
+        "dual-mining": not DUAL_PAIRS,
+    }
+    kinds = [kind for kind in DUAL_PLOTS if not skipped.get(kind)]
     return [f"{RESULTS}/tables/dual.csv"] + [f"{RESULTS}/plots/dual/{kind}.png" for kind in kinds]
 
 

@@ -79,7 +79,7 @@ def tatoeba_heatmap(table: pd.DataFrame, out, title: str = "") -> None:
     err["column"] = err["lang"].astype(str) + " " + err["direction"].astype(str)
     grid = 100 * err.pivot_table(index="run", columns="column", values="value", aggfunc="mean")
     grid["mean"] = grid.mean(axis=1)
-    fig, ax = plt.subplots(figsize=(1.5 + 0.9 * grid.shape[1], 1.2 + 0.5 * grid.shape[0]))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.9 * grid.shape[1]), 1.6 + 0.5 * grid.shape[0]))
     sns.heatmap(grid, annot=True, fmt=".1f", cmap="viridis_r", ax=ax, cbar_kws={"label": "error %"})
     ax.tick_params(axis="y", labelrotation=0)
     ax.set_xlabel("language, direction")
@@ -99,10 +99,10 @@ def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
     rows["column"] = rows["lang"].astype(str) + " " + rows["metric"].map({"precision": "P", "recall": "R", "f1": "F1"})
     order = [f"{lang} {m}" for lang in sorted(rows["lang"].astype(str).unique()) for m in ("P", "R", "F1")]
     grid = 100 * rows.pivot_table(index="run", columns="column", values="value", aggfunc="mean")[order]
-    fig, ax = plt.subplots(figsize=(1.5 + 0.7 * grid.shape[1], 1.2 + 0.5 * grid.shape[0]))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.7 * grid.shape[1]), 1.4 + 0.5 * grid.shape[0]))
     sns.heatmap(grid, annot=True, fmt=".1f", cmap="viridis", vmin=0, vmax=100, ax=ax, cbar_kws={"label": "%"})
     ax.tick_params(axis="y", labelrotation=0)
-    ax.set_xlabel("source language, score (test split, threshold tuned on the tuning split)")
+    ax.set_xlabel("source language: score on the test split (threshold tuned on the tuning split)")
     ax.set_ylabel("")
     ax.set_title(title or "BUCC-style mining: precision / recall / F1 %")
     fig.tight_layout()
