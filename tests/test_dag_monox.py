@@ -37,14 +37,15 @@ def dry_run(*extra):
 
 
 def effective_config(*configfiles):
-    """config.yaml with each --configfile merged over it (Snakemake merges mappings, replaces lists)."""
+    """The config Snakemake runs with: config.yaml, or the --configfile(s) instead of it
+    (the Snakefile reads config.yaml only when none is given; several are merged in order)."""
     def merge(base, new):
         for k, v in new.items():
             base[k] = merge(base.get(k, {}), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
         return base
 
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    for f in configfiles:
+    config = {}
+    for f in configfiles or ("config.yaml",):
         config = merge(config, yaml.safe_load((ROOT / f).read_text()))
     return config
 
