@@ -93,3 +93,18 @@ def test_job_count_reads_snakemakes_job_stats():
     output = "Job stats:\njob        count\n-------  -------\nfinetune      14\ntotal         89\n\nReasons:"
     assert workflow.job_count(output) == 89
     assert workflow.job_count("nothing to be done") is None
+
+
+def test_a_verb_builds_only_its_own_parser():
+    import subprocess
+    import sys
+
+    from xlt.cli import COMMANDS, build_parser
+
+    assert build_parser("aggregate")._subparsers._group_actions[0].choices.keys() == {"aggregate"}
+    assert build_parser()._subparsers._group_actions[0].choices.keys() == COMMANDS.keys()
+    # a light job's process never imports torch (every verb's module used to be imported)
+    code = ("import sys; from xlt.cli import build_parser; build_parser('aggregate').parse_args(['aggregate', 'a.json', "
+            "'--out', 'b.csv']); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

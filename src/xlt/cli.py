@@ -43,10 +43,15 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or with `only` just that verb's: a job then imports its own verb's
+    module and not every family's (which pulled torch, transformers and seaborn into every
+    `xlt aggregate` and `xlt plot` job: ~3.5 CPU-s each, BENCHMARKS.md)."""
     parser = argparse.ArgumentParser(prog="xlt", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb, module_name in COMMANDS.items():
+        if only is not None and verb != only:
+            continue
         module = importlib.import_module(f"xlt.commands.{module_name}")
         p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
@@ -57,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     print("rerun: xlt " + shlex.join(argv), file=sys.stderr, flush=True)
     try:
         args._run(args)
