@@ -29,11 +29,24 @@ REPO = Path(__file__).resolve().parents[1]
 SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "cluster"
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
-# rules that must run on the submit host (`localrule: True`), by name pattern
-LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|\w+_summary|\w+_split|\w+_eval_set")
+# rules that must never wait in a queue, whatever a family names its other light rules
+ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
 # training rule -> the config family whose `resources:` it requests
 TRAINING_FAMILY = {"finetune": "freeze_depth", "train_sbert": "sbert", "train_teacher": "monox", "distill": "monox",
-                   "adapt_mlm": "adapt"}
+                   "adapt_mlm": "adapt", "train_dual": "dual"}
+
+
+def _workflow_rules() -> dict[str, str]:
+    """rule name -> its body, from the Snakefile and workflow/rules/*.smk."""
+    rules = {}
+    for smk in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
+        for name, body in re.findall(r"^rule (\w+):\n((?:[ \t].*\n|\n)*)", smk.read_text(), re.M):
+            rules[name] = body
+    return rules
+
+
+def _declared_local(rules: dict[str, str]) -> set[str]:
+    return {name for name, body in rules.items() if re.search(r"^    localrule: True$", body, re.M)}
 
 
 def _slurm_responds() -> bool:
@@ -150,6 +163,19 @@ def test_profile_keeps_to_site_settings():
         assert not clashing, f"profiles/default overrides {clashing} of profiles/cluster"
 
 
+def test_light_rules_are_local_and_training_rules_request_config_resources():
+    """The workflow side of profiles/cluster: light rules carry `localrule: True`; each
+    training rule passes its family's config resources under SLURM's names."""
+    rules = _workflow_rules()
+    local = _declared_local(rules)
+    light = {name for name in rules if ALWAYS_LOCAL.fullmatch(name)}
+    assert light and light <= local, f"light rules without `localrule: True`: {light - local}"
+    for rule, family in TRAINING_FAMILY.items():
+        if rule in rules:
+            assert rule not in local, rule
+            assert f'**slurm_resources(config, "{family}")' in rules[rule], f"{rule} must request slurm_resources(config, {family!r})"
+
+
 @pytest.mark.slurm
 def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     work = tmp_path / "wf"
@@ -174,8 +200,9 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     assert sum(stats.values()) == len(remote) + sum(map(len, local.values())), log
     remote_rules = {job["rule"] for job in remote.values()}
     assert {"finetune", "evaluate_xnli", "train_sbert", "eval_sbert"} <= remote_rules, log
-    assert {rule for rule in local if not LIGHT_RULES.fullmatch(rule)} == set(), "a compute rule ran on the submit host"
-    assert {rule for rule in remote_rules if LIGHT_RULES.fullmatch(rule)} == set(), "a light rule went to the queue"
+    declared_local = _declared_local(_workflow_rules()) | {"all"}
+    assert set(local) <= declared_local, f"ran on the submit host without `localrule: True`: {set(local) - declared_local}"
+    assert not remote_rules & declared_local, f"`localrule: True` rules went to the queue: {remote_rules & declared_local}"
 
     slurm_jobs = _slurm_jobs(run_id)
     assert {job["Comment"] for job in slurm_jobs} == set(remote), "SLURM ran other jobs than the log's remote ones"
