@@ -30,10 +30,10 @@ SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "cluster"
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must run on the submit host (`localrule: True`), by name pattern
-LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|aggregate_\w+|plot_\w+|\w+_summary|\w+_split|\w+_eval_set")
+LIGHT_RULES = re.compile(r"all|build_demo_model|prepare_data|make_bucc|aggregate_\w+|plot_\w+|\w+_summary|\w+_split|\w+_eval_set")
 # training rule -> the config family whose `resources:` it requests
 TRAINING_FAMILY = {"finetune": "freeze_depth", "train_sbert": "sbert", "train_teacher": "monox", "distill": "monox",
-                   "adapt_mlm": "adapt"}
+                   "adapt_mlm": "adapt", "train_dual": "dual"}
 
 
 def _slurm_responds() -> bool:
