@@ -38,6 +38,7 @@ def adapt_perplexity_files():
 
 
 rule adapt_eval_set:
+    localrule: True
     input:
         data=lambda w: sorted({data_input(ds) for ds, _, _ in ADAPT_EVAL[f"{w.lang}/{w.split}"]["sources"]}),
         size_of=lambda w: [adapt_eval_file(ADAPT_EVAL[f"{w.lang}/{w.split}"]["size_of"])]
@@ -119,6 +120,7 @@ rule adapt_reference_perplexity:
 
 
 rule aggregate_adapt:
+    localrule: True
     input:
         runs=expand(f"{ADAPT_DIR}/{{run_id}}/metrics.json", run_id=ADAPT),
         references=expand(f"{ADAPT_DIR}/reference-{{model}}/perplexity.json", model=ADAPT_REFERENCES),
@@ -132,6 +134,7 @@ rule aggregate_adapt:
 
 
 rule adapt_summary:
+    localrule: True
     input:
         f"{RESULTS}/tables/adapt.csv",
     output:
@@ -148,6 +151,7 @@ rule adapt_summary:
 
 
 rule plot_adapt:
+    localrule: True
     input:
         f"{RESULTS}/tables/adapt.csv",
     output:
