@@ -11,7 +11,6 @@ import torch
 from xlt.classification import predict_logits
 from xlt.errors import XltError
 from xlt.monox import (
-    artifact_meta,
     kd_collate,
     kd_loss,
     make_split,

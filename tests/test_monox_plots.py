@@ -34,7 +34,6 @@ def table(tmp_path):
     paths = []
     rows = []
     for seed, size in itertools.product((1, 2), ("all", 10)):
-        n = 200 if size == "all" else 10
         rows.append(dict(task="t", mode="teacher", student=None, teacher="mono", size=size, temperature=None,
                          seed=seed, headline=size == "all"))
         for mode in ("finetune", "self_train", "pl", "kd"):
@@ -74,7 +73,7 @@ def test_markdown_and_html_show_percent(table):
     grid = accuracy_table(table)
     md = table_markdown(grid)
     expected = 100 * np.mean([accuracy_of("kd", "all", 0.1, s, "de") for s in (1, 2)])
-    assert f"| kd | 2 | " in md and f"{expected:.2f}" in md
+    assert "| kd | 2 | " in md and f"{expected:.2f}" in md
     assert md.splitlines()[2] == "| method | seeds | de | en | avg |"
     html = table_html(grid, "title")
     assert "<h3>t</h3>" in html and f"<td>{expected:.2f}</td>" in html

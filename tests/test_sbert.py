@@ -1,9 +1,7 @@
-import json
 import math
 
 import pytest
 import torch
-import yaml
 
 from xlt.cli import main
 from xlt.config import sbert_runs, validate

@@ -19,7 +19,6 @@ The peak is a flag (`--peak-tflops`) or, on a GPU, looked up by device name in P
 from __future__ import annotations
 
 import argparse
-import time
 
 from .machine import load_average
 from .shapes import SHAPES

@@ -235,7 +235,6 @@ def _demo_inputs(root: Path, layers: int, train_size: int, seed: int) -> Path:
 
 def finetune_job(root: Path, depth: int, cached: bool, out: Path, threads: int, extra: list[str] = ()) -> dict:
     import json
-    import os
     import subprocess
     import sys
 

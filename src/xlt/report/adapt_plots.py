@@ -8,9 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display on cluster nodes or CI
+from .figures import save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 import numpy as np  # noqa: E402
@@ -44,11 +42,6 @@ def _band(ax, group: pd.DataFrame, **style) -> None:
 
 def _set_label(lang: str, split: str) -> str:
     return f"multilingual ({split})" if lang == MULTILINGUAL else f"{lang} {split}"
-
-
-def _save(fig, out) -> None:
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
 
 
 def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
@@ -93,7 +86,7 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") ->
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(title or "Perplexity during target-language MLM training (mean +- sd over seeds)")
     fig.tight_layout(rect=(0, 0.06 + 0.035 * math.ceil(len(labels) / 3), 1, 1))
-    _save(fig, out)
+    save(fig, out, tight=False)
 
 
 def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
@@ -125,7 +118,7 @@ def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = "") -> N
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    _save(fig, out)
+    save(fig, out, tight=False)
 
 
 def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str) -> None:
@@ -175,7 +168,7 @@ def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str) 
     else:
         fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
         fig.tight_layout(rect=(0, 0.03 + 0.03 * math.ceil(len(labels) / 3), 1, 1))
-    _save(fig, out)
+    save(fig, out, tight=False)
 
 
 def distance_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") -> None:

@@ -5,13 +5,9 @@ Each function reads the tidy table of `xlt aggregate` and writes one PNG.
 """
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
+from .figures import heatmap, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 from ..errors import XltError  # noqa: E402
 
@@ -59,9 +55,7 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 def error_vs_margin(table: pd.DataFrame, out, title: str = "") -> None:
@@ -79,15 +73,9 @@ def tatoeba_heatmap(table: pd.DataFrame, out, title: str = "") -> None:
     err["column"] = err["lang"].astype(str) + " " + err["direction"].astype(str)
     grid = 100 * err.pivot_table(index="run", columns="column", values="value", aggfunc="mean")
     grid["mean"] = grid.mean(axis=1)
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.9 * grid.shape[1]), 1.6 + 0.5 * grid.shape[0]))
-    sns.heatmap(grid, annot=True, fmt=".1f", cmap="viridis_r", ax=ax, cbar_kws={"label": "error %"})
-    ax.tick_params(axis="y", labelrotation=0)
-    ax.set_xlabel("language, direction")
-    ax.set_ylabel("")
-    ax.set_title(title or "Tatoeba retrieval error % per language and direction")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
+            xlabel="language, direction", cbar_label="error %", cmap="viridis_r",
+            cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5)
 
 
 def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
@@ -99,15 +87,9 @@ def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
     rows["column"] = rows["lang"].astype(str) + " " + rows["metric"].map({"precision": "P", "recall": "R", "f1": "F1"})
     order = [f"{lang} {m}" for lang in sorted(rows["lang"].astype(str).unique()) for m in ("P", "R", "F1")]
     grid = 100 * rows.pivot_table(index="run", columns="column", values="value", aggfunc="mean")[order]
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.7 * grid.shape[1]), 1.4 + 0.5 * grid.shape[0]))
-    sns.heatmap(grid, annot=True, fmt=".1f", cmap="viridis", vmin=0, vmax=100, ax=ax, cbar_kws={"label": "%"})
-    ax.tick_params(axis="y", labelrotation=0)
-    ax.set_xlabel("source language: score on the test split (threshold tuned on the tuning split)")
-    ax.set_ylabel("")
-    ax.set_title(title or "BUCC-style mining: precision / recall / F1 %")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    heatmap(grid, out, title=title or "BUCC-style mining: precision / recall / F1 %",
+            xlabel="source language: score on the test split (threshold tuned on the tuning split)",
+            cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100)
 
 
 def alignment_by_layer(table: pd.DataFrame, out, title: str = "") -> None:
@@ -133,9 +115,7 @@ def alignment_by_layer(table: pd.DataFrame, out, title: str = "") -> None:
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.suptitle(title or "Cross-lingual retrieval accuracy by layer, per model")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png", bbox_inches="tight")
-    plt.close(fig)
+    save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
 
 
 PLOTS = {

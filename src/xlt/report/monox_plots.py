@@ -10,10 +10,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import matplotlib
 import matplotlib.ticker
 
-matplotlib.use("Agg")  # no display on cluster nodes or CI
+from .figures import save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -143,9 +142,7 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> N
         ax.set_ylabel("")
         ax.tick_params(axis="y", labelrotation=0)
     fig.suptitle(title or "Zero-shot test accuracy by method and language")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 def _log_ticks(ax, values) -> None:
@@ -189,9 +186,7 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = "") -> N
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title or "Zero-shot accuracy vs training data size")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
@@ -220,9 +215,7 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title or "MonoX-KD: zero-shot accuracy vs distillation temperature")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 PLOTS = {

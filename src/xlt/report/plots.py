@@ -3,12 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display on cluster nodes or CI
+from .figures import heatmap, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 
 def _depth_labels(depths) -> list[str]:
@@ -33,9 +30,7 @@ def accuracy_vs_depth(table: pd.DataFrame, out: str | Path, title: str = "") -> 
     ax.set_title(title or "Zero-shot accuracy vs freeze depth")
     ax.legend(ncol=2, fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
@@ -45,14 +40,8 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> N
     order = [lang for lang in grid.index if lang != "avg"] + (["avg"] if "avg" in grid.index else [])
     grid = grid.loc[order]
     grid.columns = _depth_labels(grid.columns)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * grid.shape[1], 1.0 + 0.45 * grid.shape[0]))
-    sns.heatmap(grid, annot=True, fmt=".2f", cmap="viridis", ax=ax, cbar_kws={"label": "accuracy"})
-    ax.set_xlabel("frozen layers")
-    ax.set_ylabel("language")
-    ax.set_title(title or "Zero-shot accuracy by language and freeze depth")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    heatmap(grid, out, title=title or "Zero-shot accuracy by language and freeze depth", xlabel="frozen layers",
+            ylabel="language", cbar_label="accuracy", fmt=".2f", cell=(0.6, 0.45), margin=(1.0, 1.0))
 
 
 PLOTS = {

@@ -1,9 +1,7 @@
 """Figures of the sentence-embedding family: retrieval error trained vs untrained, STS, layers."""
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
+from .figures import heatmap, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -55,9 +53,7 @@ def retrieval_error(table: pd.DataFrame, out, title: str = "") -> None:
         ax.set_xlabel("language")
         ax.set_ylabel("retrieval error (mean of both directions)")
     fig.suptitle(title or "Bitext retrieval error, trained vs untrained (labels: relative reduction)")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 def sts(table: pd.DataFrame, out, title: str = "") -> None:
@@ -65,14 +61,8 @@ def sts(table: pd.DataFrame, out, title: str = "") -> None:
     rows["config"] = rows.pooling + ", L" + rows.layer.astype(str) + ", " + rows.variant
     rows["column"] = rows.lang.astype(str) + " " + rows.similarity.astype(str)
     grid = rows.pivot_table(index="config", columns="column", values="value", aggfunc="mean") * 100
-    fig, ax = plt.subplots(figsize=(1.2 + 0.75 * grid.shape[1], 1.2 + 0.45 * grid.shape[0]))
-    sns.heatmap(grid, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws={"label": "Spearman x 100"})
-    ax.set_xlabel("language, similarity")
-    ax.set_ylabel("")
-    ax.set_title(title or "STS: Spearman correlation x 100 (mean over seeds)")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    heatmap(grid, out, title=title or "STS: Spearman correlation x 100 (mean over seeds)",
+            xlabel="language, similarity", cbar_label="Spearman x 100")
 
 
 def layers(table: pd.DataFrame, out, title: str = "") -> None:
@@ -86,9 +76,7 @@ def layers(table: pd.DataFrame, out, title: str = "") -> None:
     ax.set_title(title or "Retrieval error by layer")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120, format="png")
-    plt.close(fig)
+    save(fig, out)
 
 
 PLOTS = {"sbert-retrieval-error": retrieval_error, "sbert-sts": sts, "sbert-layers": layers}
