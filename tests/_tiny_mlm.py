@@ -5,8 +5,6 @@ from pathlib import Path
 
 import torch
 
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
 DUTCH = [
     "de kat zit op de mat", "het huis is groot en mooi", "wij lopen samen naar de markt",
     "zij leest een boek in de tuin", "de kinderen spelen buiten met de bal",
@@ -24,21 +22,10 @@ ENGLISH = [
 
 
 def wordpiece_tokenizer(corpus: list[str], vocab_size: int):
-    """A trained WordPiece BertTokenizerFast (lower-cased, [CLS] x [SEP])."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertTokenizerFast
+    """A lower-cased BERT WordPiece tokenizer ([CLS] x [SEP]) with a deterministic vocabulary."""
+    from xlt.demo_model import build_tokenizer
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(corpus, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS))
-    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
-    )
-    return BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
-                             cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    return build_tokenizer(corpus, vocab_size)
 
 
 def tiny_bert_mlm(vocab_size: int, layers: int = 2, hidden: int = 32, seed: int = 0):

@@ -2,7 +2,6 @@
 adapt-mlm verb end to end against the independent perplexity / compare-layers verbs."""
 import copy
 import json
-import math
 
 import pytest
 import torch

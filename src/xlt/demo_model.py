@@ -27,12 +27,35 @@ def demo_corpus(languages: list[str], size: int, seed: int) -> list[str]:
     return texts
 
 
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
 def build_tokenizer(texts: list[str], vocab_size: int):
+    """A lower-cased BERT WordPiece tokenizer whose vocabulary is a function of `texts` alone:
+    the special tokens, every character (word-initial and `##` continuation), then whole words
+    by frequency (ties alphabetical) up to `vocab_size`; other words split into characters.
+
+    Not the `tokenizers` trainer: it breaks ties between equally frequent merges in hash order,
+    so two builds from the same corpus gave different vocabularies, hence different models."""
+    from collections import Counter
+
     from tokenizers import BertWordPieceTokenizer
     from transformers import BertTokenizerFast
 
-    wordpiece = BertWordPieceTokenizer(lowercase=True)
-    wordpiece.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=1, show_progress=False)
+    from .errors import XltError
+
+    splitter = BertWordPieceTokenizer(vocab={token: i for i, token in enumerate(SPECIAL_TOKENS)}, lowercase=True)
+    normalizer, pre_tokenizer = splitter.normalizer, splitter.pre_tokenizer
+    words = Counter(word for text in texts
+                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    chars = sorted({char for word in words for char in word})
+    vocab = SPECIAL_TOKENS + chars + [f"##{char}" for char in chars]
+    if vocab_size < len(vocab):
+        raise XltError(f"vocab_size {vocab_size} is too small for this corpus: its {len(chars)} characters and the "
+                       f"special tokens need {len(vocab)}; raise the model's vocab_size to at least that")
+    by_frequency = sorted((word for word in words if len(word) > 1), key=lambda w: (-words[w], w))
+    vocab += by_frequency[: vocab_size - len(vocab)]
+    wordpiece = BertWordPieceTokenizer(vocab={token: i for i, token in enumerate(vocab)}, lowercase=True)
     return BertTokenizerFast(tokenizer_object=wordpiece._tokenizer, do_lower_case=True, model_max_length=128)
 
 

@@ -1,0 +1,46 @@
+"""The demo tokenizer's vocabulary depends on the corpus alone, so a rebuilt demo model is the same model."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from xlt.demo_model import SPECIAL_TOKENS, build_tokenizer
+from xlt.errors import XltError
+
+CORPUS = ["the cat sits on the mat", "the dog sits", "de kat zit op de mat", "the cat"]
+VOCAB_IN_A_NEW_PROCESS = (
+    "import json, sys; from xlt.demo_model import build_tokenizer, demo_corpus; from xlt.data import demo; "
+    "print(json.dumps(sorted(build_tokenizer(demo_corpus(list(demo.LANGUAGES), 200, 1), int(sys.argv[1])).get_vocab().items())))"
+)
+
+
+def test_vocabulary_is_the_same_in_every_process():
+    # the `tokenizers` trainer broke ties in hash order: three builds gave three vocabularies
+    vocabs = [subprocess.run([sys.executable, "-c", VOCAB_IN_A_NEW_PROCESS, "150"], capture_output=True, text=True,
+                             check=True).stdout for _ in range(3)]
+    assert vocabs[0] == vocabs[1] == vocabs[2]
+    assert len(json.loads(vocabs[0])) == 150
+
+
+def test_specials_then_characters_then_words_by_frequency():
+    tokenizer = build_tokenizer(CORPUS, vocab_size=100)
+    vocab = sorted(tokenizer.get_vocab(), key=tokenizer.get_vocab().get)
+    chars = sorted(set("".join(CORPUS).replace(" ", "")))
+    assert vocab[:5] == SPECIAL_TOKENS
+    assert vocab[5:5 + 2 * len(chars)] == chars + [f"##{c}" for c in chars]
+    assert vocab[5 + 2 * len(chars):5 + 2 * len(chars) + 5] == ["the", "cat", "de", "mat", "sits"]  # 4, 3, then 2 each
+    assert tokenizer.tokenize("The cat naps") == ["the", "cat", "n", "##a", "##p", "##s"]
+    assert tokenizer("the cat")["input_ids"][0] == tokenizer.cls_token_id
+
+
+def test_a_smaller_vocabulary_keeps_the_most_frequent_words():
+    full = build_tokenizer(CORPUS, vocab_size=1000)
+    small = build_tokenizer(CORPUS, vocab_size=len(full) - 2)
+    assert set(small.get_vocab()) < set(full.get_vocab()) and len(small) == len(full) - 2
+    assert "the" in small.get_vocab()
+
+
+def test_too_small_a_vocabulary_names_the_minimum():
+    with pytest.raises(XltError, match=r"vocab_size 10 is too small .* need \d+; raise the model's vocab_size"):
+        build_tokenizer(CORPUS, vocab_size=10)
