@@ -56,23 +56,44 @@ def run_axes(args, derived: dict) -> dict:
     return json.loads(args.axes) if args.axes else derived
 
 
+def read_inputs(args):
+    """What the teacher and the student jobs read and check before any model loads:
+    (training settings, labelled size, split, evaluation rows by language)."""
+    from ..monox import parse_size, read_split
+    from ..train import train_args_from
+
+    targs, size = train_args_from(args), parse_size(args.size)
+    split = read_split(args.split)
+    check_labels(split, args.num_labels)
+    return targs, size, split, eval_sets(args.eval_data, args.eval_langs)
+
+
+def finish(args, metrics, model, tokenizer, out, checkpoint_dir) -> None:
+    """Save the model if asked, write the metrics, then drop the resumable state (outputs exist)."""
+    from ..models import save_model
+    from ..monox import clear_checkpoints
+
+    if args.save_model:
+        save_model(model, tokenizer, args.save_model)
+    metrics.write(out)
+    clear_checkpoints(checkpoint_dir)
+    for r in metrics.records:
+        print(r)
+
+
 def run(args):
     from pathlib import Path
 
     from ..freezing import count_parameters
     from ..metrics import MetricsFile
-    from ..models import load_classifier, load_tokenizer, save_model
-    from ..monox import clear_checkpoints, evaluation_records, parse_size, read_split, run_student
-    from ..train import result_meta, train_args_from
+    from ..models import load_classifier, load_tokenizer
+    from ..monox import evaluation_records, run_student
+    from ..train import result_meta
 
     import time
 
     started = time.time()  # wall_s of the metrics file covers the whole job, not just its writing
-    targs = train_args_from(args)
-    size = parse_size(args.size)
-    split = read_split(args.split)
-    check_labels(split, args.num_labels)
-    by_lang = eval_sets(args.eval_data, args.eval_langs)
+    targs, size, split, by_lang = read_inputs(args)
     axes = run_axes(args, {"mode": args.mode, "student": args.model, "size": size, "seed": targs.seed,
                            "temperature": args.temperature if args.mode == "kd" else None})
 
@@ -90,9 +111,4 @@ def run(args):
         "split": split.meta, "history": outcome.result.history})
     metrics.extend(outcome.records)
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length))
-    if args.save_model:
-        save_model(model, tokenizer, args.save_model)
-    metrics.write(args.out)
-    clear_checkpoints(checkpoint_dir)
-    for r in metrics.records:
-        print(r)
+    finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)

@@ -23,21 +23,17 @@ def add_arguments(p):
 def run(args):
     from pathlib import Path
 
-    from ..commands.distill import check_labels, eval_sets, run_axes
+    from ..commands.distill import finish, read_inputs, run_axes
     from ..freezing import count_parameters
     from ..metrics import MetricsFile
-    from ..models import load_classifier, load_tokenizer, save_model
-    from ..monox import clear_checkpoints, evaluation_records, parse_size, read_split, run_teacher
-    from ..train import result_meta, train_args_from
+    from ..models import load_classifier, load_tokenizer
+    from ..monox import evaluation_records, run_teacher
+    from ..train import result_meta
 
     import time
 
     started = time.time()  # wall_s of the metrics file covers the whole job, not just its writing
-    targs = train_args_from(args)
-    size = parse_size(args.size)
-    split = read_split(args.split)
-    check_labels(split, args.num_labels)
-    by_lang = eval_sets(args.eval_data, args.eval_langs)
+    targs, size, split, by_lang = read_inputs(args)
     out = Path(args.out)
     axes = run_axes(args, {"mode": "teacher", "teacher": args.model, "size": size, "seed": targs.seed})
 
@@ -52,9 +48,4 @@ def run(args):
     metrics.extend(outcome.records)
     # a monolingual teacher is scored in its own language only: no cross-language average
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, with_average=False))
-    if args.save_model:
-        save_model(model, tokenizer, args.save_model)
-    metrics.write(out / "metrics.json")
-    clear_checkpoints(checkpoint_dir)
-    for r in metrics.records:
-        print(r)
+    finish(args, metrics, model, tokenizer, out / "metrics.json", checkpoint_dir)
