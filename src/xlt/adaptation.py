@@ -38,30 +38,14 @@ from .analysis.similarity import (
 )
 from .embeddings import encode_layers
 from .errors import XltError
-from .io import read_jsonl
 from .layer_schemes import Scheme, apply_scheme, schedulable_parameters
 from .metrics import record
-from .mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, iter_texts, mask_tokens, perplexity
+from .mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity, read_texts
 from .train import TrainArgs, TrainResult, train
 
 log = logging.getLogger("xlt.adaptation")
 
 SELECT = ("best", "last")
-
-
-def read_texts(path: str | Path, max_sentences: int | None = None) -> list[str]:
-    """The non-empty `text` values of a normalised JSONL file, in file order."""
-    path = Path(path)
-    if not path.is_file():
-        raise XltError(f"data file not found: {path}")
-    texts = []
-    for text in iter_texts(read_jsonl(path), str(path)):
-        texts.append(text)
-        if max_sentences is not None and len(texts) >= max_sentences:
-            break
-    if not texts:
-        raise XltError(f"{path}: no non-empty 'text' records")
-    return texts
 
 
 def file_dims(path: str | Path) -> dict[str, str]:

@@ -16,6 +16,7 @@ import hashlib
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import torch
@@ -23,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .errors import XltError
+from .io import read_jsonl
 
 IGNORE_INDEX = -100  # label of unmasked positions; cross_entropy skips it
 
@@ -245,3 +247,18 @@ def iter_texts(records: Iterable[dict], source: str) -> Iterator[str]:
                            "records like {\"text\": \"...\"} (see xlt prepare-data)")
         if text.strip():
             yield text
+
+
+def read_texts(path: str | Path, max_sentences: int | None = None) -> list[str]:
+    """The non-empty `text` values of a normalised JSONL file, in file order."""
+    path = Path(path)
+    if not path.is_file():
+        raise XltError(f"data file not found: {path}")
+    texts = []
+    for text in iter_texts(read_jsonl(path), str(path)):
+        texts.append(text)
+        if max_sentences is not None and len(texts) >= max_sentences:
+            break
+    if not texts:
+        raise XltError(f"{path}: no non-empty 'text' records")
+    return texts

@@ -100,7 +100,8 @@ def _validate(args) -> tuple[object, dict]:
 
 
 def run(args):
-    from ..adaptation import EvalSet, NativeComparison, adapt, read_texts
+    from ..adaptation import EvalSet, NativeComparison, adapt
+    from ..mlm import read_texts
     from ..checkpoint import remove_checkpoint
     from ..freezing import count_parameters
     from ..metrics import MetricsFile

@@ -7,9 +7,8 @@ import logging
 from pathlib import Path
 
 from ..errors import XltError
-from ..io import read_jsonl
 from ..metrics import MetricsFile
-from ..mlm import FixedMasking, iter_texts, load_masked_lm, perplexity
+from ..mlm import FixedMasking, load_masked_lm, perplexity, read_texts
 from ..models import load_tokenizer, pick_device
 
 HELP = "masked-LM perplexity per data file, with masks fixed by --mask-seed (comparable across runs)"
@@ -58,20 +57,9 @@ def _validate(args) -> list[str]:
     return langs
 
 
-def _texts(path: Path, max_sentences: int | None) -> list[str]:
-    texts = []
-    for text in iter_texts(read_jsonl(path), str(path)):
-        texts.append(text)
-        if max_sentences is not None and len(texts) >= max_sentences:
-            break
-    if not texts:
-        raise XltError(f"{path}: no non-empty 'text' records")
-    return texts
-
-
 def run(args) -> None:
     langs = _validate(args)
-    corpora = [_texts(path, args.max_sentences) for path in args.data]
+    corpora = [read_texts(path, args.max_sentences) for path in args.data]
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_masked_lm(args.model).to(device)
