@@ -73,7 +73,9 @@ def test_bad_config_fails_before_any_job(tmp_path):
 @pytest.mark.slow
 def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     work = workflow_copy(tmp_path)
-    snakemake(work, "--cores", "2", "--configfile", "config/tiny.yaml")
+    # a --config override must reach the report too (the onsuccess hook runs a second snakemake)
+    run_args = ("--cores", "2", "--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
+    snakemake(work, *run_args)
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]
     assert sorted(acc.freeze_depth.unique()) == [-1, 0, 1, 2]
@@ -83,8 +85,8 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     for plot in ("accuracy-vs-depth", "accuracy-heatmap"):
         assert (work / "results" / "plots" / "freeze_depth" / f"{plot}.png").stat().st_size > 5000
     report = (work / "results" / "report.html").read_text(errors="replace")
-    assert "no scientific meaning" in report
-    again = snakemake(work, "--cores", "2", "--configfile", "config/tiny.yaml")
+    assert "no scientific meaning" in report and "xlt tiny via --config" in report
+    again = snakemake(work, *run_args)
     assert "Nothing to be done" in again.stdout + again.stderr
     assert "writing report" not in again.stdout
 

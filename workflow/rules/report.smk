@@ -26,5 +26,7 @@ def write_report_if_stale():
     cmd = ["snakemake", "--report", REPORT, "--nolock", "--snakefile", workflow.main_snakefile]
     for configfile in workflow.overwrite_configfiles:
         cmd += ["--configfile", str(configfile)]
+    if workflow.config_settings.config_args:  # --config k=v overrides: the report must see the same sweep
+        cmd += ["--config", *workflow.config_settings.config_args]
     print("writing report: " + " ".join(cmd))
     subprocess.run(cmd, check=True)
