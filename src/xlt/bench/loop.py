@@ -234,6 +234,7 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
         peak_mb, mem_kind = _maxrss_mb() - baseline_mb, "peak RSS growth"
     return {
         "config": cfg.name, "runner": runner, "device": str(device), "threads": threads, "params": params,
+        "shape": shape.describe(),  # the text configs' vocabulary is the demo tokenizer's, not the preset's
         "timed_steps": timed, "wall_s": wall, "cpu_s": cpu,
         "samples_per_s": timed * cfg.batch_size / wall,
         "samples_per_cpu_s": timed * cfg.batch_size / max(cpu, 1e-9),
@@ -288,7 +289,7 @@ def compare(configs: list[str], repeats: int = 3, device: str = "cpu", threads: 
                         for k in ("samples_per_s", "samples_per_cpu_s", "peak_mb", "padded_tokens_per_s")}
                for runner in RUNNERS}
         ours, hf = med["ours"], med["trainer"]
-        row = {"config": name, "shape": SHAPES[cfg.shape].describe(), "batch": cfg.batch_size, "seq_len": cfg.seq_len,
+        row = {"config": name, "shape": runs["ours"][0]["shape"], "batch": cfg.batch_size, "seq_len": cfg.seq_len,
                "timed_steps": cfg.steps - cfg.warmup, "repeats": repeats, "device": runs["ours"][0]["device"],
                "threads": threads, "ours": ours, "trainer": hf, "runs": runs,
                "speed_ratio": ours["samples_per_s"] / hf["samples_per_s"],

@@ -43,6 +43,7 @@ def add_arguments(p):
     g = p.add_argument_group("workflow")
     g.add_argument("--dry-run-config", default="config/paper.yaml")
     g.add_argument("--cores", type=int, default=2, help="snakemake --cores for --demo")
+    g.add_argument("--demo-keep", default=None, help="copy the demo's results/ (tables, plots, report) here")
     g.add_argument("--pytest-args", default="", help='extra pytest arguments for --tests, e.g. "-m \'not slurm\'"')
 
 
@@ -90,7 +91,8 @@ def run(args):
         results["dry_run"] = workflow.dry_run(repo, args.dry_run_config, echo=echo)
     if "demo" in chosen:
         echo("\n## Demo run\n")
-        results["demo"] = workflow.demo_run(repo, args.cores, echo=echo)
+        results["demo"] = workflow.demo_run(repo, args.cores, keep=Path(args.demo_keep) if args.demo_keep else None,
+                                             echo=echo)
     if "tests" in chosen:
         echo("\n## Test suite\n")
         results["tests"] = workflow.test_suite(repo, shlex.split(args.pytest_args), echo=echo)
