@@ -12,6 +12,7 @@ language only, the same builder gives the demo's "native monolingual" reference 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -33,15 +34,48 @@ def demo_corpus(languages: list[str], size: int, seed: int) -> list[str]:
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
+def merge_vocabulary(words: Counter, budget: int) -> list[str]:
+    """WordPiece tokens learned by byte-pair merges over the word types in `words` (word ->
+    count): the most frequent adjacent pair first, ties broken by the pair's spelling, at most
+    `budget` new tokens. A word starts as its first character and `##`-prefixed continuations."""
+    pieces = {word: [word[0]] + [f"##{char}" for char in word[1:]] for word in sorted(words)}
+    learned: list[str] = []
+    known: set[str] = set()
+    while len(learned) < budget:
+        pairs: Counter = Counter()
+        for word, symbols in pieces.items():
+            for pair in zip(symbols, symbols[1:]):
+                pairs[pair] += words[word]
+        if not pairs:
+            break  # every word is a single token
+        (left, right), _ = min(pairs.items(), key=lambda item: (-item[1], item[0]))
+        merged = left + right[2:]  # right always carries the ## prefix
+        if merged not in known:
+            known.add(merged)
+            learned.append(merged)
+        for word, symbols in pieces.items():
+            i, out = 0, []
+            while i < len(symbols):
+                if i + 1 < len(symbols) and symbols[i] == left and symbols[i + 1] == right:
+                    out.append(merged)
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            pieces[word] = out
+    return learned
+
+
 def build_tokenizer(texts: list[str], vocab_size: int):
     """A lower-cased BERT WordPiece tokenizer whose vocabulary is a function of `texts` alone:
-    the special tokens, every character (word-initial and `##` continuation), then whole words
-    by frequency (ties alphabetical) up to `vocab_size`; other words split into characters.
+    the special tokens, every character (word-initial and `##` continuation), then the tokens
+    of `merge_vocabulary` up to `vocab_size`.
 
     Not the `tokenizers` trainer: it breaks ties between equally frequent merges in hash order,
-    so two builds from the same corpus gave different vocabularies, hence different models."""
-    from collections import Counter
-
+    so two builds from the same corpus gave different vocabularies, hence different models.
+    Sub-word merges, not whole words only: the synthetic languages share syllables, and pieces
+    shared across languages are what the demo encoder's fine-tuning needs (a whole-word
+    vocabulary left the MonoX students predicting one class)."""
     from tokenizers import BertWordPieceTokenizer
     from transformers import BertTokenizerFast
 
@@ -56,8 +90,8 @@ def build_tokenizer(texts: list[str], vocab_size: int):
     if vocab_size < len(vocab):
         raise XltError(f"vocab_size {vocab_size} is too small for this corpus: its {len(chars)} characters and the "
                        f"special tokens need {len(vocab)}; raise the model's vocab_size to at least that")
-    by_frequency = sorted((word for word in words if len(word) > 1), key=lambda w: (-words[w], w))
-    vocab += by_frequency[: vocab_size - len(vocab)]
+    taken = set(vocab)
+    vocab += [token for token in merge_vocabulary(words, vocab_size - len(vocab)) if token not in taken]
     wordpiece = BertWordPieceTokenizer(vocab={token: i for i, token in enumerate(vocab)}, lowercase=True)
     return BertTokenizerFast(tokenizer_object=wordpiece._tokenizer, do_lower_case=True, model_max_length=128)
 
