@@ -66,3 +66,15 @@ def test_train_sbert_end_to_end(tmp_path, demo_model_dir):
     # pooling the second-to-last hidden state trains the layers below it, never the top layer
     assert not torch.equal(before.encoder.layer[-2].output.dense.weight, after.encoder.layer[-2].output.dense.weight)
     assert torch.equal(before.encoder.layer[-1].output.dense.weight, after.encoder.layer[-1].output.dense.weight)
+
+
+def test_train_sbert_rejects_bad_axes_before_training(tmp_path, demo_model_dir, capsys):
+    write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 8, seed=1))
+    write_jsonl(tmp_path / "dev.jsonl", demo.generate("sts", "en", "dev", 8, seed=1))
+    out = tmp_path / "run"
+    code = main(["train-sbert", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
+                 "--dev-sts", str(tmp_path / "dev.jsonl"), "--out", str(out), "--max-steps", "2", "--batch-size", "4",
+                 "--device", "cpu", "--axes", "[1, 2]"])
+    assert code != 0
+    assert "--axes '[1, 2]' must be a JSON object" in capsys.readouterr().err
+    assert not out.exists()  # nothing trained, nothing written

@@ -74,6 +74,7 @@ def _validate(args) -> tuple[object, dict]:
     from ..adaptation import file_dims
     from ..errors import XltError
     from ..layer_schemes import parse_scheme
+    from ..metrics import parse_axes
 
     files = [args.train, args.target, *args.eval, *args.test] + ([args.compare] if args.compare else [])
     missing = [str(f) for f in files if not f.is_file()]
@@ -89,12 +90,7 @@ def _validate(args) -> tuple[object, dict]:
         raise XltError(f"--mlm-probability must be in (0, 1), got {args.mlm_probability}")
     if args.eval_every < 0:
         raise XltError(f"--eval-every must be >= 0 (0 = every epoch), got {args.eval_every}")
-    try:
-        axes = json.loads(args.axes)
-    except json.JSONDecodeError as err:
-        raise XltError(f"--axes {args.axes!r} is not a JSON object ({err})") from None
-    if not isinstance(axes, dict):
-        raise XltError(f"--axes must be a JSON object, got {args.axes!r}")
+    axes = parse_axes(args.axes)
     scheme = parse_scheme(parse_scheme_arg(args.scheme), _num_layers(args.model))
     return scheme, axes
 

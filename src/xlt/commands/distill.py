@@ -51,9 +51,9 @@ def check_labels(split, num_labels: int) -> None:
 
 def run_axes(args, derived: dict) -> dict:
     """meta.axes: the workflow's sweep row (--axes) or, run by hand, the arguments."""
-    import json
+    from ..metrics import parse_axes
 
-    return json.loads(args.axes) if args.axes else derived
+    return parse_axes(args.axes) if args.axes else derived
 
 
 def read_inputs(args):

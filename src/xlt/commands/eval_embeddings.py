@@ -17,7 +17,6 @@ MetricsFile (family "sbert"): values are fractions; the printed table shows them
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 from pathlib import Path
@@ -35,7 +34,7 @@ from ..data.bitext_files import (
 from ..errors import XltError
 from ..evaluate.retrieval import EN_TO_XX, MATCH_RULES, XX_TO_EN, bitext_retrieval, retrieval_records
 from ..evaluate.sts import SIMILARITIES, sts_records, unit_rows
-from ..metrics import MetricsFile
+from ..metrics import MetricsFile, parse_axes
 from ..pooling import POOLING_MODES
 
 HELP = "Evaluate sentence embeddings: Tatoeba retrieval error (both directions) and STS correlations."
@@ -89,6 +88,7 @@ def run(args: argparse.Namespace) -> None:
     if args.batch_size < 1 or args.max_length < 2:
         raise XltError(f"--batch-size must be >= 1 and --max-length >= 2 (got {args.batch_size}, {args.max_length})")
     num_layers = check_model_and_layer(args.model, args.layer)
+    axes = parse_axes(args.axes)
 
     from ..embeddings import encode
     from ..models import load_encoder, load_tokenizer, pick_device
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> None:
     metrics = MetricsFile(
         family="sbert",
         run_id=args.run_id or default_run_id(args.model, args.pooling, args.layer, args.normalize),
-        axes=json.loads(args.axes) | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
+        axes=axes | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
         meta={
             "model": args.model,
             "hidden_state_index": args.layer % (num_layers + 1) if num_layers is not None else args.layer,

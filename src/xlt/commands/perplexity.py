@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
 from ..errors import XltError
-from ..metrics import MetricsFile
+from ..metrics import MetricsFile, parse_axes
 from ..mlm import FixedMasking, load_masked_lm, perplexity, read_texts
 from ..models import load_tokenizer, pick_device
 
@@ -33,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
 
 
-def _validate(args) -> list[str]:
+def _validate(args) -> tuple[list[str], dict]:
+    """(language per --data file, meta.axes), checked before any model loads."""
     missing = [str(p) for p in args.data if not p.is_file()]
     if missing:
         raise XltError(f"data file(s) not found: {', '.join(missing)}")
@@ -44,26 +44,21 @@ def _validate(args) -> list[str]:
         raise XltError(f"--max-sentences must be at least 1, got {args.max_sentences}")
     if not 0.0 < args.mlm_probability < 1.0:
         raise XltError(f"--mlm-probability must be in (0, 1), got {args.mlm_probability}")
-    try:
-        axes = json.loads(args.axes)
-    except json.JSONDecodeError as err:
-        raise XltError(f"--axes {args.axes!r} is not JSON ({err})") from None
-    if not isinstance(axes, dict):
-        raise XltError(f"--axes must be a JSON object, got {args.axes!r}")
+    axes = parse_axes(args.axes)
     langs = args.langs or [p.resolve().parent.name for p in args.data]
     if len(set(zip(langs, (p.stem for p in args.data)))) != len(langs):
         raise XltError(f"two --data files share language and split {list(zip(langs, (p.stem for p in args.data)))}; "
                        "their metrics would be indistinguishable")
-    return langs
+    return langs, axes
 
 
 def run(args) -> None:
-    langs = _validate(args)
+    langs, axes = _validate(args)
     corpora = [read_texts(path, args.max_sentences) for path in args.data]
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_masked_lm(args.model).to(device)
-    metrics = MetricsFile(family=args.family, run_id=args.run_id or args.out.parent.name, axes=json.loads(args.axes),
+    metrics = MetricsFile(family=args.family, run_id=args.run_id or args.out.parent.name, axes=axes,
                           meta={"model": args.model, "mask_seed": args.mask_seed,
                                 "mlm_probability": args.mlm_probability, "max_length": args.max_length,
                                 "files": {}})

@@ -34,7 +34,6 @@ def add_arguments(p):
 
 
 def run(args):
-    import json
     from pathlib import Path
 
     import numpy as np
@@ -46,12 +45,13 @@ def run(args):
     from ..freezing import count_parameters, freeze, freeze_word_embeddings
     from ..io import read_jsonl
     from ..losses.softmax_pair import SoftmaxPairLoss
-    from ..metrics import MetricsFile
+    from ..metrics import MetricsFile, parse_axes
     from ..models import load_tokenizer
     from ..sentence_encoder import SentenceEncoder, tokenize
     from ..train import result_meta, train, train_args_from
 
     targs = train_args_from(args)
+    run_axes = parse_axes(args.axes)  # checked before training, not after
     train_set = read_jsonl(args.train)
     dev_set = read_jsonl(args.dev_sts or args.dev_nli)
     need = "score" if args.dev_sts else "label"
@@ -101,7 +101,7 @@ def run(args):
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     result = train(model, train_set, collate, loss_fn, targs, evaluate, checkpoint_dir=checkpoint_dir)
     encoder.save(out / "model", tokenizer)
-    axes = json.loads(args.axes) | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
+    axes = run_axes | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
                                     "seed": targs.seed}
     metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
     metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "history": result.history})
