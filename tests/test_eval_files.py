@@ -77,6 +77,9 @@ def test_bitext_jsonl(tmp_path):
     path.write_text('{"text": "Hallo.", "text_pair": ""}\n', encoding="utf-8")
     with pytest.raises(XltError, match=r"test\.jsonl line 1 needs non-empty 'text'"):
         load_bitext_jsonl(path)
+    path.write_text('{"text": "Hallo.", "text_pair": "Hello."}\n{oops\n', encoding="utf-8")
+    with pytest.raises(XltError, match=r"test\.jsonl line 2 is not JSON"):
+        load_bitext_jsonl(path)
     path.write_text("", encoding="utf-8")
     with pytest.raises(XltError, match=r"test\.jsonl is empty"):
         load_bitext_jsonl(path)
@@ -132,6 +135,7 @@ def test_sts_jsonl(tmp_path):
         ("stsb-de-test.csv", "a,b,1\nc,d\n", "row 2: 2 comma-separated fields"),
         ("stsb-de-test.csv", "a,b,1\n", "only one sentence pair"),
         ("test.jsonl", '{"text": "a", "score": 1}\n', "lacks ['text_pair']"),
+        ("test.jsonl", '{"text": "a", "text_pair": "b", "score": 1}\n\n{oops\n', "line 3 is not JSON"),
     ],
 )
 def test_sts_bad_input_names_file_and_problem(tmp_path, name, content, problem):

@@ -62,6 +62,21 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def numbered_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """(line number, record) for every non-blank line of a JSONL file; a line that is not
+    JSON is a user error that names the file and the line."""
+    from .errors import XltError
+
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as err:
+                raise XltError(f"{path} line {number} is not JSON ({err})") from None
+
+
 def _json_default(obj: Any) -> Any:
     # numpy / torch scalars end up in metrics; store them as plain numbers.
     if hasattr(obj, "item"):

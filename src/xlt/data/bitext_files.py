@@ -10,12 +10,12 @@ per pair, ``text`` = the non-English side, ``text_pair`` = English.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import XltError
+from ..io import numbered_jsonl
 
 _XX_FILE = re.compile(r"^tatoeba\.([^.]+)-eng\.\1$")
 
@@ -100,18 +100,11 @@ def load_bitext_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
     if not path.is_file():
         raise XltError(f"bitext file {path} does not exist")
     xx, en = [], []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise XltError(f"{path} line {number} is not JSON ({err})") from None
-            if not isinstance(obj, dict) or not str(obj.get("text", "")).strip() or not str(obj.get("text_pair", "")).strip():
-                raise XltError(f"{path} line {number} needs non-empty 'text' (non-English) and 'text_pair' (English)")
-            xx.append(str(obj["text"]))
-            en.append(str(obj["text_pair"]))
+    for number, obj in numbered_jsonl(path):
+        if not isinstance(obj, dict) or not str(obj.get("text", "")).strip() or not str(obj.get("text_pair", "")).strip():
+            raise XltError(f"{path} line {number} needs non-empty 'text' (non-English) and 'text_pair' (English)")
+        xx.append(str(obj["text"]))
+        en.append(str(obj["text_pair"]))
     if not xx:
         raise XltError(f"{path} is empty; expected one JSON record per line with text and text_pair")
     return xx, en

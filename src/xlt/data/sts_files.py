@@ -17,13 +17,13 @@ Formats:
 from __future__ import annotations
 
 import csv
-import json
 import math
 import re
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import XltError
+from ..io import numbered_jsonl
 
 STS_FORMATS = ("stsbenchmark", "stsb_multi_mt", "jsonl")
 
@@ -119,18 +119,11 @@ def load_stsb_multi_mt(path: str | Path) -> StsPairs:
 def load_sts_jsonl(path: str | Path) -> StsPairs:
     path = _check_file(path)
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise XltError(f"{path} line {number} is not JSON ({err})") from None
-            missing = [k for k in ("text", "text_pair", "score") if k not in obj]
-            if missing:
-                raise XltError(f"{path} line {number} lacks {missing}; STS records need text, text_pair and score")
-            rows.append((str(obj["text"]), str(obj["text_pair"]), _score(obj["score"], path, number)))
+    for number, obj in numbered_jsonl(path):
+        missing = [k for k in ("text", "text_pair", "score") if k not in obj]
+        if missing:
+            raise XltError(f"{path} line {number} lacks {missing}; STS records need text, text_pair and score")
+        rows.append((str(obj["text"]), str(obj["text_pair"]), _score(obj["score"], path, number)))
     return _pairs(rows, path)
 
 
