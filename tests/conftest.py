@@ -54,3 +54,12 @@ def demo_model_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("demo-model")
     build_demo_model(out, ["mixed"], layers=2, hidden_size=32, heads=2, pretrain_steps=5, corpus_size=200, vocab_size=300)
     return out
+
+
+@pytest.fixture
+def one_thread():
+    """Run the test on one torch thread, then restore the previous count."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

@@ -9,12 +9,7 @@ from xlt.bench import loop, mfu, workflow
 from xlt.bench.shapes import Shape, random_classifier
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")  # timings and bitwise comparisons on one thread
 
 
 def bert_classifier_params(v, h, layers, inter, positions=512, types=2, labels=3):

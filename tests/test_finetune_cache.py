@@ -14,12 +14,7 @@ from xlt.io import read_json, write_jsonl
 LAYERS = 3
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_thread")  # timings and bitwise comparisons on one thread
 
 
 @pytest.fixture(scope="module")
