@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xlt.report.adapt_tables import final_perplexity_table, scheme_label, scheme_order
+from xlt.families.adapt.tables import final_perplexity_table, scheme_label, scheme_order
 from xlt.report.plots import PLOTS
 
 

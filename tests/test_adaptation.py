@@ -8,12 +8,12 @@ import torch
 
 from _tiny_mlm import DUTCH, ENGLISH, save_tiny, tiny_bert_mlm, wordpiece_tokenizer
 from test_mlm_commands import run_verb
-from xlt.adaptation import EvalSet, MlmCollate, adapt, mlm_loss
-from xlt.errors import XltError
-from xlt.io import read_json, write_jsonl
-from xlt.layer_schemes import parse_scheme
-from xlt.mlm import IGNORE_INDEX, FixedMasking
-from xlt.train import TrainArgs
+from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, mlm_loss
+from xlt.core.errors import XltError
+from xlt.core.io import read_json, write_jsonl
+from xlt.families.adapt.layer_schemes import parse_scheme
+from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
+from xlt.core.training import TrainArgs
 
 
 def _layer_flags(model):
@@ -192,7 +192,7 @@ def test_adapt_mlm_validates_before_training(workspace, tmp_path):
 
 
 def test_adapt_mlm_resumes_from_its_checkpoint_with_the_whole_curve(workspace, tmp_path, monkeypatch):
-    import xlt.adaptation as adaptation
+    import xlt.families.adapt.adaptation as adaptation
 
     root = workspace
     full = tmp_path / "full" / "metrics.json"

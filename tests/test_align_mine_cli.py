@@ -17,7 +17,7 @@ def tiny_model(tmp_path):
     words are far apart, while identical sentences coincide."""
     from transformers import BertConfig, BertModel, BertTokenizer
 
-    from xlt.models import save_model
+    from xlt.core.models import save_model
 
     torch.manual_seed(0)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS

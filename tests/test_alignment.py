@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from xlt.analysis.alignment import (
+from xlt.evaluate.alignment import (
     Bitext,
     EncodedBitext,
     alignment_records,
@@ -17,7 +17,7 @@ from xlt.analysis.alignment import (
     project_layers,
     retrieval_accuracy,
 )
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 N_WORDS = 10
 DIM = 16

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from xlt.analysis.alignment import Projection
-from xlt.metrics import record
-from xlt.report.alignment_plots import plot_projection_grid, plot_retrieval_by_layer, retrieval_series
+from xlt.evaluate.alignment import Projection
+from xlt.core.metrics import record
+from xlt.families.alignment.plots import plot_projection_grid, plot_retrieval_by_layer, retrieval_series
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from xlt.analysis.alignment import Bitext, layer_alignment, retrieval_accuracy
+from xlt.evaluate.alignment import Bitext, layer_alignment, retrieval_accuracy
 
 N_PAIRS = 100
 
@@ -31,7 +31,7 @@ def test_minilm_per_layer_retrieval_on_tatoeba_deu_eng():
     deu = deu_path.read_text(encoding="utf-8").splitlines()[:N_PAIRS]
     eng = eng_path.read_text(encoding="utf-8").splitlines()[:N_PAIRS]
 
-    from xlt.models import load_encoder, load_tokenizer
+    from xlt.core.models import load_encoder, load_tokenizer
 
     records = layer_alignment(load_encoder(model_dir), load_tokenizer(model_dir), [Bitext("deu", deu, eng)], layers="all")
     acc = {(r["layer"], r["direction"]): r["value"] for r in records}

@@ -6,9 +6,9 @@ import random
 import pytest
 import torch
 
-from xlt.bucketing import bucketed_order, example_length, example_lengths, padding_fraction
-from xlt.errors import XltError
-from xlt.train import TrainArgs, epoch_order, train
+from xlt.core.bucketing import bucketed_order, example_length, example_lengths, padding_fraction
+from xlt.core.errors import XltError
+from xlt.core.training import TrainArgs, epoch_order, train
 
 
 def mixed_lengths(n: int = 1000, seed: int = 0) -> list[int]:
@@ -96,7 +96,7 @@ def test_bucketed_run_stopped_by_a_signal_resumes_to_the_same_batches(tmp_path):
     import os
     import signal
 
-    from xlt import checkpoint
+    from xlt.core import checkpoint
 
     lengths = mixed_lengths(45, seed=4)
     examples = [{"input_ids": list(range(n)), "index": i} for i, n in enumerate(lengths)]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from xlt import checkpoint as ckpt
+from xlt.core import checkpoint as ckpt
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -163,9 +163,9 @@ def test_killed_toy_training_resumes_to_the_uninterrupted_result(tmp_path):
 
 
 def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12):
-    """xlt.train.train on a small classifier: dropout, AdamW with decay groups, warm-up and
+    """xlt.core.training.train on a small classifier: dropout, AdamW with decay groups, warm-up and
     decay, gradient accumulation across epoch boundaries, evaluation with best-state selection."""
-    from xlt.train import TrainArgs, train
+    from xlt.core.training import TrainArgs, train
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 3))
@@ -211,6 +211,6 @@ def test_shared_training_loop_stops_on_a_signal_and_resumes_exactly(tmp_path):
     ckpt.remove_checkpoint(tmp_path / "ck")
     with pytest.raises(SystemExit):
         _shared_loop_run(tmp_path / "ck", on_step=sigterm_at_step_6)
-    from xlt.errors import XltError
+    from xlt.core.errors import XltError
     with pytest.raises(XltError, match="belongs to another run"):
         _shared_loop_run(tmp_path / "ck", max_steps=14)

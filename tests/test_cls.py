@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from xlt.data.cls import cls_path, load_cls, parse_review_file, rating_to_label
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 
 def item(rating, text, summary="Headline", title="Some Product", category="Books"):

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.config import freeze_depth_runs, validate
-from xlt.errors import XltError
+from xlt.core.settings import freeze_depth_runs, validate
+from xlt.core.errors import XltError
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.config import adapt_eval_sets, adapt_references, adapt_runs, validate
-from xlt.errors import XltError
+from xlt.core.settings import adapt_eval_sets, adapt_references, adapt_runs, validate
+from xlt.core.errors import XltError
 
 ROOT = Path(__file__).resolve().parents[1]
 

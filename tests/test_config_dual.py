@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.config import SWEEPS, alignment_runs, dual_mining_pairs, dual_runs, dual_settings, validate
-from xlt.errors import XltError
+from xlt.core.settings import SWEEPS, alignment_runs, dual_mining_pairs, dual_runs, dual_settings, validate
+from xlt.core.errors import XltError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,7 +137,7 @@ def test_schema_errors_name_the_key(mutate, where):
 
 
 def test_prefetch_plans_the_hub_bucc_pairs():
-    from xlt.prefetch import plan
+    from xlt.core.prefetch import plan
 
     _, loads = plan(paper_config())
     bucc = sorted((d.path, d.config_name, d.split) for d in loads if d.name == "dual.mining")

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.config import monox_runs, validate
-from xlt.errors import XltError
+from xlt.core.settings import monox_runs, validate
+from xlt.core.errors import XltError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,7 +168,7 @@ def test_shipped_configs_validate(name):
 
 
 def test_teacher_training_overrides_apply_to_teacher_jobs_only():
-    from xlt.config import monox_training
+    from xlt.core.settings import monox_training
 
     config = base_config()
     config["training"] = {"lr": 1e-4, "batch_size": 8}

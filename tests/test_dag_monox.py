@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.config import monox_runs
+from xlt.core.settings import monox_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

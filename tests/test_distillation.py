@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 from xlt.losses.distillation import (
     DistillationLoss,
     distillation_loss,

@@ -10,10 +10,10 @@ from scipy.special import logsumexp
 from conftest import tiny_config
 from xlt import cli
 from xlt.data import demo
-from xlt.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual
-from xlt.analysis.alignment import Bitext
-from xlt.sentence_encoder import SentenceEncoder
-from xlt.train import TrainArgs
+from xlt.families.dual.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual
+from xlt.evaluate.alignment import Bitext
+from xlt.core.sentence_encoder import SentenceEncoder
+from xlt.core.training import TrainArgs
 
 
 def bidirectional_margin_loss(x, y, scale, margin):
@@ -28,7 +28,7 @@ def bidirectional_margin_loss(x, y, scale, margin):
 
 @pytest.fixture(scope="module")
 def tokenizer(demo_model_dir):
-    from xlt.models import load_tokenizer
+    from xlt.core.models import load_tokenizer
 
     return load_tokenizer(str(demo_model_dir))
 
@@ -122,7 +122,7 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     assert meta["best_dev_score"] == max(h["score"] for h in meta["history"])
 
     # the saved model's dev retrieval accuracy, recomputed independently, matches the records
-    from xlt.models import load_tokenizer
+    from xlt.core.models import load_tokenizer
 
     model = SentenceEncoder.from_pretrained(str(out / "model")).eval()
     assert (model.pooling.mode, model.pooling.layer) == ("mean", -1)

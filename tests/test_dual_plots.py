@@ -4,8 +4,8 @@ import itertools
 import pandas as pd
 import pytest
 
-from xlt.errors import XltError
-from xlt.report.dual_plots import run_labels
+from xlt.core.errors import XltError
+from xlt.families.dual.plots import run_labels
 from xlt.report.plots import PLOTS
 
 
@@ -60,7 +60,7 @@ def test_missing_records_are_a_clear_error(tmp_path):
 
 
 def test_axes_json_is_checked():
-    from xlt.metrics import parse_axes
+    from xlt.core.metrics import parse_axes
 
     assert parse_axes('{"margin": 0.3, "source": "dual"}') == {"margin": 0.3, "source": "dual"}
     with pytest.raises(XltError, match="is not JSON"):

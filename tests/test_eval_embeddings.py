@@ -14,7 +14,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from xlt import cli
 from xlt.commands import eval_embeddings
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 
@@ -60,7 +60,7 @@ def tiny_model(tmp_path_factory) -> Path:
     import torch
     from transformers import BertConfig, BertModel, BertTokenizer
 
-    from xlt.models import save_model
+    from xlt.core.models import save_model
 
     words = sorted({w for s in DEU + FRA + ENG for w in s.split()})
     vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])}
@@ -114,8 +114,8 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
     assert len(written["metrics"]) == 3 * 6 + 2 * 8 == len(records)
 
     # recompute from the model with scipy, independently of xlt.evaluate
-    from xlt.embeddings import encode
-    from xlt.models import load_encoder, load_tokenizer
+    from xlt.core.embeddings import encode
+    from xlt.core.models import load_encoder, load_tokenizer
 
     model, tokenizer = load_encoder(str(tiny_model)), load_tokenizer(str(tiny_model))
     embed = lambda s: encode(model, tokenizer, s, pooling="mean", layer=-1, max_length=16).astype(np.float64)  # noqa: E731
@@ -146,13 +146,13 @@ def test_normalize_makes_dot_equal_cosine(tiny_model, inputs, tmp_path):
 @pytest.fixture
 def no_model_loading(monkeypatch):
     """Validation must fail before any weights are read."""
-    import xlt.models
+    import xlt.core.models
 
     def refuse(*args, **kwargs):
         raise AssertionError("model loaded before the inputs were validated")
 
-    monkeypatch.setattr(xlt.models, "load_encoder", refuse)
-    monkeypatch.setattr(xlt.models, "load_tokenizer", refuse)
+    monkeypatch.setattr(xlt.core.models, "load_encoder", refuse)
+    monkeypatch.setattr(xlt.core.models, "load_tokenizer", refuse)
 
 
 def test_bad_tatoeba_file_fails_before_model_loading(tiny_model, inputs, tmp_path, no_model_loading):

@@ -7,7 +7,7 @@ import pytest
 
 from xlt.data.sts_files import describe_sts_file, detect_sts_format, load_sts
 from xlt.data.bitext_files import available_tatoeba_langs, describe_bitext_jsonl, load_bitext_jsonl, load_tatoeba
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 
 def write_pair(directory, lang, xx_lines, en_lines):

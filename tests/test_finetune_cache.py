@@ -9,7 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 from xlt.cli import main
-from xlt.io import read_json, write_jsonl
+from xlt.core.io import read_json, write_jsonl
 
 LAYERS = 3
 
@@ -23,8 +23,8 @@ def tiny_run_inputs(tmp_path_factory):
     from transformers import BertConfig, BertForSequenceClassification
 
     from xlt.data import demo
-    from xlt.demo_model import build_tokenizer, demo_corpus
-    from xlt.models import save_model
+    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.core.models import save_model
 
     root = tmp_path_factory.mktemp("finetune-cache")
     tokenizer = build_tokenizer(demo_corpus(["en"], 200, 1), 150)
@@ -67,7 +67,7 @@ def test_cached_finetune_saves_the_uncached_parameters(tiny_run_inputs, tmp_path
 
 
 def test_depth_minus_one_falls_back_to_uncached_training(tiny_run_inputs, tmp_path, caplog):
-    with caplog.at_level(logging.INFO, logger="xlt.prefix_cache"):
+    with caplog.at_level(logging.INFO, logger="xlt.core.prefix_cache"):
         params, meta = finetune(tiny_run_inputs, tmp_path / "all", -1, "--cache-frozen-prefix")
     assert not meta["cache_frozen_prefix"]
     assert "nothing is frozen" in caplog.text and "training uncached" in caplog.text

@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from conftest import tiny_classifier
-from xlt.freezing import count_parameters, freeze, freeze_word_embeddings
-from xlt.models import encoder_parts
+from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
+from xlt.core.models import encoder_parts
 
 
 def test_encoder_parts_finds_every_layer(arch):

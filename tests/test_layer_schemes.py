@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from xlt.errors import XltError
-from xlt.layer_schemes import (
+from xlt.core.errors import XltError
+from xlt.families.adapt.layer_schemes import (
     GradualScheme,
     RangeScheme,
     apply_scheme,

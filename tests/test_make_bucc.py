@@ -6,7 +6,7 @@ import pytest
 
 from xlt import cli
 from xlt.data.bucc import bucc_from_bitext, split_bucc
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 from xlt.evaluate.mining import load_bucc_split, mine_split, tune_threshold
 
 

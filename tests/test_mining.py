@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 from xlt.evaluate.mining import (
     BuccSplit,
     knn_cosine,

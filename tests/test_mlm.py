@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
-from xlt.errors import XltError
-from xlt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity
+from xlt.core.errors import XltError
+from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity
 
 INFO = TokenizerInfo(mask_token_id=4, pad_token_id=0, vocab_size=1000, special_ids=(0, 1, 2, 3, 4))
 

@@ -6,8 +6,8 @@ import pytest
 
 from _tiny_mlm import DUTCH, ENGLISH, save_tiny
 from xlt.cli import COMMANDS
-from xlt.errors import XltError
-from xlt.io import read_json, write_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import read_json, write_jsonl
 
 
 def run_verb(verb: str, argv: list[str]) -> None:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from xlt.classification import predict_logits
-from xlt.errors import XltError
-from xlt.monox import (
+from xlt.core.classification import predict_logits
+from xlt.core.errors import XltError
+from xlt.families.monox.training import (
     kd_collate,
     kd_loss,
     make_split,
@@ -21,8 +21,8 @@ from xlt.monox import (
     training_set,
     write_split,
 )
-from xlt.teacher_student import example_id, load_teacher_logits, read_teacher_logits_header
-from xlt.train import TrainArgs
+from xlt.families.monox.teacher_student import example_id, load_teacher_logits, read_teacher_logits_header
+from xlt.core.training import TrainArgs
 
 WORDS = "good bad great awful film book song boring lovely poor the is not very this and".split()
 
@@ -38,7 +38,7 @@ def make_records(n, seed=0):
 
 
 def tokenizer(vocab_size):
-    from xlt.demo_model import build_tokenizer
+    from xlt.core.demo_model import build_tokenizer
 
     corpus = [" ".join(random.Random(i).choices(WORDS, k=8)) + f" r{i}" for i in range(400)]
     return build_tokenizer(corpus, vocab_size)
@@ -164,7 +164,7 @@ def test_kd_student_trains_on_teacher_rows_of_the_same_examples(teacher_artifact
     path, _, _ = teacher_artifact
     student_tok = tokenizers[1]
     seen = []
-    import xlt.monox as monox
+    import xlt.families.monox.training as monox
 
     real_fit = monox.fit
 
@@ -190,7 +190,7 @@ def test_pl_student_gets_gold_plus_confident_teacher_labels(teacher_artifact, sp
     probs = softmax(load_teacher_logits(path, {"unlabelled": split.unlabelled})["unlabelled"])
     threshold = float(np.median(probs.max(1)))
     seen = []
-    import xlt.monox as monox
+    import xlt.families.monox.training as monox
 
     real_fit = monox.fit
     monkeypatch.setattr(monox, "fit", lambda m, t, ex, dev, a, temperature=None, **kw: seen.append(list(ex)) or real_fit(m, t, ex, dev, a, **kw))
@@ -232,8 +232,8 @@ def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
     import os
     import signal
 
-    import xlt.monox as monox
-    from xlt.checkpoint import EXIT_PREEMPTED
+    import xlt.families.monox.training as monox
+    from xlt.core.checkpoint import EXIT_PREEMPTED
 
     tok = tokenizers[1]
     reference = run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1)
@@ -268,7 +268,7 @@ def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
 
 def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     from xlt.cli import main
-    from xlt.io import read_json, write_jsonl
+    from xlt.core.io import read_json, write_jsonl
 
     teacher_tok, student_tok = tokenizers
     for name, tok, seed in (("teacher", teacher_tok, 1), ("student", student_tok, 2)):

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xlt.io import write_json
+from xlt.core.io import write_json
 from xlt.report.aggregate import aggregate
-from xlt.report.monox_plots import PLOTS, accuracy_table, table_html, table_markdown
+from xlt.families.monox.plots import PLOTS, accuracy_table, table_html, table_markdown
 
 LANGS = ["en", "de"]
 
@@ -90,7 +90,7 @@ def test_plots_write_png(table, tmp_path, kind):
 
 
 def test_several_students_and_teachers_get_method_labels(table):
-    from xlt.report.monox_plots import with_methods
+    from xlt.families.monox.plots import with_methods
 
     more = table.copy()
     extra = more[more["mode"] == "kd"].copy()

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from xlt.pooling import Pooling, pool
+from xlt.core.pooling import Pooling, pool
 
 HIDDEN = torch.tensor([
     [[1.0, -2.0], [3.0, 4.0], [100.0, 100.0]],   # last token is padding

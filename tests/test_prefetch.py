@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt import prefetch
+from xlt.core import prefetch
 from xlt.cli import main as xlt_main
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 REPO = Path(__file__).resolve().parents[1]
 HUB_XNLI = {"source": "hf", "task": "nli", "path": "facebook/xnli", "name": "{lang}", "languages": ["en", "fr", "de"],

@@ -1,6 +1,6 @@
 """Frozen-prefix caching must train exactly what uncached training with a frozen prefix trains.
 
-References are independent of xlt.prefix_cache: the full transformers model's own forward
+References are independent of xlt.core.prefix_cache: the full transformers model's own forward
 (logits, output_hidden_states) and an ordinary uncached AdamW loop over token batches.
 """
 from __future__ import annotations
@@ -21,10 +21,10 @@ from transformers import (
     XLMRobertaForSequenceClassification,
 )
 
-from xlt.errors import XltError
-from xlt.freezing import freeze, trainable_parameters
-from xlt.models import encoder_parts
-from xlt.prefix_cache import (
+from xlt.core.errors import XltError
+from xlt.core.freezing import freeze, trainable_parameters
+from xlt.core.models import encoder_parts
+from xlt.core.prefix_cache import (
     STORAGE_RELATIVE_ERROR,
     CachedTopModel,
     PrefixStateDataset,
@@ -306,8 +306,8 @@ def token_collate(pad_token_id: int):
 
 @pytest.mark.parametrize("arch", ["bert", "distilbert"])
 def test_cached_examples_through_the_training_loop_match_uncached(arch):
-    from xlt.classification import classification_loss
-    from xlt.train import TrainArgs, train
+    from xlt.core.classification import classification_loss
+    from xlt.core.training import TrainArgs, train
 
     depth = mid_depth()
     generator = torch.Generator().manual_seed(5)

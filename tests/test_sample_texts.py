@@ -2,8 +2,8 @@ import pytest
 
 from test_mlm_commands import run_verb
 from xlt.data.sample import balanced_quotas, distinct_texts, sample_texts
-from xlt.errors import XltError
-from xlt.io import read_jsonl, write_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import read_jsonl, write_jsonl
 
 
 def _files(tmp_path):

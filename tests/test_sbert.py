@@ -4,12 +4,12 @@ import pytest
 import torch
 
 from xlt.cli import main
-from xlt.config import sbert_runs, validate
+from xlt.core.settings import sbert_runs, validate
 from xlt.data import demo
-from xlt.errors import XltError
-from xlt.io import read_json, write_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import read_json, write_jsonl
 from xlt.losses.softmax_pair import SoftmaxPairLoss
-from xlt.sentence_encoder import read_pooling
+from xlt.core.sentence_encoder import read_pooling
 from test_config import demo_config
 
 
@@ -59,7 +59,7 @@ def test_train_sbert_end_to_end(tmp_path, demo_model_dir):
     assert -1 <= metrics["metrics"][0]["value"] <= 1
     assert read_pooling(str(out / "model")) == {"pooling": "max", "layer": -2}
     # word embeddings are frozen by default: identical to the pretrained ones
-    from xlt.models import load_encoder
+    from xlt.core.models import load_encoder
 
     before, after = load_encoder(str(demo_model_dir)), load_encoder(str(out / "model"))
     assert torch.equal(before.embeddings.word_embeddings.weight, after.embeddings.word_embeddings.weight)

@@ -1,12 +1,12 @@
 import torch
 
 from conftest import tiny_config
-from xlt.embeddings import encode
-from xlt.sentence_encoder import SentenceEncoder, read_pooling, tokenize
+from xlt.core.embeddings import encode
+from xlt.core.sentence_encoder import SentenceEncoder, read_pooling, tokenize
 
 
 def test_matches_encode_and_round_trips_pooling(tmp_path, demo_model_dir):
-    from xlt.models import load_tokenizer
+    from xlt.core.models import load_tokenizer
 
     model = SentenceEncoder.from_pretrained(str(demo_model_dir), pooling="max", layer=-2).eval()
     tokenizer = load_tokenizer(str(demo_model_dir))

@@ -3,7 +3,7 @@ import pytest
 from scipy.stats import ortho_group
 
 from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
-from xlt.analysis.similarity import (
+from xlt.families.adapt.similarity import (
     compare_models,
     encode_words,
     first_subword_positions,
@@ -11,7 +11,7 @@ from xlt.analysis.similarity import (
     mean_euclidean_distance,
     paired_word_vectors,
 )
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 RNG = np.random.default_rng(0)
 

@@ -4,7 +4,7 @@ import pytest
 
 from xlt.data.prepare import prepare, split_languages
 from xlt.data.sources import load_records
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 
 def write(path, text):

@@ -2,8 +2,8 @@
 import pytest
 
 from xlt.data.prepare import prepare
-from xlt.errors import XltError
-from xlt.io import read_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import read_jsonl
 
 
 def review_file(path, items):

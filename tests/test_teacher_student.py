@@ -6,8 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from xlt.errors import XltError
-from xlt.teacher_student import (
+from xlt.core.errors import XltError
+from xlt.families.monox.teacher_student import (
     build_kd_dataset,
     build_pl_dataset,
     example_id,

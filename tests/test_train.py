@@ -3,8 +3,8 @@ import math
 import pytest
 import torch
 
-from xlt.errors import XltError
-from xlt.train import TrainArgs, epoch_order, linear_schedule, total_optimizer_steps, train
+from xlt.core.errors import XltError
+from xlt.core.training import TrainArgs, epoch_order, linear_schedule, total_optimizer_steps, train
 
 
 def toy_problem(n=64, seed=0):
@@ -111,7 +111,7 @@ def test_epoch_order_depends_only_on_seed_and_epoch():
 def test_boolean_training_flags_round_trip_through_the_command_line():
     import argparse
 
-    from xlt.train import add_train_arguments, train_args_from, train_flags
+    from xlt.core.training import add_train_arguments, train_args_from, train_flags
 
     parser = argparse.ArgumentParser()
     add_train_arguments(parser)

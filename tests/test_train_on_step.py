@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from xlt.train import TrainArgs, train
+from xlt.core.training import TrainArgs, train
 
 
 @pytest.mark.parametrize("n, batch_size, grad_accum", [(10, 4, 1), (12, 4, 1), (10, 3, 2)])

@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from test_workflow import REPO, job_counts, snakemake, workflow_copy
-from xlt.config import alignment_runs, dual_runs
+from xlt.core.settings import alignment_runs, dual_runs
 
 
 @pytest.mark.slow

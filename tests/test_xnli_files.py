@@ -11,7 +11,7 @@ from xlt.data.xnli_files import (
     load_xnli_mt_train,
     load_xnli_tsv,
 )
-from xlt.errors import XltError
+from xlt.core.errors import XltError
 
 HEADER = ("language gold_label sentence1_binary_parse sentence2_binary_parse sentence1_parse "
           "sentence2_parse sentence1 sentence2 promptID pairID genre label1 label2 label3 label4 "

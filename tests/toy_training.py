@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from xlt.checkpoint import GracefulStop, load_checkpoint, remove_checkpoint, restore, save_checkpoint  # noqa: E402
+from xlt.core.checkpoint import GracefulStop, load_checkpoint, remove_checkpoint, restore, save_checkpoint  # noqa: E402
 
 N_EXAMPLES, DIM, BATCH, GRAD_ACCUM = 50, 8, 8, 2
 

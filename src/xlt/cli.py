@@ -12,7 +12,7 @@ import logging
 import shlex
 import sys
 
-from .errors import XltError
+from xlt.core.errors import XltError
 
 # verb -> module under xlt.commands; imported lazily so `xlt --help` stays fast
 COMMANDS = {

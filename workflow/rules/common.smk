@@ -4,11 +4,11 @@ from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
-from xlt import config as xlt_config
-from xlt.cluster import slurm_resources
-from xlt.prefetch import DEFAULT_CACHE, check_offline
+from xlt.core import settings as xlt_config
+from xlt.core.cluster import slurm_resources
+from xlt.core.prefetch import DEFAULT_CACHE, check_offline
 from xlt.data.prepare import output_files as dataset_files
-from xlt.train_args import train_flags
+from xlt.core.train_args import train_flags
 
 min_version("8.10")
 

@@ -1,4 +1,4 @@
-"""Our training loop (xlt.train.train) against transformers.Trainer: samples/s and peak memory.
+"""Our training loop (xlt.core.training.train) against transformers.Trainer: samples/s and peak memory.
 
 Both runners train the same random-init BERT classifier (same seed, so the same initial
 weights) on the same examples, with the same batch size, precision, optimiser settings
@@ -36,8 +36,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .machine import load_average
-from .shapes import SHAPES, random_classifier
+from xlt.bench.machine import load_average
+from xlt.bench.shapes import SHAPES, random_classifier
 
 
 @dataclass
@@ -67,8 +67,8 @@ RUNNERS = ("ours", "trainer")
 
 def demo_tokenizer():
     """The demo's WordPiece tokenizer, built offline exactly as `xlt build-demo-model` builds it."""
-    from ..data import demo
-    from ..demo_model import build_tokenizer, demo_corpus
+    from xlt.data import demo
+    from xlt.core.demo_model import build_tokenizer, demo_corpus
 
     return build_tokenizer(demo_corpus(list(demo.LANGUAGES), 3000 // 4, 7), 1000)
 
@@ -140,10 +140,10 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
     """One runner, one configuration, in this (fresh) process."""
     import torch
 
-    from ..classification import classification_loss, make_collate
-    from ..data import demo
-    from ..models import pick_device
-    from ..train import TrainArgs, train
+    from xlt.core.classification import classification_loss, make_collate
+    from xlt.data import demo
+    from xlt.core.models import pick_device
+    from xlt.core.training import TrainArgs, train
 
     torch.set_num_threads(threads)
     device = pick_device(device_name)
@@ -321,12 +321,12 @@ def run(args: argparse.Namespace, echo=print) -> list[dict]:
     names = [n for n in args.configs.split(",") if n]
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
-        from ..errors import XltError
+        from xlt.core.errors import XltError
 
         raise XltError(f"unknown loop benchmark configuration(s) {unknown}; choose from {sorted(CONFIGS)}")
     rows = compare(names, args.repeats, args.device, args.threads, args.seed, args.steps or None, echo=echo)
     if args.json:
-        from ..io import write_json
+        from xlt.core.io import write_json
 
         write_json(args.json, rows)
     return rows

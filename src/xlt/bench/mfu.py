@@ -2,7 +2,7 @@
 
 A random-init BERT classifier with mBERT's configuration (or a smaller preset), random token
 sequences of exactly `seq_len` tokens (no padding, so every token is real work), trained with
-xlt.train.train (bf16 autocast and fused AdamW on CUDA, optionally torch.compile):
+xlt.core.training.train (bf16 autocast and fused AdamW on CUDA, optionally torch.compile):
 
     tokens/s = timed steps * batch * seq_len / wall time (steps after `warmup`)
     MFU      = 6 * params * tokens/s / peak FLOP/s
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 
-from .machine import load_average
-from .shapes import SHAPES
+from xlt.bench.machine import load_average
+from xlt.bench.shapes import SHAPES
 
 # Dense (no sparsity) BF16 tensor-core peak per GPU, TFLOP/s, from NVIDIA's datasheets.
 PEAK_TFLOPS = {
@@ -47,7 +47,7 @@ def peak_for_device(name: str) -> tuple[float, str] | None:
 
 def flops_per_token(model, seq_len: int) -> dict:
     """Training FLOPs per token: 6 * all params (the issue's formula) and the PaLM count."""
-    from ..models import encoder_parts
+    from xlt.core.models import encoder_parts
 
     total = sum(p.numel() for p in model.parameters())
     embedding = sum(p.numel() for p in encoder_parts(model).embeddings.parameters())
@@ -62,11 +62,11 @@ def measure(shape_name: str = "mbert", seq_len: int = 128, batch_size: int = 32,
             threads: int = 0, seed: int = 1, peak_tflops: float | None = None) -> dict:
     import torch
 
-    from ..classification import classification_loss
-    from ..models import pick_device
-    from ..train import TrainArgs, train
-    from .loop import Clock, pad_collate, random_token_examples
-    from .shapes import random_classifier
+    from xlt.core.classification import classification_loss
+    from xlt.core.models import pick_device
+    from xlt.core.training import TrainArgs, train
+    from xlt.bench.loop import Clock, pad_collate, random_token_examples
+    from xlt.bench.shapes import random_classifier
 
     if threads:
         torch.set_num_threads(threads)

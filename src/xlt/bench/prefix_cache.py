@@ -23,9 +23,9 @@ from pathlib import Path
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from ..freezing import freeze
-from ..prefix_cache import CachedTopModel, PrefixStateDataset, collate_prefix_states, compute_prefix_states
-from .machine import load_average
+from xlt.core.freezing import freeze
+from xlt.core.prefix_cache import CachedTopModel, PrefixStateDataset, collate_prefix_states, compute_prefix_states
+from xlt.bench.machine import load_average
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -219,11 +219,11 @@ def _demo_inputs(root: Path, layers: int, train_size: int, seed: int) -> Path:
     """A random-init demo-shaped classifier (12 x hidden 64, the demo tokenizer) and demo NLI data."""
     from dataclasses import replace
 
-    from ..data import demo
-    from ..io import write_jsonl
-    from ..models import save_model
-    from .loop import demo_tokenizer
-    from .shapes import SHAPES, random_classifier
+    from xlt.data import demo
+    from xlt.core.io import write_jsonl
+    from xlt.core.models import save_model
+    from xlt.bench.loop import demo_tokenizer
+    from xlt.bench.shapes import SHAPES, random_classifier
 
     tokenizer = demo_tokenizer()
     shape = replace(SHAPES["demo"], layers=layers, vocab=len(tokenizer))
@@ -238,7 +238,7 @@ def finetune_job(root: Path, depth: int, cached: bool, out: Path, threads: int, 
     import subprocess
     import sys
 
-    from .loop import _package_env
+    from xlt.bench.loop import _package_env
 
     cmd = [sys.executable, "-m", "xlt.cli", "finetune", "--model", str(root / "model"), "--train",
            str(root / "train.jsonl"), "--dev", str(root / "dev.jsonl"), "--num-labels", "3",

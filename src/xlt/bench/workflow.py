@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .machine import load_average
+from xlt.bench.machine import load_average
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 WORKFLOW_FILES = ("Snakefile", "config.yaml")

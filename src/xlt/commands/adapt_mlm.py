@@ -9,9 +9,9 @@ HELP = ("MLM-train a masked LM on a target-language corpus under a layer scheme;
 
 
 def add_arguments(p):
-    from ..analysis.similarity import LEVELS
-    from ..adaptation import SELECT
-    from ..train import add_train_arguments
+    from xlt.families.adapt.similarity import LEVELS
+    from xlt.families.adapt.adaptation import SELECT
+    from xlt.core.training import add_train_arguments
 
     p.add_argument("--model", required=True, help="masked LM to adapt: directory or hub id (e.g. mBERT)")
     p.add_argument("--train", required=True, type=Path, help="normalised JSONL of target-language sentences ('text')")
@@ -46,7 +46,7 @@ def add_arguments(p):
 
 def parse_scheme_arg(text: str):
     """The --scheme value: a range string, or a JSON mapping for gradual unfreezing."""
-    from ..errors import XltError
+    from xlt.core.errors import XltError
 
     text = text.strip()
     if text.startswith("{"):
@@ -60,8 +60,8 @@ def parse_scheme_arg(text: str):
 def _num_layers(model: str) -> int:
     from transformers import AutoConfig
 
-    from ..errors import XltError
-    from ..models import resolve_model_path
+    from xlt.core.errors import XltError
+    from xlt.core.models import resolve_model_path
 
     cfg = AutoConfig.from_pretrained(resolve_model_path(model))
     for key in ("num_hidden_layers", "n_layers", "num_layers"):
@@ -71,10 +71,10 @@ def _num_layers(model: str) -> int:
 
 
 def _validate(args) -> tuple[object, dict]:
-    from ..adaptation import file_dims
-    from ..errors import XltError
-    from ..layer_schemes import parse_scheme
-    from ..metrics import parse_axes
+    from xlt.families.adapt.adaptation import file_dims
+    from xlt.core.errors import XltError
+    from xlt.families.adapt.layer_schemes import parse_scheme
+    from xlt.core.metrics import parse_axes
 
     files = [args.train, args.target, *args.eval, *args.test] + ([args.compare] if args.compare else [])
     missing = [str(f) for f in files if not f.is_file()]
@@ -96,14 +96,14 @@ def _validate(args) -> tuple[object, dict]:
 
 
 def run(args):
-    from ..adaptation import EvalSet, NativeComparison, adapt
-    from ..mlm import read_texts
-    from ..checkpoint import remove_checkpoint
-    from ..freezing import count_parameters
-    from ..metrics import MetricsFile
-    from ..mlm import load_masked_lm
-    from ..models import load_encoder, load_tokenizer, pick_device
-    from ..train import result_meta, train_args_from
+    from xlt.families.adapt.adaptation import EvalSet, NativeComparison, adapt
+    from xlt.families.adapt.mlm import read_texts
+    from xlt.core.checkpoint import remove_checkpoint
+    from xlt.core.freezing import count_parameters
+    from xlt.core.metrics import MetricsFile
+    from xlt.families.adapt.mlm import load_masked_lm
+    from xlt.core.models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.training import result_meta, train_args_from
 
     scheme, axes = _validate(args)
     metrics = MetricsFile("adapt", args.run_id or args.out.parent.name, axes=axes)  # its clock times the job

@@ -9,8 +9,8 @@ def add_arguments(p):
 def run(args):
     import pandas as pd
 
-    from ..io import atomic_path
-    from ..report.adapt_tables import final_perplexity_table
+    from xlt.core.io import atomic_path
+    from xlt.families.adapt.tables import final_perplexity_table
 
     summary = final_perplexity_table(pd.read_csv(args.table))
     with atomic_path(args.out) as tmp:

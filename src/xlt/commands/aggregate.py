@@ -7,8 +7,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..io import atomic_path
-    from ..report.aggregate import aggregate
+    from xlt.core.io import atomic_path
+    from xlt.report.aggregate import aggregate
 
     table = aggregate(args.metrics)
     with atomic_path(args.out) as tmp:

@@ -11,7 +11,7 @@ import io
 import logging
 from pathlib import Path
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 HELP = "per-layer bitext retrieval accuracy (both directions) of an encoder, with optional centring and t-SNE pictures"
 
@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    from ..analysis.alignment import PROJECTION_METHODS
-    from ..pooling import POOLING_MODES
+    from xlt.evaluate.alignment import PROJECTION_METHODS
+    from xlt.core.pooling import POOLING_MODES
 
     parser.add_argument("--model", required=True, help="model directory or hub id")
     parser.add_argument("--bitext", action="append", required=True, metavar="FILE.jsonl",
@@ -62,8 +62,8 @@ def resolve_langs(files: list[str], langs: str | None) -> list[str]:
 
 
 def load_bitexts(files: list[str], codes: list[str]):
-    from ..analysis.alignment import bitexts_from_records
-    from ..io import read_jsonl
+    from xlt.evaluate.alignment import bitexts_from_records
+    from xlt.core.io import read_jsonl
 
     bitexts = []
     for path, code in zip(files, codes):
@@ -93,9 +93,9 @@ def layer_table(records: list[dict]) -> str:
 
 
 def run(args) -> None:
-    from ..analysis.alignment import alignment_records, config_num_layers, encode_bitexts, parse_layers, project_layers
-    from ..io import write_text
-    from ..metrics import MetricsFile, parse_axes
+    from xlt.evaluate.alignment import alignment_records, config_num_layers, encode_bitexts, parse_layers, project_layers
+    from xlt.core.io import write_text
+    from xlt.core.metrics import MetricsFile, parse_axes
 
     metrics = MetricsFile(family="align", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
@@ -110,7 +110,7 @@ def run(args) -> None:
     layers = parse_layers(args.layers, depth)
     tsne_layers = parse_layers(args.tsne_layers, depth) if args.tsne_layers else []
 
-    from ..models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.models import load_encoder, load_tokenizer, pick_device
 
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
@@ -128,7 +128,7 @@ def run(args) -> None:
                          "bitexts": {b.lang: {"path": str(p), "pairs": len(b.texts)} for b, p in zip(bitexts, args.bitext)}})
     metrics.extend(records)
     if args.out_plots:
-        from ..report.alignment_plots import plot_projection_grid, plot_retrieval_by_layer
+        from xlt.families.alignment.plots import plot_projection_grid, plot_retrieval_by_layer
 
         plots = Path(args.out_plots)
         plot_retrieval_by_layer(records, plots / "retrieval_by_layer.png", title=f"{metrics.run_id}: retrieval accuracy by layer")
@@ -145,6 +145,6 @@ def run(args) -> None:
 
 
 def _only_layers(encoded, layers):
-    from ..analysis.alignment import EncodedBitext
+    from xlt.evaluate.alignment import EncodedBitext
 
     return EncodedBitext(encoded.lang, {l: encoded.texts[l] for l in layers}, {l: encoded.english[l] for l in layers})

@@ -4,11 +4,11 @@ SECTIONS = ("loop", "prefix_cache", "finetune_cache", "mfu", "dry_run", "demo", 
 
 
 def add_arguments(p):
-    from ..bench import loop, mfu
+    from xlt.bench import loop, mfu
 
     what = p.add_argument_group("what to run (default: --loop --prefix-cache --dry-run)")
     what.add_argument("--loop", action="store_true",
-                      help="xlt.train.train vs transformers.Trainer: samples/s and peak memory (--loop-configs)")
+                      help="xlt.core.training.train vs transformers.Trainer: samples/s and peak memory (--loop-configs)")
     what.add_argument("--prefix-cache", action="store_true",
                       help="frozen-prefix caching: step speed-up per depth and the whole-sweep saving")
     what.add_argument("--finetune-cache", action="store_true",
@@ -52,9 +52,9 @@ def run(args):
     import shlex
     from pathlib import Path
 
-    from ..bench import loop, machine, mfu, prefix_cache, workflow
-    from ..errors import XltError
-    from ..io import write_json
+    from xlt.bench import loop, machine, mfu, prefix_cache, workflow
+    from xlt.core.errors import XltError
+    from xlt.core.io import write_json
 
     chosen = {s for s in SECTIONS if getattr(args, s, False)}
     if args.all:
@@ -71,7 +71,7 @@ def run(args):
     results = {"machine": machine.machine_info()}
     echo(machine.describe())
     if "loop" in chosen:
-        echo("\n## Training loop: xlt.train.train vs transformers.Trainer\n")
+        echo("\n## Training loop: xlt.core.training.train vs transformers.Trainer\n")
         results["loop"] = loop.run(argparse.Namespace(configs=args.loop_configs, repeats=args.repeats,
                                                       steps=args.loop_steps, device=args.device, threads=args.threads,
                                                       seed=args.seed, json=None), echo=echo)

@@ -12,8 +12,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..demo_model import build_demo_model
-    from ..io import write_json
+    from xlt.core.demo_model import build_demo_model
+    from xlt.core.io import write_json
 
     info = build_demo_model(args.out, args.languages.split(","), layers=args.layers, hidden_size=args.hidden_size,
                             pretrain_steps=args.pretrain_steps, seed=args.seed, vocab_size=args.vocab_size)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..analysis.similarity import LEVELS, MEASURES, check_comparison, compare_models
-from ..errors import XltError
-from ..io import read_jsonl
-from ..metrics import MetricsFile
-from ..mlm import iter_texts
-from ..models import encoder_parts, load_encoder, load_tokenizer, pick_device
+from xlt.families.adapt.similarity import LEVELS, MEASURES, check_comparison, compare_models
+from xlt.core.errors import XltError
+from xlt.core.io import read_jsonl
+from xlt.core.metrics import MetricsFile
+from xlt.families.adapt.mlm import iter_texts
+from xlt.core.models import encoder_parts, load_encoder, load_tokenizer, pick_device
 
 HELP = ("per-layer mean Euclidean distance and linear CKA between --model and --reference "
         "on the same sentences (sentence = mean-pooled, word = first sub-word)")

@@ -2,8 +2,8 @@ HELP = "MonoX: train a student (finetune, self_train, kd or pl) and score it zer
 
 
 def add_arguments(p):
-    from ..monox import MODES
-    from ..train import add_train_arguments
+    from xlt.families.monox.training import MODES
+    from xlt.core.training import add_train_arguments
 
     p.add_argument("--mode", required=True, choices=MODES)
     p.add_argument("--model", required=True, help="student: hub id or local directory")
@@ -27,8 +27,8 @@ def add_arguments(p):
 
 
 def eval_sets(paths: list[str], langs: str) -> dict:
-    from ..errors import XltError
-    from ..io import read_jsonl
+    from xlt.core.errors import XltError
+    from xlt.core.io import read_jsonl
 
     names = [lang for lang in langs.split(",") if lang]
     if len(names) != len(paths):
@@ -41,7 +41,7 @@ def eval_sets(paths: list[str], langs: str) -> dict:
 
 
 def check_labels(split, num_labels: int) -> None:
-    from ..errors import XltError
+    from xlt.core.errors import XltError
 
     labels = {r["label"] for r in split.labelled + split.dev}
     bad = sorted(label for label in labels if not 0 <= label < num_labels)
@@ -51,7 +51,7 @@ def check_labels(split, num_labels: int) -> None:
 
 def run_axes(args, derived: dict) -> dict:
     """meta.axes: the workflow's sweep row (--axes) or, run by hand, the arguments."""
-    from ..metrics import parse_axes
+    from xlt.core.metrics import parse_axes
 
     return parse_axes(args.axes) if args.axes else derived
 
@@ -59,8 +59,8 @@ def run_axes(args, derived: dict) -> dict:
 def read_inputs(args):
     """What the teacher and the student jobs read and check before any model loads:
     (training settings, labelled size, split, evaluation rows by language)."""
-    from ..monox import parse_size, read_split
-    from ..train import train_args_from
+    from xlt.families.monox.training import parse_size, read_split
+    from xlt.core.training import train_args_from
 
     targs, size = train_args_from(args), parse_size(args.size)
     split = read_split(args.split)
@@ -70,8 +70,8 @@ def read_inputs(args):
 
 def finish(args, metrics, model, tokenizer, out, checkpoint_dir) -> None:
     """Save the model if asked, write the metrics, then drop the resumable state (outputs exist)."""
-    from ..models import save_model
-    from ..monox import clear_checkpoints
+    from xlt.core.models import save_model
+    from xlt.families.monox.training import clear_checkpoints
 
     if args.save_model:
         save_model(model, tokenizer, args.save_model)
@@ -84,11 +84,11 @@ def finish(args, metrics, model, tokenizer, out, checkpoint_dir) -> None:
 def run(args):
     from pathlib import Path
 
-    from ..freezing import count_parameters
-    from ..metrics import MetricsFile
-    from ..models import load_classifier, load_tokenizer
-    from ..monox import evaluation_records, run_student
-    from ..train import result_meta
+    from xlt.core.freezing import count_parameters
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_classifier, load_tokenizer
+    from xlt.families.monox.training import evaluation_records, run_student
+    from xlt.core.training import result_meta
 
     import time
 

@@ -23,19 +23,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.sts_files import STS_FORMATS, StsPairs, StsSource, describe_sts_file, load_sts
-from ..data.bitext_files import (
+from xlt.data.sts_files import STS_FORMATS, StsPairs, StsSource, describe_sts_file, load_sts
+from xlt.data.bitext_files import (
     BitextSource,
     available_tatoeba_langs,
     describe_bitext_jsonl,
     load_bitext_jsonl,
     load_tatoeba,
 )
-from ..errors import XltError
-from ..evaluate.retrieval import EN_TO_XX, MATCH_RULES, XX_TO_EN, bitext_retrieval, retrieval_records
-from ..evaluate.sts import SIMILARITIES, sts_records, unit_rows
-from ..metrics import MetricsFile, parse_axes
-from ..pooling import POOLING_MODES
+from xlt.core.errors import XltError
+from xlt.evaluate.retrieval import EN_TO_XX, MATCH_RULES, XX_TO_EN, bitext_retrieval, retrieval_records
+from xlt.evaluate.sts import SIMILARITIES, sts_records, unit_rows
+from xlt.core.metrics import MetricsFile, parse_axes
+from xlt.core.pooling import POOLING_MODES
 
 HELP = "Evaluate sentence embeddings: Tatoeba retrieval error (both directions) and STS correlations."
 
@@ -90,8 +90,8 @@ def run(args: argparse.Namespace) -> None:
     num_layers = check_model_and_layer(args.model, args.layer)
     axes = parse_axes(args.axes)
 
-    from ..embeddings import encode
-    from ..models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.embeddings import encode
+    from xlt.core.models import load_encoder, load_tokenizer, pick_device
 
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)

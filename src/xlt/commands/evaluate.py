@@ -16,11 +16,11 @@ def add_arguments(p):
 def run(args):
     from pathlib import Path
 
-    from ..classification import accuracy_records
-    from ..errors import XltError
-    from ..io import read_json, read_jsonl
-    from ..metrics import MetricsFile
-    from ..models import load_classifier, load_tokenizer, pick_device
+    from xlt.core.classification import accuracy_records
+    from xlt.core.errors import XltError
+    from xlt.core.io import read_json, read_jsonl
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_classifier, load_tokenizer, pick_device
 
     langs = args.langs.split(",")
     if len(langs) != len(args.data):

@@ -2,7 +2,7 @@ HELP = "Fine-tune a classifier with the first N layers frozen; keep the best dev
 
 
 def add_arguments(p):
-    from ..train import add_train_arguments
+    from xlt.core.training import add_train_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory")
     p.add_argument("--train", required=True, help="normalised JSONL (text, [text_pair], label)")
@@ -21,13 +21,13 @@ def add_arguments(p):
 def run(args):
     from pathlib import Path
 
-    from ..checkpoint import remove_checkpoint
-    from ..classification import accuracy_records, classification_loss, make_collate
-    from ..freezing import count_parameters, freeze
-    from ..io import read_jsonl
-    from ..metrics import MetricsFile
-    from ..models import load_classifier, load_tokenizer, save_model
-    from ..train import result_meta, train, train_args_from
+    from xlt.core.checkpoint import remove_checkpoint
+    from xlt.core.classification import accuracy_records, classification_loss, make_collate
+    from xlt.core.freezing import count_parameters, freeze
+    from xlt.core.io import read_jsonl
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_classifier, load_tokenizer, save_model
+    from xlt.core.training import result_meta, train, train_args_from
 
     targs = train_args_from(args)
     train_set, dev_set = read_jsonl(args.train), read_jsonl(args.dev)
@@ -44,8 +44,8 @@ def run(args):
     collate = make_collate(tokenizer, targs.max_length)
     cached = None
     if args.cache_frozen_prefix:
-        from ..models import pick_device
-        from ..prefix_cache import collate_prefix_states, prepare_cached_training
+        from xlt.core.models import pick_device
+        from xlt.core.prefix_cache import collate_prefix_states, prepare_cached_training
 
         cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
                                          pick_device(targs.device))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 HELP = "Write BUCC-layout mining files from bitext (gold pairs + non-parallel distractors) or from the hub's BUCC"
 
@@ -49,13 +49,13 @@ def parse_bitext_args(values: list[str]) -> list[tuple[str, str]]:
 
 
 def run(args) -> None:
-    from ..data.bucc import bucc_from_bitext, split_bucc
-    from ..evaluate.mining import parse_pair, write_bucc_split
+    from xlt.data.bucc import bucc_from_bitext, split_bucc
+    from xlt.evaluate.mining import parse_pair, write_bucc_split
 
     parse_pair(args.pair)
     if args.bitext:
-        from ..analysis.alignment import bitexts_from_records
-        from ..io import read_jsonl
+        from xlt.evaluate.alignment import bitexts_from_records
+        from xlt.core.io import read_jsonl
 
         splits = []
         for split, path in parse_bitext_args(args.bitext):
@@ -63,7 +63,7 @@ def run(args) -> None:
             seed = zlib.crc32(f"{args.seed}/{split}".encode())
             splits.append(bucc_from_bitext(bitext.texts, bitext.english, args.pair, split, args.gold_fraction, seed))
     else:
-        from ..evaluate.mining import load_bucc_from_hub
+        from xlt.evaluate.mining import load_bucc_from_hub
 
         names = tuple(n.strip() for n in args.split_names.split(","))
         if len(names) != 2 or not all(names) or names[0] == names[1]:

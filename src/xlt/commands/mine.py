@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 HELP = "BUCC-style parallel sentence mining (ratio margin, F1-tuned threshold): precision/recall/F1"
 
@@ -17,8 +17,8 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser) -> None:
-    from ..evaluate.mining import DEFAULT_K, STRATEGIES
-    from ..pooling import POOLING_MODES
+    from xlt.evaluate.mining import DEFAULT_K, STRATEGIES
+    from xlt.core.pooling import POOLING_MODES
 
     parser.add_argument("--model", required=True, help="model directory or hub id")
     parser.add_argument("--bucc-dir", required=True, help="directory with {src}-{tgt}.{split}.{src|tgt|gold} files")
@@ -39,11 +39,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> None:
-    from ..analysis.alignment import config_num_layers
-    from ..embeddings import encode
-    from ..evaluate.mining import load_bucc_split, mine_split, precision_recall_f1, tune_threshold
-    from ..io import write_text
-    from ..metrics import MetricsFile, parse_axes
+    from xlt.evaluate.alignment import config_num_layers
+    from xlt.core.embeddings import encode
+    from xlt.evaluate.mining import load_bucc_split, mine_split, precision_recall_f1, tune_threshold
+    from xlt.core.io import write_text
+    from xlt.core.metrics import MetricsFile, parse_axes
 
     metrics = MetricsFile(family="mine", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
@@ -57,7 +57,7 @@ def run(args) -> None:
     if not -(depth + 1) <= args.layer <= depth:
         raise XltError(f"--layer {args.layer} is out of range for a model with {depth} layers; use 0..{depth} or -1 for the last")
 
-    from ..models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.models import load_encoder, load_tokenizer, pick_device
 
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)

@@ -16,8 +16,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..io import read_jsonl
-    from ..monox import make_split, write_split
+    from xlt.core.io import read_jsonl
+    from xlt.families.monox.training import make_split, write_split
 
     split = make_split(
         read_jsonl(args.train), args.seed, labelled_fraction=args.labelled_fraction,

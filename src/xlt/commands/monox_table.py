@@ -12,8 +12,8 @@ def add_arguments(p):
 def run(args):
     import pandas as pd
 
-    from ..io import atomic_path, write_text
-    from ..report.monox_plots import accuracy_table, table_html, table_markdown
+    from xlt.core.io import atomic_path, write_text
+    from xlt.families.monox.plots import accuracy_table, table_html, table_markdown
 
     grid = accuracy_table(pd.read_csv(args.table))
     with atomic_path(args.csv) as tmp:

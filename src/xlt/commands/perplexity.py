@@ -5,10 +5,10 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..errors import XltError
-from ..metrics import MetricsFile, parse_axes
-from ..mlm import FixedMasking, load_masked_lm, perplexity, read_texts
-from ..models import load_tokenizer, pick_device
+from xlt.core.errors import XltError
+from xlt.core.metrics import MetricsFile, parse_axes
+from xlt.families.adapt.mlm import FixedMasking, load_masked_lm, perplexity, read_texts
+from xlt.core.models import load_tokenizer, pick_device
 
 HELP = "masked-LM perplexity per data file, with masks fixed by --mask-seed (comparable across runs)"
 log = logging.getLogger(__name__)

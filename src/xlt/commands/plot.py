@@ -2,7 +2,7 @@ HELP = "Draw one figure from a tidy metrics table"
 
 
 def add_arguments(p):
-    from ..report.plots import PLOTS
+    from xlt.report.plots import PLOTS
 
     p.add_argument("kind", choices=sorted(PLOTS))
     p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate`")
@@ -13,8 +13,8 @@ def add_arguments(p):
 def run(args):
     import pandas as pd
 
-    from ..io import atomic_path
-    from ..report.plots import PLOTS
+    from xlt.core.io import atomic_path
+    from xlt.report.plots import PLOTS
 
     table = pd.read_csv(args.table)
     with atomic_path(args.out) as tmp:

@@ -11,8 +11,8 @@ def add_arguments(p):
 def run(args):
     import os
 
-    from ..config import load_config
-    from ..prefetch import cache_dir, check_offline, plan, prefetch
+    from xlt.core.settings import load_config
+    from xlt.core.prefetch import cache_dir, check_offline, plan, prefetch
 
     config = load_config(args.config)
     cache = cache_dir(args.cache)

@@ -12,9 +12,9 @@ def add_arguments(p):
 def run(args):
     import json
 
-    from ..config import load_config
-    from ..data.prepare import prepare
-    from ..errors import XltError
+    from xlt.core.settings import load_config
+    from xlt.data.prepare import prepare
+    from xlt.core.errors import XltError
 
     if args.spec:
         spec = json.loads(args.spec)

@@ -4,7 +4,7 @@ HELP = "Draw a fixed evaluation sentence set (seeded, balanced across files) int
 def add_arguments(p):
     from pathlib import Path
 
-    from ..data.sample import TEXT_FIELDS
+    from xlt.data.sample import TEXT_FIELDS
 
     p.add_argument("--data", required=True, nargs="+", type=Path, help="normalised JSONL files (e.g. one per language)")
     p.add_argument("--fields", nargs="+", default=["text"], choices=TEXT_FIELDS,
@@ -17,9 +17,9 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..data.sample import sample_texts
-    from ..errors import XltError
-    from ..io import read_jsonl, write_jsonl
+    from xlt.data.sample import sample_texts
+    from xlt.core.errors import XltError
+    from xlt.core.io import read_jsonl, write_jsonl
 
     missing = [str(f) for f in args.data + ([args.size_of] if args.size_of else []) if not f.is_file()]
     if missing:

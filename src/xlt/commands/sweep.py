@@ -8,7 +8,7 @@ def add_arguments(p):
 def run(args):
     import pandas as pd
 
-    from ..config import SWEEPS, load_config
+    from xlt.core.settings import SWEEPS, load_config
 
     config = load_config(args.config)
     for family, expand in SWEEPS.items():

@@ -1,4 +1,4 @@
-"""`xlt train-dual`: LaBSE-style dual encoder on translation pairs (see xlt.dual_encoder).
+"""`xlt train-dual`: LaBSE-style dual encoder on translation pairs (see xlt.families.dual.dual_encoder).
 
 Each --train / --dev file is normalised bitext JSONL (text = non-English side,
 text_pair = English); its language is the file's parent directory name
@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 HELP = "Train a dual encoder (shared encoder, additive-margin softmax over in-batch negatives); keep the best dev retrieval checkpoint"
 
@@ -17,9 +17,9 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(p) -> None:
-    from ..dual_encoder import DUAL_SYMMETRIC
-    from ..pooling import POOLING_MODES
-    from ..train import add_train_arguments
+    from xlt.families.dual.dual_encoder import DUAL_SYMMETRIC
+    from xlt.core.pooling import POOLING_MODES
+    from xlt.core.training import add_train_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory of the encoder to start from")
     p.add_argument("--train", action="append", required=True, metavar="FILE.jsonl", help="bitext for training; repeat per language")
@@ -50,15 +50,15 @@ def check_settings(args) -> None:
 
 
 def run(args) -> None:
-    from ..analysis.alignment import config_num_layers
-    from ..checkpoint import remove_checkpoint
-    from ..commands.align import load_bitexts, resolve_langs
-    from ..dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual
-    from ..freezing import count_parameters, freeze
-    from ..metrics import MetricsFile
-    from ..models import load_tokenizer
-    from ..sentence_encoder import SentenceEncoder
-    from ..train import result_meta, train_args_from
+    from xlt.evaluate.alignment import config_num_layers
+    from xlt.core.checkpoint import remove_checkpoint
+    from xlt.commands.align import load_bitexts, resolve_langs
+    from xlt.families.dual.dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual
+    from xlt.core.freezing import count_parameters, freeze
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_tokenizer
+    from xlt.core.sentence_encoder import SentenceEncoder
+    from xlt.core.training import result_meta, train_args_from
 
     targs = train_args_from(args)
     out = Path(args.out)

@@ -12,8 +12,8 @@ HELP = "Siamese NLI training of a sentence encoder (softmax over u, v, |u-v|), S
 
 
 def add_arguments(p):
-    from ..pooling import POOLING_MODES
-    from ..train import add_train_arguments
+    from xlt.core.pooling import POOLING_MODES
+    from xlt.core.training import add_train_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory")
     p.add_argument("--train", required=True, help="normalised NLI JSONL (text, text_pair, label)")
@@ -39,16 +39,16 @@ def run(args):
     import numpy as np
     import torch
 
-    from ..checkpoint import remove_checkpoint
-    from ..errors import XltError
-    from ..evaluate.sts import sts_correlations
-    from ..freezing import count_parameters, freeze, freeze_word_embeddings
-    from ..io import read_jsonl
-    from ..losses.softmax_pair import SoftmaxPairLoss
-    from ..metrics import MetricsFile, parse_axes
-    from ..models import load_tokenizer
-    from ..sentence_encoder import SentenceEncoder, tokenize
-    from ..train import result_meta, train, train_args_from
+    from xlt.core.checkpoint import remove_checkpoint
+    from xlt.core.errors import XltError
+    from xlt.evaluate.sts import sts_correlations
+    from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
+    from xlt.core.io import read_jsonl
+    from xlt.losses.softmax_pair import SoftmaxPairLoss
+    from xlt.core.metrics import MetricsFile, parse_axes
+    from xlt.core.models import load_tokenizer
+    from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+    from xlt.core.training import result_meta, train, train_args_from
 
     targs = train_args_from(args)
     run_axes = parse_axes(args.axes)  # checked before training, not after

@@ -2,7 +2,7 @@ HELP = "MonoX: fine-tune the teacher on the labelled split once and store its lo
 
 
 def add_arguments(p):
-    from ..train import add_train_arguments
+    from xlt.core.training import add_train_arguments
 
     p.add_argument("--model", required=True, help="teacher: hub id or local directory")
     p.add_argument("--split", required=True, help="directory written by `xlt monox-split`")
@@ -23,12 +23,12 @@ def add_arguments(p):
 def run(args):
     from pathlib import Path
 
-    from ..commands.distill import finish, read_inputs, run_axes
-    from ..freezing import count_parameters
-    from ..metrics import MetricsFile
-    from ..models import load_classifier, load_tokenizer
-    from ..monox import evaluation_records, run_teacher
-    from ..train import result_meta
+    from xlt.commands.distill import finish, read_inputs, run_axes
+    from xlt.core.freezing import count_parameters
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_classifier, load_tokenizer
+    from xlt.families.monox.training import evaluation_records, run_teacher
+    from xlt.core.training import result_meta
 
     import time
 

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import XltError
-from ..io import numbered_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import numbered_jsonl
 
 _XX_FILE = re.compile(r"^tatoeba\.([^.]+)-eng\.\1$")
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from ..errors import XltError
-from ..evaluate.mining import BuccSplit, parse_pair
+from xlt.core.errors import XltError
+from xlt.evaluate.mining import BuccSplit, parse_pair
 
 
 def _ids(lang: str, n: int) -> list[str]:

@@ -22,7 +22,7 @@ import html
 import re
 from pathlib import Path
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 CLS_LANGS = ("en", "de", "fr", "jp")
 CLS_DOMAINS = ("books", "dvd", "music")

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import XltError
-from ..io import write_json, write_jsonl
-from .sources import load_records
+from xlt.core.errors import XltError
+from xlt.core.io import write_json, write_jsonl
+from xlt.data.sources import load_records
 
 
 def split_languages(spec: dict) -> dict[str, list[str]]:

@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 TASK_FIELDS = {
     "nli": ("text", "text_pair", "label"),

@@ -11,8 +11,8 @@ import random
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import XltError
-from ..io import read_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import read_jsonl
 
 TEXT_FIELDS = ("text", "text_pair")
 

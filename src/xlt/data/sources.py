@@ -21,9 +21,9 @@ import csv
 import json
 from pathlib import Path
 
-from ..errors import XltError
-from . import demo
-from .records import TASK_FIELDS, normalise
+from xlt.core.errors import XltError
+from xlt.data import demo
+from xlt.data.records import TASK_FIELDS, normalise
 
 UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
 
@@ -82,7 +82,7 @@ def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> lis
 
 
 def _read_cls(name: str, spec: dict, lang: str, split: str, root: Path) -> list[dict]:
-    from .cls import load_cls
+    from xlt.data.cls import load_cls
 
     if not isinstance(spec["files"], str) or not spec.get("domain"):
         raise XltError(f"dataset {name}: format cls needs `files` = the cls-acl10-unprocessed directory and "

@@ -22,8 +22,8 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import XltError
-from ..io import numbered_jsonl
+from xlt.core.errors import XltError
+from xlt.core.io import numbered_jsonl
 
 STS_FORMATS = ("stsbenchmark", "stsb_multi_mt", "jsonl")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 LABEL_IDS = {"entailment": 0, "neutral": 1, "contradiction": 2}
 _LABEL_ALIASES = {"contradictory": "contradiction"}  # spelling of the XNLI-MT training files

@@ -41,7 +41,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 STRATEGIES = ("max", "intersect", "forward", "backward")
 DEFAULT_K = 4
@@ -159,7 +159,7 @@ def load_bucc_split(directory: str | Path, pair: str, split: str, require_gold: 
 
 def write_bucc_split(data: BuccSplit, directory: str | Path) -> dict[str, Path]:
     """Write `data` in the BUCC layout (e.g. to keep a hub download as local files)."""
-    from ..io import write_text
+    from xlt.core.io import write_text
 
     paths = bucc_paths(directory, data.pair, data.split)
     for sentence in data.src_sentences + data.tgt_sentences:

@@ -31,8 +31,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..metrics import record
-from .sts import unit_rows
+from xlt.core.metrics import record
+from xlt.evaluate.sts import unit_rows
 
 XX_TO_EN = "xx->en"
 EN_TO_XX = "en->xx"

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from ..metrics import record
+from xlt.core.metrics import record
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 CORRELATIONS = ("pearson", "spearman")

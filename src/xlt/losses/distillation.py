@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..errors import XltError
+from xlt.core.errors import XltError
 
 PAPER_TEMPERATURE = 0.1
 REDUCTIONS = ("mean", "sum", "none")

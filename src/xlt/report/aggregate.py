@@ -10,9 +10,9 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..errors import XltError
-from ..io import read_json
-from ..metrics import DIMENSIONS
+from xlt.core.errors import XltError
+from xlt.core.io import read_json
+from xlt.core.metrics import DIMENSIONS
 
 
 def tidy_rows(metrics_file: dict) -> list[dict]:

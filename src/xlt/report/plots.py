@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .figures import heatmap, save  # first: it selects the headless backend
+from xlt.report.figures import heatmap, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -49,18 +49,18 @@ PLOTS = {
     "accuracy-heatmap": accuracy_heatmap,
 }
 
-from .sbert_plots import PLOTS as _SBERT_PLOTS  # noqa: E402
+from xlt.families.sbert.plots import PLOTS as _SBERT_PLOTS  # noqa: E402
 
 PLOTS.update(_SBERT_PLOTS)
 
-from .adapt_plots import PLOTS as _ADAPT_PLOTS  # noqa: E402
+from xlt.families.adapt.plots import PLOTS as _ADAPT_PLOTS  # noqa: E402
 
 PLOTS.update(_ADAPT_PLOTS)
 
-from .monox_plots import PLOTS as _MONOX_PLOTS  # noqa: E402
+from xlt.families.monox.plots import PLOTS as _MONOX_PLOTS  # noqa: E402
 
 PLOTS.update(_MONOX_PLOTS)
 
-from .dual_plots import PLOTS as _DUAL_PLOTS  # noqa: E402
+from xlt.families.dual.plots import PLOTS as _DUAL_PLOTS  # noqa: E402
 
 PLOTS.update(_DUAL_PLOTS)

@@ -1,0 +1,57 @@
+"""Sequence(-pair) classification: batching, prediction and accuracy.
+
+Shared by the freeze-depth family (NLI) and the teacher/student family (NLI, sentiment).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from xlt.core.metrics import record
+
+
+def make_collate(tokenizer, max_length: int, with_labels: bool = True) -> Callable[[list[dict]], dict]:
+    def collate(examples: list[dict]) -> dict:
+        texts = [e["text"] for e in examples]
+        pairs = [e["text_pair"] for e in examples] if "text_pair" in examples[0] else None
+        batch = dict(tokenizer(texts, pairs, padding=True, truncation=True, max_length=max_length, return_tensors="pt"))
+        if with_labels:
+            batch["labels"] = torch.tensor([e["label"] for e in examples])
+        return batch
+
+    return collate
+
+
+def classification_loss(model, batch: dict) -> torch.Tensor:
+    return model(**batch).loss
+
+
+@torch.no_grad()
+def predict_logits(model, tokenizer, examples: Sequence[dict], max_length: int, batch_size: int = 64) -> np.ndarray:
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    collate = make_collate(tokenizer, max_length, with_labels=False)
+    out = []
+    for start in range(0, len(examples), batch_size):
+        batch = {k: v.to(device) for k, v in collate(list(examples[start : start + batch_size])).items()}
+        out.append(model(**batch).logits.float().cpu().numpy())
+    model.train(was_training)
+    return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+
+
+def accuracy(logits: np.ndarray, labels: Sequence[int]) -> float:
+    return float((logits.argmax(-1) == np.asarray(labels)).mean())
+
+
+def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, batch_size: int = 64) -> list[dict]:
+    """Accuracy per language and their macro average (metric "accuracy", lang "avg")."""
+    records = []
+    for lang, examples in by_lang.items():
+        logits = predict_logits(model, tokenizer, examples, max_length, batch_size)
+        records.append(record("accuracy", accuracy(logits, [e["label"] for e in examples]), lang=lang))
+    if records:
+        records.append(record("accuracy", float(np.mean([r["value"] for r in records])), lang="avg"))
+    return records

@@ -1,0 +1,74 @@
+"""The metrics file every job writes, and the one shape the aggregator reads.
+
+A metrics file is ``{"meta": {...}, "metrics": [record, ...]}``. A record is a flat dict with
+``metric`` and ``value`` and any of the dimension keys below (``lang``, ``layer``, ``step`` ...).
+``meta["axes"]`` holds the sweep axes of the run (freeze depth, pooling, seed ...); the
+aggregator turns them into columns, so nothing is ever parsed out of a file name.
+"""
+from __future__ import annotations
+
+import math
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from xlt.core.io import write_json
+
+# dataset: tells apart evaluations that share lang/split (STS-b en test vs stsb_multi_mt en test)
+DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset")
+
+
+def record(metric: str, value: float, **dims: Any) -> dict:
+    unknown = set(dims) - set(DIMENSIONS)
+    if unknown:
+        raise ValueError(f"unknown metric dimension(s) {sorted(unknown)}; allowed: {DIMENSIONS}")
+    value = float(value)
+    return {"metric": metric, "value": value, **{k: v for k, v in dims.items() if v is not None}}
+
+
+@dataclass
+class MetricsFile:
+    """Collects records and writes them with run metadata (atomically)."""
+
+    family: str
+    run_id: str
+    axes: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+    records: list = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+
+    def add(self, metric: str, value: float, **dims: Any) -> None:
+        self.records.append(record(metric, value, **dims))
+
+    def extend(self, records: list[dict]) -> None:
+        self.records.extend(records)
+
+    def write(self, path) -> None:
+        bad = [r for r in self.records if not math.isfinite(r["value"])]
+        meta = {
+            "family": self.family,
+            "run_id": self.run_id,
+            "axes": self.axes,
+            "wall_s": round(time.time() - self.started, 3),
+            "host": platform.node(),
+            **self.meta,
+        }
+        if bad:
+            meta["non_finite_metrics"] = len(bad)
+        write_json(path, {"meta": meta, "metrics": self.records})
+
+
+def parse_axes(text: str) -> dict:
+    """A run's sweep axes given on the command line as a JSON object (what the workflow passes)."""
+    import json
+
+    from xlt.core.errors import XltError
+
+    try:
+        axes = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise XltError(f"--axes {text!r} is not JSON ({err}); pass an object such as '{{\"margin\": 0.3}}'") from None
+    if not isinstance(axes, dict):
+        raise XltError(f"--axes {text!r} must be a JSON object mapping axis names to values")
+    return axes

@@ -1,0 +1,156 @@
+"""Download a sweep's Hugging Face models and datasets ahead of time, and check offline that
+they are there.
+
+Compute nodes of a cluster often have no internet. `xlt prefetch --config FILE` runs where
+there is (a login node) and fills the project's cache, `resources/hf` (or $HF_HOME), which
+the workflow also points the jobs at; a run with HF_HUB_OFFLINE=1 then checks the cache
+before any job starts (`check_offline`) and stops with one line naming the missing models
+and datasets and the prefetch command, instead of failing hours later inside a job.
+
+The cache is Hugging Face's own layout (`<cache>/hub`, `<cache>/datasets`), so the usual
+loading code finds it through HF_HOME; nothing here changes how jobs load data.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from xlt.data.prepare import split_languages
+from xlt.core.errors import XltError
+
+DEFAULT_CACHE = Path("resources") / "hf"
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+# weights in formats torch does not load, skipped to save disk and time
+SKIPPED_WEIGHTS = ["*.h5", "*.msgpack", "*.ot", "*.onnx", "onnx/*", "*.tflite", "openvino/*", "coreml/*", "*.gguf"]
+
+
+@dataclass(frozen=True)
+class HubModel:
+    name: str
+    repo_id: str
+    revision: str | None
+
+
+@dataclass(frozen=True)
+class HubDataset:
+    name: str
+    path: str
+    config_name: str | None
+    split: str
+    revision: str | None
+
+    def describe(self) -> str:
+        config = f", config {self.config_name!r}" if self.config_name else ""
+        return f"dataset {self.name} ({self.path!r}{config}, split {self.split!r})"
+
+    @property
+    def part(self) -> str:
+        return f"{self.config_name}/{self.split}" if self.config_name else self.split
+
+
+def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
+    """Every hub model and every (config name, split) of every HF dataset the config declares."""
+    models = [HubModel(name, spec["path"], spec.get("revision"))
+              for name, spec in config.get("models", {}).items() if spec["source"] == "hub"]
+    loads: dict[tuple, HubDataset] = {}
+    for name, spec in config.get("datasets", {}).items():
+        if spec["source"] != "hf":
+            continue
+        for split, langs in split_languages(spec).items():
+            hf_split = spec.get("split_names", {}).get(split, split)
+            for lang in langs:
+                config_name = spec["name"].format(lang=lang) if spec.get("name") else None
+                key = (spec["path"], config_name, hf_split, spec.get("revision"))
+                loads.setdefault(key, HubDataset(name, *key))
+    # the dual family's BUCC mining data is read from the hub by `xlt make-bucc`, not declared as a dataset
+    dual = config.get("dual") or {}
+    mining = dual.get("mining") or {}
+    if dual.get("enabled", True) and mining.get("source") == "hf":
+        for pair in mining["pairs"]:
+            key = (mining.get("path", "mteb/bucc-bitext-mining"), pair, mining.get("hub_split", "test"), mining.get("revision"))
+            loads.setdefault(key, HubDataset("dual.mining", *key))
+    return models, list(loads.values())
+
+
+def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """The cache the workflow's jobs use: explicit, else $HF_HOME, else resources/hf."""
+    if explicit:
+        return Path(explicit).resolve()
+    return Path(os.environ.get("HF_HOME") or DEFAULT_CACHE).resolve()
+
+
+def is_offline() -> bool:
+    return any(os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on") for var in OFFLINE_VARIABLES)
+
+
+def prefetch(config: dict, cache: Path, log: Callable[[str], None] = print) -> None:
+    """Download everything `plan(config)` lists into `cache` (needs internet)."""
+    os.environ["HF_HOME"] = str(cache)  # before the Hugging Face libraries read it
+    from huggingface_hub import list_repo_files, snapshot_download
+
+    models, loads = plan(config)
+    for model in models:
+        files = list_repo_files(model.repo_id, revision=model.revision)
+        # both formats are often published; torch needs one, and safetensors loads safely
+        skipped = SKIPPED_WEIGHTS + (["*.bin", "*.pt", "*.pth"] if any(f.endswith(".safetensors") for f in files) else [])
+        path = snapshot_download(model.repo_id, revision=model.revision, cache_dir=cache / "hub", ignore_patterns=skipped)
+        log(f"model {model.name}: {model.repo_id} -> {path}")
+    if loads:
+        import datasets
+
+        for load in loads:
+            ds = datasets.load_dataset(load.path, load.config_name, split=load.split, revision=load.revision,
+                                       cache_dir=str(cache / "datasets"))
+            log(f"{load.describe()}: {len(ds)} rows")
+
+
+def missing(config: dict, cache: Path) -> list[str]:
+    """What `plan(config)` lists but `cache` lacks, found without any network access."""
+    models, loads = plan(config)
+    absent = [f"model {m.name} ({m.repo_id!r})" for m in models if not _model_cached(m, cache / "hub")]
+    by_dataset: dict[tuple[str, str], list[str]] = {}
+    for load in loads:
+        if not _dataset_cached(load, cache / "datasets"):
+            by_dataset.setdefault((load.name, load.path), []).append(load.part)
+    for (name, path), parts in by_dataset.items():
+        shown = ", ".join(parts[:3]) + (f", ... ({len(parts)} in all)" if len(parts) > 3 else "")
+        absent.append(f"dataset {name} ({path!r}: {shown})")
+    return absent
+
+
+def check_offline(config: dict, config_path: str | os.PathLike, cache: str | os.PathLike | None = None) -> None:
+    """With HF_HUB_OFFLINE=1 (or TRANSFORMERS_/HF_DATASETS_OFFLINE), fail at once when the
+    cache lacks a model or dataset of the config; online, jobs download what they need."""
+    if not is_offline():
+        return
+    cache = cache_dir(cache)
+    absent = missing(config, cache)
+    if absent:
+        raise XltError(
+            f"offline (HF_HUB_OFFLINE=1) and not in the Hugging Face cache {cache}: {'; '.join(absent)}. "
+            f"Run `xlt prefetch --config {config_path}` where there is internet, with the same HF_HOME"
+        )
+
+
+def _model_cached(model: HubModel, hub_cache: Path) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    config_file = try_to_load_from_cache(model.repo_id, "config.json", cache_dir=hub_cache, revision=model.revision)
+    if not isinstance(config_file, str):
+        return False
+    snapshot = Path(config_file).parent
+    return any(snapshot.glob("*.safetensors")) or any(snapshot.glob("*.bin"))
+
+
+def _dataset_cached(load: HubDataset, datasets_cache: Path) -> bool:
+    # with the offline switch on, the builder resolves from the local cache only, and fast
+    import datasets
+
+    try:
+        builder = datasets.load_dataset_builder(load.path, load.config_name, revision=load.revision,
+                                                cache_dir=str(datasets_cache))
+    except Exception:  # not cached: datasets raises ConnectionError / FileNotFoundError offline
+        return False
+    return Path(builder.cache_dir, "dataset_info.json").is_file()

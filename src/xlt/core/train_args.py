@@ -1,0 +1,65 @@
+"""Training settings (TrainArgs) and their command-line form, importable without torch.
+
+The Snakemake rules turn a config's `training` section into flags with `train_flags`; keeping
+this module free of torch makes `snakemake -n` several seconds faster (a dry run of the
+paper sweep imported torch only for this). xlt.core.training re-exports everything here.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+
+from xlt.core.errors import XltError
+
+
+@dataclass
+class TrainArgs:
+    """Optimisation settings; every field is also a command-line flag (`--lr`, ...)."""
+
+    epochs: float = 1.0
+    max_steps: int = 0  # > 0 overrides epochs
+    batch_size: int = 32
+    lr: float = 2e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    max_grad_norm: float = 1.0
+    grad_accum: int = 1
+    eval_every: int = 0  # optimiser steps between evaluations; 0 = at the end of every epoch
+    max_length: int = 128
+    seed: int = 1
+    precision: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; or fp32 / bf16
+    device: str = "auto"
+    log_every: int = 20
+    checkpoint_every: int = 0  # optimiser steps between resumable checkpoints; 0 = none
+    length_bucketing: bool = False  # batches of similar length, so dynamic padding pads less (xlt.core.bucketing)
+    compile: bool = False  # run the model's forward through torch.compile (worth it on GPUs, long runs)
+
+
+def parse_bool(text: str) -> bool:
+    """A boolean flag value as train_flags writes it (True/False), or yes/no, 1/0, on/off."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("training")
+    for f in fields(TrainArgs):
+        kind = parse_bool if isinstance(f.default, bool) else type(f.default)
+        group.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default)
+
+
+def train_args_from(ns: argparse.Namespace) -> TrainArgs:
+    return TrainArgs(**{f.name: getattr(ns, f.name) for f in fields(TrainArgs)})
+
+
+def train_flags(settings: dict) -> str:
+    """Command-line flags for a dict of TrainArgs settings (used by the Snakemake rules)."""
+    known = {f.name for f in fields(TrainArgs)}
+    unknown = set(settings) - known
+    if unknown:
+        raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
+    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())

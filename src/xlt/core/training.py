@@ -1,0 +1,267 @@
+"""One training loop for every family, in the manner of the Hugging Face examples.
+
+AdamW with linear warm-up and decay, gradient clipping and accumulation, a seeded data
+order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
+CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
+model, its examples, a collate function, a loss function and (optionally) an evaluator.
+Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
+dynamic padding pads less; see xlt.core.bucketing) and torch.compile of the model (`compile`).
+
+With a `checkpoint_dir`, the loop is resumable (xlt.core.checkpoint): it saves every
+`checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
+EXIT_PREEMPTED; a rerun continues from the checkpoint to the same result as an
+uninterrupted run.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from xlt.core.bucketing import bucketed_order, example_lengths
+from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
+from xlt.core.errors import XltError
+from xlt.core.models import pick_device
+# the settings live in a torch-free module so the Snakefile can build flags without importing torch
+from xlt.core.train_args import TrainArgs, add_train_arguments, parse_bool, train_args_from, train_flags  # noqa: F401
+
+log = logging.getLogger("xlt.core.training")
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    best_step: int
+    best_score: float | None
+    history: list = field(default_factory=list)  # [{"step", "loss", **eval metrics}]
+    wall_s: float = 0.0
+    device: str = "cpu"
+    samples_per_s: float = 0.0
+
+
+class TrainingDiverged(XltError):
+    pass
+
+
+def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], args: TrainArgs, device) -> torch.optim.Optimizer:
+    wanted = {id(p) for p in params}
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if id(p) not in wanted:
+            continue
+        # biases and LayerNorm weights are not decayed, as in BERT's original recipe
+        (no_decay if p.ndim < 2 else decay).append(p)
+    groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    # The fused kernel (CUDA; CPU since torch 2.4) is several times faster than the default foreach
+    # one: 3.4x for the demo model's optimiser step on a CPU (BENCHMARKS.md), as transformers.Trainer
+    # uses by default. A device or torch build without it gets the default implementation.
+    try:
+        return torch.optim.AdamW(groups, lr=args.lr, fused=True)
+    except (RuntimeError, ValueError):
+        log.info("no fused AdamW for %s in this torch build; using the default implementation", device)
+        return torch.optim.AdamW(groups, lr=args.lr)
+
+
+def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / max(1, warmup_steps)
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    """The data order of one epoch: a permutation that depends only on (seed, epoch), so a
+    resumed run sees exactly the batches an uninterrupted run would."""
+    g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=g).tolist()
+
+
+def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
+    """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
+    parameters, so the optimiser, evaluation and saving keep using the plain `model`."""
+    compiled = torch.compile(model)
+    return lambda m, batch: loss_fn(compiled if m is model else m, batch)
+
+
+def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
+    if args.max_steps > 0:
+        return args.max_steps
+    per_epoch = math.ceil(n_examples / args.batch_size / args.grad_accum)
+    return max(1, math.ceil(per_epoch * args.epochs))
+
+
+def train(
+    model: torch.nn.Module,
+    examples: Sequence,
+    collate: Callable[[list], dict],
+    loss_fn: Callable[[torch.nn.Module, dict], torch.Tensor],
+    args: TrainArgs,
+    evaluate: Callable[[torch.nn.Module], dict] | None = None,
+    parameters: Sequence[torch.nn.Parameter] | None = None,
+    on_step: Callable[[int, int], None] | None = None,
+    checkpoint_dir: str | Path | None = None,
+) -> TrainResult:
+    """Train `model` in place; with `evaluate`, restore the parameters of the best
+    evaluation (its "score", higher is better) at the end.
+
+    `collate(list_of_examples) -> batch dict of tensors`; `loss_fn(model, batch) -> scalar`;
+    `evaluate(model) -> {"score": float, ...}`; `on_step(step, epoch)` runs before each
+    optimiser step's forward passes (layer schedules use it). `parameters` defaults to the
+    parameters that require grad when training starts. `checkpoint_dir` (outside the job's
+    outputs) makes the run resumable; the caller removes it once its outputs are written.
+    """
+    if not examples:
+        raise XltError("no training examples: check the training dataset and its language/split")
+    seed_everything(args.seed)
+    device = pick_device(args.device)
+    model.to(device)
+    params = list(parameters) if parameters is not None else [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise XltError("nothing to train: every parameter is frozen")
+    optimizer = _optimizer(model, params, args, device)
+    total = total_optimizer_steps(len(examples), args)
+    scheduler = linear_schedule(optimizer, int(args.warmup_ratio * total), total)
+    use_bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
+    eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
+    lengths = example_lengths(examples) if args.length_bucketing else None
+    if args.compile:
+        loss_fn = compiled_loss(loss_fn, model)
+
+    result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device))
+    best_state: dict | None = None
+    started = time.time()
+    seen = 0
+    step, epoch, position, running, running_n = 0, 0, 0, 0.0, 0
+    elapsed_before = 0.0
+    # identifies the run a checkpoint belongs to: resuming another run's state would be silent garbage
+    run_key = {"examples": len(examples), "total_steps": total, "seed": args.seed, "batch_size": args.batch_size,
+               "grad_accum": args.grad_accum, "parameters": len(params)}
+    if args.length_bucketing:  # another data order (only added when on, so older checkpoints still match)
+        run_key["length_bucketing"] = True
+    state = load_checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
+    if state is not None:
+        if state["extra"].get("run") != run_key:
+            raise XltError(f"the checkpoint in {checkpoint_dir} belongs to another run ({state['extra'].get('run')}, "
+                           f"this run is {run_key}); delete that directory to start over")
+        restore(state, model, optimizer, scheduler)
+        step, epoch, position = state["step"], state["epoch"], state["position"]
+        extra = state["extra"]
+        result.history, result.best_score, result.best_step = extra["history"], extra["best_score"], extra["best_step"]
+        if extra["best_params"] is not None:
+            best_state = {id(p): t for p, t in zip(params, extra["best_params"])}
+        seen, running, running_n, elapsed_before = extra["seen"], extra["running"], extra["running_n"], extra["elapsed_s"]
+    model.train()
+
+    def batches():
+        # (epoch, position) is where the next batch starts, so a checkpoint can resume mid-epoch
+        nonlocal epoch, position
+        while True:
+            order = epoch_order(len(examples), args.seed, epoch)
+            if lengths is not None:
+                # bucketed batches are consecutive batch_size slices of this order, so resuming at
+                # `position` works as without bucketing
+                order = bucketed_order(order, lengths, args.batch_size, args.seed, epoch)
+            while position < len(order):
+                chunk = order[position : position + args.batch_size]
+                position += len(chunk)
+                yield [examples[i] for i in chunk]
+            epoch, position = epoch + 1, 0
+
+    def checkpoint() -> None:
+        save_checkpoint(
+            checkpoint_dir, step, model, optimizer, scheduler, epoch=epoch, position=position, order_seed=args.seed,
+            extra={"run": run_key, "history": result.history, "best_score": result.best_score, "best_step": result.best_step,
+                   "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
+                   "seen": seen, "running": running, "running_n": running_n,
+                   "elapsed_s": elapsed_before + time.time() - started},
+        )
+
+    stream = batches()
+    # SIGTERM/SIGUSR1 (SLURM's time limit, preemption) become a checkpoint and a clean exit
+    with GracefulStop() if checkpoint_dir is not None else contextlib.nullcontext() as stop:
+        while step < total:
+            if on_step is not None:
+                # the generator moves to the next epoch only when that epoch's first batch is
+                # drawn; on_step gets the epoch of the batches this step is about to consume
+                on_step(step, epoch + (position >= len(examples)))
+            for _ in range(args.grad_accum):
+                chunk = next(stream)
+                batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                    loss = loss_fn(model, batch)
+                if not torch.isfinite(loss):
+                    raise TrainingDiverged(
+                        f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
+                        f"(now {args.lr}) or check the data; no outputs were written for this run"
+                    )
+                (loss / args.grad_accum).backward()
+                running += loss.item()
+                running_n += 1
+                seen += len(chunk)
+            if args.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            step += 1
+
+            if step % args.log_every == 0 or step == total:
+                log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
+            if evaluate is not None and (step % eval_every == 0 or step == total):
+                metrics = evaluate(model)
+                model.train()
+                entry = {"step": step, "loss": running / max(1, running_n), **metrics}
+                result.history.append(entry)
+                log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()
+                                                     if not isinstance(v, (list, dict))})  # scalars; records stay in history
+                if result.best_score is None or metrics["score"] > result.best_score:
+                    result.best_score, result.best_step = metrics["score"], step
+                    # frozen parameters never change, so only the trainable ones need a copy
+                    best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
+            if step % args.log_every == 0:
+                running, running_n = 0.0, 0
+            # (a signal after the last step lets the run finish: its outputs come next)
+            if checkpoint_dir is not None and step < total:
+                if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):
+                    checkpoint()
+                if stop.requested:
+                    log.warning("stopped at step %d/%d on a signal; rerun to resume from %s", step, total, checkpoint_dir)
+                    stop.exit()
+
+    if best_state is not None and result.best_step != step:
+        with torch.no_grad():
+            for p in params:
+                p.copy_(best_state[id(p)].to(p.device))
+        log.info("restored best evaluation from step %d (score %.4f)", result.best_step, result.best_score)
+    result.steps = step
+    result.wall_s = elapsed_before + time.time() - started
+    result.samples_per_s = seen / max(result.wall_s, 1e-9)
+    return result
+
+
+def result_meta(result: TrainResult, args: TrainArgs) -> dict:
+    return {
+        "train": asdict(args),
+        "steps": result.steps,
+        "best_step": result.best_step,
+        "best_dev_score": result.best_score,
+        "train_wall_s": round(result.wall_s, 3),
+        "samples_per_s": round(result.samples_per_s, 2),
+        "device": result.device,
+    }

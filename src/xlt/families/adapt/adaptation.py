@@ -1,0 +1,274 @@
+"""Target-language MLM adaptation (seed 003): train a multilingual masked LM on a target-language
+corpus with a layer scheme, and look at it every K steps without saving a checkpoint.
+
+At step 0 and every K optimiser steps (the training loop's `evaluate` hook) a run records
+
+- masked-LM perplexity on fixed-masked evaluation sets (the held-out target-language set and
+  the size-matched multilingual set): the masks are drawn once (`FixedMasking`, one mask seed),
+  so values compare across steps, schemes, seeds and the reference models;
+- per-layer mean Euclidean distance and linear CKA between the model and a native
+  target-language model on a fixed set of sentences, at sentence level (mean-pooled) and word
+  level (first sub-word). The native model never changes, so its vectors are computed once.
+
+After training (with the checkpoint of the best target perplexity restored, the seed's early
+stopping, or the last one) the selected model is evaluated once more on every set, the test
+set included: those records carry no `step`.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from xlt.families.adapt.similarity import (
+    LEVELS,
+    MEASURES,
+    check_comparison,
+    encode_words,
+    hidden_size,
+    linear_cka,
+    mean_euclidean_distance,
+    paired_word_vectors,
+)
+from xlt.core.embeddings import encode_layers
+from xlt.core.errors import XltError
+from xlt.families.adapt.layer_schemes import Scheme, apply_scheme, schedulable_parameters
+from xlt.core.metrics import record
+from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity, read_texts
+from xlt.core.training import TrainArgs, TrainResult, train
+
+log = logging.getLogger("xlt.families.adapt.adaptation")
+
+SELECT = ("best", "last")
+
+
+def file_dims(path: str | Path) -> dict[str, str]:
+    """Record dimensions of an evaluation file, as `xlt perplexity` names them:
+    lang = its directory's name, split = its stem (eval/nl/dev.jsonl -> nl, dev)."""
+    path = Path(path)
+    return {"lang": path.resolve().parent.name, "split": path.stem}
+
+
+@dataclass
+class EvalSet:
+    """A fixed-masked evaluation set and the dimensions its records carry."""
+
+    lang: str
+    split: str
+    masked: FixedMasking
+
+    @classmethod
+    def from_file(cls, path, tokenizer, mask_seed: int, mlm_probability: float, max_length: int) -> "EvalSet":
+        dims = file_dims(path)
+        masked = FixedMasking(tokenizer, read_texts(path), seed=mask_seed, mlm_probability=mlm_probability,
+                              max_length=max_length)
+        return cls(dims["lang"], dims["split"], masked)
+
+    @property
+    def dims(self) -> dict[str, str]:
+        return {"lang": self.lang, "split": self.split}
+
+    def describe(self) -> dict:
+        return {"sentences": len(self.masked), "masked_tokens": self.masked.num_masked,
+                "mask_fingerprint": self.masked.fingerprint}
+
+
+def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None) -> list[dict]:
+    """perplexity and mlm_loss records of every set (with `step` when given)."""
+    records = []
+    for eval_set in sets:
+        result = perplexity(model, eval_set.masked.batches(batch_size), device)
+        dims = {**eval_set.dims, "step": step}
+        records.append(record("perplexity", result.perplexity, **dims))
+        records.append(record("mlm_loss", result.loss, **dims))
+    return records
+
+
+class MlmCollate:
+    """Pads pre-tokenised sentences and masks them BERT-style (15%, 80/10/10).
+
+    Each batch's masks come from a generator seeded by a draw from torch's global generator:
+    the training loop seeds that (seed_everything) and a resumed checkpoint restores it, so a
+    run's training masks depend only on its seed and are the same after a resume."""
+
+    def __init__(self, tokenizer, max_length: int, mlm_probability: float = 0.15):
+        self.tokenizer = tokenizer
+        self.info = TokenizerInfo.from_tokenizer(tokenizer)
+        self.max_length = max_length
+        self.mlm_probability = mlm_probability
+
+    def encode(self, texts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+        """(input_ids, special_tokens_mask) per sentence, truncated, unpadded."""
+        enc = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, padding=False,
+                             return_special_tokens_mask=True, return_attention_mask=False,
+                             return_token_type_ids=False)
+        return list(zip(enc["input_ids"], enc["special_tokens_mask"]))
+
+    def __call__(self, examples: Sequence[tuple[list[int], list[int]]]) -> dict[str, torch.Tensor]:
+        pad = self.info.pad_token_id if self.info.pad_token_id is not None else 0
+        width = max(len(ids) for ids, _ in examples)
+        input_ids = torch.full((len(examples), width), pad, dtype=torch.long)
+        special = torch.ones((len(examples), width), dtype=torch.long)  # padding is never masked
+        attention = torch.zeros((len(examples), width), dtype=torch.long)
+        for row, (ids, specials) in enumerate(examples):
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            special[row, : len(ids)] = torch.tensor(specials)
+            attention[row, : len(ids)] = 1
+        generator = torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
+        masked, labels = mask_tokens(input_ids, special, self.info, generator, self.mlm_probability)
+        return {"input_ids": masked, "attention_mask": attention, "labels": labels}
+
+
+def mlm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Mean cross-entropy over the batch's masked tokens; 0 (with a graph) when none is masked,
+    where the mean that transformers computes would be nan."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    labels = batch["labels"]
+    loss_sum = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1),
+                               ignore_index=IGNORE_INDEX, reduction="sum")
+    return loss_sum / max(1, int((labels != IGNORE_INDEX).sum()))
+
+
+class NativeComparison:
+    """Per-layer distance between a changing model and a fixed reference (native) model.
+
+    The reference's sentence vectors (mean-pooled per hidden state) and first-sub-word vectors
+    are computed once at construction; `records(step)` encodes only the current model. Layers
+    are hidden-state indices (0 = embeddings). Euclidean distance needs equal hidden sizes and
+    is skipped otherwise (CKA only), as in `compare_models`.
+    """
+
+    def __init__(self, model, tokenizer, reference, reference_tokenizer, sentences: Sequence[str],
+                 layers: Sequence[int] | None = None, levels: Sequence[str] = LEVELS,
+                 batch_size: int = 32, max_length: int = 128, device=None):
+        from xlt.core.models import encoder_parts
+
+        self.model, self.tokenizer = model, tokenizer
+        max_layer = min(encoder_parts(model).num_layers, encoder_parts(reference).num_layers)
+        self.layers = list(layers) if layers is not None else list(range(max_layer + 1))
+        self.levels = list(levels)
+        equal = hidden_size(model) == hidden_size(reference)
+        self.measures = list(MEASURES) if equal else ["cka"]
+        if not equal:
+            log.warning("hidden sizes differ (%d vs %d): Euclidean distance skipped, CKA only",
+                        hidden_size(model), hidden_size(reference))
+        check_comparison(model, reference, self.layers, self.levels, self.measures)
+        self.sentences = list(sentences)
+        if len(self.sentences) < 2:
+            raise XltError(f"layer comparison needs at least 2 sentences, got {len(self.sentences)}")
+        self.kwargs = dict(batch_size=batch_size, max_length=max_length, device=device)
+        self.reference_sentence = (encode_layers(reference, reference_tokenizer, self.sentences, self.layers,
+                                                 pooling="mean", **self.kwargs) if "sentence" in self.levels else None)
+        self.reference_words = (encode_words(reference, reference_tokenizer, self.sentences, self.layers, **self.kwargs)
+                                if "word" in self.levels else None)
+        self.vectors: dict[str, int] = {}
+
+    def records(self, step: int) -> list[dict]:
+        paired: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
+        if self.reference_sentence is not None:
+            mine = encode_layers(self.model, self.tokenizer, self.sentences, self.layers, pooling="mean", **self.kwargs)
+            paired["sentence"] = {layer: (mine[layer], self.reference_sentence[layer]) for layer in self.layers}
+        if self.reference_words is not None:
+            mine_words = encode_words(self.model, self.tokenizer, self.sentences, self.layers, **self.kwargs)
+            paired["word"] = {layer: paired_word_vectors(mine_words, self.reference_words, layer) for layer in self.layers}
+        out = []
+        for level, by_layer in paired.items():
+            self.vectors[level] = n = int(by_layer[self.layers[0]][0].shape[0])
+            if n < 2:
+                log.warning("only %d %s vector(s) in common; no %s-level measures", n, level, level)
+                continue
+            for layer in self.layers:
+                x, y = by_layer[layer]
+                if "euclidean" in self.measures:
+                    out.append(record("euclidean", mean_euclidean_distance(x, y), layer=layer, level=level, step=step))
+                out.append(record("cka", linear_cka(x, y), layer=layer, level=level, step=step))
+        return out
+
+
+@dataclass
+class AdaptationResult:
+    records: list[dict]
+    train: TrainResult
+    trainable: dict[int, list[int]] = field(default_factory=dict)  # step -> layers trained up to it
+
+
+def adapt(
+    model: torch.nn.Module,
+    tokenizer,
+    texts: Sequence[str],
+    scheme: Scheme,
+    args: TrainArgs,
+    target: EvalSet,
+    others: Sequence[EvalSet] = (),
+    final_only: Sequence[EvalSet] = (),
+    comparison: NativeComparison | None = None,
+    select: str = "best",
+    mlm_probability: float = 0.15,
+    eval_batch_size: int = 16,
+    checkpoint_dir: str | Path | None = None,
+) -> AdaptationResult:
+    """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
+    `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
+    seed's early stopping) or last decides which parameters the model ends with.
+
+    The records of every checkpoint travel in the training history, which a resumable run
+    (`checkpoint_dir`) saves and restores, so a resumed run still returns the whole curve;
+    step 0 is always computed here, on the untouched model, before training starts."""
+    from xlt.core.models import pick_device
+
+    if select not in SELECT:
+        raise XltError(f"select must be one of {SELECT}, got {select!r}")
+    device = pick_device(args.device)
+    model.to(device)
+    checkpoint_sets = [target, *others]
+
+    def checkpoint(step: int) -> tuple[list[dict], float]:
+        new = evaluate_sets(model, checkpoint_sets, eval_batch_size, device, step=step)
+        if comparison is not None:
+            new += comparison.records(step)
+        ppl = {f"{r['lang']}/{r['split']}": round(r["value"], 3) for r in new if r["metric"] == "perplexity"}
+        log.info("checkpoint step %d: perplexity %s", step, ppl)
+        target_ppl = next(r["value"] for r in new if r["metric"] == "perplexity" and r["lang"] == target.lang
+                          and r["split"] == target.split)
+        return new, target_ppl
+
+    records, _ = checkpoint(0)
+    collate = MlmCollate(tokenizer, args.max_length, mlm_probability)
+    examples = collate.encode(texts)
+    state = {"completed": 0, "active": set()}
+
+    def on_step(step: int, epoch: int) -> None:
+        active = apply_scheme(model, scheme, step, epoch)
+        if active != state["active"]:
+            log.info("step %d (epoch %d): training encoder layers %s", step, epoch, sorted(active))
+        state["active"] = active
+        # train() evaluates right after this step's update, so the evaluation belongs to step + 1
+        state["completed"] = step + 1
+
+    def evaluate(m) -> dict:
+        step = state["completed"]
+        active = sorted(state["active"])
+        new, target_ppl = checkpoint(step)
+        new.append(record("trainable_layers", len(active), step=step))
+        # "last": a score that grows with the step makes the final parameters the kept ones
+        score = -target_ppl if select == "best" else float(step)
+        if math.isnan(score):
+            score = -math.inf
+        return {"score": score, "target_perplexity": target_ppl, "trainable_layers": active, "records": new}
+
+    result = train(model, examples, collate, mlm_loss, args, evaluate=evaluate,
+                   parameters=schedulable_parameters(model), on_step=on_step, checkpoint_dir=checkpoint_dir)
+    trainable = {}
+    for entry in result.history:
+        records.extend(entry["records"])
+        records.append(record("train_loss", entry["loss"], step=entry["step"]))
+        trainable[entry["step"]] = list(entry["trainable_layers"])
+    records.append(record("selected_step", result.best_step))
+    records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device))
+    return AdaptationResult(records=records, train=result, trainable=trainable)

@@ -1,0 +1,79 @@
+"""The adapt family's summary table: final perplexity per layer scheme, like the seed's Table 2.
+
+Reads the tidy table of `xlt aggregate` (adaptation runs + reference models). Final records are
+the ones without a `step`: the selected model of a run (or an untouched reference model)
+evaluated once on every fixed-masked set, the test set included.
+"""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from xlt.core.errors import XltError
+
+ROLE_ORDER = {"adapted": 0, "transfer": 1, "native": 2}
+_RANGE = re.compile(r"^(\d+)-(\d+)$")
+
+
+def scheme_order(scheme: str) -> tuple:
+    """Ranges first (0-12, 6-12, 9-12, 11-12: most layers trained first), then gradual, then references."""
+    match = _RANGE.match(str(scheme))
+    if match:
+        return (0, int(match.group(1)), int(match.group(2)), "")
+    return (1 if str(scheme).startswith("gradual") else 2, 0, 0, str(scheme))
+
+
+def scheme_label(scheme: str) -> str:
+    match = _RANGE.match(str(scheme))
+    if match:
+        return f"layers {scheme}"
+    found = re.match(r"^gradual-start(\d+)-step(\d+)-every(\d+)(steps|epochs)$", str(scheme))
+    if found:
+        start, step, every, unit = found.groups()
+        unit = unit[:-1] if every == "1" else unit
+        return f"gradual (top {start}, +{step} every {every} {unit})".replace("every 1 ", "every ")
+    return str(scheme)
+
+
+def eval_set_name(lang: str, split: str) -> str:
+    return f"{lang}/{split}"
+
+
+def _require_columns(table: pd.DataFrame, columns: list[str]) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise XltError(f"the table has no column(s) {missing}; expected the tidy CSV of `xlt aggregate` over "
+                       "adapt-mlm and reference perplexity metrics")
+
+
+def final_records(table: pd.DataFrame) -> pd.DataFrame:
+    _require_columns(table, ["metric", "value", "model", "role", "scheme", "lang", "split"])
+    step = table["step"] if "step" in table.columns else pd.Series(float("nan"), index=table.index)
+    final = table[(table.metric == "perplexity") & step.isna()].copy()
+    if final.empty:
+        raise XltError("no final perplexity records (perplexity without step) in the table")
+    final["eval_set"] = [eval_set_name(lang, split) for lang, split in zip(final["lang"], final["split"])]
+    return final
+
+
+def final_perplexity_table(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, role, scheme): seeds, and mean / sd over seeds of the final perplexity
+    on every evaluation set (columns `<lang>/<split> mean`, `<lang>/<split> sd`), plus the mean
+    selected step of adapted runs."""
+    final = final_records(table)
+    keys = ["model", "role", "scheme"]
+    stats = final.groupby(keys + ["eval_set"])["value"].agg(["mean", "std", "count"]).reset_index()
+    # pivot, not pivot_table: a single-seed sd is NaN and pivot_table would drop those columns
+    wide = stats.pivot(index=keys, columns="eval_set", values=["mean", "std"])
+    wide.columns = [f"{eval_set} {'sd' if stat == 'std' else 'mean'}" for stat, eval_set in wide.columns]
+    ordered = sorted({c.rsplit(" ", 1)[0] for c in wide.columns}, key=lambda s: (s.startswith("multilingual"), s))
+    wide = wide[[f"{s} {stat}" for s in ordered for stat in ("mean", "sd")]]
+    seeds = stats.groupby(keys)["count"].max().rename("seeds")
+    out = wide.join(seeds).reset_index()
+    if "selected_step" in set(table.metric):
+        chosen = table[table.metric == "selected_step"].groupby(keys)["value"].mean().rename("selected step mean")
+        out = out.merge(chosen.reset_index(), on=keys, how="left")
+    out["_order"] = [(ROLE_ORDER.get(r, 9), scheme_order(s), m) for r, s, m in zip(out.role, out.scheme, out.model)]
+    out = out.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
+    return out[["model", "role", "scheme", "seeds"] + [c for c in out.columns if c not in ("model", "role", "scheme", "seeds")]]

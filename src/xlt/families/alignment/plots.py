@@ -1,0 +1,121 @@
+"""Pictures for the per-layer alignment analysis: accuracy-vs-layer lines and 2-D scatter grids.
+
+Figures are drawn on matplotlib's Agg canvas through `matplotlib.figure.Figure` (no pyplot
+state, no display needed) and written atomically as PNG.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from xlt.evaluate.alignment import RETRIEVAL_METRIC, Projection
+from xlt.core.io import atomic_path
+
+LINESTYLES = ("-", "--", ":", "-.")
+MAX_PAIR_LINES = 400  # more translation links than this turn a scatter into a grey blur
+
+
+def retrieval_series(records: Sequence[dict] | Mapping[str, Sequence[dict]], metrics: Sequence[str] | None = None
+                     ) -> dict[tuple[str, str, str, str], tuple[list[int], list[float]]]:
+    """Group retrieval records into lines keyed by (model, metric, lang, direction).
+
+    `records` is one run's records, or {model label: records} to compare models (model
+    is "" for a single run). Only records of `metrics` (default: every metric starting
+    with "bitext_retrieval_acc") that carry a layer are used; points are sorted by layer.
+    """
+    by_model = records if isinstance(records, Mapping) else {"": records}
+    series: dict[tuple[str, str, str, str], dict[int, float]] = {}
+    for model, recs in by_model.items():
+        for rec in recs:
+            metric = rec.get("metric", "")
+            wanted = metric in metrics if metrics is not None else metric.startswith(RETRIEVAL_METRIC)
+            if not wanted or "layer" not in rec:
+                continue
+            key = (model, metric, str(rec.get("lang", "")), str(rec.get("direction", "")))
+            series.setdefault(key, {})[int(rec["layer"])] = float(rec["value"])
+    return {key: (sorted(points), [points[l] for l in sorted(points)]) for key, points in sorted(series.items())}
+
+
+def _save(fig: Figure, path: str | os.PathLike) -> Path:
+    FigureCanvasAgg(fig)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
+    return Path(path)
+
+
+def plot_retrieval_by_layer(records: Sequence[dict] | Mapping[str, Sequence[dict]], path: str | os.PathLike,
+                            metrics: Sequence[str] | None = None, title: str | None = None) -> Path:
+    """Line plot of retrieval accuracy against hidden-state index.
+
+    One colour per (language, direction); one line style per (model, metric) variant, so
+    raw and centred accuracy, or several models, can share the axes.
+    """
+    series = retrieval_series(records, metrics)
+    if not series:
+        raise ValueError("no per-layer retrieval records to plot")
+    pairs = sorted({(lang, direction) for _, _, lang, direction in series})
+    variants = sorted({(model, metric) for model, metric, _, _ in series})
+    colours = {pair: f"C{i % 10}" for i, pair in enumerate(pairs)}
+    styles = {variant: LINESTYLES[i % len(LINESTYLES)] for i, variant in enumerate(variants)}
+
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.add_subplot(1, 1, 1)
+    all_layers: set[int] = set()
+    for (model, metric, lang, direction), (layers, values) in series.items():
+        parts = [p for p in (model if len({m for m, _ in variants}) > 1 else "",
+                             metric.replace(RETRIEVAL_METRIC, "").strip("_") or ("raw" if len(variants) > 1 else ""),
+                             lang, direction) if p]
+        ax.plot(layers, values, linestyle=styles[(model, metric)], color=colours[(lang, direction)], marker="o",
+                markersize=3, label=" ".join(parts))
+        all_layers.update(layers)
+    ax.set_xlabel("hidden-state index (0 = embeddings)")
+    ax.set_ylabel("bitext retrieval accuracy")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xticks(sorted(all_layers))
+    ax.grid(alpha=0.3)
+    if len(series) > 6:  # many lines: keep the legend off the data
+        ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+    else:
+        ax.legend(fontsize="small", loc="best")
+    ax.set_title(title or "Cross-lingual retrieval accuracy by layer")
+    return _save(fig, path)
+
+
+def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathLike, ncols: int = 3,
+                         connect_pairs: bool = True, title: str | None = None) -> Path:
+    """One scatter panel per layer, points coloured by language; translations joined by thin lines."""
+    if not projections:
+        raise ValueError("no projections to plot")
+    ncols = max(1, min(ncols, len(projections)))
+    nrows = -(-len(projections) // ncols)
+    fig = Figure(figsize=(4 * ncols, 4 * nrows))
+    langs = sorted({lang for p in projections for lang in p.langs})
+    colours = {lang: f"C{i % 10}" for i, lang in enumerate(langs)}
+    for panel, projection in enumerate(projections):
+        ax = fig.add_subplot(nrows, ncols, panel + 1)
+        langs_arr, source = np.asarray(projection.langs), np.asarray(projection.source)
+        if connect_pairs and len(projection.pair) // 2 <= MAX_PAIR_LINES:
+            for src in np.unique(source):
+                side = (source == src) & (langs_arr == src)
+                other = (source == src) & (langs_arr != src)
+                position = {pair: i for i, pair in zip(np.flatnonzero(other), projection.pair[other])}
+                for i, pair in zip(np.flatnonzero(side), projection.pair[side]):
+                    j = position.get(pair)
+                    if j is not None:
+                        ax.plot(*zip(projection.coords[i], projection.coords[j]), color="0.75", linewidth=0.5, zorder=1)
+        for lang in langs:
+            mask = langs_arr == lang
+            if mask.any():
+                ax.scatter(projection.coords[mask, 0], projection.coords[mask, 1], s=8, color=colours[lang], label=lang, zorder=2)
+        ax.set_title(f"layer {projection.layer} ({projection.method})")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", fontsize="small")
+    fig.suptitle(title or "Parallel sentences by layer, coloured by language")
+    return _save(fig, path)

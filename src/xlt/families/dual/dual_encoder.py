@@ -1,0 +1,133 @@
+"""LaBSE-style dual-encoder training on translation pairs (Feng et al. 2020).
+
+One shared encoder (a `SentenceEncoder`: transformers encoder + pooling) embeds both
+sides of a batch of B pairs; the embeddings are L2-normalised and scored with the
+bidirectional additive-margin softmax (`xlt.losses.additive_margin`):
+
+    S[i, j] = scale * (cos(x_i, y_j) - margin * [i == j])
+    loss    = CE(S, rows) + CE(S.T, columns)        symmetric = "sum"   (LaBSE)
+            = (CE(S, rows) + CE(S.T, columns)) / 2  symmetric = "mean"  (sentence-transformers)
+
+In-batch negatives: the other B - 1 pairs of the batch. The training examples of every
+language are pooled and shuffled together (xlt.core.training's seeded epoch order), so a batch
+mixes languages as LaBSE's batches do and a sentence's negatives come from any language.
+Multi-way parallel data (Tatoeba, the demo bitext) repeats the same English sentence
+across languages; a batch keeps only the first pair with a given sentence on either side,
+so a translation is never scored as a negative of itself.
+
+The best checkpoint is the one with the highest dev retrieval accuracy: cosine nearest
+neighbour over each dev language's pairs, averaged over languages and both directions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from xlt.evaluate.alignment import DIRECTIONS, Bitext, retrieval_accuracy
+from xlt.core.embeddings import encode
+from xlt.losses.additive_margin import SYMMETRIC_MODES, AdditiveMarginSoftmaxLoss
+from xlt.core.metrics import record
+from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+from xlt.core.training import TrainArgs, TrainResult, train
+
+# symmetric modes a dual encoder may train with: both directions, summed or averaged
+DUAL_SYMMETRIC = tuple(mode for mode in SYMMETRIC_MODES if mode != "none")
+DEV_METRIC = "dev_retrieval_acc"
+
+
+@dataclass(frozen=True)
+class DualSettings:
+    margin: float = 0.3
+    scale: float = 10.0
+    symmetric: str = "sum"
+
+
+def pairs_from_bitexts(bitexts: Sequence[Bitext]) -> list[tuple[str, str]]:
+    """All (non-English, English) pairs of every language, in file order (train() shuffles)."""
+    return [(text, english) for bitext in bitexts for text, english in zip(bitext.texts, bitext.english)]
+
+
+def distinct_pairs(chunk: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Keep the first pair with a given sentence on either side; drop later repeats."""
+    seen_text, seen_english, kept = set(), set(), []
+    for text, english in chunk:
+        if text in seen_text or english in seen_english:
+            continue
+        seen_text.add(text)
+        seen_english.add(english)
+        kept.append((text, english))
+    return kept
+
+
+def make_collate(tokenizer, max_length: int):
+    """Both sides of the batch in one padded tensor: rows [0, B) non-English, [B, 2B) English."""
+
+    def collate(chunk: list[tuple[str, str]]) -> dict:
+        pairs = distinct_pairs(chunk)
+        texts = [text for text, _ in pairs] + [english for _, english in pairs]
+        return {**tokenize(tokenizer, texts, max_length), "pairs": len(pairs)}
+
+    return collate
+
+
+def make_loss(settings: DualSettings, losses: list[float] | None = None):
+    """loss_fn(model, batch) for xlt.core.training.train; appends every loss value to `losses`."""
+    criterion = AdditiveMarginSoftmaxLoss(scale=settings.scale, margin=settings.margin,
+                                          symmetric=settings.symmetric, normalize=True)
+
+    def loss_fn(model: SentenceEncoder, batch: dict) -> torch.Tensor:
+        n = batch["pairs"]
+        embeddings = model(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+        loss = criterion(embeddings[:n].float(), embeddings[n:].float())
+        if losses is not None:
+            losses.append(loss.item())
+        return loss
+
+    return loss_fn
+
+
+def sentence_vectors(model: SentenceEncoder, tokenizer, sentences: Sequence[str], max_length: int,
+                     batch_size: int = 64) -> np.ndarray:
+    """The model's own pooling over its own layer, as float arrays (what retrieval scores)."""
+    device = next(model.parameters()).device
+    return encode(model.encoder, tokenizer, list(sentences), pooling=model.pooling.mode, layer=model.pooling.layer,
+                  batch_size=batch_size, max_length=max_length, device=device)
+
+
+def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], max_length: int) -> list[dict]:
+    """Retrieval accuracy per dev language and direction (xx->en, en->xx)."""
+    records = []
+    for bitext in bitexts:
+        xx = sentence_vectors(model, tokenizer, bitext.texts, max_length)
+        en = sentence_vectors(model, tokenizer, bitext.english, max_length)
+        for direction, (queries, candidates) in zip(DIRECTIONS, ((xx, en), (en, xx))):
+            records.append(record(DEV_METRIC, retrieval_accuracy(queries, candidates), lang=bitext.lang,
+                                  direction=direction, split="dev"))
+    return records
+
+
+def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int):
+    def evaluate(model: SentenceEncoder) -> dict:
+        records = dev_records(model, tokenizer, bitexts, max_length)
+        return {"score": float(np.mean([r["value"] for r in records])),
+                **{f"{r['lang']} {r['direction']}": r["value"] for r in records}}
+
+    return evaluate
+
+
+def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext], dev_bitexts: Sequence[Bitext],
+               settings: DualSettings, args: TrainArgs, losses: list[float] | None = None,
+               checkpoint_dir: str | Path | None = None) -> TrainResult:
+    """Train `model` in place with xlt.core.training.train; the best dev checkpoint is restored.
+
+    `losses` collects the loss of every batch this process trains on (a resumed run's list
+    starts at the checkpoint); `checkpoint_dir` makes the run resumable (xlt.core.training)."""
+    if settings.symmetric not in DUAL_SYMMETRIC:
+        raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
+    return train(model, pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length),
+                 make_loss(settings, losses), args, evaluate=make_evaluate(tokenizer, dev_bitexts, args.max_length),
+                 checkpoint_dir=checkpoint_dir)

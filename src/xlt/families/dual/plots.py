@@ -1,0 +1,127 @@
+"""Figures of the dual-encoder family (Tatoeba error vs margin / scale, error per language,
+mining P/R/F1) and the alignment family's accuracy-vs-layer comparison of models.
+
+Each function reads the tidy table of `xlt aggregate` and writes one PNG.
+"""
+from __future__ import annotations
+
+from xlt.report.figures import heatmap, save  # first: it selects the headless backend
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from xlt.core.errors import XltError  # noqa: E402
+
+DUAL_AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth")
+DIRECTIONS = ("xx->en", "en->xx")
+
+
+def _rows(table: pd.DataFrame, metric: str, what: str) -> pd.DataFrame:
+    rows = table[table.metric == metric]
+    if rows.empty:
+        raise XltError(f"the table has no {metric!r} records; {what}")
+    return rows
+
+
+def run_labels(table: pd.DataFrame, axes=DUAL_AXES, skip=()) -> pd.Series:
+    """A short label per row from the axes that differ between runs (e.g. 'margin=0.3 scale=10')."""
+    varying = [a for a in axes if a in table.columns and a not in skip and table[a].nunique(dropna=True) > 1]
+    if not varying:
+        return pd.Series(["all runs"] * len(table), index=table.index)
+    return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r)), axis=1)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _error_vs(table: pd.DataFrame, out, x: str, title: str) -> None:
+    """Tatoeba error (mean over languages; mean +- std over seeds) against axis `x`, one line
+    per combination of the other axes, one panel per direction."""
+    err = _rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first").copy()
+    err["line"] = run_labels(err, skip=(x,))
+    per_run = err.groupby(["run_id", "line", x, "seed", "direction"], dropna=False)["value"].mean().reset_index()
+    fig, axes = plt.subplots(1, len(DIRECTIONS), figsize=(11, 4.2), sharey=True, squeeze=False)
+    for ax, direction in zip(axes[0], DIRECTIONS):
+        part = per_run[per_run.direction == direction]
+        for line, group in part.groupby("line"):
+            stats = group.groupby(x)["value"].agg(["mean", "std"]).fillna(0.0).sort_index()
+            ax.errorbar(stats.index, 100 * stats["mean"], yerr=100 * stats["std"], marker="o", capsize=3, label=line)
+        ax.set_title(f"{direction}")
+        ax.set_xlabel(x)
+        ax.set_xticks(sorted(part[x].unique()))
+        ax.set_ylabel("retrieval error % (mean over languages)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    save(fig, out)
+
+
+def error_vs_margin(table: pd.DataFrame, out, title: str = "") -> None:
+    _error_vs(table, out, "margin", title or "Tatoeba retrieval error vs additive margin")
+
+
+def error_vs_scale(table: pd.DataFrame, out, title: str = "") -> None:
+    _error_vs(table, out, "scale", title or "Tatoeba retrieval error vs scale")
+
+
+def tatoeba_heatmap(table: pd.DataFrame, out, title: str = "") -> None:
+    """Error % per run (rows) and language x direction (columns), mean over seeds."""
+    err = _rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first").copy()
+    err["run"] = run_labels(err, axes=DUAL_AXES)
+    err["column"] = err["lang"].astype(str) + " " + err["direction"].astype(str)
+    grid = 100 * err.pivot_table(index="run", columns="column", values="value", aggfunc="mean")
+    grid["mean"] = grid.mean(axis=1)
+    heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
+            xlabel="language, direction", cbar_label="error %", cmap="viridis_r",
+            cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5)
+
+
+def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
+    """Precision, recall and F1 (%) on the test split per run and language pair, as an annotated table."""
+    rows = table[table.metric.isin(["precision", "recall", "f1"]) & (table.split == "test")].copy()
+    if rows.empty:
+        raise XltError("the table has no mining records (precision/recall/f1 on the test split); run `mine` first")
+    rows["run"] = run_labels(rows, axes=DUAL_AXES)
+    rows["column"] = rows["lang"].astype(str) + " " + rows["metric"].map({"precision": "P", "recall": "R", "f1": "F1"})
+    order = [f"{lang} {m}" for lang in sorted(rows["lang"].astype(str).unique()) for m in ("P", "R", "F1")]
+    grid = 100 * rows.pivot_table(index="run", columns="column", values="value", aggfunc="mean")[order]
+    heatmap(grid, out, title=title or "BUCC-style mining: precision / recall / F1 %",
+            xlabel="source language: score on the test split (threshold tuned on the tuning split)",
+            cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100)
+
+
+def alignment_by_layer(table: pd.DataFrame, out, title: str = "") -> None:
+    """Retrieval accuracy against hidden-state index, one line per analysed model (mean over
+    languages and both directions); a second panel with per-language mean-centring if present."""
+    acc = table[table.metric.astype(str).str.startswith("bitext_retrieval_acc")]
+    if acc.empty:
+        raise XltError("the table has no bitext_retrieval_acc records; run `align_layers` first")
+    metrics = sorted(acc.metric.unique())
+    fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.5), sharey=True, squeeze=False)
+    # the y range follows the data (low accuracies stay readable) but always starts at 0
+    top = min(1.02, max(0.1, 1.15 * float(acc.groupby(["run_id", "metric", "layer"])["value"].mean().max())))
+    for ax, metric in zip(axes[0], metrics):
+        part = acc[acc.metric == metric]
+        means = part.groupby(["run_id", "layer"])["value"].mean().reset_index()
+        for run_id, group in means.groupby("run_id"):
+            ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
+        ax.set_title("mean-centred per language" if metric.endswith("_centered") else "raw")
+        ax.set_xlabel("hidden-state index (0 = embeddings)")
+        ax.set_ylabel("retrieval accuracy (mean over languages, both directions)")
+        ax.set_ylim(0, top)
+        ax.set_xticks(sorted(int(layer) for layer in means.layer.unique()))
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle(title or "Cross-lingual retrieval accuracy by layer, per model")
+    save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
+
+
+PLOTS = {
+    "dual-error-vs-margin": error_vs_margin,
+    "dual-error-vs-scale": error_vs_scale,
+    "dual-tatoeba-heatmap": tatoeba_heatmap,
+    "dual-mining": mining_table,
+    "alignment-by-layer": alignment_by_layer,
+}

@@ -1,0 +1,225 @@
+"""MonoX figures and the paper-style accuracy table, all drawn from the tidy table of
+`xlt aggregate` (results/tables/monox.csv).
+
+The table's `headline` column marks the runs at the headline training size and temperature
+(the per-language table, as the paper's Tables 2 and 3); the size and temperature sweeps are the
+other rows. Accuracy is test accuracy (split test) averaged over seeds.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import matplotlib.ticker
+
+from xlt.report.figures import save  # first: it selects the headless backend
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from xlt.core.errors import XltError  # noqa: E402
+
+# paper order: the teacher (Table 1), MBERT, MBERT-ST, MonoX-PL, MonoX-KD
+MODE_ORDER = ("teacher", "finetune", "self_train", "pl", "kd")
+
+
+def _truthy(column: pd.Series) -> pd.Series:
+    return column.astype(str).str.lower().isin(("true", "1", "1.0"))
+
+
+def with_methods(table: pd.DataFrame) -> pd.DataFrame:
+    """Add a `method` column: the mode, plus the student / teacher when several are compared."""
+    table = table.copy()
+    for column in ("student", "teacher"):
+        if column not in table.columns:
+            table[column] = np.nan
+    several_students = table.loc[table["mode"] != "teacher", "student"].dropna().nunique() > 1
+    several_teachers = table["teacher"].dropna().nunique() > 1
+
+    def label(row) -> str:
+        parts = [row["mode"]]
+        if several_students and row["mode"] != "teacher":
+            parts.append(f"[{row['student']}]")
+        if several_teachers and isinstance(row["teacher"], str):
+            parts.append(f"<- {row['teacher']}")
+        return " ".join(parts)
+
+    table["method"] = table.apply(label, axis=1)
+    table["_order"] = table["mode"].map({m: i for i, m in enumerate(MODE_ORDER)}).fillna(len(MODE_ORDER))
+    return table
+
+
+def _test_accuracy(table: pd.DataFrame) -> pd.DataFrame:
+    need = {"metric", "split", "lang", "mode", "task", "value", "headline"}
+    missing = need - set(table.columns)
+    if missing:
+        raise XltError(f"the table has no column(s) {sorted(missing)}: is it the MonoX table (results/tables/monox.csv)?")
+    acc = table[(table.metric == "accuracy") & (table.split == "test")]
+    if acc.empty:
+        raise XltError("the table has no test accuracy records")
+    return with_methods(acc)
+
+
+def _ordered_methods(frame: pd.DataFrame) -> list[str]:
+    return list(frame.sort_values(["_order", "method"]).drop_duplicates("method")["method"])
+
+
+def accuracy_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Headline test accuracy, mean over seeds: one row per (task, method), one column per
+    evaluation language in table order, then `avg` (the students' average over languages; a
+    teacher is scored in its own language only and has none)."""
+    acc = _test_accuracy(table)
+    acc = acc[_truthy(acc.headline)]
+    langs = [lang for lang in dict.fromkeys(acc.lang) if lang != "avg"] + (["avg"] if (acc.lang == "avg").any() else [])
+    blocks = []
+    for task in dict.fromkeys(acc.task):
+        part = acc[acc.task == task]
+        grid = part.pivot_table(index="method", columns="lang", values="value", aggfunc="mean")
+        grid = grid.reindex(index=_ordered_methods(part), columns=[c for c in langs if c in grid.columns])
+        grid.index = pd.MultiIndex.from_product([[task], grid.index], names=["task", "method"])
+        blocks.append(grid)
+    out = pd.concat(blocks)
+    seeds = acc.groupby(["task", "method"])["seed"].nunique() if "seed" in acc.columns else None
+    if seeds is not None:
+        out.insert(0, "seeds", seeds.reindex(out.index).astype(int))
+    return out
+
+
+def table_markdown(grid: pd.DataFrame, percent: bool = True) -> str:
+    """One markdown table per task, accuracies in percent with two decimals as in the paper."""
+    lines = []
+    for task in dict.fromkeys(grid.index.get_level_values("task")):
+        part = grid.xs(task, level="task").dropna(axis=1, how="all")
+        lines += [f"### {task}", "", "| method | " + " | ".join(map(str, part.columns)) + " |",
+                  "|---|" + "---:|" * len(part.columns)]
+        for method, row in part.iterrows():
+            cells = [_cell(c, v, percent) for c, v in row.items()]
+            lines.append(f"| {method} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def table_html(grid: pd.DataFrame, title: str = "", percent: bool = True) -> str:
+    body = []
+    for task in dict.fromkeys(grid.index.get_level_values("task")):
+        part = grid.xs(task, level="task").dropna(axis=1, how="all")
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in part.columns)
+        rows = "".join(
+            f"<tr><th>{html.escape(str(m))}</th>" + "".join(f"<td>{_cell(c, v, percent)}</td>" for c, v in row.items())
+            + "</tr>" for m, row in part.iterrows())
+        body.append(f"<h3>{html.escape(str(task))}</h3><table><thead><tr><th>method</th>{head}</tr></thead>"
+                    f"<tbody>{rows}</tbody></table>")
+    style = ("body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1.5em}"
+             "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th:first-child{text-align:left}")
+    heading = f"<h2>{html.escape(title)}</h2>" if title else ""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{style}</style></head><body>{heading}"
+            f"{''.join(body)}<p>Test accuracy in percent, mean over seeds.</p></body></html>\n")
+
+
+def _cell(column, value, percent: bool) -> str:
+    if pd.isna(value):
+        return ""
+    if column == "seeds":
+        return str(int(value))
+    return f"{100 * value:.2f}" if percent else f"{value:.4f}"
+
+
+def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+    """Method x language heatmap of headline test accuracy (percent), one panel per task."""
+    grid = accuracy_table(table).drop(columns="seeds", errors="ignore")
+    tasks = list(dict.fromkeys(grid.index.get_level_values("task")))
+    parts = [grid.xs(task, level="task").dropna(axis=1, how="all") * 100 for task in tasks]
+    width = 3.5 + 0.75 * max(p.shape[1] for p in parts)
+    heights = [1.0 + 0.5 * p.shape[0] for p in parts]
+    fig, axes = plt.subplots(len(parts), 1, figsize=(width, sum(heights) + 0.6), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, task, part in zip(axes[:, 0], tasks, parts):
+        sns.heatmap(part, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws={"label": "accuracy (%)"},
+                    mask=part.isna())
+        ax.set_title(task)
+        ax.set_xlabel("evaluation language")
+        ax.set_ylabel("")
+        ax.tick_params(axis="y", labelrotation=0)
+    fig.suptitle(title or "Zero-shot test accuracy by method and language")
+    save(fig, out)
+
+
+def _log_ticks(ax, values) -> None:
+    """Log x axis with a tick at each swept value, labelled as written (10, 100, 0.01 ...)."""
+    ax.set_xscale("log")
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
+def _headline_temperature(acc: pd.DataFrame) -> float | None:
+    kd = acc[(acc["mode"] == "kd") & _truthy(acc.headline)]
+    return float(kd.temperature.iloc[0]) if len(kd) else None
+
+
+def _headline_size(acc: pd.DataFrame) -> str:
+    return str(acc[_truthy(acc.headline)]["size"].iloc[0])
+
+
+def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+    """Average test accuracy over languages against the number of labelled training examples
+    (log scale), one line per method (kd at the headline temperature), mean +- std over seeds."""
+    acc = _test_accuracy(table)
+    sizes = table[table.metric == "train_examples"].groupby("run_id")["value"].first()
+    acc = acc[(acc.lang == "avg")].assign(examples=lambda d: d.run_id.map(sizes))
+    temperature = _headline_temperature(acc)
+    if temperature is not None:
+        acc = acc[(acc["mode"] != "kd") | np.isclose(acc.temperature.astype(float), temperature)]
+    tasks = [t for t in dict.fromkeys(acc.task) if acc[acc.task == t].examples.nunique() > 1] or list(dict.fromkeys(acc.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        part = acc[acc.task == task]
+        for method in _ordered_methods(part):
+            curve = part[part.method == method].groupby("examples")["value"].agg(["mean", "std"]).fillna(0.0)
+            ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
+            ax.fill_between(curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]),
+                            alpha=0.15)
+        _log_ticks(ax, sorted(part.examples.dropna().unique()))
+        ax.set_xlabel("labelled training examples")
+        ax.set_ylabel("average test accuracy (%)")
+        ax.set_title(task)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "Zero-shot accuracy vs training data size")
+    save(fig, out)
+
+
+def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+    """KD: average test accuracy over languages against the softmax temperature (log scale) at
+    the headline training size; the other methods at that size as horizontal reference lines."""
+    acc = _test_accuracy(table)
+    acc = acc[(acc.lang == "avg") & (acc["size"].astype(str) == _headline_size(acc))]
+    kd = acc[acc["mode"] == "kd"]
+    if kd.empty:
+        raise XltError("no kd runs in the table: the temperature plot needs mode kd")
+    tasks = [t for t in dict.fromkeys(kd.task) if kd[kd.task == t].temperature.nunique() > 1] or list(dict.fromkeys(kd.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        part = kd[kd.task == task]
+        for method in _ordered_methods(part):
+            curve = part[part.method == method].groupby("temperature")["value"].agg(["mean", "std"]).fillna(0.0)
+            ax.errorbar(curve.index, 100 * curve["mean"], yerr=100 * curve["std"], marker="o", capsize=3, label=method)
+        reference = acc[(acc.task == task) & (acc["mode"] != "kd") & _truthy(acc.headline)]
+        for i, method in enumerate(_ordered_methods(reference)):
+            ax.axhline(100 * reference[reference.method == method].value.mean(), ls="--", lw=1,
+                       color=f"C{i + 3}", label=method)
+        _log_ticks(ax, sorted(part.temperature.dropna().unique()))
+        ax.set_xlabel("KD softmax temperature T")
+        ax.set_ylabel("average test accuracy (%)")
+        ax.set_title(task)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or "MonoX-KD: zero-shot accuracy vs distillation temperature")
+    save(fig, out)
+
+
+PLOTS = {
+    "monox-accuracy-heatmap": accuracy_heatmap,
+    "monox-accuracy-vs-size": accuracy_vs_size,
+    "monox-accuracy-vs-temperature": accuracy_vs_temperature,
+}

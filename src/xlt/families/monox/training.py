@@ -1,0 +1,332 @@
+"""MonoX teacher -> student training (Chi et al., "Can Monolingual Pretrained Models Help
+Cross-Lingual Classification?"): the procedures behind `xlt monox-split`, `xlt train-teacher`
+and `xlt distill`. The data building blocks (splits, subsamples, pseudo labels, the logits
+artifact) are in `xlt.teacher_student`, the KD loss in `xlt.losses.distillation`; every model is
+trained by the one loop `xlt.train.train`.
+
+The stages, and what travels between them:
+
+1. `make_split`: the source-language training data -> labelled / unlabelled / dev, seeded
+   (XNLI: 20% labelled, 80% unlabelled; CLS: 20% of train as dev, the corpus's unlabeled pool).
+   Unlabelled records lose their `label` (kept as `heldout_label`, only to score pseudo labels).
+2. `run_teacher`: fine-tune the (monolingual) teacher on the labelled split cut to the training
+   size, then store its logits on that labelled set and the whole unlabelled pool, keyed by
+   example id (`save_teacher_logits`). One teacher job serves every student at that size.
+3. `run_student`: finetune (gold only), self_train (the student labels the pool itself, in
+   rounds), kd (distillation loss on gold + pool against the stored logits at temperature T) or
+   pl (gold + the teacher's argmax labels with max prob >= threshold). The student has its own
+   tokenizer: teacher outputs are found by example id, never by position or token.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from xlt.core.classification import accuracy, classification_loss, make_collate, predict_logits
+from xlt.core.errors import XltError
+from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
+from xlt.losses.distillation import check_temperature, distillation_loss
+from xlt.core.metrics import record
+from xlt.families.monox.teacher_student import (
+    build_kd_dataset,
+    build_pl_dataset,
+    load_teacher_logits,
+    save_teacher_logits,
+    self_train,
+    split_dev,
+    split_fingerprint,
+    split_labelled,
+    subsample,
+)
+from xlt.core.training import TrainArgs, TrainResult, train
+
+log = logging.getLogger("xlt.families.monox.training")
+
+MODES = ("finetune", "self_train", "kd", "pl")
+TEACHER_MODES = ("kd", "pl")
+SPLIT_FILES = ("labelled", "unlabelled", "dev")
+
+
+# ---------------------------------------------------------------- stage 1: the split
+
+@dataclass
+class Split:
+    labelled: list[dict]
+    unlabelled: list[dict]
+    dev: list[dict]
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def split_id(self) -> str:
+        return self.meta["split_id"]
+
+
+def make_split(train_records: Sequence[dict], seed: int, *, labelled_fraction: float | None = None,
+               unlabelled: Sequence[dict] | None = None, dev: Sequence[dict] | None = None,
+               dev_fraction: float | None = None, name: str = "") -> Split:
+    """The paper's split of the source-language data.
+
+    Exactly one of `labelled_fraction` (XNLI: that share of `train_records` keeps its labels, the
+    rest is the unlabelled pool) or `unlabelled` (CLS: a separate pool), and exactly one of `dev`
+    (a dev set) or `dev_fraction` (CLS: hold out that share of the labelled data)."""
+    if (labelled_fraction is None) == (unlabelled is None):
+        raise XltError("give exactly one of labelled_fraction (split the training data) or an unlabelled set")
+    if (dev is None) == (dev_fraction is None):
+        raise XltError("give exactly one of a dev set or dev_fraction (hold out part of the labelled data)")
+    missing = sum(r.get("label") is None for r in train_records)
+    if missing:
+        raise XltError(f"{missing} of {len(train_records)} training records have no label")
+    if labelled_fraction is not None:
+        labelled, pool = split_labelled(train_records, labelled_fraction, seed)
+    else:
+        labelled, pool = list(train_records), list(unlabelled)
+    if dev_fraction is not None:
+        labelled, dev = split_dev(labelled, dev_fraction, seed)
+    if not pool:
+        raise XltError("the unlabelled pool is empty")
+    parts = {"labelled": labelled, "unlabelled": pool, "dev": list(dev)}
+    fingerprints = split_fingerprint(parts)
+    meta = {
+        "name": name, "seed": seed, "labelled_fraction": labelled_fraction, "dev_fraction": dev_fraction,
+        "counts": {k: len(v) for k, v in parts.items()}, "fingerprints": fingerprints,
+        "split_id": hashlib.sha1(json.dumps(fingerprints, sort_keys=True).encode()).hexdigest()[:16],
+    }
+    return Split(labelled, [_unlabelled_record(r) for r in pool], list(dev), meta)
+
+
+def _unlabelled_record(r: dict) -> dict:
+    # The pool's gold label (XNLI's 80%) must never be trained on: it is moved aside and only
+    # used to report how accurate the pseudo labels are.
+    out = {k: r[k] for k in ("id", "text", "text_pair") if r.get(k) is not None}
+    if r.get("label") is not None:
+        out["heldout_label"] = r["label"]
+    return out
+
+
+def write_split(split: Split, out_dir: str | Path) -> None:
+    out_dir = Path(out_dir)
+    for part in SPLIT_FILES:
+        write_jsonl(out_dir / f"{part}.jsonl", getattr(split, part))
+    write_json(out_dir / "split.json", split.meta)
+
+
+def read_split(split_dir: str | Path) -> Split:
+    split_dir = Path(split_dir)
+    if not (split_dir / "split.json").is_file():
+        raise XltError(f"{split_dir} is not a MonoX split (no split.json); make it with `xlt monox-split`")
+    return Split(*(read_jsonl(split_dir / f"{part}.jsonl") for part in SPLIT_FILES), read_json(split_dir / "split.json"))
+
+
+def training_set(split: Split, size: int | str, seed: int) -> list[dict]:
+    """The labelled examples of one training size: nested, stratified, seeded (`subsample`), so
+    the teacher and every student at that size see exactly the same examples."""
+    return subsample(split.labelled, size, seed)
+
+
+def parse_size(value: str) -> int | str:
+    if value == "all":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise XltError(f"training size must be a positive integer or 'all', got {value!r}") from None
+
+
+def artifact_meta(split: Split, size: int | str, seed: int) -> dict:
+    """What a teacher-logits artifact is valid for; a student passes the same as expected_meta."""
+    return {"split_id": split.split_id, "size": str(size), "seed": int(seed)}
+
+
+# ---------------------------------------------------------------- training helpers
+
+def kd_collate(tokenizer, max_length: int):
+    """Batches of (inputs, teacher logits): each record carries its own teacher row."""
+    base = make_collate(tokenizer, max_length, with_labels=False)
+
+    def collate(examples: list[dict]) -> dict:
+        batch = base(examples)
+        batch["teacher_logits"] = torch.tensor([e["teacher_logits"] for e in examples], dtype=torch.float32)
+        return batch
+
+    return collate
+
+
+def kd_loss(temperature: float):
+    check_temperature(temperature)
+
+    def loss_fn(model, batch: dict) -> torch.Tensor:
+        inputs = {k: v for k, v in batch.items() if k != "teacher_logits"}
+        return distillation_loss(model(**inputs).logits, batch["teacher_logits"], temperature)
+
+    return loss_fn
+
+
+def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: TrainArgs,
+        temperature: float | None = None, checkpoint_dir: str | Path | None = None) -> TrainResult:
+    """Train with cross-entropy on `label` (temperature None) or with the KD loss on
+    `teacher_logits`; keep the checkpoint with the best dev accuracy. With `checkpoint_dir`
+    the run is resumable (xlt.core.checkpoint)."""
+    if not dev:
+        raise XltError("the dev set is empty: nothing to select the best checkpoint on")
+
+    def evaluate(m) -> dict:
+        acc = accuracy(predict_logits(m, tokenizer, dev, args.max_length), [e["label"] for e in dev])
+        return {"score": acc, "dev_accuracy": acc}
+
+    if temperature is None:
+        collate, loss_fn = make_collate(tokenizer, args.max_length), classification_loss
+    else:
+        collate, loss_fn = kd_collate(tokenizer, args.max_length), kd_loss(temperature)
+    return train(model, list(examples), collate, loss_fn, args, evaluate, checkpoint_dir=checkpoint_dir)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def pseudo_label_accuracy(records: Sequence[dict]) -> float | None:
+    """Share of pseudo-labelled pool records whose label equals their held-out gold label."""
+    scored = [r for r in records if "heldout_label" in r]
+    return float(np.mean([r["label"] == r["heldout_label"] for r in scored])) if scored else None
+
+
+def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int,
+                       with_average: bool = True) -> list[dict]:
+    """Test accuracy per language (split test) and, with `with_average`, their macro average."""
+    records = []
+    for lang, examples in by_lang.items():
+        logits = predict_logits(model, tokenizer, examples, max_length)
+        records.append(record("accuracy", accuracy(logits, [e["label"] for e in examples]), lang=lang, split="test"))
+    if with_average and records:
+        records.append(record("accuracy", float(np.mean([r["value"] for r in records])), lang="avg", split="test"))
+    return records
+
+
+# ---------------------------------------------------------------- stage 2: the teacher
+
+@dataclass
+class RunOutcome:
+    model: torch.nn.Module
+    result: TrainResult
+    records: list[dict]  # metric records (besides test accuracy)
+    meta: dict
+
+
+def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs,
+                logits_path: str | Path, teacher_name: str = "", source_lang: str = "en",
+                checkpoint_dir: str | Path | None = None) -> RunOutcome:
+    """Fine-tune the teacher on the labelled data of `size`, then write its logits on those
+    labelled examples and on the whole unlabelled pool to `logits_path`."""
+    gold = training_set(split, size, seed)
+    result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint_dir)
+    logits = {"labelled": predict_logits(model, tokenizer, gold, args.max_length),
+              "unlabelled": predict_logits(model, tokenizer, split.unlabelled, args.max_length)}
+    header = save_teacher_logits(
+        logits_path, {"labelled": (gold, logits["labelled"]), "unlabelled": (split.unlabelled, logits["unlabelled"])},
+        meta={**artifact_meta(split, size, seed), "teacher": teacher_name, "best_dev_accuracy": result.best_score})
+    records = [record("accuracy", result.best_score, lang=source_lang, split="dev"),
+               record("train_examples", len(gold))]
+    pool_labels = [r["heldout_label"] for r in split.unlabelled if "heldout_label" in r]
+    if len(pool_labels) == len(split.unlabelled):
+        records.append(record("accuracy", accuracy(logits["unlabelled"], pool_labels), lang=source_lang,
+                              split="unlabelled"))
+    return RunOutcome(model, result, records, {"logits_parts": header["parts"]})
+
+
+# ---------------------------------------------------------------- stage 3: the students
+
+def run_student(mode: str, load_student, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs, *,
+                teacher_logits: str | Path | None = None, temperature: float = 0.1, threshold: float = 0.0,
+                rounds: int = 1, source_lang: str = "en", checkpoint_dir: str | Path | None = None) -> RunOutcome:
+    """Train one student. `load_student()` returns a fresh student classifier (called once,
+    the self-training rounds continue from the previous round's model). With `checkpoint_dir`
+    training is resumable; self-training keeps one checkpoint directory per round (round-N), so
+    a rerun recomputes the finished rounds (from their last checkpoint, to the same models) and
+    resumes the interrupted one. `clear_checkpoints` removes them once the outputs exist."""
+
+    def checkpoint(name: str) -> Path | None:
+        return Path(checkpoint_dir) / name if checkpoint_dir is not None else None
+
+    if mode not in MODES:
+        raise XltError(f"unknown student mode {mode!r}; use one of {', '.join(MODES)}")
+    if mode in TEACHER_MODES and teacher_logits is None:
+        raise XltError(f"mode {mode} needs the teacher's logits (--teacher-logits)")
+    if mode == "kd":
+        check_temperature(temperature)
+    gold = training_set(split, size, seed)
+    records = [record("train_examples", len(gold))]
+    meta: dict = {}
+
+    if mode == "finetune":
+        model = load_student()
+        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"))
+    elif mode == "kd":
+        expected = artifact_meta(split, size, seed)
+        logits = load_teacher_logits(teacher_logits, {"labelled": gold, "unlabelled": split.unlabelled}, expected)
+        data = build_kd_dataset({"labelled": gold, "unlabelled": split.unlabelled}, logits)
+        model = load_student()
+        result = fit(model, tokenizer, data, split.dev, args, temperature=temperature, checkpoint_dir=checkpoint("train"))
+        records.append(record("distill_examples", len(data)))
+    elif mode == "pl":
+        logits = load_teacher_logits(teacher_logits, {"unlabelled": split.unlabelled}, artifact_meta(split, size, seed))
+        data = build_pl_dataset(gold, split.unlabelled, softmax(logits["unlabelled"]), threshold)
+        pseudo = _with_heldout(data[len(gold):], split.unlabelled)
+        records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
+        model = load_student()
+        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"))
+    else:  # self_train
+        results: list[TrainResult] = []
+
+        def train_fn(records_: list[dict], previous):
+            m = previous if previous is not None else load_student()
+            results.append(fit(m, tokenizer, records_, split.dev, args, checkpoint_dir=checkpoint(f"round-{len(results)}")))
+            return m
+
+        def predict_fn(m, pool) -> np.ndarray:
+            return softmax(predict_logits(m, tokenizer, pool, args.max_length))
+
+        outcome = self_train(gold, split.unlabelled, train_fn, predict_fn, rounds, threshold)
+        model, result = outcome.model, results[-1]
+        pseudo = _with_heldout(outcome.train_records[len(gold):], split.unlabelled)
+        records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
+        meta["self_training"] = [vars(r) for r in outcome.rounds]
+        meta["round_dev_accuracy"] = [r.best_score for r in results]
+    records.append(record("accuracy", result.best_score, lang=source_lang, split="dev"))
+    return RunOutcome(model, result, records, meta)
+
+
+def clear_checkpoints(checkpoint_dir: str | Path) -> None:
+    """Remove the checkpoints `run_teacher` / `run_student` left under `checkpoint_dir`."""
+    from xlt.core.checkpoint import remove_checkpoint
+
+    checkpoint_dir = Path(checkpoint_dir)
+    if checkpoint_dir.is_dir():
+        for sub in checkpoint_dir.iterdir():
+            if sub.is_dir():
+                remove_checkpoint(sub)
+    remove_checkpoint(checkpoint_dir)
+
+
+def _with_heldout(pseudo: list[dict], pool: Sequence[dict]) -> list[dict]:
+    """Attach the pool's held-out gold labels to pseudo-labelled records (for scoring only)."""
+    from xlt.families.monox.teacher_student import example_id
+
+    heldout = {example_id(r): r["heldout_label"] for r in pool if "heldout_label" in r}
+    return [{**r, "heldout_label": heldout[example_id(r)]} if example_id(r) in heldout else r for r in pseudo]
+
+
+def _pseudo_records(n: int, acc: float | None) -> list[dict]:
+    out = [record("pseudo_examples", n)]
+    if acc is not None:
+        out.append(record("pseudo_label_accuracy", acc))
+    return out

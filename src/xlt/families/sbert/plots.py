@@ -1,0 +1,82 @@
+"""Figures of the sentence-embedding family: retrieval error trained vs untrained, STS, layers."""
+from __future__ import annotations
+
+from xlt.report.figures import heatmap, save  # first: it selects the headless backend
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+
+def _variant(row) -> str:
+    if not bool(row["trained"]) or pd.isna(row.get("freeze_depth")):
+        return "untrained"
+    depth = int(row["freeze_depth"])
+    return "trained" if depth == -1 else f"trained, depth {depth}"
+
+
+def _with_variant(table: pd.DataFrame) -> pd.DataFrame:
+    table = table.copy()
+    table["trained"] = table["trained"].astype(str).str.lower().isin(["true", "1"])
+    table["variant"] = table.apply(_variant, axis=1)
+    return table
+
+
+def relative_reduction(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean retrieval error per (pooling, layer, variant, lang), mean over seeds, with the
+    relative reduction of every trained variant against the untrained model in %."""
+    err = _with_variant(table[table.metric == "mean_error"])
+    means = err.groupby(["pooling", "layer", "variant", "lang"], dropna=False)["value"].mean().reset_index()
+    base = means[means.variant == "untrained"].set_index(["pooling", "layer", "lang"])["value"]
+    keys = list(zip(means.pooling, means.layer, means.lang))
+    means["reduction_pct"] = [
+        100.0 * (base[k] - v) / base[k] if k in base.index and base[k] > 0 else np.nan for k, v in zip(keys, means.value)
+    ]
+    return means
+
+
+def retrieval_error(table: pd.DataFrame, out, title: str = "") -> None:
+    means = relative_reduction(table)
+    layer = means.layer.max() if (means.layer < 0).all() else means.layer.iloc[0]
+    means = means[means.layer == layer]
+    poolings = sorted(means.pooling.unique())
+    fig, axes = plt.subplots(1, len(poolings), figsize=(5 * len(poolings), 4.2), sharey=True, squeeze=False)
+    for ax, pooling in zip(axes[0], poolings):
+        part = means[means.pooling == pooling]
+        sns.barplot(part, x="lang", y="value", hue="variant", ax=ax)
+        for container, variant in zip(ax.containers, part.variant.drop_duplicates()):
+            if variant == "untrained":
+                continue
+            labels = [f"{r:+.0f}%" if np.isfinite(r) else "" for r in part[part.variant == variant].reduction_pct]
+            ax.bar_label(container, labels=labels, fontsize=7)
+        ax.set_title(f"pooling: {pooling} (layer {layer})")
+        ax.set_xlabel("language")
+        ax.set_ylabel("retrieval error (mean of both directions)")
+    fig.suptitle(title or "Bitext retrieval error, trained vs untrained (labels: relative reduction)")
+    save(fig, out)
+
+
+def sts(table: pd.DataFrame, out, title: str = "") -> None:
+    rows = _with_variant(table[(table.metric == "spearman")])
+    rows["config"] = rows.pooling + ", L" + rows.layer.astype(str) + ", " + rows.variant
+    rows["column"] = rows.lang.astype(str) + " " + rows.similarity.astype(str)
+    grid = rows.pivot_table(index="config", columns="column", values="value", aggfunc="mean") * 100
+    heatmap(grid, out, title=title or "STS: Spearman correlation x 100 (mean over seeds)",
+            xlabel="language, similarity", cbar_label="Spearman x 100")
+
+
+def layers(table: pd.DataFrame, out, title: str = "") -> None:
+    err = _with_variant(table[table.metric == "mean_error"])
+    means = err.groupby(["pooling", "variant", "layer"])["value"].mean().reset_index()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (pooling, variant), part in means.groupby(["pooling", "variant"]):
+        ax.plot(part.layer, part.value, marker="o", ls="--" if variant == "untrained" else "-", label=f"{pooling}, {variant}")
+    ax.set_xlabel("pooled hidden-state index (negative: from the top)")
+    ax.set_ylabel("retrieval error, mean over languages and directions")
+    ax.set_title(title or "Retrieval error by layer")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, out)
+
+
+PLOTS = {"sbert-retrieval-error": retrieval_error, "sbert-sts": sts, "sbert-layers": layers}
