@@ -140,7 +140,7 @@ rule adapt_summary:
     output:
         report(
             f"{RESULTS}/tables/adapt_final.csv",
-            caption="../report/adapt.rst",
+            caption="../../src/xlt/families/adapt/caption.rst",
             category="Target-language MLM adaptation",
         ),
     log:
@@ -157,7 +157,7 @@ rule plot_adapt:
     output:
         report(
             f"{RESULTS}/plots/adapt/{{kind}}.png",
-            caption="../report/adapt.rst",
+            caption="../../src/xlt/families/adapt/caption.rst",
             category="Target-language MLM adaptation",
         ),
     log:

@@ -59,10 +59,10 @@ rule align_layers:
         data=lambda w: data_input(ALIGN_SETTINGS["data"]["dataset"]),
     output:
         metrics=f"{ALIGN_DIR}/{{run_id}}/alignment.json",
-        table=report(f"{ALIGN_DIR}/{{run_id}}/layers.csv", caption="../report/alignment.rst",
+        table=report(f"{ALIGN_DIR}/{{run_id}}/layers.csv", caption="../../src/xlt/families/alignment/caption.rst",
                      category=ALIGN_CATEGORY, subcategory="{run_id}"),
         **{
-            name: report(f"{ALIGN_DIR}/{{run_id}}/plots/{file}", caption="../report/alignment.rst",
+            name: report(f"{ALIGN_DIR}/{{run_id}}/plots/{file}", caption="../../src/xlt/families/alignment/caption.rst",
                          category=ALIGN_CATEGORY, subcategory="{run_id}")
             for name, file in align_plots().items()
         },
@@ -97,7 +97,7 @@ rule plot_alignment:
     input:
         f"{RESULTS}/tables/alignment.csv",
     output:
-        report(f"{RESULTS}/plots/alignment/{{kind}}.png", caption="../report/alignment.rst", category=ALIGN_CATEGORY),
+        report(f"{RESULTS}/plots/alignment/{{kind}}.png", caption="../../src/xlt/families/alignment/caption.rst", category=ALIGN_CATEGORY),
     log:
         f"{RESULTS}/logs/plots/alignment-{{kind}}.log",
     wildcard_constraints:

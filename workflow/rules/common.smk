@@ -1,35 +1,29 @@
-# Config validation and the sweep tables every family's rules read.
+# Config validation (every default filled in) and the plan every family's rules read.
 import os
+from functools import cache
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
-from xlt.core import settings as xlt_config
+from xlt.core import settings
 from xlt.core.cluster import slurm_resources
+from xlt.core.plan import RESULTS
 from xlt.core.prefetch import DEFAULT_CACHE, check_offline
-from xlt.data.prepare import output_files as dataset_files
-from xlt.core.train_args import train_flags
+
 
 min_version("8.10")
 
-# shapes and allowed values (with defaults filled in), then cross references and depth
-# ranges: both before any job runs, so a bad config never wastes compute
-validate(config, schema="../schemas/config.schema.yaml")
-xlt_config.check(config)
-
-RESULTS = "results"
+# shapes, allowed values and defaults, then every family's cross checks: before any job
+# runs, so a bad config never wastes compute
+settings.validate(config)
 
 # Hugging Face downloads live with the project unless HF_HOME says otherwise: `xlt prefetch`
 # fills resources/hf where there is internet, and every job (local or on SLURM, which
 # exports this environment) reads the same cache.
 os.environ.setdefault("HF_HOME", str(Path(DEFAULT_CACHE).resolve()))
 
+ENV = "../../envs/xlt.yaml"
 
-def check_hf_cache():
-    """Offline (HF_HUB_OFFLINE=1), stop before any job if the cache lacks a model or dataset."""
-    configfiles = workflow.overwrite_configfiles or ["config.yaml"]
-    check_offline(config, configfiles[-1])
-DEMO = config.get("report", {}).get("demo", False)
 
 wildcard_constraints:
     run_id="[^/]+",
@@ -38,37 +32,53 @@ wildcard_constraints:
     lang="[^/]+",
 
 
-def model_ref(name):
-    """What `xlt` commands get as --model: a directory built here, a local path or a hub id."""
-    spec = config["models"][name]
-    return f"{RESULTS}/models/{name}" if spec["source"] == "demo" else spec["path"]
+def check_hf_cache():
+    """Offline (HF_HUB_OFFLINE=1), stop before any job if the cache lacks a model or dataset."""
+    configfiles = workflow.overwrite_configfiles or ["config.yaml"]
+    check_offline(config, configfiles[-1])
 
 
-def model_input(name):
-    """The file dependency of a model (none for hub ids: they are fetched by the job or prefetched)."""
-    spec = config["models"][name]
-    if spec["source"] == "demo":
-        return f"{RESULTS}/models/{name}"
-    if spec["source"] == "local":
-        return spec["path"]
-    return []
+@cache
+def family_jobs(family):
+    """rule -> run id -> xlt.core.plan.Job, for an enabled family ({} otherwise)."""
+    if settings.family(config, family) is None:
+        return {}
+    return settings.plan_module(family).jobs(config)
 
 
-def data_file(dataset, lang, split):
-    return f"{RESULTS}/data/{dataset}/{lang}/{split}.jsonl"
+def run_ids(family, rule):
+    return list(family_jobs(family).get(rule, {}))
 
 
-def data_input(dataset):
-    return f"{RESULTS}/data/{dataset}/info.json"
+def job_inputs(family, rule):
+    """Input function: the files a job of `rule` reads, named as in its plan."""
+
+    def inputs(wildcards):
+        return family_jobs(family)[rule][wildcards.run_id].inputs
+
+    return inputs
 
 
-def flags(family):
-    return train_flags(xlt_config.training_settings(config, family))
+def job_args(family, rule):
+    """Params function: the job's complete `xlt` arguments, from its plan."""
+
+    def args(wildcards):
+        return family_jobs(family)[rule][wildcards.run_id].cli
+
+    return args
 
 
-# each family's rule file appends a function returning its final targets (tables, plots)
-FAMILY_TARGETS = []
+def job_threads(family):
+    """Threads of a model-loading job: the family's `resources.cpus` (torch uses that many)."""
+    return settings.resources(config, family)["cpus"] if settings.family(config, family) else 1
 
 
-def by_run_id(rows):
-    return {row["run_id"]: row for row in rows}
+def job_resources(family):
+    """Cluster resources of a model-loading job, from the family's `resources:`."""
+    return slurm_resources(config, family) if settings.family(config, family) else {}
+
+
+def family_targets(family):
+    if settings.family(config, family) is None:
+        return []
+    return settings.plan_module(family).targets(config)

@@ -137,7 +137,7 @@ rule aggregate_dual:
     input:
         dual_metrics_files(),
     output:
-        report(f"{RESULTS}/tables/dual.csv", caption="../report/dual.rst", category="Dual encoder (LaBSE-style)"),
+        report(f"{RESULTS}/tables/dual.csv", caption="../../src/xlt/families/dual/caption.rst", category="Dual encoder (LaBSE-style)"),
     log:
         f"{RESULTS}/logs/aggregate/dual.log",
     shell:
@@ -152,7 +152,7 @@ rule plot_dual:
     input:
         f"{RESULTS}/tables/dual.csv",
     output:
-        report(f"{RESULTS}/plots/dual/{{kind}}.png", caption="../report/dual.rst", category="Dual encoder (LaBSE-style)"),
+        report(f"{RESULTS}/plots/dual/{{kind}}.png", caption="../../src/xlt/families/dual/caption.rst", category="Dual encoder (LaBSE-style)"),
     log:
         f"{RESULTS}/logs/plots/dual-{{kind}}.log",
     wildcard_constraints:

@@ -1,93 +1,76 @@
-# Freeze-depth transfer: fine-tune on the source language with embeddings + the first N
-# layers frozen, then zero-shot accuracy on every evaluation language.
-
-FREEZE = by_run_id(xlt_config.freeze_depth_runs(config))
-FREEZE_DIR = f"{RESULTS}/runs/freeze_depth"
-
-
-def freeze_eval(field):
-    return config["freeze_depth"]["eval"][field] if FREEZE else None
+# Freeze-depth transfer (xlt.families.freeze_depth): fine-tune on the source language with
+# embeddings + the first N layers frozen, then zero-shot accuracy on every evaluation language.
+from xlt.families.freeze_depth import plan as freeze_depth
 
 
 rule finetune:
     input:
-        model=lambda w: model_input(FREEZE[w.run_id]["model"]),
-        data=lambda w: data_input(config["freeze_depth"]["train"]["dataset"]),
+        unpack(job_inputs("freeze_depth", "finetune")),
     output:
-        model=directory(f"{FREEZE_DIR}/{{run_id}}/model"),
-        metrics=f"{FREEZE_DIR}/{{run_id}}/train.json",
+        model=directory(f"{freeze_depth.RUN}/model"),
+        metrics=f"{freeze_depth.RUN}/train.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.finetune.log",
     params:
-        model=lambda w: model_ref(FREEZE[w.run_id]["model"]),
-        train=lambda w: data_file(config["freeze_depth"]["train"]["dataset"], config["freeze_depth"]["train"]["lang"], "train"),
-        dev=lambda w: data_file(config["freeze_depth"]["train"]["dataset"], config["freeze_depth"]["train"]["lang"], "dev"),
-        depth=lambda w: FREEZE[w.run_id]["freeze_depth"],
-        seed=lambda w: FREEZE[w.run_id]["seed"],
-        cache="--cache-frozen-prefix" if config.get("freeze_depth", {}).get("cache_frozen_prefix") else "",
-        flags=flags("freeze_depth") if FREEZE else "",
+        args=job_args("freeze_depth", "finetune"),
+    threads: job_threads("freeze_depth")
     resources:
-        **slurm_resources(config, "freeze_depth"),
+        **job_resources("freeze_depth"),
+    conda:
+        ENV
     shell:
-        "xlt finetune --model {params.model} --train {params.train} --dev {params.dev} --num-labels 3 "
-        "--freeze-depth {params.depth} {params.cache} --seed {params.seed} {params.flags} "
-        "--run-id {wildcards.run_id} --out {FREEZE_DIR}/{wildcards.run_id} > {log} 2>&1"
+        "xlt finetune {params.args} > {log} 2>&1"
 
 
 rule evaluate_xnli:
     input:
-        model=f"{FREEZE_DIR}/{{run_id}}/model",
-        train=f"{FREEZE_DIR}/{{run_id}}/train.json",
-        data=lambda w: data_input(freeze_eval("dataset")),
+        unpack(job_inputs("freeze_depth", "evaluate_xnli")),
+        model=f"{freeze_depth.RUN}/model",
+        train=f"{freeze_depth.RUN}/train.json",
     output:
-        f"{FREEZE_DIR}/{{run_id}}/eval.json",
+        f"{freeze_depth.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.evaluate.log",
     params:
-        data=lambda w: [data_file(freeze_eval("dataset"), lang, freeze_eval("split")) for lang in freeze_eval("langs")],
-        langs=lambda w: ",".join(freeze_eval("langs")),
-        max_length=lambda w: xlt_config.training_settings(config, "freeze_depth").get("max_length", 128),
+        args=job_args("freeze_depth", "evaluate_xnli"),
+    threads: job_threads("freeze_depth")
+    resources:
+        **job_resources("freeze_depth"),
+    conda:
+        ENV
     shell:
-        "xlt evaluate --model {input.model} --train-metrics {input.train} --data {params.data} "
-        "--langs {params.langs} --max-length {params.max_length} --out {output} > {log} 2>&1"
+        "xlt evaluate {params.args} > {log} 2>&1"
 
 
 rule aggregate_freeze_depth:
     input:
-        expand(f"{FREEZE_DIR}/{{run_id}}/eval.json", run_id=FREEZE),
+        expand(f"{freeze_depth.RUN}/eval.json", run_id=run_ids("freeze_depth", "evaluate_xnli")),
     output:
-        f"{RESULTS}/tables/freeze_depth.csv",
+        freeze_depth.TABLE,
     log:
         f"{RESULTS}/logs/aggregate/freeze_depth.log",
     localrule: True
+    conda:
+        ENV
     shell:
         "xlt aggregate {input} --out {output} > {log} 2>&1"
 
 
 rule plot_freeze_depth:
     input:
-        f"{RESULTS}/tables/freeze_depth.csv",
+        freeze_depth.TABLE,
     output:
         report(
-            f"{RESULTS}/plots/freeze_depth/{{kind}}.png",
-            caption="../report/freeze_depth.rst",
+            freeze_depth.PLOT,
+            caption="../../src/xlt/families/freeze_depth/caption.rst",
             category="Freeze-depth transfer",
         ),
     log:
         f"{RESULTS}/logs/plots/freeze_depth-{{kind}}.log",
     wildcard_constraints:
-        kind="accuracy-vs-depth|accuracy-heatmap",
+        kind="|".join(freeze_depth.PLOT_KINDS),
     localrule: True
+    conda:
+        ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
-
-
-def freeze_depth_targets():
-    if not FREEZE:
-        return []
-    return [f"{RESULTS}/tables/freeze_depth.csv"] + [
-        f"{RESULTS}/plots/freeze_depth/{kind}.png" for kind in ("accuracy-vs-depth", "accuracy-heatmap")
-    ]
-
-
-FAMILY_TARGETS.append(freeze_depth_targets)

@@ -177,7 +177,7 @@ rule plot_monox_table:
         markdown=f"{RESULTS}/tables/monox_accuracy.md",
         html=report(
             f"{RESULTS}/plots/monox/accuracy-table.html",
-            caption="../report/monox.rst",
+            caption="../../src/xlt/families/monox/caption.rst",
             category="MonoX teacher -> student",
         ),
     log:
@@ -194,7 +194,7 @@ rule plot_monox:
     output:
         report(
             f"{RESULTS}/plots/monox/{{kind}}.png",
-            caption="../report/monox.rst",
+            caption="../../src/xlt/families/monox/caption.rst",
             category="MonoX teacher -> student",
         ),
     log:

@@ -105,7 +105,7 @@ rule plot_sbert:
     input:
         f"{RESULTS}/tables/sbert.csv",
     output:
-        report(f"{RESULTS}/plots/sbert/{{kind}}.png", caption="../report/sbert.rst", category="Sentence embeddings"),
+        report(f"{RESULTS}/plots/sbert/{{kind}}.png", caption="../../src/xlt/families/sbert/caption.rst", category="Sentence embeddings"),
     log:
         f"{RESULTS}/logs/plots/sbert-{{kind}}.log",
     wildcard_constraints:

@@ -11,17 +11,19 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 
-def save(fig, out: str | Path, *, tight: bool = True, **savefig_kw) -> None:
-    """Write `fig` as a 120-dpi PNG and free it (a sweep draws hundreds of figures in one process)."""
+def save(fig, out: str | Path, *, tight: bool = True, **savefig_kw):
+    """Write `fig` as a 120-dpi PNG and close it (a sweep draws hundreds of figures in one
+    process). Returns the figure: its axes still hold what was drawn, for tests to read."""
     if tight:
         fig.tight_layout()
     fig.savefig(out, dpi=120, format="png", **savefig_kw)
     plt.close(fig)
+    return fig
 
 
 def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",
             cbar_label: str, fmt: str = ".1f", cmap: str = "viridis", cell: tuple[float, float] = (0.75, 0.45),
-            margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, **heatmap_kw) -> None:
+            margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, **heatmap_kw):
     """An annotated heatmap of `grid` (rows x columns), sized to its cells: width = margin +
     cell width x columns (at least `min_width`), height = margin + cell height x rows."""
     width = max(min_width, margin[0] + cell[0] * grid.shape[1])
@@ -31,4 +33,4 @@ def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, yla
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    save(fig, out)
+    return save(fig, out)

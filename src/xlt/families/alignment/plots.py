@@ -119,3 +119,6 @@ def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathL
     fig.legend(handles, labels, loc="upper right", fontsize="small")
     fig.suptitle(title or "Parallel sentences by layer, coloured by language")
     return _save(fig, path)
+
+
+PLOTS = {}  # transitional: alignment figures are drawn by `xlt align` itself

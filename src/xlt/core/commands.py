@@ -1,0 +1,156 @@
+"""Verbs every family shares: the demo models, data, tables, figures and the config itself."""
+from __future__ import annotations
+
+from xlt.cli import Verb
+
+
+def _build_demo_model_arguments(p):
+    p.add_argument("--out", required=True, help="output directory (save_pretrained layout)")
+    p.add_argument("--languages", default="mixed,en,qaa,qab,qac", help="demo corpora to pretrain on; mixed = code-switched")
+    p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--hidden-size", type=int, default=64)
+    p.add_argument("--pretrain-steps", type=int, default=300)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--vocab-size", type=int, default=1000, help="WordPiece vocabulary size; another size gives another tokenizer")
+
+
+def _build_demo_model(args):
+    from xlt.core.demo_model import build_demo_model
+    from xlt.core.io import write_json
+
+    info = build_demo_model(args.out, args.languages.split(","), layers=args.layers, hidden_size=args.hidden_size,
+                            pretrain_steps=args.pretrain_steps, seed=args.seed, vocab_size=args.vocab_size)
+    write_json(f"{args.out}/xlt_demo_model.json", info)
+
+
+def _prepare_data_arguments(p):
+    p.add_argument("--dataset", required=True, help="the dataset's name (a key under `datasets:`)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--spec", help="the dataset's config entry as JSON (what the workflow passes)")
+    source.add_argument("--config", help="a workflow config (YAML) that declares the dataset")
+    p.add_argument("--out", required=True, help="output directory for this dataset")
+
+
+def _prepare_data(args):
+    import json
+
+    from xlt.core.settings import load
+    from xlt.data.prepare import prepare
+    from xlt.core.errors import XltError
+
+    if args.spec:
+        spec = json.loads(args.spec)
+    else:
+        datasets = load(args.config)["datasets"]
+        if args.dataset not in datasets:
+            raise XltError(f"dataset {args.dataset!r} is not declared under datasets: in {args.config}")
+        spec = datasets[args.dataset]
+    info = prepare(args.dataset, spec, args.out)
+    print(info["counts"])
+
+
+def _prefetch_arguments(p):
+    p.add_argument("--config", required=True, help="the workflow config whose models and datasets to fetch")
+    p.add_argument("--cache", default=None, help="cache directory (default: $HF_HOME, else resources/hf)")
+    p.add_argument("--check", action="store_true",
+                   help="download nothing: fail (exit 2) naming what the cache lacks for an offline run")
+
+
+def _prefetch(args):
+    import os
+
+    from xlt.core.settings import load
+    from xlt.core.prefetch import cache_dir, check_offline, plan, prefetch
+
+    config = load(args.config)
+    cache = cache_dir(args.cache)
+    if args.check:
+        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):  # a check never touches the network
+            os.environ[var] = "1"
+        check_offline(config, args.config, cache)
+        models, loads = plan(config)
+        print(f"{len(models)} models and {len(loads)} dataset splits of {args.config} are in {cache}")
+        return
+    prefetch(config, cache)
+    print(f"done; run the workflow with HF_HOME={cache} (the default for resources/hf) and HF_HUB_OFFLINE=1")
+
+
+def _aggregate_arguments(p):
+    p.add_argument("metrics", nargs="+", help="metrics JSON files")
+    p.add_argument("--out", required=True, help="CSV path")
+
+
+def _aggregate(args):
+    from xlt.core.io import atomic_path
+    from xlt.report.aggregate import aggregate
+
+    table = aggregate(args.metrics)
+    with atomic_path(args.out) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"{len(table)} rows from {len(args.metrics)} files -> {args.out}")
+
+
+def _plot_arguments(p):
+    from xlt.report.plots import plot_functions
+
+    p.add_argument("kind", choices=sorted(plot_functions()))
+    p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate`")
+    p.add_argument("--out", required=True, help="PNG path")
+    p.add_argument("--title", default="")
+
+
+def _plot(args):
+    import pandas as pd
+
+    from xlt.core.io import atomic_path
+    from xlt.report.plots import plot_functions
+
+    table = pd.read_csv(args.table)
+    with atomic_path(args.out) as tmp:
+        plot_functions()[args.kind](table, tmp, title=args.title)
+
+
+def _config_arguments(p):
+    p.add_argument("action", choices=["check", "show"],
+                   help="check: validate and say so; show: print the effective config, every default filled in")
+    p.add_argument("--config", required=True, help="a workflow config (YAML)")
+
+
+def _config(args):
+    import yaml
+
+    from xlt.core.settings import load
+
+    config = load(args.config)
+    if args.action == "show":
+        print(yaml.safe_dump(config, sort_keys=False), end="")
+    else:
+        print(f"{args.config}: valid")
+
+
+def _sweep_arguments(p):
+    p.add_argument("--config", required=True)
+
+
+def _sweep(args):
+    import pandas as pd
+
+    from xlt.core.settings import FAMILIES, load, plan_module
+
+    config = load(args.config)
+    for family in FAMILIES:
+        rows = plan_module(family).runs(config)
+        if rows:
+            print(f"# {family}: {len(rows)} runs")
+            print(pd.DataFrame(rows).to_string(index=False))
+
+
+VERBS = {
+    "build-demo-model": Verb("Build the offline demo encoder (WordPiece tokenizer + small BERT pretrained with MLM)", _build_demo_model_arguments, _build_demo_model),
+    "prepare-data": Verb("Normalise one dataset into {out}/{lang}/{split}.jsonl (spec from --spec JSON or from --config)", _prepare_data_arguments, _prepare_data),
+    "prefetch": Verb("Download a config's hub models and HF datasets into the cache (resources/hf) for offline runs", _prefetch_arguments, _prefetch),
+    "aggregate": Verb("Collect metrics JSON files into one tidy CSV (run axes + dimensions + metric + value)", _aggregate_arguments, _aggregate),
+    "plot": Verb("Draw one figure from a tidy metrics table", _plot_arguments, _plot),
+    "config": Verb("Validate a config (check) or print it with every default filled in (show)", _config_arguments, _config),
+    "sweep": Verb("Validate a config and print its sweep: one row per run", _sweep_arguments, _sweep),
+}

@@ -1,0 +1,72 @@
+"""What a family's sweep asks of the workflow: one `Job` per Snakemake job.
+
+Each family's `plan.py` turns the validated settings into `jobs(config)`: rule name ->
+{run id -> Job}. A Job knows the files it reads and the complete `xlt <verb>` arguments
+that run it, so a rule is wiring only (`input: unpack(...)`, `shell: xlt VERB {params.args}`)
+and the command a job runs can be tested without Snakemake. Paths are built here and in
+the families from the same templates the rules use for their outputs.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+RESULTS = "results"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of a sweep: its run id, sweep values, input files and `xlt` arguments."""
+
+    run_id: str
+    args: list[str]
+    inputs: dict[str, str | list[str]] = field(default_factory=dict)
+    axes: dict = field(default_factory=dict)
+
+    @property
+    def cli(self) -> str:
+        """The arguments as one shell-quoted string, for a rule's `{params.args}`."""
+        return shlex.join(str(a) for a in self.args)
+
+
+def by_run_id(jobs: list[Job]) -> dict[str, Job]:
+    out = {}
+    for job in jobs:
+        if job.run_id in out:
+            raise ValueError(f"two jobs share run id {job.run_id!r}; every sweep point needs its own")
+        out[job.run_id] = job
+    return out
+
+
+def data_file(dataset: str, lang: str, split: str) -> str:
+    """A prepared dataset split (xlt prepare-data writes one JSONL per language and split)."""
+    return f"{RESULTS}/data/{dataset}/{lang}/{split}.jsonl"
+
+
+def data_info(dataset: str) -> str:
+    """The file a prepared dataset is known by (its rule's output)."""
+    return f"{RESULTS}/data/{dataset}/info.json"
+
+
+def model_ref(config: dict, name: str) -> str:
+    """What `xlt` commands get as --model: a directory built here, a local path or a hub id."""
+    spec = config["models"][name]
+    return f"{RESULTS}/models/{name}" if spec["source"] == "demo" else spec["path"]
+
+
+def model_input(config: dict, name: str) -> list[str]:
+    """The file dependency of a model (none for hub ids: they are fetched or prefetched)."""
+    spec = config["models"][name]
+    if spec["source"] == "demo":
+        return [f"{RESULTS}/models/{name}"]
+    if spec["source"] == "local":
+        return [spec["path"]]
+    return []
+
+
+def flag_args(settings: dict) -> list[str]:
+    """`--key value` for every item (underscores become dashes), in the dict's order."""
+    out = []
+    for key, value in settings.items():
+        out += [f"--{key.replace('_', '-')}", str(value)]
+    return out

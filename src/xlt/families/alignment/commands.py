@@ -1,0 +1,2 @@
+"""Transitional."""
+VERBS = {}

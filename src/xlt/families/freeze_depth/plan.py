@@ -1,0 +1,86 @@
+"""The freeze-depth sweep (seed 001): model x freeze depth x seed.
+
+Each run fine-tunes on the source language with the embeddings and the first N layers
+frozen (`finetune`), then scores zero-shot accuracy on every evaluation language
+(`evaluate`). Everything a job needs comes from the validated settings here.
+"""
+from __future__ import annotations
+
+from xlt.core import settings
+from xlt.core.errors import XltError
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+
+FAMILY = "freeze_depth"
+RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
+TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
+CLASSIFICATION_TASKS = ("nli", "sentiment")
+
+
+def check(config: dict) -> None:
+    family = config[FAMILY]
+    for model in family["models"]:
+        settings.require(config, "models", model, f"{FAMILY}.models")
+        settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
+    train, evaluation = family["train"], family["eval"]
+    for role in ("train", "eval"):
+        settings.require_task(config, family[role]["dataset"], CLASSIFICATION_TASKS, f"{FAMILY}.{role}.dataset")
+    if config["datasets"][train["dataset"]]["task"] != config["datasets"][evaluation["dataset"]]["task"]:
+        raise XltError(f"{FAMILY}: train dataset {train['dataset']!r} and eval dataset {evaluation['dataset']!r} "
+                       "are different tasks; a classifier is scored on the task it was trained for")
+    for split in ("train", "dev"):
+        settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
+    settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
+
+
+def runs(config: dict) -> list[dict]:
+    """One row per fine-tuning run: model x freeze depth x seed."""
+    family = settings.family(config, FAMILY)
+    if family is None:
+        return []
+    return [{"run_id": f"{model}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
+             "freeze_depth": depth, "seed": seed}
+            for model in family["models"]
+            for depth in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
+            for seed in family["seeds"]]
+
+
+def num_labels(config: dict) -> int:
+    from xlt.data.records import NUM_LABELS
+
+    return NUM_LABELS[config["datasets"][config[FAMILY]["train"]["dataset"]]["task"]]
+
+
+def jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """rule -> run id -> Job, for `finetune` and `evaluate_xnli`."""
+    rows = runs(config)
+    if not rows:
+        return {"finetune": {}, "evaluate_xnli": {}}
+    family = config[FAMILY]
+    train, evaluation = family["train"], family["eval"]
+    training = settings.training(config, FAMILY)
+    finetune, evaluate = [], []
+    for row in rows:
+        run_dir = RUN.format(run_id=row["run_id"])
+        args = ["--model", model_ref(config, row["model"]),
+                "--train", data_file(train["dataset"], train["lang"], "train"),
+                "--dev", data_file(train["dataset"], train["lang"], "dev"),
+                "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]
+        args += ["--cache-frozen-prefix"] if family["cache_frozen_prefix"] else []
+        args += ["--seed", row["seed"], *flag_args(training), "--run-id", row["run_id"], "--out", run_dir]
+        axes = {k: row[k] for k in ("model", "freeze_depth", "seed")}
+        finetune.append(Job(row["run_id"], args, axes=axes,
+                            inputs={"model": model_input(config, row["model"]), "data": data_info(train["dataset"])}))
+        evaluate.append(Job(row["run_id"], axes=axes, inputs={"data": data_info(evaluation["dataset"])}, args=[
+            "--model", f"{run_dir}/model", "--train-metrics", f"{run_dir}/train.json",
+            "--data", *[data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
+            "--langs", ",".join(evaluation["langs"]), "--max-length", training["max_length"],
+            "--out", f"{run_dir}/eval.json"]))
+    return {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
+
+
+def targets(config: dict) -> list[str]:
+    if not runs(config):
+        return []
+    return [TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
