@@ -27,7 +27,7 @@ class Verb:
     run: Callable[[argparse.Namespace], None]
 
 
-VERB_MODULES = ("xlt.core.commands", "xlt.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES))
+VERB_MODULES = ("xlt.core.commands", "xlt.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES))
 
 
 def verbs() -> dict[str, Verb]:

@@ -57,19 +57,6 @@ def parse_scheme_arg(text: str):
     return text
 
 
-def _num_layers(model: str) -> int:
-    from transformers import AutoConfig
-
-    from xlt.core.errors import XltError
-    from xlt.core.models import resolve_model_path
-
-    cfg = AutoConfig.from_pretrained(resolve_model_path(model))
-    for key in ("num_hidden_layers", "n_layers", "num_layers"):
-        if hasattr(cfg, key):
-            return int(getattr(cfg, key))
-    raise XltError(f"cannot read the number of layers of {model!r} from its config")
-
-
 def _validate(args) -> tuple[object, dict]:
     from xlt.families.adapt.adaptation import file_dims
     from xlt.core.errors import XltError
@@ -91,7 +78,9 @@ def _validate(args) -> tuple[object, dict]:
     if args.eval_every < 0:
         raise XltError(f"--eval-every must be >= 0 (0 = every epoch), got {args.eval_every}")
     axes = parse_axes(args.axes)
-    scheme = parse_scheme(parse_scheme_arg(args.scheme), _num_layers(args.model))
+    from xlt.core.models import config_num_layers
+
+    scheme = parse_scheme(parse_scheme_arg(args.scheme), config_num_layers(args.model))
     return scheme, axes
 
 

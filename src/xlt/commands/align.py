@@ -47,36 +47,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out-plots", help="directory for retrieval_by_layer.png and the projection grid")
 
 
-def resolve_langs(files: list[str], langs: str | None) -> list[str]:
-    """Language code per bitext file, from --langs or the parent directory names; unique."""
-    if langs:
-        codes = [code.strip() for code in langs.split(",") if code.strip()]
-        if len(codes) != len(files):
-            raise XltError(f"--langs names {len(codes)} language(s) but {len(files)} --bitext file(s) were given; give one code per file")
-    else:
-        codes = [Path(f).resolve().parent.name for f in files]
-    duplicates = sorted({c for c in codes if codes.count(c) > 1})
-    if duplicates:
-        raise XltError(f"language code(s) {', '.join(duplicates)} used for more than one --bitext file; name them with --langs")
-    return codes
-
-
-def load_bitexts(files: list[str], codes: list[str]):
-    from xlt.evaluate.alignment import bitexts_from_records
-    from xlt.core.io import read_jsonl
-
-    bitexts = []
-    for path, code in zip(files, codes):
-        if not Path(path).is_file():
-            raise XltError(f"bitext file {path} does not exist; write it with `xlt prepare-data` or pass an existing file")
-        try:
-            records = read_jsonl(path)
-        except ValueError as err:
-            raise XltError(f"{path}: not valid JSONL ({err}); one JSON object per line") from None
-        bitexts.append(bitexts_from_records(code, records, origin=str(path)))
-    return bitexts
-
-
 def layer_table(records: list[dict]) -> str:
     """CSV text: a row per layer, a column per (metric variant, lang, direction)."""
     columns: dict[str, dict[int, float]] = {}
@@ -93,7 +63,9 @@ def layer_table(records: list[dict]) -> str:
 
 
 def run(args) -> None:
-    from xlt.evaluate.alignment import alignment_records, config_num_layers, encode_bitexts, parse_layers, project_layers
+    from xlt.data.bitext_files import load_bitexts, resolve_langs
+    from xlt.core.models import config_num_layers
+    from xlt.evaluate.alignment import alignment_records, encode_bitexts, parse_layers, project_layers
     from xlt.core.io import write_text
     from xlt.core.metrics import MetricsFile, parse_axes
 

@@ -39,7 +39,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> None:
-    from xlt.evaluate.alignment import config_num_layers
+    from xlt.core.models import config_num_layers
     from xlt.core.embeddings import encode
     from xlt.evaluate.mining import load_bucc_split, mine_split, precision_recall_f1, tune_threshold
     from xlt.core.io import write_text

@@ -50,9 +50,9 @@ def check_settings(args) -> None:
 
 
 def run(args) -> None:
-    from xlt.evaluate.alignment import config_num_layers
+    from xlt.core.models import config_num_layers
     from xlt.core.checkpoint import remove_checkpoint
-    from xlt.commands.align import load_bitexts, resolve_langs
+    from xlt.data.bitext_files import load_bitexts, resolve_langs
     from xlt.families.dual.dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile

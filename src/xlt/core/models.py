@@ -45,7 +45,31 @@ def encoder_parts(model: nn.Module) -> EncoderParts:
 
 
 def num_layers(model: nn.Module) -> int:
-    return encoder_parts(model).num_layers
+    """Number of transformer layers L of a loaded model (hidden-state indices run 0..L)."""
+    try:
+        return encoder_parts(model).num_layers
+    except TypeError:
+        # encoders with other attribute names still state their depth in the config
+        layers = getattr(getattr(model, "config", None), "num_hidden_layers", None)
+        if layers is None:
+            raise
+        return int(layers)
+
+
+def config_num_layers(name_or_path: str) -> int:
+    """Number of layers L stated by a model's config, read without loading the weights."""
+    from transformers import AutoConfig
+
+    from xlt.core.errors import XltError
+
+    try:
+        config = AutoConfig.from_pretrained(resolve_model_path(name_or_path), trust_remote_code=False)
+    except (OSError, ValueError) as err:
+        raise XltError(f"cannot read a model config from {name_or_path!r} ({err}); pass a model directory or a hub id") from None
+    for key in ("num_hidden_layers", "n_layers", "num_layers"):
+        if getattr(config, key, None) is not None:
+            return int(getattr(config, key))
+    raise XltError(f"the config of {name_or_path!r} does not state its number of layers (num_hidden_layers)")
 
 
 def resolve_model_path(name_or_path: str) -> str:

@@ -74,36 +74,6 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
     return sorted(set(layers))
 
 
-def model_num_layers(model) -> int:
-    """Number of transformer layers L (hidden-state indices run 0..L)."""
-    from xlt.core.models import encoder_parts
-
-    try:
-        return encoder_parts(model).num_layers
-    except TypeError:
-        # encoders with other attribute names still state their depth in the config
-        layers = getattr(getattr(model, "config", None), "num_hidden_layers", None)
-        if layers is None:
-            raise
-        return int(layers)
-
-
-def config_num_layers(model: str) -> int:
-    """Number of layers L stated by a model's config, read without loading the weights."""
-    from transformers import AutoConfig
-
-    from xlt.core.models import resolve_model_path
-
-    try:
-        config = AutoConfig.from_pretrained(resolve_model_path(model), trust_remote_code=False)
-    except (OSError, ValueError) as err:
-        raise XltError(f"cannot read a model config from {model!r} ({err}); pass a model directory or a hub id") from None
-    depth = getattr(config, "num_hidden_layers", None)
-    if depth is None:
-        raise XltError(f"the config of {model!r} does not state num_hidden_layers; per-layer analysis needs an encoder config")
-    return int(depth)
-
-
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float64)
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -154,7 +124,9 @@ def encode_bitexts(model, tokenizer, bitexts: Sequence[Bitext], layers: Sequence
 def layer_alignment(model, tokenizer, bitexts: Sequence[Bitext], layers: str | Sequence[int] | None = "all",
                     pooling: str = "mean", center_languages: bool = False, **encode_kwargs) -> list[dict]:
     """Per-layer bitext retrieval accuracy of `model` in both directions, as metric records."""
-    chosen = parse_layers(layers, model_num_layers(model))
+    from xlt.core.models import num_layers
+
+    chosen = parse_layers(layers, num_layers(model))
     encoded = encode_bitexts(model, tokenizer, bitexts, chosen, pooling=pooling, **encode_kwargs)
     return alignment_records(encoded, center_languages=center_languages)
 
