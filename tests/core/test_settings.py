@@ -1,0 +1,113 @@
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xlt.core import settings
+from xlt.core.errors import XltError
+from xlt.core.settings import validate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def demo_config():
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "config/paper.yaml", "config/tiny.yaml"])
+def test_shipped_configs_validate_and_plan(path):
+    config = validate(yaml.safe_load((REPO / path).read_text()))
+    enabled = [f for f in settings.FAMILIES if settings.family(config, f)]
+    assert enabled, f"{path} enables no family"
+    for family in enabled:
+        assert settings.plan_module(family).runs(config), f"{path}: {family} is enabled but plans no run"
+
+
+def test_validation_fills_every_default_in_place():
+    config = demo_config()
+    assert "cache_frozen_prefix" not in config["freeze_depth"]
+    out = validate(config)
+    assert out is config
+    fd = config["freeze_depth"]
+    assert fd["cache_frozen_prefix"] is False and fd["enabled"] is True and fd["eval"]["split"] == "test"
+    assert fd["resources"] == {"cpus": 1}
+    # the shared training section gets TrainArgs' defaults under what the config sets
+    assert config["training"]["max_length"] == 48  # set by config.yaml
+    assert config["training"]["max_grad_norm"] == 1.0 and config["training"]["precision"] == "auto"  # defaults
+    assert "seed" not in config["training"]  # a sweep axis, never a shared default
+    assert config["report"]["demo"] is True
+
+
+def test_family_training_override_stays_an_override():
+    config = validate(demo_config())
+    assert "training" not in config["freeze_depth"]  # no defaults poured into family overrides
+    assert settings.training(config, "sbert")["max_steps"] == 100  # sbert's own
+    assert settings.training(config, "freeze_depth")["max_steps"] == 120  # shared
+
+
+def test_a_family_is_off_when_absent_or_disabled():
+    config = demo_config()
+    del config["sbert"]
+    config["adapt"] = {"enabled": False}
+    validate(config)
+    assert settings.family(config, "sbert") is None and settings.family(config, "adapt") is None
+    assert settings.family(config, "freeze_depth") is not None
+
+
+def test_the_schema_ships_in_the_package():
+    schema = settings.schema()
+    assert set(settings.FAMILIES) <= set(schema["properties"])
+    assert all(p.is_relative_to(settings.PACKAGE) for p in [settings.PACKAGE / "core" / "schema.yaml"])
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda c: c["training"].update(lr=-1), "training.lr"),
+    (lambda c: c["training"].update(learning_rate=1e-3), "training"),
+    (lambda c: c["datasets"]["demo-nli"].update(source="s3"), "datasets.demo-nli.source"),
+    (lambda c: c["models"]["demo-mbert"].update(source="hub"), "models.demo-mbert"),  # hub needs a path
+    (lambda c: c["freeze_depth"].update(cpus=4), "freeze_depth"),  # resources go under resources:
+])
+def test_schema_errors_name_the_key(mutate, where):
+    config = copy.deepcopy(demo_config())
+    mutate(config)
+    with pytest.raises(XltError, match=rf"config error at {where}"):
+        validate(config)
+
+
+def test_load_names_a_missing_file(tmp_path):
+    with pytest.raises(XltError, match="config file .*nope.yaml not found"):
+        settings.load(tmp_path / "nope.yaml")
+
+
+def _xlt(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "xlt.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_config_show_prints_the_effective_config(tmp_path):
+    result = _xlt("config", "show", "--config", str(REPO / "config.yaml"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    shown = yaml.safe_load(result.stdout)
+    assert shown == validate(demo_config())
+
+
+def test_config_check_imports_no_torch(tmp_path):
+    code = ("import sys; from xlt.cli import main; code = main(['config', 'check', '--config', sys.argv[1]]); "
+            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:5]; "
+            "sys.exit(code)")
+    result = subprocess.run([sys.executable, "-c", code, str(REPO / "config/paper.yaml")], capture_output=True,
+                            text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "valid" in result.stdout
+
+
+def test_config_check_names_the_error(tmp_path):
+    bad = demo_config()
+    bad["freeze_depth"]["depths"] = [0, 13]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    result = _xlt("config", "check", "--config", str(path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "freeze depth 13 in freeze_depth.depths is out of range for model 'demo-mbert' with 12 layers" in result.stderr

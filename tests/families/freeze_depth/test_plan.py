@@ -1,0 +1,106 @@
+"""The freeze-depth plan: its runs, the exact command line of each job, its config checks."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xlt.core.errors import XltError
+from xlt.core.settings import validate
+from xlt.families.freeze_depth import plan
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def demo_config():
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def test_demo_sweep_has_every_depth():
+    runs = plan.runs(validate(demo_config()))
+    assert [r["freeze_depth"] for r in runs] == list(range(-1, 13))
+    assert runs[0]["run_id"] == "demo-mbert-depthnone-seed1"
+    assert runs[8]["run_id"] == "demo-mbert-depth07-seed1"
+
+
+def test_jobs_carry_the_complete_command_lines():
+    config = validate(demo_config())
+    config["freeze_depth"]["depths"] = [3]
+    config["freeze_depth"]["seeds"] = [2]
+    config["freeze_depth"]["cache_frozen_prefix"] = True
+    jobs = plan.jobs(config)
+    run = "demo-mbert-depth03-seed2"
+    assert list(jobs["finetune"]) == [run] and list(jobs["evaluate_xnli"]) == [run]
+    finetune = jobs["finetune"][run]
+    assert finetune.args == [
+        "--model", "results/models/demo-mbert",
+        "--train", "results/data/demo-nli/en/train.jsonl", "--dev", "results/data/demo-nli/en/dev.jsonl",
+        "--num-labels", 3, "--freeze-depth", 3, "--cache-frozen-prefix", "--seed", 2,
+        "--epochs", "1.0", "--max-steps", "120", "--batch-size", "32", "--lr", "0.0005", "--weight-decay", "0.01",
+        "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "40",
+        "--max-length", "48", "--precision", "auto", "--device", "auto", "--log-every", "20",
+        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False",
+        "--run-id", run, "--out", f"results/runs/freeze_depth/{run}"]
+    assert finetune.inputs == {"model": ["results/models/demo-mbert"], "data": "results/data/demo-nli/info.json"}
+    assert finetune.axes == {"model": "demo-mbert", "freeze_depth": 3, "seed": 2}
+    evaluate = jobs["evaluate_xnli"][run]
+    assert evaluate.cli == (
+        f"--model results/runs/freeze_depth/{run}/model --train-metrics results/runs/freeze_depth/{run}/train.json "
+        "--data results/data/demo-nli/en/test.jsonl results/data/demo-nli/qaa/test.jsonl "
+        "results/data/demo-nli/qab/test.jsonl results/data/demo-nli/qac/test.jsonl --langs en,qaa,qab,qac "
+        f"--max-length 48 --out results/runs/freeze_depth/{run}/eval.json")
+
+
+def test_the_command_line_parses_to_the_planned_values():
+    from xlt.cli import build_parser
+
+    config = validate(demo_config())
+    job = plan.jobs(config)["finetune"]["demo-mbert-depthnone-seed1"]
+    args = build_parser("finetune").parse_args(["finetune", *map(str, job.args)])
+    assert (args.freeze_depth, args.seed, args.num_labels, args.max_steps, args.lr) == (-1, 1, 3, 120, 5e-4)
+    assert args.cache_frozen_prefix is False and args.length_bucketing is False
+
+
+def test_label_count_comes_from_the_dataset_task():
+    config = demo_config()
+    config["freeze_depth"]["train"]["dataset"] = config["freeze_depth"]["eval"]["dataset"] = "demo-sentiment"
+    config = validate(config)
+    job = next(iter(plan.jobs(config)["finetune"].values()))
+    assert job.args[job.args.index("--num-labels") + 1] == 2
+
+
+def test_depth_beyond_the_model_names_the_key():
+    config = demo_config()
+    config["freeze_depth"]["depths"] = [0, 13]
+    with pytest.raises(XltError, match=r"freeze depth 13 in freeze_depth.depths .* 12 layers"):
+        validate(config)
+
+
+def test_unknown_dataset_names_the_key_and_the_choices():
+    config = demo_config()
+    config["freeze_depth"]["train"]["dataset"] = "mnli"
+    with pytest.raises(XltError, match=r"freeze_depth.train.dataset: unknown dataset 'mnli'; declared datasets: .*demo-nli"):
+        validate(config)
+
+
+def test_a_dataset_of_another_task_is_refused():
+    config = demo_config()
+    config["freeze_depth"]["train"]["dataset"] = "demo-sts"
+    with pytest.raises(XltError, match=r"freeze_depth.train.dataset: dataset 'demo-sts' is a sts dataset; this needs a "
+                                       r"nli or sentiment dataset"):
+        validate(config)
+
+
+def test_missing_language_split_is_caught():
+    config = demo_config()
+    config["freeze_depth"]["eval"]["langs"] = ["en", "de"]
+    with pytest.raises(XltError, match=r"no test split for \['de'\]"):
+        validate(config)
+
+
+def test_targets_are_the_table_and_both_figures():
+    config = validate(demo_config())
+    assert plan.targets(config) == ["results/tables/freeze_depth.csv",
+                                    "results/plots/freeze_depth/accuracy-vs-depth.png",
+                                    "results/plots/freeze_depth/accuracy-heatmap.png"]
+    del config["freeze_depth"]
+    assert plan.targets(config) == [] and plan.jobs(config) == {"finetune": {}, "evaluate_xnli": {}}
