@@ -25,15 +25,19 @@ import torch
 import yaml
 import yte
 
+from xlt.core import settings
+
 REPO = Path(__file__).resolve().parents[1]
 SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "cluster"
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
-# training rule -> the config family whose `resources:` it requests
-TRAINING_FAMILY = {"finetune": "freeze_depth", "train_sbert": "sbert", "train_teacher": "monox", "distill": "monox",
-                   "adapt_mlm": "adapt", "train_dual": "dual"}
+# model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
+MODEL_RULES = {"finetune": "freeze_depth", "evaluate_xnli": "freeze_depth", "train_sbert": "sbert",
+               "eval_sbert": "sbert", "train_teacher": "monox", "distill": "monox", "adapt_mlm": "adapt",
+               "adapt_reference_perplexity": "adapt", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
+               "align_layers": "alignment"}
 
 
 def _workflow_rules() -> dict[str, str]:
@@ -151,9 +155,8 @@ def test_profile_keeps_to_site_settings():
     assert profile["executor"] == "slurm"
     assert profile["slurm-status-command"] == "squeue"
     assert profile["configfile"] == "config/paper.yaml" and (REPO / "config" / "paper.yaml").exists()
-    training = {"finetune", "train_sbert", "train_teacher", "distill", "adapt_mlm", "train_dual"}
-    assert training <= set(profile["set-resources"])
-    for rule in training:
+    assert set(MODEL_RULES) <= set(profile["set-resources"])
+    for rule in MODEL_RULES:
         assert not {"gpu", "gres", "runtime", "mem_mb", "cpus_per_task"} & set(profile["set-resources"][rule]), rule
     # a workflow profile would replace these keys wholesale (see the profile's header)
     default_profile = REPO / "profiles" / "default"
@@ -163,17 +166,19 @@ def test_profile_keeps_to_site_settings():
         assert not clashing, f"profiles/default overrides {clashing} of profiles/cluster"
 
 
-def test_light_rules_are_local_and_training_rules_request_config_resources():
-    """The workflow side of profiles/cluster: light rules carry `localrule: True`; each
-    training rule passes its family's config resources under SLURM's names."""
+def test_light_rules_are_local_and_model_rules_request_config_resources():
+    """The workflow side of profiles/cluster: light rules carry `localrule: True`; each rule
+    that loads a model (training and evaluation) passes its family's config resources under
+    SLURM's names and runs with the family's cpus as threads."""
     rules = _workflow_rules()
     local = _declared_local(rules)
     light = {name for name in rules if ALWAYS_LOCAL.fullmatch(name)}
     assert light and light <= local, f"light rules without `localrule: True`: {light - local}"
-    for rule, family in TRAINING_FAMILY.items():
-        if rule in rules:
-            assert rule not in local, rule
-            assert f'**slurm_resources(config, "{family}")' in rules[rule], f"{rule} must request slurm_resources(config, {family!r})"
+    assert set(MODEL_RULES) <= set(rules), set(MODEL_RULES) - set(rules)
+    for rule, family in MODEL_RULES.items():
+        assert rule not in local, rule
+        assert f'**job_resources("{family}")' in rules[rule], f"{rule} must request job_resources({family!r})"
+        assert f'threads: job_threads("{family}")' in rules[rule], f"{rule} must run on job_threads({family!r})"
 
 
 @pytest.mark.slurm
@@ -218,15 +223,27 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
         else:
             assert "gpu" not in job.get("TresPerJob", "") + job.get("JOB_GRES", ""), job
 
-    # ... and those requests are the config's for training, the profile's defaults otherwise
-    tiny = yaml.safe_load((REPO / "config" / "tiny.yaml").read_text())
+    # ... and those requests are the config's (defaults filled) for model-loading jobs, the
+    # profile's defaults otherwise
+    tiny = settings.load(REPO / "config" / "tiny.yaml")
     defaults = _profile()["default-resources"]
     for job in remote.values():
-        family = TRAINING_FAMILY.get(job["rule"])
-        wanted = tiny.get(family, {}).get("resources") or {"runtime_min": defaults["runtime"], "cpus": defaults["cpus_per_task"]}
+        family = MODEL_RULES.get(job["rule"])
+        wanted = {"runtime_min": defaults["runtime"], "cpus": defaults["cpus_per_task"]}
+        wanted |= tiny[family]["resources"] if family else {}
         got = job["resources"]
         assert (int(got["runtime"]), int(got["cpus_per_task"])) == (wanted["runtime_min"], wanted["cpus"]), job
         assert int(got.get("gpu", 0)) == wanted.get("gpus", 0), job
+
+    # torch in every model-loading job ran on exactly the CPUs SLURM gave it (xlt logs it)
+    threads = {}
+    for log_file in (work / "results" / "logs").rglob("*.log"):
+        found = re.findall(r"^torch threads: (\d+)$", log_file.read_text(), re.M)
+        if found:
+            threads[log_file.relative_to(work / "results" / "logs").parts[0]] = {int(n) for n in found}
+    for family in ("freeze_depth", "sbert"):
+        assert threads.get(family) == {tiny[family]["resources"]["cpus"]}, (family, threads)
+    assert tiny["freeze_depth"]["resources"]["cpus"] > 1, "tiny.yaml must ask for more than one CPU somewhere"
 
 
 @pytest.mark.slurm

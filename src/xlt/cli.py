@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     except (XltError, FileNotFoundError) as err:
         print(f"xlt {args.verb}: error: {err}", file=sys.stderr)
         return 2
+    if "torch" in sys.modules:  # a job that ran a model: on how many CPU threads (rule threads: -> OMP_NUM_THREADS)
+        print(f"torch threads: {sys.modules['torch'].get_num_threads()}", file=sys.stderr)
     return 0
 
 

@@ -7,9 +7,8 @@ from snakemake.utils import min_version
 
 from xlt.core import settings
 from xlt.core.cluster import slurm_resources
-from xlt.core.plan import RESULTS
+from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import DEFAULT_CACHE, check_offline
-
 
 min_version("8.10")
 
@@ -40,7 +39,10 @@ def check_hf_cache():
 
 @cache
 def family_jobs(family):
-    """rule -> run id -> xlt.core.plan.Job, for an enabled family ({} otherwise)."""
+    """rule -> run id -> xlt.core.plan.Job, for an enabled family ({} otherwise); family
+    "shared" holds the demo models and datasets, keyed by name."""
+    if family == "shared":
+        return shared_jobs(config)
     if settings.family(config, family) is None:
         return {}
     return settings.plan_module(family).jobs(config)
@@ -59,11 +61,12 @@ def job_inputs(family, rule):
     return inputs
 
 
-def job_args(family, rule):
-    """Params function: the job's complete `xlt` arguments, from its plan."""
+def job_args(family, rule, key="run_id"):
+    """Params function: the job's complete `xlt` arguments, from its plan (found by the
+    wildcard `key`)."""
 
     def args(wildcards):
-        return family_jobs(family)[rule][wildcards.run_id].cli
+        return family_jobs(family)[rule][wildcards[key]].cli
 
     return args
 

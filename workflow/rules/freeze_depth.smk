@@ -11,13 +11,13 @@ rule finetune:
         metrics=f"{freeze_depth.RUN}/train.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.finetune.log",
-    params:
-        args=job_args("freeze_depth", "finetune"),
+    conda:
+        ENV
     threads: job_threads("freeze_depth")
     resources:
         **job_resources("freeze_depth"),
-    conda:
-        ENV
+    params:
+        args=job_args("freeze_depth", "finetune"),
     shell:
         "xlt finetune {params.args} > {log} 2>&1"
 
@@ -31,13 +31,13 @@ rule evaluate_xnli:
         f"{freeze_depth.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.evaluate.log",
-    params:
-        args=job_args("freeze_depth", "evaluate_xnli"),
+    conda:
+        ENV
     threads: job_threads("freeze_depth")
     resources:
         **job_resources("freeze_depth"),
-    conda:
-        ENV
+    params:
+        args=job_args("freeze_depth", "evaluate_xnli"),
     shell:
         "xlt evaluate {params.args} > {log} 2>&1"
 

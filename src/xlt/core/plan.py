@@ -8,6 +8,7 @@ the families from the same templates the rules use for their outputs.
 """
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 
@@ -70,3 +71,15 @@ def flag_args(settings: dict) -> list[str]:
     for key, value in settings.items():
         out += [f"--{key.replace('_', '-')}", str(value)]
     return out
+
+
+def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """The jobs every family reads: demo models by name, prepared datasets by name."""
+    models = {name: Job(name, ["--out", f"{RESULTS}/models/{name}", "--languages", ",".join(spec["languages"]),
+                               "--layers", spec["layers"], "--hidden-size", spec["hidden_size"],
+                               "--pretrain-steps", spec["pretrain_steps"], "--vocab-size", spec["vocab_size"]])
+              for name, spec in config["models"].items() if spec["source"] == "demo"}
+    data = {name: Job(name, ["--dataset", name, "--spec", json.dumps(spec, sort_keys=True),
+                             "--out", f"{RESULTS}/data/{name}"])
+            for name, spec in config["datasets"].items()}
+    return {"build_demo_model": models, "prepare_data": data}
