@@ -104,3 +104,25 @@ def test_targets_are_the_table_and_both_figures():
                                     "results/plots/freeze_depth/accuracy-heatmap.png"]
     del config["freeze_depth"]
     assert plan.targets(config) == [] and plan.jobs(config) == {"finetune": {}, "evaluate_xnli": {}}
+
+
+def test_warmup_ratios_is_a_sweep_axis():
+    config = demo_config()
+    config["freeze_depth"].update(depths=[0], warmup_ratios=[0.0, 0.25])
+    config = validate(config)
+    rows = plan.runs(config)
+    assert [(r["run_id"], r["warmup_ratio"]) for r in rows] == [
+        ("demo-mbert-depth00-seed1-warmup0", 0.0), ("demo-mbert-depth00-seed1-warmup0.25", 0.25)]
+    job = plan.jobs(config)["finetune"]["demo-mbert-depth00-seed1-warmup0.25"]
+    from xlt.cli import build_parser
+
+    args = build_parser("finetune").parse_args(["finetune", *map(str, job.args)])
+    assert args.warmup_ratio == 0.25  # the swept value wins over training.warmup_ratio (0.1)
+    assert args.axes == '{"warmup_ratio": 0.25}' and job.axes["warmup_ratio"] == 0.25
+
+
+def test_an_unswept_axis_leaves_run_ids_and_arguments_alone():
+    config = validate(demo_config())
+    assert config["freeze_depth"]["warmup_ratios"] == []
+    job = plan.jobs(config)["finetune"]["demo-mbert-depth05-seed1"]
+    assert "--axes" not in job.args and job.args.count("--warmup-ratio") == 1

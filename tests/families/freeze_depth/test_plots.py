@@ -43,3 +43,15 @@ def test_heatmap_cells_hold_the_means_with_the_average_last(table, tmp_path):
 
 def test_every_kind_is_registered():
     assert PLOTS == {"accuracy-vs-depth": accuracy_vs_depth, "accuracy-heatmap": accuracy_heatmap}
+
+
+def test_a_swept_warmup_ratio_gets_its_own_panel_and_heatmap_rows(table, tmp_path):
+    swept = pd.concat([table.assign(warmup_ratio=0.0), table.assign(warmup_ratio=0.2, value=table.value - 0.5)])
+    fig = accuracy_vs_depth(swept, tmp_path / "a.png")
+    assert len(fig.axes) == 2
+    low = {line.get_label(): line for line in fig.axes[1].lines}
+    np.testing.assert_allclose(low["en"].get_ydata(), [0.34, 0.35, 0.41])
+    assert "warm-up ratio 0.2" in fig.axes[1].get_title()
+    heat = accuracy_heatmap(swept, tmp_path / "h.png").axes[0]
+    assert [t.get_text() for t in heat.get_yticklabels()][:3] == [
+        "en (warm-up ratio 0)", "qaa (warm-up ratio 0)", "avg (warm-up ratio 0)"]

@@ -16,6 +16,8 @@ def _finetune_arguments(p):
                    help="compute the frozen layers once (frozen part without dropout) and train only the top")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None)
+    p.add_argument("--axes", default="{}", help="further sweep values of this run as JSON, recorded in its metrics "
+                   "(e.g. '{\"warmup_ratio\": 0.05}')")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
@@ -32,7 +34,10 @@ def _finetune(args):
     from xlt.core.models import load_classifier, load_tokenizer, save_model
     from xlt.core.training import result_meta, train, train_args_from
 
+    from xlt.core.metrics import parse_axes
+
     targs = train_args_from(args)
+    extra_axes = parse_axes(args.axes)
     train_set, dev_set = read_jsonl(args.train), read_jsonl(args.dev)
     tokenizer = load_tokenizer(args.model)
     model = load_classifier(args.model, args.num_labels)
@@ -60,7 +65,7 @@ def _finetune(args):
     else:
         result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir)
     save_model(model, tokenizer, out / "model")
-    metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed})
+    metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes})
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {"model": args.model, "history": result.history})
     metrics.meta.update(cache_frozen_prefix=cached is not None, cache_s=round(cached.cache_s, 3) if cached else 0.0)
     metrics.add("dev_accuracy", result.best_score, lang="dev")

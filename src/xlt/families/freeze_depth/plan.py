@@ -6,6 +6,8 @@ frozen (`finetune`), then scores zero-shot accuracy on every evaluation language
 """
 from __future__ import annotations
 
+import json
+
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
@@ -35,15 +37,19 @@ def check(config: dict) -> None:
 
 
 def runs(config: dict) -> list[dict]:
-    """One row per fine-tuning run: model x freeze depth x seed."""
+    """One row per fine-tuning run: model x freeze depth x seed (x warm-up ratio, when swept)."""
     family = settings.family(config, FAMILY)
     if family is None:
         return []
-    return [{"run_id": f"{model}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
-             "freeze_depth": depth, "seed": seed}
-            for model in family["models"]
-            for depth in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
-            for seed in family["seeds"]]
+    rows = []
+    for model in family["models"]:
+        for depth in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths"):
+            for seed in family["seeds"]:
+                row = {"run_id": f"{model}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
+                       "freeze_depth": depth, "seed": seed}
+                rows += [{**row, "run_id": f"{row['run_id']}-warmup{settings.number_label(ratio)}",
+                          "warmup_ratio": ratio} for ratio in family["warmup_ratios"]] or [row]
+    return rows
 
 
 def num_labels(config: dict) -> int:
@@ -68,8 +74,11 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--dev", data_file(train["dataset"], train["lang"], "dev"),
                 "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]
         args += ["--cache-frozen-prefix"] if family["cache_frozen_prefix"] else []
-        args += ["--seed", row["seed"], *flag_args(training), "--run-id", row["run_id"], "--out", run_dir]
-        axes = {k: row[k] for k in ("model", "freeze_depth", "seed")}
+        args += ["--seed", row["seed"], *flag_args(training)]
+        if "warmup_ratio" in row:  # a swept axis: overrides the shared setting, recorded with the run
+            args += ["--warmup-ratio", row["warmup_ratio"], "--axes", json.dumps({"warmup_ratio": row["warmup_ratio"]})]
+        args += ["--run-id", row["run_id"], "--out", run_dir]
+        axes = {k: v for k, v in row.items() if k != "run_id"}
         finetune.append(Job(row["run_id"], args, axes=axes,
                             inputs={"model": model_input(config, row["model"]), "data": data_info(train["dataset"])}))
         evaluate.append(Job(row["run_id"], axes=axes, inputs={"data": data_info(evaluation["dataset"])}, args=[

@@ -12,11 +12,25 @@ def _depth_labels(depths) -> list[str]:
     return ["none" if d == -1 else str(d) for d in depths]
 
 
+def _panels(acc: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One (label, rows) per warm-up ratio when that axis is swept, else one for the table."""
+    if "warmup_ratio" in acc and acc["warmup_ratio"].nunique() > 1:
+        return [(f"warm-up ratio {ratio:g}", rows) for ratio, rows in acc.groupby("warmup_ratio")]
+    return [("", acc)]
+
+
 def accuracy_vs_depth(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Zero-shot accuracy against freeze depth: one line per language, the average in bold;
-    mean over seeds with a band of +- one standard deviation."""
+    mean over seeds with a band of +- one standard deviation; one panel per swept warm-up ratio."""
     acc = table[(table.metric == "accuracy")]
-    fig, ax = plt.subplots(figsize=(8, 5))
+    panels = _panels(acc)
+    fig, axes = plt.subplots(1, len(panels), figsize=(8 * len(panels), 5), squeeze=False, sharey=True)
+    for ax, (label, rows) in zip(axes[0], panels):
+        _depth_lines(ax, rows, " - ".join(filter(None, [title or "Zero-shot accuracy vs freeze depth", label])))
+    return save(fig, out)
+
+
+def _depth_lines(ax, acc: pd.DataFrame, title: str) -> None:
     for lang, group in acc.groupby("lang"):
         by_depth = group.groupby("freeze_depth")["value"].agg(["mean", "std"]).fillna(0.0)
         bold = lang == "avg"
@@ -27,18 +41,22 @@ def accuracy_vs_depth(table: pd.DataFrame, out: str | Path, title: str = ""):
     ax.set_xticks(depths, _depth_labels(depths))
     ax.set_xlabel("frozen layers (none = nothing frozen, 0 = embeddings only)")
     ax.set_ylabel("accuracy")
-    ax.set_title(title or "Zero-shot accuracy vs freeze depth")
+    ax.set_title(title)
     ax.legend(ncol=2, fontsize=8)
     ax.grid(alpha=0.3)
-    return save(fig, out)
 
 
 def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
-    """Language x freeze depth heatmap of accuracy (mean over seeds)."""
+    """Language x freeze depth heatmap of accuracy (mean over seeds); rows per language and
+    swept warm-up ratio."""
     acc = table[(table.metric == "accuracy")]
-    grid = acc.pivot_table(index="lang", columns="freeze_depth", values="value", aggfunc="mean")
-    order = [lang for lang in grid.index if lang != "avg"] + (["avg"] if "avg" in grid.index else [])
-    grid = grid.loc[order]
+    grids = []
+    for label, rows in _panels(acc):
+        grid = rows.pivot_table(index="lang", columns="freeze_depth", values="value", aggfunc="mean")
+        grid = grid.loc[[lang for lang in grid.index if lang != "avg"] + (["avg"] if "avg" in grid.index else [])]
+        grid.index = [f"{lang} ({label})" if label else lang for lang in grid.index]
+        grids.append(grid)
+    grid = pd.concat(grids)
     grid.columns = _depth_labels(grid.columns)
     return heatmap(grid, out, title=title or "Zero-shot accuracy by language and freeze depth", xlabel="frozen layers",
             ylabel="language", cbar_label="accuracy", fmt=".2f", cell=(0.6, 0.45), margin=(1.0, 1.0))
