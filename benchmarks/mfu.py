@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 
-from xlt.bench.machine import load_average
-from xlt.bench.shapes import SHAPES
+from machine import load_average
+from shapes import SHAPES
 
 # Dense (no sparsity) BF16 tensor-core peak per GPU, TFLOP/s, from NVIDIA's datasheets.
 PEAK_TFLOPS = {
@@ -65,8 +65,8 @@ def measure(shape_name: str = "mbert", seq_len: int = 128, batch_size: int = 32,
     from xlt.core.classification import classification_loss
     from xlt.core.models import pick_device
     from xlt.core.training import TrainArgs, train
-    from xlt.bench.loop import Clock, pad_collate, random_token_examples
-    from xlt.bench.shapes import random_classifier
+    from loop import Clock, pad_collate, random_token_examples
+    from shapes import random_classifier
 
     if threads:
         torch.set_num_threads(threads)

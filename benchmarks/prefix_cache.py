@@ -8,7 +8,7 @@ cached states (cached, collation included), plus the one-off caching pass over t
 -1..L for E epochs uses the measured depths and linear interpolation in depth for the others
 (step cost and caching cost are both linear in the number of layers run).
 
-    PYTHONPATH=src python benchmarks/prefix_cache.py --epochs 3      (or: xlt bench --prefix-cache)
+    PYTHONPATH=src python benchmarks/prefix_cache.py --epochs 3      (or: benchmarks/bench.py --prefix-cache)
     # on a shared, oversubscribed CPU: count CPU time of one thread instead of wall time
     PYTHONPATH=src python benchmarks/prefix_cache.py --epochs 3 --threads 1 --clock process
 """
@@ -25,7 +25,8 @@ from transformers import BertConfig, BertForSequenceClassification
 
 from xlt.core.freezing import freeze
 from xlt.core.prefix_cache import CachedTopModel, PrefixStateDataset, collate_prefix_states, compute_prefix_states
-from xlt.bench.machine import load_average
+
+from machine import load_average
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -205,10 +206,6 @@ def main(argv: list[str] | None = None, echo=print) -> dict:
     return {"rows": rows, "sweep_uncached_s": total_uncached, "sweep_cached_s": total_cached}
 
 
-if __name__ == "__main__":
-    main()
-
-
 # --- end to end: the real `xlt finetune` job, cached vs uncached -----------------------------
 
 DEMO_FINETUNE_FLAGS = ["--max-steps", "120", "--batch-size", "32", "--lr", "5e-4", "--warmup-ratio", "0.1",
@@ -222,8 +219,8 @@ def _demo_inputs(root: Path, layers: int, train_size: int, seed: int) -> Path:
     from xlt.data import demo
     from xlt.core.io import write_jsonl
     from xlt.core.models import save_model
-    from xlt.bench.loop import demo_tokenizer
-    from xlt.bench.shapes import SHAPES, random_classifier
+    from loop import demo_tokenizer
+    from shapes import SHAPES, random_classifier
 
     tokenizer = demo_tokenizer()
     shape = replace(SHAPES["demo"], layers=layers, vocab=len(tokenizer))
@@ -238,7 +235,7 @@ def finetune_job(root: Path, depth: int, cached: bool, out: Path, threads: int, 
     import subprocess
     import sys
 
-    from xlt.bench.loop import _package_env
+    from loop import _package_env
 
     cmd = [sys.executable, "-m", "xlt.cli", "finetune", "--model", str(root / "model"), "--train",
            str(root / "train.jsonl"), "--dev", str(root / "dev.jsonl"), "--num-labels", "3",
@@ -300,3 +297,7 @@ def finetune_comparison(depths: list[int], layers: int = 12, threads: int = 1, t
          f"uncached {uncached_total:.0f} s, cached {cached_total:.0f} s of job time, saving "
          f"{uncached_total - cached_total:.0f} s ({100 * (1 - cached_total / uncached_total):.0f}%)")
     return {"rows": rows, "sweep_uncached_s": uncached_total, "sweep_cached_s": cached_total}
+
+
+if __name__ == "__main__":
+    main()

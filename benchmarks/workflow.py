@@ -25,14 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from xlt.bench.machine import load_average
+from machine import load_average
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 WORKFLOW_FILES = ("Snakefile", "config.yaml")
 WORKFLOW_DIRS = ("workflow", "config", "profiles")
 
 SHIM = """#!{python}
-# xlt bench: run the real `xlt` and record the peak RSS of its process tree
+# benchmarks/workflow.py: run the real `xlt` and record the peak RSS of its process tree
 import json, os, resource, subprocess, sys, time
 started = time.time()
 code = subprocess.call([sys.executable, "-m", "xlt.cli", *sys.argv[1:]])
