@@ -15,6 +15,8 @@ for attention scores), the stricter figure.
 
 The peak is a flag (`--peak-tflops`) or, on a GPU, looked up by device name in PEAK_TFLOPS
 (dense bf16 tensor-core peaks from the vendors' datasheets); without either, MFU is n/a.
+
+    python benchmarks/mfu.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --mfu ...)
 """
 from __future__ import annotations
 
@@ -147,3 +149,11 @@ def run(args: argparse.Namespace, echo=print) -> dict:
                      args.device, args.mfu_precision, args.mfu_compile, args.threads, args.seed, args.peak_tflops)
     echo(table(result))
     return result
+
+
+if __name__ == "__main__":
+    import sys
+
+    from bench import main
+
+    sys.exit(main(["--mfu", *sys.argv[1:]]))

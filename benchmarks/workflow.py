@@ -10,6 +10,9 @@ Peak memory per demo job: every job's `xlt` call goes through a small shim (firs
 that runs the real command as its child and then appends the child's peak RSS
 (getrusage(RUSAGE_CHILDREN).ru_maxrss: the largest resident set of the command's process
 tree) to a JSONL file; snakemake's own process is not counted.
+
+    python benchmarks/workflow.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --dry-run ...;
+    add --demo and --tests for the demo run and the test suite)
 """
 from __future__ import annotations
 
@@ -162,3 +165,9 @@ def test_suite(repo: Path, pytest_args: list[str] = (), echo=print) -> dict:
         echo(f"    {line}")
     return {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "rc": run["rc"], "summary": summary, "failed": failed,
             "load_before": run["load_before"], "load_after": run["load_after"]}
+
+
+if __name__ == "__main__":
+    from bench import main
+
+    sys.exit(main(["--dry-run", *sys.argv[1:]]))
