@@ -1,10 +1,10 @@
 """Benchmark: our training loop vs transformers.Trainer (samples/s, peak memory).
 
-    PYTHONPATH=src python benchmarks/loop_vs_trainer.py [xlt bench options]    (same as: xlt bench --loop ...)
+    python benchmarks/loop_vs_trainer.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --loop ...)
 """
 import sys
 
-from xlt.cli import main
+from bench import main
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "--loop", *sys.argv[1:]]))
+    sys.exit(main(["--loop", *sys.argv[1:]]))

@@ -36,8 +36,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from xlt.bench.machine import load_average
-from xlt.bench.shapes import SHAPES, random_classifier
+from machine import load_average
+from shapes import SHAPES, random_classifier
 
 
 @dataclass
@@ -246,8 +246,8 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
 
 
 def _package_env() -> dict:
-    """Environment for worker subprocesses: import this very `xlt` package, quietly."""
-    src = str(Path(__file__).resolve().parents[2])
+    """Environment for worker subprocesses: import this checkout's `xlt` package (<repo>/src), quietly."""
+    src = str(Path(__file__).resolve().parents[1] / "src")
     env = dict(os.environ)
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -257,7 +257,8 @@ def _package_env() -> dict:
 
 def spawn(cfg: LoopConfig, runner: str, device: str, threads: int, seed: int) -> dict:
     payload = json.dumps({"config": asdict(cfg), "runner": runner, "device": device, "threads": threads, "seed": seed})
-    proc = subprocess.run([sys.executable, "-m", "xlt.bench.loop", "--worker", payload], env=_package_env(),
+    # the script file itself (its directory, benchmarks/, is then first on the worker's sys.path)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", payload], env=_package_env(),
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{runner} on {cfg.name} failed:\n{proc.stderr[-4000:]}")
