@@ -142,21 +142,3 @@ def test_loop_spawns_its_workers_from_the_script_file(monkeypatch):
     (cmd, env), = calls
     assert cmd[:3] == [sys.executable, str(BENCHMARKS / "loop.py"), "--worker"]
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(BENCHMARKS.parent / "src")
-
-
-def test_xlt_verb_builds_only_its_own_parser():
-    """(Kept from the `xlt bench` era, when this compared with cli.COMMANDS: a job's parser is
-    just its own verb's.)"""
-    from xlt.cli import build_parser, verbs
-
-    assert build_parser("aggregate")._subparsers._group_actions[0].choices.keys() == {"aggregate"}
-    assert build_parser()._subparsers._group_actions[0].choices.keys() == verbs().keys()
-
-
-@pytest.mark.xfail(strict=True, reason="in this branch cli.verbs() imports every verb module, and "
-                   "xlt.commands.eval_embeddings imports torch at the top (xlt.core.pooling, xlt.evaluate.retrieval)")
-def test_a_light_xlt_job_never_imports_torch():
-    code = ("import sys; from xlt.cli import build_parser; build_parser('aggregate').parse_args(['aggregate', 'a.json', "
-            "'--out', 'b.csv']); print('torch' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
