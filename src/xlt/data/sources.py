@@ -23,7 +23,7 @@ from pathlib import Path
 
 from xlt.core.errors import XltError
 from xlt.data import demo
-from xlt.data.records import TASK_FIELDS, normalise
+from xlt.data.records import normalise
 
 UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
 
@@ -108,7 +108,3 @@ def _read_hf(name: str, spec: dict, lang: str, split: str) -> list[dict]:
     if spec.get("max_rows"):
         ds = ds.select(range(min(len(ds), int(spec["max_rows"]))))
     return list(ds)
-
-
-def task_fields(task: str) -> tuple[str, ...]:
-    return TASK_FIELDS[task]
