@@ -41,6 +41,13 @@ def test_validation_fills_every_default_in_place():
     assert config["report"]["demo"] is True
 
 
+def test_defaults_of_shared_definitions_reach_the_config():
+    config = demo_config()
+    del config["freeze_depth"]["seeds"]  # `seeds: {$ref: "#/$defs/seeds"}`; the default lives in $defs
+    validate(config)
+    assert config["freeze_depth"]["seeds"] == [1]
+
+
 def test_family_training_override_stays_an_override():
     config = validate(demo_config())
     assert "training" not in config["freeze_depth"]  # no defaults poured into family overrides

@@ -47,11 +47,22 @@ def _filling_validator():
     def properties(validator, props, instance, subschema):
         if isinstance(instance, dict):
             for key, sub in props.items():
+                sub = _with_local_ref(sub)
                 if "default" in sub and key not in instance:
                     instance[key] = copy.deepcopy(sub["default"])
         yield from check_properties(validator, props, instance, subschema)
 
     return jsonschema.validators.extend(base, {"properties": properties})
+
+
+def _with_local_ref(sub: dict) -> dict:
+    """A property's schema with the default of the `#/$defs/...` schema it refers to, unless
+    it sets its own (so `seeds: {$ref: "#/$defs/seeds"}` gets that definition's default)."""
+    ref = sub.get("$ref", "")
+    if "default" in sub or not ref.startswith("#/$defs/"):
+        return sub
+    target = schema()["$defs"][ref.removeprefix("#/$defs/")]
+    return {**sub, "default": target["default"]} if "default" in target else sub
 
 
 def validate(config: dict) -> dict:
