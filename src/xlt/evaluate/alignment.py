@@ -76,6 +76,12 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
     return sorted(set(layers))
 
 
+def only_layers(encoded: EncodedBitext, layers: Sequence[int]) -> EncodedBitext:
+    """The same bitext with only the hidden states `layers` (e.g. the table's, when more were
+    encoded for the pictures)."""
+    return EncodedBitext(encoded.lang, {l: encoded.texts[l] for l in layers}, {l: encoded.english[l] for l in layers})
+
+
 def center(vectors: np.ndarray) -> np.ndarray:
     """Subtract the mean vector of this set (one language, one layer)."""
     vectors = np.asarray(vectors, dtype=np.float64)
