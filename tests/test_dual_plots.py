@@ -24,25 +24,11 @@ def dual_table():
     return pd.DataFrame(rows)
 
 
-def alignment_table():
-    rows = []
-    for run, metric, layer in itertools.product(["pretrained-m", "dual-m"], ["bitext_retrieval_acc", "bitext_retrieval_acc_centered"], range(4)):
-        for lang in ("qaa", "qab"):
-            rows.append({"run_id": run, "metric": metric, "layer": layer, "lang": lang, "direction": "xx->en", "value": layer / 4})
-    return pd.DataFrame(rows)
-
-
 @pytest.mark.parametrize("kind", ["dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining"])
 def test_dual_plots_write_pngs(tmp_path, kind):
     out = tmp_path / f"{kind}.png"
     PLOTS[kind](dual_table(), out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
-
-
-def test_alignment_by_layer_writes_png(tmp_path):
-    out = tmp_path / "a.png"
-    PLOTS["alignment-by-layer"](alignment_table(), out)
-    assert out.stat().st_size > 10_000
 
 
 def test_labels_name_only_the_axes_that_vary():

@@ -1,10 +1,11 @@
 """How well does each layer of an encoder align translations? Per-layer bitext retrieval.
 
 For every hidden-state index (0 = embeddings, L = last layer) both sides of a set of
-parallel sentences are mean-pooled (`xlt.embeddings.encode_layers`) and each sentence
+parallel sentences are mean-pooled (`xlt.core.embeddings.encode_layers`) and each sentence
 retrieves its nearest neighbour by cosine on the other side; accuracy is the share whose
 nearest neighbour is its own translation (Tatoeba-style, by position, ties to the lower
-index). Directions: "xx->en" (non-English queries, English candidates) and "en->xx".
+index; `xlt.evaluate.retrieval`, in float64). Directions: "xx->en" (non-English queries,
+English candidates) and "en->xx".
 
 Optional per-language mean-centring subtracts each side's mean vector (per layer, over
 the evaluated sentences) before the cosine. Multilingual encoders keep a language-specific
@@ -21,11 +22,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
+from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN, bitext_retrieval, retrieval_accuracy  # noqa: F401  (dual's dev score)
+from xlt.evaluate.vectors import l2_normalise
 
-DIRECTIONS = ("xx->en", "en->xx")
+DIRECTIONS = (XX_TO_EN, EN_TO_XX)
 RETRIEVAL_METRIC = "bitext_retrieval_acc"
 CENTERED_SUFFIX = "_centered"
 PROJECTION_METHODS = ("tsne", "pca")
@@ -74,23 +76,16 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
     return sorted(set(layers))
 
 
-def l2_normalise(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float64)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+def only_layers(encoded: EncodedBitext, layers: Sequence[int]) -> EncodedBitext:
+    """The same bitext with only the hidden states `layers` (e.g. the table's, when more were
+    encoded for the pictures)."""
+    return EncodedBitext(encoded.lang, {l: encoded.texts[l] for l in layers}, {l: encoded.english[l] for l in layers})
 
 
 def center(vectors: np.ndarray) -> np.ndarray:
     """Subtract the mean vector of this set (one language, one layer)."""
     vectors = np.asarray(vectors, dtype=np.float64)
     return vectors - vectors.mean(axis=0, keepdims=True)
-
-
-def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray) -> float:
-    """Share of queries i whose cosine-nearest candidate is candidate i."""
-    if len(queries) != len(candidates):
-        raise ValueError(f"queries ({len(queries)}) and candidates ({len(candidates)}) must be parallel")
-    similarity = l2_normalise(queries) @ l2_normalise(candidates).T
-    return float(np.mean(similarity.argmax(axis=1) == np.arange(len(queries))))
 
 
 def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool = False) -> list[dict]:
@@ -105,14 +100,17 @@ def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool =
             src, eng = bitext.texts[layer], bitext.english[layer]
             if center_languages:
                 src, eng = center(src), center(eng)
-            records.append(record(metric, retrieval_accuracy(src, eng), lang=bitext.lang, layer=layer, direction="xx->en"))
-            records.append(record(metric, retrieval_accuracy(eng, src), lang=bitext.lang, layer=layer, direction="en->xx"))
+            result = bitext_retrieval(src, eng, match="index", dtype=np.float64)
+            records.append(record(metric, result.accuracy_xx_to_en, lang=bitext.lang, layer=layer, direction=XX_TO_EN))
+            records.append(record(metric, result.accuracy_en_to_xx, lang=bitext.lang, layer=layer, direction=EN_TO_XX))
     return records
 
 
 def encode_bitexts(model, tokenizer, bitexts: Sequence[Bitext], layers: Sequence[int], pooling: str = "mean",
                    **encode_kwargs) -> list[EncodedBitext]:
     """Encode both sides of every bitext at every requested hidden-state index in one pass each."""
+    from xlt.core.embeddings import encode_layers
+
     encoded = []
     for bitext in bitexts:
         texts = encode_layers(model, tokenizer, bitext.texts, layers, pooling=pooling, **encode_kwargs)
@@ -161,7 +159,7 @@ def project_2d(vectors: np.ndarray, method: str = "tsne", seed: int = 0, perplex
     """
     if method not in PROJECTION_METHODS:
         raise ValueError(f"unknown projection {method!r}; choose one of {PROJECTION_METHODS}")
-    vectors = l2_normalise(vectors)
+    vectors = l2_normalise(vectors, np.float64)
     n = len(vectors)
     if method == "tsne" and n >= MIN_TSNE_POINTS:
         from sklearn.manifold import TSNE

@@ -42,6 +42,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from xlt.core.errors import XltError
+from xlt.evaluate.vectors import l2_normalise
 
 STRATEGIES = ("max", "intersect", "forward", "backward")
 DEFAULT_K = 4
@@ -204,12 +205,6 @@ class Candidate:
     score: float
 
 
-def l2_normalise(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
-
-
 def knn_cosine(queries: np.ndarray, keys: np.ndarray, k: int, batch_size: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """Cosines and indices of the k nearest keys of every query, highest first (unit inputs).
 
@@ -241,7 +236,7 @@ def margin_candidates(x: np.ndarray, y: np.ndarray, k: int = DEFAULT_K, strategy
         raise ValueError(f"k must be at least 1, got {k}")
     if len(x) == 0 or len(y) == 0:
         return []
-    x, y = l2_normalise(x), l2_normalise(y)
+    x, y = l2_normalise(x, np.float32), l2_normalise(y, np.float32)
     x2y_sims, x2y_idx = knn_cosine(x, y, k)
     y2x_sims, y2x_idx = knn_cosine(y, x, k)
     x_density = x2y_sims.mean(axis=1)  # sum over NN_k(x) / k

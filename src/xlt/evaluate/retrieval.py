@@ -21,8 +21,13 @@ Tatoeba languages shipped in shared/data (deu fra spa nld cmn jpn rus ara: no du
 either side).
 
 Ties: the first index with the highest similarity wins (`numpy.argmax`), as in
-TranslationEvaluator. Cosine similarities are computed in float32 on unit-length vectors
-(1e-12 norm floor), which is what `sentence_transformers.util.cos_sim` does.
+TranslationEvaluator. Cosine similarities are computed on unit-length vectors (1e-12 norm
+floor, `xlt.evaluate.vectors.l2_normalise`), by default in float32, which is what
+`sentence_transformers.util.cos_sim` does; the per-layer alignment analysis asks for float64.
+
+This is the one retrieval implementation: Tatoeba evaluation (`bitext_retrieval`), the
+alignment family's per-layer accuracy and the dual encoder's dev score (`retrieval_accuracy`)
+all find neighbours with `nearest_neighbours`.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from xlt.core.metrics import record
-from xlt.evaluate.sts import unit_rows
+from xlt.evaluate.vectors import l2_normalise
 
 XX_TO_EN = "xx->en"
 EN_TO_XX = "en->xx"
@@ -73,10 +78,11 @@ class RetrievalResult:
         return (self.error_xx_to_en + self.error_en_to_xx) / 2
 
 
-def nearest_neighbours(queries: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """Index of the cosine-nearest candidate for every query (first index on ties)."""
-    q = unit_rows(np.asarray(queries, dtype=np.float32)).astype(np.float32)
-    c = unit_rows(np.asarray(candidates, dtype=np.float32)).astype(np.float32)
+def nearest_neighbours(queries: np.ndarray, candidates: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """Index of the cosine-nearest candidate for every query (first index on ties), with
+    similarities computed in `dtype`."""
+    q = l2_normalise(queries, dtype)
+    c = l2_normalise(candidates, dtype)
     best = np.empty(len(q), dtype=np.int64)
     for start in range(0, len(q), _CHUNK):
         best[start : start + _CHUNK] = np.argmax(q[start : start + _CHUNK] @ c.T, axis=1)
@@ -89,11 +95,12 @@ def bitext_retrieval(
     xx_texts: Sequence[str] | None = None,
     en_texts: Sequence[str] | None = None,
     match: str = "text",
+    dtype=np.float32,
 ) -> RetrievalResult:
     """Nearest-neighbour retrieval in both directions over n aligned pairs (row i <-> row i).
 
     `match="text"` needs the texts (a retrieved duplicate string counts as correct);
-    `match="index"` ignores them.
+    `match="index"` ignores them. Similarities are computed in `dtype`.
     """
     if match not in MATCH_RULES:
         raise ValueError(f"unknown match rule {match!r}; choose one of {MATCH_RULES}")
@@ -110,8 +117,8 @@ def bitext_retrieval(
         if len(xx_texts) != n or len(en_texts) != n:
             raise ValueError(f"{n} embedding pairs but {len(xx_texts)} / {len(en_texts)} texts")
     gold = np.arange(n)
-    found_en = nearest_neighbours(xx_embeddings, en_embeddings)
-    found_xx = nearest_neighbours(en_embeddings, xx_embeddings)
+    found_en = nearest_neighbours(xx_embeddings, en_embeddings, dtype)
+    found_xx = nearest_neighbours(en_embeddings, xx_embeddings, dtype)
     if match == "index":
         correct_xx_to_en = int(np.sum(found_en == gold))
         correct_en_to_xx = int(np.sum(found_xx == gold))
@@ -119,6 +126,14 @@ def bitext_retrieval(
         correct_xx_to_en = sum(en_texts[int(j)] == en_texts[i] for i, j in enumerate(found_en))
         correct_en_to_xx = sum(xx_texts[int(j)] == xx_texts[i] for i, j in enumerate(found_xx))
     return RetrievalResult(n=n, correct_xx_to_en=correct_xx_to_en, correct_en_to_xx=correct_en_to_xx)
+
+
+def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64) -> float:
+    """Share of queries i whose cosine-nearest candidate is candidate i (by index; float64
+    by default, the precision of the per-layer alignment analysis and the dual dev score)."""
+    if len(queries) != len(candidates):
+        raise ValueError(f"queries ({len(queries)}) and candidates ({len(candidates)}) must be parallel")
+    return float(np.mean(nearest_neighbours(queries, candidates, dtype) == np.arange(len(queries))))
 
 
 def retrieval_records(result: RetrievalResult, **dims) -> list[dict]:

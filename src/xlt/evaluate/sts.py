@@ -27,25 +27,21 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from xlt.core.metrics import record
+from xlt.evaluate.vectors import l2_normalise
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 CORRELATIONS = ("pearson", "spearman")
 
-# torch.nn.functional.normalize's default eps: norms below it are clamped, not divided by
-_NORM_FLOOR = 1e-12
-
-
-def unit_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 length (rows with norm < 1e-12 are divided by 1e-12)."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, _NORM_FLOOR)
+# rows scaled to unit L2 length (norms below 1e-12 are clamped); kept under this name for
+# the evaluators that import it from here
+unit_rows = l2_normalise
 
 
 def paired_similarity(a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarray:
     """Similarity of each row pair (a[i], b[i]); distances come back negated."""
     a, b = _check_pair_arrays(a, b)
     if similarity == "cosine":
-        return np.sum(unit_rows(a) * unit_rows(b), axis=1)
+        return np.sum(l2_normalise(a) * l2_normalise(b), axis=1)
     if similarity == "euclidean":
         return -np.linalg.norm(a - b, axis=1)
     if similarity == "manhattan":

@@ -1,45 +1,79 @@
-"""The alignment sweep: config checks and one row per job."""
+"""The per-layer alignment analysis (seed 001): one `xlt align` job per analysed model.
+
+The models are the declared (pretrained) ones, the dual family's trained encoders and the
+freeze_depth family's fine-tuned models at chosen depths (first seed). Each job writes
+bitext retrieval accuracy at every hidden state (`align_layers`); the runs are collected
+into one table and compared in one figure. Everything a job needs comes from the validated
+settings here.
+"""
 from __future__ import annotations
 
-import math
-from pathlib import Path
+import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.settings import dataset_languages, depth_label, model_layers
-from xlt.core.settings import number_label as _number
-from xlt.core.settings import require as _require
-from xlt.core.settings import require_split as _require_split
-from xlt.families.dual.plan import _require_bitext, dual_runs
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, model_input, model_ref
+from xlt.families.dual import plan as dual_plan
 from xlt.families.freeze_depth.plan import runs as freeze_depth_runs
 
-
-def training_settings(config: dict, family: str) -> dict:
-    return settings.training(config, family)
-
-# ---------------------------------------------------------------- alignment: per-layer analysis (seed 001)
-ALIGNMENT_DEFAULTS = {"models": [], "dual_runs": "all", "freeze_depths": [], "layers": "all", "pooling": "mean",
-                      "center": True, "tsne_layers": [], "tsne_sample": 100, "projection": "tsne",
-                      "english_label": "en", "max_length": 128}
-
-
-def alignment_settings(config: dict) -> dict | None:
-    family = config.get("alignment")
-    if not family or not family.get("enabled", True):
-        return None
-    return {**ALIGNMENT_DEFAULTS, **family, "data": {"split": "test", **family["data"]}}
+FAMILY = "alignment"
+RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
+METRICS = f"{RUN}/alignment.json"
+LAYERS = f"{RUN}/layers.csv"
+RUN_PLOTS = f"{RUN}/plots"
+LOG = f"{RESULTS}/logs/{FAMILY}/{{run_id}}.log"
+TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PLOT_KINDS = ("alignment-by-layer",)
+CATEGORY = "Cross-lingual alignment by layer"
+# a trained model analysed here: the source family's run directory holds it
+SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
 
 
-def alignment_runs(config: dict) -> list[dict]:
+def check(config: dict) -> None:
+    family = config[FAMILY]
+    data = family["data"]
+    dual_plan._require_bitext(config, data["dataset"], f"{FAMILY}.data.dataset")
+    settings.require_split(config, data["dataset"], data["split"], data["langs"], f"{FAMILY}.data")
+    for model in family["models"]:
+        settings.require(config, "models", model, f"{FAMILY}.models")
+    if family["dual_runs"] != "all":
+        known = [row["run_id"] for row in dual_plan.dual_runs(config)]
+        unknown = [run for run in family["dual_runs"] if run not in known]
+        if unknown:
+            raise XltError(f"{FAMILY}.dual_runs: unknown dual run(s) {unknown}; the dual sweep has "
+                           f"{', '.join(known) if known else 'no runs (dual is absent or disabled)'}")
+    if family["freeze_depths"]:
+        swept = sorted({row["freeze_depth"] for row in freeze_depth_runs(config)})
+        missing = [d for d in family["freeze_depths"] if d not in swept]
+        if missing:
+            raise XltError(f"{FAMILY}.freeze_depths: depth(s) {missing} are not in the freeze_depth sweep "
+                           f"({swept if swept else 'freeze_depth is absent or disabled'}); add them to "
+                           f"freeze_depth.depths or drop them here")
+    rows = runs(config)
+    if not rows:
+        raise XltError(f"{FAMILY}: nothing to analyse; list {FAMILY}.models, or enable the dual family or "
+                       f"{FAMILY}.freeze_depths")
+    for model in sorted({row["model"] for row in rows}):
+        n = settings.model_layers(config, model)
+        for key in ("layers", "tsne_layers"):
+            values = family[key]
+            bad = [] if values == "all" else [layer for layer in values if layer > n]
+            if bad:
+                raise XltError(f"{FAMILY}.{key}: hidden-state index(es) {bad} out of range for model {model!r} "
+                               f"with {n} layers; use 0 (embeddings) .. {n}")
+
+
+def runs(config: dict) -> list[dict]:
     """One row per analysed model: declared (pretrained) models, dual-encoder runs, and the
     freeze_depth family's fine-tuned models at the chosen depths (first seed). `source`
     says which; `source_run` is the training run's id (None for a pretrained model)."""
-    family = alignment_settings(config)
+    family = settings.family(config, FAMILY)
     if family is None:
         return []
     rows = [{"run_id": f"pretrained-{model}", "source": "pretrained", "model": model, "source_run": None}
             for model in family["models"]]
-    dual = {row["run_id"]: row for row in dual_runs(config)}
+    dual = {row["run_id"]: row for row in dual_plan.dual_runs(config)}
     chosen = list(dual) if family["dual_runs"] == "all" else family["dual_runs"]
     rows += [{"run_id": f"dual-{run}", "source": "dual", "model": dual[run]["model"], "source_run": run}
              for run in chosen if run in dual]
@@ -55,43 +89,58 @@ def alignment_runs(config: dict) -> list[dict]:
     return rows
 
 
-def _check_alignment(config: dict) -> None:
-    family = alignment_settings(config)
+def run_plots(config: dict) -> dict[str, str]:
+    """Pictures every align job draws into RUN_PLOTS, output name -> file name ({} when off)."""
+    family = settings.family(config, FAMILY)
     if family is None:
-        return
+        return {}
+    plots = {"by_layer": "retrieval_by_layer.png"}
+    if family["tsne_layers"]:
+        plots["projection"] = f"{family['projection']}_layers.png"
+    return plots
+
+
+def _indices(values) -> str:
+    return values if values == "all" else ",".join(map(str, values))
+
+
+def _model(config: dict, row: dict) -> tuple[str, list[str] | str]:
+    """What `xlt align` gets as --model, and the file it depends on."""
+    if row["source"] == "pretrained":
+        return model_ref(config, row["model"]), model_input(config, row["model"])
+    path = SOURCE_MODEL.format(source=row["source"], source_run=row["source_run"])
+    return path, path
+
+
+def jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """rule -> run id -> Job, for `align_layers`."""
+    rows = runs(config)
+    if not rows:
+        return {"align_layers": {}}
+    family = config[FAMILY]
     data = family["data"]
-    _require_bitext(config, data["dataset"], "alignment.data.dataset")
-    _require_split(config, data["dataset"], data["split"], data["langs"], "alignment.data")
-    for model in family["models"]:
-        _require(config, "models", model, "alignment.models")
-    if family["dual_runs"] != "all":
-        known = [row["run_id"] for row in dual_runs(config)]
-        unknown = [run for run in family["dual_runs"] if run not in known]
-        if unknown:
-            raise XltError(f"alignment.dual_runs: unknown dual run(s) {unknown}; the dual sweep has "
-                           f"{', '.join(known) if known else 'no runs (dual is absent or disabled)'}")
-    if family["freeze_depths"]:
-        swept = sorted({row["freeze_depth"] for row in freeze_depth_runs(config)})
-        missing = [d for d in family["freeze_depths"] if d not in swept]
-        if missing:
-            raise XltError(f"alignment.freeze_depths: depth(s) {missing} are not in the freeze_depth sweep "
-                           f"({swept if swept else 'freeze_depth is absent or disabled'}); add them to "
-                           f"freeze_depth.depths or drop them here")
-    runs = alignment_runs(config)
-    if not runs:
-        raise XltError("alignment: nothing to analyse; list alignment.models, or enable the dual family or "
-                       "alignment.freeze_depths")
-    for model in sorted({row["model"] for row in runs}):
-        n = model_layers(config, model)
-        for key in ("layers", "tsne_layers"):
-            values = family[key]
-            bad = [] if values == "all" else [layer for layer in values if layer > n]
-            if bad:
-                raise XltError(f"alignment.{key}: hidden-state index(es) {bad} out of range for model {model!r} "
-                               f"with {n} layers; use 0 (embeddings) .. {n}")
+    flags = [arg for lang in data["langs"] for arg in ("--bitext", data_file(data["dataset"], lang, data["split"]))]
+    flags += ["--layers", _indices(family["layers"]), "--pooling", family["pooling"],
+              "--max-length", family["max_length"], "--english-label", family["english_label"]]
+    flags += ["--center"] if family["center"] else []
+    if family["tsne_layers"]:
+        flags += ["--tsne-layers", _indices(family["tsne_layers"]), "--tsne-sample", family["tsne_sample"],
+                  "--projection", family["projection"]]
+    align = []
+    for row in rows:
+        model, model_file = _model(config, row)
+        axes = {"source": row["source"], "source_run": row["source_run"] or ""}
+        run_id = row["run_id"]
+        align.append(Job(run_id, axes=axes, inputs={"model": model_file, "data": data_info(data["dataset"])}, args=[
+            "--model", model, *flags, "--axes", json.dumps(axes), "--run-id", run_id,
+            "--out-metrics", METRICS.format(run_id=run_id), "--out-table", LAYERS.format(run_id=run_id),
+            "--out-plots", RUN_PLOTS.format(run_id=run_id)]))
+    return {"align_layers": by_run_id(align)}
 
 
-
-
-check = _check_alignment
-runs = alignment_runs
+def targets(config: dict) -> list[str]:
+    rows = runs(config)
+    if not rows:
+        return []
+    per_run = [f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()]
+    return [TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run

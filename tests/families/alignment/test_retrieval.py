@@ -96,3 +96,37 @@ def test_input_checks():
         bitext_retrieval(xx, en[:4], match="index")
     with pytest.raises(ValueError, match="unknown match rule"):
         bitext_retrieval(xx, en, match="fuzzy")
+
+
+def test_one_normaliser_unit_rows_zero_rows_and_dtype():
+    from xlt.evaluate import sts
+    from xlt.evaluate.vectors import l2_normalise
+
+    rows = np.array([[3.0, 4.0], [0.0, 0.0], [1e-13, 0.0]])
+    out = l2_normalise(rows)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0], [0.1, 0.0]])  # norms below 1e-12 are clamped
+    assert out.dtype == np.float64 and l2_normalise(rows, np.float32).dtype == np.float32
+    assert l2_normalise(rows.astype(np.float32)).dtype == np.float32  # no dtype: the input's
+    assert sts.unit_rows is l2_normalise  # the name eval-embeddings imports
+
+
+def test_retrieval_accuracy_is_index_retrieval_in_float64():
+    from xlt.evaluate.alignment import retrieval_accuracy as from_alignment
+    from xlt.evaluate.retrieval import retrieval_accuracy
+
+    assert from_alignment is retrieval_accuracy  # dual's dev score imports it from xlt.evaluate.alignment
+    xx, en = planted(20, [2, 7, 11])
+    assert retrieval_accuracy(xx, en) == 17 / 20 and retrieval_accuracy(en, xx) == 1.0
+    result = bitext_retrieval(xx, en, match="index", dtype=np.float64)
+    assert (result.accuracy_xx_to_en, result.accuracy_en_to_xx) == (17 / 20, 1.0)
+    with pytest.raises(ValueError, match="parallel"):
+        retrieval_accuracy(xx, en[:5])
+
+
+def test_float64_separates_what_float32_rounds_to_a_tie():
+    # candidate 1 is nearer to the query by less than float32 can resolve: float32 sees a tie
+    # (first index wins), float64 finds the nearer one
+    query = np.array([[1.0, 0.0]])
+    candidates = np.array([[1.0, 1e-4], [1.0, 1e-5]])
+    assert nearest_neighbours(query, candidates)[0] == 0
+    assert nearest_neighbours(query, candidates, np.float64)[0] == 1
