@@ -38,10 +38,11 @@ from xlt.families.adapt.similarity import (
 )
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
-from xlt.families.adapt.layer_schemes import Scheme, apply_scheme, schedulable_parameters
+from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.core.metrics import record
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity, read_texts
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.families.adapt.schemes import Scheme
 
 log = logging.getLogger("xlt.families.adapt.adaptation")
 

@@ -1,143 +1,214 @@
-"""The adapt sweep: config checks and one row per job."""
+"""The adapt sweep (seed 003): target-language MLM adaptation, model x layer scheme x seed.
+
+Four kinds of jobs, all read from the validated settings here:
+- `adapt_eval_set`: the fixed evaluation sentence files (`xlt sample-texts`), drawn once so
+  every run and reference model is scored on the same sentences: the held-out target set,
+  the test set, the multilingual set size-matched to the target set, and the sentences of
+  the layer comparison with the native model;
+- `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps;
+- `adapt_reference_perplexity`: the untouched native and transfer models on the same
+  fixed-masked sets (`xlt perplexity`);
+- then the tidy table, the final-perplexity summary and the figures.
+Nothing here imports torch: `xlt config check` runs `check` in well under a second.
+"""
 from __future__ import annotations
 
-import math
-from pathlib import Path
+import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.settings import dataset_languages, depth_label, model_layers
-from xlt.core.settings import number_label as _number
-from xlt.core.settings import require as _require
-from xlt.core.settings import require_split as _require_split
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
+
+FAMILY = "adapt"
+DIR = f"{RESULTS}/runs/{FAMILY}"
+RUN = f"{DIR}/{{run_id}}/metrics.json"
+REFERENCE = f"{DIR}/{{run_id}}/perplexity.json"  # run id reference-<model>
+EVAL_SET = f"{DIR}/eval/{{run_id}}.jsonl"  # run id <lang>/<split>
+TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+FINAL_TABLE = f"{RESULTS}/tables/{FAMILY}_final.csv"
+PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "distance-vs-step", "cka-vs-step")
+MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
+COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
+REFERENCE_PREFIX = "reference-"
+# wildcard constraints of the rules whose run ids are not plain run names
+REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
+EVAL_SET_ID = "[^/]+/[^/]+"
 
 
-def training_settings(config: dict, family: str) -> dict:
-    return settings.training(config, family)
-
-# ---------------------------------------------------------------- adapt: target-language MLM adaptation (seed 003)
-ADAPT_MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
-ADAPT_COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
-
-
-def _adapt_enabled(config: dict) -> dict | None:
-    family = config.get("adapt")
-    return family if family and family.get("enabled", True) else None
-
-
-def adapt_schemes(config: dict, model: str) -> list:
+def schemes(config: dict, model: str) -> list:
     """The family's layer schemes parsed for `model`; an error names the offending key."""
-    from xlt.families.adapt.layer_schemes import parse_scheme
-
-    n = model_layers(config, model)
+    n = settings.model_layers(config, model)
     parsed = []
-    for i, scheme in enumerate(config["adapt"]["schemes"]):
+    for i, scheme in enumerate(config[FAMILY]["schemes"]):
         try:
             parsed.append(parse_scheme(scheme, n))
         except XltError as err:
-            raise XltError(f"adapt.schemes[{i}] (model {model!r}, {n} layers): {err}") from None
+            raise XltError(f"{FAMILY}.schemes[{i}] (model {model!r}, {n} layers): {err}") from None
     names = [s.name for s in parsed]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise XltError(f"adapt.schemes lists {repeated} more than once; each scheme is one sweep value")
+        raise XltError(f"{FAMILY}.schemes lists {repeated} more than once; each scheme is one sweep value")
     return parsed
 
 
-def _check_adapt(config: dict) -> None:
-    family = _adapt_enabled(config)
-    if family is None:
-        return
+def check(config: dict) -> None:
+    family = config[FAMILY]
     for model in family["models"]:
-        _require(config, "models", model, "adapt.models")
-        adapt_schemes(config, model)
-    _require(config, "models", family["native"], "adapt.native")
+        settings.require(config, "models", model, f"{FAMILY}.models")
+        schemes(config, model)
+    settings.require(config, "models", family["native"], f"{FAMILY}.native")
     target, multi = family["target"], family["multilingual"]
-    _require(config, "datasets", target["dataset"], "adapt.target.dataset")
-    _require(config, "datasets", multi["dataset"], "adapt.multilingual.dataset")
-    splits = {key: target.get(key, default) for key, default in
-              (("train_split", "train"), ("eval_split", "dev"), ("test_split", "test"))}
-    for key, split in splits.items():
-        _require_split(config, target["dataset"], split, [target["lang"]], f"adapt.target.{key}")
-    if splits["eval_split"] == splits["test_split"]:
-        raise XltError(f"adapt.target: eval_split and test_split are both {splits['eval_split']!r}; the test "
+    settings.require(config, "datasets", target["dataset"], f"{FAMILY}.target.dataset")
+    settings.require(config, "datasets", multi["dataset"], f"{FAMILY}.multilingual.dataset")
+    for key in ("train_split", "eval_split", "test_split"):
+        settings.require_split(config, target["dataset"], target[key], [target["lang"]], f"{FAMILY}.target.{key}")
+    if target["eval_split"] == target["test_split"]:
+        raise XltError(f"{FAMILY}.target: eval_split and test_split are both {target['eval_split']!r}; the test "
                        "perplexity must come from sentences that never chose a checkpoint")
-    if ADAPT_COMPARE in (splits["eval_split"], splits["test_split"]):
-        raise XltError(f"adapt.target: split name {ADAPT_COMPARE!r} is reserved for the comparison sentences")
-    if target["lang"] == ADAPT_MULTILINGUAL:
-        raise XltError(f"adapt.target.lang: {ADAPT_MULTILINGUAL!r} names the pooled multilingual set; "
+    if COMPARE in (target["eval_split"], target["test_split"]):
+        raise XltError(f"{FAMILY}.target: split name {COMPARE!r} is reserved for the comparison sentences")
+    if target["lang"] == MULTILINGUAL:
+        raise XltError(f"{FAMILY}.target.lang: {MULTILINGUAL!r} names the pooled multilingual set; "
                        "use the target language's code")
-    _require_split(config, multi["dataset"], multi.get("split", "dev"), multi["langs"], "adapt.multilingual")
-    k = training_settings(config, "adapt").get("eval_every", 0)
+    settings.require_split(config, multi["dataset"], multi["split"], multi["langs"], f"{FAMILY}.multilingual")
+    k = settings.training(config, FAMILY)["eval_every"]
     if k < 1:
-        raise XltError(f"adapt.training.eval_every (K, steps between perplexity/distance checkpoints) must be "
+        raise XltError(f"{FAMILY}.training.eval_every (K, steps between perplexity/distance checkpoints) must be "
                        f"at least 1, got {k}")
-    layers = family.get("compare", {}).get("layers", "all")
+    layers = family["compare"]["layers"]
     if layers != "all":
-        top = min(model_layers(config, m) for m in [*family["models"], family["native"]])
+        top = min(settings.model_layers(config, m) for m in [*family["models"], family["native"]])
         bad = [layer for layer in layers if not 0 <= layer <= top]
         if bad:
-            raise XltError(f"adapt.compare.layers {bad} are outside 0..{top} (hidden-state indices; 0 = embeddings, "
-                           f"{top} = the last layer both compared models have)")
+            raise XltError(f"{FAMILY}.compare.layers {bad} are outside 0..{top} (hidden-state indices; "
+                           f"0 = embeddings, {top} = the last layer both compared models have)")
 
 
-def adapt_scheme_label(scheme) -> str:
-    """Run-id part of a scheme: layers9-12, gradual-start4-step4-every1epochs."""
-    from xlt.families.adapt.layer_schemes import RangeScheme
-
-    return f"layers{scheme.name}" if isinstance(scheme, RangeScheme) else scheme.name
-
-
-def adapt_runs(config: dict) -> list[dict]:
+def runs(config: dict) -> list[dict]:
     """One row per adaptation job: model x layer scheme x seed."""
-    family = _adapt_enabled(config)
+    family = settings.family(config, FAMILY)
     if family is None:
         return []
-    rows = []
-    for model in family["models"]:
-        for spec, scheme in zip(family["schemes"], adapt_schemes(config, model)):
-            for seed in family.get("seeds", [1]):
-                rows.append({
-                    "run_id": f"{model}-{adapt_scheme_label(scheme)}-seed{seed}",
-                    "model": model, "scheme": scheme.name, "seed": seed, "scheme_spec": spec,
-                })
-    return rows
+    return [{"run_id": f"{model}-{run_label(scheme)}-seed{seed}", "model": model, "scheme": scheme.name,
+             "seed": seed, "scheme_spec": spec}
+            for model in family["models"]
+            for spec, scheme in zip(family["schemes"], schemes(config, model))
+            for seed in family["seeds"]]
 
 
-def adapt_references(config: dict) -> list[dict]:
+def references(config: dict) -> list[dict]:
     """The untouched models whose perplexities are the reference lines: the native model and
     every model that is adapted (its step-0 state)."""
-    family = _adapt_enabled(config)
+    family = settings.family(config, FAMILY)
     if family is None:
         return []
     rows = [{"model": family["native"], "role": "native"}]
     rows += [{"model": m, "role": "transfer"} for m in family["models"] if m != family["native"]]
-    return rows
+    return [{"run_id": f"{REFERENCE_PREFIX}{row['model']}", **row} for row in rows]
 
 
-def adapt_eval_sets(config: dict) -> dict[str, dict]:
+def eval_set_keys(config: dict) -> dict[str, str]:
+    """role -> "<lang>/<split>" of the fixed evaluation files: target (held-out, curves and
+    checkpoint selection), multilingual, test (final only) and compare (layer comparison)."""
+    target, multi = config[FAMILY]["target"], config[FAMILY]["multilingual"]
+    lang = target["lang"]
+    return {"target": f"{lang}/{target['eval_split']}", "multilingual": f"{MULTILINGUAL}/{multi['split']}",
+            "test": f"{lang}/{target['test_split']}", "compare": f"{lang}/{COMPARE}"}
+
+
+def eval_sets(config: dict) -> dict[str, dict]:
     """"<lang>/<split>" -> how the fixed evaluation file is drawn (xlt sample-texts): the
     held-out target set, the test set, the multilingual set size-matched to the target set,
     and the comparison sentences (from the target's held-out split)."""
-    family = _adapt_enabled(config)
+    family = settings.family(config, FAMILY)
     if family is None:
         return {}
     target, multi = family["target"], family["multilingual"]
-    lang, eval_split = target["lang"], target.get("eval_split", "dev")
-    cap = family.get("eval_sentences", 10000)
-    target_key = f"{lang}/{eval_split}"
+    lang, cap = target["lang"], family["eval_sentences"]
+    keys = eval_set_keys(config)
     return {
-        target_key: {"sources": [(target["dataset"], lang, eval_split)], "fields": ["text"], "max_size": cap},
-        f"{lang}/{target.get('test_split', 'test')}": {
-            "sources": [(target["dataset"], lang, target.get("test_split", "test"))], "fields": ["text"], "max_size": cap},
-        f"{ADAPT_MULTILINGUAL}/{multi.get('split', 'dev')}": {
-            "sources": [(multi["dataset"], x, multi.get("split", "dev")) for x in multi["langs"]],
-            "fields": multi.get("fields", ["text"]), "size_of": target_key},
-        f"{lang}/{ADAPT_COMPARE}": {"sources": [(target["dataset"], lang, eval_split)], "fields": ["text"],
-                                    "max_size": family.get("compare", {}).get("sentences", 256)},
+        keys["target"]: {"sources": [(target["dataset"], lang, target["eval_split"])], "fields": ["text"],
+                         "max_size": cap},
+        keys["test"]: {"sources": [(target["dataset"], lang, target["test_split"])], "fields": ["text"],
+                       "max_size": cap},
+        keys["multilingual"]: {"sources": [(multi["dataset"], x, multi["split"]) for x in multi["langs"]],
+                               "fields": multi["fields"], "size_of": keys["target"]},
+        keys["compare"]: {"sources": [(target["dataset"], lang, target["eval_split"])], "fields": ["text"],
+                          "max_size": family["compare"]["sentences"]},
     }
 
 
+def eval_file(key: str) -> str:
+    return EVAL_SET.format(run_id=key)
 
 
-check = _check_adapt
-runs = adapt_runs
+def _eval_set_jobs(config: dict) -> list[Job]:
+    seed = config[FAMILY]["sample_seed"]
+    out = []
+    for key, spec in eval_sets(config).items():
+        size = ["--size-of", eval_file(spec["size_of"])] if "size_of" in spec else ["--max-size", spec["max_size"]]
+        out.append(Job(key, inputs={"data": sorted({data_info(dataset) for dataset, _, _ in spec["sources"]}),
+                                    "size_of": [eval_file(spec["size_of"])] if "size_of" in spec else []},
+                       args=["--data", *[data_file(*source) for source in spec["sources"]], "--fields", *spec["fields"],
+                             *size, "--seed", seed, "--out", eval_file(key)]))
+    return out
+
+
+def _masking(family: dict) -> list:
+    return ["--mask-seed", family["mask_seed"], "--mlm-probability", family["mlm_probability"]]
+
+
+def _adapt_jobs(config: dict) -> list[Job]:
+    family = config[FAMILY]
+    target = family["target"]
+    keys = eval_set_keys(config)
+    compare = family["compare"]
+    layers = [] if compare["layers"] == "all" else ["--compare-layers", *compare["layers"]]
+    training = settings.training(config, FAMILY)
+    out = []
+    for row in runs(config):
+        axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted"}
+        inputs = {"model": model_input(config, row["model"]), "native": model_input(config, family["native"]),
+                  "data": data_info(target["dataset"]), "sets": [eval_file(k) for k in keys.values()]}
+        args = ["--model", model_ref(config, row["model"]),
+                "--train", data_file(target["dataset"], target["lang"], target["train_split"]),
+                "--target", eval_file(keys["target"]), "--eval", eval_file(keys["multilingual"]),
+                "--test", eval_file(keys["test"]), "--native", model_ref(config, family["native"]),
+                "--compare", eval_file(keys["compare"]), *layers, "--compare-levels", *compare["levels"],
+                "--scheme", scheme_arg(row["scheme_spec"]), "--select", family["select"], *_masking(family),
+                "--eval-batch-size", family["eval_batch_size"], "--seed", row["seed"], *flag_args(training),
+                "--run-id", row["run_id"], "--axes", json.dumps(axes), "--out", RUN.format(run_id=row["run_id"])]
+        out.append(Job(row["run_id"], args, inputs=inputs, axes=axes))
+    return out
+
+
+def _reference_jobs(config: dict) -> list[Job]:
+    family = config[FAMILY]
+    keys = eval_set_keys(config)
+    files = [eval_file(keys[role]) for role in ("target", "multilingual", "test")]
+    out = []
+    for row in references(config):
+        axes = {"model": row["model"], "scheme": "pre-trained", "role": row["role"]}
+        out.append(Job(row["run_id"], axes=axes, inputs={"model": model_input(config, row["model"]), "sets": files},
+                       args=["--model", model_ref(config, row["model"]), *[a for f in files for a in ("--data", f)],
+                             *_masking(family), "--batch-size", family["eval_batch_size"],
+                             "--max-length", settings.training(config, FAMILY)["max_length"], "--family", FAMILY,
+                             "--run-id", row["run_id"], "--axes", json.dumps(axes),
+                             "--out", REFERENCE.format(run_id=row["run_id"])]))
+    return out
+
+
+def jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """rule -> run id -> Job, for `adapt_eval_set`, `adapt_mlm` and `adapt_reference_perplexity`."""
+    if settings.family(config, FAMILY) is None:
+        return {"adapt_eval_set": {}, "adapt_mlm": {}, "adapt_reference_perplexity": {}}
+    return {"adapt_eval_set": by_run_id(_eval_set_jobs(config)), "adapt_mlm": by_run_id(_adapt_jobs(config)),
+            "adapt_reference_perplexity": by_run_id(_reference_jobs(config))}
+
+
+def targets(config: dict) -> list[str]:
+    if not runs(config):
+        return []
+    return [TABLE, FINAL_TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]

@@ -15,9 +15,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
+from xlt.families.adapt.plan import MULTILINGUAL  # noqa: E402
 from xlt.families.adapt.tables import final_perplexity_table, scheme_label, scheme_order  # noqa: E402
 
-MULTILINGUAL = "multilingual"
 LEVEL_STYLE = {"sentence": "-", "word": "--"}
 REFERENCE_STYLE = {"native": ":", "transfer": "-."}
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")  # 20, 30, 60 on log axes instead of 2x10^1
@@ -44,7 +44,7 @@ def _set_label(lang: str, split: str) -> str:
     return f"multilingual ({split})" if lang == MULTILINGUAL else f"{lang} {split}"
 
 
-def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """One panel per (model, scheme): target and multilingual perplexity against the training
     step (log scale), with the untouched models' perplexities as horizontal reference lines."""
     ppl = table[table.metric == "perplexity"]
@@ -86,10 +86,10 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") ->
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(title or "Perplexity during target-language MLM training (mean +- sd over seeds)")
     fig.tight_layout(rect=(0, 0.06 + 0.035 * math.ceil(len(labels) / 3), 1, 1))
-    save(fig, out, tight=False)
+    return save(fig, out, tight=False)
 
 
-def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Final perplexity of every scheme (the selected checkpoint) and of the untouched models,
     per evaluation set; error bars are +- one sd over seeds, values printed on the bars."""
     summary = final_perplexity_table(table)
@@ -118,10 +118,10 @@ def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = "") -> N
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    save(fig, out, tight=False)
+    return save(fig, out, tight=False)
 
 
-def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str) -> None:
+def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str):
     data = table[(table.metric == metric) & _steps(table).notna()]
     if data.empty:
         raise XltError(f"no per-step {metric!r} records in the table (adapt-mlm writes them when given --native)")
@@ -168,19 +168,19 @@ def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str) 
     else:
         fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
         fig.tight_layout(rect=(0, 0.03 + 0.03 * math.ceil(len(labels) / 3), 1, 1))
-    save(fig, out, tight=False)
+    return save(fig, out, tight=False)
 
 
-def distance_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def distance_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Per layer: mean Euclidean distance between the adapted and the native model's vectors of
     the same sentences (solid: mean-pooled sentences, dashed: first sub-words of words)."""
-    _layer_grid(table, "euclidean", "mean Euclidean distance", out,
+    return _layer_grid(table, "euclidean", "mean Euclidean distance", out,
                 title or "Distance to the native model per layer during adaptation (equal y span per panel)")
 
 
-def cka_vs_step(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def cka_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Per layer: linear CKA between the adapted and the native model (1 = same up to rotation and scale)."""
-    _layer_grid(table, "cka", "linear CKA", out,
+    return _layer_grid(table, "cka", "linear CKA", out,
                 title or "Linear CKA with the native model per layer during adaptation (equal y span per panel)")
 
 

@@ -2,15 +2,8 @@ import pytest
 import torch
 
 from xlt.core.errors import XltError
-from xlt.families.adapt.layer_schemes import (
-    GradualScheme,
-    RangeScheme,
-    apply_scheme,
-    head_parameters,
-    parse_scheme,
-    schedulable_parameters,
-    trainable_layers,
-)
+from xlt.families.adapt.layer_schemes import apply_scheme, head_parameters, schedulable_parameters
+from xlt.families.adapt.schemes import GradualScheme, RangeScheme, parse_scheme, trainable_layers
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -1,21 +1,37 @@
-import argparse
-import importlib
+"""The adapt family's verbs end to end on tiny offline masked LMs: `xlt perplexity`, and the
+per-layer comparison the adaptation runs are checked against."""
 import math
+from pathlib import Path
 
 import pytest
 
 from _tiny_mlm import DUTCH, ENGLISH, save_tiny
-from xlt.cli import COMMANDS
 from xlt.core.errors import XltError
-from xlt.core.io import read_json, write_jsonl
+from xlt.core.io import read_json, read_jsonl, write_jsonl
 
 
 def run_verb(verb: str, argv: list[str]) -> None:
-    """What `xlt VERB ...` does for one verb (cli.main builds every verb's parser at once)."""
-    module = importlib.import_module(f"xlt.commands.{COMMANDS[verb]}")
-    parser = argparse.ArgumentParser(prog=f"xlt {verb}")
-    module.add_arguments(parser)
-    module.run(parser.parse_args(argv))
+    """What `xlt VERB ...` does, without catching errors: the registered verb's own parser and run."""
+    from xlt.cli import build_parser
+
+    args = build_parser(verb).parse_args([verb, *argv])
+    args._run(args)
+
+
+def compare_layers(model: Path, reference: Path, data: Path, layers=None, levels=("sentence", "word"),
+                   max_sentences: int = 512, max_length: int = 128) -> list[dict]:
+    """Per-layer distance / CKA of two saved models on the first sentences of a JSONL file,
+    computed independently of an adaptation run (what the retired `xlt compare-layers` did)."""
+    from xlt.core.models import encoder_parts, load_encoder, load_tokenizer
+    from xlt.families.adapt.mlm import iter_texts
+    from xlt.families.adapt.similarity import compare_models
+
+    texts = list(iter_texts(read_jsonl(data), str(data)))[:max_sentences]
+    a, b = load_encoder(str(model)), load_encoder(str(reference))
+    top = min(encoder_parts(a).num_layers, encoder_parts(b).num_layers)
+    return compare_models(a, load_tokenizer(str(model)), b, load_tokenizer(str(reference)), texts,
+                          layers if layers is not None else list(range(top + 1)), levels=levels,
+                          max_length=max_length, device="cpu")
 
 
 @pytest.fixture(scope="module")
@@ -77,21 +93,15 @@ def test_perplexity_validates_before_loading(workspace, tmp_path):
 
 def test_compare_layers_end_to_end(workspace):
     root, _ = workspace
-    data = str(root / "data" / "nld" / "validation.jsonl")
-    out = root / "cmp.json"
-    run_verb("compare-layers", ["--model", str(root / "mbert"), "--reference", str(root / "bertje"),
-                                "--data", data, "--max-sentences", "8", "--device", "cpu", "--out", str(out)])
-    result = read_json(out)
-    keys = {(r["metric"], r["level"], r.get("layer")) for r in result["metrics"]}
+    data = root / "data" / "nld" / "validation.jsonl"
+    records = compare_layers(root / "mbert", root / "bertje", data, max_sentences=8)
+    keys = {(r["metric"], r["level"], r.get("layer")) for r in records}
     for metric in ("euclidean", "cka"):
         for level in ("sentence", "word"):
             assert {(metric, level, layer) for layer in (0, 1, 2)} <= keys
-    assert result["meta"]["sentences"] == 8 and result["meta"]["reference"] == str(root / "bertje")
-    words = [r["value"] for r in result["metrics"] if r["metric"] == "vectors" and r["level"] == "word"]
-    assert words == [sum(len(s.split()) for s in DUTCH[:8])]
+    vectors = {r["level"]: r["value"] for r in records if r["metric"] == "vectors"}
+    assert vectors == {"sentence": 8, "word": sum(len(s.split()) for s in DUTCH[:8])}
 
-    self_out = root / "self.json"
-    run_verb("compare-layers", ["--model", str(root / "mbert"), "--reference", str(root / "mbert"), "--data", data,
-                                "--layers", "2", "--levels", "word", "--device", "cpu", "--out", str(self_out)])
-    values = {r["metric"]: r["value"] for r in read_json(self_out)["metrics"]}
+    values = {r["metric"]: r["value"] for r in compare_layers(root / "mbert", root / "mbert", data, layers=[2],
+                                                              levels=["word"])}
     assert values["euclidean"] == pytest.approx(0.0, abs=1e-5) and values["cka"] == pytest.approx(1.0, abs=1e-5)

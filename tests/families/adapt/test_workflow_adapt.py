@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 RULES = ("adapt_eval_set", "adapt_mlm", "adapt_reference_perplexity", "aggregate_adapt", "adapt_summary", "plot_adapt")
 
 

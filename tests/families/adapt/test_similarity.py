@@ -149,7 +149,7 @@ def _shared_data():
     from pathlib import Path
 
     env = os.environ.get("XLT_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
 @pytest.mark.realdata

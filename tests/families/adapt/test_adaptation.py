@@ -1,5 +1,5 @@
 """MLM adaptation: the layer scheme as applied inside real (tiny) training runs, and the
-adapt-mlm verb end to end against the independent perplexity / compare-layers verbs."""
+adapt-mlm verb end to end against the independent perplexity verb and layer comparison."""
 import copy
 import json
 
@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from _tiny_mlm import DUTCH, ENGLISH, save_tiny, tiny_bert_mlm, wordpiece_tokenizer
-from test_mlm_commands import run_verb
+from test_mlm_commands import compare_layers, run_verb
 from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, mlm_loss
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
-from xlt.families.adapt.layer_schemes import parse_scheme
+from xlt.families.adapt.schemes import parse_scheme
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
 from xlt.core.training import TrainArgs
 
@@ -149,12 +149,8 @@ def test_adapt_mlm_verb_end_to_end(workspace):
     selected = _values(records, "selected_step")[None]
     assert target[int(selected)] == pytest.approx(target[None], rel=1e-6)
 
-    # step-0 layer comparison equals `xlt compare-layers` on the same sentences
-    cmp_out = root / "compare" / "cmp.json"
-    run_verb("compare-layers", ["--model", str(root / "mbert"), "--reference", str(root / "native"),
-                                "--data", str(root / "eval" / "nld" / "compare.jsonl"), "--max-length", "32",
-                                "--device", "cpu", "--out", str(cmp_out)])
-    compared = read_json(cmp_out)["metrics"]
+    # step-0 layer comparison equals an independent comparison of the saved models on the same sentences
+    compared = compare_layers(root / "mbert", root / "native", root / "eval" / "nld" / "compare.jsonl", max_length=32)
     for metric in ("euclidean", "cka"):
         for level in ("sentence", "word"):
             for layer in (0, 1, 2):

@@ -1,0 +1,171 @@
+"""Final-perplexity table and figures of the adapt family, on a hand-made tidy table."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xlt.families.adapt.tables import final_perplexity_table, scheme_label, scheme_order
+from xlt.families.adapt.plots import PLOTS
+from xlt.families.adapt.plots import cka_vs_step, distance_vs_step, final_perplexity, perplexity_vs_step
+
+
+def _table():
+    rows = []
+    for scheme, seed_values in (("9-12", [(20.0, 60.0), (22.0, 64.0)]), ("0-12", [(10.0, 90.0), (14.0, 80.0)]),
+                                ("gradual-start4-step4-every1epochs", [(12.0, 70.0), (12.0, 72.0)])):
+        for seed, (target, multi) in enumerate(seed_values, start=1):
+            base = {"family": "adapt", "run_id": f"m-{scheme}-seed{seed}", "model": "m", "scheme": scheme,
+                    "seed": seed, "role": "adapted"}
+            for step, factor in ((0, 2.0), (10, 1.5), (20, 1.0)):
+                rows.append({**base, "metric": "perplexity", "value": target * factor, "lang": "nl", "split": "dev", "step": step})
+                rows.append({**base, "metric": "perplexity", "value": multi / factor, "lang": "multilingual", "split": "dev", "step": step})
+                for layer in (0, 1, 2):
+                    for level in ("sentence", "word"):
+                        rows.append({**base, "metric": "euclidean", "value": layer + step / 10, "layer": layer,
+                                     "level": level, "step": step})
+                        rows.append({**base, "metric": "cka", "value": 0.5 + step / 100, "layer": layer,
+                                     "level": level, "step": step})
+            rows.append({**base, "metric": "perplexity", "value": target, "lang": "nl", "split": "dev"})
+            rows.append({**base, "metric": "perplexity", "value": target + 1, "lang": "nl", "split": "test"})
+            rows.append({**base, "metric": "perplexity", "value": multi, "lang": "multilingual", "split": "dev"})
+            rows.append({**base, "metric": "selected_step", "value": 10.0 * seed})
+    for model, role, target, multi in (("bertje", "native", 8.0, 5000.0), ("m", "transfer", 40.0, 30.0)):
+        base = {"family": "adapt", "run_id": f"reference-{model}", "model": model, "scheme": "pre-trained", "role": role}
+        rows.append({**base, "metric": "perplexity", "value": target, "lang": "nl", "split": "dev"})
+        rows.append({**base, "metric": "perplexity", "value": target + 1, "lang": "nl", "split": "test"})
+        rows.append({**base, "metric": "perplexity", "value": multi, "lang": "multilingual", "split": "dev"})
+    return pd.DataFrame(rows)
+
+
+def test_final_table_means_and_sds_over_seeds():
+    summary = final_perplexity_table(_table())
+    assert list(summary.scheme) == ["0-12", "9-12", "gradual-start4-step4-every1epochs", "pre-trained", "pre-trained"]
+    assert list(summary.role) == ["adapted"] * 3 + ["transfer", "native"]
+    row = summary.iloc[0]
+    assert row["seeds"] == 2
+    assert row["nl/test mean"] == pytest.approx(np.mean([11.0, 15.0]))
+    assert row["nl/test sd"] == pytest.approx(np.std([11.0, 15.0], ddof=1))
+    assert row["multilingual/dev mean"] == pytest.approx(85.0)
+    assert row["selected step mean"] == pytest.approx(15.0)
+    native = summary.iloc[4]
+    assert native["nl/test mean"] == 9.0 and math.isnan(native["nl/test sd"]) and math.isnan(native["selected step mean"])
+    assert list(summary.columns[4:10]) == ["nl/dev mean", "nl/dev sd", "nl/test mean", "nl/test sd",
+                                           "multilingual/dev mean", "multilingual/dev sd"]
+
+
+def test_scheme_order_and_labels():
+    names = ["gradual-start4-step4-every1epochs", "11-12", "0-12", "pre-trained", "6-12"]
+    assert sorted(names, key=scheme_order) == ["0-12", "6-12", "11-12", "gradual-start4-step4-every1epochs", "pre-trained"]
+    assert scheme_label("9-12") == "layers 9-12"
+    assert scheme_label("gradual-start4-step4-every1epochs") == "gradual (top 4, +4 every epoch)"
+    assert scheme_label("gradual-start2-step1-every50steps") == "gradual (top 2, +1 every 50 steps)"
+
+
+def test_every_kind_is_registered_for_xlt_plot():
+    from xlt.report.plots import plot_functions
+
+    assert {kind: plot_functions()[kind] for kind in PLOTS} == PLOTS
+    assert set(PLOTS) == {"adapt-perplexity-vs-step", "adapt-final-perplexity", "adapt-distance-vs-step",
+                          "adapt-cka-vs-step"}
+
+
+def _line(ax, label):
+    (line,) = [line for line in ax.lines if line.get_label() == label]
+    return list(line.get_xdata()), list(line.get_ydata())
+
+
+def test_perplexity_curves_are_seed_means_with_untouched_models_as_references(tmp_path):
+    out = tmp_path / "figure.png"
+    fig = perplexity_vs_step(_table(), out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)"]
+    # 0-12: target 10 and 14 (mean 12) x 2, 1.5, 1; multilingual 90 and 80 (mean 85) / 2, 1.5, 1
+    x, y = _line(axes[0], "nl dev")
+    assert x == [0, 10, 20] and y == pytest.approx([24.0, 18.0, 12.0])
+    x, y = _line(axes[0], "multilingual (dev)")
+    assert x == [0, 10, 20] and y == pytest.approx([42.5, 85 / 1.5, 85.0])
+    assert _line(axes[1], "nl dev")[1] == pytest.approx([42.0, 31.5, 21.0])
+    # references: horizontal lines at the untouched models' values; one far off the curves' scale is named
+    assert _line(axes[0], "bertje untouched (native), nl dev: 8.0")[1] == [8.0, 8.0]
+    assert _line(axes[0], "m untouched (transfer), multilingual (dev): 30.0")[1] == [30.0, 30.0]
+    off = _line(axes[0], "bertje untouched (native), multilingual (dev): 5000.0 (off scale)")[1]
+    assert all(math.isnan(v) for v in off)
+    assert axes[0].get_yscale() == "log"
+
+
+def test_final_perplexity_bars_are_the_summary_means(tmp_path):
+    fig = final_perplexity(_table(), tmp_path / "figure.png")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)", "m\nuntouched (transfer)",
+        "bertje\nuntouched (native)"]
+    assert [c.get_label() for c in ax.containers if hasattr(c, "patches")] == ["nl dev", "nl test", "multilingual (dev)"]
+    bars = [c for c in ax.containers if hasattr(c, "patches")]
+    assert [p.get_height() for p in bars[0].patches] == pytest.approx([12.0, 21.0, 12.0, 40.0, 8.0])
+    assert [p.get_height() for p in bars[1].patches] == pytest.approx([13.0, 22.0, 13.0, 41.0, 9.0])
+    assert [p.get_height() for p in bars[2].patches] == pytest.approx([85.0, 62.0, 71.0, 30.0, 5000.0])
+    assert [t.get_text() for t in ax.texts][:5] == ["12.0", "21.0", "12.0", "40.0", "8.0"]
+    assert ax.get_yscale() == "log"  # 5000 next to 8: a linear axis would hide the small bars
+
+
+@pytest.mark.parametrize("plot, expected", [
+    (distance_vs_step, lambda layer: [layer, layer + 1.0, layer + 2.0]),  # layer + step / 10
+    (cka_vs_step, lambda layer: [0.5, 0.6, 0.7]),  # 0.5 + step / 100
+])
+def test_layer_panels_draw_every_run_and_level_on_an_equal_y_span(plot, expected, tmp_path):
+    fig = plot(_table(), tmp_path / "figure.png")
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["embeddings (0)", "layer 1", "layer 2"]
+    for layer, ax in enumerate(panels):
+        labels = [line.get_label() for line in ax.lines]
+        assert labels == [f"{scheme}, {level}" for scheme in
+                          ("layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)") for level in ("sentence", "word")]
+        for line in ax.lines:
+            assert list(line.get_xdata()) == [0, 10, 20]
+            assert list(line.get_ydata()) == pytest.approx(expected(layer))
+        assert [line.get_linestyle() for line in ax.lines[:2]] == ["-", "--"]
+    spans = {round(ax.get_ylim()[1] - ax.get_ylim()[0], 9) for ax in panels}
+    assert len(spans) == 1
+
+
+def _caption(config_file: str, kind: str | None) -> str:
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import jinja2
+    import yaml
+
+    from xlt.core.settings import validate
+
+    root = Path(__file__).resolve().parents[3]
+    config = validate(yaml.safe_load((root / config_file).read_text()))
+    wildcards = {"kind": kind} if kind else {}
+    return jinja2.Template((root / "src" / "xlt" / "families" / "adapt" / "caption.rst").read_text()).render(
+        snakemake=SimpleNamespace(config=config, wildcards=wildcards))
+
+
+@pytest.mark.parametrize("kind, heading", [
+    ("perplexity-vs-step", "Perplexity during target-language MLM training"),
+    ("final-perplexity", "Final perplexity per scheme"),
+    ("distance-vs-step", "Distance to the native model per layer"),
+    ("cka-vs-step", "Linear CKA with the native model per layer"),
+    (None, "Final perplexity table"),
+])
+def test_caption_renders_the_validated_settings(kind, heading):
+    demo = _caption("config.yaml", kind)
+    assert heading in demo and "no scientific meaning" in demo
+    # the demo sets eval_sentences and compare.sentences; the schema fills mask_seed and mlm_probability
+    assert "at most 150 sentences per set" in demo and "mask seed 1234" in demo and "(probability\n0.15)" in demo
+    assert "Checkpoints every 25 steps." in demo  # the family's training override, not the shared 40
+    assert "max_steps=100 (family override)" in demo
+    paper = _caption("config/paper.yaml", kind)
+    assert "no scientific meaning" not in paper and "Checkpoints every 50 steps." in paper
+    assert "at most 10000 sentences per set" in paper
+    if kind == "perplexity-vs-step":
+        assert "split dev) and on the size-matched multilingual set" in demo and "over seeds 1, 2, 3" in paper
+    if kind == "distance-vs-step":
+        assert "the same 48" in demo and "the same 256" in paper
+    if kind == "final-perplexity":
+        assert "dev perplexity (early stopping)" in paper

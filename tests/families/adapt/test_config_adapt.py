@@ -1,0 +1,194 @@
+"""The adapt plan: config errors name the offending key before any job runs, and every job's
+complete `xlt` command line comes from the validated settings."""
+import copy
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from xlt.core.settings import validate
+from xlt.families.adapt.plan import eval_sets, jobs, references, runs, targets
+from xlt.core.errors import XltError
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def _with(config, **changes):
+    config = copy.deepcopy(config)
+    for path, value in changes.items():
+        node = config
+        keys = path.split("__")
+        for key in keys[:-1]:
+            node = node[key]
+        if value is None:
+            del node[keys[-1]]
+        else:
+            node[keys[-1]] = value
+    return config
+
+
+def test_demo_and_paper_configs_expand(demo):
+    validate(demo)
+    rows = runs(demo)
+    assert [r["scheme"] for r in rows] == ["0-12", "9-12", "gradual-start4-step4-every30steps"]
+    assert len({r["run_id"] for r in rows}) == len(rows)
+    assert [r["role"] for r in references(demo)] == ["native", "transfer"]
+    sets = eval_sets(demo)
+    assert sets["multilingual/dev"]["size_of"] == "qab/dev"
+    assert set(sets) == {"qab/dev", "qab/test", "multilingual/dev", "qab/compare"}
+    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    validate(paper)
+    assert len(runs(paper)) == 5 * 3  # the seed's five schemes x three seeds
+    assert {r["model"] for r in references(paper)} == {"mbert", "bertje"}
+
+
+@pytest.mark.parametrize("changes, fragment", [
+    ({"adapt__schemes": ["0-12", "12-6"]}, r"adapt.schemes\[1\] \(model 'demo-mbert', 12 layers\): layer scheme '12-6'"),
+    ({"adapt__schemes": ["0-13"]}, r"adapt.schemes\[0\].*out of range for a model with 12 layers"),
+    ({"adapt__schemes": ["last-6"]}, r"adapt.schemes\[0\].*not a range"),
+    ({"adapt__schemes": ["9-12", {"gradual": {"step": 4}}]}, r"adapt.schemes\[1\].*exactly one of"),
+    ({"adapt__schemes": [{"gradual": {"every_steps": 10, "step": 4, "start": 13}}]}, r"adapt.schemes\[0\].*between 1 and 12"),
+    ({"adapt__schemes": ["9-12", " 9 - 12"]}, r"adapt.schemes lists \['9-12'\] more than once"),
+    ({"adapt__native": "bertje"}, r"adapt.native: unknown model 'bertje'"),
+    ({"adapt__models": ["demo-mbert", "xlmr"]}, r"adapt.models: unknown model 'xlmr'"),
+    ({"adapt__target__dataset": "nope"}, r"adapt.target.dataset: unknown dataset 'nope'"),
+    ({"adapt__target__lang": "qaa"}, r"adapt.target.train_split: dataset 'demo-corpus' has no train split for \['qaa'\]"),
+    ({"adapt__target__test_split": "dev"}, r"adapt.target: eval_split and test_split are both 'dev'"),
+    ({"adapt__multilingual__langs": ["en", "de"]}, r"adapt.multilingual: dataset 'demo-corpus' has no dev split for \['de'\]"),
+    ({"adapt__training__eval_every": 0}, r"adapt.training.eval_every \(K"),
+    ({"adapt__compare": {"layers": [0, 13]}}, r"adapt.compare.layers \[13\] are outside 0..12"),
+    ({"adapt__select": "worst"}, r"config error at adapt.select"),
+    ({"adapt__schemes": [{"gradual": {"every_steps": 10, "step": 4, "speed": 2}}]}, r"config error at adapt.schemes.0"),
+    ({"adapt__target": None}, r"'target' is a required property"),
+])
+def test_config_errors_name_the_key(demo, changes, fragment):
+    with pytest.raises(XltError, match=fragment):
+        validate(_with(demo, **changes))
+
+
+def test_disabled_family_has_no_jobs(demo):
+    config = _with(demo, adapt__enabled=False, adapt__native="undeclared")
+    validate(config)  # a disabled family is not checked
+    assert runs(config) == [] and references(config) == [] and eval_sets(config) == {}
+
+
+def test_switched_off_with_enabled_false_alone(demo):
+    config = validate(_with(demo, adapt={"enabled": False}))
+    assert runs(config) == [] and jobs(config) == {"adapt_eval_set": {}, "adapt_mlm": {}, "adapt_reference_perplexity": {}}
+    assert targets(config) == []
+    without = _with(demo)
+    del without["adapt"]
+    validate(without)
+    assert runs(without) == [] and references(without) == [] and eval_sets(without) == {}
+
+
+def test_defaults_come_from_the_schema(demo):
+    config = _with(demo, adapt__eval_sentences=None, adapt__compare=None, adapt__seeds=None)
+    family = validate(config)["adapt"]
+    assert family["eval_sentences"] == 10000 and family["compare"] == {"sentences": 256, "layers": "all",
+                                                                       "levels": ["sentence", "word"]}
+    assert family["seeds"] == [1] and family["select"] == "best" and family["sample_seed"] == 1
+    assert family["mask_seed"] == 1234 and family["mlm_probability"] == 0.15 and family["eval_batch_size"] == 16
+    assert family["target"] == {"dataset": "demo-corpus", "lang": "qab", "train_split": "train",
+                                     "eval_split": "dev", "test_split": "test"}
+    assert family["multilingual"]["fields"] == ["text"]
+    sets = eval_sets(config)
+    assert sets["qab/dev"]["max_size"] == sets["qab/test"]["max_size"] == 10000 and sets["qab/compare"]["max_size"] == 256
+
+
+def _argv(job):
+    return shlex.split(job.cli)
+
+
+TRAINING = ["--epochs", "1.0", "--max-steps", "100", "--batch-size", "16", "--lr", "0.001", "--weight-decay", "0.01",
+            "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "25",
+            "--max-length", "48", "--precision", "auto", "--device", "auto", "--log-every", "20",
+            "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False"]
+EVAL = "results/runs/adapt/eval"
+
+
+def test_jobs_give_the_complete_command_line_of_every_rule(demo):
+    plan = jobs(validate(copy.deepcopy(demo)))
+    assert {rule: list(by_id) for rule, by_id in plan.items()} == {
+        "adapt_eval_set": ["qab/dev", "qab/test", "multilingual/dev", "qab/compare"],
+        "adapt_mlm": ["demo-mbert-layers0-12-seed1", "demo-mbert-layers9-12-seed1",
+                      "demo-mbert-gradual-start4-step4-every30steps-seed1"],
+        "adapt_reference_perplexity": ["reference-demo-native-qab", "reference-demo-mbert"],
+    }
+    multi = plan["adapt_eval_set"]["multilingual/dev"]
+    assert _argv(multi) == [
+        "--data", "results/data/demo-corpus/en/dev.jsonl", "results/data/demo-corpus/qaa/dev.jsonl",
+        "results/data/demo-corpus/qac/dev.jsonl", "--fields", "text", "--size-of", f"{EVAL}/qab/dev.jsonl",
+        "--seed", "1", "--out", f"{EVAL}/multilingual/dev.jsonl"]
+    assert multi.inputs == {"data": ["results/data/demo-corpus/info.json"], "size_of": [f"{EVAL}/qab/dev.jsonl"]}
+    assert _argv(plan["adapt_eval_set"]["qab/compare"]) == [
+        "--data", "results/data/demo-corpus/qab/dev.jsonl", "--fields", "text", "--max-size", "48", "--seed", "1",
+        "--out", f"{EVAL}/qab/compare.jsonl"]
+    assert plan["adapt_eval_set"]["qab/compare"].inputs["size_of"] == []
+
+    gradual = plan["adapt_mlm"]["demo-mbert-gradual-start4-step4-every30steps-seed1"]
+    assert _argv(gradual) == [
+        "--model", "results/models/demo-mbert", "--train", "results/data/demo-corpus/qab/train.jsonl",
+        "--target", f"{EVAL}/qab/dev.jsonl", "--eval", f"{EVAL}/multilingual/dev.jsonl",
+        "--test", f"{EVAL}/qab/test.jsonl", "--native", "results/models/demo-native-qab",
+        "--compare", f"{EVAL}/qab/compare.jsonl", "--compare-levels", "sentence", "word",
+        "--scheme", '{"gradual": {"every_steps": 30, "step": 4, "start": 4}}', "--select", "best",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--eval-batch-size", "16", "--seed", "1", *TRAINING,
+        "--run-id", "demo-mbert-gradual-start4-step4-every30steps-seed1",
+        "--axes", json.dumps({"model": "demo-mbert", "scheme": "gradual-start4-step4-every30steps", "seed": 1,
+                              "role": "adapted"}),
+        "--out", "results/runs/adapt/demo-mbert-gradual-start4-step4-every30steps-seed1/metrics.json"]
+    assert gradual.inputs == {
+        "model": ["results/models/demo-mbert"], "native": ["results/models/demo-native-qab"],
+        "data": "results/data/demo-corpus/info.json",
+        "sets": [f"{EVAL}/qab/dev.jsonl", f"{EVAL}/multilingual/dev.jsonl", f"{EVAL}/qab/test.jsonl",
+                 f"{EVAL}/qab/compare.jsonl"]}
+    assert _argv(plan["adapt_mlm"]["demo-mbert-layers9-12-seed1"])[_argv(gradual).index("--scheme") + 1] == "9-12"
+
+    native = plan["adapt_reference_perplexity"]["reference-demo-native-qab"]
+    assert _argv(native) == [
+        "--model", "results/models/demo-native-qab", "--data", f"{EVAL}/qab/dev.jsonl",
+        "--data", f"{EVAL}/multilingual/dev.jsonl", "--data", f"{EVAL}/qab/test.jsonl",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--batch-size", "16", "--max-length", "48",
+        "--family", "adapt", "--run-id", "reference-demo-native-qab",
+        "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native"}),
+        "--out", "results/runs/adapt/reference-demo-native-qab/perplexity.json"]
+    assert native.inputs == {"model": ["results/models/demo-native-qab"],
+                             "sets": [f"{EVAL}/qab/dev.jsonl", f"{EVAL}/multilingual/dev.jsonl", f"{EVAL}/qab/test.jsonl"]}
+
+
+def test_jobs_follow_the_settings(demo):
+    config = validate(_with(demo, adapt__compare={"layers": [0, 12], "levels": ["word"]}, adapt__select="last",
+                            adapt__mask_seed=7, adapt__sample_seed=3, adapt__multilingual__fields=["text", "text_pair"],
+                            adapt__target__eval_split="test", adapt__target__test_split="dev"))
+    plan = jobs(config)
+    run = _argv(plan["adapt_mlm"]["demo-mbert-layers0-12-seed1"])
+    i = run.index("--compare-layers")
+    assert run[i:i + 5] == ["--compare-layers", "0", "12", "--compare-levels", "word"]
+    assert run[run.index("--select") + 1] == "last" and run[run.index("--mask-seed") + 1] == "7"
+    assert run[run.index("--target") + 1] == f"{EVAL}/qab/test.jsonl" and run[run.index("--test") + 1] == f"{EVAL}/qab/dev.jsonl"
+    multi = _argv(plan["adapt_eval_set"]["multilingual/dev"])
+    assert multi[multi.index("--fields"):multi.index("--size-of") + 2] == [
+        "--fields", "text", "text_pair", "--size-of", f"{EVAL}/qab/test.jsonl"]
+    assert multi[multi.index("--seed") + 1] == "3"
+    # the family's training override wins over the shared training section
+    overridden = jobs(validate(_with(demo, adapt__training={"max_length": 64, "eval_every": 5})))
+    ref = _argv(overridden["adapt_reference_perplexity"]["reference-demo-mbert"])
+    assert ref[ref.index("--max-length") + 1] == "64"
+    run = _argv(overridden["adapt_mlm"]["demo-mbert-layers0-12-seed1"])
+    assert run[run.index("--eval-every") + 1] == "5" and run[run.index("--max-length") + 1] == "64"
+    assert run[run.index("--lr") + 1] == "0.0005"  # the shared value: the override no longer sets lr
+
+
+def test_plan_and_config_check_do_not_import_torch():
+    code = "import sys, xlt.families.adapt.plan; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
