@@ -52,21 +52,26 @@ def run_ids(family, rule):
     return list(family_jobs(family).get(rule, {}))
 
 
+def job_key(wildcards):
+    """Which job of a rule: its wildcards' values joined by "/" in the order its output names
+    them, as its family's plan keys it (the run id; e.g. "RUN_ID/PAIR" for one job per run and pair)."""
+    return "/".join(wildcards)
+
+
 def job_inputs(family, rule):
     """Input function: the files a job of `rule` reads, named as in its plan."""
 
     def inputs(wildcards):
-        return family_jobs(family)[rule][wildcards.run_id].inputs
+        return family_jobs(family)[rule][job_key(wildcards)].inputs
 
     return inputs
 
 
-def job_args(family, rule, key="run_id"):
-    """Params function: the job's complete `xlt` arguments, from its plan (found by the
-    wildcard `key`)."""
+def job_args(family, rule):
+    """Params function: the job's complete `xlt` arguments, from its plan."""
 
     def args(wildcards):
-        return family_jobs(family)[rule][wildcards[key]].cli
+        return family_jobs(family)[rule][job_key(wildcards)].cli
 
     return args
 

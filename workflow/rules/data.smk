@@ -9,7 +9,7 @@ rule build_demo_model:
     log:
         f"{RESULTS}/logs/models/{{model}}.log",
     params:
-        args=job_args("shared", "build_demo_model", key="model"),
+        args=job_args("shared", "build_demo_model"),
     localrule: True
     conda:
         ENV
@@ -23,7 +23,7 @@ rule prepare_data:
     log:
         f"{RESULTS}/logs/data/{{dataset}}.log",
     params:
-        args=job_args("shared", "prepare_data", key="dataset"),
+        args=job_args("shared", "prepare_data"),
     # on the submit host: it downloads, and compute nodes often have no internet
     localrule: True
     conda:

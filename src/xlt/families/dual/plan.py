@@ -1,131 +1,226 @@
-"""The dual sweep: config checks and one row per job."""
+"""The dual-encoder sweep (seed 004): model x margin x scale x pooling x batch size x freeze depth x seed.
+
+Each run trains a LaBSE-style dual encoder (`train_dual`), then scores Tatoeba-style
+retrieval (`tatoeba_dual`, `xlt eval-embeddings`) and, with `dual.mining`, BUCC-style
+mining per language pair (`mine`) on files `make_bucc` writes once per pair. Everything a
+job needs comes from the validated settings here.
+"""
 from __future__ import annotations
 
-import math
+import json
 from pathlib import Path
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.settings import dataset_languages, depth_label, model_layers
-from xlt.core.settings import number_label as _number
-from xlt.core.settings import require as _require
-from xlt.core.settings import require_split as _require_split
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+
+FAMILY = "dual"
+RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
+MODEL = f"{RUN}/model"
+TRAIN_METRICS = f"{RUN}/train.json"
+TATOEBA = f"{RUN}/tatoeba.json"
+MINED = f"{RUN}/mine/{{pair}}.json"
+BUCC = f"{RESULTS}/bucc/{{pair}}"
+TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining")
+# the sweep axes of a run, in the order the metrics files store them
+AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
+SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
 
 
-def training_settings(config: dict, family: str) -> dict:
-    return settings.training(config, family)
-
-# ---------------------------------------------------------------- dual: LaBSE-style dual encoder (seed 004)
-DUAL_DEFAULTS = {"margins": [0.3], "scales": [10], "poolings": ["mean"], "freeze_depths": [-1], "seeds": [1],
-                 "symmetric": "sum"}
-DUAL_MINING_DEFAULTS = {"english": "en", "gold_fraction": 0.5, "path": "mteb/bucc-bitext-mining", "hub_split": "test",
-                        "tune_fraction": 0.2, "tune_split": "dev", "test_split": "test", "k": 4, "strategy": "max",
-                        "seed": 1}
+def batch_sizes(config: dict) -> list[int]:
+    """`dual.batch_sizes`; without it the one batch size of the family's training settings
+    (a default that follows another setting, so the schema cannot hold it)."""
+    family = config[FAMILY]
+    return family["batch_sizes"] if "batch_sizes" in family else [settings.training(config, FAMILY)["batch_size"]]
 
 
-def dual_settings(config: dict) -> dict | None:
-    """The `dual` section with defaults filled in (dev defaults to the train dataset's dev
-    split, batch sizes to training.batch_size), or None when absent or disabled."""
-    family = config.get("dual")
-    if not family or not family.get("enabled", True):
-        return None
-    out = {**DUAL_DEFAULTS, **family}
-    train = {"split": "train", **family["train"]}
-    out["train"] = train
-    out["dev"] = {"dataset": train["dataset"], "langs": train["langs"], "split": "dev", **family.get("dev", {})}
-    out["tatoeba"] = {"split": "test", "match": "text", **family["tatoeba"]}
-    out.setdefault("batch_sizes", [training_settings(config, "dual").get("batch_size", 32)])
-    if "mining" in family:
-        out["mining"] = {**DUAL_MINING_DEFAULTS, **family["mining"]}
-    return out
+def bitext_spec(config: dict, role: str) -> dict:
+    """`train`, `dev` or `tatoeba` as {dataset, langs, split}. `dev` takes the train dataset
+    and languages unless it names its own (the schema fills only its split)."""
+    family = config[FAMILY]
+    if role == "dev":
+        train = family["train"]
+        return {"dataset": train["dataset"], "langs": train["langs"], **family["dev"]}
+    return family[role]
 
 
-def dual_mining_pairs(family: dict) -> list[str]:
+def bitext_files(config: dict, role: str) -> list[str]:
+    spec = bitext_spec(config, role)
+    return [data_file(spec["dataset"], lang, spec["split"]) for lang in spec["langs"]]
+
+
+def mining_pairs(config: dict) -> list[str]:
     """Language pairs mined, as in the BUCC file names (bitext source: LANG-english)."""
-    mining = family.get("mining")
-    if not mining:
+    family = settings.family(config, FAMILY)
+    if family is None or "mining" not in family:
         return []
+    mining = family["mining"]
     if mining["source"] == "bitext":
         return [f"{lang}-{mining['english']}" for lang in mining["langs"]]
     return list(mining["pairs"])
 
 
+def bucc_dir(config: dict, pair: str) -> str:
+    """Local BUCC files are read where they are; the other sources' files are written by make_bucc."""
+    mining = config[FAMILY]["mining"]
+    return mining["dir"] if mining["source"] == "local" else BUCC.format(pair=pair)
+
+
 def _require_bitext(config: dict, dataset: str, where: str) -> None:
-    _require(config, "datasets", dataset, where)
+    settings.require(config, "datasets", dataset, where)
     task = config["datasets"][dataset]["task"]
     if task != "bitext":
         raise XltError(f"{where}: dataset {dataset!r} is a {task} dataset; this needs a bitext dataset "
                        f"(task: bitext, text = non-English side, text_pair = English)")
 
 
-def _check_dual(config: dict) -> None:
+def check(config: dict) -> None:
     from xlt.evaluate.mining import parse_pair
 
-    family = dual_settings(config)
-    if family is None:
-        return
+    family = config[FAMILY]
     for model in family["models"]:
-        _require(config, "models", model, "dual.models")
-        n = model_layers(config, model)
+        settings.require(config, "models", model, f"{FAMILY}.models")
+        n = settings.model_layers(config, model)
         for d in family["freeze_depths"]:
             if not -1 <= d < n:
-                raise XltError(f"freeze depth {d} in dual.freeze_depths leaves nothing to train in model {model!r} "
+                raise XltError(f"freeze depth {d} in {FAMILY}.freeze_depths leaves nothing to train in model {model!r} "
                                f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}")
     for role in ("train", "dev", "tatoeba"):
-        spec = family[role]
-        _require_bitext(config, spec["dataset"], f"dual.{role}.dataset")
-        _require_split(config, spec["dataset"], spec["split"], spec["langs"], f"dual.{role}")
-    for axis in ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds"):
-        values = family[axis]
+        spec = bitext_spec(config, role)
+        _require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
+        settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
+    for axis in SWEPT:
+        values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
-            raise XltError(f"dual.{axis} lists a value more than once ({values}); each value is one sweep point")
-    mining = family.get("mining")
-    if mining:
-        if mining["tune_split"] == mining["test_split"]:
-            raise XltError(f"dual.mining: tune_split and test_split are both {mining['tune_split']!r}; "
-                           "the threshold must be tuned on another split than the one it is scored on")
-        if mining["source"] == "bitext":
-            _require_bitext(config, mining["dataset"], "dual.mining.dataset")
-            for split in (mining["tune_split"], mining["test_split"]):
-                _require_split(config, mining["dataset"], split, mining["langs"], "dual.mining")
-        if mining["source"] == "local" and not Path(mining["dir"]).is_dir():
-            raise XltError(f"dual.mining.dir: {mining['dir']} is not a directory; point it at BUCC-layout files "
-                           "({src}-{tgt}.{split}.{src|tgt|gold})")
-        pairs = dual_mining_pairs(family)
-        for pair in pairs:
-            try:
-                parse_pair(pair)
-            except XltError as err:
-                raise XltError(f"dual.mining: {err}") from None
-        if len(set(pairs)) != len(pairs):
-            raise XltError(f"dual.mining lists a language pair more than once: {pairs}")
+            raise XltError(f"{FAMILY}.{axis} lists a value more than once ({values}); each value is one sweep point")
+    if "mining" not in family:
+        return
+    mining = family["mining"]
+    if mining["tune_split"] == mining["test_split"]:
+        raise XltError(f"{FAMILY}.mining: tune_split and test_split are both {mining['tune_split']!r}; "
+                       "the threshold must be tuned on another split than the one it is scored on")
+    if mining["source"] == "bitext":
+        _require_bitext(config, mining["dataset"], f"{FAMILY}.mining.dataset")
+        for split in (mining["tune_split"], mining["test_split"]):
+            settings.require_split(config, mining["dataset"], split, mining["langs"], f"{FAMILY}.mining")
+    if mining["source"] == "local" and not Path(mining["dir"]).is_dir():
+        raise XltError(f"{FAMILY}.mining.dir: {mining['dir']} is not a directory; point it at BUCC-layout files "
+                       "({src}-{tgt}.{split}.{src|tgt|gold})")
+    pairs = mining_pairs(config)
+    for pair in pairs:
+        try:
+            parse_pair(pair)
+        except XltError as err:
+            raise XltError(f"{FAMILY}.mining: {err}") from None
+    if len(set(pairs)) != len(pairs):
+        raise XltError(f"{FAMILY}.mining lists a language pair more than once: {pairs}")
 
 
-
-
-def dual_runs(config: dict) -> list[dict]:
-    """One row per dual-encoder training job: model x margin x scale x pooling x batch size x freeze depth x seed."""
-    family = dual_settings(config)
+def runs(config: dict) -> list[dict]:
+    """One row per dual-encoder training run: model x margin x scale x pooling x batch size x freeze depth x seed."""
+    family = settings.family(config, FAMILY)
     if family is None:
         return []
-    rows = []
-    for model in family["models"]:
-        for margin in family["margins"]:
-            for scale in family["scales"]:
-                for pooling in family["poolings"]:
-                    for batch_size in family["batch_sizes"]:
-                        for depth in family["freeze_depths"]:
-                            for seed in family["seeds"]:
-                                rows.append({
-                                    "run_id": f"{model}-margin{_number(margin)}-scale{_number(scale)}-{pooling}"
-                                              f"-bs{batch_size}-depth{depth_label(depth)}-seed{seed}",
-                                    "model": model, "margin": margin, "scale": scale, "pooling": pooling,
-                                    "batch_size": batch_size, "freeze_depth": depth, "seed": seed,
-                                })
-    return rows
+    number = settings.number_label
+    return [{"run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
+                       f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
+             "model": model, "margin": margin, "scale": scale, "pooling": pooling,
+             "batch_size": batch_size, "freeze_depth": depth, "seed": seed}
+            for model in family["models"]
+            for margin in family["margins"]
+            for scale in family["scales"]
+            for pooling in family["poolings"]
+            for batch_size in batch_sizes(config)
+            for depth in family["freeze_depths"]
+            for seed in family["seeds"]]
 
 
+dual_runs = runs  # the alignment family's plan imports this name until it is ported
 
 
-check = _check_dual
-runs = dual_runs
+def _make_bucc_args(mining: dict, pair: str) -> list:
+    if mining["source"] == "bitext":
+        lang = pair.split("-")[0]
+        args = [arg for split in (mining["tune_split"], mining["test_split"])
+                for arg in ("--bitext", f"{split}={data_file(mining['dataset'], lang, split)}")]
+        return args + ["--gold-fraction", mining["gold_fraction"]]
+    args = ["--hub-dataset", mining["path"], "--hub-split", mining["hub_split"],
+            "--tune-fraction", mining["tune_fraction"], "--split-names", f"{mining['tune_split']},{mining['test_split']}"]
+    return args + (["--revision", mining["revision"]] if "revision" in mining else [])
+
+
+def jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """rule -> key -> Job: `train_dual` and `tatoeba_dual` by run id, `make_bucc` by language
+    pair, `mine` by "run id/pair" (the rule's wildcards in output order)."""
+    rows = runs(config)
+    out = {"train_dual": {}, "tatoeba_dual": {}, "make_bucc": {}, "mine": {}}
+    if not rows:
+        return out
+    family = config[FAMILY]
+    training = settings.training(config, FAMILY)
+    pairs = mining_pairs(config)
+    mining = family["mining"] if pairs else None
+    train, tatoeba = [], []
+    for row in rows:
+        run_id, run_dir = row["run_id"], RUN.format(run_id=row["run_id"])
+        axes = {axis: row[axis] for axis in AXES}
+        args = ["--model", model_ref(config, row["model"])]
+        args += [arg for f in bitext_files(config, "train") for arg in ("--train", f)]
+        args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
+        args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
+                 "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], "--seed", row["seed"],
+                 # the batch size is a sweep axis: it replaces training.batch_size
+                 *flag_args({**training, "batch_size": row["batch_size"]}), "--run-id", run_id, "--out", run_dir]
+        train.append(Job(run_id, args, axes=axes, inputs={
+            "model": model_input(config, row["model"]),
+            "train": data_info(bitext_spec(config, "train")["dataset"]),
+            "dev": data_info(bitext_spec(config, "dev")["dataset"])}))
+        model, axes_json = MODEL.format(run_id=run_id), json.dumps(axes)
+        spec = family["tatoeba"]
+        tatoeba.append(Job(run_id, axes=axes, inputs={"data": data_info(spec["dataset"])}, args=[
+            "--model", model, "--pooling", row["pooling"],
+            *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
+            "--match", spec["match"], "--axes", axes_json, "--run-id", run_id,
+            "--max-length", training["max_length"], "--out", TATOEBA.format(run_id=run_id)]))
+        for pair in pairs:
+            out["mine"][f"{run_id}/{pair}"] = Job(run_id, axes={**axes, "pair": pair},
+                                                  inputs={"bucc": bucc_dir(config, pair)}, args=[
+                "--model", model, "--bucc-dir", bucc_dir(config, pair), "--pair", pair,
+                "--tune-split", mining["tune_split"], "--test-split", mining["test_split"],
+                "--pooling", row["pooling"], "--k", mining["k"], "--strategy", mining["strategy"],
+                "--max-length", training["max_length"], "--axes", axes_json, "--run-id", run_id,
+                "--out-metrics", MINED.format(run_id=run_id, pair=pair)])
+    out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
+    if mining and mining["source"] != "local":  # local BUCC files are read where they are
+        inputs = {"data": data_info(mining["dataset"])} if mining["source"] == "bitext" else {}
+        out["make_bucc"] = {pair: Job(pair, inputs=inputs, axes={"pair": pair}, args=[
+            "--pair", pair, "--out", BUCC.format(pair=pair), *_make_bucc_args(mining, pair), "--seed", mining["seed"]])
+            for pair in pairs}
+    return out
+
+
+def metrics_files(config: dict) -> list[str]:
+    """What `aggregate_dual` collects: per run its train.json, tatoeba.json and one file per mined pair."""
+    files = []
+    for row in runs(config):
+        run_id = row["run_id"]
+        files += [TRAIN_METRICS.format(run_id=run_id), TATOEBA.format(run_id=run_id)]
+        files += [MINED.format(run_id=run_id, pair=pair) for pair in mining_pairs(config)]
+    return files
+
+
+def plot_kinds(config: dict) -> list[str]:
+    """The figures a sweep can draw: a line against an axis needs two values of it; mining needs mining."""
+    family = config[FAMILY]
+    skipped = {"dual-error-vs-margin": len(family["margins"]) < 2,
+               "dual-error-vs-scale": len(family["scales"]) < 2,
+               "dual-mining": not mining_pairs(config)}
+    return [kind for kind in PLOT_KINDS if not skipped.get(kind)]
+
+
+def targets(config: dict) -> list[str]:
+    if not runs(config):
+        return []
+    return [TABLE] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]

@@ -1,7 +1,7 @@
 """Figures of the dual-encoder family (Tatoeba error vs margin / scale, error per language,
 mining P/R/F1) and the alignment family's accuracy-vs-layer comparison of models.
 
-Each function reads the tidy table of `xlt aggregate` and writes one PNG.
+Each function reads the tidy table of `xlt aggregate`, writes one PNG and returns the figure.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _error_vs(table: pd.DataFrame, out, x: str, title: str) -> None:
+def _error_vs(table: pd.DataFrame, out, x: str, title: str):
     """Tatoeba error (mean over languages; mean +- std over seeds) against axis `x`, one line
     per combination of the other axes, one panel per direction."""
     err = _rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first").copy()
@@ -55,30 +55,30 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title)
-    save(fig, out)
+    return save(fig, out)
 
 
-def error_vs_margin(table: pd.DataFrame, out, title: str = "") -> None:
-    _error_vs(table, out, "margin", title or "Tatoeba retrieval error vs additive margin")
+def error_vs_margin(table: pd.DataFrame, out, title: str = ""):
+    return _error_vs(table, out, "margin", title or "Tatoeba retrieval error vs additive margin")
 
 
-def error_vs_scale(table: pd.DataFrame, out, title: str = "") -> None:
-    _error_vs(table, out, "scale", title or "Tatoeba retrieval error vs scale")
+def error_vs_scale(table: pd.DataFrame, out, title: str = ""):
+    return _error_vs(table, out, "scale", title or "Tatoeba retrieval error vs scale")
 
 
-def tatoeba_heatmap(table: pd.DataFrame, out, title: str = "") -> None:
+def tatoeba_heatmap(table: pd.DataFrame, out, title: str = ""):
     """Error % per run (rows) and language x direction (columns), mean over seeds."""
     err = _rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first").copy()
     err["run"] = run_labels(err, axes=DUAL_AXES)
     err["column"] = err["lang"].astype(str) + " " + err["direction"].astype(str)
     grid = 100 * err.pivot_table(index="run", columns="column", values="value", aggfunc="mean")
     grid["mean"] = grid.mean(axis=1)
-    heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
-            xlabel="language, direction", cbar_label="error %", cmap="viridis_r",
-            cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5)
+    return heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
+                   xlabel="language, direction", cbar_label="error %", cmap="viridis_r",
+                   cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5)
 
 
-def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
+def mining_table(table: pd.DataFrame, out, title: str = ""):
     """Precision, recall and F1 (%) on the test split per run and language pair, as an annotated table."""
     rows = table[table.metric.isin(["precision", "recall", "f1"]) & (table.split == "test")].copy()
     if rows.empty:
@@ -87,9 +87,9 @@ def mining_table(table: pd.DataFrame, out, title: str = "") -> None:
     rows["column"] = rows["lang"].astype(str) + " " + rows["metric"].map({"precision": "P", "recall": "R", "f1": "F1"})
     order = [f"{lang} {m}" for lang in sorted(rows["lang"].astype(str).unique()) for m in ("P", "R", "F1")]
     grid = 100 * rows.pivot_table(index="run", columns="column", values="value", aggfunc="mean")[order]
-    heatmap(grid, out, title=title or "BUCC-style mining: precision / recall / F1 %",
-            xlabel="source language: score on the test split (threshold tuned on the tuning split)",
-            cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100)
+    return heatmap(grid, out, title=title or "BUCC-style mining: precision / recall / F1 %",
+                   xlabel="source language: score on the test split (threshold tuned on the tuning split)",
+                   cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100)
 
 
 PLOTS = {

@@ -3,7 +3,8 @@ import pytest
 import yaml
 
 from test_workflow import REPO, job_counts, snakemake, workflow_copy
-from xlt.core.settings import alignment_runs, dual_runs
+from xlt.core import settings
+from xlt.families.dual import plan
 
 
 @pytest.mark.slow
@@ -12,18 +13,18 @@ def test_dry_run_lists_dual_and_alignment_jobs(tmp_path, configfile):
     work = workflow_copy(tmp_path)
     proc = snakemake(work, "-n", "--cores", "1", "--configfile", configfile)
     counts = job_counts(proc.stdout + proc.stderr)
-    config = yaml.safe_load((REPO / configfile).read_text())
+    config = settings.validate(yaml.safe_load((REPO / configfile).read_text()))
     dual, mining = config["dual"], config["dual"]["mining"]
     runs = len(dual["models"]) * len(dual["margins"]) * len(dual["scales"]) * len(dual["poolings"]) \
         * len(dual["batch_sizes"]) * len(dual["freeze_depths"]) * len(dual["seeds"])
     pairs = len(mining.get("langs", mining.get("pairs", [])))
     align = config["alignment"]
     depth_runs = len(align["freeze_depths"]) * len(config["freeze_depth"]["models"])
-    assert counts["train_dual"] == runs == len(dual_runs(config))
+    assert counts["train_dual"] == runs == len(plan.runs(config))
     assert counts["tatoeba_dual"] == runs
     assert counts["mine"] == runs * pairs
     assert counts["make_bucc"] == pairs
-    assert counts["align_layers"] == len(align["models"]) + runs + depth_runs == len(alignment_runs(config))
+    assert counts["align_layers"] == len(align["models"]) + runs + depth_runs == len(settings.plan_module("alignment").runs(config))
     for rule in ("aggregate_dual", "aggregate_alignment", "plot_alignment"):
         assert counts[rule] == 1
-    assert counts["plot_dual"] == 2 + (len(dual["margins"]) > 1) + (len(dual["scales"]) > 1)
+    assert counts["plot_dual"] == 2 + (len(dual["margins"]) > 1) + (len(dual["scales"]) > 1) == len(plan.targets(config)) - 1

@@ -1,0 +1,120 @@
+"""Dual-encoder figures drawn from a tidy table like `xlt aggregate` writes: what each one draws."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xlt.core.errors import XltError
+from xlt.families.dual import plan
+from xlt.families.dual.plots import PLOTS, run_labels
+from xlt.report.plots import plot_functions
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def error(margin, scale, seed, lang, direction):
+    """Retrieval error of a made-up run: every axis leaves its own trace in the value."""
+    return 0.5 - margin + 0.01 * seed + (0.1 if scale == 20 else 0.0) + (0.02 if lang == "qac" else 0.0) \
+        + (0.04 if direction == "en->xx" else 0.0)
+
+
+def dual_table():
+    rows = []
+    for margin, scale, seed in itertools.product([0, 0.3], [10, 20], [1, 2]):
+        run = f"m{margin}-s{scale}-seed{seed}"
+        axes = {"run_id": run, "margin": margin, "scale": scale, "pooling": "mean", "batch_size": 32,
+                "freeze_depth": -1, "seed": seed}
+        for lang, direction in itertools.product(["qaa", "qac"], ["xx->en", "en->xx"]):
+            rows.append({**axes, "family": "sbert", "metric": "error", "lang": lang, "direction": direction,
+                         "value": error(margin, scale, seed, lang, direction)})
+        for metric, value in (("precision", 0.8), ("recall", 0.6), ("f1", 0.69)):
+            rows.append({**axes, "family": "mine", "metric": metric, "lang": "qaa", "split": "test",
+                         "value": value - margin / 10 - (0.1 if scale == 20 else 0.0) + 0.01 * seed})
+            rows.append({**axes, "family": "mine", "metric": metric, "lang": "qaa", "split": "tune", "value": 1.0})
+    return pd.DataFrame(rows)
+
+
+def test_every_plan_kind_is_a_registered_plot():
+    assert set(plan.PLOT_KINDS) <= set(PLOTS)
+    registered = plot_functions()
+    assert all(registered[kind] is PLOTS[kind] for kind in plan.PLOT_KINDS)
+
+
+@pytest.mark.parametrize("kind, x, other", [("dual-error-vs-margin", "margin", "scale"),
+                                            ("dual-error-vs-scale", "scale", "margin")])
+def test_error_vs_axis_draws_mean_and_seed_spread_per_direction(tmp_path, kind, x, other):
+    out = tmp_path / f"{kind}.png"
+    fig = PLOTS[kind](dual_table(), out)
+    assert out.read_bytes()[:8] == PNG
+    assert [ax.get_title() for ax in fig.axes] == ["xx->en", "en->xx"]
+    values = {"margin": [0, 0.3], "scale": [10, 20]}
+    for ax, direction in zip(fig.axes, ["xx->en", "en->xx"]):
+        assert ax.get_xlabel() == x
+        assert list(ax.get_xticks()) == values[x]
+        # one line per value of the other axis; points: mean over languages, then over seeds
+        assert sorted(c.get_label() for c in ax.containers) == [f"{other}={v}" for v in values[other]]
+        for container in ax.containers:
+            fixed = float(container.get_label().split("=")[1])
+            line = container.lines[0]
+            assert list(line.get_xdata()) == values[x]
+            per_seed = [[np.mean([error(**{x: v, other: fixed}, seed=seed, lang=lang, direction=direction)
+                                  for lang in ("qaa", "qac")]) for seed in (1, 2)] for v in values[x]]
+            assert np.allclose(line.get_ydata(), [100 * np.mean(s) for s in per_seed])
+            # error bars: +- one standard deviation over seeds (0.01 apart: 0.707 points)
+            (bars,) = container.lines[2]
+            spans = [segment[1][1] - segment[0][1] for segment in bars.get_segments()]
+            assert np.allclose(spans, [2 * 100 * np.std(s, ddof=1) for s in per_seed])
+
+
+def test_tatoeba_heatmap_cells_are_error_percent_per_run_language_and_direction(tmp_path):
+    fig = PLOTS["dual-tatoeba-heatmap"](dual_table(), tmp_path / "h.png")
+    ax = fig.axes[0]
+    columns = ["qaa en->xx", "qaa xx->en", "qac en->xx", "qac xx->en", "mean"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == columns
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == ["margin=0 scale=10", "margin=0 scale=20", "margin=0.3 scale=10", "margin=0.3 scale=20"]
+    cells = np.array([float(t.get_text()) for t in ax.texts]).reshape(len(rows), len(columns))
+    for i, label in enumerate(rows):
+        margin, scale = (float(part.split("=")[1]) for part in label.split())
+        expected = [100 * np.mean([error(margin, scale, seed, *c.split()) for seed in (1, 2)]) for c in columns[:-1]]
+        assert np.allclose(cells[i], [*expected, np.mean(expected)], atol=0.05)  # cells print one decimal
+    assert ax.get_title() == "Tatoeba retrieval error % per language and direction"
+
+
+def test_mining_table_shows_test_split_precision_recall_f1(tmp_path):
+    fig = PLOTS["dual-mining"](dual_table(), tmp_path / "m.png", title="mined")
+    ax = fig.axes[0]
+    assert ax.get_title() == "mined"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["qaa P", "qaa R", "qaa F1"]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    cells = np.array([float(t.get_text()) for t in ax.texts]).reshape(len(rows), 3)
+    for i, label in enumerate(rows):
+        margin, scale = (float(part.split("=")[1]) for part in label.split())
+        base = np.array([0.8, 0.6, 0.69]) - margin / 10 - (0.1 if scale == 20 else 0.0) + 0.015  # mean of seeds 1, 2
+        assert np.allclose(cells[i], 100 * base, atol=0.05)  # the tuning split's 1.0 never shows
+
+
+def test_labels_name_only_the_axes_that_vary():
+    table = dual_table()
+    labels = run_labels(table)
+    assert set(labels) == {"margin=0 scale=10", "margin=0 scale=20", "margin=0.3 scale=10", "margin=0.3 scale=20"}
+    assert set(run_labels(table, skip=("margin",))) == {"scale=10", "scale=20"}
+    assert set(run_labels(table.query("margin == 0 and scale == 10"))) == {"all runs"}
+
+
+def test_missing_records_are_a_clear_error(tmp_path):
+    with pytest.raises(XltError, match="no mining records"):
+        PLOTS["dual-mining"](dual_table().query("family != 'mine'"), tmp_path / "x.png")
+    with pytest.raises(XltError, match="no 'error' records"):
+        PLOTS["dual-error-vs-margin"](dual_table().query("metric != 'error'"), tmp_path / "x.png")
+
+
+def test_axes_json_is_checked():
+    from xlt.core.metrics import parse_axes
+
+    assert parse_axes('{"margin": 0.3, "source": "dual"}') == {"margin": 0.3, "source": "dual"}
+    with pytest.raises(XltError, match="is not JSON"):
+        parse_axes("margin=0.3")
+    with pytest.raises(XltError, match="must be a JSON object"):
+        parse_axes("[0.3]")
