@@ -1,6 +1,8 @@
 """The benchmark code paths (benchmarks/bench.py and the modules next to it) on tiny sizes: the
 figures they print are computed from what they measure (checked against independent counts),
-not hard-coded. conftest.py puts <repo>/benchmarks on sys.path."""
+not hard-coded. The benchmarks are scripts, not part of the package: their modules import
+each other as plain modules, so this test puts <repo>/benchmarks on sys.path (not in a
+conftest.py: a second module named `conftest` would shadow tests/conftest.py's helpers)."""
 from __future__ import annotations
 
 import os
@@ -11,13 +13,14 @@ from pathlib import Path
 import pytest
 import torch
 
-import bench
-import loop
-import mfu
-import workflow
-from shapes import Shape, bert_config, random_classifier
-
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import bench  # noqa: E402
+import loop  # noqa: E402
+import mfu  # noqa: E402
+import workflow  # noqa: E402
+from shapes import Shape, bert_config, random_classifier  # noqa: E402
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # timings and bitwise comparisons on one thread
