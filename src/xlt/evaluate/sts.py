@@ -29,7 +29,6 @@ from scipy.stats import pearsonr, spearmanr
 from xlt.core.metrics import record
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
-CORRELATIONS = ("pearson", "spearman")
 
 # torch.nn.functional.normalize's default eps: norms below it are clamped, not divided by
 _NORM_FLOOR = 1e-12
