@@ -13,8 +13,10 @@ from scipy.spatial.distance import cdist
 from scipy.stats import pearsonr, spearmanr
 
 from xlt import cli
-from xlt.commands import eval_embeddings
 from xlt.core.errors import XltError
+from xlt.evaluate.commands import VERBS
+
+EVAL_EMBEDDINGS = VERBS["eval-embeddings"]
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 
@@ -27,8 +29,8 @@ def shared_data() -> Path | None:
 
 def run_verb(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
-    eval_embeddings.add_arguments(parser)
-    eval_embeddings.run(parser.parse_args(argv))
+    EVAL_EMBEDDINGS.add_arguments(parser)
+    EVAL_EMBEDDINGS.run(parser.parse_args(argv))
 
 
 def by_key(records: list[dict]) -> dict[tuple, float]:
@@ -92,8 +94,13 @@ def inputs(tmp_path) -> dict[str, Path]:
     }
 
 
-def test_verb_is_registered():
-    assert cli.COMMANDS["eval-embeddings"] == "eval_embeddings"
+def test_verb_is_registered_once_as_a_shared_evaluator():
+    # sbert's eval_sbert and dual's tatoeba_dual both call it
+    assert cli.verbs()["eval-embeddings"] is EVAL_EMBEDDINGS
+    parser = cli.build_parser("eval-embeddings")
+    args = parser.parse_args(["eval-embeddings", "--model", "m", "--bitext", "a.jsonl", "--bitext", "b.jsonl", "--out", "o.json"])
+    assert (args.pooling, args.layer, args.match, args.max_length, args.batch_size) == ("mean", -1, "text", 128, 64)
+    assert args.bitext == ["a.jsonl", "b.jsonl"] and args.sts == [] and args.axes == "{}"
 
 
 def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):

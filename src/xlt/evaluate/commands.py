@@ -1,2 +1,150 @@
-"""Verbs of the shared evaluators (transitional: filled when eval-embeddings moves here)."""
-VERBS = {}
+"""Verbs of the shared evaluators.
+
+`xlt eval-embeddings`: Tatoeba bitext retrieval error and STS correlations of a sentence encoder.
+
+Any encoder in plain transformers layout (local directory or hub id) is pooled into sentence
+vectors (`--pooling`, `--layer`), optionally scaled to unit length (`--normalize`, what a
+sentence-transformers pipeline ending in a Normalize module does), then scored:
+
+- Tatoeba (LASER layout, `--tatoeba-dir`, `--langs`; or normalised bitext JSONL, `--bitext`):
+  cosine nearest-neighbour retrieval over each language's whole test set, error in both
+  directions (``xx->en``, ``en->xx``), their mean and accuracy@1; see `xlt.evaluate.retrieval`
+  for the definitions and the duplicates rule.
+- STS (`--sts FILE`, repeatable): Pearson and Spearman of cosine, -euclidean, -manhattan and
+  dot similarity against the gold scores; see `xlt.evaluate.sts`.
+
+All input files are read and checked before the model is loaded. Metrics are written as one
+MetricsFile (family "sbert"): values are fractions; the printed table shows them x100.
+"""
+from __future__ import annotations
+
+from xlt.cli import Verb
+
+
+def _eval_embeddings_arguments(parser) -> None:
+    from xlt.core.pooling import POOLING_MODES
+    from xlt.data.sts_files import STS_FORMATS
+    from xlt.evaluate.retrieval import MATCH_RULES
+
+    parser.add_argument("--model", required=True, help="local model directory (transformers layout) or hub id")
+    parser.add_argument("--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector")
+    parser.add_argument(
+        "--layer", type=int, default=-1,
+        help="hidden-state index to pool: 0 = embeddings, -1 = last layer (default), -2 = second-to-last",
+    )
+    parser.add_argument(
+        "--normalize", action="store_true",
+        help="scale sentence vectors to unit length before scoring (as a sentence-transformers Normalize "
+        "module does); leaves cosine unchanged, changes dot/euclidean/manhattan",
+    )
+    parser.add_argument("--tatoeba-dir", help="folder with LASER-layout tatoeba.xxx-eng.xxx / tatoeba.xxx-eng.eng files")
+    parser.add_argument("--langs", help="comma-separated Tatoeba codes, e.g. deu,fra (default: every code found)")
+    parser.add_argument(
+        "--bitext", action="append", default=[], metavar="FILE",
+        help="bitext JSONL (text = non-English, text_pair = English), repeatable, e.g. "
+        "results/data/{dataset}/{lang}/{split}.jsonl; dataset, lang and split come from that path",
+    )
+    parser.add_argument(
+        "--match", choices=MATCH_RULES, default="text",
+        help="Tatoeba correctness: text = retrieved string equals the gold string (sentence-transformers' "
+        "TranslationEvaluator, default); index = retrieved index is the gold index (LASER)",
+    )
+    parser.add_argument(
+        "--sts", action="append", default=[], metavar="FILE",
+        help="STS file (repeatable): original STS-b sts-*.csv, stsb_multi_mt stsb-xx-*.csv, or JSONL "
+        "with text/text_pair/score; dataset, lang and split are taken from the file name",
+    )
+    parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
+    parser.add_argument("--out", required=True, help="metrics JSON to write")
+    parser.add_argument("--axes", default="{}", help="extra sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
+    parser.add_argument("--run-id", help="run id stored in the metrics file (default: from model, pooling, layer)")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
+    parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
+
+
+def _eval_embeddings(args) -> None:
+    import logging
+
+    import numpy as np
+
+    from xlt.core.errors import XltError
+    from xlt.core.metrics import MetricsFile, parse_axes
+    from xlt.evaluate.embedding_eval import (
+        check_layer,
+        check_model_and_layer,
+        default_run_id,
+        format_table,
+        read_bitext_inputs,
+        read_sts_inputs,
+    )
+    from xlt.evaluate.retrieval import bitext_retrieval, retrieval_records
+    from xlt.evaluate.sts import sts_records, unit_rows
+
+    log = logging.getLogger(__name__)
+    bitext = read_bitext_inputs(args.tatoeba_dir, args.langs, args.bitext)
+    sts = read_sts_inputs(args.sts, args.sts_format)
+    if not bitext and not sts:
+        raise XltError("nothing to evaluate: pass --tatoeba-dir, --bitext FILE and/or --sts FILE")
+    if args.batch_size < 1 or args.max_length < 2:
+        raise XltError(f"--batch-size must be >= 1 and --max-length >= 2 (got {args.batch_size}, {args.max_length})")
+    num_layers = check_model_and_layer(args.model, args.layer)
+    axes = parse_axes(args.axes)
+
+    from xlt.core.embeddings import encode
+    from xlt.core.models import load_encoder, load_tokenizer, num_layers as model_layers, pick_device
+
+    device = pick_device(args.device)
+    tokenizer = load_tokenizer(args.model)
+    model = load_encoder(args.model).to(device)
+    if num_layers is None:  # hub id: the layer count is known only now
+        num_layers = model_layers(model)
+        check_layer(args.layer, num_layers, args.model)
+
+    def embed(sentences: list[str]) -> np.ndarray:
+        vectors = encode(
+            model, tokenizer, sentences, pooling=args.pooling, layer=args.layer,
+            batch_size=args.batch_size, max_length=args.max_length, device=device,
+        )
+        return unit_rows(vectors).astype(np.float32) if args.normalize else vectors
+
+    metrics = MetricsFile(
+        family="sbert",
+        run_id=args.run_id or default_run_id(args.model, args.pooling, args.layer, args.normalize),
+        axes=axes | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
+        meta={
+            "model": args.model,
+            "hidden_state_index": args.layer % (num_layers + 1),
+            "max_length": args.max_length,
+            "batch_size": args.batch_size,
+            "device": str(device),
+            "tatoeba_dir": args.tatoeba_dir,
+            "bitext_files": list(args.bitext),
+            "retrieval_match": args.match,
+            "sts_files": [str(path) for path, _, _ in sts],
+        },
+    )
+    bitext_rows = []
+    for source, (xx, en) in bitext.items():
+        log.info("bitext %s: encoding %d pairs", "/".join(map(str, source)), len(xx))
+        result = bitext_retrieval(embed(xx), embed(en), xx, en, match=args.match)
+        metrics.extend(retrieval_records(result, dataset=source.dataset, lang=source.lang, split=source.split))
+        bitext_rows.append((source, result))
+    sts_rows = []
+    for path, source, pairs in sts:
+        log.info("STS %s: encoding %d pairs", path, len(pairs.scores))
+        records = sts_records(
+            embed(pairs.sentences1), embed(pairs.sentences2), pairs.scores,
+            dataset=source.dataset, lang=source.lang, split=source.split,
+        )
+        metrics.extend(records)
+        sts_rows.append((source, len(pairs.scores), records))
+    print(format_table(bitext_rows, sts_rows), flush=True)
+    metrics.write(args.out)
+    log.info("wrote %d metrics to %s", len(metrics.records), args.out)
+
+
+VERBS = {
+    "eval-embeddings": Verb("Evaluate sentence embeddings: Tatoeba retrieval error (both directions) and STS correlations.",
+                            _eval_embeddings_arguments, _eval_embeddings),
+}

@@ -30,7 +30,6 @@ from xlt.core.metrics import record
 from xlt.evaluate.vectors import l2_normalise
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
-CORRELATIONS = ("pearson", "spearman")
 
 # rows scaled to unit L2 length (norms below 1e-12 are clamped); kept under this name for
 # the evaluators that import it from here

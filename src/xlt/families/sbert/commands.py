@@ -1,2 +1,117 @@
-"""Transitional."""
-VERBS = {}
+"""`xlt train-sbert`: siamese NLI training of a sentence encoder (SBERT-style).
+
+Both sentences of an NLI pair go through the same encoder; their pooled vectors u, v feed
+a softmax classifier over (u, v, |u-v|). Word embeddings stay frozen by default (the seed
+experiment's setting: the vocabulary of languages never seen in training keeps its
+pretrained vectors); `--freeze-depth` freezes more. The checkpoint with the best dev score
+is kept: Spearman of cosine similarity on an STS dev set when given, else NLI dev accuracy.
+The family's runs are scored by the shared `xlt eval-embeddings` (xlt.evaluate.commands).
+"""
+from __future__ import annotations
+
+from xlt.cli import Verb
+
+
+def _train_sbert_arguments(p):
+    from xlt.core.pooling import POOLING_MODES
+    from xlt.core.training import add_train_arguments
+
+    p.add_argument("--model", required=True, help="hub id or local directory")
+    p.add_argument("--train", required=True, help="normalised NLI JSONL (text, text_pair, label)")
+    dev = p.add_mutually_exclusive_group(required=True)
+    dev.add_argument("--dev-sts", help="normalised STS JSONL (text, text_pair, score): selects by cosine Spearman")
+    dev.add_argument("--dev-nli", help="normalised NLI JSONL: selects by classifier accuracy")
+    p.add_argument("--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector")
+    p.add_argument("--layer", type=int, default=-1, help="hidden-state index to pool (-1 last, -2 second-to-last)")
+    p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
+    p.add_argument("--train-word-embeddings", action="store_true", help="train the word embeddings (frozen by default)")
+    p.add_argument("--use-product", action="store_true", help="add u*v to the classifier features")
+    p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
+    p.add_argument("--checkpoint-dir", default=None,
+                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
+    p.add_argument("--run-id", default=None, help="run id stored in train.json (default: the --out folder's name)")
+    p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta")
+    add_train_arguments(p)
+
+
+def _train_sbert(args):
+    from pathlib import Path
+
+    import numpy as np
+    import torch
+
+    from xlt.core.checkpoint import remove_checkpoint
+    from xlt.core.errors import XltError
+    from xlt.evaluate.sts import sts_correlations
+    from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
+    from xlt.core.io import read_jsonl
+    from xlt.losses.softmax_pair import SoftmaxPairLoss
+    from xlt.core.metrics import MetricsFile, parse_axes
+    from xlt.core.models import load_tokenizer
+    from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+    from xlt.core.training import result_meta, train, train_args_from
+
+    targs = train_args_from(args)
+    run_axes = parse_axes(args.axes)  # checked before training, not after
+    train_set = read_jsonl(args.train)
+    dev_set = read_jsonl(args.dev_sts or args.dev_nli)
+    need = "score" if args.dev_sts else "label"
+    for name, rows, key in (("--train", train_set, "label"), ("--dev", dev_set, need)):
+        if not rows or key not in rows[0] or "text_pair" not in rows[0]:
+            raise XltError(f"{name} needs records with text, text_pair and {key}")
+
+    tokenizer = load_tokenizer(args.model)
+    encoder = SentenceEncoder.from_pretrained(args.model, args.pooling, args.layer)
+    freeze(encoder.encoder, args.freeze_depth)
+    if not args.train_word_embeddings:
+        freeze_word_embeddings(encoder.encoder)
+    head = SoftmaxPairLoss(encoder.dim, num_labels=3, use_product=args.use_product)
+    model = torch.nn.ModuleDict({"encoder": encoder, "head": head})
+
+    def collate(examples):
+        a = tokenize(tokenizer, [e["text"] for e in examples], targs.max_length)
+        b = tokenize(tokenizer, [e["text_pair"] for e in examples], targs.max_length)
+        batch = {f"a_{k}": v for k, v in a.items()} | {f"b_{k}": v for k, v in b.items()}
+        if "label" in examples[0]:
+            batch["labels"] = torch.tensor([e["label"] for e in examples])
+        return batch
+
+    def side(batch, prefix):
+        return {k[2:]: v for k, v in batch.items() if k.startswith(prefix)}
+
+    def loss_fn(m, batch):
+        return m["head"](m["encoder"](**side(batch, "a_")), m["encoder"](**side(batch, "b_")), batch["labels"])
+
+    @torch.no_grad()
+    def evaluate(m):
+        m.eval()
+        device = next(m.parameters()).device
+        us, vs = [], []
+        for start in range(0, len(dev_set), 64):
+            batch = {k: v.to(device) for k, v in collate(dev_set[start : start + 64]).items()}
+            us.append(m["encoder"](**side(batch, "a_")).float())
+            vs.append(m["encoder"](**side(batch, "b_")).float())
+        u, v = torch.cat(us), torch.cat(vs)
+        if args.dev_sts:
+            rho = sts_correlations(u.cpu().numpy(), v.cpu().numpy(), [e["score"] for e in dev_set], ["cosine"])
+            return {"score": rho[("spearman", "cosine")]}
+        predictions = m["head"].classifier(m["head"].features(u, v)).argmax(-1).cpu().numpy()
+        return {"score": float(np.mean(predictions == np.array([e["label"] for e in dev_set])))}
+
+    out = Path(args.out)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
+    result = train(model, train_set, collate, loss_fn, targs, evaluate, checkpoint_dir=checkpoint_dir)
+    encoder.save(out / "model", tokenizer)
+    axes = run_axes | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
+                                    "seed": targs.seed}
+    metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
+    metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "history": result.history})
+    metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
+    metrics.write(out / "train.json")
+    remove_checkpoint(checkpoint_dir)
+
+
+VERBS = {
+    "train-sbert": Verb("Siamese NLI training of a sentence encoder (softmax over u, v, |u-v|), SBERT-style",
+                        _train_sbert_arguments, _train_sbert),
+}

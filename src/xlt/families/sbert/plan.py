@@ -1,73 +1,126 @@
-"""The sbert sweep: config checks and one row per job."""
+"""The sentence-embedding sweep (SBERT-style): model x pooling x layer x freeze depth x seed.
+
+Each trained run trains a siamese encoder on NLI pairs (`train_sbert`, `xlt train-sbert`);
+every run, and with `baselines` the untrained model with the same pooling and layer, is
+scored on STS and bitext retrieval (`eval_sbert`, the shared `xlt eval-embeddings`).
+Everything a job needs comes from the validated settings here.
+"""
 from __future__ import annotations
 
-import math
-from pathlib import Path
+import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.settings import dataset_languages, depth_label, model_layers
-from xlt.core.settings import number_label as _number
-from xlt.core.settings import require as _require
-from xlt.core.settings import require_split as _require_split
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+
+FAMILY = "sbert"
+RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
+TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PLOT_KINDS = ("sbert-retrieval-error", "sbert-sts", "sbert-layers")
+LAYERS_PLOT = "sbert-layers"  # drawn only when the sweep pools more than one layer
+# eval section key = dataset task = `xlt eval-embeddings` flag that takes its files
+EVAL_KINDS = ("sts", "bitext")
+DEV_TASKS = ("sts", "nli")  # sts: select by cosine Spearman, nli: by classifier accuracy
+# boolean settings -> the `xlt train-sbert` switch they turn on
+SWITCHES = {"train_word_embeddings": "--train-word-embeddings", "use_product": "--use-product"}
+EVAL_AXES = ("trained", "freeze_depth", "seed")
 
 
-def training_settings(config: dict, family: str) -> dict:
-    return settings.training(config, family)
-
-def _check_sbert(config: dict, family: dict) -> None:
+def check(config: dict) -> None:
+    family = config[FAMILY]
     for model in family["models"]:
-        _require(config, "models", model, "sbert.models")
-        n = model_layers(config, model)
-        for layer in family.get("layers", [-1]):
+        settings.require(config, "models", model, f"{FAMILY}.models")
+        n = settings.model_layers(config, model)
+        for layer in family["layers"]:
             if not -(n + 1) <= layer <= n:
-                raise XltError(f"layer {layer} in sbert.layers is out of range for model {model!r} with {n} layers; "
+                raise XltError(f"layer {layer} in {FAMILY}.layers is out of range for model {model!r} with {n} layers; "
                                f"allowed: 0 (embeddings) .. {n}, or -1 (last) .. -{n + 1}")
-        settings.freeze_depths(config, family.get("depths", [-1]), model, "sbert.depths")
-    _require(config, "datasets", family["train"]["dataset"], "sbert.train.dataset")
-    _require_split(config, family["train"]["dataset"], "train", [family["train"]["lang"]], "sbert.train")
-    dev = family["dev"]
-    _require(config, "datasets", dev["dataset"], "sbert.dev.dataset")
-    if config["datasets"][dev["dataset"]]["task"] not in ("sts", "nli"):
-        raise XltError(f"sbert.dev.dataset: {dev['dataset']!r} must be an sts or nli dataset")
-    _require_split(config, dev["dataset"], dev.get("split", "dev"), [dev["lang"]], "sbert.dev")
-    if not family.get("eval"):
-        raise XltError("sbert.eval: declare at least one of sts or bitext")
-    for kind, task in (("sts", "sts"), ("bitext", "bitext")):
-        spec = family["eval"].get(kind)
-        if spec:
-            _require(config, "datasets", spec["dataset"], f"sbert.eval.{kind}.dataset")
-            if config["datasets"][spec["dataset"]]["task"] != task:
-                raise XltError(f"sbert.eval.{kind}.dataset: {spec['dataset']!r} is not a {task} dataset")
-            _require_split(config, spec["dataset"], spec.get("split", "test"), spec["langs"], f"sbert.eval.{kind}")
+        settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
+    train, dev = family["train"], family["dev"]
+    settings.require_task(config, train["dataset"], ("nli",), f"{FAMILY}.train.dataset")
+    settings.require_split(config, train["dataset"], "train", [train["lang"]], f"{FAMILY}.train")
+    settings.require_task(config, dev["dataset"], DEV_TASKS, f"{FAMILY}.dev.dataset")
+    settings.require_split(config, dev["dataset"], dev["split"], [dev["lang"]], f"{FAMILY}.dev")
+    if not family["eval"]:
+        raise XltError(f"{FAMILY}.eval: declare at least one of sts or bitext, e.g. "
+                       "sts: {dataset: NAME, langs: [en]}")
+    for kind, spec in family["eval"].items():
+        settings.require_task(config, spec["dataset"], (kind,), f"{FAMILY}.eval.{kind}.dataset")
+        settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.eval.{kind}")
 
 
-def sbert_runs(config: dict) -> list[dict]:
+def runs(config: dict) -> list[dict]:
     """One row per evaluation: trained runs (model x pooling x layer x depth x seed) and,
     with `baselines`, the untrained model per (model, pooling, layer)."""
-    family = config.get("sbert")
-    if not family or not family.get("enabled", True):
+    family = settings.family(config, FAMILY)
+    if family is None:
         return []
     rows = []
     for model in family["models"]:
-        for pooling in family.get("poolings", ["mean"]):
-            for layer in family.get("layers", [-1]):
+        for pooling in family["poolings"]:
+            for layer in family["layers"]:
                 stem = f"{model}-{pooling}-L{layer}"
-                if family.get("baselines", True):
+                if family["baselines"]:
                     rows.append({"run_id": f"{stem}-untrained", "model": model, "pooling": pooling, "layer": layer,
                                  "trained": False, "freeze_depth": None, "seed": None})
-                for depth in family.get("depths", [-1]):
-                    for seed in family.get("seeds", [1]):
-                        rows.append({"run_id": f"{stem}-depth{depth_label(depth)}-seed{seed}", "model": model,
+                for depth in family["depths"]:
+                    for seed in family["seeds"]:
+                        rows.append({"run_id": f"{stem}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
                                      "pooling": pooling, "layer": layer, "trained": True, "freeze_depth": depth,
                                      "seed": seed})
     return rows
 
 
+def eval_files(config: dict) -> list[str]:
+    """`--sts FILE ... --bitext FILE ...`: every evaluation file, STS first."""
+    evaluation = config[FAMILY]["eval"]
+    return [arg for kind in EVAL_KINDS if kind in evaluation
+            for lang in evaluation[kind]["langs"]
+            for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))]
 
 
-def check(config):
-    _check_sbert(config, config["sbert"])
+def jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """rule -> run id -> Job, for `train_sbert` (trained runs) and `eval_sbert` (every run)."""
+    rows = runs(config)
+    if not rows:
+        return {"train_sbert": {}, "eval_sbert": {}}
+    family = config[FAMILY]
+    train, dev = family["train"], family["dev"]
+    training = settings.training(config, FAMILY)
+    dev_task = config["datasets"][dev["dataset"]]["task"]
+    switches = [flag for key, flag in SWITCHES.items() if family[key]]
+    evaluation = eval_files(config)
+    eval_data = [data_info(family["eval"][kind]["dataset"]) for kind in EVAL_KINDS if kind in family["eval"]]
+    trains, evals = [], []
+    for row in rows:
+        run_dir = RUN.format(run_id=row["run_id"])
+        axes = {k: row[k] for k in ("model", "pooling", "layer", *EVAL_AXES)}
+        if row["trained"]:
+            trains.append(Job(row["run_id"], axes=axes, args=[
+                "--model", model_ref(config, row["model"]),
+                "--train", data_file(train["dataset"], train["lang"], "train"),
+                f"--dev-{dev_task}", data_file(dev["dataset"], dev["lang"], dev["split"]),
+                "--pooling", row["pooling"], "--layer", row["layer"], "--freeze-depth", row["freeze_depth"],
+                *switches, "--seed", row["seed"], *flag_args(training), "--run-id", row["run_id"], "--out", run_dir],
+                inputs={"model": model_input(config, row["model"]), "train": data_info(train["dataset"]),
+                        "dev": data_info(dev["dataset"])}))
+        model, model_files = ((f"{run_dir}/model", f"{run_dir}/model") if row["trained"]
+                              else (model_ref(config, row["model"]), model_input(config, row["model"])))
+        evals.append(Job(row["run_id"], axes=axes, inputs={"model": model_files, "data": eval_data}, args=[
+            "--model", model, "--pooling", row["pooling"], "--layer", row["layer"], *evaluation,
+            "--axes", json.dumps({k: row[k] for k in EVAL_AXES}), "--run-id", row["run_id"],
+            "--max-length", training["max_length"], "--out", f"{run_dir}/eval.json"]))
+    return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}
 
 
-runs = sbert_runs
+def plot_kinds(config: dict) -> list[str]:
+    """The figures of this sweep: the layer plot only when more than one layer is pooled."""
+    many_layers = len(config[FAMILY]["layers"]) > 1
+    return [kind for kind in PLOT_KINDS if kind != LAYERS_PLOT or many_layers]
+
+
+def targets(config: dict) -> list[str]:
+    if not runs(config):
+        return []
+    return [TABLE] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]

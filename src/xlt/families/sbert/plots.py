@@ -35,7 +35,10 @@ def relative_reduction(table: pd.DataFrame) -> pd.DataFrame:
     return means
 
 
-def retrieval_error(table: pd.DataFrame, out, title: str = "") -> None:
+def retrieval_error(table: pd.DataFrame, out, title: str = ""):
+    """Bars of retrieval error per language (mean over seeds), one panel per pooling at one
+    layer (the last when layers count from the top), trained variants labelled with their
+    relative error reduction against the untrained model."""
     means = relative_reduction(table)
     layer = means.layer.max() if (means.layer < 0).all() else means.layer.iloc[0]
     means = means[means.layer == layer]
@@ -53,19 +56,23 @@ def retrieval_error(table: pd.DataFrame, out, title: str = "") -> None:
         ax.set_xlabel("language")
         ax.set_ylabel("retrieval error (mean of both directions)")
     fig.suptitle(title or "Bitext retrieval error, trained vs untrained (labels: relative reduction)")
-    save(fig, out)
+    return save(fig, out)
 
 
-def sts(table: pd.DataFrame, out, title: str = "") -> None:
+def sts(table: pd.DataFrame, out, title: str = ""):
+    """Heatmap of Spearman x 100 (mean over seeds): one row per pooling, layer and variant,
+    one column per language and similarity."""
     rows = _with_variant(table[(table.metric == "spearman")])
     rows["config"] = rows.pooling + ", L" + rows.layer.astype(str) + ", " + rows.variant
     rows["column"] = rows.lang.astype(str) + " " + rows.similarity.astype(str)
     grid = rows.pivot_table(index="config", columns="column", values="value", aggfunc="mean") * 100
-    heatmap(grid, out, title=title or "STS: Spearman correlation x 100 (mean over seeds)",
+    return heatmap(grid, out, title=title or "STS: Spearman correlation x 100 (mean over seeds)",
             xlabel="language, similarity", cbar_label="Spearman x 100")
 
 
-def layers(table: pd.DataFrame, out, title: str = "") -> None:
+def layers(table: pd.DataFrame, out, title: str = ""):
+    """Retrieval error (mean over languages, directions and seeds) against the pooled layer:
+    one line per pooling and variant, untrained dashed."""
     err = _with_variant(table[table.metric == "mean_error"])
     means = err.groupby(["pooling", "variant", "layer"])["value"].mean().reset_index()
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -76,7 +83,7 @@ def layers(table: pd.DataFrame, out, title: str = "") -> None:
     ax.set_title(title or "Retrieval error by layer")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    save(fig, out)
+    return save(fig, out)
 
 
 PLOTS = {"sbert-retrieval-error": retrieval_error, "sbert-sts": sts, "sbert-layers": layers}

@@ -1,16 +1,23 @@
+"""SBERT-style training (`xlt train-sbert`) end to end, its loss by hand, the demo sweep."""
 import math
 
 import pytest
 import torch
+import yaml
 
+from conftest import REPO
 from xlt.cli import main
-from xlt.core.settings import sbert_runs, validate
-from xlt.data import demo
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
-from xlt.losses.softmax_pair import SoftmaxPairLoss
 from xlt.core.sentence_encoder import read_pooling
-from test_config import demo_config
+from xlt.core.settings import validate
+from xlt.data import demo
+from xlt.families.sbert.plan import runs
+from xlt.losses.softmax_pair import SoftmaxPairLoss
+
+
+def demo_config() -> dict:
+    return yaml.safe_load((REPO / "config.yaml").read_text())
 
 
 def test_softmax_pair_features_and_loss_by_hand():
@@ -25,21 +32,20 @@ def test_softmax_pair_features_and_loss_by_hand():
     assert SoftmaxPairLoss(2, use_product=True).features(u, v).shape == (1, 8)
 
 
-def test_sweep_has_baselines_and_trained_runs():
-    rows = sbert_runs(demo_config())
-    assert len(rows) == 6
-    assert {r["run_id"] for r in rows if not r["trained"]} == {
-        f"demo-mbert-{p}-L-1-untrained" for p in ("mean", "max", "cls")}
-    assert all(r["freeze_depth"] == -1 for r in rows if r["trained"])
+def test_demo_sweep_has_baselines_and_trained_runs():
+    rows = runs(validate(demo_config()))
+    assert [r["run_id"] for r in rows] == [
+        f"demo-mbert-{p}-L-1-{kind}" for p in ("mean", "max", "cls") for kind in ("untrained", "depthnone-seed1")]
+    assert all(r["freeze_depth"] == -1 and r["seed"] == 1 for r in rows if r["trained"])
+    assert all(r["freeze_depth"] is None and r["seed"] is None for r in rows if not r["trained"])
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda s: s.update(poolings=["sum"]), r"config error at sbert.poolings.0"),
-    (lambda s: s.update(layers=[13]), r"layer 13 in sbert.layers is out of range"),
-    (lambda s: s["eval"]["bitext"].update(dataset="demo-sts"), r"sbert.eval.bitext.dataset: 'demo-sts' is not a bitext"),
-    (lambda s: s["dev"].update(dataset="nope"), r"sbert.dev.dataset: unknown dataset 'nope'"),
+    (lambda s: s.update(layers=[13]), r"layer 13 in sbert.layers is out of range for model 'demo-mbert' with 12 layers"),
+    (lambda s: s["eval"]["bitext"].update(dataset="demo-sts"),
+     r"sbert.eval.bitext.dataset: dataset 'demo-sts' is a sts dataset; this needs a bitext dataset"),
 ])
-def test_config_errors_name_the_key(mutate, message):
+def test_demo_config_errors_name_the_key(mutate, message):
     config = demo_config()
     mutate(config["sbert"])
     with pytest.raises(XltError, match=message):
@@ -56,7 +62,24 @@ def test_train_sbert_end_to_end(tmp_path, demo_model_dir):
     assert code == 0
     metrics = read_json(out / "train.json")
     assert metrics["meta"]["axes"]["pooling"] == "max" and metrics["meta"]["steps"] == 4
-    assert -1 <= metrics["metrics"][0]["value"] <= 1
+    # the kept checkpoint is the best dev evaluation, and the saved model reproduces its score
+    [dev] = metrics["metrics"]
+    scores = {h["step"]: h["score"] for h in metrics["meta"]["history"] if "score" in h}
+    assert sorted(scores) == [2, 4]
+    assert dev["metric"] == "dev_spearman_cosine" and dev["value"] == max(scores.values())
+    assert scores[metrics["meta"]["best_step"]] == dev["value"]
+    from scipy.stats import spearmanr
+
+    from xlt.core.models import load_tokenizer
+    from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+
+    dev_rows = demo.generate("sts", "en", "dev", 16, seed=1)
+    saved, tokenizer = SentenceEncoder.from_pretrained(str(out / "model")).eval(), load_tokenizer(str(out / "model"))
+    with torch.no_grad():
+        u = saved(**tokenize(tokenizer, [r["text"] for r in dev_rows], 128))
+        v = saved(**tokenize(tokenizer, [r["text_pair"] for r in dev_rows], 128))
+    cosine = torch.nn.functional.cosine_similarity(u, v).numpy()
+    assert spearmanr(cosine, [r["score"] for r in dev_rows])[0] == pytest.approx(dev["value"], abs=1e-5)
     assert read_pooling(str(out / "model")) == {"pooling": "max", "layer": -2}
     # word embeddings are frozen by default: identical to the pretrained ones
     from xlt.core.models import load_encoder
