@@ -17,9 +17,8 @@ rule monox_split:
         f"{RESULTS}/logs/monox/splits/{{run_id}}.log",
     params:
         args=job_args("monox", "monox_split"),
-    # a split's id is "{task}/seed{seed}": its directory below splits/
     wildcard_constraints:
-        run_id=r"[^/]+/seed\d+",
+        run_id=monox.SPLIT_ID,
     localrule: True
     conda:
         ENV

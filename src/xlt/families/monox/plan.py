@@ -20,6 +20,7 @@ TEACHER_MODES = ("kd", "pl")  # modes that read the teacher's logits
 DIR = f"{RESULTS}/runs/{FAMILY}"
 # one split per (task, seed): its job id is "{task}/seed{seed}", the directory below splits/
 SPLIT = f"{DIR}/splits/{{run_id}}"
+SPLIT_ID = r"[^/]+/seed\d+"
 SPLIT_PARTS = ("labelled", "unlabelled", "dev")
 TEACHER = f"{DIR}/teachers/{{run_id}}"
 STUDENT = f"{DIR}/students/{{run_id}}"
