@@ -100,15 +100,3 @@ def load_cls(root: str | Path, lang: str, domain: str, split: str,
                                ) from None
         records.append(record)
     return records
-
-
-def load_cls_hf(split: str = "train", hub_id: str = "GETALP/flue", config: str = "CLS") -> list[dict]:
-    """CLS from the Hugging Face hub, for users with access to it (not used offline).
-
-    The hub has no complete CLS: FLUE (`GETALP/flue`, config ``CLS``) carries the *French* part
-    only, its three domains merged, train/test, with labels negative=0 / positive=1 like
-    `load_cls`. Every other language needs the published files and `load_cls`."""
-    from datasets import load_dataset  # heavy import; only on this path
-
-    rows = load_dataset(hub_id, config, split=split)
-    return [{"text": str(r["text"]).strip(), "label": int(r["label"])} for r in rows]

@@ -1,2 +1,177 @@
-"""Transitional."""
-VERBS = {}
+"""`xlt monox-split`, `xlt train-teacher`, `xlt distill` and `xlt monox-table`: the MonoX jobs."""
+from __future__ import annotations
+
+from xlt.cli import Verb
+
+
+def _monox_split_arguments(p):
+    p.add_argument("--train", required=True, help="normalised JSONL of the source-language training split")
+    pool = p.add_mutually_exclusive_group(required=True)
+    pool.add_argument("--labelled-fraction", type=float,
+                      help="XNLI-style: this fraction of --train keeps its labels, the rest is the unlabelled pool")
+    pool.add_argument("--unlabelled", help="CLS-style: normalised JSONL of a separate unlabelled pool")
+    dev = p.add_mutually_exclusive_group(required=True)
+    dev.add_argument("--dev", help="normalised JSONL of the dev set")
+    dev.add_argument("--dev-fraction", type=float, help="CLS-style: hold out this fraction of the labelled data as dev")
+    p.add_argument("--seed", type=int, required=True, help="seed of the labelled/unlabelled and dev draws")
+    p.add_argument("--name", default="", help="the dataset's name, recorded in split.json")
+    p.add_argument("--out", required=True, help="directory: labelled.jsonl, unlabelled.jsonl, dev.jsonl, split.json")
+
+
+def _monox_split(args):
+    from xlt.core.io import read_jsonl
+    from xlt.families.monox.training import make_split, write_split
+
+    split = make_split(
+        read_jsonl(args.train), args.seed, labelled_fraction=args.labelled_fraction,
+        unlabelled=read_jsonl(args.unlabelled) if args.unlabelled else None,
+        dev=read_jsonl(args.dev) if args.dev else None, dev_fraction=args.dev_fraction, name=args.name)
+    write_split(split, args.out)
+    print(split.meta["counts"])
+
+
+def _job_arguments(p, role: str, out_help: str, checkpoint_help: str) -> None:
+    """The flags train-teacher and distill share (after their own)."""
+    from xlt.core.train_args import add_train_arguments
+
+    p.add_argument("--source-lang", default="en", help="language of the training data (its dev accuracy is recorded under it)")
+    p.add_argument("--axes", default=None, help="the sweep row as JSON (meta.axes of the metrics file)")
+    p.add_argument("--save-model", default=None, help=f"also save the fine-tuned {role} to this directory")
+    p.add_argument("--run-id", default=None, help="the run's id in the metrics file (default: the output directory's name)")
+    p.add_argument("--out", required=True, help=out_help)
+    p.add_argument("--checkpoint-dir", default=None, help=checkpoint_help)
+    add_train_arguments(p)
+
+
+def _split_arguments(p, role: str) -> None:
+    p.add_argument("--model", required=True, help=f"{role}: hub id or local directory")
+    p.add_argument("--split", required=True, help="directory written by `xlt monox-split`")
+    p.add_argument("--size", default="all", help="labelled training examples (nested stratified subsample) or all")
+    p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
+
+
+def _train_teacher_arguments(p):
+    _split_arguments(p, "teacher")
+    p.add_argument("--eval-data", nargs="*", default=[], help="normalised JSONL test files (the teacher's own language)")
+    p.add_argument("--eval-langs", default="", help="comma-separated languages, in the order of --eval-data")
+    _job_arguments(p, "teacher", "run directory: logits.npz and metrics.json are written there",
+                   "resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
+
+
+def _train_teacher(args):
+    import time
+    from pathlib import Path
+
+    from xlt.core.freezing import count_parameters
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_classifier, load_tokenizer
+    from xlt.core.training import result_meta
+    from xlt.families.monox.job_io import finish, read_inputs, run_axes
+    from xlt.families.monox.training import evaluation_records, run_teacher
+
+    started = time.time()  # wall_s of the metrics file covers the whole job, not just its writing
+    targs, size, split, by_lang = read_inputs(args)
+    out = Path(args.out)
+    axes = run_axes(args, {"mode": "teacher", "teacher": args.model, "size": size, "seed": targs.seed})
+
+    tokenizer = load_tokenizer(args.model)
+    model = load_classifier(args.model, args.num_labels)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
+    outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
+                          teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir)
+    metrics = MetricsFile("monox", args.run_id or out.name, axes=axes, started=started)
+    metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta
+                        | {"model": args.model, "role": "teacher", "split": split.meta, "history": outcome.result.history})
+    metrics.extend(outcome.records)
+    # a monolingual teacher is scored in its own language only: no cross-language average
+    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, with_average=False))
+    finish(args, metrics, model, tokenizer, out / "metrics.json", checkpoint_dir)
+
+
+def _distill_arguments(p):
+    from xlt.families.monox.plan import MODES
+
+    p.add_argument("--mode", required=True, choices=MODES,
+                   help="finetune (gold only), self_train (own pseudo labels), kd (teacher logits), pl (teacher labels)")
+    _split_arguments(p, "student")
+    p.add_argument("--teacher-logits", default=None, help="kd/pl: logits.npz written by `xlt train-teacher`")
+    p.add_argument("--temperature", type=float, default=0.1, help="kd: teacher softmax temperature (paper: 0.1)")
+    p.add_argument("--threshold", type=float, default=0.0, help="pl/self_train: keep pseudo labels with max prob >= this")
+    p.add_argument("--rounds", type=int, default=1, help="self_train: pseudo-labelling rounds after the first fine-tuning")
+    p.add_argument("--eval-data", nargs="+", required=True, help="normalised JSONL test files, one per language")
+    p.add_argument("--eval-langs", required=True, help="comma-separated languages, in the order of --eval-data")
+    _job_arguments(p, "student", "metrics JSON path",
+                   "resumable training state (default: checkpoint/ beside --out, not an output); removed once the outputs exist")
+
+
+def _distill(args):
+    import time
+    from pathlib import Path
+
+    from xlt.core.freezing import count_parameters
+    from xlt.core.metrics import MetricsFile
+    from xlt.core.models import load_classifier, load_tokenizer
+    from xlt.core.training import result_meta
+    from xlt.families.monox.job_io import finish, read_inputs, run_axes
+    from xlt.families.monox.training import evaluation_records, run_student
+
+    started = time.time()  # wall_s of the metrics file covers the whole job, not just its writing
+    targs, size, split, by_lang = read_inputs(args)
+    axes = run_axes(args, {"mode": args.mode, "student": args.model, "size": size, "seed": targs.seed,
+                           "temperature": args.temperature if args.mode == "kd" else None})
+
+    tokenizer = load_tokenizer(args.model)
+    checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else Path(args.out).parent / "checkpoint"
+
+    def load_student():
+        return load_classifier(args.model, args.num_labels)
+
+    outcome = run_student(args.mode, load_student, tokenizer, split, size, targs.seed, targs,
+                          teacher_logits=args.teacher_logits, temperature=args.temperature,
+                          threshold=args.threshold, rounds=args.rounds, source_lang=args.source_lang,
+                          checkpoint_dir=checkpoint_dir)
+    model = outcome.model
+    metrics = MetricsFile("monox", args.run_id or Path(args.out).parent.name, axes=axes, started=started)
+    metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta | {
+        "model": args.model, "role": "student", "mode": args.mode, "teacher_logits": args.teacher_logits,
+        "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,
+        "split": split.meta, "history": outcome.result.history})
+    metrics.extend(outcome.records)
+    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length))
+    finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)
+
+
+def _monox_table_arguments(p):
+    p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate` (results/tables/monox.csv)")
+    p.add_argument("--csv", required=True, help="output: the table as CSV (accuracy in 0..1)")
+    p.add_argument("--markdown", help="output: one markdown table per task (percent)")
+    p.add_argument("--html", help="output: the same as an HTML page (for the report)")
+    p.add_argument("--title", default="", help="heading of the HTML page")
+
+
+def _monox_table(args):
+    import pandas as pd
+
+    from xlt.core.io import atomic_path, write_text
+    from xlt.families.monox.plots import accuracy_table, table_html, table_markdown
+
+    grid = accuracy_table(pd.read_csv(args.table))
+    with atomic_path(args.csv) as tmp:
+        grid.to_csv(tmp, float_format="%.6f")
+    if args.markdown:
+        write_text(args.markdown, table_markdown(grid))
+    if args.html:
+        write_text(args.html, table_html(grid, args.title))
+    print(table_markdown(grid))
+
+
+VERBS = {
+    "monox-split": Verb("MonoX: split the source-language data into labelled / unlabelled / dev (seeded, as in the paper)",
+                        _monox_split_arguments, _monox_split),
+    "train-teacher": Verb("MonoX: fine-tune the teacher on the labelled split once and store its logits on labelled + unlabelled data",
+                          _train_teacher_arguments, _train_teacher),
+    "distill": Verb("MonoX: train a student (finetune, self_train, kd or pl) and score it zero-shot per language",
+                    _distill_arguments, _distill),
+    "monox-table": Verb("MonoX: the paper-style accuracy table (method x language, per task) as CSV, markdown and HTML",
+                        _monox_table_arguments, _monox_table),
+}

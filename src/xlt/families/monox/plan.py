@@ -1,65 +1,67 @@
-"""The monox sweep: config checks and one row per job."""
+"""The MonoX sweep (Chi et al.): split, teachers, students, then tables and figures.
+
+The source-language data is split once per (task, seed) (`monox_split`); each teacher is
+fine-tuned once per (task, training size, seed) and stores its logits (`train_teacher`); every
+kd/pl student at that size reads those logits, finetune/self_train students need no teacher
+(`distill`). Everything a job needs comes from the validated settings here.
+"""
 from __future__ import annotations
 
+import json
 import math
-from pathlib import Path
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.settings import dataset_languages, depth_label, model_layers
-from xlt.core.settings import number_label as _number
-from xlt.core.settings import require as _require
-from xlt.core.settings import require_split as _require_split
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+
+FAMILY = "monox"
+MODES = ("finetune", "self_train", "kd", "pl")
+TEACHER_MODES = ("kd", "pl")  # modes that read the teacher's logits
+DIR = f"{RESULTS}/runs/{FAMILY}"
+# one split per (task, seed): its job id is "{task}/seed{seed}", the directory below splits/
+SPLIT = f"{DIR}/splits/{{run_id}}"
+SPLIT_ID = r"[^/]+/seed\d+"
+SPLIT_PARTS = ("labelled", "unlabelled", "dev")
+TEACHER = f"{DIR}/teachers/{{run_id}}"
+STUDENT = f"{DIR}/students/{{run_id}}"
+TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+ACCURACY_CSV = f"{RESULTS}/tables/{FAMILY}_accuracy.csv"
+ACCURACY_MARKDOWN = f"{RESULTS}/tables/{FAMILY}_accuracy.md"
+ACCURACY_HTML = f"{RESULTS}/plots/{FAMILY}/accuracy-table.html"
+PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PLOT_KINDS = ("monox-accuracy-heatmap", "monox-accuracy-vs-size", "monox-accuracy-vs-temperature")
+AXES_LEFT_OUT = ("run_id", "role", "teacher_run_id")  # sweep-row bookkeeping, not meta.axes
 
 
-def training_settings(config: dict, family: str) -> dict:
-    return settings.training(config, family)
-
-# ---------------------------------------------------------------- MonoX teacher -> student
-
-MONOX_MODES = ("finetune", "self_train", "kd", "pl")
-MONOX_TEACHER_MODES = ("kd", "pl")  # modes that read the teacher's logits
-MONOX_DEFAULTS = {"modes": list(MONOX_MODES), "source_lang": "en", "seeds": [1], "size": "all",
-                  "temperature": 0.1, "threshold": 0.0, "self_train_rounds": 1}
-
-
-def monox_settings(config: dict) -> dict | None:
-    """The `monox` section with its defaults filled in, or None when absent or disabled."""
-    family = config.get("monox")
-    if not family or not family.get("enabled", True):
-        return None
-    return {**MONOX_DEFAULTS, **family}
-
-
-def monox_tasks(family: dict) -> dict[str, dict]:
+def tasks(family: dict) -> dict[str, dict]:
     """dataset name -> its entry of `monox.tasks` (a list in the config)."""
     return {spec["dataset"]: spec for spec in family["tasks"]}
 
 
-def monox_training(config: dict, task: str, role: str = "student") -> dict:
+def task_sizes(family: dict, spec: dict) -> list:
+    """The headline size followed by the task's size sweep, without repeats."""
+    return list(dict.fromkeys([family["size"], *spec["sizes"]]))
+
+
+def training(config: dict, task: str, role: str = "student") -> dict:
     """Shared `training` < `monox.training` < the task's `training` < (teacher jobs) the task's
     `teacher_training`."""
-    spec = monox_tasks(config["monox"])[task]
-    return {**training_settings(config, "monox"), **spec.get("training", {}),
-            **(spec.get("teacher_training", {}) if role == "teacher" else {})}
+    spec = tasks(config[FAMILY])[task]
+    return {**settings.training(config, FAMILY), **spec["training"],
+            **(spec["teacher_training"] if role == "teacher" else {})}
 
 
-def check_monox(config: dict) -> None:
-    family = monox_settings(config)
-    if family is None:
-        return
+def check(config: dict) -> None:
     from xlt.data.records import NUM_LABELS
 
-    for key in ("students", "tasks"):
-        if not family.get(key):
-            raise XltError(f"monox.{key} is required when the family is enabled (or set monox.enabled: false)")
-    needs_teacher = [m for m in family["modes"] if m in MONOX_TEACHER_MODES]
-    if needs_teacher and not family.get("teachers"):
+    family = config[FAMILY]
+    needs_teacher = [m for m in family["modes"] if m in TEACHER_MODES]
+    if needs_teacher and not family["teachers"]:
         raise XltError(f"monox.modes has {needs_teacher}, which distil from a teacher, but monox.teachers is "
                        f"not set; declare a teacher model or drop those modes")
     for role in ("teachers", "students"):
-        for model in family.get(role, []):
-            _require(config, "models", model, f"monox.{role}")
+        for model in family[role]:
+            settings.require(config, "models", model, f"monox.{role}")
     source = family["source_lang"]
     names = [spec["dataset"] for spec in family["tasks"]]
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -68,7 +70,7 @@ def check_monox(config: dict) -> None:
     for i, spec in enumerate(family["tasks"]):
         task = spec["dataset"]
         where = f"monox.tasks[{i}] ({task})"
-        _require(config, "datasets", task, f"monox.tasks[{i}].dataset")
+        settings.require(config, "datasets", task, f"monox.tasks[{i}].dataset")
         kind = config["datasets"][task]["task"]
         if kind not in NUM_LABELS:
             raise XltError(f"{where}: dataset {task!r} is a {kind} dataset; MonoX needs a classification "
@@ -79,19 +81,19 @@ def check_monox(config: dict) -> None:
         if ("dev_split" in spec) == ("dev_fraction" in spec):
             raise XltError(f"{where}: set exactly one of dev_split (a dataset split, e.g. dev) or dev_fraction "
                            f"(hold out part of the labelled data, as for CLS)")
-        _require_split(config, task, "train", [source], f"{where} (monox.source_lang)")
+        settings.require_split(config, task, "train", [source], f"{where} (monox.source_lang)")
         for key in ("unlabelled_split", "dev_split"):
             if key in spec:
-                _require_split(config, task, spec[key], [source], f"{where}.{key}")
-        _require_split(config, task, spec["eval"].get("split", "test"), spec["eval"]["langs"], f"{where}.eval")
-        _check_monox_sizes(config, family, task, spec)
+                settings.require_split(config, task, spec[key], [source], f"{where}.{key}")
+        settings.require_split(config, task, spec["eval"]["split"], spec["eval"]["langs"], f"{where}.eval")
+        _check_sizes(config, family, task, spec)
 
 
-def _check_monox_sizes(config: dict, family: dict, task: str, spec: dict) -> None:
+def _check_sizes(config: dict, family: dict, task: str, spec: dict) -> None:
     """Training sizes against the labelled split, where its size is known before any job runs
     (demo datasets declare their sizes); other datasets fail in the job with the same message."""
     dataset = config["datasets"][task]
-    n_train = dataset.get("sizes", {}).get("train") if dataset["source"] == "demo" else None
+    n_train = dataset["sizes"].get("train") if dataset["source"] == "demo" else None
     if n_train is None:
         return
     labelled = n_train
@@ -99,16 +101,11 @@ def _check_monox_sizes(config: dict, family: dict, task: str, spec: dict) -> Non
         labelled = math.floor(spec["labelled_fraction"] * n_train + 0.5)
     if "dev_fraction" in spec:
         labelled -= math.floor(spec["dev_fraction"] * labelled + 0.5)
-    for size in monox_task_sizes(family, spec):
+    for size in task_sizes(family, spec):
         if size != "all" and size > labelled:
             raise XltError(f"monox.tasks ({task}).sizes: training size {size} is larger than the {labelled} labelled "
                            f"examples of dataset {task!r} ({n_train} train examples after the configured "
                            f"split); use a size <= {labelled} or 'all'")
-
-
-def monox_task_sizes(family: dict, spec: dict) -> list:
-    """The headline size followed by the task's size sweep, without repeats."""
-    return list(dict.fromkeys([family["size"], *spec.get("sizes", [])]))
 
 
 def size_label(size: int | str) -> str:
@@ -119,7 +116,7 @@ def temperature_label(temperature: float) -> str:
     return f"T{temperature:g}"
 
 
-def monox_runs(config: dict) -> list[dict]:
+def runs(config: dict) -> list[dict]:
     """One row per training job: the teachers first (role teacher: one per teacher x task x
     training size x seed, and only where a kd/pl student needs it), then the students.
 
@@ -128,24 +125,24 @@ def monox_runs(config: dict) -> list[dict]:
     sweep (kd at each of the task's `temperatures`), without repeats. `headline` marks the rows
     of the headline grid (the per-language table); `teacher_run_id` names the teacher job whose
     logits a kd/pl student reads."""
-    family = monox_settings(config)
+    family = settings.family(config, FAMILY)
     if family is None:
         return []
     teachers, students = {}, []
-    for task, spec in monox_tasks(family).items():
+    for task, spec in tasks(family).items():
         grid = {}  # (mode, size, temperature) -> headline?
-        for size in monox_task_sizes(family, spec):
+        for size in task_sizes(family, spec):
             for mode in family["modes"]:
                 temperature = family["temperature"] if mode == "kd" else None
                 headline = size == family["size"]
                 grid[(mode, size, temperature)] = grid.get((mode, size, temperature), False) or headline
         if "kd" in family["modes"]:
-            for temperature in spec.get("temperatures", []):
+            for temperature in spec["temperatures"]:
                 grid.setdefault(("kd", family["size"], temperature), temperature == family["temperature"])
         for seed in family["seeds"]:
             for student in family["students"]:
                 for (mode, size, temperature), headline in grid.items():
-                    uses = family["teachers"] if mode in MONOX_TEACHER_MODES else [None]
+                    uses = family["teachers"] if mode in TEACHER_MODES else [None]
                     for teacher in uses:
                         teacher_run = None
                         if teacher is not None:
@@ -166,8 +163,109 @@ def monox_runs(config: dict) -> list[dict]:
     return list(teachers.values()) + students
 
 
-# family -> function expanding the config into one row per training job
+def split_id(task: str, seed: int) -> str:
+    """The job id of a split, which is also its directory below splits/."""
+    return f"{task}/seed{seed}"
 
 
-check = check_monox
-runs = monox_runs
+def split_files(task: str, seed: int) -> list[str]:
+    d = SPLIT.format(run_id=split_id(task, seed))
+    return [f"{d}/{part}.jsonl" for part in SPLIT_PARTS] + [f"{d}/split.json"]
+
+
+def num_labels(config: dict, task: str) -> int:
+    from xlt.data.records import NUM_LABELS
+
+    return NUM_LABELS[config["datasets"][task]["task"]]
+
+
+def _split_job(config: dict, task: str, seed: int) -> Job:
+    """How the split gets its unlabelled pool and dev set (paper: XNLI vs CLS)."""
+    spec, source = tasks(config[FAMILY])[task], config[FAMILY]["source_lang"]
+    pool = (["--labelled-fraction", spec["labelled_fraction"]] if "labelled_fraction" in spec
+            else ["--unlabelled", data_file(task, source, spec["unlabelled_split"])])
+    dev = (["--dev-fraction", spec["dev_fraction"]] if "dev_fraction" in spec
+           else ["--dev", data_file(task, source, spec["dev_split"])])
+    run_id = split_id(task, seed)
+    return Job(run_id, ["--train", data_file(task, source, "train"), *pool, *dev, "--seed", seed, "--name", task,
+                        "--out", SPLIT.format(run_id=run_id)],
+               inputs={"data": data_info(task)}, axes={"task": task, "seed": seed})
+
+
+def _axes(row: dict) -> dict:
+    """meta.axes of the run's metrics file: the sweep row without the bookkeeping keys."""
+    return {k: v for k, v in row.items() if k not in AXES_LEFT_OUT}
+
+
+def _teacher_job(config: dict, row: dict) -> Job:
+    task, source = row["task"], config[FAMILY]["source_lang"]
+    split = tasks(config[FAMILY])[task]["eval"]["split"]
+    axes = _axes(row)
+    # the monolingual teacher is scored in the source language only (the paper's Table 1)
+    args = ["--model", model_ref(config, row["teacher"]), "--split", SPLIT.format(run_id=split_id(task, row["seed"])),
+            "--size", row["size"], "--num-labels", num_labels(config, task),
+            "--eval-data", data_file(task, source, split), "--eval-langs", source, "--source-lang", source,
+            "--seed", row["seed"], *flag_args(training(config, task, "teacher")), "--axes", json.dumps(axes),
+            "--run-id", row["run_id"], "--out", TEACHER.format(run_id=row["run_id"])]
+    return Job(row["run_id"], args, axes=axes, inputs={
+        "split": split_files(task, row["seed"]), "model": model_input(config, row["teacher"]), "data": data_info(task)})
+
+
+def teacher_logits(teacher_run_id: str) -> str:
+    return f"{TEACHER.format(run_id=teacher_run_id)}/logits.npz"
+
+
+def _student_job(config: dict, row: dict) -> Job:
+    family, task = config[FAMILY], row["task"]
+    evaluation = tasks(family)[task]["eval"]
+    mode_args = []  # the teacher's logits (kd, pl), temperature, threshold, rounds
+    if row["teacher_run_id"]:
+        mode_args += ["--teacher-logits", teacher_logits(row["teacher_run_id"])]
+    if row["mode"] == "kd":
+        mode_args += ["--temperature", row["temperature"]]
+    if row["mode"] in ("pl", "self_train"):
+        mode_args += ["--threshold", family["threshold"]]
+    if row["mode"] == "self_train":
+        mode_args += ["--rounds", family["self_train_rounds"]]
+    axes = _axes(row)
+    args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]),
+            "--split", SPLIT.format(run_id=split_id(task, row["seed"])), "--size", row["size"],
+            "--num-labels", num_labels(config, task), *mode_args,
+            "--eval-data", *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
+            "--eval-langs", ",".join(evaluation["langs"]), "--source-lang", family["source_lang"],
+            "--seed", row["seed"], *flag_args(training(config, task)), "--axes", json.dumps(axes),
+            "--run-id", row["run_id"], "--out", f"{STUDENT.format(run_id=row['run_id'])}/metrics.json"]
+    inputs = {"split": split_files(task, row["seed"]), "model": model_input(config, row["student"]),
+              "teacher": [teacher_logits(row["teacher_run_id"])] if row["teacher_run_id"] else [],
+              "data": data_info(task)}
+    return Job(row["run_id"], args, inputs=inputs, axes=axes)
+
+
+def jobs(config: dict) -> dict[str, dict[str, Job]]:
+    """rule -> job id -> Job, for `monox_split` (id "{task}/seed{seed}"), `train_teacher` and
+    `distill` (the run ids of `runs`)."""
+    rows = runs(config)
+    splits = dict.fromkeys((row["task"], row["seed"]) for row in rows)
+    return {
+        "monox_split": by_run_id([_split_job(config, task, seed) for task, seed in splits]),
+        "train_teacher": by_run_id([_teacher_job(config, row) for row in rows if row["role"] == "teacher"]),
+        "distill": by_run_id([_student_job(config, row) for row in rows if row["role"] == "student"]),
+    }
+
+
+def plot_kinds(config: dict) -> list[str]:
+    """The heatmap always; the size and temperature curves where the config sweeps them."""
+    family = config[FAMILY]
+    kinds = ["monox-accuracy-heatmap"]
+    if any(len(task_sizes(family, spec)) > 1 for spec in family["tasks"]):
+        kinds.append("monox-accuracy-vs-size")
+    if "kd" in family["modes"] and any(len(set(spec["temperatures"]) | {family["temperature"]}) > 1
+                                       for spec in family["tasks"]):
+        kinds.append("monox-accuracy-vs-temperature")
+    return kinds
+
+
+def targets(config: dict) -> list[str]:
+    if not any(row["role"] == "student" for row in runs(config)):
+        return []
+    return [TABLE, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]

@@ -125,7 +125,7 @@ def _cell(column, value, percent: bool) -> str:
     return f"{100 * value:.2f}" if percent else f"{value:.4f}"
 
 
-def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Method x language heatmap of headline test accuracy (percent), one panel per task."""
     grid = accuracy_table(table).drop(columns="seeds", errors="ignore")
     tasks = list(dict.fromkeys(grid.index.get_level_values("task")))
@@ -142,7 +142,7 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = "") -> N
         ax.set_ylabel("")
         ax.tick_params(axis="y", labelrotation=0)
     fig.suptitle(title or "Zero-shot test accuracy by method and language")
-    save(fig, out)
+    return save(fig, out)
 
 
 def _log_ticks(ax, values) -> None:
@@ -161,7 +161,7 @@ def _headline_size(acc: pd.DataFrame) -> str:
     return str(acc[_truthy(acc.headline)]["size"].iloc[0])
 
 
-def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Average test accuracy over languages against the number of labelled training examples
     (log scale), one line per method (kd at the headline temperature), mean +- std over seeds."""
     acc = _test_accuracy(table)
@@ -186,10 +186,10 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = "") -> N
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title or "Zero-shot accuracy vs training data size")
-    save(fig, out)
+    return save(fig, out)
 
 
-def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "") -> None:
+def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = ""):
     """KD: average test accuracy over languages against the softmax temperature (log scale) at
     the headline training size; the other methods at that size as horizontal reference lines."""
     acc = _test_accuracy(table)
@@ -215,7 +215,7 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title or "MonoX-KD: zero-shot accuracy vs distillation temperature")
-    save(fig, out)
+    return save(fig, out)
 
 
 PLOTS = {

@@ -33,7 +33,6 @@ from xlt.core.io import atomic_path
 
 ARTIFACT_FORMAT = "xlt-teacher-logits"
 ARTIFACT_VERSION = 1
-PAPER_SIZES = (10, 100, 1_000, 10_000, "all")
 
 
 # ---------------------------------------------------------------- example ids

@@ -1,8 +1,8 @@
 """MonoX teacher -> student training (Chi et al., "Can Monolingual Pretrained Models Help
 Cross-Lingual Classification?"): the procedures behind `xlt monox-split`, `xlt train-teacher`
 and `xlt distill`. The data building blocks (splits, subsamples, pseudo labels, the logits
-artifact) are in `xlt.teacher_student`, the KD loss in `xlt.losses.distillation`; every model is
-trained by the one loop `xlt.train.train`.
+artifact) are in `xlt.families.monox.teacher_student`, the KD loss in `xlt.losses.distillation`;
+every model is trained by the one loop `xlt.core.training.train`.
 
 The stages, and what travels between them:
 
@@ -46,12 +46,9 @@ from xlt.families.monox.teacher_student import (
     subsample,
 )
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.families.monox.plan import MODES, SPLIT_PARTS, TEACHER_MODES
 
 log = logging.getLogger("xlt.families.monox.training")
-
-MODES = ("finetune", "self_train", "kd", "pl")
-TEACHER_MODES = ("kd", "pl")
-SPLIT_FILES = ("labelled", "unlabelled", "dev")
 
 
 # ---------------------------------------------------------------- stage 1: the split
@@ -112,7 +109,7 @@ def _unlabelled_record(r: dict) -> dict:
 
 def write_split(split: Split, out_dir: str | Path) -> None:
     out_dir = Path(out_dir)
-    for part in SPLIT_FILES:
+    for part in SPLIT_PARTS:
         write_jsonl(out_dir / f"{part}.jsonl", getattr(split, part))
     write_json(out_dir / "split.json", split.meta)
 
@@ -121,7 +118,7 @@ def read_split(split_dir: str | Path) -> Split:
     split_dir = Path(split_dir)
     if not (split_dir / "split.json").is_file():
         raise XltError(f"{split_dir} is not a MonoX split (no split.json); make it with `xlt monox-split`")
-    return Split(*(read_jsonl(split_dir / f"{part}.jsonl") for part in SPLIT_FILES), read_json(split_dir / "split.json"))
+    return Split(*(read_jsonl(split_dir / f"{part}.jsonl") for part in SPLIT_PARTS), read_json(split_dir / "split.json"))
 
 
 def training_set(split: Split, size: int | str, seed: int) -> list[dict]:

@@ -6,10 +6,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.core.settings import monox_runs, validate
 from xlt.core.errors import XltError
+from xlt.core.settings import validate
+from xlt.families.monox.plan import runs, training
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def monox_runs(config):
+    """The sweep of a config as the workflow sees it: validated, defaults filled in."""
+    return runs(validate(config))
 
 
 def base_config():
@@ -47,16 +53,28 @@ def edited(**changes):
 DELETE = object()
 
 
-def test_base_config_is_valid():
-    validate(base_config())
+def test_base_config_gets_the_schema_defaults():
+    family = validate(base_config())["monox"]
+    assert {k: family[k] for k in ("enabled", "modes", "source_lang", "size", "temperature", "threshold",
+                                   "self_train_rounds", "training", "resources")} == {
+        "enabled": True, "modes": ["finetune", "self_train", "kd", "pl"], "source_lang": "en", "size": "all",
+        "temperature": 0.1, "threshold": 0.0, "self_train_rounds": 1, "training": {}, "resources": {"cpus": 1}}
+    task = family["tasks"][0]
+    assert (task["eval"]["split"], task["training"], task["teacher_training"]) == ("test", {}, {})
+    config = base_config()
+    del config["monox"]["teachers"], config["monox"]["tasks"][0]["sizes"], config["monox"]["seeds"]
+    config["monox"]["modes"] = ["finetune"]
+    family = validate(config)["monox"]
+    assert (family["teachers"], family["seeds"], family["tasks"][0]["sizes"], family["tasks"][0]["temperatures"]) == (
+        [], [1], [], [0.01, 0.1, 10])
 
 
 @pytest.mark.parametrize("changes, message", [
     ({"monox__teachers": ["nope"]}, r"monox.teachers: unknown model 'nope'"),
     ({"monox__students": ["nope"]}, r"monox.students: unknown model 'nope'"),
     ({"monox__teachers": DELETE}, r"monox.modes has \['kd', 'pl'\].*monox.teachers is not set"),
-    ({"monox__students": DELETE}, r"monox.students is required when the family is enabled"),
-    ({"monox__tasks": DELETE}, r"monox.tasks is required"),
+    ({"monox__students": DELETE}, r"config error at monox: 'students' is a required property"),
+    ({"monox__tasks": DELETE}, r"config error at monox: 'tasks' is a required property"),
     ({"monox__tasks__0__dataset": "xnli"}, r"monox.tasks\[0\].dataset: unknown dataset 'xnli'"),
     ({"monox__tasks__0__dataset": "corpus"}, r"corpus dataset; MonoX needs a classification dataset"),
     ({"monox__tasks__0__unlabelled_split": "unlabeled"}, r"exactly one of labelled_fraction .* or unlabelled_split"),
@@ -82,7 +100,8 @@ def test_duplicate_task_is_an_error():
 
 def test_dev_fraction_counts_against_the_labelled_size():
     config = edited(monox__tasks__0__dev_split=DELETE, monox__tasks__0__dev_fraction=0.2)
-    validate(config)  # 100 labelled - 20 dev = 80 >= 10
+    config["monox"]["tasks"][0]["sizes"] = [80]  # 100 labelled - 20 dev = 80: the largest size allowed
+    assert {r["size"] for r in monox_runs(copy.deepcopy(config))} == {"all", 80}
     config["monox"]["tasks"][0]["sizes"] = [81]
     with pytest.raises(XltError, match="larger than the 80 labelled"):
         validate(config)
@@ -111,7 +130,8 @@ def test_cls_format_needs_no_files_at_planning_time():
                                  "splits": {"train": ["en"], "unlabeled": ["en"], "test": "all"}}
     config["monox"]["tasks"] = [{"dataset": "cls", "unlabelled_split": "unlabeled", "dev_fraction": 0.2,
                                  "eval": {"langs": ["en", "de"]}}]
-    validate(config)
+    rows = monox_runs(config)  # the sizes of local files are unknown until the job: no size check here
+    assert {(r["task"], r["size"]) for r in rows} == {("cls", "all")} and len(rows) == 2 * (1 + 4)
 
 
 # ---------------------------------------------------------------- sweep rows
@@ -154,7 +174,6 @@ def test_disabled_family_has_no_rows_and_needs_nothing_else():
     assert monox_runs(edited(monox__enabled=False)) == []
     config = base_config()
     config["monox"] = {"enabled": False}
-    validate(config)
     assert monox_runs(config) == []
     assert monox_runs({k: v for k, v in base_config().items() if k != "monox"}) == []
 
@@ -163,12 +182,13 @@ def test_disabled_family_has_no_rows_and_needs_nothing_else():
 def test_shipped_configs_validate(name):
     with open(ROOT / name) as f:
         config = yaml.safe_load(f)
-    validate(config)
     assert any(r["role"] == "teacher" for r in monox_runs(config))
 
 
 def test_teacher_training_overrides_apply_to_teacher_jobs_only():
-    from xlt.core.settings import monox_training
+    from dataclasses import asdict
+
+    from xlt.core.train_args import TrainArgs
 
     config = base_config()
     config["training"] = {"lr": 1e-4, "batch_size": 8}
@@ -176,5 +196,7 @@ def test_teacher_training_overrides_apply_to_teacher_jobs_only():
     config["monox"]["tasks"][0]["training"] = {"max_steps": 60}
     config["monox"]["tasks"][0]["teacher_training"] = {"lr": 2e-3, "max_steps": 100}
     validate(config)
-    assert monox_training(config, "senti") == {"lr": 1e-4, "batch_size": 16, "max_steps": 60}
-    assert monox_training(config, "senti", "teacher") == {"lr": 2e-3, "batch_size": 16, "max_steps": 100}
+    # every other setting is TrainArgs' default (the shared section is filled with them)
+    defaults = {k: v for k, v in asdict(TrainArgs()).items() if k != "seed"}
+    assert training(config, "senti") == {**defaults, "lr": 1e-4, "batch_size": 16, "max_steps": 60}
+    assert training(config, "senti", "teacher") == {**defaults, "lr": 2e-3, "batch_size": 16, "max_steps": 100}

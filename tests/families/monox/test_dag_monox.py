@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.core.settings import monox_runs
+from xlt.core.settings import validate
+from xlt.families.monox.plan import runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 
 
@@ -38,7 +39,8 @@ def dry_run(*extra):
 
 def effective_config(*configfiles):
     """The config Snakemake runs with: config.yaml, or the --configfile(s) instead of it
-    (the Snakefile reads config.yaml only when none is given; several are merged in order)."""
+    (the Snakefile reads config.yaml only when none is given; several are merged in order),
+    validated (defaults filled in) as the Snakefile does."""
     def merge(base, new):
         for k, v in new.items():
             base[k] = merge(base.get(k, {}), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
@@ -47,7 +49,7 @@ def effective_config(*configfiles):
     config = {}
     for f in configfiles or ("config.yaml",):
         config = merge(config, yaml.safe_load((ROOT / f).read_text()))
-    return config
+    return validate(config)
 
 
 @pytest.mark.parametrize("configfiles", [(), ("config/paper.yaml",)], ids=["demo", "paper"])
@@ -58,7 +60,7 @@ def test_teacher_trains_once_and_feeds_many_students(configfiles):
     for rule in ("monox_split", "train_teacher", "distill", "aggregate_monox", "plot_monox_table", "plot_monox"):
         assert rules[rule] >= 1, f"no {rule} job in the DAG"
 
-    rows = monox_runs(effective_config(*configfiles))
+    rows = runs(effective_config(*configfiles))
     teachers = {r["run_id"]: r for r in rows if r["role"] == "teacher"}
     students = {r["run_id"]: r for r in rows if r["role"] == "student"}
     teacher_jobs = [j["wildcards"]["run_id"] for j in jobs if j["rule"] == "train_teacher"]
@@ -85,8 +87,10 @@ def test_teacher_trains_once_and_feeds_many_students(configfiles):
     for t, row in teachers.items():
         if row["headline"]:
             task = next(s for s in family["tasks"] if s["dataset"] == row["task"])
-            temperatures = set(task.get("temperatures", [])) | {family.get("temperature", 0.1)}
+            temperatures = set(task["temperatures"]) | {family["temperature"]}
             assert fed[t] == 1 + len(temperatures)
 
     splits = [j for j in jobs if j["rule"] == "monox_split"]
     assert len(splits) == len({(r["task"], r["seed"]) for r in rows})
+    # a split's job id is its directory below splits/: one per (task, seed)
+    assert {j["wildcards"]["run_id"] for j in splits} == {f"{r['task']}/seed{r['seed']}" for r in rows}

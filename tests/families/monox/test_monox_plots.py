@@ -79,14 +79,60 @@ def test_markdown_and_html_show_percent(table):
     assert "<h3>t</h3>" in html and f"<td>{expected:.2f}</td>" in html
 
 
-@pytest.mark.parametrize("kind", sorted(PLOTS))
-def test_plots_write_png(table, tmp_path, kind):
-    from xlt.report.plots import PLOTS as ALL
+def mean_avg(mode, size, temperature):
+    """The students' average over languages, mean over seeds, in percent (what the curves draw)."""
+    return 100 * np.mean([np.mean([accuracy_of(mode, size, temperature, s, lang) for lang in LANGS]) for s in (1, 2)])
 
-    assert ALL[kind] is PLOTS[kind]  # registered for `xlt plot`
+
+@pytest.mark.parametrize("kind", sorted(PLOTS))
+def test_plots_are_registered_and_write_png(table, tmp_path, kind):
+    from xlt.report.plots import plot_functions
+
+    assert plot_functions()[kind] is PLOTS[kind]  # registered for `xlt plot`
     out = tmp_path / f"{kind}.png"
-    PLOTS[kind](table, out)
+    fig = PLOTS[kind](table, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert fig.axes[0].get_title() == "t"
+
+
+def test_heatmap_cells_are_the_headline_table_in_percent(table, tmp_path):
+    fig = PLOTS["monox-accuracy-heatmap"](table, tmp_path / "h.png", title="T")
+    ax = fig.axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    columns = [t.get_text() for t in ax.get_xticklabels()]
+    assert rows == ["teacher", "finetune", "self_train", "pl", "kd"] and columns == ["de", "en", "avg"]
+    cells = {(rows[int(t.get_position()[1])], columns[int(t.get_position()[0])]): t.get_text() for t in ax.texts}
+    grid = accuracy_table(table)
+    expected = {(method, lang): f"{100 * grid.loc[('t', method), lang]:.1f}"
+                for method in rows for lang in columns if not np.isnan(grid.loc[("t", method), lang])}
+    assert cells == expected
+    assert ("teacher", "de") not in cells and cells[("kd", "de")] == f"{100 * np.mean([accuracy_of('kd', 'all', 0.1, s, 'de') for s in (1, 2)]):.1f}"
+    assert fig._suptitle.get_text() == "T"
+
+
+def test_size_curves_are_the_average_over_languages_per_method(table, tmp_path):
+    fig = PLOTS["monox-accuracy-vs-size"](table, tmp_path / "s.png")
+    ax = fig.axes[0]
+    curves = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in ax.lines}
+    # kd at the headline temperature only; the teacher has no average over languages
+    assert list(curves) == ["finetune", "self_train", "pl", "kd"]
+    for mode, (x, y) in curves.items():
+        t = 0.1 if mode == "kd" else None
+        assert x == [10, 200]  # the train_examples records, not the size labels
+        assert y == pytest.approx([mean_avg(mode, 10, t), mean_avg(mode, "all", t)])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["10", "200"] and ax.get_xscale() == "log"
+
+
+def test_temperature_curve_is_kd_with_the_other_methods_as_references(table, tmp_path):
+    fig = PLOTS["monox-accuracy-vs-temperature"](table, tmp_path / "t.png")
+    ax = fig.axes[0]
+    (kd,) = ax.containers  # one errorbar curve
+    line = kd.lines[0]
+    assert list(line.get_xdata()) == [0.01, 0.1, 10.0]
+    assert list(line.get_ydata()) == pytest.approx([mean_avg("kd", "all", t) for t in (0.01, 0.1, 10.0)])
+    references = {l.get_label(): l.get_ydata()[0] for l in ax.lines if l.get_linestyle() == "--"}
+    assert references == pytest.approx({mode: mean_avg(mode, "all", None) for mode in ("finetune", "self_train", "pl")})
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.01", "0.1", "10"]
 
 
 def test_several_students_and_teachers_get_method_labels(table):
@@ -107,13 +153,20 @@ def test_caption_renders_the_settings_of_each_shipped_config(name, demo):
     import jinja2
     import yaml
 
-    root = Path(__file__).resolve().parents[1]
-    config = yaml.safe_load((root / name).read_text())
-    text = jinja2.Template((root / "workflow" / "report" / "monox.rst").read_text()).render(
+    from xlt.core.settings import validate
+
+    root = Path(__file__).resolve().parents[3]
+    config = validate(yaml.safe_load((root / name).read_text()))  # the caption reads the validated settings
+    text = jinja2.Template((root / "src" / "xlt" / "families" / "monox" / "caption.rst").read_text()).render(
         snakemake=SimpleNamespace(config=config))
     first = config["monox"]["tasks"][0]
     assert f"Training on ``{first['dataset']}``: students" in text
     assert f"KD temperatures {', '.join(map(str, first['temperatures']))}" in text
     assert ("no scientific meaning" in text) == demo
-    if not demo:
+    if demo:  # the task's overrides for the students, teacher_training on top for the teacher
+        assert "Teacher(s): demo-teacher;" in text and "(gold data + the teacher's argmax labels on the pool with max probability >= 0.0" in text
+        students, teacher = text.split("Training on ``demo-sentiment``: students ")[1].split("\nteacher ")
+        assert "batch_size=16," in students and "max_steps=60," in students and "lr=0.0005," in students
+        assert "batch_size=32," in teacher and "max_steps=100," in teacher and "lr=0.002," in teacher
+    else:
         assert "lr=5e-06" in text and "batch_size=8" in text and "Teacher(s): roberta-large" in text
