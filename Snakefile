@@ -14,7 +14,6 @@ if not workflow.overwrite_configfiles:
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/legacy.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/freeze_depth.smk"
 include: "workflow/rules/sbert.smk"

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 import yte
 
 from xlt.core import settings

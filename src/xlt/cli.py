@@ -1,7 +1,7 @@
 """`xlt <verb> ...`: the command line that every Snakemake rule calls.
 
-Verbs live with what they run: `xlt.core.commands` (models, data, tables, figures, config)
-and each family's `commands.py`, which maps verb names to `Verb`s in `VERBS`. Those modules
+Verbs live with what they run: `xlt.core.commands` (models, data, tables, figures, config),
+`xlt.evaluate.commands` (the shared embedding evaluator) and each family's `commands.py`, which maps verb names to `Verb`s in `VERBS`. Those modules
 import nothing heavy at the top, so collecting them is cheap and a job builds only its own
 verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
@@ -27,7 +27,7 @@ class Verb:
     run: Callable[[argparse.Namespace], None]
 
 
-VERB_MODULES = ("xlt.core.commands", "xlt.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES))
+VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES))
 
 
 def verbs() -> dict[str, Verb]:

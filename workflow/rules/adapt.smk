@@ -12,13 +12,13 @@ rule adapt_eval_set:
         adapt.EVAL_SET,
     log:
         f"{RESULTS}/logs/adapt/eval/{{run_id}}.log",
-    params:
-        args=job_args("adapt", "adapt_eval_set"),
     wildcard_constraints:
         run_id=adapt.EVAL_SET_ID,
     localrule: True
     conda:
         ENV
+    params:
+        args=job_args("adapt", "adapt_eval_set"),
     shell:
         "xlt sample-texts {params.args} > {log} 2>&1"
 
@@ -30,13 +30,13 @@ rule adapt_mlm:
         adapt.RUN,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
-    params:
-        args=job_args("adapt", "adapt_mlm"),
+    conda:
+        ENV
     threads: job_threads("adapt")
     resources:
         **job_resources("adapt"),
-    conda:
-        ENV
+    params:
+        args=job_args("adapt", "adapt_mlm"),
     shell:
         "xlt adapt-mlm {params.args} > {log} 2>&1"
 
@@ -48,15 +48,15 @@ rule adapt_reference_perplexity:
         adapt.REFERENCE,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
-    params:
-        args=job_args("adapt", "adapt_reference_perplexity"),
     wildcard_constraints:
         run_id=adapt.REFERENCE_ID,
+    conda:
+        ENV
     threads: job_threads("adapt")
     resources:
         **job_resources("adapt"),
-    conda:
-        ENV
+    params:
+        args=job_args("adapt", "adapt_reference_perplexity"),
     shell:
         "xlt perplexity {params.args} > {log} 2>&1"
 

@@ -9,13 +9,6 @@ rule align_layers:
     input:
         unpack(job_inputs("alignment", "align_layers")),
     output:
-        metrics=alignment.METRICS,
-        table=report(
-            alignment.LAYERS,
-            caption="../../src/xlt/families/alignment/caption.rst",
-            category=alignment.CATEGORY,
-            subcategory="{run_id}",
-        ),
         **{
             name: report(
                 f"{alignment.RUN_PLOTS}/{file}",
@@ -25,15 +18,22 @@ rule align_layers:
             )
             for name, file in alignment.run_plots(config).items()
         },
+        metrics=alignment.METRICS,
+        table=report(
+            alignment.LAYERS,
+            caption="../../src/xlt/families/alignment/caption.rst",
+            category=alignment.CATEGORY,
+            subcategory="{run_id}",
+        ),
     log:
         alignment.LOG,
-    params:
-        args=job_args("alignment", "align_layers"),
+    conda:
+        ENV
     threads: job_threads("alignment")
     resources:
         **job_resources("alignment"),
-    conda:
-        ENV
+    params:
+        args=job_args("alignment", "align_layers"),
     shell:
         "xlt align {params.args} > {log} 2>&1"
 

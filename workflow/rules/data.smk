@@ -8,11 +8,11 @@ rule build_demo_model:
         directory(f"{RESULTS}/models/{{model}}"),
     log:
         f"{RESULTS}/logs/models/{{model}}.log",
-    params:
-        args=job_args("shared", "build_demo_model"),
     localrule: True
     conda:
         ENV
+    params:
+        args=job_args("shared", "build_demo_model"),
     shell:
         "xlt build-demo-model {params.args} > {log} 2>&1"
 
@@ -22,11 +22,11 @@ rule prepare_data:
         f"{RESULTS}/data/{{dataset}}/info.json",
     log:
         f"{RESULTS}/logs/data/{{dataset}}.log",
-    params:
-        args=job_args("shared", "prepare_data"),
     # on the submit host: it downloads, and compute nodes often have no internet
     localrule: True
     conda:
         ENV
+    params:
+        args=job_args("shared", "prepare_data"),
     shell:
         "xlt prepare-data {params.args} > {log} 2>&1"

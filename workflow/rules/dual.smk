@@ -16,13 +16,13 @@ rule train_dual:
         metrics=dual.TRAIN_METRICS,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.train.log",
-    params:
-        args=job_args("dual", "train_dual"),
+    conda:
+        ENV
     threads: job_threads("dual")
     resources:
         **job_resources("dual"),
-    conda:
-        ENV
+    params:
+        args=job_args("dual", "train_dual"),
     shell:
         "xlt train-dual {params.args} > {log} 2>&1"
 
@@ -35,13 +35,13 @@ rule tatoeba_dual:
         dual.TATOEBA,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.tatoeba.log",
-    params:
-        args=job_args("dual", "tatoeba_dual"),
+    conda:
+        ENV
     threads: job_threads("dual")
     resources:
         **job_resources("dual"),
-    conda:
-        ENV
+    params:
+        args=job_args("dual", "tatoeba_dual"),
     shell:
         "xlt eval-embeddings {params.args} > {log} 2>&1"
 
@@ -53,11 +53,11 @@ rule make_bucc:
         directory(dual.BUCC),
     log:
         f"{RESULTS}/logs/bucc/{{pair}}.log",
-    params:
-        args=job_args("dual", "make_bucc"),
     localrule: True
     conda:
         ENV
+    params:
+        args=job_args("dual", "make_bucc"),
     shell:
         "xlt make-bucc {params.args} > {log} 2>&1"
 
@@ -70,13 +70,13 @@ rule mine:
         dual.MINED,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.mine.{{pair}}.log",
-    params:
-        args=job_args("dual", "mine"),
+    conda:
+        ENV
     threads: job_threads("dual")
     resources:
         **job_resources("dual"),
-    conda:
-        ENV
+    params:
+        args=job_args("dual", "mine"),
     shell:
         "xlt mine {params.args} > {log} 2>&1"
 

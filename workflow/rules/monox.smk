@@ -15,13 +15,13 @@ rule monox_split:
         info=f"{monox.SPLIT}/split.json",
     log:
         f"{RESULTS}/logs/monox/splits/{{run_id}}.log",
-    params:
-        args=job_args("monox", "monox_split"),
     wildcard_constraints:
         run_id=monox.SPLIT_ID,
     localrule: True
     conda:
         ENV
+    params:
+        args=job_args("monox", "monox_split"),
     shell:
         "xlt monox-split {params.args} > {log} 2>&1"
 
@@ -34,13 +34,13 @@ rule train_teacher:
         metrics=f"{monox.TEACHER}/metrics.json",
     log:
         f"{RESULTS}/logs/monox/teachers/{{run_id}}.log",
-    params:
-        args=job_args("monox", "train_teacher"),
+    conda:
+        ENV
     threads: job_threads("monox")
     resources:
         **job_resources("monox"),
-    conda:
-        ENV
+    params:
+        args=job_args("monox", "train_teacher"),
     shell:
         "xlt train-teacher {params.args} > {log} 2>&1"
 
@@ -52,13 +52,13 @@ rule distill:
         f"{monox.STUDENT}/metrics.json",
     log:
         f"{RESULTS}/logs/monox/students/{{run_id}}.log",
-    params:
-        args=job_args("monox", "distill"),
+    conda:
+        ENV
     threads: job_threads("monox")
     resources:
         **job_resources("monox"),
-    conda:
-        ENV
+    params:
+        args=job_args("monox", "distill"),
     shell:
         "xlt distill {params.args} > {log} 2>&1"
 

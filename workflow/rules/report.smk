@@ -4,8 +4,7 @@ import subprocess
 
 
 def all_targets():
-    ported = [f for f in settings.FAMILIES if hasattr(settings.plan_module(f), "targets")]
-    return [t for f in ported for t in family_targets(f)] + [t for legacy in FAMILY_TARGETS for t in legacy()]
+    return [target for family in settings.FAMILIES for target in family_targets(family)]
 
 
 REPORT = f"{RESULTS}/report.html"

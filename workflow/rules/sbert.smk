@@ -12,13 +12,13 @@ rule train_sbert:
         metrics=f"{sbert.RUN}/train.json",
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.train.log",
-    params:
-        args=job_args("sbert", "train_sbert"),
+    conda:
+        ENV
     threads: job_threads("sbert")
     resources:
         **job_resources("sbert"),
-    conda:
-        ENV
+    params:
+        args=job_args("sbert", "train_sbert"),
     shell:
         "xlt train-sbert {params.args} > {log} 2>&1"
 
@@ -30,13 +30,13 @@ rule eval_sbert:
         f"{sbert.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.eval.log",
-    params:
-        args=job_args("sbert", "eval_sbert"),
+    conda:
+        ENV
     threads: job_threads("sbert")
     resources:
         **job_resources("sbert"),
-    conda:
-        ENV
+    params:
+        args=job_args("sbert", "eval_sbert"),
     shell:
         "xlt eval-embeddings {params.args} > {log} 2>&1"
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
-from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN, bitext_retrieval, retrieval_accuracy  # noqa: F401  (dual's dev score)
+from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN, bitext_retrieval
 from xlt.evaluate.vectors import l2_normalise
 
 DIRECTIONS = (XX_TO_EN, EN_TO_XX)

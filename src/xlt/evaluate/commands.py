@@ -79,7 +79,8 @@ def _eval_embeddings(args) -> None:
         read_sts_inputs,
     )
     from xlt.evaluate.retrieval import bitext_retrieval, retrieval_records
-    from xlt.evaluate.sts import sts_records, unit_rows
+    from xlt.evaluate.sts import sts_records
+    from xlt.evaluate.vectors import l2_normalise
 
     log = logging.getLogger(__name__)
     bitext = read_bitext_inputs(args.tatoeba_dir, args.langs, args.bitext)
@@ -106,7 +107,7 @@ def _eval_embeddings(args) -> None:
             model, tokenizer, sentences, pooling=args.pooling, layer=args.layer,
             batch_size=args.batch_size, max_length=args.max_length, device=device,
         )
-        return unit_rows(vectors).astype(np.float32) if args.normalize else vectors
+        return l2_normalise(vectors).astype(np.float32) if args.normalize else vectors
 
     metrics = MetricsFile(
         family="sbert",

@@ -33,7 +33,6 @@ SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 
 # rows scaled to unit L2 length (norms below 1e-12 are clamped); kept under this name for
 # the evaluators that import it from here
-unit_rows = l2_normalise
 
 
 def paired_similarity(a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarray:

@@ -32,7 +32,7 @@ def test_rows_cover_pretrained_dual_and_freeze_depth_models():
     rows = plan.runs(config)
     assert [r["source"] for r in rows] == ["pretrained", "dual", "dual", "freeze_depth", "freeze_depth"]
     assert rows[0] == {"run_id": "pretrained-demo-mbert", "source": "pretrained", "model": "demo-mbert", "source_run": None}
-    assert rows[1]["source_run"] == dual_plan.dual_runs(config)[0]["run_id"]
+    assert rows[1]["source_run"] == dual_plan.runs(config)[0]["run_id"]
     assert [r["source_run"] for r in rows[3:]] == ["demo-mbert-depthnone-seed1", "demo-mbert-depth06-seed1"]
     assert [r["run_id"] for r in rows[3:]] == ["freeze_depth-demo-mbert-depthnone-seed1", "freeze_depth-demo-mbert-depth06-seed1"]
 
@@ -120,7 +120,7 @@ def test_paper_sweep_analyses_mbert_every_dual_run_and_four_depths():
     config = settings.validate(raw_config(PAPER))
     rows = plan.runs(config)
     assert sum(r["source"] == "pretrained" for r in rows) == 1
-    assert sum(r["source"] == "dual" for r in rows) == len(dual_plan.dual_runs(config))
+    assert sum(r["source"] == "dual" for r in rows) == len(dual_plan.runs(config))
     assert [r["source_run"] for r in rows if r["source"] == "freeze_depth"] == [
         "mbert-depthnone-seed1", "mbert-depth00-seed1", "mbert-depth04-seed1", "mbert-depth08-seed1"]
     job = plan.jobs(config)["align_layers"]["pretrained-mbert"]

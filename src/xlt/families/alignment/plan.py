@@ -33,12 +33,12 @@ SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
 def check(config: dict) -> None:
     family = config[FAMILY]
     data = family["data"]
-    dual_plan._require_bitext(config, data["dataset"], f"{FAMILY}.data.dataset")
+    dual_plan.require_bitext(config, data["dataset"], f"{FAMILY}.data.dataset")
     settings.require_split(config, data["dataset"], data["split"], data["langs"], f"{FAMILY}.data")
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
     if family["dual_runs"] != "all":
-        known = [row["run_id"] for row in dual_plan.dual_runs(config)]
+        known = [row["run_id"] for row in dual_plan.runs(config)]
         unknown = [run for run in family["dual_runs"] if run not in known]
         if unknown:
             raise XltError(f"{FAMILY}.dual_runs: unknown dual run(s) {unknown}; the dual sweep has "
@@ -73,7 +73,7 @@ def runs(config: dict) -> list[dict]:
         return []
     rows = [{"run_id": f"pretrained-{model}", "source": "pretrained", "model": model, "source_run": None}
             for model in family["models"]]
-    dual = {row["run_id"]: row for row in dual_plan.dual_runs(config)}
+    dual = {row["run_id"]: row for row in dual_plan.runs(config)}
     chosen = list(dual) if family["dual_runs"] == "all" else family["dual_runs"]
     rows += [{"run_id": f"dual-{run}", "source": "dual", "model": dual[run]["model"], "source_run": run}
              for run in chosen if run in dual]

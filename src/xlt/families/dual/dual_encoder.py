@@ -27,7 +27,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt.evaluate.alignment import DIRECTIONS, Bitext, retrieval_accuracy
+from xlt.evaluate.alignment import DIRECTIONS, Bitext
+from xlt.evaluate.retrieval import retrieval_accuracy
 from xlt.core.embeddings import encode
 from xlt.losses.additive_margin import SYMMETRIC_MODES, AdditiveMarginSoftmaxLoss
 from xlt.core.metrics import record

@@ -68,12 +68,8 @@ def bucc_dir(config: dict, pair: str) -> str:
     return mining["dir"] if mining["source"] == "local" else BUCC.format(pair=pair)
 
 
-def _require_bitext(config: dict, dataset: str, where: str) -> None:
-    settings.require(config, "datasets", dataset, where)
-    task = config["datasets"][dataset]["task"]
-    if task != "bitext":
-        raise XltError(f"{where}: dataset {dataset!r} is a {task} dataset; this needs a bitext dataset "
-                       f"(task: bitext, text = non-English side, text_pair = English)")
+def require_bitext(config: dict, dataset: str, where: str) -> None:
+    settings.require_task(config, dataset, ("bitext",), where)
 
 
 def check(config: dict) -> None:
@@ -89,7 +85,7 @@ def check(config: dict) -> None:
                                f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}")
     for role in ("train", "dev", "tatoeba"):
         spec = bitext_spec(config, role)
-        _require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
+        require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
@@ -102,7 +98,7 @@ def check(config: dict) -> None:
         raise XltError(f"{FAMILY}.mining: tune_split and test_split are both {mining['tune_split']!r}; "
                        "the threshold must be tuned on another split than the one it is scored on")
     if mining["source"] == "bitext":
-        _require_bitext(config, mining["dataset"], f"{FAMILY}.mining.dataset")
+        require_bitext(config, mining["dataset"], f"{FAMILY}.mining.dataset")
         for split in (mining["tune_split"], mining["test_split"]):
             settings.require_split(config, mining["dataset"], split, mining["langs"], f"{FAMILY}.mining")
     if mining["source"] == "local" and not Path(mining["dir"]).is_dir():
@@ -137,7 +133,6 @@ def runs(config: dict) -> list[dict]:
             for seed in family["seeds"]]
 
 
-dual_runs = runs  # the alignment family's plan imports this name until it is ported
 
 
 def _make_bucc_args(mining: dict, pair: str) -> list:

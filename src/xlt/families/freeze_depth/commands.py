@@ -32,7 +32,7 @@ def _finetune(args):
     from xlt.core.io import read_jsonl
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer, save_model
-    from xlt.core.training import result_meta, train, train_args_from
+    from xlt.core.training import result_meta, seed_everything, train, train_args_from
 
     from xlt.core.metrics import parse_axes
 
@@ -40,6 +40,7 @@ def _finetune(args):
     extra_axes = parse_axes(args.axes)
     train_set, dev_set = read_jsonl(args.train), read_jsonl(args.dev)
     tokenizer = load_tokenizer(args.model)
+    seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
     model = load_classifier(args.model, args.num_labels)
     freeze(model, args.freeze_depth)
 

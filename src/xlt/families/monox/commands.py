@@ -65,7 +65,7 @@ def _train_teacher(args):
     from xlt.core.freezing import count_parameters
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
-    from xlt.core.training import result_meta
+    from xlt.core.training import result_meta, seed_everything
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_teacher
 
@@ -75,6 +75,7 @@ def _train_teacher(args):
     axes = run_axes(args, {"mode": "teacher", "teacher": args.model, "size": size, "seed": targs.seed})
 
     tokenizer = load_tokenizer(args.model)
+    seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
     model = load_classifier(args.model, args.num_labels)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
@@ -111,7 +112,7 @@ def _distill(args):
     from xlt.core.freezing import count_parameters
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
-    from xlt.core.training import result_meta
+    from xlt.core.training import result_meta, seed_everything
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_student
 
@@ -124,6 +125,7 @@ def _distill(args):
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else Path(args.out).parent / "checkpoint"
 
     def load_student():
+        seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
         return load_classifier(args.model, args.num_labels)
 
     outcome = run_student(args.mode, load_student, tokenizer, split, size, targs.seed, targs,

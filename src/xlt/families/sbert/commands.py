@@ -49,7 +49,7 @@ def _train_sbert(args):
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import load_tokenizer
     from xlt.core.sentence_encoder import SentenceEncoder, tokenize
-    from xlt.core.training import result_meta, train, train_args_from
+    from xlt.core.training import result_meta, seed_everything, train, train_args_from
 
     targs = train_args_from(args)
     run_axes = parse_axes(args.axes)  # checked before training, not after
@@ -65,6 +65,7 @@ def _train_sbert(args):
     freeze(encoder.encoder, args.freeze_depth)
     if not args.train_word_embeddings:
         freeze_word_embeddings(encoder.encoder)
+    seed_everything(targs.seed)  # the head's initial weights: torch seeds each process at random
     head = SoftmaxPairLoss(encoder.dim, num_labels=3, use_product=args.use_product)
     model = torch.nn.ModuleDict({"encoder": encoder, "head": head})
 

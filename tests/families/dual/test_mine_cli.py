@@ -32,9 +32,7 @@ def tiny_model(tmp_path):
 
 
 def run_cli(monkeypatch, verb, argv):
-    # Only this verb is registered, so the test does not depend on the other verbs' modules.
-    assert cli.COMMANDS[verb] == verb
-    monkeypatch.setattr(cli, "COMMANDS", {verb: verb})
+    assert verb in cli.verbs()
     return cli.main([verb, *argv])
 
 
