@@ -63,3 +63,11 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+@pytest.fixture
+def bag_of_words_bert(tmp_path):
+    """A saved 2-layer BERT whose layer 0 is a bag of words (tests/bag_of_words.py)."""
+    from bag_of_words import save_bag_of_words_bert
+
+    return save_bag_of_words_bert(tmp_path)

@@ -3,39 +3,10 @@ import csv
 import json
 
 import pytest
-import torch
 
+from bag_of_words import sentence
 from xlt import cli
 from xlt.families.alignment.commands import VERBS, layer_table
-
-WORDS = [f"w{i}" for i in range(240)]
-
-
-@pytest.fixture
-def tiny_model(tmp_path):
-    """Random 2-layer BERT whose layer 0 is a bag of words: position and token-type
-    embeddings are zeroed, so mean-pooled layer-0 vectors of sentences without common
-    words are far apart, while identical sentences coincide."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    from xlt.core.models import save_model
-
-    torch.manual_seed(0)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
-    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=32, initializer_range=0.5)
-    model = BertModel(config)
-    with torch.no_grad():
-        model.embeddings.position_embeddings.weight.zero_()
-        model.embeddings.token_type_embeddings.weight.zero_()
-    model_dir = tmp_path / "tiny-bert"
-    save_model(model, BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}), model_dir)
-    return model_dir
-
-
-def sentence(i: int) -> str:
-    """Sentence i uses its own four words, so different sentences share no word."""
-    return " ".join(WORDS[4 * i + j] for j in range(4))
 
 
 def write_jsonl(path, rows):
@@ -52,14 +23,14 @@ def test_align_verb_is_registered_and_every_flag_has_help():
     assert [a.dest for a in flags if not a.help] == []
 
 
-def test_align_end_to_end(tmp_path, tiny_model):
+def test_align_end_to_end(tmp_path, bag_of_words_bert):
     n = 12
     # "deu": each English side is the same text -> identical vectors -> accuracy 1 at every layer
     write_jsonl(tmp_path / "data" / "deu" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i)} for i in range(n)])
     write_jsonl(tmp_path / "data" / "fra" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i + 20)} for i in range(n)])
     out = tmp_path / "out"
     rc = cli.main([
-        "align", "--model", str(tiny_model),
+        "align", "--model", str(bag_of_words_bert),
         "--bitext", str(tmp_path / "data" / "deu" / "test.jsonl"), "--bitext", str(tmp_path / "data" / "fra" / "test.jsonl"),
         "--layers", "all", "--center", "--tsne-layers", "0,2", "--tsne-sample", "6",
         "--axes", '{"source": "pretrained", "source_run": ""}', "--run-id", "pretrained-tiny",
@@ -85,10 +56,10 @@ def test_align_end_to_end(tmp_path, tiny_model):
     assert sorted(p.name for p in (out / "plots").iterdir()) == ["retrieval_by_layer.png", "tsne_layers.png"]
 
 
-def test_align_rejects_bad_input_before_loading(tmp_path, tiny_model, capsys):
+def test_align_rejects_bad_input_before_loading(tmp_path, bag_of_words_bert, capsys):
     bitext = tmp_path / "deu" / "test.jsonl"
     write_jsonl(bitext, [{"text": sentence(i), "text_pair": sentence(i)} for i in range(3)])
-    base = ["align", "--model", str(tiny_model), "--bitext", str(bitext), "--out-metrics", str(tmp_path / "m.json")]
+    base = ["align", "--model", str(bag_of_words_bert), "--bitext", str(bitext), "--out-metrics", str(tmp_path / "m.json")]
     assert cli.main(base + ["--layers", "0,3"]) == 2
     assert "between 0 (embeddings) and 2" in capsys.readouterr().err
     assert cli.main(base + ["--langs", "deu,fra"]) == 2

@@ -2,43 +2,14 @@
 import json
 
 import pytest
-import torch
 
+from bag_of_words import sentence
 from xlt import cli
-
-WORDS = [f"w{i}" for i in range(240)]
-
-
-@pytest.fixture
-def tiny_model(tmp_path):
-    """Random 2-layer BERT whose layer 0 is a bag of words: position and token-type
-    embeddings are zeroed, so mean-pooled layer-0 vectors of sentences without common
-    words are far apart, while identical sentences coincide."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    from xlt.core.models import save_model
-
-    torch.manual_seed(0)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
-    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=32, initializer_range=0.5)
-    model = BertModel(config)
-    with torch.no_grad():
-        model.embeddings.position_embeddings.weight.zero_()
-        model.embeddings.token_type_embeddings.weight.zero_()
-    model_dir = tmp_path / "tiny-bert"
-    save_model(model, BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}), model_dir)
-    return model_dir
 
 
 def run_cli(monkeypatch, verb, argv):
     assert verb in cli.verbs()
     return cli.main([verb, *argv])
-
-
-def sentence(i: int) -> str:
-    """Sentence i uses its own four words, so different sentences share no word."""
-    return " ".join(WORDS[4 * i + j] for j in range(4))
 
 
 def write_jsonl(path, rows):
@@ -53,7 +24,7 @@ def write_bucc(directory, split, src, tgt, gold):
     (directory / f"de-en.{split}.gold").write_text("".join(f"de-{split}-{i}\ten-{split}-{j}\n" for i, j in gold))
 
 
-def test_mine_end_to_end(tmp_path, tiny_model, monkeypatch):
+def test_mine_end_to_end(tmp_path, bag_of_words_bert, monkeypatch):
     bucc = tmp_path / "bucc"
     # dev: 4 copied sentences are the gold pairs; the other sentences never repeat
     write_bucc(bucc, "dev", [sentence(i) for i in (0, 1, 2, 3, 30, 31)],
@@ -64,7 +35,7 @@ def test_mine_end_to_end(tmp_path, tiny_model, monkeypatch):
                [sentence(i) for i in (12, 51, 10, 15, 11, 14, 52)], [(0, 2), (1, 4), (2, 0), (3, 3)])
     out = tmp_path / "mine.json"
     pairs = tmp_path / "pairs.tsv"
-    rc = run_cli(monkeypatch, "mine", ["--model", str(tiny_model), "--bucc-dir", str(bucc), "--pair", "de-en", "--layer", "0",
+    rc = run_cli(monkeypatch, "mine", ["--model", str(bag_of_words_bert), "--bucc-dir", str(bucc), "--pair", "de-en", "--layer", "0",
                                         "--out-metrics", str(out), "--out-pairs", str(pairs)])
     assert rc == 0
     data = json.loads(out.read_text())
@@ -78,9 +49,9 @@ def test_mine_end_to_end(tmp_path, tiny_model, monkeypatch):
     assert mined == {("de-test-0", "en-test-2"), ("de-test-1", "en-test-4"), ("de-test-2", "en-test-0"), ("de-test-4", "en-test-5")}
 
 
-def test_mine_reports_missing_split(tmp_path, tiny_model, monkeypatch, capsys):
+def test_mine_reports_missing_split(tmp_path, bag_of_words_bert, monkeypatch, capsys):
     write_bucc(tmp_path, "sample", [sentence(0), sentence(1)], [sentence(1), sentence(0)], [(0, 1)])
-    rc = run_cli(monkeypatch, "mine", ["--model", str(tiny_model), "--bucc-dir", str(tmp_path), "--pair", "de-en",
+    rc = run_cli(monkeypatch, "mine", ["--model", str(bag_of_words_bert), "--bucc-dir", str(tmp_path), "--pair", "de-en",
                                         "--out-metrics", str(tmp_path / "m.json")])
     assert rc == 2
     assert "splits present for de-en: sample" in capsys.readouterr().err
