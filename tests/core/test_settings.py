@@ -50,7 +50,7 @@ def test_defaults_of_shared_definitions_reach_the_config():
 
 def test_family_training_override_stays_an_override():
     config = validate(demo_config())
-    assert "training" not in config["freeze_depth"]  # no defaults poured into family overrides
+    assert config["freeze_depth"]["training"] == {}  # no defaults poured into family overrides
     assert settings.training(config, "sbert")["max_steps"] == 100  # sbert's own
     assert settings.training(config, "freeze_depth")["max_steps"] == 120  # shared
 

@@ -115,7 +115,7 @@ def family(config: dict, name: str) -> dict | None:
 
 def training(config: dict, family_name: str) -> dict:
     """The shared `training` settings with the family's own `training` overrides on top."""
-    return {**config["training"], **config[family_name].get("training", {})}
+    return {**config["training"], **config[family_name]["training"]}
 
 
 def resources(config: dict, family_name: str) -> dict:
