@@ -16,8 +16,8 @@ from xlt.evaluate.alignment import (
     parse_layers,
     project_2d,
     project_layers,
-    retrieval_accuracy,
 )
+from xlt.evaluate.retrieval import retrieval_accuracy
 from xlt.core.errors import XltError
 
 N_WORDS = 10
