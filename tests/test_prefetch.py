@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xlt.core import prefetch
+from xlt.core import prefetch, settings
 from xlt.cli import main as xlt_main
 from xlt.core.errors import XltError
 
@@ -45,7 +45,7 @@ def test_plan_lists_hub_models_and_each_dataset_split_once():
 def test_offline_check_fails_fast_naming_the_prefetch_command(tmp_path, monkeypatch, capsys):
     config_file = tmp_path / "run.yaml"
     config_file.write_text(yaml.safe_dump(_config(hubby={"source": "hub", "path": "xlt-test/not-cached-model", "layers": 2})))
-    config = yaml.safe_load(config_file.read_text())
+    config = settings.load(config_file)  # what the workflow checks: the validated config
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)

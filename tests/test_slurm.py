@@ -186,7 +186,7 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
     work.mkdir()
     for name in ("Snakefile", "config.yaml"):
         shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "config", "profiles"):
+    for name in ("workflow", "config", "profiles", "envs", "src"):  # rules name envs/ and the captions in src/
         shutil.copytree(REPO / name, work / name)
 
     started = time.monotonic()

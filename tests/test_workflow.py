@@ -20,7 +20,7 @@ def workflow_copy(tmp_path: Path) -> Path:
     work.mkdir()
     for name in ("Snakefile", "config.yaml"):
         shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "config"):
+    for name in ("workflow", "config", "envs", "src"):  # rules name envs/ and the captions in src/
         shutil.copytree(REPO / name, work / name)
     return work
 

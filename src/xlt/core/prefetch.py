@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from xlt.data.prepare import split_languages
+from xlt.core import settings
 from xlt.core.errors import XltError
 
 DEFAULT_CACHE = Path("resources") / "hf"
@@ -65,11 +66,11 @@ def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
                 key = (spec["path"], config_name, hf_split, spec.get("revision"))
                 loads.setdefault(key, HubDataset(name, *key))
     # the dual family's BUCC mining data is read from the hub by `xlt make-bucc`, not declared as a dataset
-    dual = config.get("dual") or {}
-    mining = dual.get("mining") or {}
-    if dual.get("enabled", True) and mining.get("source") == "hf":
+    dual = settings.family(config, "dual") or {}
+    mining = dual.get("mining", {})  # optional: no mining step without it
+    if mining.get("source") == "hf":
         for pair in mining["pairs"]:
-            key = (mining.get("path", "mteb/bucc-bitext-mining"), pair, mining.get("hub_split", "test"), mining.get("revision"))
+            key = (mining["path"], pair, mining["hub_split"], mining.get("revision"))
             loads.setdefault(key, HubDataset("dual.mining", *key))
     return models, list(loads.values())
 

@@ -43,7 +43,7 @@ def small_config(**dual):
 def test_xlt_sweep_prints_the_dual_runs(capsys, tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(small_config(margins=[0, 0.2])))
-    assert settings.plan_module("dual").runs is plan.runs is plan.dual_runs
+    assert settings.plan_module("dual").runs is plan.runs
     assert cli.main(["sweep", "--config", str(path)]) == 0
     out = capsys.readouterr().out
     assert "# dual: 2 runs" in out
@@ -249,7 +249,7 @@ def test_schema_errors_name_the_key(mutate, where):
 def test_prefetch_plans_the_hub_bucc_pairs():
     from xlt.core.prefetch import plan as prefetch_plan
 
-    _, loads = prefetch_plan(paper_config())
+    _, loads = prefetch_plan(settings.validate(paper_config()))  # the workflow prefetches validated configs
     bucc = sorted((d.path, d.config_name, d.split) for d in loads if d.name == "dual.mining")
     assert bucc == [("mteb/bucc-bitext-mining", pair, "test") for pair in ("de-en", "fr-en", "ru-en", "zh-en")]
     talks = {d.config_name for d in loads if d.name == "talks"}
