@@ -13,6 +13,7 @@ import importlib
 import logging
 import shlex
 import sys
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -55,6 +56,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from xlt.core import metrics
+
+    metrics.JOB_STARTED = time.time()  # a job's wall_s is the whole job's, not the metrics file's lifetime
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     known = verbs()

@@ -15,6 +15,15 @@ from typing import Any
 
 from xlt.core.io import write_json
 
+# when this `xlt` job started (set by xlt.cli.main): a metrics file's wall_s covers the whole
+# job, including model loading and training that happen before the file is created
+JOB_STARTED: float | None = None
+
+
+def job_started() -> float:
+    return JOB_STARTED if JOB_STARTED is not None else time.time()
+
+
 # dataset: tells apart evaluations that share lang/split (STS-b en test vs stsb_multi_mt en test)
 DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset")
 
@@ -36,7 +45,7 @@ class MetricsFile:
     axes: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     records: list = field(default_factory=list)
-    started: float = field(default_factory=time.time)
+    started: float = field(default_factory=job_started)
 
     def add(self, metric: str, value: float, **dims: Any) -> None:
         self.records.append(record(metric, value, **dims))

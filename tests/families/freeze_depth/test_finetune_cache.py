@@ -73,3 +73,21 @@ def test_depth_minus_one_falls_back_to_uncached_training(tiny_run_inputs, tmp_pa
     assert "nothing is frozen" in caplog.text and "training uncached" in caplog.text
     initial = load_file(tiny_run_inputs / "model" / "model.safetensors")
     assert not torch.equal(params["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"])
+
+
+def test_wall_s_is_the_whole_job_not_the_metrics_files_lifetime(tiny_run_inputs, tmp_path, monkeypatch):
+    """finetune used to report wall_s 0.001 for a job that trained for minutes: the clock
+    started when the metrics file was created, after loading and training."""
+    import time
+
+    import xlt.core.models
+
+    load = xlt.core.models.load_classifier
+
+    def slow_load(*args, **kwargs):
+        time.sleep(0.5)  # stands in for loading a large model
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(xlt.core.models, "load_classifier", slow_load)
+    _, meta = finetune(tiny_run_inputs, tmp_path / "timed", 1)
+    assert meta["wall_s"] >= 0.5 + meta["train_wall_s"]

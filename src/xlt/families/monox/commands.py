@@ -59,7 +59,6 @@ def _train_teacher_arguments(p):
 
 
 def _train_teacher(args):
-    import time
     from pathlib import Path
 
     from xlt.core.freezing import count_parameters
@@ -69,7 +68,6 @@ def _train_teacher(args):
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_teacher
 
-    started = time.time()  # wall_s of the metrics file covers the whole job, not just its writing
     targs, size, split, by_lang = read_inputs(args)
     out = Path(args.out)
     axes = run_axes(args, {"mode": "teacher", "teacher": args.model, "size": size, "seed": targs.seed})
@@ -80,7 +78,7 @@ def _train_teacher(args):
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
                           teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir)
-    metrics = MetricsFile("monox", args.run_id or out.name, axes=axes, started=started)
+    metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta
                         | {"model": args.model, "role": "teacher", "split": split.meta, "history": outcome.result.history})
     metrics.extend(outcome.records)
@@ -106,7 +104,6 @@ def _distill_arguments(p):
 
 
 def _distill(args):
-    import time
     from pathlib import Path
 
     from xlt.core.freezing import count_parameters
@@ -116,7 +113,6 @@ def _distill(args):
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_student
 
-    started = time.time()  # wall_s of the metrics file covers the whole job, not just its writing
     targs, size, split, by_lang = read_inputs(args)
     axes = run_axes(args, {"mode": args.mode, "student": args.model, "size": size, "seed": targs.seed,
                            "temperature": args.temperature if args.mode == "kd" else None})
@@ -133,7 +129,7 @@ def _distill(args):
                           threshold=args.threshold, rounds=args.rounds, source_lang=args.source_lang,
                           checkpoint_dir=checkpoint_dir)
     model = outcome.model
-    metrics = MetricsFile("monox", args.run_id or Path(args.out).parent.name, axes=axes, started=started)
+    metrics = MetricsFile("monox", args.run_id or Path(args.out).parent.name, axes=axes)
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta | {
         "model": args.model, "role": "student", "mode": args.mode, "teacher_logits": args.teacher_logits,
         "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,
