@@ -299,3 +299,11 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
     assert not mismatched, f"ours vs sentence-transformers ({source} data): {mismatched}"
     # the comparison is only meaningful if the model actually ranks things: far from chance on STS
     assert compared["spearman_cosine"][1] > 0.5
+
+
+def test_family_is_recorded_as_given(tiny_model, inputs, tmp_path):
+    """dual's Tatoeba rows said family "sbert" in dual.csv; the dual plan passes --family dual."""
+    out = tmp_path / "metrics.json"
+    run_verb(["--model", str(tiny_model), "--bitext", str(inputs["bitext"]), "--family", "dual", "--out", str(out),
+              "--max-length", "16", "--device", "cpu"])
+    assert json.loads(out.read_text())["meta"]["family"] == "dual"

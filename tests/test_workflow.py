@@ -84,6 +84,9 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     assert acc.value.between(0, 1).all()
     for plot in ("accuracy-vs-depth", "accuracy-heatmap"):
         assert (work / "results" / "plots" / "freeze_depth" / f"{plot}.png").stat().st_size > 5000
+    # every row of a family's table says that family, so a filter on `family` keeps them all
+    for family in ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment"):
+        assert set(pd.read_csv(work / "results" / "tables" / f"{family}.csv").family) == {family}, family
     report = (work / "results" / "report.html").read_text(errors="replace")
     assert "no scientific meaning" in report and "xlt tiny via --config" in report
     again = snakemake(work, *run_args)

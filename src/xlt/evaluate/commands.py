@@ -58,6 +58,7 @@ def _eval_embeddings_arguments(parser) -> None:
     parser.add_argument("--out", required=True, help="metrics JSON to write")
     parser.add_argument("--axes", default="{}", help="extra sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
     parser.add_argument("--run-id", help="run id stored in the metrics file (default: from model, pooling, layer)")
+    parser.add_argument("--family", default="sbert", help="experiment family the rows belong to (sbert, dual)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
     parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
@@ -110,7 +111,7 @@ def _eval_embeddings(args) -> None:
         return l2_normalise(vectors).astype(np.float32) if args.normalize else vectors
 
     metrics = MetricsFile(
-        family="sbert",
+        family=args.family,
         run_id=args.run_id or default_run_id(args.model, args.pooling, args.layer, args.normalize),
         axes=axes | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
         meta={

@@ -150,7 +150,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     assert tatoeba.inputs == {"data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
         "--model", f"{run_dir}/model", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
-        "--match", "text", "--axes", axes, "--run-id", RUN, "--max-length", "24", "--out", f"{run_dir}/tatoeba.json"]
+        "--match", "text", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24", "--out", f"{run_dir}/tatoeba.json"]
     assert f"--axes '{axes}'" in tatoeba.cli  # one shell word
     bucc = jobs["make_bucc"]["qaa-en"]
     assert bucc.inputs == {"data": "results/data/bt/info.json"}

@@ -45,6 +45,7 @@ def test_mine_end_to_end(tmp_path, bag_of_words_bert, monkeypatch):
     assert values["recall", "test"] == pytest.approx(0.75)
     assert values["f1", "test"] == pytest.approx(0.75)
     assert data["meta"]["counts"]["test"] == {"predicted": 4, "correct": 3, "gold": 4}
+    assert data["meta"]["family"] == "dual"  # rows of dual.csv say dual (they said "mine": a family filter dropped them)
     mined = {tuple(line.split("\t")[:2]) for line in pairs.read_text().splitlines()}
     assert mined == {("de-test-0", "en-test-2"), ("de-test-1", "en-test-4"), ("de-test-2", "en-test-0"), ("de-test-4", "en-test-5")}
 

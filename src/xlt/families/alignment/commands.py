@@ -68,7 +68,7 @@ def _align(args):
     from xlt.evaluate.alignment import alignment_records, encode_bitexts, only_layers, parse_layers, project_layers
 
     log = logging.getLogger(__name__)
-    metrics = MetricsFile(family="align", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
+    metrics = MetricsFile(family="alignment", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
     # everything that can be wrong with the input is checked before the model is loaded
     if args.tsne_sample < 2:

@@ -212,7 +212,7 @@ def _mine(args) -> None:
     from xlt.core.models import config_num_layers
     from xlt.evaluate.mining import load_bucc_split, mine_split, precision_recall_f1, tune_threshold
 
-    metrics = MetricsFile(family="mine", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
+    metrics = MetricsFile(family="dual", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
     if args.k < 1:
         raise XltError(f"--k must be at least 1, got {args.k}")

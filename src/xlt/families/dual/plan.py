@@ -177,7 +177,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         tatoeba.append(Job(run_id, axes=axes, inputs={"data": data_info(spec["dataset"])}, args=[
             "--model", model, "--pooling", row["pooling"],
             *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
-            "--match", spec["match"], "--axes", axes_json, "--run-id", run_id,
+            "--match", spec["match"], "--axes", axes_json, "--run-id", run_id, "--family", FAMILY,
             "--max-length", training["max_length"], "--out", TATOEBA.format(run_id=run_id)]))
         for pair in pairs:
             out["mine"][f"{run_id}/{pair}"] = Job(run_id, axes={**axes, "pair": pair},
