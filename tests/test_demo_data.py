@@ -27,12 +27,21 @@ def test_nli_labels_balanced_and_follow_the_construction():
             assert h != p
 
 
-def test_synthetic_languages_have_their_own_words():
-    en_words = set(demo.lexicon("en").values())
-    for lang in demo.SYNTHETIC_LANGUAGES:
+def test_synthetic_languages_share_the_declared_share_of_content_words_with_english():
+    for lang, spec in demo.WORLD.items():
         words = demo.lexicon(lang)
         assert len(set(words.values())) == len(words)  # unique within the language
-        assert not set(words.values()) & en_words
+        shared = {english for english, word in words.items() if word == english}
+        assert shared == set(demo.shared_words(lang))
+        assert len(shared) == round(spec.overlap * len(demo.CONTENT_WORDS))
+        assert not shared & set(demo.FUNCTION_WORDS)  # function words are always a language's own
+    assert len(demo.shared_words("qaa")) > len(demo.shared_words("qab")) > len(demo.shared_words("qac")) == 0
+
+
+def test_a_languages_own_words_do_not_change_with_its_overlap():
+    low, high = demo.lexicon("qab", {"qab": {"overlap": 0.0}}), demo.lexicon("qab", {"qab": {"overlap": 0.5}})
+    own = {english for english, word in high.items() if word != english}
+    assert own and all(high[w] == low[w] for w in own)
 
 
 def test_sts_scores_cover_the_range_and_sentiment_is_balanced():

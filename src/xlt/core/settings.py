@@ -118,6 +118,11 @@ def training(config: dict, family_name: str) -> dict:
     return {**config["training"], **config[family_name]["training"]}
 
 
+def demo_world(config: dict) -> dict:
+    """Synthetic language -> {overlap, order, adjectives}: the world of every demo dataset and model."""
+    return config["demo_world"]["languages"]
+
+
 def resources(config: dict, family_name: str) -> dict:
     """What one of the family's model-loading jobs needs ({cpus, gpus, mem_mb, runtime_min})."""
     return config[family_name]["resources"]

@@ -16,6 +16,7 @@ Demo numbers carry no scientific meaning: the tasks are only there to exercise t
 """
 from __future__ import annotations
 
+import functools
 import random
 import zlib
 from dataclasses import dataclass, replace
@@ -50,8 +51,23 @@ ALL_WORDS = tuple(dict.fromkeys(
     NOUNS + ADJECTIVES + VERBS + POSITIVE + NEGATIVE + FUNCTION_WORDS + tuple(n for d in DOMAINS.values() for n in d)
 ))
 
-# word order per language: object position and adjective position
-_ORDER = {"en": ("SVO", "pre"), "qaa": ("SVO", "pre"), "qab": ("SVO", "post"), "qac": ("SOV", "post")}
+@dataclass(frozen=True)
+class Language:
+    """How a synthetic language relates to English: the share of its content words spelled as
+    in English (the anchors through which multilingual models transfer), and its word order."""
+    overlap: float = 0.0
+    order: str = "SVO"        # SVO or SOV (the verb after the object)
+    adjectives: str = "pre"   # pre or post (adjectives after the noun)
+
+
+# the default world: graded overlap, the none-overlap language (qac) is the negative control
+WORLD = {
+    "qaa": Language(overlap=0.5, order="SVO", adjectives="pre"),
+    "qab": Language(overlap=0.2, order="SVO", adjectives="post"),
+    "qac": Language(overlap=0.0, order="SOV", adjectives="post"),
+}
+ENGLISH = Language(overlap=1.0, order="SVO", adjectives="pre")
+CONTENT_WORDS = tuple(w for w in ALL_WORDS if w not in FUNCTION_WORDS)
 _SOUNDS = {  # consonants, vowels: each synthetic language sounds different
     "qaa": ("bdgklmnprstv", "aeiou"),
     "qab": ("fhjkmnprswz", "aeiouy"),
@@ -63,25 +79,52 @@ def _stable_seed(*parts: object) -> int:
     return zlib.crc32("/".join(map(str, parts)).encode())
 
 
-def lexicon(lang: str) -> dict[str, str]:
-    """English word -> word of `lang` (identity for English); unique within a language."""
+def language(lang: str, world: dict | None = None) -> Language:
+    if lang == "en":
+        return ENGLISH
+    spec = (world or WORLD).get(lang)
+    if spec is None:
+        raise ValueError(f"unknown demo language {lang!r}; demo languages are en, {', '.join(world or WORLD)}")
+    return spec if isinstance(spec, Language) else Language(**spec)
+
+
+def shared_words(lang: str, world: dict | None = None) -> tuple[str, ...]:
+    """The content words `lang` spells as English does: round(overlap x content words), a seeded sample."""
+    overlap = language(lang, world).overlap
+    if lang == "en":
+        return CONTENT_WORDS
+    rng = random.Random(_stable_seed("shared", lang))
+    return tuple(sorted(rng.sample(CONTENT_WORDS, round(overlap * len(CONTENT_WORDS)))))
+
+
+def lexicon(lang: str, world: dict | None = None) -> dict[str, str]:
+    """English word -> word of `lang` (identity for English and for the shared words); unique within a language."""
     if lang == "en":
         return {w: w for w in ALL_WORDS}
     if lang not in _SOUNDS:
-        raise ValueError(f"unknown demo language {lang!r}; demo languages are {', '.join(LANGUAGES)}")
+        raise ValueError(f"demo language {lang!r} has no sound inventory; use one of {', '.join(_SOUNDS)}")
+    return dict(_lexicon(lang, shared_words(lang, world)))
+
+
+@functools.lru_cache(maxsize=None)
+def _lexicon(lang: str, shared: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     consonants, vowels = _SOUNDS[lang]
     rng = random.Random(_stable_seed("lexicon", lang))
     words: dict[str, str] = {}
-    used: set[str] = set()
+    used: set[str] = set(shared)
     for english in ALL_WORDS:
+        # draw for every word, shared or not, so one language's own words do not change with its overlap
         while True:
             syllables = rng.choice((1, 2, 2, 3)) if english not in FUNCTION_WORDS else 1
             word = "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(syllables))
             if word not in used and word not in ALL_WORDS:
                 break
-        used.add(word)
-        words[english] = word
-    return words
+        if english in shared:
+            words[english] = english
+        else:
+            used.add(word)
+            words[english] = word
+    return tuple(words.items())
 
 
 @dataclass(frozen=True)
@@ -98,9 +141,10 @@ class Clause:
     negated: bool = False
 
 
-def render(clause: Clause, lang: str) -> str:
-    lex = lexicon(lang)
-    syntax, adj_pos = _ORDER[lang]
+def render(clause: Clause, lang: str, world: dict | None = None) -> str:
+    lex = lexicon(lang, world)
+    spec = language(lang, world)
+    syntax, adj_pos = spec.order, spec.adjectives
 
     def phrase(p: Phrase) -> list[str]:
         adjectives = [lex[a] for a in p.adjectives]
@@ -195,14 +239,14 @@ def _review(rng: random.Random, domain: str, positive: bool) -> list[tuple[str, 
             return clauses
 
 
-def render_review(clauses, lang: str) -> str:
-    lex = lexicon(lang)
+def render_review(clauses, lang: str, world: dict | None = None) -> str:
+    lex = lexicon(lang, world)
     rng = random.Random(_stable_seed(clauses))
     parts = []
     for noun, very, negated, positive in clauses:
         word = rng.choice(POSITIVE if positive else NEGATIVE)
         words = [lex["this"], lex[noun], lex["is"]] + ([lex["not"]] if negated else []) + ([lex["very"]] if very else []) + [lex[word]]
-        if _ORDER[lang][0] == "SOV":  # copula last
+        if language(lang, world).order == "SOV":  # copula last
             words = [lex["this"], lex[noun]] + words[3:] + [lex["is"]]
         parts.append(" ".join(words))
     return f" {lex['and']} ".join(parts)
@@ -238,7 +282,8 @@ def _sts_pairs(n: int, seed: int) -> list[tuple[Clause, Clause, float]]:
 # ---------------------------------------------------------------- public entry point
 
 
-def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str | None = None) -> list[dict]:
+def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str | None = None,
+             world: dict | None = None) -> list[dict]:
     """Normalised records for one (task, language, split). Parallel across languages:
     the same seed and split give the same meanings in every language."""
     if task not in TASKS:
@@ -248,7 +293,7 @@ def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str
     split_seed = _stable_seed(seed, task, split, domain or "")
     if task == "nli":
         return [
-            {"text": render(p, lang), "text_pair": render(h, lang), "label": label}
+            {"text": render(p, lang, world), "text_pair": render(h, lang, world), "label": label}
             for p, h, label in nli_examples(size, split_seed)
         ]
     if task == "sentiment":
@@ -258,28 +303,28 @@ def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str
         for i in range(size):
             positive = i % 2 == 0
             clauses = _review(rng, domains[i % len(domains)], positive)
-            records.append({"text": render_review(tuple(clauses), lang), "label": int(positive)})
+            records.append({"text": render_review(tuple(clauses), lang, world), "label": int(positive)})
         return records
     if task == "sts":
-        return [{"text": render(a, lang), "text_pair": render(b, lang), "score": s} for a, b, s in _sts_pairs(size, split_seed)]
+        return [{"text": render(a, lang, world), "text_pair": render(b, lang, world), "score": s} for a, b, s in _sts_pairs(size, split_seed)]
     rng = random.Random(split_seed)
     clauses = [_random_clause(rng) for _ in range(size)]
     if task == "bitext":
-        return [{"text": render(c, lang), "text_pair": render(c, "en")} for c in clauses]
+        return [{"text": render(c, lang, world), "text_pair": render(c, "en")} for c in clauses]
     # corpus
     if lang == MIXED:
-        return [{"text": _code_switched(c, rng)} for c in clauses]
-    return [{"text": render(c, lang)} for c in clauses]
+        return [{"text": _code_switched(c, rng, world)} for c in clauses]
+    return [{"text": render(c, lang, world)} for c in clauses]
 
 
-def _code_switched(clause: Clause, rng: random.Random) -> str:
+def _code_switched(clause: Clause, rng: random.Random, world: dict | None = None) -> str:
     """A sentence whose words come from several languages: the shared context that lets a
     tiny demo model align its languages, as shared sub-words do for mBERT."""
     base = rng.choice(LANGUAGES)
-    words = render(clause, base).split()
-    inverse = {v: k for k, v in lexicon(base).items()}
+    words = render(clause, base, world).split()
+    inverse = {v: k for k, v in lexicon(base, world).items()}
     out = []
     for w in words:
         other = rng.choice(LANGUAGES)
-        out.append(lexicon(other)[inverse[w]] if rng.random() < 0.3 else w)
+        out.append(lexicon(other, world)[inverse[w]] if rng.random() < 0.3 else w)
     return " ".join(out)
