@@ -111,7 +111,7 @@ def _lexicon(lang: str, shared: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     consonants, vowels = _SOUNDS[lang]
     rng = random.Random(_stable_seed("lexicon", lang))
     words: dict[str, str] = {}
-    used: set[str] = set(shared)
+    used: set[str] = set()
     for english in ALL_WORDS:
         # draw for every word, shared or not, so one language's own words do not change with its overlap
         while True:
@@ -119,11 +119,8 @@ def _lexicon(lang: str, shared: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
             word = "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(syllables))
             if word not in used and word not in ALL_WORDS:
                 break
-        if english in shared:
-            words[english] = english
-        else:
-            used.add(word)
-            words[english] = word
+        used.add(word)
+        words[english] = english if english in shared else word
     return tuple(words.items())
 
 
