@@ -1,12 +1,14 @@
 """Small file helpers shared by every command: atomic writes, JSONL, metrics files.
 
-Outputs are written to a temporary file in the same directory and renamed into place, so
-Snakemake never sees a half-written file as a finished output.
+Outputs are written to a temporary file (or directory) in the same directory and renamed
+into place, so Snakemake never sees a half-written file as a finished output. Temporaries
+are named `.<name>.<random>.tmp`: hidden, and never mistaken for an output.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +34,43 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary directory next to `path`; on success it replaces `path` as a whole
+    (a previous directory there is moved aside, then deleted). A kill at any moment leaves
+    the previous directory or none at `path`, never a partly written one; leftovers of
+    killed writes are removed by the next write."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp creates 0700
+    try:
+        yield tmp
+        if path.exists():
+            # rename(2) replaces only an empty directory: move the old one aside first
+            aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+            os.replace(path, aside)
+            os.replace(tmp, path)
+            shutil.rmtree(aside)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def remove_temporaries(path: str | os.PathLike) -> None:
+    """Delete what killed atomic writes of `path` left behind (`.<name>.<random>.tmp`)."""
+    path = Path(path)
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

@@ -103,13 +103,19 @@ def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
     )
 
 
-def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike) -> None:
-    """save_pretrained in safetensors (the transformers default), plus the tokenizer."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(out_dir)
+def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str] | None = None) -> None:
+    """save_pretrained in safetensors (the transformers default), plus the tokenizer and
+    `extra_files` (name -> text), atomically: everything is written into a temporary directory
+    that then replaces `out_dir` as a whole, so a kill mid-save never leaves a directory that
+    loads with missing weights, tokenizer or settings."""
+    from xlt.core.io import atomic_directory
+
+    with atomic_directory(out_dir) as tmp:
+        model.save_pretrained(tmp)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
 
 
 def pick_device(requested: str = "auto") -> torch.device:
