@@ -1,11 +1,14 @@
 """Atomic outputs: a directory output (a saved model) replaces its previous version whole or not at
-all."""
+all, and the fault-injection hook the kill sweep uses is inert unless asked."""
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
+from xlt.core import faults
+from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory
 
 
@@ -48,3 +51,29 @@ def test_saved_model_files_are_readable_like_any_other_output(tmp_path):
     with atomic_directory(tmp_path / "model") as tmp:
         (tmp / "a.json").write_text("1")
     assert (tmp_path / "model").stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+def test_the_fault_hook_is_inert_without_its_variable_and_checks_its_syntax(monkeypatch):
+    monkeypatch.delenv(faults.ENV, raising=False)
+    faults.reached("step")  # no signal, no error
+    assert faults.parse("checkpoint:2:KILL") == ("checkpoint", 2, signal.SIGKILL)
+    for bad in ("checkpoint:0:KILL", "nowhere:1:KILL", "step:1:HUP", "step:1"):
+        with pytest.raises(XltError, match="XLT_FAULT"):
+            faults.parse(bad)
+
+
+def test_the_fault_hook_signals_on_the_nth_time(monkeypatch):
+    received = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    try:
+        monkeypatch.setenv(faults.ENV, "save:2:TERM")
+        monkeypatch.setattr(faults, "_reached", faults.Counter())
+        faults.reached("save")
+        faults.reached("step")
+        assert received == []
+        faults.reached("save")
+        assert received == [signal.SIGTERM]
+        faults.reached("save")
+        assert received == [signal.SIGTERM]  # only the n-th time
+    finally:
+        signal.signal(signal.SIGTERM, previous)

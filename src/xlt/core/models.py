@@ -108,6 +108,7 @@ def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_fi
     `extra_files` (name -> text), atomically: everything is written into a temporary directory
     that then replaces `out_dir` as a whole, so a kill mid-save never leaves a directory that
     loads with missing weights, tokenizer or settings."""
+    from xlt.core import faults
     from xlt.core.io import atomic_directory
 
     with atomic_directory(out_dir) as tmp:
@@ -116,6 +117,7 @@ def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_fi
             tokenizer.save_pretrained(tmp)
         for name, text in (extra_files or {}).items():
             (tmp / name).write_text(text, encoding="utf-8")
+        faults.reached("save")  # the kill sweep's hook; nothing without XLT_FAULT
 
 
 def pick_device(requested: str = "auto") -> torch.device:
