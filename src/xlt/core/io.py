@@ -96,24 +96,42 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> int:
     return n
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """A UTF-8 text file's contents; a file in another encoding is a user error that names
+    the file and the first line that does not decode."""
+    from xlt.core.errors import XltError
+
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise XltError(f"{path} line {line} is not UTF-8 (byte 0x{data[err.start]:02x} at column {column}); "
+                       f"re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8") from None
+
+
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return [record for _, record in numbered_jsonl(path)]
 
 
 def numbered_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
     """(line number, record) for every non-blank line of a JSONL file; a line that is not
-    JSON is a user error that names the file and the line."""
+    JSON (a truncated file's last line, say) is a user error that names the file and the line."""
     from xlt.core.errors import XltError
 
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as err:
-                raise XltError(f"{path} line {number} is not JSON ({err})") from None
+    lines = read_text(path).split("\n")  # not splitlines(): U+2028 and friends may sit inside JSON strings
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            cut = " (the file ends mid-record: truncated?)" if index == last else ""
+            raise XltError(f"{path} line {index + 1} is not JSON ({err.msg}){cut}; one JSON object per line is "
+                           f"expected: rewrite the file (rerun the step that made it)") from None
+        yield index + 1, record
 
 
 def _json_default(obj: Any) -> Any:
