@@ -78,24 +78,39 @@ def resolve_model_path(name_or_path: str) -> str:
     return str(path.resolve()) if path.is_dir() else name_or_path
 
 
+def require_model_files(name_or_path: str, weights: bool = True) -> None:
+    """A local model directory must be complete before anything loads from it (transformers
+    builds an empty tokenizer from a directory without tokenizer files); hub ids pass."""
+    from xlt.core.errors import XltError
+    from xlt.core.model_files import model_files_problem
+
+    if Path(name_or_path).is_dir():
+        problem = model_files_problem(name_or_path, weights)
+        if problem:
+            raise XltError(problem)
+
+
 def _load_kwargs() -> dict:
     # trust_remote_code stays off: a sweep must never execute code shipped with weights.
     return {"trust_remote_code": False}
 
 
 def load_tokenizer(name_or_path: str):
+    require_model_files(name_or_path)
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
 
 
 def load_encoder(name_or_path: str) -> nn.Module:
+    require_model_files(name_or_path)
     from transformers import AutoModel
 
     return AutoModel.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
 
 
 def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
+    require_model_files(name_or_path)
     from transformers import AutoModelForSequenceClassification
 
     return AutoModelForSequenceClassification.from_pretrained(
