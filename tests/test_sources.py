@@ -45,6 +45,18 @@ def test_missing_file_and_column_errors_name_the_problem(tmp_path):
         load_records("xn", spec, "fr", "dev", root=tmp_path)
 
 
+def test_a_row_with_a_missing_or_extra_field_names_its_line(tmp_path):
+    # csv.DictReader filled a short row with None ("None" as text) and dropped extra fields
+    spec = {"source": "local", "task": "nli", "files": "x.tsv"}
+    write(tmp_path / "x.tsv", "text\ttext_pair\tlabel\na\tb\t0\n\nc\t1\n")
+    with pytest.raises(XltError, match=r"x.tsv line 4 has 2 fields, the header has 3; a field is missing or holds a "
+                                       r"stray tab: fix that line"):
+        load_records("xn", spec, "en", "train", root=tmp_path)
+    write(tmp_path / "x.tsv", "text\ttext_pair\tlabel\na\tb\tc\t0\n")
+    with pytest.raises(XltError, match=r"x.tsv line 2 has 4 fields"):
+        load_records("xn", spec, "en", "train", root=tmp_path)
+
+
 def test_unlabelled_rows_dropped_and_out_of_range_label_rejected(tmp_path):
     write(tmp_path / "t.jsonl", '{"text": "a", "text_pair": "b", "label": -1}\n{"text": "c", "text_pair": "d", "label": 1}\n')
     spec = {"source": "local", "task": "nli", "files": str(tmp_path / "t.jsonl")}

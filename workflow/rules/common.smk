@@ -12,9 +12,13 @@ from xlt.core.prefetch import DEFAULT_CACHE, check_offline
 
 min_version("8.10")
 
+# the config file errors name (--configfile replaces config.yaml, see the Snakefile)
+CONFIGFILE = (workflow.overwrite_configfiles or ["config.yaml"])[-1]
+
 # shapes, allowed values and defaults, then every family's cross checks: before any job
 # runs, so a bad config never wastes compute
-settings.validate(config)
+settings.validate(config, CONFIGFILE)
+settings.require_runs(config, CONFIGFILE)
 
 # Hugging Face downloads live with the project unless HF_HOME says otherwise: `xlt prefetch`
 # fills resources/hf where there is internet, and every job (local or on SLURM, which
@@ -33,8 +37,7 @@ wildcard_constraints:
 
 def check_hf_cache():
     """Offline (HF_HUB_OFFLINE=1), stop before any job if the cache lacks a model or dataset."""
-    configfiles = workflow.overwrite_configfiles or ["config.yaml"]
-    check_offline(config, configfiles[-1])
+    check_offline(config, CONFIGFILE)
 
 
 @cache

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from xlt.core.io import atomic_path
+from xlt.core import faults
+from xlt.core.io import atomic_path, remove_temporaries
 
 log = logging.getLogger("xlt.core.checkpoint")
 
@@ -109,12 +110,13 @@ def save_checkpoint(
         "extra": _plain(extra or {}, "extra"),
     }
     path = checkpoint_path(directory)
-    _remove_stale_temporaries(path)
+    remove_temporaries(path)  # a SIGKILL mid-write leaves one
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             torch.save(state, f)
             f.flush()
             os.fsync(f.fileno())
+        faults.reached("checkpoint")  # the kill sweep's hook; nothing without XLT_FAULT
     _fsync_directory(path.parent)
     log.info("checkpoint at step %d (epoch %d, position %d) -> %s", step, epoch, position, path)
     return path
@@ -148,7 +150,7 @@ def remove_checkpoint(directory: str | os.PathLike) -> None:
     """Delete the checkpoint (and leftovers of interrupted writes); the directory too if empty."""
     path = checkpoint_path(directory)
     path.unlink(missing_ok=True)
-    _remove_stale_temporaries(path)
+    remove_temporaries(path)
     try:
         path.parent.rmdir()
     except OSError:
@@ -210,13 +212,6 @@ def _plain(value: Any, where: str) -> Any:
         items = [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
     raise TypeError(f"checkpoint {where}: cannot store {type(value).__name__}; use plain values, tensors or NumPy arrays")
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    # atomic_path's temporaries: `.checkpoint.pt.<random>.tmp`; a SIGKILL mid-write leaves one
-    if path.parent.is_dir():
-        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
-            tmp.unlink(missing_ok=True)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -1,12 +1,14 @@
 """Small file helpers shared by every command: atomic writes, JSONL, metrics files.
 
-Outputs are written to a temporary file in the same directory and renamed into place, so
-Snakemake never sees a half-written file as a finished output.
+Outputs are written to a temporary file (or directory) in the same directory and renamed
+into place, so Snakemake never sees a half-written file as a finished output. Temporaries
+are named `.<name>.<random>.tmp`: hidden, and never mistaken for an output.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +36,43 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+@contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary directory next to `path`; on success it replaces `path` as a whole
+    (a previous directory there is moved aside, then deleted). A kill at any moment leaves
+    the previous directory or none at `path`, never a partly written one; leftovers of
+    killed writes are removed by the next write."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp creates 0700
+    try:
+        yield tmp
+        if path.exists():
+            # rename(2) replaces only an empty directory: move the old one aside first
+            aside = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+            os.replace(path, aside)
+            os.replace(tmp, path)
+            shutil.rmtree(aside)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def remove_temporaries(path: str | os.PathLike) -> None:
+    """Delete what killed atomic writes of `path` left behind (`.<name>.<random>.tmp`)."""
+    path = Path(path)
+    if path.parent.is_dir():
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
@@ -57,24 +96,42 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> int:
     return n
 
 
+def read_text(path: str | os.PathLike) -> str:
+    """A UTF-8 text file's contents; a file in another encoding is a user error that names
+    the file and the first line that does not decode."""
+    from xlt.core.errors import XltError
+
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise XltError(f"{path} line {line} is not UTF-8 (byte 0x{data[err.start]:02x} at column {column}); "
+                       f"re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8") from None
+
+
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return [record for _, record in numbered_jsonl(path)]
 
 
 def numbered_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
     """(line number, record) for every non-blank line of a JSONL file; a line that is not
-    JSON is a user error that names the file and the line."""
+    JSON (a truncated file's last line, say) is a user error that names the file and the line."""
     from xlt.core.errors import XltError
 
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as err:
-                raise XltError(f"{path} line {number} is not JSON ({err})") from None
+    lines = read_text(path).split("\n")  # not splitlines(): U+2028 and friends may sit inside JSON strings
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            cut = " (the file ends mid-record: truncated?)" if index == last else ""
+            raise XltError(f"{path} line {index + 1} is not JSON ({err.msg}){cut}; one JSON object per line is "
+                           f"expected: rewrite the file (rerun the step that made it)") from None
+        yield index + 1, record
 
 
 def _json_default(obj: Any) -> Any:

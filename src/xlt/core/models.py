@@ -78,24 +78,39 @@ def resolve_model_path(name_or_path: str) -> str:
     return str(path.resolve()) if path.is_dir() else name_or_path
 
 
+def require_model_files(name_or_path: str, weights: bool = True) -> None:
+    """A local model directory must be complete before anything loads from it (transformers
+    builds an empty tokenizer from a directory without tokenizer files); hub ids pass."""
+    from xlt.core.errors import XltError
+    from xlt.core.model_files import model_files_problem
+
+    if Path(name_or_path).is_dir():
+        problem = model_files_problem(name_or_path, weights)
+        if problem:
+            raise XltError(problem)
+
+
 def _load_kwargs() -> dict:
     # trust_remote_code stays off: a sweep must never execute code shipped with weights.
     return {"trust_remote_code": False}
 
 
 def load_tokenizer(name_or_path: str):
+    require_model_files(name_or_path)
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
 
 
 def load_encoder(name_or_path: str) -> nn.Module:
+    require_model_files(name_or_path)
     from transformers import AutoModel
 
     return AutoModel.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
 
 
 def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
+    require_model_files(name_or_path)
     from transformers import AutoModelForSequenceClassification
 
     return AutoModelForSequenceClassification.from_pretrained(
@@ -103,13 +118,21 @@ def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
     )
 
 
-def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike) -> None:
-    """save_pretrained in safetensors (the transformers default), plus the tokenizer."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(out_dir)
+def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str] | None = None) -> None:
+    """save_pretrained in safetensors (the transformers default), plus the tokenizer and
+    `extra_files` (name -> text), atomically: everything is written into a temporary directory
+    that then replaces `out_dir` as a whole, so a kill mid-save never leaves a directory that
+    loads with missing weights, tokenizer or settings."""
+    from xlt.core import faults
+    from xlt.core.io import atomic_directory
+
+    with atomic_directory(out_dir) as tmp:
+        model.save_pretrained(tmp)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        faults.reached("save")  # the kill sweep's hook; nothing without XLT_FAULT
 
 
 def pick_device(requested: str = "auto") -> torch.device:

@@ -43,8 +43,9 @@ class SentenceEncoder(nn.Module):
                    layer if layer is not None else saved.get("layer", -1))
 
     def save(self, out_dir: str | Path, tokenizer) -> None:
-        save_model(self.encoder, tokenizer, out_dir)
-        (Path(out_dir) / POOLING_FILE).write_text(json.dumps({"pooling": self.pooling.mode, "layer": self.pooling.layer}))
+        # the pooling file goes into the same atomic save: a model without it would load with default pooling
+        save_model(self.encoder, tokenizer, out_dir,
+                   extra_files={POOLING_FILE: json.dumps({"pooling": self.pooling.mode, "layer": self.pooling.layer})})
 
 
 def read_pooling(name_or_path: str) -> dict:

@@ -65,20 +65,82 @@ def _with_local_ref(sub: dict) -> dict:
     return {**sub, "default": target["default"]} if "default" in target else sub
 
 
-def validate(config: dict) -> dict:
+def validate(config: dict, source: str | Path | None = None) -> dict:
     """Check `config` against the schema, fill in its defaults (in place), then run every
-    family's cross checks. Returns the same dict."""
-    validator = _filling_validator()(schema())
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        where = ".".join(map(str, err.absolute_path)) or "(top level)"
-        raise XltError(f"config error at {where}: {err.message}")
-    _fill_training_defaults(config)
-    for name in FAMILIES:
-        if family(config, name) is not None:
-            plan_module(name).check(config)
+    family's cross checks, and that no two runs share a run id. Returns the same dict. Errors
+    name `source` (the config file), when given. See also `require_runs`."""
+    try:
+        validator = _filling_validator()(schema())
+        errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+        if errors:
+            err = errors[0]
+            where = ".".join(map(str, err.absolute_path)) or "(top level)"
+            raise XltError(f"config error at {where}: {err.message}")
+        _fill_training_defaults(config)
+        _check_local_models(config)
+        for name in FAMILIES:
+            if family(config, name) is not None:
+                plan_module(name).check(config)
+        _check_run_ids(config)
+    except XltError as err:
+        raise XltError(f"{source}: {err}" if source is not None else str(err)) from None
     return config
+
+
+def _check_local_models(config: dict) -> None:
+    """A local model directory that exists must be complete (a missing one is the workflow's
+    missing input); transformers would build an empty tokenizer from one without tokenizer files."""
+    from xlt.core.model_files import model_files_problem
+
+    for name, spec in config["models"].items():
+        if spec["source"] == "local" and Path(spec["path"]).is_dir():
+            problem = model_files_problem(spec["path"])
+            if problem:
+                raise XltError(f"models.{name}: {problem}")
+
+
+def require_runs(config: dict, source: str | Path | None = None) -> None:
+    """A validated config whose sweep plans nothing is an error for a workflow or a job (a
+    family's own tests validate configs with that family off; `validate` lets them be)."""
+    enabled = [name for name in FAMILIES if family(config, name) is not None]
+    problem = None
+    if not enabled:
+        problem = (f"the sweep is empty: no experiment family is enabled; add a section for one of "
+                   f"{', '.join(FAMILIES)} (see config/local-example.yaml), or set its enabled: true")
+    for name in enabled:
+        if not plan_module(name).runs(config):
+            problem = (f"{name}: the family is enabled but its sweep has no runs; give it models and sweep "
+                       f"values, or set {name}.enabled: false")
+            break
+    if problem:
+        raise XltError(f"{source}: {problem}" if source is not None else problem)
+
+
+def _check_run_ids(config: dict) -> None:
+    """No two runs of a family share a run id (they would share their outputs)."""
+    for name in FAMILIES:
+        if family(config, name) is None:
+            continue
+        seen: set[str] = set()
+        twice = [i for i in (row["run_id"] for row in plan_module(name).runs(config)) if i in seen or seen.add(i)]
+        if twice:
+            repeated = _repeated_values(config[name], name)
+            why = f": {repeated[0]}; remove the duplicate" if repeated else "; make the sweep values distinct"
+            raise XltError(f"{name}: two runs share run id {twice[0]!r} (they would overwrite each other's "
+                           f"outputs){why}")
+
+
+def _repeated_values(value, where: str) -> list[str]:
+    """`<key> lists <value> twice` for every list in `value` that repeats a value."""
+    if isinstance(value, dict):
+        return [found for key, sub in value.items() for found in _repeated_values(sub, f"{where}.{key}")]
+    if isinstance(value, list):
+        scalars = [v for v in value if not isinstance(v, (dict, list))]
+        repeated = [f"{where} lists {v!r} twice" for i, v in enumerate(scalars) if v in scalars[:i]]
+        nested = [found for i, sub in enumerate(value) if isinstance(sub, (dict, list))
+                  for found in _repeated_values(sub, f"{where}[{i}]")]
+        return repeated + nested
+    return []
 
 
 def _fill_training_defaults(config: dict) -> None:
@@ -92,15 +154,24 @@ def _fill_training_defaults(config: dict) -> None:
 
 
 def load(path: str | Path) -> dict:
-    """Read a YAML config file and validate it (defaults filled in)."""
+    """Read a YAML config file and validate it (defaults filled in); its sweep must plan runs."""
+    from xlt.core.io import read_text
+
     path = Path(path)
     if not path.is_file():
         raise XltError(f"config file {path} not found")
-    with open(path, encoding="utf-8") as f:
-        config = yaml.safe_load(f)
+    try:
+        config = yaml.safe_load(read_text(path))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise XltError(f"{path}{where} is not valid YAML ({getattr(err, 'problem', None) or err}); "
+                       f"fix the syntax there") from None
     if not isinstance(config, dict):
         raise XltError(f"{path}: a config is a YAML mapping (models:, datasets:, one section per family)")
-    return validate(config)
+    validate(config, path)
+    require_runs(config, path)
+    return config
 
 
 def plan_module(name: str):

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from xlt.core.bucketing import bucketed_order, example_lengths
+from xlt.core import faults
 from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
 from xlt.core.errors import XltError
 from xlt.core.models import pick_device
@@ -220,6 +221,7 @@ def train(
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
+            faults.reached("step")  # the kill sweep's hook; nothing without XLT_FAULT
 
             if step % args.log_every == 0 or step == total:
                 log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])

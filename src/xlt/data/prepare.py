@@ -5,7 +5,7 @@ from pathlib import Path
 
 from xlt.core.errors import XltError
 from xlt.core.io import write_json, write_jsonl
-from xlt.data.sources import load_records
+from xlt.data.sources import load_records, local_path
 
 
 def split_languages(spec: dict) -> dict[str, list[str]]:
@@ -30,8 +30,9 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".") 
     for split, langs in split_languages(spec).items():
         for lang in langs:
             records = load_records(name, spec, lang, split, root)
-            if not records:
-                raise XltError(f"dataset {name}: split {split} of {lang} is empty")
+            if not records:  # rows there were, but none with a gold label
+                raise XltError(f"dataset {name}: split {split} of {lang}{_origin(name, spec, lang, split, root)} has no "
+                               f"labelled rows (all labels negative); fill it, or drop {lang} from datasets.{name}.splits")
             loaded[(lang, split)] = records
     out_dir = Path(out_dir)
     counts = {}
@@ -40,3 +41,9 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".") 
     info = {"name": name, "task": spec["task"], "source": spec["source"], "counts": counts}
     write_json(out_dir / "info.json", info)
     return info
+
+
+def _origin(name: str, spec: dict, lang: str, split: str, root: str | Path) -> str:
+    if spec["source"] != "local" or spec.get("format") == "cls":
+        return ""
+    return f" ({local_path(name, spec, lang, split, Path(root))})"

@@ -18,31 +18,38 @@ labels, whatever the source holds.
 from __future__ import annotations
 
 import csv
-import json
+import io
 from pathlib import Path
 
 from xlt.core.errors import XltError
+from xlt.core.io import numbered_jsonl, read_text
 from xlt.data import demo
-from xlt.data.records import normalise
+from xlt.data.records import normalise, source_columns
 
 UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
 
 
 def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path = ".") -> list[dict]:
     source = spec["source"]
+    labelled = split not in UNLABELLED_SPLITS
+    origin = lines = None
     if source == "demo":
         size = spec.get("sizes", {}).get(split)
         if size is None:
             raise XltError(f"dataset {name}: no size for split {split!r}; add it under datasets.{name}.sizes")
         raw = demo.generate(spec["task"], lang, split, int(size), int(spec.get("seed", 13)), spec.get("domain"))
+    elif source == "local" and spec.get("format") == "cls":  # the published layout fixes the file names
+        raw = _read_cls(name, spec, lang, split, Path(root))
     elif source == "local":
-        raw = _read_local(name, spec, lang, split, Path(root))
+        path = local_path(name, spec, lang, split, Path(root))
+        raw, lines = _read_local(name, spec, lang, split, path, labelled)
+        origin = str(path)
     elif source == "hf":
         raw = _read_hf(name, spec, lang, split)
     else:  # the schema rejects this first; kept for direct API use
         raise XltError(f"dataset {name}: unknown source {source!r}; use demo, local or hf")
     return normalise(raw, spec["task"], name=name, columns=spec.get("columns"), label_names=spec.get("label_names"),
-                     labelled=split not in UNLABELLED_SPLITS)
+                     labelled=labelled, origin=origin, lines=lines)
 
 
 def local_path(name: str, spec: dict, lang: str, split: str, root: Path) -> Path:
@@ -54,31 +61,58 @@ def local_path(name: str, spec: dict, lang: str, split: str, root: Path) -> Path
     return path if path.is_absolute() else root / path
 
 
-def _read_local(name: str, spec: dict, lang: str, split: str, root: Path) -> list[dict]:
-    if spec.get("format") == "cls":  # the published layout fixes the file names under one directory
-        return _read_cls(name, spec, lang, split, root)
-    path = local_path(name, spec, lang, split, root)
+def _read_local(name: str, spec: dict, lang: str, split: str, path: Path, labelled: bool) -> tuple[list[dict], list[int]]:
+    """The rows of one local file and the line each starts on (for error messages)."""
     if not path.is_file():
-        raise XltError(f"dataset {name}: file not found for lang={lang} split={split}: {path} "
-                       f"(datasets.{name}.files is {spec['files']!r}; {{lang}} and {{split}} are filled in)")
+        raise XltError(f"dataset {name}: file not found for lang={lang} split={split}: {path}; add the file, or drop "
+                       f"{lang} from datasets.{name}.languages / splits (files: {spec['files']!r}, with {{lang}} and "
+                       f"{{split}} filled in)")
     fmt = spec.get("format") or path.suffix.lstrip(".")
-    with open(path, encoding="utf-8", newline="") as f:
-        if fmt == "jsonl":
-            rows = [json.loads(line) for line in f if line.strip()]
-        elif fmt == "txt":  # plain text, one sentence per line (a corpus): the line is `text`
-            rows = [{"text": line.strip()} for line in f if line.strip()]
-        elif fmt in ("tsv", "csv"):
-            delimiter = "\t" if fmt == "tsv" else ","
-            quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
-            if spec.get("header", True):
-                rows = list(csv.DictReader(f, delimiter=delimiter, quoting=quoting))
-            else:  # columns are then addressed by position: {text: 0, text_pair: 1, label: 2}
-                rows = [dict(enumerate(r)) for r in csv.reader(f, delimiter=delimiter, quoting=quoting)]
-        else:
-            raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv, jsonl or txt")
+    if fmt == "jsonl":
+        numbered = list(numbered_jsonl(path))
+        rows, lines = [record for _, record in numbered], [number for number, _ in numbered]
+        for row, number in zip(rows, lines):
+            if not isinstance(row, dict):
+                raise XltError(f"{path} line {number} is not a JSON object; each line of a jsonl dataset is one record")
+    elif fmt == "txt":  # plain text, one sentence per line (a corpus): the line is `text`
+        numbered = [(n, line.strip()) for n, line in enumerate(read_text(path).split("\n"), start=1) if line.strip()]
+        rows, lines = [{"text": line} for _, line in numbered], [n for n, _ in numbered]
+    elif fmt in ("tsv", "csv"):
+        rows, lines = _read_delimited(name, spec, path, read_text(path), fmt, labelled)
+    else:
+        raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv, jsonl or txt")
     if not rows:
-        raise XltError(f"dataset {name}: {path} has no rows")
-    return rows
+        raise XltError(f"dataset {name}: {path} has no rows (an empty {split} split for {lang}); fill the file, or drop "
+                       f"{lang} from datasets.{name}.splits")
+    return rows, lines
+
+
+def _read_delimited(name: str, spec: dict, path: Path, text: str, fmt: str, labelled: bool) -> tuple[list[dict], list[int]]:
+    delimiter = "\t" if fmt == "tsv" else ","
+    quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
+    header = spec.get("header", True)
+    columns = None
+    rows, lines, start = [], [], 1
+    for fields in reader:
+        line, start = start, reader.line_num + 1  # a quoted field may span lines: a row starts after the last one
+        if not fields:
+            continue  # blank line
+        if header and columns is None:
+            columns = fields
+            missing = [c for c in source_columns(spec["task"], name, spec.get("columns"), labelled).values()
+                       if c not in columns]
+            if missing:
+                raise XltError(f"{path} line {line} (the header) has no column(s) {missing}; it has {columns}. Add "
+                               f"them to the file, or map the fields to its columns with datasets.{name}.columns")
+            continue
+        if columns is not None and len(fields) != len(columns):
+            raise XltError(f"{path} line {line} has {len(fields)} fields, the header has {len(columns)}; a field is "
+                           f"missing or holds a stray {'tab' if fmt == 'tsv' else 'comma'}: fix that line")
+        # without a header, columns are addressed by position: {text: 0, text_pair: 1, label: 2}
+        rows.append(dict(zip(columns, fields)) if columns is not None else dict(enumerate(fields)))
+        lines.append(line)
+    return rows, lines
 
 
 def _read_cls(name: str, spec: dict, lang: str, split: str, root: Path) -> list[dict]:

@@ -3,6 +3,20 @@ from __future__ import annotations
 
 from xlt.cli import Verb
 
+CLASSIFICATION_FIELDS = ("text", "label")
+CLASSIFICATION_NEEDS = ("this family trains and scores a classifier and needs an nli or sentiment dataset "
+                        "(records with text, [text_pair,] label, as xlt prepare-data writes them)")
+
+
+def _check_freeze_depth(model: str, depth: int) -> None:
+    from xlt.core.errors import XltError
+    from xlt.core.models import config_num_layers
+
+    layers = config_num_layers(model)  # config.json only: no weights are loaded for this
+    if not -1 <= depth <= layers:
+        raise XltError(f"--freeze-depth {depth} is out of range for {model} with {layers} layers (its config.json); "
+                       f"use -1 (nothing frozen), 0 (embeddings) .. {layers}")
+
 
 def _finetune_arguments(p):
     from xlt.core.training import add_train_arguments
@@ -29,16 +43,18 @@ def _finetune(args):
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.classification import accuracy_records, classification_loss, make_collate
     from xlt.core.freezing import count_parameters, freeze
-    from xlt.core.io import read_jsonl
-    from xlt.core.metrics import MetricsFile
-    from xlt.core.models import load_classifier, load_tokenizer, save_model
+    from xlt.core.metrics import MetricsFile, parse_axes
+    from xlt.core.models import load_classifier, load_tokenizer, require_model_files, save_model
     from xlt.core.training import result_meta, seed_everything, train, train_args_from
+    from xlt.data.records import read_records
 
-    from xlt.core.metrics import parse_axes
-
+    # every input is checked before the model loads
     targs = train_args_from(args)
     extra_axes = parse_axes(args.axes)
-    train_set, dev_set = read_jsonl(args.train), read_jsonl(args.dev)
+    train_set = read_records(args.train, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
+    dev_set = read_records(args.dev, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
+    require_model_files(args.model)
+    _check_freeze_depth(args.model, args.freeze_depth)
     tokenizer = load_tokenizer(args.model)
     seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
     model = load_classifier(args.model, args.num_labels)
@@ -91,17 +107,16 @@ def _evaluate(args):
 
     from xlt.core.classification import accuracy_records
     from xlt.core.errors import XltError
-    from xlt.core.io import read_json, read_jsonl
+    from xlt.core.io import read_json
     from xlt.core.metrics import MetricsFile
-    from xlt.core.models import load_classifier, load_tokenizer, pick_device
+    from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files
+    from xlt.data.records import read_records
 
     langs = args.langs.split(",")
     if len(langs) != len(args.data):
         raise XltError(f"--langs names {len(langs)} languages but --data has {len(args.data)} files")
-    by_lang = {lang: read_jsonl(path) for lang, path in zip(langs, args.data)}
-    empty = [lang for lang, rows in by_lang.items() if not rows]
-    if empty:
-        raise XltError(f"no evaluation examples for {empty}")
+    by_lang = {lang: read_records(path, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS) for lang, path in zip(langs, args.data)}
+    require_model_files(args.model)
     tokenizer = load_tokenizer(args.model)
     model = load_classifier(args.model, _num_labels(args.model)).to(pick_device(args.device))
     train_meta = read_json(args.train_metrics)["meta"] if args.train_metrics else {}

@@ -44,21 +44,29 @@ def _train_sbert(args):
     from xlt.core.errors import XltError
     from xlt.evaluate.sts import sts_correlations
     from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
-    from xlt.core.io import read_jsonl
     from xlt.losses.softmax_pair import SoftmaxPairLoss
     from xlt.core.metrics import MetricsFile, parse_axes
-    from xlt.core.models import load_tokenizer
+    from xlt.core.models import config_num_layers, load_tokenizer, require_model_files
+    from xlt.data.records import read_records
     from xlt.core.sentence_encoder import SentenceEncoder, tokenize
     from xlt.core.training import result_meta, seed_everything, train, train_args_from
 
+    # every input is checked before the model loads
     targs = train_args_from(args)
-    run_axes = parse_axes(args.axes)  # checked before training, not after
-    train_set = read_jsonl(args.train)
-    dev_set = read_jsonl(args.dev_sts or args.dev_nli)
-    need = "score" if args.dev_sts else "label"
-    for name, rows, key in (("--train", train_set, "label"), ("--dev", dev_set, need)):
-        if not rows or key not in rows[0] or "text_pair" not in rows[0]:
-            raise XltError(f"{name} needs records with text, text_pair and {key}")
+    run_axes = parse_axes(args.axes)
+    train_set = read_records(args.train, ("text", "text_pair", "label"),
+                             "--train needs an NLI dataset (records with text, text_pair, label)")
+    if args.dev_sts:
+        dev_set = read_records(args.dev_sts, ("text", "text_pair", "score"),
+                               "--dev-sts needs an STS dataset (records with text, text_pair, score)")
+    else:
+        dev_set = read_records(args.dev_nli, ("text", "text_pair", "label"),
+                               "--dev-nli needs an NLI dataset (records with text, text_pair, label)")
+    require_model_files(args.model)
+    layers = config_num_layers(args.model)  # config.json only
+    if not -1 <= args.freeze_depth <= layers:
+        raise XltError(f"--freeze-depth {args.freeze_depth} is out of range for {args.model} with {layers} layers; "
+                       f"use -1 (nothing frozen), 0 (embeddings) .. {layers}")
 
     tokenizer = load_tokenizer(args.model)
     encoder = SentenceEncoder.from_pretrained(args.model, args.pooling, args.layer)

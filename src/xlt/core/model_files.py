@@ -1,0 +1,39 @@
+"""What a local model directory (the `save_pretrained` layout) must hold before anything loads it.
+
+transformers does not always refuse an incomplete directory: without tokenizer files
+`AutoTokenizer.from_pretrained` builds an empty BERT tokenizer (special tokens only), and
+every word then becomes [UNK]. So a directory is checked here first: by `xlt config check`
+(and the workflow, before any job) and by every verb that loads a model. Torch-free.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+CONFIG = "config.json"
+# any one of these suffices (single file or the index of a sharded save; safetensors or torch)
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+# a fast tokenizer's tokenizer.json, or the vocabulary of a slow one: WordPiece (BERT, DistilBERT),
+# SentencePiece (XLM-R, ...), byte-level BPE (RoBERTa)
+TOKENIZER = ("tokenizer.json", "vocab.txt", "sentencepiece.bpe.model", "spiece.model", "vocab.json")
+
+
+def missing_model_files(directory: str | Path, weights: bool = True) -> list[str]:
+    """What `directory` lacks of config, weights and tokenizer (empty when complete)."""
+    directory = Path(directory)
+    missing = []
+    if not (directory / CONFIG).is_file():
+        missing.append(CONFIG)
+    if weights and not any((directory / name).is_file() for name in WEIGHTS):
+        missing.append(f"weights ({' or '.join(WEIGHTS[::2])})")
+    if not any((directory / name).is_file() for name in TOKENIZER):
+        missing.append(f"tokenizer files (any of {', '.join(TOKENIZER)})")
+    return missing
+
+
+def model_files_problem(directory: str | Path, weights: bool = True) -> str | None:
+    """One line saying what `directory` lacks and how to fix it, or None when complete."""
+    missing = missing_model_files(directory, weights)
+    if not missing:
+        return None
+    return (f"model directory {directory} has no {', no '.join(missing)}; copy the missing files from the "
+            f"model's source, or save it whole with model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR)")
