@@ -28,7 +28,7 @@ def test_shipped_configs_validate_and_plan(path):
 
 def test_validation_fills_every_default_in_place():
     config = demo_config()
-    assert "cache_frozen_prefix" not in config["freeze_depth"]
+    del config["freeze_depth"]["cache_frozen_prefix"]
     out = validate(config)
     assert out is config
     fd = config["freeze_depth"]
@@ -49,7 +49,9 @@ def test_defaults_of_shared_definitions_reach_the_config():
 
 
 def test_family_training_override_stays_an_override():
-    config = validate(demo_config())
+    config = demo_config()
+    del config["freeze_depth"]["training"]
+    validate(config)
     assert config["freeze_depth"]["training"] == {}  # no defaults poured into family overrides
     assert settings.training(config, "sbert")["max_steps"] == 100  # sbert's own
     assert settings.training(config, "freeze_depth")["max_steps"] == 120  # shared
@@ -118,3 +120,14 @@ def test_config_check_names_the_error(tmp_path):
     result = _xlt("config", "check", "--config", str(path), cwd=tmp_path)
     assert result.returncode == 2
     assert "freeze depth 13 in freeze_depth.depths is out of range for model 'demo-mbert' with 12 layers" in result.stderr
+
+
+def test_a_demo_language_missing_from_the_demo_world_is_a_config_error():
+    from xlt.core import settings
+    from xlt.core.errors import XltError
+
+    config = {"models": {"m": {"source": "demo", "languages": ["en", "qab"]}},
+              "datasets": {"d": {"source": "demo", "task": "nli", "languages": ["en", "qaa"], "sizes": {"train": 3}}},
+              "demo_world": {"languages": {"qaa": {"overlap": 0.5}}}}
+    with pytest.raises(XltError, match=r"models\.m\.languages: \['qab'\] not in demo_world"):
+        settings.validate(config)

@@ -24,10 +24,10 @@ from xlt.core.training import TrainArgs, train
 log = logging.getLogger("xlt.core.demo_model")
 
 
-def demo_corpus(languages: list[str], size: int, seed: int) -> list[str]:
+def demo_corpus(languages: list[str], size: int, seed: int, world: dict | None = None) -> list[str]:
     texts = []
     for lang in languages:
-        texts += [r["text"] for r in demo.generate("corpus", lang, "train", size, seed)]
+        texts += [r["text"] for r in demo.generate("corpus", lang, "train", size, seed, world=world)]
     return texts
 
 
@@ -106,22 +106,24 @@ def build_demo_model(
     corpus_size: int = 3000,
     vocab_size: int = 1000,
     seed: int = 7,
+    world: dict | None = None,
 ) -> dict:
     from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling
 
     torch.manual_seed(seed)
     # the tokenizer always sees every demo language so all demo models share one vocabulary
-    tokenizer = build_tokenizer(demo_corpus(list(demo.LANGUAGES), corpus_size // 4, seed), vocab_size)
+    every_language = ["en", *(world or demo.WORLD)]
+    tokenizer = build_tokenizer(demo_corpus(every_language, corpus_size // 4, seed, world), vocab_size)
     config = BertConfig(
         vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=layers, num_attention_heads=heads,
         intermediate_size=hidden_size * 4, max_position_embeddings=128,
     )
     model = BertForMaskedLM(config)
-    texts = demo_corpus(languages, corpus_size, seed + 1)
+    texts = demo_corpus(languages, corpus_size, seed + 1, world)
     examples = [tokenizer(t, truncation=True, max_length=64) for t in texts]
     if len(languages) > 1:  # a multilingual model also sees translation pairs (TLM)
-        for lang in demo.SYNTHETIC_LANGUAGES:
-            for pair in demo.generate("bitext", lang, "pretrain", corpus_size // 2, seed + 2):
+        for lang in every_language[1:]:
+            for pair in demo.generate("bitext", lang, "pretrain", corpus_size // 2, seed + 2, world=world):
                 examples.append(tokenizer(pair["text"], pair["text_pair"], truncation=True, max_length=64))
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
     args = TrainArgs(max_steps=pretrain_steps, batch_size=32, lr=1e-3, warmup_ratio=0.1, seed=seed, log_every=50, device="cpu")
@@ -129,4 +131,4 @@ def build_demo_model(
     save_model(model, tokenizer, out_dir)
     log.info("demo model with %d layers saved to %s after %d MLM steps", layers, out_dir, result.steps)
     return {"layers": layers, "hidden_size": hidden_size, "pretrain_steps": result.steps, "languages": languages,
-            "pretrain_wall_s": round(result.wall_s, 2)}
+            "pretrain_wall_s": round(result.wall_s, 2), "world": demo.describe(every_language[1:], world)}

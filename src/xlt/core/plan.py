@@ -75,11 +75,12 @@ def flag_args(settings: dict) -> list[str]:
 
 def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
     """The jobs every family reads: demo models by name, prepared datasets by name."""
+    world = ["--world", json.dumps(config["demo_world"]["languages"], sort_keys=True)]
     models = {name: Job(name, ["--out", f"{RESULTS}/models/{name}", "--languages", ",".join(spec["languages"]),
                                "--layers", spec["layers"], "--hidden-size", spec["hidden_size"],
-                               "--pretrain-steps", spec["pretrain_steps"], "--vocab-size", spec["vocab_size"]])
+                               "--pretrain-steps", spec["pretrain_steps"], "--vocab-size", spec["vocab_size"], *world])
               for name, spec in config["models"].items() if spec["source"] == "demo"}
     data = {name: Job(name, ["--dataset", name, "--spec", json.dumps(spec, sort_keys=True),
-                             "--out", f"{RESULTS}/data/{name}"])
+                             "--out", f"{RESULTS}/data/{name}", *(world if spec["source"] == "demo" else [])])
             for name, spec in config["datasets"].items()}
     return {"build_demo_model": models, "prepare_data": data}

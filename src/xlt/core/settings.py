@@ -78,6 +78,7 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
             raise XltError(f"config error at {where}: {err.message}")
         _fill_training_defaults(config)
         _check_local_models(config)
+        _check_demo_languages(config)
         for name in FAMILIES:
             if family(config, name) is not None:
                 plan_module(name).check(config)
@@ -85,6 +86,19 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
     except XltError as err:
         raise XltError(f"{source}: {err}" if source is not None else str(err)) from None
     return config
+
+
+def _check_demo_languages(config: dict) -> None:
+    """Every language a demo dataset or model uses is English, `mixed` (models) or a language of demo_world."""
+    known = {"en", *demo_world(config)}
+    for kind, allowed in (("datasets", known), ("models", known | {"mixed"})):
+        for name, spec in config[kind].items():
+            if spec["source"] != "demo":
+                continue
+            unknown = sorted(set(spec.get("languages", [])) - allowed)
+            if unknown:
+                raise XltError(f"{kind}.{name}.languages: {unknown} not in demo_world.languages "
+                               f"({', '.join(sorted(allowed))}); declare them there or drop them")
 
 
 def _check_local_models(config: dict) -> None:

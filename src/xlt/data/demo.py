@@ -40,16 +40,21 @@ NOUNS = (
 ADJECTIVE_PAIRS = (("big", "small"), ("old", "young"), ("happy", "sad"), ("fast", "slow"), ("tall", "short"), ("rich", "poor"))
 VERB_PAIRS = (("likes", "hates"), ("helps", "hurts"), ("finds", "loses"), ("praises", "blames"))
 NEUTRAL_VERBS = ("sees", "calls", "follows", "meets")
+NEGATORS = ("never", "hardly", "seldom", "rarely")  # content words: NLI's contradictions turn on them
 POSITIVE = ("good", "great", "excellent", "wonderful", "lovely")
 NEGATIVE = ("bad", "awful", "terrible", "boring", "poor")
 FUNCTION_WORDS = ("the", "does", "not", "very", "and", "is", "this")
 
 ADJECTIVES = tuple(a for pair in ADJECTIVE_PAIRS for a in pair)
 VERBS = tuple(v for pair in VERB_PAIRS for v in pair) + NEUTRAL_VERBS
-ANTONYM = {a: b for x, y in ADJECTIVE_PAIRS + VERB_PAIRS for a, b in ((x, y), (y, x))}
-ALL_WORDS = tuple(dict.fromkeys(
-    NOUNS + ADJECTIVES + VERBS + POSITIVE + NEGATIVE + FUNCTION_WORDS + tuple(n for d in DOMAINS.values() for n in d)
-))
+# each class shares the same share of its words with English, so a language's overlap is
+# the same for every task (NLI turns on adjectives and negators, sentiment on the polarity words)
+WORD_CLASSES = {
+    "nouns": NOUNS, "adjectives": ADJECTIVES, "verbs": VERBS, "negators": NEGATORS,
+    "polarity": tuple(dict.fromkeys(POSITIVE + NEGATIVE)), "domain_nouns": tuple(n for d in DOMAINS.values() for n in d),
+    "function": FUNCTION_WORDS,
+}
+ALL_WORDS = tuple(dict.fromkeys(w for words in WORD_CLASSES.values() for w in words))
 
 @dataclass(frozen=True)
 class Language:
@@ -88,13 +93,23 @@ def language(lang: str, world: dict | None = None) -> Language:
     return spec if isinstance(spec, Language) else Language(**spec)
 
 
+def describe(langs: list[str], world: dict | None = None) -> dict:
+    """lang -> its settings and the content words it shares with English (for info files and reports)."""
+    return {lang: {**vars(language(lang, world)), "shared_words": len(shared_words(lang, world)),
+                   "words": len(ALL_WORDS)} for lang in langs}
+
+
 def shared_words(lang: str, world: dict | None = None) -> tuple[str, ...]:
-    """The content words `lang` spells as English does: round(overlap x content words), a seeded sample."""
+    """The content words `lang` spells as English does: round(overlap x size) of every word class, a seeded sample."""
     overlap = language(lang, world).overlap
     if lang == "en":
         return CONTENT_WORDS
     rng = random.Random(_stable_seed("shared", lang))
-    return tuple(sorted(rng.sample(CONTENT_WORDS, round(overlap * len(CONTENT_WORDS)))))
+    shared = set()
+    for name, words in WORD_CLASSES.items():
+        own = [w for w in words if w not in shared]  # "poor" is an adjective and a polarity word
+        shared.update(rng.sample(own, round(overlap * len(own))))
+    return tuple(sorted(shared))
 
 
 def lexicon(lang: str, world: dict | None = None) -> dict[str, str]:
@@ -135,7 +150,7 @@ class Clause:
     subject: Phrase
     verb: str
     obj: Phrase
-    negated: bool = False
+    negator: str = ""  # never, hardly, ... before the verb; "" = not negated
 
 
 def render(clause: Clause, lang: str, world: dict | None = None) -> str:
@@ -148,7 +163,7 @@ def render(clause: Clause, lang: str, world: dict | None = None) -> str:
         noun = [lex[p.noun]]
         return [lex["the"]] + (adjectives + noun if adj_pos == "pre" else noun + adjectives)
 
-    verb = ([lex["does"], lex["not"]] if clause.negated else []) + [lex[clause.verb]]
+    verb = ([lex[clause.negator]] if clause.negator else []) + [lex[clause.verb]]
     subj, obj = phrase(clause.subject), phrase(clause.obj)
     words = subj + verb + obj if syntax == "SVO" else subj + obj + verb
     return " ".join(words)
@@ -165,10 +180,15 @@ def _random_clause(rng: random.Random) -> Clause:
     obj = _random_phrase(rng)
     while obj.noun == subject.noun:
         obj = _random_phrase(rng)
-    return Clause(subject, rng.choice(VERBS), obj, negated=rng.random() < 0.15)
+    return Clause(subject, rng.choice(VERBS), obj, negator=rng.choice(NEGATORS) if rng.random() < 0.15 else "")
 
 
 # ---------------------------------------------------------------- NLI
+# A hypothesis drops an adjective (entailment), adds one (neutral) or adds or removes the
+# negator (contradiction). Neutral and contradiction both add a word (or, with a negated
+# premise, drop one, as entailment does): which label it is depends on what that word is,
+# an adjective or a negator. So the task transfers to a language as far as a model knows its
+# words, through the words it shares with English or what pretraining aligned.
 def _entailed(rng, c: Clause) -> Clause | None:
     slots = [s for s in ("subject", "obj") if getattr(c, s).adjectives]
     if not slots:
@@ -176,40 +196,22 @@ def _entailed(rng, c: Clause) -> Clause | None:
     slot = rng.choice(slots)
     p = getattr(c, slot)
     dropped = rng.choice(p.adjectives)
-    kept = tuple(a for a in p.adjectives if a != dropped)
-    return replace(c, **{slot: replace(p, adjectives=kept)})
-
-
-def _contradicted(rng, c: Clause) -> Clause:
-    options = ["negate"]
-    if c.verb in ANTONYM:
-        options.append("verb")
-    if c.subject.adjectives or c.obj.adjectives:
-        options.append("adjective")
-    kind = rng.choice(options)
-    if kind == "negate":
-        return replace(c, negated=not c.negated)
-    if kind == "verb":
-        return replace(c, verb=ANTONYM[c.verb])
-    slot = rng.choice([s for s in ("subject", "obj") if getattr(c, s).adjectives])
-    p = getattr(c, slot)
-    i = rng.randrange(len(p.adjectives))
-    flipped = p.adjectives[:i] + (ANTONYM[p.adjectives[i]],) + p.adjectives[i + 1:]
-    return replace(c, **{slot: replace(p, adjectives=flipped)})
+    return replace(c, **{slot: replace(p, adjectives=tuple(a for a in p.adjectives if a != dropped))})
 
 
 def _neutral(rng, c: Clause) -> Clause:
-    if rng.random() < 0.5:  # a new detail the premise does not state
-        slot = rng.choice(("subject", "obj"))
-        p = getattr(c, slot)
-        free = [pair for pair in ADJECTIVE_PAIRS if not set(pair) & set(p.adjectives)]
-        if free:
-            return replace(c, **{slot: replace(p, adjectives=p.adjectives + (rng.choice(rng.choice(free)),))})
-    other = rng.choice([n for n in NOUNS if n not in (c.subject.noun, c.obj.noun)])
-    return replace(c, obj=Phrase(other, ()))
+    slot = rng.choice(("subject", "obj"))
+    p = getattr(c, slot)
+    free = [pair for pair in ADJECTIVE_PAIRS if not set(pair) & set(p.adjectives)]
+    return replace(c, **{slot: replace(p, adjectives=p.adjectives + (rng.choice(rng.choice(free)),))})
+
+
+def _contradicted(rng, c: Clause) -> Clause:
+    return replace(c, negator="" if c.negator else rng.choice(NEGATORS))
 
 
 def nli_examples(n: int, seed: int) -> list[tuple[Clause, Clause, int]]:
+    """Balanced labels: entailment 0, neutral 1, contradiction 2 (XNLI's order)."""
     rng = random.Random(seed)
     out = []
     while len(out) < n:
@@ -251,11 +253,11 @@ def render_review(clauses, lang: str, world: dict | None = None) -> str:
 
 # ---------------------------------------------------------------- STS
 def _similarity(a: Clause, b: Clause) -> float:
-    """0..5 by construction: how many of the meaning slots agree."""
+    """0..5 by construction: how many of the meaning slots agree (every negator negates alike)."""
     score = 0.0
     score += 1.5 * (a.subject.noun == b.subject.noun)
     score += 1.5 * (a.obj.noun == b.obj.noun)
-    score += 1.0 * (a.verb == b.verb and a.negated == b.negated)
+    score += 1.0 * (a.verb == b.verb and bool(a.negator) == bool(b.negator))
     adj_a, adj_b = set(a.subject.adjectives + a.obj.adjectives), set(b.subject.adjectives + b.obj.adjectives)
     score += 1.0 * (len(adj_a & adj_b) / len(adj_a | adj_b) if adj_a | adj_b else 1.0)
     return round(score, 3)
@@ -270,7 +272,7 @@ def _sts_pairs(n: int, seed: int) -> list[tuple[Clause, Clause, float]]:
         b = _random_clause(rng)
         for _ in range(i % 4):
             b = replace(b, **rng.choice([
-                {"subject": a.subject}, {"obj": a.obj}, {"verb": a.verb, "negated": a.negated},
+                {"subject": a.subject}, {"obj": a.obj}, {"verb": a.verb, "negator": a.negator},
             ]))
         out.append((a, b, _similarity(a, b)))
     return out
@@ -317,11 +319,12 @@ def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str
 def _code_switched(clause: Clause, rng: random.Random, world: dict | None = None) -> str:
     """A sentence whose words come from several languages: the shared context that lets a
     tiny demo model align its languages, as shared sub-words do for mBERT."""
-    base = rng.choice(LANGUAGES)
+    languages = ("en",) + tuple(world or WORLD)
+    base = rng.choice(languages)
     words = render(clause, base, world).split()
     inverse = {v: k for k, v in lexicon(base, world).items()}
     out = []
     for w in words:
-        other = rng.choice(LANGUAGES)
+        other = rng.choice(languages)
         out.append(lexicon(other, world)[inverse[w]] if rng.random() < 0.3 else w)
     return " ".join(out)

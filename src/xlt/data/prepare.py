@@ -23,13 +23,13 @@ def output_files(out_dir: str | Path, spec: dict) -> list[Path]:
     return [out_dir / lang / f"{split}.jsonl" for split, langs in split_languages(spec).items() for lang in langs]
 
 
-def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".") -> dict:
+def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", world: dict | None = None) -> dict:
     """Load every (split, language) first, then write them all: a missing file fails
     before anything is written."""
     loaded = {}
     for split, langs in split_languages(spec).items():
         for lang in langs:
-            records = load_records(name, spec, lang, split, root)
+            records = load_records(name, spec, lang, split, root, world)
             if not records:  # rows there were, but none with a gold label
                 raise XltError(f"dataset {name}: split {split} of {lang}{_origin(name, spec, lang, split, root)} has no "
                                f"labelled rows (all labels negative); fill it, or drop {lang} from datasets.{name}.splits")
@@ -39,6 +39,10 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".") 
     for (lang, split), records in loaded.items():
         counts[f"{lang}/{split}"] = write_jsonl(out_dir / lang / f"{split}.jsonl", records)
     info = {"name": name, "task": spec["task"], "source": spec["source"], "counts": counts}
+    if spec["source"] == "demo":  # what the synthetic languages share with English, for the report
+        from xlt.data import demo
+
+        info["world"] = demo.describe(sorted(set(lang for lang, _ in loaded) - {"en"}), world)
     write_json(out_dir / "info.json", info)
     return info
 

@@ -29,7 +29,9 @@ from xlt.data.records import normalise, source_columns
 UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
 
 
-def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path = ".") -> list[dict]:
+def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path = ".",
+                 world: dict | None = None) -> list[dict]:
+    """`world`: the demo languages (config demo_world.languages) a demo source renders."""
     source = spec["source"]
     labelled = split not in UNLABELLED_SPLITS
     origin = lines = None
@@ -37,7 +39,8 @@ def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path 
         size = spec.get("sizes", {}).get(split)
         if size is None:
             raise XltError(f"dataset {name}: no size for split {split!r}; add it under datasets.{name}.sizes")
-        raw = demo.generate(spec["task"], lang, split, int(size), int(spec.get("seed", 13)), spec.get("domain"))
+        raw = demo.generate(spec["task"], lang, split, int(size), int(spec.get("seed", 13)), spec.get("domain"),
+                            world)
     elif source == "local" and spec.get("format") == "cls":  # the published layout fixes the file names
         raw = _read_cls(name, spec, lang, split, Path(root))
     elif source == "local":
