@@ -66,3 +66,19 @@ def test_unknown_language_and_task():
         demo.generate("nli", "de", "test", 5, seed=1)
     with pytest.raises(ValueError, match="unknown demo task"):
         demo.generate("qa", "en", "test", 5, seed=1)
+
+
+def test_a_prepared_demo_dataset_records_its_world(tmp_path):
+    from xlt.core.io import read_json, read_jsonl
+    from xlt.data.prepare import prepare
+
+    world = {"qaa": {"overlap": 0.25, "order": "SOV", "adjectives": "post"}}
+    spec = {"source": "demo", "task": "nli", "languages": ["en", "qaa"], "splits": ["test"], "sizes": {"test": 6}}
+    info = prepare("d", spec, tmp_path, world=world)
+    assert read_json(tmp_path / "info.json") == info
+    assert info["world"] == {"qaa": {"overlap": 0.25, "order": "SOV", "adjectives": "post",
+                                     "shared_words": len(demo.shared_words("qaa", world)), "words": len(demo.ALL_WORDS)}}
+    first = read_jsonl(tmp_path / "qaa" / "test.jsonl")[0]["text"]
+    assert first == demo.generate("nli", "qaa", "test", 6, 13, world=world)[0]["text"]
+    assert first != demo.generate("nli", "qaa", "test", 6, 13)[0]["text"]  # the world, not the default, was rendered
+
