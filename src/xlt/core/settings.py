@@ -24,6 +24,11 @@ from xlt.core.errors import XltError
 PACKAGE = Path(__file__).resolve().parents[1]
 # check order: alignment reads the dual and freeze_depth sweeps
 FAMILIES = ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment")
+# sections that plan a job of their own over the families' results, like a family (enabled,
+# check, jobs, targets): checked after every family
+CHECKS = ("positive_control",)
+PLANS = {**{name: f"xlt.families.{name}.plan" for name in FAMILIES},
+         "positive_control": "xlt.report.positive_control.plan"}
 
 
 @functools.cache
@@ -75,7 +80,7 @@ def validate(config: dict) -> dict:
         where = ".".join(map(str, err.absolute_path)) or "(top level)"
         raise XltError(f"config error at {where}: {err.message}")
     _fill_training_defaults(config)
-    for name in FAMILIES:
+    for name in (*FAMILIES, *CHECKS):
         if family(config, name) is not None:
             plan_module(name).check(config)
     return config
@@ -104,11 +109,13 @@ def load(path: str | Path) -> dict:
 
 
 def plan_module(name: str):
-    return importlib.import_module(f"xlt.families.{name}.plan")
+    """The plan of a family or of a section of CHECKS."""
+    return importlib.import_module(PLANS[name])
 
 
 def family(config: dict, name: str) -> dict | None:
-    """A family's validated section, or None when it is absent or `enabled: false`."""
+    """A family's (or a CHECKS section's) validated section, or None when it is absent or
+    `enabled: false`."""
     section = config.get(name)
     return section if section and section["enabled"] else None
 
