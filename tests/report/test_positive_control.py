@@ -379,3 +379,17 @@ def test_overlap_ranking():
         "qac", "qaa", "qab"]
     with pytest.raises(XltError, match="no languages"):
         checks.overlap_ranking({})
+
+
+def test_format_checks_gives_two_lines_a_check():
+    spec_ = spec()
+    del spec_["sbert"]
+    result = positive_control({**tables(), "dual": dual_table({(DUAL_RUNS[0], "qaa"): 0.8})}, spec_)
+    lines = checks.format_checks(result).splitlines()
+    assert len(lines) == 2 * len(result)
+    assert lines[:2] == ["    YES  freeze_depth: source-language accuracy, nothing frozen [en]",
+                         "         expected >= 0.850; observed 0.900"]
+    i = lines.index(f"     NO  dual: training lowers the retrieval error [qaa (overlap 0.5), {DUAL_RUNS[0]}]")
+    assert lines[i + 1] == "         expected <= untrained 0.900 - 0.2 = 0.700 (mean of both directions); observed 0.800"
+    i = lines.index("NOT RUN  sbert: training raises source-language STS")
+    assert lines[i + 1] == "         observed sbert is disabled in this config"

@@ -165,7 +165,9 @@ def test_verb_exits_1_after_writing_the_table_when_a_check_fails(tmp_path, capsy
     assert list(result[result["pass"] == FAIL].subject) == ["m, scheme 2-4"]
     printed = capsys.readouterr().out
     assert "23 passed, 1 failed, 0 not run" in printed
-    assert "FAILED (1)" in printed and printed.rstrip().splitlines()[-1].split()[-1] == FAIL
+    failures = printed.split("FAILED (1)")[1].splitlines()[1:]
+    assert failures == ["     NO  adapt: target perplexity falls [m, scheme 2-4]",
+                        "         expected < untouched 100.000 (qab test perplexity, the selected model); observed 120.000"]
 
 
 def test_verb_reports_a_family_without_spec_entry_as_not_run(tmp_path):

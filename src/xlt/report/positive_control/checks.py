@@ -364,3 +364,15 @@ def positive_control(tables: Mapping[str, pd.DataFrame], spec: dict) -> pd.DataF
 
 def failed(checks: pd.DataFrame) -> pd.DataFrame:
     return checks[checks["pass"] == FAIL]
+
+
+def format_checks(checks: pd.DataFrame) -> str:
+    """The check table for a console or log, two lines a check (the CSV's columns are too wide
+    for one): pass, family, check and subject; then expected and observed."""
+    lines = []
+    for row in checks.to_dict("records"):
+        subject = f" [{row['subject']}]" if row["subject"] else ""
+        lines.append(f"{row['pass'].upper():>7}  {row['family']}: {row['check']}{subject}")
+        expected = f"expected {row['expected']}; " if row["expected"] else ""
+        lines.append(f"{'':>7}  {expected}observed {row['observed']}")
+    return "\n".join(lines)

@@ -84,10 +84,8 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
 def _positive_control(args) -> int:
     import json
 
-    import pandas as pd
-
     from xlt.core.io import atomic_path
-    from xlt.report.positive_control.checks import FAIL, NOT_RUN, PASS, failed, positive_control
+    from xlt.report.positive_control.checks import FAIL, NOT_RUN, PASS, failed, format_checks, positive_control
 
     if args.config:
         from xlt.core.settings import load
@@ -102,15 +100,14 @@ def _positive_control(args) -> int:
     with atomic_path(args.out) as tmp:
         checks.to_csv(tmp, index=False)
     counts = checks["pass"].value_counts()
-    with pd.option_context("display.max_rows", None, "display.max_colwidth", None, "display.width", 250):
-        print(checks.to_string(index=False))
-        summary = f"{counts.get(PASS, 0)} passed, {counts.get(FAIL, 0)} failed, {counts.get(NOT_RUN, 0)} not run -> {args.out}"
-        print(f"\npositive control: {summary}", flush=True)
-        bad = failed(checks)
-        if not bad.empty:
-            print(f"\nFAILED ({len(bad)}): the demo does not show what its synthetic world must show:\n"
-                  + bad.to_string(index=False), flush=True)
-            return FAILED_STATUS
+    print(format_checks(checks))
+    summary = f"{counts.get(PASS, 0)} passed, {counts.get(FAIL, 0)} failed, {counts.get(NOT_RUN, 0)} not run -> {args.out}"
+    print(f"\npositive control: {summary}", flush=True)
+    bad = failed(checks)
+    if not bad.empty:
+        print(f"\nFAILED ({len(bad)}): the demo does not show what its synthetic world must show:\n"
+              + format_checks(bad), flush=True)
+        return FAILED_STATUS
     return 0
 
 
