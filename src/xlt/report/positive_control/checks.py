@@ -21,6 +21,7 @@ from typing import Callable, Mapping
 import pandas as pd
 
 from xlt.core.errors import XltError
+from xlt.report.positive_control.world import describe as _language, high_overlap, overlap_ranking
 
 COLUMNS = ("family", "check", "subject", "expected", "observed", "pass")
 PASS, FAIL, NOT_RUN = "yes", "no", "not run"
@@ -67,25 +68,6 @@ def _need_columns(table: pd.DataFrame, family: str, columns: list[str]) -> None:
     if missing:
         raise XltError(f"{family}.csv has no column(s) {missing}: is it the tidy table `xlt aggregate` writes "
                        f"for the {family} family?")
-
-
-# ------------------------------------------------------------------ the world
-
-
-def overlap_ranking(world: Mapping[str, Mapping]) -> list[str]:
-    """The synthetic languages by overlap with English, largest first (ties by code)."""
-    if not world:
-        raise XltError("the demo world has no languages (demo_world.languages)")
-    return sorted(world, key=lambda lang: (-float(world[lang]["overlap"]), lang))
-
-
-def high_overlap(world: Mapping[str, Mapping]) -> str:
-    """The language with the largest overlap: where transfer must show first."""
-    return overlap_ranking(world)[0]
-
-
-def _language(world: Mapping[str, Mapping], lang: str) -> str:
-    return f"{lang} (overlap {float(world[lang]['overlap']):g})"
 
 
 # ------------------------------------------------------------------ freeze_depth

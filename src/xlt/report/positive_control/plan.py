@@ -16,6 +16,7 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.plan import RESULTS, Job, data_file, data_info, model_ref
+from xlt.report.positive_control.world import high_overlap as highest
 
 SECTION = "positive_control"
 TABLE = f"{RESULTS}/tables/{SECTION}.csv"
@@ -28,8 +29,6 @@ def world(config: dict) -> dict:
 
 
 def high_overlap(config: dict) -> str:
-    from xlt.report.positive_control.checks import high_overlap as highest
-
     return highest(world(config))
 
 
