@@ -69,3 +69,14 @@ def test_a_real_run_keeps_the_plain_first_page():
     assert "synthetic" not in text and "positive control" not in text.lower()
     assert text.startswith("xlt cross-lingual transfer report\n=================================\n")
     assert "Cross-lingual transfer experiments run by the **xlt** workflow." in text
+
+
+def test_positive_control_caption_states_the_configured_thresholds():
+    config = load("config.yaml")
+    config["positive_control"]["dual"] = {"error_drop": 0.35}
+    text = jinja2.Template((REPO / "src" / "xlt" / "report" / "positive_control" / "caption.rst").read_text()).render(
+        snakemake=SimpleNamespace(config=validate(config)))
+    docutils.core.publish_string(text, writer="html", settings_overrides={"halt_level": 2, "report_level": 2})
+    assert "(overlap: qaa 0.5, qab 0.2, qac 0.0)" in text
+    assert "(same model and pooling) - 0.35, per demo language" in text
+    assert "source-language accuracy >= 0.85" in text and "students\n  finetune, kd, pl reach >= 0.8" in text
