@@ -123,6 +123,15 @@ def test_error_curves_show_the_untrained_encoder_as_a_dashed_line(tmp_path, kind
     assert dashed == ["untrained pooling=cls", "untrained pooling=mean"]
 
 
+def test_a_single_trained_line_is_called_trained_beside_the_untrained_one(tmp_path):
+    fig = PLOTS["dual-error-vs-margin"](with_baselines(dual_table().query("scale == 10")), tmp_path / "e.png")
+    for ax in fig.axes:
+        assert [c.get_label() for c in ax.containers] == ["trained"]
+        assert [line.get_label() for line in ax.get_lines() if line.get_linestyle() == "--"] == ["untrained"]
+    fig = PLOTS["dual-error-vs-margin"](dual_table().query("scale == 10"), tmp_path / "e2.png")
+    assert [c.get_label() for c in fig.axes[0].containers] == ["all runs"]  # no baselines: as before
+
+
 def test_tatoeba_heatmap_ends_with_the_untrained_rows(tmp_path):
     fig = PLOTS["dual-tatoeba-heatmap"](with_baselines(dual_table()), tmp_path / "h.png")
     ax = fig.axes[0]

@@ -60,6 +60,8 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str):
     err, untrained = split_baselines(_rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first"))
     err = err.copy()
     err["line"] = run_labels(err, skip=(x,))
+    if not untrained.empty:
+        err["line"] = err["line"].replace("all runs", "trained")  # beside the untrained line
     per_run = err.groupby(["run_id", "line", x, "seed", "direction"], dropna=False)["value"].mean().reset_index()
     untrained = untrained.assign(line=baseline_labels(untrained))
     fig, axes = plt.subplots(1, len(DIRECTIONS), figsize=(11, 4.2), sharey=True, squeeze=False)
