@@ -1,6 +1,6 @@
 """The positive control's checks on crafted tables: a passing set passes, and for every check a
-crafted failing row fails that check (and only it); missing rows fail, a disabled family is
-reported as not run."""
+crafted failing row fails that check (and only it); missing rows fail; a disabled family, or a
+check the sweep cannot answer, is reported as not run."""
 import copy
 
 import pandas as pd
@@ -150,7 +150,7 @@ def spec():
         "freeze_depth": {"source_lang": "en", "labels": 3, "models": {MODEL: {"name": "m", "layers": 4}}},
         "alignment": {"runs": ["pretrained-m"], "metric": "bitext_retrieval_acc_centered", "candidates": {"qaa": 100, "qab": 100, "qac": 100}},
         "dual": {"pairs": {run: "m-mean-untrained" for run in DUAL_RUNS}, "langs": ["qaa", "qab", "qac"]},
-        "monox": {"source_lang": "en"},
+        "monox": {"source_lang": "en", "modes": ["finetune", "self_train", "kd", "pl"]},
         "sbert": {"pairs": {SBERT_RUN: SBERT_BASE}, "lang": "en", "dataset": "demo-sts", "split": "test"},
         "adapt": {"target": "qab", "target_split": "test", "multilingual": "multilingual", "multilingual_split": "dev",
                   "references": {"m": "reference-m"}, "all_layers": {"m": "0-4"}},
@@ -350,6 +350,25 @@ def test_a_disabled_family_is_reported_as_not_run_never_as_passed():
     assert list(skipped.check) == list(CHECK_NAMES["dual"]) + list(CHECK_NAMES["adapt"])
     assert set(skipped.observed) == {"dual is disabled in this config", "adapt is disabled in this config"}
     assert set(result[result["pass"] != NOT_RUN]["pass"]) == {PASS}
+
+
+def test_a_check_the_sweep_cannot_answer_is_not_run_and_the_others_still_run():
+    spec_ = spec()
+    spec_["freeze_depth"]["not_run"] = {FD[3]: "depth 4 (every layer of m frozen) is not in freeze_depth.depths"}
+    spec_["adapt"]["not_run"] = {name: "why" for name in CHECK_NAMES["adapt"]}
+    spec_["monox"]["modes"] = ["finetune", "self_train", "kd"]  # the sweep trains no pl student
+    # a failing row under a skipped check does not count: the check did not run
+    result = positive_control({**tables(), "freeze_depth": freeze_depth_table({(4, "qaa"): 0.7})}, spec_)
+    skipped = result[result["pass"] == NOT_RUN]
+    assert [(f, c, o) for f, c, o in zip(skipped.family, skipped.check, skipped.observed)] == [
+        ("freeze_depth", FD[3], "depth 4 (every layer of m frozen) is not in freeze_depth.depths"),
+        ("monox", MX[0], "pl is not in monox.modes"),
+        ("adapt", AD[0], "why"), ("adapt", AD[1], "why")]
+    assert set(result[result["pass"] != NOT_RUN]["pass"]) == {PASS}
+    assert list(result[result.family == "freeze_depth"].check) == list(FD)  # report order kept
+    # the checks that do run still fail on their own rows
+    result = positive_control({**tables(), "freeze_depth": freeze_depth_table({(-1, "en"): 0.5})}, spec_)
+    assert only_failures(result) == [("freeze_depth", FD[0])]
 
 
 def test_an_enabled_family_without_its_table_is_an_error():

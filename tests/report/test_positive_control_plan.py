@@ -1,5 +1,6 @@
-"""The positive-control job: the config section, what the plan passes, configs it refuses, and
-`xlt positive-control` end to end on crafted tables and data files (exit 0 / 1 / 2)."""
+"""The positive-control job: the config section, what the plan passes (checks a cut-down sweep
+cannot answer are planned as not run), and `xlt positive-control` end to end on crafted tables
+and data files (exit 0 / 1 / 2)."""
 import copy
 import json
 from pathlib import Path
@@ -14,7 +15,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.io import write_jsonl
 from xlt.report.positive_control import plan
-from xlt.report.positive_control.checks import FAIL, NOT_RUN, PASS
+from xlt.report.positive_control.checks import CHECK_NAMES, FAIL, NOT_RUN, PASS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -54,20 +55,22 @@ def test_the_demo_spec():
     assert spec["thresholds"] == {k: v for k, v in config["positive_control"].items() if k != "enabled"}
     assert spec["freeze_depth"] == {
         "source_lang": "en", "models": {"results/models/demo-mbert": {"name": "demo-mbert", "layers": 12}},
-        "label_files": [f"results/data/demo-nli/{lang}/test.jsonl" for lang in ("en", "qaa", "qab", "qac")]}
+        "label_files": [f"results/data/demo-nli/{lang}/test.jsonl" for lang in ("en", "qaa", "qab", "qac")],
+        "not_run": {}}
     assert spec["alignment"] == {
         "runs": ["pretrained-demo-mbert"], "metric": "bitext_retrieval_acc_centered",
-        "bitext_files": {lang: f"results/data/demo-bitext/{lang}/test.jsonl" for lang in ("qaa", "qab", "qac")}}
+        "bitext_files": {lang: f"results/data/demo-bitext/{lang}/test.jsonl" for lang in ("qaa", "qab", "qac")},
+        "not_run": {}}
     assert spec["dual"] == {"pairs": {"demo-mbert-margin0-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
                                       "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained"},
-                            "langs": ["qaa", "qab", "qac"]}
-    assert spec["monox"] == {"source_lang": "en"}
+                            "langs": ["qaa", "qab", "qac"], "not_run": {}}
+    assert spec["monox"] == {"source_lang": "en", "modes": ["finetune", "self_train", "kd", "pl"], "not_run": {}}
     assert spec["sbert"] == {"pairs": {f"demo-mbert-{p}-L-1-depthnone-seed1": f"demo-mbert-{p}-L-1-untrained"
                                        for p in ("mean", "max", "cls")},
-                             "lang": "en", "dataset": "demo-sts", "split": "test"}
+                             "lang": "en", "dataset": "demo-sts", "split": "test", "not_run": {}}
     assert spec["adapt"] == {"target": "qab", "target_split": "test", "multilingual": "multilingual",
                              "multilingual_split": "dev", "references": {"demo-mbert": "reference-demo-mbert"},
-                             "all_layers": {"demo-mbert": "0-12"}}
+                             "all_layers": {"demo-mbert": "0-12"}, "not_run": {}}
     config["alignment"]["center"] = False
     assert plan.spec(config)["alignment"]["metric"] == "bitext_retrieval_acc"
 
@@ -87,25 +90,61 @@ def test_the_job_reads_every_enabled_table_and_the_counted_data():
                         for a in ("--table", f"{f}=results/tables/{f}.csv")] + ["--out", plan.TABLE]
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qaa", "qab"]), r"freeze_depth.eval.langs to include \['qac'\]"),
-    (lambda c: c["freeze_depth"].update(depths=[-1, 6]), r"freeze_depth.depths to include -1 \(nothing frozen\) and 12"),
-    (lambda c: c["alignment"].update(models=[]), r"a pretrained model in alignment.models"),
-    (lambda c: c["alignment"]["data"].update(langs=["qab", "qac"]), r"the high-overlap language 'qaa' in alignment.data.langs"),
-    (lambda c: c["alignment"].update(layers=[6, 12]), r"alignment.layers to include 0"),
-    (lambda c: c["dual"].update(baselines=False), r"dual.baselines: true"),
-    (lambda c: c["monox"].update(modes=["finetune", "kd"]), r"monox.modes to include \['pl'\]"),
-    (lambda c: c["sbert"].update(baselines=False), r"sbert.baselines: true"),
-    (lambda c: c["sbert"]["eval"].pop("sts"), r"sbert.eval.sts with the training language 'en'"),
-    (lambda c: c["adapt"].update(schemes=["6-12", "9-12"]), r"the scheme \"0-12\" .* in adapt.schemes"),
+FD, AL = CHECK_NAMES["freeze_depth"], CHECK_NAMES["alignment"]
+
+
+@pytest.mark.parametrize("mutate, family, expected", [
+    (lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qaa", "qab"]), "freeze_depth",
+     {FD[2]: "qac not in freeze_depth.eval.langs"}),
+    (lambda c: c["freeze_depth"]["eval"].update(langs=["qaa", "qab", "qac"]), "freeze_depth",
+     {FD[0]: "the training language en is not in freeze_depth.eval.langs"}),
+    (lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qab", "qac"]), "freeze_depth",
+     {FD[1]: "the high-overlap language qaa is not in freeze_depth.eval.langs",
+      FD[2]: "qaa not in freeze_depth.eval.langs",
+      FD[3]: "the high-overlap language qaa is not in freeze_depth.eval.langs"}),
+    (lambda c: c["freeze_depth"].update(depths=[0, 6, 12]), "freeze_depth",
+     dict.fromkeys(FD[:3], "depth -1 (nothing frozen) is not in freeze_depth.depths")),
+    (lambda c: c["freeze_depth"].update(depths=[-1, 6]), "freeze_depth",
+     {FD[3]: "depth 12 (every layer of demo-mbert frozen) is not in freeze_depth.depths"}),
+    (lambda c: c["alignment"].update(models=[]), "alignment",
+     dict.fromkeys(AL, "alignment.models is empty: no pretrained model is analysed")),
+    (lambda c: c["alignment"]["data"].update(langs=["qab", "qac"]), "alignment",
+     dict.fromkeys(AL, "the high-overlap language qaa is not in alignment.data.langs")),
+    (lambda c: c["alignment"].update(layers=[6, 12]), "alignment",
+     {AL[1]: "layer 0 (the embeddings) is not in alignment.layers"}),
+    (lambda c: c["dual"].update(baselines=False), "dual",
+     {"training lowers the retrieval error": "dual.baselines is false: no untrained encoder to compare with"}),
+    (lambda c: c["sbert"].update(baselines=False), "sbert",
+     {"training raises source-language STS": "sbert.baselines is false: no untrained model to compare with"}),
+    (lambda c: c["sbert"]["eval"].pop("sts"), "sbert", {"training raises source-language STS": "no en STS set in sbert.eval.sts"}),
+    (lambda c: c["monox"]["tasks"][0]["eval"].update(langs=["qaa", "qab"]), "monox",
+     {"student accuracy in the source language": "en is not among the test languages of demo-sentiment"}),
+    (lambda c: c["adapt"].update(schemes=["6-12", "9-12"]), "adapt",
+     {"training all layers costs the other languages most":
+      'no scheme in adapt.schemes trains every layer of demo-mbert (e.g. "0-12")'}),
 ])
-def test_a_sweep_that_cannot_answer_a_check_is_refused_before_any_job(mutate, message):
+def test_a_check_the_sweep_cannot_answer_is_planned_as_not_run_with_the_reason(mutate, family, expected):
     config = copy.deepcopy(demo_config())
     mutate(config)
-    with pytest.raises(XltError, match=rf"positive_control: the \w+ checks need .*{message}.*positive_control.enabled: false"):
+    spec = plan.spec(settings.validate(config))  # no config error: the demo's sweep may be cut down
+    assert spec[family]["not_run"] == expected
+    assert all(spec[other]["not_run"] == {} for other in plan.enabled_families(config) if other != family)
+
+
+def test_monox_modes_the_sweep_lacks_are_planned_for_a_not_run_row():
+    config = demo_config()
+    config["monox"]["modes"] = ["finetune", "kd"]
+    spec = plan.spec(settings.validate(config))
+    assert spec["monox"]["modes"] == ["finetune", "kd"] and spec["monox"]["not_run"] == {}
+
+
+def test_an_empty_world_is_a_config_error():
+    config = demo_config()
+    config["demo_world"] = {"languages": {}}
+    with pytest.raises(XltError, match="positive_control: demo_world.languages is empty"):
         settings.validate(config)
     config["positive_control"]["enabled"] = False
-    settings.validate(config)  # without the positive control the same sweep is fine
+    settings.validate(config)
 
 
 def test_a_disabled_family_is_not_checked_and_not_required():

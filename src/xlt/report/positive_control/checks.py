@@ -7,12 +7,12 @@ overlap; each function here turns one family's table into check rows
 
     family, check, subject, expected, observed, pass
 
-with `pass` one of "yes", "no" or "not run" (the family is disabled, so there is nothing to
-check: never counted as passed). A table that lacks the rows a check needs fails that check
-("no"): the config asked for them (`xlt.report.positive_control.plan.check`), so their absence
-is a defect, not a skip. Nothing here reads files: the spec carries what the config and the
-data say (label count, bitext sizes, which runs pair with which baselines), and the
-thresholds are `positive_control` settings.
+with `pass` one of "yes", "no" or "not run" (the family is disabled, or its sweep cannot
+answer the check, e.g. no depth -1: the spec's `not_run` says why; never counted as passed).
+A table that lacks the rows a check needs fails that check ("no"): the sweep promised them, so
+their absence is a defect, not a skip. Nothing here reads files: the spec carries what the
+config and the data say (label count, bitext sizes, which runs pair with which baselines;
+`xlt.report.positive_control.plan.spec`), and the thresholds are `positive_control` settings.
 """
 from __future__ import annotations
 
@@ -149,6 +149,8 @@ def alignment_checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds
     names = CHECK_NAMES[family]
     _need_columns(table, family, ["run_id", "lang", "layer", "direction", "metric", "value"])
     high = high_overlap(world)
+    if high not in spec["candidates"]:
+        return [_missing(family, name, _language(world, high), "", f"the test bitext of {high}") for name in names]
     chance = 1.0 / spec["candidates"][high]
     bar = thresholds["chance_factor"] * chance
     how = f"mean of xx->en and en->xx, {spec['metric']}"
@@ -209,7 +211,7 @@ def monox_checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: di
     source language for the listed modes; for every mode, the largest share of a test set
     given one class (`majority_share`, over the test languages) stays below the bar.
 
-    spec: source_lang."""
+    spec: source_lang, modes (the modes the sweep trains; a listed mode it lacks is not run)."""
     family = "monox"
     names = CHECK_NAMES[family]
     _need_columns(table, family, ["run_id", "mode", "headline", "lang", "split", "metric", "value"])
@@ -219,6 +221,9 @@ def monox_checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: di
     for mode in thresholds["modes"]:
         subject = f"{mode} students"
         expected = f">= {_num(thresholds['source_accuracy'])} ({source} test accuracy)"
+        if mode not in spec["modes"]:
+            rows.append(_row(family, names[0], subject, expected, f"{mode} is not in monox.modes", None))
+            continue
         runs = students[(students["mode"] == mode) & (students.metric == "accuracy") & (students.lang == source)]
         if runs.empty:
             rows.append(_missing(family, names[0], subject, expected, f"headline {mode} students in {source}"))
@@ -330,9 +335,10 @@ def positive_control(tables: Mapping[str, pd.DataFrame], spec: dict) -> pd.DataF
     """Every check of every family, one row each (columns COLUMNS).
 
     spec: world (demo_world.languages), thresholds (the positive_control settings, one mapping
-    per family), and one entry per family whose checks run (what `FAMILY_CHECKS` needs; a
-    family without an entry is disabled and its checks are reported as not run). Each family
-    with an entry needs its table in `tables`."""
+    per family), and one entry per family whose checks run (what `FAMILY_CHECKS` needs, and
+    `not_run`: check -> the reason the sweep cannot answer it). A family without an entry is
+    disabled and its checks are reported as not run. Each family with an entry needs its table
+    in `tables`."""
     rows = []
     for family in FAMILY_ORDER:
         if family not in spec:
@@ -340,7 +346,12 @@ def positive_control(tables: Mapping[str, pd.DataFrame], spec: dict) -> pd.DataF
             continue
         if family not in tables:
             raise XltError(f"no {family} table given; the {family} checks need results/tables/{family}.csv")
-        rows += FAMILY_CHECKS[family](tables[family], spec[family], spec["world"], spec["thresholds"].get(family, {}))
+        skipped = spec[family].get("not_run", {})  # check -> why the sweep cannot answer it
+        found = [] if set(CHECK_NAMES[family]) <= set(skipped) else FAMILY_CHECKS[family](
+            tables[family], spec[family], spec["world"], spec["thresholds"].get(family, {}))
+        found = [row for row in found if row["check"] not in skipped]
+        found += [_row(family, name, "", "", skipped[name], None) for name in CHECK_NAMES[family] if name in skipped]
+        rows += sorted(found, key=lambda row: CHECK_NAMES[family].index(row["check"]))  # stable: subjects keep order
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

@@ -6,8 +6,9 @@ validated config, the demo world, the thresholds (`positive_control`) and per en
 what the checks need: the source language, which runs pair with which untrained baselines,
 and the data files whose size sets the chance level (the label count of the evaluation
 sets, the number of candidate sentences in a test bitext), counted by the job itself.
-`check` stops a config whose sweep cannot answer a check (e.g. no depth -1 in freeze_depth)
-before any job runs. Nothing here imports torch.
+A check that the sweep cannot answer (e.g. no depth -1 in freeze_depth) is passed as
+`not_run` with the reason, and reported as not run; rows the sweep promises but a table lacks
+fail. Nothing here imports torch.
 """
 from __future__ import annotations
 
@@ -36,11 +37,6 @@ def enabled_families(config: dict) -> list[str]:
     return [name for name in settings.FAMILIES if settings.family(config, name) is not None]
 
 
-def _fail(family: str, what: str) -> None:
-    raise XltError(f"{SECTION}: the {family} checks need {what}; change the {family} section or set "
-                   f"{SECTION}.enabled: false")
-
-
 def _all_layers_scheme(config: dict, model: str) -> str | None:
     """The adapt scheme of `model` that trains every layer (range 0-L), if the sweep has one."""
     from xlt.families.adapt import plan as adapt
@@ -51,66 +47,43 @@ def _all_layers_scheme(config: dict, model: str) -> str | None:
 
 
 def check(config: dict) -> None:
-    """Every check of an enabled family must be answerable by its sweep."""
-    langs = list(world(config))
-    if not langs:
+    """The checks compare the demo world's languages: it must have some. (A sweep that cannot
+    answer a check is no error: that check is reported as not run, with the reason.)"""
+    if not world(config):
         raise XltError(f"{SECTION}: demo_world.languages is empty; the checks compare the synthetic languages")
-    high = high_overlap(config)
-    families = enabled_families(config)
-    if "freeze_depth" in families:
-        family = config["freeze_depth"]
-        wanted = [family["train"]["lang"], *langs]
-        missing = [lang for lang in wanted if lang not in family["eval"]["langs"]]
-        if missing:
-            _fail("freeze_depth", f"freeze_depth.eval.langs to include {missing} (the source language and every "
-                                  "demo_world language)")
-        for model in family["models"]:
-            n = settings.model_layers(config, model)
-            depths = settings.freeze_depths(config, family["depths"], model, "freeze_depth.depths")
-            if -1 not in depths or n not in depths:
-                _fail("freeze_depth", f"freeze_depth.depths to include -1 (nothing frozen) and {n} (every layer of "
-                                      f"model {model!r} frozen)")
-    if "alignment" in families:
-        family = config["alignment"]
-        if not family["models"]:
-            _fail("alignment", "a pretrained model in alignment.models")
-        if high not in family["data"]["langs"]:
-            _fail("alignment", f"the high-overlap language {high!r} in alignment.data.langs")
-        if family["layers"] != "all" and (0 not in family["layers"] or len(family["layers"]) < 2):
-            _fail("alignment", "alignment.layers to include 0 (the embeddings) and another layer")
-    if "dual" in families:
-        if not config["dual"]["baselines"]:
-            _fail("dual", "dual.baselines: true (the untrained encoder's error)")
-        if not [lang for lang in config["dual"]["tatoeba"]["langs"] if lang in langs]:
-            _fail("dual", f"a demo_world language ({', '.join(langs)}) in dual.tatoeba.langs")
-    if "monox" in families:
-        family = config["monox"]
-        missing = [mode for mode in config[SECTION]["monox"]["modes"] if mode not in family["modes"]]
-        if missing:
-            _fail("monox", f"monox.modes to include {missing} ({SECTION}.monox.modes)")
-        for i, task in enumerate(family["tasks"]):
-            if family["source_lang"] not in task["eval"]["langs"]:
-                _fail("monox", f"the source language {family['source_lang']!r} in monox.tasks[{i}].eval.langs")
-    if "sbert" in families:
-        family = config["sbert"]
-        if not family["baselines"]:
-            _fail("sbert", "sbert.baselines: true (the untrained model's STS)")
-        if "sts" not in family["eval"] or family["train"]["lang"] not in family["eval"]["sts"]["langs"]:
-            _fail("sbert", f"sbert.eval.sts with the training language {family['train']['lang']!r} in its langs")
-    if "adapt" in families:
-        for model in config["adapt"]["models"]:
-            if _all_layers_scheme(config, model) is None:
-                n = settings.model_layers(config, model)
-                _fail("adapt", f"the scheme \"0-{n}\" (every layer of model {model!r} trained) in adapt.schemes")
+
+
+def _names(family: str) -> tuple[str, ...]:
+    from xlt.report.positive_control.checks import CHECK_NAMES  # pandas: imported when a job is planned only
+
+    return CHECK_NAMES[family]
 
 
 def _freeze_depth_spec(config: dict) -> dict:
     family = config["freeze_depth"]
     evaluation = family["eval"]
-    return {"source_lang": family["train"]["lang"],
+    source, high, langs = family["train"]["lang"], high_overlap(config), list(world(config))
+    names, not_run = _names("freeze_depth"), {}
+    if high not in evaluation["langs"]:
+        not_run[names[1]] = not_run[names[3]] = f"the high-overlap language {high} is not in freeze_depth.eval.langs"
+    absent = [lang for lang in langs if lang not in evaluation["langs"]]
+    if absent:
+        not_run[names[2]] = f"{', '.join(absent)} not in freeze_depth.eval.langs"
+    if source not in evaluation["langs"]:
+        not_run[names[0]] = f"the training language {source} is not in freeze_depth.eval.langs"
+    for model in family["models"]:
+        n = settings.model_layers(config, model)
+        depths = settings.freeze_depths(config, family["depths"], model, "freeze_depth.depths")
+        if -1 not in depths:
+            for name in names[:3]:
+                not_run[name] = "depth -1 (nothing frozen) is not in freeze_depth.depths"
+        if n not in depths:
+            not_run[names[3]] = f"depth {n} (every layer of {model} frozen) is not in freeze_depth.depths"
+    return {"source_lang": source,
             "models": {model_ref(config, m): {"name": m, "layers": settings.model_layers(config, m)}
                        for m in family["models"]},
-            "label_files": [data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]]}
+            "label_files": [data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
+            "not_run": not_run}
 
 
 def _alignment_spec(config: dict) -> dict:
@@ -119,42 +92,74 @@ def _alignment_spec(config: dict) -> dict:
     family = config["alignment"]
     data = family["data"]
     metric = "bitext_retrieval_acc" + ("_centered" if family["center"] else "")  # xlt.evaluate.alignment's names
-    return {"runs": [row["run_id"] for row in alignment.runs(config) if row["source"] == "pretrained"],
-            "metric": metric,
+    names, not_run, high = _names("alignment"), {}, high_overlap(config)
+    runs = [row["run_id"] for row in alignment.runs(config) if row["source"] == "pretrained"]
+    if family["layers"] != "all" and 0 not in family["layers"]:
+        not_run[names[1]] = "layer 0 (the embeddings) is not in alignment.layers"
+    if high not in data["langs"]:
+        not_run = dict.fromkeys(names, f"the high-overlap language {high} is not in alignment.data.langs")
+    if not runs:
+        not_run = dict.fromkeys(names, "alignment.models is empty: no pretrained model is analysed")
+    return {"runs": runs, "metric": metric,
             "bitext_files": {lang: data_file(data["dataset"], lang, data["split"]) for lang in data["langs"]
-                             if lang in world(config)}}
+                             if lang in world(config)},
+            "not_run": not_run}
 
 
 def _dual_spec(config: dict) -> dict:
     from xlt.families.dual import plan as dual
 
+    (name,) = _names("dual")
+    langs = [lang for lang in config["dual"]["tatoeba"]["langs"] if lang in world(config)]
     baseline = {(row["model"], row["pooling"]): row["run_id"] for row in dual.baselines(config)}
-    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in dual.runs(config)},
-            "langs": [lang for lang in config["dual"]["tatoeba"]["langs"] if lang in world(config)]}
+    not_run = {}
+    if not langs:
+        not_run[name] = "no demo_world language in dual.tatoeba.langs"
+    if not baseline:
+        not_run[name] = "dual.baselines is false: no untrained encoder to compare with"
+    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in dual.runs(config) if baseline},
+            "langs": langs, "not_run": not_run}
 
 
 def _monox_spec(config: dict) -> dict:
-    return {"source_lang": config["monox"]["source_lang"]}
+    family = config["monox"]
+    source = family["source_lang"]
+    missing = [spec["dataset"] for spec in family["tasks"] if source not in spec["eval"]["langs"]]
+    not_run = {_names("monox")[0]: f"{source} is not among the test languages of {', '.join(missing)}"} if missing else {}
+    return {"source_lang": source, "modes": list(family["modes"]), "not_run": not_run}
 
 
 def _sbert_spec(config: dict) -> dict:
     from xlt.families.sbert import plan as sbert
 
+    family = config["sbert"]
+    (name,) = _names("sbert")
     rows = sbert.runs(config)
     untrained = {(r["model"], r["pooling"], r["layer"]): r["run_id"] for r in rows if not r["trained"]}
-    sts = config["sbert"]["eval"]["sts"]
-    return {"pairs": {r["run_id"]: untrained[(r["model"], r["pooling"], r["layer"])] for r in rows if r["trained"]},
-            "lang": config["sbert"]["train"]["lang"], "dataset": sts["dataset"], "split": sts["split"]}
+    lang, sts = family["train"]["lang"], family["eval"].get("sts")
+    not_run = {}
+    if sts is None or lang not in sts["langs"]:
+        not_run[name] = f"no {lang} STS set in sbert.eval.sts"
+    if not untrained:
+        not_run[name] = "sbert.baselines is false: no untrained model to compare with"
+    return {"pairs": {r["run_id"]: untrained[(r["model"], r["pooling"], r["layer"])] for r in rows
+                      if r["trained"] and untrained},
+            "lang": lang, "dataset": sts["dataset"] if sts else None, "split": sts["split"] if sts else None,
+            "not_run": not_run}
 
 
 def _adapt_spec(config: dict) -> dict:
     from xlt.families.adapt import plan as adapt
 
     family = config["adapt"]
+    all_layers = {m: _all_layers_scheme(config, m) for m in family["models"]}
+    lacking = [m for m, scheme in all_layers.items() if scheme is None]
+    not_run = {_names("adapt")[1]: f"no scheme in adapt.schemes trains every layer of {', '.join(lacking)} "
+                                   f"(e.g. \"0-{settings.model_layers(config, lacking[0])}\")"} if lacking else {}
     return {"target": family["target"]["lang"], "target_split": family["target"]["test_split"],
             "multilingual": adapt.MULTILINGUAL, "multilingual_split": family["multilingual"]["split"],
             "references": {m: f"{adapt.REFERENCE_PREFIX}{m}" for m in family["models"]},
-            "all_layers": {m: _all_layers_scheme(config, m) for m in family["models"]}}
+            "all_layers": all_layers, "not_run": not_run}
 
 
 FAMILY_SPECS = {"freeze_depth": _freeze_depth_spec, "alignment": _alignment_spec, "dual": _dual_spec,
