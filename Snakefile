@@ -21,6 +21,7 @@ include: "workflow/rules/adapt.smk"
 include: "workflow/rules/monox.smk"
 include: "workflow/rules/dual.smk"
 include: "workflow/rules/alignment.smk"
+include: "workflow/rules/positive_control.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -1,7 +1,8 @@
 """`xlt <verb> ...`: the command line that every Snakemake rule calls.
 
 Verbs live with what they run: `xlt.core.commands` (models, data, tables, figures, config),
-`xlt.evaluate.commands` (the shared embedding evaluator) and each family's `commands.py`, which maps verb names to `Verb`s in `VERBS`. Those modules
+`xlt.evaluate.commands` (the shared embedding evaluator), each family's `commands.py` and
+`xlt.report.positive_control.commands`, which map verb names to `Verb`s in `VERBS`. Those modules
 import nothing heavy at the top, so collecting them is cheap and a job builds only its own
 verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
@@ -28,7 +29,8 @@ class Verb:
     run: Callable[[argparse.Namespace], None]
 
 
-VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES))
+VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES),
+                "xlt.report.positive_control.commands")
 
 
 def verbs() -> dict[str, Verb]:
@@ -65,13 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(argv[0] if argv and argv[0] in known else None).parse_args(argv)
     print("rerun: xlt " + shlex.join(argv), file=sys.stderr, flush=True)
     try:
-        args._run(args)
+        status = args._run(args)  # a verb that finds what it checks failing returns its exit status
     except (XltError, FileNotFoundError) as err:
         print(f"xlt {args.verb}: error: {err}", file=sys.stderr)
         return 2
     if "torch" in sys.modules:  # a job that ran a model: on how many CPU threads (rule threads: -> OMP_NUM_THREADS)
         print(f"torch threads: {sys.modules['torch'].get_num_threads()}", file=sys.stderr)
-    return 0
+    return status if isinstance(status, int) and not isinstance(status, bool) else 0
 
 
 if __name__ == "__main__":

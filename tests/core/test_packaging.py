@@ -38,6 +38,7 @@ def test_package_data_is_installed(installed):
     for family in ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment"):
         assert (installed / "xlt" / "families" / family / "schema.yaml").is_file(), family
         assert (installed / "xlt" / "families" / family / "caption.rst").is_file(), family
+    assert (installed / "xlt" / "report" / "positive_control" / "caption.rst").is_file()
 
 
 @pytest.mark.parametrize("args", [["config", "show"], ["sweep"]])

@@ -4,7 +4,8 @@ import subprocess
 
 
 def all_targets():
-    return [target for family in settings.FAMILIES for target in family_targets(family)]
+    """Every family's targets, then the checks over their tables (positive_control)."""
+    return [target for name in (*settings.FAMILIES, *settings.CHECKS) for target in family_targets(name)]
 
 
 REPORT = f"{RESULTS}/report.html"

@@ -46,6 +46,15 @@ def accuracy(logits: np.ndarray, labels: Sequence[int]) -> float:
     return float((logits.argmax(-1) == np.asarray(labels)).mean())
 
 
+def majority_share(logits: np.ndarray) -> float:
+    """Share of the examples given the most often predicted class: 1.0 when the classifier
+    predicts one class for everything (a collapsed model), 1 / classes when it spreads evenly."""
+    predicted = np.asarray(logits).argmax(-1)
+    if predicted.size == 0:
+        raise ValueError("no predictions to take a majority share of")
+    return float(np.bincount(predicted).max() / predicted.size)
+
+
 def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, batch_size: int = 64) -> list[dict]:
     """Accuracy per language and their macro average (metric "accuracy", lang "avg")."""
     records = []

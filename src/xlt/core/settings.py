@@ -24,6 +24,11 @@ from xlt.core.errors import XltError
 PACKAGE = Path(__file__).resolve().parents[1]
 # check order: alignment reads the dual and freeze_depth sweeps
 FAMILIES = ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment")
+# sections that plan a job of their own over the families' results, like a family (enabled,
+# check, jobs, targets): checked after every family
+CHECKS = ("positive_control",)
+PLANS = {**{name: f"xlt.families.{name}.plan" for name in FAMILIES},
+         "positive_control": "xlt.report.positive_control.plan"}
 
 
 @functools.cache
@@ -79,7 +84,7 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
         _fill_training_defaults(config)
         _check_local_models(config)
         _check_demo_languages(config)
-        for name in FAMILIES:
+        for name in (*FAMILIES, *CHECKS):
             if family(config, name) is not None:
                 plan_module(name).check(config)
         _check_run_ids(config)
@@ -189,11 +194,13 @@ def load(path: str | Path) -> dict:
 
 
 def plan_module(name: str):
-    return importlib.import_module(f"xlt.families.{name}.plan")
+    """The plan of a family or of a section of CHECKS."""
+    return importlib.import_module(PLANS[name])
 
 
 def family(config: dict, name: str) -> dict | None:
-    """A family's validated section, or None when it is absent or `enabled: false`."""
+    """A family's (or a CHECKS section's) validated section, or None when it is absent or
+    `enabled: false`."""
     section = config.get(name)
     return section if section and section["enabled"] else None
 

@@ -155,13 +155,13 @@ def _caption(config_file: str, kind: str | None) -> str:
 ])
 def test_caption_renders_the_validated_settings(kind, heading):
     demo = _caption("config.yaml", kind)
-    assert heading in demo and "no scientific meaning" in demo
+    assert heading in demo and "not about mBERT or real languages" in demo
     # the demo sets eval_sentences and compare.sentences; the schema fills mask_seed and mlm_probability
     assert "at most 150 sentences per set" in demo and "mask seed 1234" in demo and "(probability\n0.15)" in demo
     assert "Checkpoints every 25 steps." in demo  # the family's training override, not the shared 40
     assert "max_steps=100 (family override)" in demo
     paper = _caption("config/paper.yaml", kind)
-    assert "no scientific meaning" not in paper and "Checkpoints every 50 steps." in paper
+    assert "not about mBERT or real languages" not in paper and "Checkpoints every 50 steps." in paper
     assert "at most 10000 sentences per set" in paper
     if kind == "perplexity-vs-step":
         assert "split dev) and on the size-matched multilingual set" in demo and "over seeds 1, 2, 3" in paper

@@ -95,6 +95,56 @@ def test_mining_table_shows_test_split_precision_recall_f1(tmp_path):
         assert np.allclose(cells[i], 100 * base, atol=0.05)  # the tuning split's 1.0 never shows
 
 
+def with_baselines(table, poolings=("mean",)):
+    """The trained runs (trained true) plus the untrained encoder's error: 0.9 (qaa) and 0.95 (qac),
+    +0.01 for en->xx and +0.02 for pooling cls."""
+    rows = []
+    for pooling, lang, direction in itertools.product(poolings, ["qaa", "qac"], ["xx->en", "en->xx"]):
+        value = (0.9 if lang == "qaa" else 0.95) + (0.01 if direction == "en->xx" else 0) + (0.02 if pooling == "cls" else 0)
+        rows.append({"run_id": f"demo-{pooling}-untrained", "margin": np.nan, "scale": np.nan, "pooling": pooling,
+                     "batch_size": np.nan, "freeze_depth": np.nan, "seed": np.nan, "trained": False, "family": "dual",
+                     "metric": "error", "lang": lang, "direction": direction, "value": value})
+    return pd.concat([table.assign(trained=True), pd.DataFrame(rows)], ignore_index=True)
+
+
+@pytest.mark.parametrize("kind", ["dual-error-vs-margin", "dual-error-vs-scale"])
+def test_error_curves_show_the_untrained_encoder_as_a_dashed_line(tmp_path, kind):
+    fig = PLOTS[kind](with_baselines(dual_table()), tmp_path / "e.png")
+    for ax, direction in zip(fig.axes, ["xx->en", "en->xx"]):
+        (line,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+        assert line.get_label() == "untrained"
+        extra = 1.0 if direction == "en->xx" else 0.0
+        assert np.allclose(line.get_ydata(), 92.5 + extra)  # mean over qaa and qac
+        assert len(ax.containers) == 2  # the trained lines are unchanged: no NaN-margin point
+        assert all(np.isfinite(np.asarray(c.lines[0].get_xdata(), dtype=float)).all() for c in ax.containers)
+    # two poolings: one line each
+    fig = PLOTS[kind](with_baselines(dual_table(), poolings=("mean", "cls")), tmp_path / "e2.png")
+    dashed = sorted(line.get_label() for line in fig.axes[0].get_lines() if line.get_linestyle() == "--")
+    assert dashed == ["untrained pooling=cls", "untrained pooling=mean"]
+
+
+def test_a_single_trained_line_is_called_trained_beside_the_untrained_one(tmp_path):
+    fig = PLOTS["dual-error-vs-margin"](with_baselines(dual_table().query("scale == 10")), tmp_path / "e.png")
+    for ax in fig.axes:
+        assert [c.get_label() for c in ax.containers] == ["trained"]
+        assert [line.get_label() for line in ax.get_lines() if line.get_linestyle() == "--"] == ["untrained"]
+    fig = PLOTS["dual-error-vs-margin"](dual_table().query("scale == 10"), tmp_path / "e2.png")
+    assert [c.get_label() for c in fig.axes[0].containers] == ["all runs"]  # no baselines: as before
+
+
+def test_tatoeba_heatmap_ends_with_the_untrained_rows(tmp_path):
+    fig = PLOTS["dual-tatoeba-heatmap"](with_baselines(dual_table()), tmp_path / "h.png")
+    ax = fig.axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == ["margin=0 scale=10", "margin=0 scale=20", "margin=0.3 scale=10", "margin=0.3 scale=20", "untrained"]
+    cells = np.array([float(t.get_text()) for t in ax.texts]).reshape(len(rows), 5)
+    assert np.allclose(cells[-1], [91, 90, 96, 95, 93], atol=0.05)  # qaa en->xx, qaa xx->en, qac ..., mean
+    # one trained run: "trained" beside "untrained" (not "all runs")
+    one = dual_table().query("margin == 0 and scale == 10 and seed == 1")
+    fig = PLOTS["dual-tatoeba-heatmap"](with_baselines(one), tmp_path / "h1.png")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["trained", "untrained"]
+
+
 def test_labels_name_only_the_axes_that_vary():
     table = dual_table()
     labels = run_labels(table)

@@ -15,6 +15,7 @@ from xlt.families.dual import plan
 
 REPO = Path(__file__).resolve().parents[3]
 RUN = "tiny-margin0.2-scale5-cls-bs8-depth01-seed3"
+BASELINE = "tiny-cls-untrained"
 
 
 def demo_config():
@@ -110,6 +111,27 @@ def test_disabled_family_expands_to_nothing_and_needs_no_other_key():
     assert plan.runs(validate(config)) == [] and plan.mining_pairs(config) == []
 
 
+def test_baselines_one_untrained_encoder_per_model_and_pooling():
+    config = validate(demo_config())
+    assert config["dual"]["baselines"] is True  # the default
+    assert plan.baselines(config) == [{"run_id": "demo-mbert-mean-untrained", "model": "demo-mbert", "pooling": "mean"}]
+    config = small_config(poolings=["cls", "mean"])
+    config["models"]["other"] = {"source": "demo", "layers": 4}
+    config["dual"]["models"] = ["tiny", "other"]
+    validate(config)
+    assert [row["run_id"] for row in plan.baselines(config)] == [
+        "tiny-cls-untrained", "tiny-mean-untrained", "other-cls-untrained", "other-mean-untrained"]
+    jobs = plan.jobs(config)
+    assert set(jobs["tatoeba_dual"]) == {r["run_id"] for r in plan.runs(config)} | {r["run_id"] for r in plan.baselines(config)}
+    assert set(jobs["train_dual"]) == {r["run_id"] for r in plan.runs(config)}  # nothing trains a baseline
+    assert all("untrained" not in key for key in jobs["mine"])
+    # the alignment family analyses trained dual runs only
+    assert all(not row["run_id"].endswith("untrained") for row in plan.runs(config))
+    off = validate(small_config(baselines=False))
+    assert plan.baselines(off) == [] and list(plan.jobs(off)["tatoeba_dual"]) == [RUN]
+    assert plan.metrics_files(off)[-1] == f"results/runs/dual/{RUN}/mine/qaa-en.json"
+
+
 def test_mining_pairs():
     assert plan.mining_pairs(validate(demo_config())) == ["qaa-en"]
     assert plan.mining_pairs(validate(paper_config())) == ["de-en", "fr-en", "ru-en", "zh-en"]
@@ -128,7 +150,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     config = validate(small_config())
     jobs = plan.jobs(config)
     assert {rule: list(by_key) for rule, by_key in jobs.items()} == {
-        "train_dual": [RUN], "tatoeba_dual": [RUN], "make_bucc": ["qaa-en"], "mine": [f"{RUN}/qaa-en"]}
+        "train_dual": [RUN], "tatoeba_dual": [RUN, BASELINE], "make_bucc": ["qaa-en"], "mine": [f"{RUN}/qaa-en"]}
     run_dir = f"results/runs/dual/{RUN}"
     train = jobs["train_dual"][RUN]
     assert train.inputs == {"model": ["results/models/tiny"], "train": "results/data/bt/info.json",
@@ -145,13 +167,22 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--max-length", "24", "--precision", "auto", "--device", "auto", "--log-every", "20",
         "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False",
         "--run-id", RUN, "--out", run_dir]
-    axes = '{"margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3}'
+    axes = '{"margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "trained": true}'
     tatoeba = jobs["tatoeba_dual"][RUN]
-    assert tatoeba.inputs == {"data": "results/data/bt/info.json"}
+    assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
         "--model", f"{run_dir}/model", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
         "--match", "text", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24", "--out", f"{run_dir}/tatoeba.json"]
     assert f"--axes '{axes}'" in tatoeba.cli  # one shell word
+    # the untrained encoder: the same evaluation of the pretrained model, no training axes
+    baseline = jobs["tatoeba_dual"][BASELINE]
+    assert baseline.inputs == {"model": ["results/models/tiny"], "data": "results/data/bt/info.json"}
+    untrained = ('{"margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
+                 '"seed": null, "trained": false}')
+    assert [str(a) for a in baseline.args] == [
+        "--model", "results/models/tiny", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
+        "--match", "text", "--axes", untrained, "--run-id", BASELINE, "--family", "dual", "--max-length", "24",
+        "--out", f"results/runs/dual/{BASELINE}/tatoeba.json"]
     bucc = jobs["make_bucc"]["qaa-en"]
     assert bucc.inputs == {"data": "results/data/bt/info.json"}
     assert [str(a) for a in bucc.args] == [
@@ -194,7 +225,8 @@ def test_targets_and_aggregated_files():
     config = validate(small_config(margins=[0, 0.2]))
     runs = [r["run_id"] for r in plan.runs(config)]
     assert plan.metrics_files(config) == [
-        f"results/runs/dual/{run}/{name}" for run in runs for name in ("train.json", "tatoeba.json", "mine/qaa-en.json")]
+        f"results/runs/dual/{run}/{name}" for run in runs for name in ("train.json", "tatoeba.json", "mine/qaa-en.json")
+    ] + [f"results/runs/dual/{BASELINE}/tatoeba.json"]
     # a line against an axis needs two values of it; mining needs mining
     assert plan.targets(config) == ["results/tables/dual.csv", "results/plots/dual/dual-error-vs-margin.png",
                                     "results/plots/dual/dual-tatoeba-heatmap.png", "results/plots/dual/dual-mining.png"]
@@ -205,7 +237,8 @@ def test_targets_and_aggregated_files():
                                     "results/plots/dual/dual-tatoeba-heatmap.png"]
     assert plan.jobs(config)["mine"] == {} and plan.jobs(config)["make_bucc"] == {}
     assert plan.metrics_files(config) == [f"results/runs/dual/{run}/{name}" for run in
-                                          [r["run_id"] for r in plan.runs(config)] for name in ("train.json", "tatoeba.json")]
+                                          [r["run_id"] for r in plan.runs(config)] for name in ("train.json", "tatoeba.json")
+                                          ] + [f"results/runs/dual/{BASELINE}/tatoeba.json"]
 
 
 @pytest.mark.parametrize("mutate, message", [

@@ -21,7 +21,8 @@ def test_dry_run_lists_dual_and_alignment_jobs(tmp_path, configfile):
     align = config["alignment"]
     depth_runs = len(align["freeze_depths"]) * len(config["freeze_depth"]["models"])
     assert counts["train_dual"] == runs == len(plan.runs(config))
-    assert counts["tatoeba_dual"] == runs
+    baselines = len(dual["models"]) * len(dual["poolings"])  # the untrained encoder (dual.baselines, default on)
+    assert counts["tatoeba_dual"] == runs + baselines == runs + len(plan.baselines(config))
     assert counts["mine"] == runs * pairs
     assert counts["make_bucc"] == pairs
     assert counts["align_layers"] == len(align["models"]) + runs + depth_runs == len(settings.plan_module("alignment").runs(config))

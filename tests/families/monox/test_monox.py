@@ -154,6 +154,22 @@ def test_teacher_stores_logits_of_its_own_model_keyed_by_example(teacher_artifac
     assert metrics[("accuracy", "unlabelled")] == pytest.approx(pool_acc)
 
 
+def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypatch):
+    from xlt.families.monox import training
+
+    # gold labels 1, 1, 0, 0; en: all 4 predicted as class 1 (collapsed); xx: 0, 0, 1, 1 (balanced, all wrong)
+    logits = {"en": np.array([[0, 1], [0, 2], [1, 3], [0, 1]], dtype=float),
+              "xx": np.array([[1, 0], [2, 0], [0, 1], [0, 1]], dtype=float)}
+    monkeypatch.setattr(training, "predict_logits", lambda model, tok, examples, max_length: logits[examples[0]["lang"]])
+    by_lang = {lang: [{"lang": lang, "label": label} for label in (1, 1, 0, 0)] for lang in ("en", "xx")}
+    records = {(r["metric"], r["lang"]): r["value"] for r in training.evaluation_records(None, None, by_lang, 16)}
+    assert records == {("accuracy", "en"): 0.5, ("accuracy", "xx"): 0.0, ("accuracy", "avg"): 0.25,
+                       ("majority_share", "en"): 1.0, ("majority_share", "xx"): 0.5}
+    without_average = training.evaluation_records(None, None, by_lang, 16, with_average=False)
+    assert {(r["metric"], r["lang"]) for r in without_average} == set(records) - {("accuracy", "avg")}
+    assert all(r["split"] == "test" for r in without_average)
+
+
 def test_teacher_and_student_tokenize_differently(tokenizers):
     teacher_tok, student_tok = tokenizers
     text = "boring lovely film r17"
@@ -297,6 +313,8 @@ def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     assert student["meta"]["axes"] == axes
     test_acc = {r["lang"]: r["value"] for r in student["metrics"] if r["metric"] == "accuracy" and r["split"] == "test"}
     assert test_acc["avg"] == pytest.approx((test_acc["en"] + test_acc["xx"]) / 2) and test_acc["en"] == test_acc["xx"]
+    shares = {r["lang"]: r["value"] for r in student["metrics"] if r["metric"] == "majority_share"}
+    assert set(shares) == {"en", "xx"} and shares["en"] == shares["xx"] and 0.5 <= shares["en"] <= 1.0  # 2 labels
     # a language list that does not match the files fails before any training
     assert main(["distill", "--mode", "finetune", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
                  "--num-labels", "2", "--eval-data", str(tmp_path / "test.jsonl"), "--eval-langs", "en,de",

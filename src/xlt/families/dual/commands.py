@@ -74,7 +74,7 @@ def _train_dual(args) -> None:
     targs = train_args_from(args)
     out = Path(args.out)
     axes = {"margin": args.margin, "scale": args.scale, "pooling": args.pooling, "batch_size": targs.batch_size,
-            "freeze_depth": args.freeze_depth, "seed": targs.seed}
+            "freeze_depth": args.freeze_depth, "seed": targs.seed, "trained": True}
     metrics = MetricsFile("dual", args.run_id or out.name, axes=axes)
     # all input checks before the model is loaded
     _check_train_dual(args)

@@ -2,8 +2,10 @@
 
 Each run trains a LaBSE-style dual encoder (`train_dual`), then scores Tatoeba-style
 retrieval (`tatoeba_dual`, `xlt eval-embeddings`) and, with `dual.mining`, BUCC-style
-mining per language pair (`mine`) on files `make_bucc` writes once per pair. Everything a
-job needs comes from the validated settings here.
+mining per language pair (`mine`) on files `make_bucc` writes once per pair. With
+`dual.baselines` the untrained encoder, one per (model, pooling), gets the same Tatoeba
+evaluation (`tatoeba_dual` again; its rows say trained false). Everything a job needs comes
+from the validated settings here.
 """
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ BUCC = f"{RESULTS}/bucc/{{pair}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining")
-# the sweep axes of a run, in the order the metrics files store them
+# the sweep axes of a run, in the order the metrics files store them (then `trained`)
 AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
+UNTRAINED = "untrained"  # run id suffix of a baseline, as in the sbert family
 SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
 
 
@@ -135,6 +138,26 @@ def runs(config: dict) -> list[dict]:
 
 
 
+def baselines(config: dict) -> list[dict]:
+    """With `dual.baselines`, one untrained encoder per (model, pooling) of the sweep: the
+    pretrained model scored by the same Tatoeba evaluation as the trained runs."""
+    family = settings.family(config, FAMILY)
+    if family is None or not family["baselines"]:
+        return []
+    return [{"run_id": f"{model}-{pooling}-{UNTRAINED}", "model": model, "pooling": pooling}
+            for model in family["models"] for pooling in family["poolings"]]
+
+
+def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict) -> Job:
+    """`xlt eval-embeddings` on the Tatoeba sets: the same command for a trained run and a baseline."""
+    spec = config[FAMILY]["tatoeba"]
+    return Job(run_id, axes=axes, inputs={"model": model_files, "data": data_info(spec["dataset"])}, args=[
+        "--model", model, "--pooling", axes["pooling"],
+        *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
+        "--match", spec["match"], "--axes", json.dumps(axes), "--run-id", run_id, "--family", FAMILY,
+        "--max-length", settings.training(config, FAMILY)["max_length"], "--out", TATOEBA.format(run_id=run_id)])
+
+
 def _make_bucc_args(mining: dict, pair: str) -> list:
     if mining["source"] == "bitext":
         lang = pair.split("-")[0]
@@ -147,8 +170,9 @@ def _make_bucc_args(mining: dict, pair: str) -> list:
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
-    """rule -> key -> Job: `train_dual` and `tatoeba_dual` by run id, `make_bucc` by language
-    pair, `mine` by "run id/pair" (the rule's wildcards in output order)."""
+    """rule -> key -> Job: `train_dual` and `tatoeba_dual` by run id (trained runs, then the
+    baselines), `make_bucc` by language pair, `mine` by "run id/pair" (the rule's wildcards in
+    output order)."""
     rows = runs(config)
     out = {"train_dual": {}, "tatoeba_dual": {}, "make_bucc": {}, "mine": {}}
     if not rows:
@@ -160,7 +184,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     train, tatoeba = [], []
     for row in rows:
         run_id, run_dir = row["run_id"], RUN.format(run_id=row["run_id"])
-        axes = {axis: row[axis] for axis in AXES}
+        axes = {axis: row[axis] for axis in AXES} | {"trained": True}
         args = ["--model", model_ref(config, row["model"])]
         args += [arg for f in bitext_files(config, "train") for arg in ("--train", f)]
         args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
@@ -173,12 +197,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             "train": data_info(bitext_spec(config, "train")["dataset"]),
             "dev": data_info(bitext_spec(config, "dev")["dataset"])}))
         model, axes_json = MODEL.format(run_id=run_id), json.dumps(axes)
-        spec = family["tatoeba"]
-        tatoeba.append(Job(run_id, axes=axes, inputs={"data": data_info(spec["dataset"])}, args=[
-            "--model", model, "--pooling", row["pooling"],
-            *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
-            "--match", spec["match"], "--axes", axes_json, "--run-id", run_id, "--family", FAMILY,
-            "--max-length", training["max_length"], "--out", TATOEBA.format(run_id=run_id)]))
+        tatoeba.append(_tatoeba_job(config, run_id, model, model, axes))
         for pair in pairs:
             out["mine"][f"{run_id}/{pair}"] = Job(run_id, axes={**axes, "pair": pair},
                                                   inputs={"bucc": bucc_dir(config, pair)}, args=[
@@ -187,6 +206,10 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--pooling", row["pooling"], "--k", mining["k"], "--strategy", mining["strategy"],
                 "--max-length", training["max_length"], "--axes", axes_json, "--run-id", run_id,
                 "--out-metrics", MINED.format(run_id=run_id, pair=pair)])
+    for row in baselines(config):  # the pretrained encoder, no training axes
+        axes = {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
+        tatoeba.append(_tatoeba_job(config, row["run_id"], model_ref(config, row["model"]),
+                                    model_input(config, row["model"]), axes))
     out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
     if mining and mining["source"] != "local":  # local BUCC files are read where they are
         inputs = {"data": data_info(mining["dataset"])} if mining["source"] == "bitext" else {}
@@ -197,13 +220,14 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 
 
 def metrics_files(config: dict) -> list[str]:
-    """What `aggregate_dual` collects: per run its train.json, tatoeba.json and one file per mined pair."""
+    """What `aggregate_dual` collects: per run its train.json, tatoeba.json and one file per
+    mined pair, then each baseline's tatoeba.json."""
     files = []
     for row in runs(config):
         run_id = row["run_id"]
         files += [TRAIN_METRICS.format(run_id=run_id), TATOEBA.format(run_id=run_id)]
         files += [MINED.format(run_id=run_id, pair=pair) for pair in mining_pairs(config)]
-    return files
+    return files + [TATOEBA.format(run_id=row["run_id"]) for row in baselines(config)]
 
 
 def plot_kinds(config: dict) -> list[str]:

@@ -2,6 +2,8 @@
 mining P/R/F1) and the alignment family's accuracy-vs-layer comparison of models.
 
 Each function reads the tidy table of `xlt aggregate`, writes one PNG and returns the figure.
+Baseline rows (the untrained encoder, `trained` false; `dual.baselines`) are the dashed
+reference lines of the error curves and their own rows of the heatmap.
 """
 from __future__ import annotations
 
@@ -30,6 +32,22 @@ def run_labels(table: pd.DataFrame, axes=DUAL_AXES, skip=()) -> pd.Series:
     return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r)), axis=1)
 
 
+def split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(trained runs, untrained baselines): rows whose `trained` column is false are baselines;
+    a table without that column has none."""
+    if "trained" not in table.columns:
+        return table, table.iloc[0:0]
+    untrained = table["trained"].astype(str).str.lower().isin(["false", "0", "0.0"])
+    return table[~untrained], table[untrained]
+
+
+def baseline_labels(baselines: pd.DataFrame) -> pd.Series:
+    """"untrained", with the pooling when the baselines differ in it."""
+    if "pooling" in baselines.columns and baselines["pooling"].nunique(dropna=True) > 1:
+        return "untrained pooling=" + baselines["pooling"].astype(str)
+    return pd.Series(["untrained"] * len(baselines), index=baselines.index)
+
+
 def _fmt(value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -39,15 +57,22 @@ def _fmt(value) -> str:
 def _error_vs(table: pd.DataFrame, out, x: str, title: str):
     """Tatoeba error (mean over languages; mean +- std over seeds) against axis `x`, one line
     per combination of the other axes, one panel per direction."""
-    err = _rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first").copy()
+    err, untrained = split_baselines(_rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first"))
+    err = err.copy()
     err["line"] = run_labels(err, skip=(x,))
+    if not untrained.empty:
+        err["line"] = err["line"].replace("all runs", "trained")  # beside the untrained line
     per_run = err.groupby(["run_id", "line", x, "seed", "direction"], dropna=False)["value"].mean().reset_index()
+    untrained = untrained.assign(line=baseline_labels(untrained))
     fig, axes = plt.subplots(1, len(DIRECTIONS), figsize=(11, 4.2), sharey=True, squeeze=False)
     for ax, direction in zip(axes[0], DIRECTIONS):
         part = per_run[per_run.direction == direction]
         for line, group in part.groupby("line"):
             stats = group.groupby(x)["value"].agg(["mean", "std"]).fillna(0.0).sort_index()
             ax.errorbar(stats.index, 100 * stats["mean"], yerr=100 * stats["std"], marker="o", capsize=3, label=line)
+        # the untrained encoder: a dashed line at its error (mean over languages)
+        for line, group in untrained[untrained.direction == direction].groupby("line"):
+            ax.axhline(100 * group["value"].mean(), linestyle="--", color="0.45", label=line)
         ax.set_title(f"{direction}")
         ax.set_xlabel(x)
         ax.set_xticks(sorted(part[x].unique()))
@@ -67,11 +92,17 @@ def error_vs_scale(table: pd.DataFrame, out, title: str = ""):
 
 
 def tatoeba_heatmap(table: pd.DataFrame, out, title: str = ""):
-    """Error % per run (rows) and language x direction (columns), mean over seeds."""
-    err = _rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first").copy()
-    err["run"] = run_labels(err, axes=DUAL_AXES)
+    """Error % per run (rows) and language x direction (columns), mean over seeds; the untrained
+    baselines are the last rows."""
+    trained, untrained = split_baselines(_rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first"))
+    labels = run_labels(trained, axes=DUAL_AXES)
+    if not untrained.empty and set(labels) == {"all runs"}:
+        labels[:] = "trained"  # beside the untrained row
+    err = pd.concat([trained.assign(run=labels), untrained.assign(run=baseline_labels(untrained))])
     err["column"] = err["lang"].astype(str) + " " + err["direction"].astype(str)
     grid = 100 * err.pivot_table(index="run", columns="column", values="value", aggfunc="mean")
+    order = sorted(set(labels)) + sorted(set(err["run"]) - set(labels))  # trained runs first, baselines last
+    grid = grid.reindex([run for run in order if run in grid.index])
     grid["mean"] = grid.mean(axis=1)
     return heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
                    xlabel="language, direction", cbar_label="error %", cmap="viridis_r",

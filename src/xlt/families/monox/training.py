@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt.core.classification import accuracy, classification_loss, make_collate, predict_logits
+from xlt.core.classification import accuracy, classification_loss, majority_share, make_collate, predict_logits
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.losses.distillation import check_temperature, distillation_loss
@@ -199,14 +199,17 @@ def pseudo_label_accuracy(records: Sequence[dict]) -> float | None:
 
 def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int,
                        with_average: bool = True) -> list[dict]:
-    """Test accuracy per language (split test) and, with `with_average`, their macro average."""
-    records = []
+    """Test accuracy per language (split test) and, with `with_average`, their macro average;
+    per language also `majority_share`, the share of its test set given the most often
+    predicted class (a model that predicts one class for everything has 1.0)."""
+    accuracies, shares = [], []
     for lang, examples in by_lang.items():
         logits = predict_logits(model, tokenizer, examples, max_length)
-        records.append(record("accuracy", accuracy(logits, [e["label"] for e in examples]), lang=lang, split="test"))
-    if with_average and records:
-        records.append(record("accuracy", float(np.mean([r["value"] for r in records])), lang="avg", split="test"))
-    return records
+        accuracies.append(record("accuracy", accuracy(logits, [e["label"] for e in examples]), lang=lang, split="test"))
+        shares.append(record("majority_share", majority_share(logits), lang=lang, split="test"))
+    if with_average and accuracies:
+        accuracies.append(record("accuracy", float(np.mean([r["value"] for r in accuracies])), lang="avg", split="test"))
+    return accuracies + shares
 
 
 # ---------------------------------------------------------------- stage 2: the teacher

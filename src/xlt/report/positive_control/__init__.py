@@ -1,0 +1,1 @@
+"""The demo's positive control: checks (`checks`), its job (`plan`) and verb (`commands`)."""

@@ -1,0 +1,117 @@
+"""`xlt positive-control`: the demo's positive control over the families' tables.
+
+Writes the check table (family, check, subject, expected, observed, pass), prints it, and
+exits with status 1 when any check failed (after writing the table), 2 on bad input (a
+missing table or data file). The workflow passes `--spec` and `--table` from
+`xlt.report.positive_control.plan`; by hand, `--config FILE` builds both from a config.
+"""
+from __future__ import annotations
+
+from xlt.cli import Verb
+
+FAILED_STATUS = 1
+
+
+def _arguments(p) -> None:
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--spec", help="what the checks need as JSON (xlt.report.positive_control.plan.spec; the workflow passes it)")
+    source.add_argument("--config", help="a workflow config: the spec and the family tables from it (results/tables/...)")
+    p.add_argument("--table", action="append", default=[], metavar="FAMILY=CSV",
+                   help="a family's tidy table, repeatable (with --config: overrides that family's default path)")
+    p.add_argument("--out", required=True, help="CSV of the checks")
+
+
+def _parse_tables(values: list[str]) -> dict[str, str]:
+    from xlt.core.errors import XltError
+
+    tables = {}
+    for value in values:
+        family, sep, path = value.partition("=")
+        if not sep or not family or not path:
+            raise XltError(f"--table {value!r}: give FAMILY=CSV, e.g. freeze_depth=results/tables/freeze_depth.csv")
+        tables[family] = path
+    return tables
+
+
+def resolve(spec: dict) -> dict:
+    """The spec with its data files counted: freeze_depth's `label_files` become `labels` (the
+    distinct gold labels of the evaluation sets), alignment's `bitext_files` become
+    `candidates` (language -> sentences in its test bitext)."""
+    from xlt.core.errors import XltError
+    from xlt.core.io import read_jsonl
+
+    spec = dict(spec)
+    if "freeze_depth" in spec and "label_files" in spec["freeze_depth"]:
+        entry = dict(spec["freeze_depth"])
+        labels = {row["label"] for path in entry.pop("label_files") for row in read_jsonl(path)}
+        if len(labels) < 2:
+            raise XltError(f"the freeze_depth evaluation sets have {len(labels)} distinct label(s); "
+                           "chance accuracy needs the label count of a classification task")
+        spec["freeze_depth"] = {**entry, "labels": len(labels)}
+    if "alignment" in spec and "bitext_files" in spec["alignment"]:
+        entry = dict(spec["alignment"])
+        counts = {lang: len(read_jsonl(path)) for lang, path in entry.pop("bitext_files").items()}
+        empty = [lang for lang, n in counts.items() if n == 0]
+        if empty:
+            raise XltError(f"the alignment test bitext of {empty} is empty")
+        spec["alignment"] = {**entry, "candidates": counts}
+    return spec
+
+
+def read_tables(spec: dict, paths: dict[str, str]) -> dict:
+    """The table of every family the spec checks; a missing one is a clear error."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from xlt.core.errors import XltError
+    from xlt.report.positive_control.checks import FAMILY_ORDER
+
+    tables = {}
+    for family in FAMILY_ORDER:
+        if family not in spec:
+            continue
+        if family not in paths:
+            raise XltError(f"no table for {family}: pass --table {family}=results/tables/{family}.csv "
+                           f"(its checks run because the spec has a {family} entry)")
+        if not Path(paths[family]).is_file():
+            raise XltError(f"{paths[family]} not found: the {family} checks read the {family} family's table "
+                           f"(run the workflow, or disable the family)")
+        tables[family] = pd.read_csv(paths[family])
+    return tables
+
+
+def _positive_control(args) -> int:
+    import json
+
+    from xlt.core.io import atomic_path
+    from xlt.report.positive_control.checks import FAIL, NOT_RUN, PASS, failed, format_checks, positive_control
+
+    if args.config:
+        from xlt.core.settings import load
+        from xlt.report.positive_control import plan
+
+        config = load(args.config)
+        spec, paths = plan.spec(config), {**plan.tables(config), **_parse_tables(args.table)}
+    else:
+        spec, paths = json.loads(args.spec), _parse_tables(args.table)
+    spec = resolve(spec)
+    checks = positive_control(read_tables(spec, paths), spec)
+    with atomic_path(args.out) as tmp:
+        checks.to_csv(tmp, index=False)
+    counts = checks["pass"].value_counts()
+    print(format_checks(checks))
+    summary = f"{counts.get(PASS, 0)} passed, {counts.get(FAIL, 0)} failed, {counts.get(NOT_RUN, 0)} not run -> {args.out}"
+    print(f"\npositive control: {summary}", flush=True)
+    bad = failed(checks)
+    if not bad.empty:
+        print(f"\nFAILED ({len(bad)}): the demo does not show what its synthetic world must show:\n"
+              + format_checks(bad), flush=True)
+        return FAILED_STATUS
+    return 0
+
+
+VERBS = {
+    "positive-control": Verb("Check that the demo shows the effects its synthetic world must show; exit 1 if any check fails",
+                             _arguments, _positive_control),
+}
