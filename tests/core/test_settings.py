@@ -53,7 +53,7 @@ def test_family_training_override_stays_an_override():
     del config["freeze_depth"]["training"]
     validate(config)
     assert config["freeze_depth"]["training"] == {}  # no defaults poured into family overrides
-    assert settings.training(config, "sbert")["max_steps"] == 100  # sbert's own
+    assert settings.training(config, "sbert")["max_steps"] == 200  # sbert's own
     assert settings.training(config, "freeze_depth")["max_steps"] == 120  # shared
 
 

@@ -44,17 +44,19 @@ def test_demo_page_describes_the_world_from_the_config():
                                 ["``qab``", "20 %", "SVO", "after the noun"],
                                 ["``qac``", "0 %", "SOV", "after the noun"]]
     assert "a tiny BERT that this run builds and pretrains itself" in text
-    assert "``demo-mbert`` (12 layers, hidden size 64, 300 steps on mixed, en, qaa, qab, qac)" in text
+    assert "``demo-mbert`` (12 layers, hidden size 64, 1000 steps on mixed, en, qaa, qab, qac)" in text
     assert "``results/tables/positive_control.csv``" in text and "any failed check fails the run" in text
     assert "reaches 0.85 in English" in text and "MonoX students (finetune, kd, pl) reach 0.8" in text
 
 
 def test_another_world_gives_another_table_sorted_by_overlap():
     config = load("config.yaml")
-    config["demo_world"] = {"languages": {"qaa": {"overlap": 0.1, "order": "SOV"}, "qac": {"overlap": 0.75}}}
+    config["demo_world"] = {"languages": {"qaa": {"overlap": 0.1, "order": "SOV"}, "qab": {"overlap": 0.3},
+                                          "qac": {"overlap": 0.75}}}
     config["positive_control"]["freeze_depth"] = {"source_accuracy": 0.9}
     text = page(config)
     assert table_rows(text) == [["``qac``", "75 %", "SVO", "before the noun"],  # schema defaults filled in
+                                ["``qab``", "30 %", "SVO", "before the noun"],
                                 ["``qaa``", "10 %", "SOV", "before the noun"]]
     assert "reaches 0.9 in English" in text
 

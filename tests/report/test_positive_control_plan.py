@@ -139,12 +139,12 @@ def test_monox_modes_the_sweep_lacks_are_planned_for_a_not_run_row():
 
 
 def test_an_empty_world_is_a_config_error():
-    config = demo_config()
+    config = settings.validate(demo_config())
     config["demo_world"] = {"languages": {}}
     with pytest.raises(XltError, match="positive_control: demo_world.languages is empty"):
+        settings.plan_module("positive_control").check(config)
+    with pytest.raises(XltError, match="not in demo_world.languages"):  # the demo data needs its languages too
         settings.validate(config)
-    config["positive_control"]["enabled"] = False
-    settings.validate(config)
 
 
 def test_a_disabled_family_is_not_checked_and_not_required():
