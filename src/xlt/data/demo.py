@@ -1,8 +1,9 @@
 """A seeded, offline generator of small multilingual data sets for the demo run.
 
 The demo needs no network, so it invents its own small "world": one concept lexicon
-rendered in English and in synthetic languages with made-up words and different word
-orders. Language codes come from ISO 639's range reserved for local use (qaa..qtz), so
+rendered in English and in synthetic languages. Each language spells a declared share of
+every word class as English does (`Language.overlap`, config `demo_world`: the anchors
+through which multilingual encoders transfer) and has its own word order. Language codes come from ISO 639's range reserved for local use (qaa..qtz), so
 nobody mistakes them for real languages. Every task the families need is generated from
 the same sentence structures, so the data is parallel across languages by construction:
 
@@ -12,7 +13,8 @@ the same sentence structures, so the data is parallel across languages by constr
   bitext     translation pairs, text = the language's sentence, text_pair = English
   corpus     plain sentences; the "mixed" language code-switches between all languages
 
-Demo numbers carry no scientific meaning: the tasks are only there to exercise the DAG.
+Demo numbers are about this world only; docs/demo-world.md says what it must show and why
+it is built as it is.
 """
 from __future__ import annotations
 
