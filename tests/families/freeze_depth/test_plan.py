@@ -35,8 +35,8 @@ def test_jobs_carry_the_complete_command_lines():
         "--model", "results/models/demo-mbert",
         "--train", "results/data/demo-nli/en/train.jsonl", "--dev", "results/data/demo-nli/en/dev.jsonl",
         "--num-labels", 3, "--freeze-depth", 3, "--cache-frozen-prefix", "--seed", 2,
-        "--epochs", "1.0", "--max-steps", "120", "--batch-size", "32", "--lr", "0.0005", "--weight-decay", "0.01",
-        "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "40",
+        "--epochs", "1.0", "--max-steps", "300", "--batch-size", "32", "--lr", "0.001", "--weight-decay", "0.01",
+        "--warmup-ratio", "0.3", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "50",
         "--max-length", "48", "--precision", "auto", "--device", "auto", "--log-every", "20",
         "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False",
         "--run-id", run, "--out", f"results/runs/freeze_depth/{run}"]
@@ -56,8 +56,9 @@ def test_the_command_line_parses_to_the_planned_values():
     config = validate(demo_config())
     job = plan.jobs(config)["finetune"]["demo-mbert-depthnone-seed1"]
     args = build_parser("finetune").parse_args(["finetune", *map(str, job.args)])
-    assert (args.freeze_depth, args.seed, args.num_labels, args.max_steps, args.lr) == (-1, 1, 3, 120, 5e-4)
-    assert args.cache_frozen_prefix is False and args.length_bucketing is False
+    assert (args.freeze_depth, args.seed, args.num_labels, args.max_steps, args.lr) == (-1, 1, 3, 300, 1e-3)
+    assert args.warmup_ratio == 0.3  # freeze_depth's own training settings override the shared ones
+    assert args.cache_frozen_prefix is True and args.length_bucketing is False
 
 
 def test_label_count_comes_from_the_dataset_task():
