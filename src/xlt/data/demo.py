@@ -58,10 +58,11 @@ WORD_CLASSES = {
 }
 ALL_WORDS = tuple(dict.fromkeys(w for words in WORD_CLASSES.values() for w in words))
 
+
 @dataclass(frozen=True)
 class Language:
-    """How a synthetic language relates to English: the share of its content words spelled as
-    in English (the anchors through which multilingual models transfer), and its word order."""
+    """How a synthetic language relates to English: the share of every word class it spells as
+    English does (the anchors through which multilingual models transfer), and its word order."""
     overlap: float = 0.0
     order: str = "SVO"        # SVO or SOV (the verb after the object)
     adjectives: str = "pre"   # pre or post (adjectives after the noun)
@@ -74,7 +75,6 @@ WORLD = {
     "qac": Language(overlap=0.0, order="SOV", adjectives="post"),
 }
 ENGLISH = Language(overlap=1.0, order="SVO", adjectives="pre")
-CONTENT_WORDS = tuple(w for w in ALL_WORDS if w not in FUNCTION_WORDS)
 _SOUNDS = {  # consonants, vowels: each synthetic language sounds different
     "qaa": ("bdgklmnprstv", "aeiou"),
     "qab": ("fhjkmnprswz", "aeiouy"),
@@ -96,19 +96,19 @@ def language(lang: str, world: dict | None = None) -> Language:
 
 
 def describe(langs: list[str], world: dict | None = None) -> dict:
-    """lang -> its settings and the content words it shares with English (for info files and reports)."""
+    """lang -> its settings and how many of its words it shares with English (for info files and reports)."""
     return {lang: {**vars(language(lang, world)), "shared_words": len(shared_words(lang, world)),
                    "words": len(ALL_WORDS)} for lang in langs}
 
 
 def shared_words(lang: str, world: dict | None = None) -> tuple[str, ...]:
-    """The content words `lang` spells as English does: round(overlap x size) of every word class, a seeded sample."""
+    """The words `lang` spells as English does: round(overlap x size) of every word class, a seeded sample."""
     overlap = language(lang, world).overlap
     if lang == "en":
-        return CONTENT_WORDS
+        return ALL_WORDS
     rng = random.Random(_stable_seed("shared", lang))
     shared = set()
-    for name, words in WORD_CLASSES.items():
+    for words in WORD_CLASSES.values():
         own = [w for w in words if w not in shared]  # "poor" is an adjective and a polarity word
         shared.update(rng.sample(own, round(overlap * len(own))))
     return tuple(sorted(shared))
