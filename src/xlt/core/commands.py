@@ -1,6 +1,8 @@
 """Verbs every family shares: the demo models, data, tables, figures and the config itself."""
 from __future__ import annotations
 
+import json
+
 from xlt.cli import Verb
 
 
@@ -12,19 +14,17 @@ def _build_demo_model_arguments(p):
     p.add_argument("--pretrain-steps", type=int, default=300)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--vocab-size", type=int, default=1000, help="WordPiece vocabulary size; another size gives another tokenizer")
-    p.add_argument("--world", default=None, help="the synthetic languages as JSON (config demo_world.languages; "
-                   "default: xlt.data.demo.WORLD)")
+    p.add_argument("--world", type=json.loads, default=None, help="the synthetic languages as JSON (config "
+                   "demo_world.languages; default: xlt.data.demo.WORLD)")
 
 
 def _build_demo_model(args):
-    import json
-
     from xlt.core.demo_model import build_demo_model
     from xlt.core.io import write_json
 
     info = build_demo_model(args.out, args.languages.split(","), layers=args.layers, hidden_size=args.hidden_size,
                             pretrain_steps=args.pretrain_steps, seed=args.seed, vocab_size=args.vocab_size,
-                            world=json.loads(args.world) if args.world else None)
+                            world=args.world)
     write_json(f"{args.out}/xlt_demo_model.json", info)
 
 
@@ -34,23 +34,20 @@ def _prepare_data_arguments(p):
     source.add_argument("--spec", help="the dataset's config entry as JSON (what the workflow passes)")
     source.add_argument("--config", help="a workflow config (YAML) that declares the dataset")
     p.add_argument("--out", required=True, help="output directory for this dataset")
-    p.add_argument("--world", default=None, help="demo sources: the synthetic languages as JSON (config "
-                   "demo_world.languages; with --config, read from it)")
+    p.add_argument("--world", type=json.loads, default=None, help="demo sources: the synthetic languages as JSON "
+                   "(config demo_world.languages; with --config, read from it)")
 
 
 def _prepare_data(args):
-    import json
-
     from xlt.core import settings
-    from xlt.core.settings import load
     from xlt.data.prepare import prepare
     from xlt.core.errors import XltError
 
-    world = json.loads(args.world) if args.world else None
+    world = args.world
     if args.spec:
         spec = json.loads(args.spec)
     else:
-        config = load(args.config)
+        config = settings.load(args.config)
         datasets, world = config["datasets"], world or settings.demo_world(config)
         if args.dataset not in datasets:
             raise XltError(f"dataset {args.dataset!r} is not declared under datasets: in {args.config}")
