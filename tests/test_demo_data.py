@@ -82,3 +82,21 @@ def test_a_prepared_demo_dataset_records_its_world(tmp_path):
     assert first == demo.generate("nli", "qaa", "test", 6, 13, world=world)[0]["text"]
     assert first != demo.generate("nli", "qaa", "test", 6, 13)[0]["text"]  # the world, not the default, was rendered
 
+
+
+def test_every_review_clause_carries_the_label():
+    """A clause's polarity is its word's, flipped by "not"; each agrees with the review's label."""
+    for r in demo.generate("sentiment", "en", "test", 200, seed=5):
+        for clause in r["text"].split(" and "):
+            words = clause.split()
+            positive = any(w in demo.POSITIVE for w in words[2:])
+            assert (positive != ("not" in words)) == bool(r["label"]), r
+
+
+def test_pretraining_text_covers_every_tasks_words():
+    """Reviews in the corpus: a demo model that never met "good" or "not" could not transfer
+    sentiment."""
+    corpus = {w for r in demo.generate("corpus", "en", "train", 300, seed=2) for w in r["text"].split()}
+    tasks = {w for task in ("nli", "sentiment", "sts") for r in demo.generate(task, "en", "test", 300, seed=3)
+             for w in (r["text"] + " " + r.get("text_pair", "")).split()}
+    assert set(demo.POSITIVE + demo.NEGATIVE) <= tasks <= corpus
