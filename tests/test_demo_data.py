@@ -83,7 +83,6 @@ def test_a_prepared_demo_dataset_records_its_world(tmp_path):
     assert first != demo.generate("nli", "qaa", "test", 6, 13)[0]["text"]  # the world, not the default, was rendered
 
 
-
 def test_every_review_clause_carries_the_label():
     """A clause's polarity is its word's, flipped by "not"; each agrees with the review's label."""
     for r in demo.generate("sentiment", "en", "test", 200, seed=5):

@@ -11,7 +11,7 @@ the same sentence structures, so the data is parallel across languages by constr
   sentiment  short reviews in three domains (books, dvd, music), label negative 0 / positive 1
   sts        sentence pairs with a 0..5 similarity score, row-aligned across languages
   bitext     translation pairs, text = the language's sentence, text_pair = English
-  corpus     plain sentences; the "mixed" language code-switches between all languages
+  corpus     clauses and, one in three, reviews; the "mixed" language code-switches between all languages
 
 Demo numbers are about this world only; docs/demo-world.md says what it must show and why
 it is built as it is.
