@@ -3,9 +3,11 @@
 config asks for (a GPU for fine-tuning), keeps the light rules on the submit host, and a
 signalled training job checkpoints, is retried and resumes.
 
-Needs root: tests/slurm/slurm_up.sh writes /etc/slurm, starts munged/slurmctld/slurmd and
-installs Debian's slurm-wlm and munge when missing; skipped otherwise. Run alone with
-`pytest -m slurm tests/test_slurm.py` (the profile check needs no cluster and is unmarked).
+Runs only when asked, with XLT_TEST_SLURM=1 (.ci/run sets it), and needs root:
+tests/slurm/slurm_up.sh writes /etc/slurm, starts munged/slurmctld/slurmd and installs
+Debian's slurm-wlm and munge with apt-get when missing; skipped otherwise, so a plain
+`pytest` never installs anything. Run alone with `XLT_TEST_SLURM=1 pytest -m slurm
+tests/test_slurm.py` (the profile checks need no cluster and always run).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from xlt.core import settings
 REPO = Path(__file__).resolve().parents[1]
 SLURM_DIR = REPO / "tests" / "slurm"
 PROFILE = REPO / "profiles" / "cluster"
+ASK = "XLT_TEST_SLURM"  # the real-SLURM tests run only when this is 1 (.ci/run exports it)
 PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
@@ -63,6 +66,8 @@ def _slurm_responds() -> bool:
 @pytest.fixture(scope="module")
 def slurm_cluster():
     """A running single-node SLURM; stopped afterwards if this fixture started it."""
+    if os.environ.get(ASK) != "1":
+        pytest.skip(f"real-SLURM test: set {ASK}=1 to run it (it apt-installs slurm-wlm and munge as root)")
     if os.geteuid() != 0:
         pytest.skip("the SLURM test needs root (it writes /etc/slurm and starts daemons)")
     if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
@@ -283,3 +288,21 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     got, want = torch.load(tmp_path / "results" / "toy" / "params.pt"), torch.load(tmp_path / "reference" / "params.pt")
     assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
     assert json.loads((tmp_path / "results" / "toy" / "metrics.json").read_text()) == json.loads((tmp_path / "reference" / "metrics.json").read_text())
+
+
+def test_plain_pytest_runs_no_apt_get(tmp_path):
+    """Without XLT_TEST_SLURM=1 the real-SLURM tests skip with the reason and call no apt-get
+    (a fake one on PATH records any call)."""
+    called = tmp_path / "apt-get-called"
+    fake = tmp_path / "bin" / "apt-get"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {called}\nexit 1\n")
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != ASK}
+    env["PATH"] = f"{fake.parent}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "slurm",
+                          str(Path(__file__))], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert not called.exists(), f"apt-get was called: {called.read_text()}"
+    assert re.search(r"2 skipped", out.stdout), out.stdout
+    assert f"set {ASK}=1 to run it" in out.stdout

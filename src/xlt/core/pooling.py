@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-POOLING_MODES = ("cls", "mean", "max")
+from xlt.core.choices import POOLING_MODES
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, mode: str) -> torch.Tensor:

@@ -27,12 +27,17 @@ class TrainArgs:
     eval_every: int = 0  # optimiser steps between evaluations; 0 = at the end of every epoch
     max_length: int = 128
     seed: int = 1
-    precision: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; or fp32 / bf16
+    precision: str = "auto"  # auto = bf16 autocast where CUDA supports it, else fp16 + grad scaler; fp32 on CPU
     device: str = "auto"
     log_every: int = 20
     checkpoint_every: int = 0  # optimiser steps between resumable checkpoints; 0 = none
     length_bucketing: bool = False  # batches of similar length, so dynamic padding pads less (xlt.core.bucketing)
     compile: bool = False  # run the model's forward through torch.compile (worth it on GPUs, long runs)
+    schedule: str = "linear"  # the learning rate after warm-up: linear decay to 0, constant, or cosine to 0
+
+
+SCHEDULES = ("linear", "constant", "cosine")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
 def parse_bool(text: str) -> bool:
@@ -45,11 +50,37 @@ def parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+# the --help text of every TrainArgs field (a test fails on a field missing here)
+TRAIN_HELP = {
+    "epochs": "passes over the training data (fractions allowed)",
+    "max_steps": "optimiser steps to train; > 0 overrides --epochs",
+    "batch_size": "examples per optimiser step (before --grad-accum splits them)",
+    "lr": "peak learning rate, reached at the end of warm-up",
+    "weight_decay": "AdamW weight decay (not on biases and LayerNorm weights)",
+    "warmup_ratio": "share of the optimiser steps spent warming the learning rate up from 0",
+    "max_grad_norm": "clip the gradient to this global norm; 0 = no clipping",
+    "grad_accum": "micro-batches per optimiser step (same results, less memory)",
+    "eval_every": "optimiser steps between dev evaluations; 0 = at the end of every epoch",
+    "max_length": "longest input in tokens; longer inputs are truncated",
+    "seed": "random seed (data order, initialisation, dropout)",
+    "precision": "auto (bf16 autocast on a CUDA device that supports it, else fp16 with a gradient scaler; "
+                 "fp32 on CPU), fp32, bf16 or fp16",
+    "device": "auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
+    "log_every": "optimiser steps between progress lines (loss, learning rate, samples/s, ETA)",
+    "checkpoint_every": "optimiser steps between resumable checkpoints; 0 = only when SLURM signals",
+    "length_bucketing": "true: batches of similar length, so dynamic padding pads less",
+    "schedule": "learning rate after warm-up: linear (decay to 0), constant, or cosine (decay to 0)",
+    "compile": "true: run the model's forward through torch.compile (worth it on GPUs, long runs)",
+}
+
+
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("training")
     for f in fields(TrainArgs):
         kind = parse_bool if isinstance(f.default, bool) else type(f.default)
-        group.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default)
+        choices = {"schedule": SCHEDULES, "precision": PRECISIONS}.get(f.name)
+        group.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default, choices=choices,
+                           help=f"{TRAIN_HELP[f.name]} (default {f.default})")
 
 
 def train_args_from(ns: argparse.Namespace) -> TrainArgs:

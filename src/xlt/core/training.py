@@ -1,8 +1,9 @@
 """One training loop for every family, in the manner of the Hugging Face examples.
 
-AdamW with linear warm-up and decay, gradient clipping and accumulation, a seeded data
+AdamW with warm-up and a linear, constant or cosine schedule, gradient clipping and accumulation, a seeded data
 order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast on
-CUDA (fp32 on CPU), a NaN/inf guard, and progress lines on stderr. A family supplies the
+CUDA devices that support it (fp16 with a gradient scaler on those that do not, fp32 on CPU), a NaN/inf guard, and a progress line (loss, learning rate, samples/s,
+elapsed, ETA) every `log_every` steps on stderr, with a progress bar at a terminal. A family supplies the
 model, its examples, a collate function, a loss function and (optionally) an evaluator.
 Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
 dynamic padding pads less; see xlt.core.bucketing) and torch.compile of the model (`compile`).
@@ -27,12 +28,13 @@ import numpy as np
 import torch
 
 from xlt.core.bucketing import bucketed_order, example_lengths
-from xlt.core import faults
+from xlt.core import console, faults
 from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
 from xlt.core.errors import XltError
 from xlt.core.models import pick_device
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
-from xlt.core.train_args import TrainArgs, add_train_arguments, parse_bool, train_args_from, train_flags  # noqa: F401
+from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arguments, parse_bool,  # noqa: F401
+                                  train_args_from, train_flags)
 
 log = logging.getLogger("xlt.core.training")
 
@@ -52,6 +54,7 @@ class TrainResult:
     wall_s: float = 0.0
     device: str = "cpu"
     samples_per_s: float = 0.0
+    precision: str = "fp32"  # what autocast computed in: fp32, bfloat16 or float16
 
 
 class TrainingDiverged(XltError):
@@ -77,13 +80,46 @@ def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], arg
         return torch.optim.AdamW(groups, lr=args.lr)
 
 
-def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
-    def factor(step: int) -> float:
-        if step < warmup_steps:
-            return (step + 1) / max(1, warmup_steps)
+def lr_factor(kind: str, step: int, warmup_steps: int, total_steps: int) -> float:
+    """The learning rate of optimiser step `step` (from 0) as a share of the peak: linear warm-up
+    from 0 over `warmup_steps`, then linear decay to 0 (BERT's recipe), constant (LaBSE and many
+    sentence-embedding recipes) or a half cosine down to 0."""
+    if kind not in SCHEDULES:
+        raise XltError(f"unknown learning-rate schedule {kind!r}; choose one of {', '.join(SCHEDULES)}")
+    if step < warmup_steps:
+        return (step + 1) / max(1, warmup_steps)
+    if kind == "constant":
+        return 1.0
+    if kind == "linear":
         return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+    progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
 
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+def lr_schedule(optimizer, kind: str, warmup_steps: int, total_steps: int):
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(kind, step, warmup_steps, total_steps))
+
+
+def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
+    return lr_schedule(optimizer, "linear", warmup_steps, total_steps)
+
+
+def autocast_dtype(precision: str, device: torch.device) -> tuple[torch.dtype | None, str]:
+    """The autocast dtype for `precision` on `device` (None: fp32) and why, for the log.
+    auto: bf16 on a CUDA device that supports it, else fp16 with a gradient scaler; fp32 on CPU."""
+    if precision not in PRECISIONS:
+        raise XltError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    if precision == "fp32":
+        return None, "fp32 as asked"
+    if precision == "bf16":
+        return torch.bfloat16, "bf16 autocast as asked"
+    if precision == "fp16":
+        return torch.float16, "fp16 autocast with a gradient scaler as asked"
+    if device.type != "cuda":
+        return None, f"auto: fp32 on {device.type}"
+    if torch.cuda.is_bf16_supported():
+        return torch.bfloat16, f"auto: bf16 autocast ({device} supports bf16)"
+    return torch.float16, f"auto: fp16 autocast with a gradient scaler ({device} does not support bf16)"
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
@@ -137,14 +173,18 @@ def train(
         raise XltError("nothing to train: every parameter is frozen")
     optimizer = _optimizer(model, params, args, device)
     total = total_optimizer_steps(len(examples), args)
-    scheduler = linear_schedule(optimizer, int(args.warmup_ratio * total), total)
-    use_bf16 = args.precision == "bf16" or (args.precision == "auto" and device.type == "cuda")
+    scheduler = lr_schedule(optimizer, args.schedule, int(args.warmup_ratio * total), total)
+    amp_dtype, why = autocast_dtype(args.precision, device)
+    log.info("precision: %s", why)
+    # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
     eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
     lengths = example_lengths(examples) if args.length_bucketing else None
     if args.compile:
         loss_fn = compiled_loss(loss_fn, model)
 
-    result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device))
+    result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device),
+                         precision=str(amp_dtype).removeprefix("torch.") if amp_dtype is not None else "fp32")
     best_state: dict | None = None
     started = time.time()
     seen = 0
@@ -167,6 +207,8 @@ def train(
         if extra["best_params"] is not None:
             best_state = {id(p): t for p, t in zip(params, extra["best_params"])}
         seen, running, running_n, elapsed_before = extra["seen"], extra["running"], extra["running_n"], extra["elapsed_s"]
+        if extra.get("scaler"):
+            scaler.load_state_dict(extra["scaler"])
     model.train()
 
     def batches():
@@ -190,10 +232,13 @@ def train(
             extra={"run": run_key, "history": result.history, "best_score": result.best_score, "best_step": result.best_step,
                    "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
                    "seen": seen, "running": running, "running_n": running_n,
-                   "elapsed_s": elapsed_before + time.time() - started},
+                   "elapsed_s": elapsed_before + time.time() - started,
+                   "scaler": scaler.state_dict() if scaler.is_enabled() else None},
         )
 
     stream = batches()
+    bar = console.progress_bar(total, initial=step, desc="train")
+    step_at_start, seen_at_start = step, seen
     # SIGTERM/SIGUSR1 (SLURM's time limit, preemption) become a checkpoint and a clean exit
     with GracefulStop() if checkpoint_dir is not None else contextlib.nullcontext() as stop:
         while step < total:
@@ -204,27 +249,34 @@ def train(
             for _ in range(args.grad_accum):
                 chunk = next(stream)
                 batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
-                with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None):
                     loss = loss_fn(model, batch)
                 if not torch.isfinite(loss):
                     raise TrainingDiverged(
                         f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
                         f"(now {args.lr}) or check the data; no outputs were written for this run"
                     )
-                (loss / args.grad_accum).backward()
+                scaler.scale(loss / args.grad_accum).backward()
                 running += loss.item()
                 running_n += 1
                 seen += len(chunk)
             if args.max_grad_norm > 0:
+                scaler.unscale_(optimizer)  # clip the true gradient, not the scaled one
                 torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-            optimizer.step()
+            scaler.step(optimizer)  # skips the step when fp16 gradients overflowed
+            scaler.update()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
             faults.reached("step")  # the kill sweep's hook; nothing without XLT_FAULT
 
+            bar.update(1)
             if step % args.log_every == 0 or step == total:
-                log.info("step %d/%d epoch %d loss %.4f lr %.2e", step, total, epoch, running / running_n, scheduler.get_last_lr()[0])
+                # rates over this process's steps: a resumed run's earlier time says nothing about this device
+                session_s = max(time.time() - started, 1e-9)
+                log.info(console.progress_line(
+                    step, total, running / running_n, scheduler.get_last_lr()[0], (seen - seen_at_start) / session_s,
+                    elapsed_before + session_s, (total - step) * session_s / (step - step_at_start)))
             if evaluate is not None and (step % eval_every == 0 or step == total):
                 metrics = evaluate(model)
                 model.train()
@@ -246,6 +298,7 @@ def train(
                     log.warning("stopped at step %d/%d on a signal; rerun to resume from %s", step, total, checkpoint_dir)
                     stop.exit()
 
+    bar.close()
     if best_state is not None and result.best_step != step:
         with torch.no_grad():
             for p in params:
@@ -266,4 +319,5 @@ def result_meta(result: TrainResult, args: TrainArgs) -> dict:
         "train_wall_s": round(result.wall_s, 3),
         "samples_per_s": round(result.samples_per_s, 2),
         "device": result.device,
+        "precision": result.precision,
     }

@@ -22,7 +22,7 @@ from xlt.cli import Verb
 
 
 def _eval_embeddings_arguments(parser) -> None:
-    from xlt.core.pooling import POOLING_MODES
+    from xlt.core.choices import POOLING_MODES
     from xlt.data.sts_files import STS_FORMATS
     from xlt.evaluate.retrieval import MATCH_RULES
 

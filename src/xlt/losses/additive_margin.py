@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-SYMMETRIC_MODES = ("sum", "mean", "none")
+from xlt.core.choices import SYMMETRIC_MODES
 
 
 def additive_margin_scores(x: torch.Tensor, y: torch.Tensor, scale: float, margin: float) -> torch.Tensor:

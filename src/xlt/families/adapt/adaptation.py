@@ -43,10 +43,11 @@ from xlt.core.metrics import record
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity, read_texts
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.families.adapt.schemes import Scheme
+from xlt.core.choices import ADAPT_SELECT
 
 log = logging.getLogger("xlt.families.adapt.adaptation")
 
-SELECT = ("best", "last")
+SELECT = ADAPT_SELECT
 
 
 def file_dims(path: str | Path) -> dict[str, str]:

@@ -24,13 +24,14 @@ import numpy as np
 import torch
 
 from xlt.core.embeddings import encode_layers
+from xlt.core.choices import SIMILARITY_LEVELS
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
 from xlt.core.models import encoder_parts
 
 log = logging.getLogger(__name__)
 
-LEVELS = ("sentence", "word")
+LEVELS = SIMILARITY_LEVELS
 MEASURES = ("euclidean", "cka")
 
 

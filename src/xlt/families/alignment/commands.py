@@ -10,7 +10,7 @@ from xlt.cli import Verb
 
 
 def _align_arguments(p):
-    from xlt.core.pooling import POOLING_MODES
+    from xlt.core.choices import POOLING_MODES
     from xlt.evaluate.alignment import PROJECTION_METHODS
 
     p.add_argument("--model", required=True, help="model directory or hub id")

@@ -30,13 +30,12 @@ import torch
 from xlt.evaluate.alignment import DIRECTIONS, Bitext
 from xlt.evaluate.retrieval import retrieval_accuracy
 from xlt.core.embeddings import encode
-from xlt.losses.additive_margin import SYMMETRIC_MODES, AdditiveMarginSoftmaxLoss
+from xlt.core.choices import DUAL_SYMMETRIC
+from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
 from xlt.core.metrics import record
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.training import TrainArgs, TrainResult, train
 
-# symmetric modes a dual encoder may train with: both directions, summed or averaged
-DUAL_SYMMETRIC = tuple(mode for mode in SYMMETRIC_MODES if mode != "none")
 DEV_METRIC = "dev_retrieval_acc"
 
 

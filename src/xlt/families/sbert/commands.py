@@ -13,8 +13,8 @@ from xlt.cli import Verb
 
 
 def _train_sbert_arguments(p):
-    from xlt.core.pooling import POOLING_MODES
-    from xlt.core.training import add_train_arguments
+    from xlt.core.choices import POOLING_MODES
+    from xlt.core.train_args import add_train_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory")
     p.add_argument("--train", required=True, help="normalised NLI JSONL (text, text_pair, label)")

@@ -1,0 +1,13 @@
+"""The fixed choice lists that command-line flags offer and the modules that act on them check.
+
+Kept free of heavy imports (no torch): building every verb's parser imports this module, and
+`xlt --help` must stay well under a second.
+"""
+from __future__ import annotations
+
+POOLING_MODES = ("cls", "mean", "max")  # xlt.core.pooling
+SYMMETRIC_MODES = ("sum", "mean", "none")  # xlt.losses.additive_margin
+# symmetric modes a dual encoder may train with: both directions, summed or averaged
+DUAL_SYMMETRIC = tuple(mode for mode in SYMMETRIC_MODES if mode != "none")
+ADAPT_SELECT = ("best", "last")  # xlt.families.adapt.adaptation: which checkpoint an adaptation keeps
+SIMILARITY_LEVELS = ("sentence", "word")  # xlt.families.adapt.similarity
