@@ -66,14 +66,21 @@ rule aggregate_adapt:
         runs=expand(adapt.RUN, run_id=run_ids("adapt", "adapt_mlm")),
         references=expand(adapt.REFERENCE, run_id=run_ids("adapt", "adapt_reference_perplexity")),
     output:
-        adapt.TABLE,
+        table=report(
+            adapt.TABLE, caption="../../src/xlt/families/adapt/caption.rst", category="Target-language MLM adaptation"
+        ),
+        summary=report(
+            adapt.SUMMARY,
+            caption="../../src/xlt/families/adapt/caption.rst",
+            category="Target-language MLM adaptation",
+        ),
     log:
         f"{RESULTS}/logs/aggregate/adapt.log",
     localrule: True
     conda:
         ENV
     shell:
-        "xlt aggregate {input.runs} {input.references} --out {output} > {log} 2>&1"
+        "xlt aggregate {input.runs} {input.references} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule adapt_summary:

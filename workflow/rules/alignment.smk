@@ -42,14 +42,19 @@ rule aggregate_alignment:
     input:
         expand(alignment.METRICS, run_id=run_ids("alignment", "align_layers")),
     output:
-        alignment.TABLE,
+        table=report(
+            alignment.TABLE, caption="../../src/xlt/families/alignment/caption.rst", category=alignment.CATEGORY
+        ),
+        summary=report(
+            alignment.SUMMARY, caption="../../src/xlt/families/alignment/caption.rst", category=alignment.CATEGORY
+        ),
     log:
         f"{RESULTS}/logs/aggregate/alignment.log",
     localrule: True
     conda:
         ENV
     shell:
-        "xlt aggregate {input} --out {output} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule plot_alignment:

@@ -86,10 +86,11 @@ rule aggregate_dual:
     input:
         dual.metrics_files(config),
     output:
-        report(
-            dual.TABLE,
-            caption="../../src/xlt/families/dual/caption.rst",
-            category="Dual encoder (LaBSE-style)",
+        table=report(
+            dual.TABLE, caption="../../src/xlt/families/dual/caption.rst", category="Dual encoder (LaBSE-style)"
+        ),
+        summary=report(
+            dual.SUMMARY, caption="../../src/xlt/families/dual/caption.rst", category="Dual encoder (LaBSE-style)"
         ),
     log:
         f"{RESULTS}/logs/aggregate/dual.log",
@@ -97,7 +98,7 @@ rule aggregate_dual:
     conda:
         ENV
     shell:
-        "xlt aggregate {input} --out {output} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule plot_dual:

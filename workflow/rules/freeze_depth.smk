@@ -46,14 +46,23 @@ rule aggregate_freeze_depth:
     input:
         expand(f"{freeze_depth.RUN}/eval.json", run_id=run_ids("freeze_depth", "evaluate_xnli")),
     output:
-        freeze_depth.TABLE,
+        table=report(
+            freeze_depth.TABLE,
+            caption="../../src/xlt/families/freeze_depth/caption.rst",
+            category="Freeze-depth transfer",
+        ),
+        summary=report(
+            freeze_depth.SUMMARY,
+            caption="../../src/xlt/families/freeze_depth/caption.rst",
+            category="Freeze-depth transfer",
+        ),
     log:
         f"{RESULTS}/logs/aggregate/freeze_depth.log",
     localrule: True
     conda:
         ENV
     shell:
-        "xlt aggregate {input} --out {output} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule plot_freeze_depth:

@@ -68,21 +68,28 @@ rule aggregate_monox:
         expand(f"{monox.TEACHER}/metrics.json", run_id=run_ids("monox", "train_teacher")),
         expand(f"{monox.STUDENT}/metrics.json", run_id=run_ids("monox", "distill")),
     output:
-        monox.TABLE,
+        table=report(
+            monox.TABLE, caption="../../src/xlt/families/monox/caption.rst", category="MonoX teacher -> student"
+        ),
+        summary=report(
+            monox.SUMMARY, caption="../../src/xlt/families/monox/caption.rst", category="MonoX teacher -> student"
+        ),
     log:
         f"{RESULTS}/logs/aggregate/monox.log",
     localrule: True
     conda:
         ENV
     shell:
-        "xlt aggregate {input} --out {output} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule plot_monox_table:
     input:
         monox.TABLE,
     output:
-        csv=monox.ACCURACY_CSV,
+        csv=report(
+            monox.ACCURACY_CSV, caption="../../src/xlt/families/monox/caption.rst", category="MonoX teacher -> student"
+        ),
         markdown=monox.ACCURACY_MARKDOWN,
         html=report(
             monox.ACCURACY_HTML,

@@ -45,14 +45,17 @@ rule aggregate_sbert:
     input:
         expand(f"{sbert.RUN}/eval.json", run_id=run_ids("sbert", "eval_sbert")),
     output:
-        sbert.TABLE,
+        table=report(sbert.TABLE, caption="../../src/xlt/families/sbert/caption.rst", category="Sentence embeddings"),
+        summary=report(
+            sbert.SUMMARY, caption="../../src/xlt/families/sbert/caption.rst", category="Sentence embeddings"
+        ),
     log:
         f"{RESULTS}/logs/aggregate/sbert.log",
     localrule: True
     conda:
         ENV
     shell:
-        "xlt aggregate {input} --out {output} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
 
 
 rule plot_sbert:

@@ -9,10 +9,10 @@ from xlt.cli import Verb
 def _build_demo_model_arguments(p):
     p.add_argument("--out", required=True, help="output directory (save_pretrained layout)")
     p.add_argument("--languages", default="mixed,en,qaa,qab,qac", help="demo corpora to pretrain on; mixed = code-switched")
-    p.add_argument("--layers", type=int, default=12)
-    p.add_argument("--hidden-size", type=int, default=64)
-    p.add_argument("--pretrain-steps", type=int, default=300)
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--layers", type=int, default=12, help="transformer layers of the demo BERT")
+    p.add_argument("--hidden-size", type=int, default=64, help="hidden size of the demo BERT")
+    p.add_argument("--pretrain-steps", type=int, default=300, help="MLM pretraining steps on the demo corpora")
+    p.add_argument("--seed", type=int, default=7, help="random seed of the initialisation and pretraining")
     p.add_argument("--vocab-size", type=int, default=1000, help="WordPiece vocabulary size; another size gives another tokenizer")
     p.add_argument("--world", type=json.loads, default=None, help="the synthetic languages as JSON (config "
                    "demo_world.languages; default: xlt.data.demo.WORLD)")
@@ -84,37 +84,45 @@ def _prefetch(args):
 
 def _aggregate_arguments(p):
     p.add_argument("metrics", nargs="+", help="metrics JSON files")
-    p.add_argument("--out", required=True, help="CSV path")
+    p.add_argument("--out", required=True, help="CSV path: one row per run, language and metric")
+    p.add_argument("--summary", default=None, help="CSV path for the rows over several languages (lang avg, "
+                   "multilingual); default: OUT with _summary before .csv")
 
 
 def _aggregate(args):
     from xlt.core.io import atomic_path
-    from xlt.report.aggregate import aggregate
+    from xlt.report.aggregate import aggregate, split_summary, summary_path
 
-    table = aggregate(args.metrics)
-    with atomic_path(args.out) as tmp:
-        table.to_csv(tmp, index=False)
-    print(f"{len(table)} rows from {len(args.metrics)} files -> {args.out}")
+    per_language, summary = split_summary(aggregate(args.metrics))
+    summary_out = args.summary or summary_path(args.out)
+    for table, out in ((per_language, args.out), (summary, summary_out)):
+        with atomic_path(out) as tmp:
+            table.to_csv(tmp, index=False)
+    print(f"{len(per_language)} rows -> {args.out}, {len(summary)} summary rows -> {summary_out} "
+          f"(from {len(args.metrics)} files)")
 
 
 def _plot_arguments(p):
-    from xlt.report.plots import plot_functions
-
-    p.add_argument("kind", choices=sorted(plot_functions()))
+    # the kinds are checked when the verb runs: listing them here would import every family's
+    # plotting module (matplotlib) and make `xlt --help` slow
+    p.add_argument("kind", help="a plot kind of one family's plots.PLOTS, e.g. accuracy-vs-depth")
     p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate`")
     p.add_argument("--out", required=True, help="PNG path")
-    p.add_argument("--title", default="")
+    p.add_argument("--title", default="", help="figure title (default: the plot kind's own)")
 
 
 def _plot(args):
-    import pandas as pd
-
+    from xlt.core.errors import XltError
     from xlt.core.io import atomic_path
+    from xlt.report.aggregate import read_table
     from xlt.report.plots import plot_functions
 
-    table = pd.read_csv(args.table)
+    kinds = plot_functions()
+    if args.kind not in kinds:
+        raise XltError(f"unknown plot kind {args.kind!r}; choose one of {', '.join(sorted(kinds))}")
+    table = read_table(args.table)
     with atomic_path(args.out) as tmp:
-        plot_functions()[args.kind](table, tmp, title=args.title)
+        kinds[args.kind](table, tmp, title=args.title)
 
 
 def _config_arguments(p):
@@ -136,7 +144,7 @@ def _config(args):
 
 
 def _sweep_arguments(p):
-    p.add_argument("--config", required=True)
+    p.add_argument("--config", required=True, help="a workflow config (YAML) whose runs to list")
 
 
 def _sweep(args):

@@ -18,6 +18,10 @@ from xlt.core.io import write_json
 # when this `xlt` job started (set by xlt.cli.main): a metrics file's wall_s covers the whole
 # job, including model loading and training that happen before the file is created
 JOB_STARTED: float | None = None
+# the job's parsed command line and its words (set by xlt.cli.main): the run manifest reads the
+# model, revision, device, precision, seed and input files from them
+JOB_ARGS = None
+JOB_ARGV: list[str] | None = None
 
 
 def job_started() -> float:
@@ -46,6 +50,7 @@ class MetricsFile:
     meta: dict = field(default_factory=dict)
     records: list = field(default_factory=list)
     started: float = field(default_factory=job_started)
+    manifest: bool = True  # write manifest.json beside the metrics file (xlt.core.manifest)
 
     def add(self, metric: str, value: float, **dims: Any) -> None:
         self.records.append(record(metric, value, **dims))
@@ -66,6 +71,10 @@ class MetricsFile:
         if bad:
             meta["non_finite_metrics"] = len(bad)
         write_json(path, {"meta": meta, "metrics": self.records})
+        if self.manifest:
+            from xlt.core.manifest import write_manifest
+
+            write_manifest(path, meta, self.axes, self.started, argv=JOB_ARGV, args=JOB_ARGS)
 
 
 def parse_axes(text: str) -> dict:

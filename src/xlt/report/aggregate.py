@@ -2,6 +2,11 @@
 
 Columns: family, run_id, model, every sweep axis of `meta["axes"]`, the record's
 dimensions (lang, layer, step, ...), metric, value. Nothing is parsed out of file names.
+`model` is the config's model name (the sweep axis `model`; the path or hub id the job
+loaded is in the run's manifest.json). `lang` holds language codes only: records over
+several languages (lang `avg`, adapt's pooled `multilingual` set) go to the family's
+summary table, `<table>_summary.csv` beside it; `read_table` joins the two again for the
+plots and checks that read both.
 """
 from __future__ import annotations
 
@@ -14,11 +19,14 @@ from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.metrics import DIMENSIONS
 
+# `lang` values that name a set of languages, not one: their rows belong in the summary table
+SUMMARY_LANGS = ("avg", "multilingual")
+
 
 def tidy_rows(metrics_file: dict) -> list[dict]:
     meta = metrics_file["meta"]
     base = {"family": meta.get("family"), "run_id": meta.get("run_id"), "model": meta.get("model")}
-    base.update(meta.get("axes", {}))
+    base.update(meta.get("axes", {}))  # the axis `model` (the config's name) wins over the loaded path
     return [{**base, **rec} for rec in metrics_file["metrics"]]
 
 
@@ -36,3 +44,37 @@ def aggregate(paths: Iterable[str | Path]) -> pd.DataFrame:
     axes = [c for c in table.columns if c not in {"family", "run_id", "model", "metric", "value", *dims}]
     order = ["family", "run_id", "model", *axes, *dims, "metric", "value"]
     return table[order].sort_values(["family", "run_id", *dims, "metric"], kind="stable").reset_index(drop=True)
+
+
+def is_summary(table: pd.DataFrame) -> pd.Series:
+    """Rows whose `lang` names a set of languages (an average, a pooled set)."""
+    if "lang" not in table.columns:
+        return pd.Series(False, index=table.index)
+    return table["lang"].isin(SUMMARY_LANGS)
+
+
+def split_summary(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-language rows, summary rows), each in the table's order and columns."""
+    summary = is_summary(table)
+    return table[~summary].reset_index(drop=True), table[summary].reset_index(drop=True)
+
+
+def summary_path(table_path: str | Path) -> Path:
+    """results/tables/dual.csv -> results/tables/dual_summary.csv"""
+    path = Path(table_path)
+    return path.with_name(f"{path.stem}_summary{path.suffix}")
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A family's table with its summary rows back in, in the aggregated order: what the
+    plots and checks read, so moving averages to the summary changes none of their numbers."""
+    table = pd.read_csv(path)
+    summary = summary_path(path)
+    if not summary.is_file():
+        return table
+    extra = pd.read_csv(summary)
+    if extra.empty:
+        return table
+    joined = pd.concat([table, extra], ignore_index=True)
+    dims = [d for d in DIMENSIONS if d in joined.columns]
+    return joined.sort_values(["family", "run_id", *dims, "metric"], kind="stable").reset_index(drop=True)

@@ -112,7 +112,7 @@ def _argv(job):
 TRAINING = ["--epochs", "1.0", "--max-steps", "100", "--batch-size", "16", "--lr", "0.001", "--weight-decay", "0.01",
             "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "25",
             "--max-length", "48", "--precision", "auto", "--device", "auto", "--log-every", "20",
-            "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False"]
+            "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear"]
 EVAL = "results/runs/adapt/eval"
 
 

@@ -83,15 +83,15 @@ def test_align_job_runs_the_complete_command():
         "--bitext", "results/data/demo-bitext/qac/test.jsonl",
         "--layers", "all", "--pooling", "mean", "--max-length", "32", "--english-label", "en", "--center",
         "--tsne-layers", "0,6,12", "--tsne-sample", "40", "--projection", "tsne",
-        "--axes", f'{{"source": "dual", "source_run": "{DUAL_RUN}"}}', "--run-id", f"dual-{DUAL_RUN}",
+        "--axes", f'{{"model": "demo-mbert", "source": "dual", "source_run": "{DUAL_RUN}"}}', "--run-id", f"dual-{DUAL_RUN}",
         "--out-metrics", f"{run}/alignment.json", "--out-table", f"{run}/layers.csv", "--out-plots", f"{run}/plots",
     ]
     assert job.inputs == {"model": f"results/runs/dual/{DUAL_RUN}/model", "data": "results/data/demo-bitext/info.json"}
-    assert job.axes == {"source": "dual", "source_run": DUAL_RUN}
+    assert job.axes == {"model": "demo-mbert", "source": "dual", "source_run": DUAL_RUN}
     pretrained = jobs["align_layers"]["pretrained-demo-mbert"]
     assert pretrained.args[:2] == ["--model", "results/models/demo-mbert"]
     assert pretrained.inputs["model"] == ["results/models/demo-mbert"]
-    assert "--axes '{\"source\": \"pretrained\", \"source_run\": \"\"}'" in pretrained.cli
+    assert "--axes '{\"model\": \"demo-mbert\", \"source\": \"pretrained\", \"source_run\": \"\"}'" in pretrained.cli
 
 
 def test_optional_flags_follow_the_settings():
@@ -110,10 +110,10 @@ def test_targets_are_the_table_the_figure_and_every_run_picture():
     config = demo_config(projection="pca")
     assert plan.run_plots(config) == {"by_layer": "retrieval_by_layer.png", "projection": "pca_layers.png"}
     targets = plan.targets(config)
-    assert targets[:2] == ["results/tables/alignment.csv", "results/plots/alignment/alignment-by-layer.png"]
-    assert targets[2:4] == ["results/runs/alignment/pretrained-demo-mbert/plots/retrieval_by_layer.png",
+    assert targets[:3] == ["results/tables/alignment.csv", "results/tables/alignment_summary.csv", "results/plots/alignment/alignment-by-layer.png"]
+    assert targets[3:5] == ["results/runs/alignment/pretrained-demo-mbert/plots/retrieval_by_layer.png",
                             "results/runs/alignment/pretrained-demo-mbert/plots/pca_layers.png"]
-    assert len(targets) == 2 + 3 * 2
+    assert len(targets) == 3 + 3 * 2  # table, summary, figure, two pictures per run
 
 
 def test_paper_sweep_analyses_mbert_every_dual_run_and_four_depths():

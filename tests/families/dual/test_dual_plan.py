@@ -165,9 +165,9 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--epochs", "1.0", "--max-steps", "7", "--batch-size", "8", "--lr", "0.01", "--weight-decay", "0.01",
         "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "0",
         "--max-length", "24", "--precision", "auto", "--device", "auto", "--log-every", "20",
-        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False",
-        "--run-id", RUN, "--out", run_dir]
-    axes = '{"margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "trained": true}'
+        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear",
+        "--axes", '{"model": "tiny"}', "--run-id", RUN, "--out", run_dir]
+    axes = '{"model": "tiny", "margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "trained": true}'
     tatoeba = jobs["tatoeba_dual"][RUN]
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
@@ -177,7 +177,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     # the untrained encoder: the same evaluation of the pretrained model, no training axes
     baseline = jobs["tatoeba_dual"][BASELINE]
     assert baseline.inputs == {"model": ["results/models/tiny"], "data": "results/data/bt/info.json"}
-    untrained = ('{"margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
+    untrained = ('{"model": "tiny", "margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
                  '"seed": null, "trained": false}')
     assert [str(a) for a in baseline.args] == [
         "--model", "results/models/tiny", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
@@ -228,12 +228,12 @@ def test_targets_and_aggregated_files():
         f"results/runs/dual/{run}/{name}" for run in runs for name in ("train.json", "tatoeba.json", "mine/qaa-en.json")
     ] + [f"results/runs/dual/{BASELINE}/tatoeba.json"]
     # a line against an axis needs two values of it; mining needs mining
-    assert plan.targets(config) == ["results/tables/dual.csv", "results/plots/dual/dual-error-vs-margin.png",
+    assert plan.targets(config) == ["results/tables/dual.csv", "results/tables/dual_summary.csv", "results/plots/dual/dual-error-vs-margin.png",
                                     "results/plots/dual/dual-tatoeba-heatmap.png", "results/plots/dual/dual-mining.png"]
     config = small_config(scales=[5, 10])
     del config["dual"]["mining"]
     validate(config)
-    assert plan.targets(config) == ["results/tables/dual.csv", "results/plots/dual/dual-error-vs-scale.png",
+    assert plan.targets(config) == ["results/tables/dual.csv", "results/tables/dual_summary.csv", "results/plots/dual/dual-error-vs-scale.png",
                                     "results/plots/dual/dual-tatoeba-heatmap.png"]
     assert plan.jobs(config)["mine"] == {} and plan.jobs(config)["make_bucc"] == {}
     assert plan.metrics_files(config) == [f"results/runs/dual/{run}/{name}" for run in

@@ -38,8 +38,8 @@ def test_jobs_carry_the_complete_command_lines():
         "--epochs", "1.0", "--max-steps", "300", "--batch-size", "32", "--lr", "0.001", "--weight-decay", "0.01",
         "--warmup-ratio", "0.3", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "50",
         "--max-length", "48", "--precision", "auto", "--device", "auto", "--log-every", "20",
-        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False",
-        "--run-id", run, "--out", f"results/runs/freeze_depth/{run}"]
+        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear",
+        "--axes", '{"model": "demo-mbert"}', "--run-id", run, "--out", f"results/runs/freeze_depth/{run}"]
     assert finetune.inputs == {"model": ["results/models/demo-mbert"], "data": "results/data/demo-nli/info.json"}
     assert finetune.axes == {"model": "demo-mbert", "freeze_depth": 3, "seed": 2}
     evaluate = jobs["evaluate_xnli"][run]
@@ -100,7 +100,7 @@ def test_missing_language_split_is_caught():
 
 def test_targets_are_the_table_and_both_figures():
     config = validate(demo_config())
-    assert plan.targets(config) == ["results/tables/freeze_depth.csv",
+    assert plan.targets(config) == ["results/tables/freeze_depth.csv", "results/tables/freeze_depth_summary.csv",
                                     "results/plots/freeze_depth/accuracy-vs-depth.png",
                                     "results/plots/freeze_depth/accuracy-heatmap.png"]
     del config["freeze_depth"]
@@ -119,11 +119,12 @@ def test_warmup_ratios_is_a_sweep_axis():
 
     args = build_parser("finetune").parse_args(["finetune", *map(str, job.args)])
     assert args.warmup_ratio == 0.25  # the swept value wins over training.warmup_ratio (0.1)
-    assert args.axes == '{"warmup_ratio": 0.25}' and job.axes["warmup_ratio"] == 0.25
+    assert args.axes == '{"model": "demo-mbert", "warmup_ratio": 0.25}' and job.axes["warmup_ratio"] == 0.25
 
 
 def test_an_unswept_axis_leaves_run_ids_and_arguments_alone():
     config = validate(demo_config())
     assert config["freeze_depth"]["warmup_ratios"] == []
     job = plan.jobs(config)["finetune"]["demo-mbert-depth05-seed1"]
-    assert "--axes" not in job.args and job.args.count("--warmup-ratio") == 1
+    assert job.args[job.args.index("--axes") + 1] == '{"model": "demo-mbert"}'  # the model name only
+    assert job.args.count("--warmup-ratio") == 1

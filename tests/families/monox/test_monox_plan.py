@@ -10,7 +10,7 @@ from xlt.families.monox.plan import jobs, plot_kinds, targets
 TRAIN_DEFAULTS = ["--epochs", "1.0", "--max-steps", "0", "--batch-size", "32", "--lr", "2e-05", "--weight-decay", "0.01",
                   "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "0",
                   "--max-length", "128", "--precision", "auto", "--device", "auto", "--log-every", "20",
-                  "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False"]
+                  "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear"]
 
 
 def train_flags(**changes) -> list[str]:
@@ -43,7 +43,8 @@ EVAL = ["results/data/senti/en/test.jsonl", "results/data/senti/qaa/test.jsonl"]
 
 
 def axes(**row):
-    return json.dumps({"task": "senti", **row})
+    # `model`: the config name of the model the job trains (the teacher's, or the student's)
+    return json.dumps({"model": row["student"] or row["teacher"], "task": "senti", **row})
 
 
 def test_one_job_of_each_rule_has_its_exact_arguments():
@@ -106,7 +107,7 @@ def test_cls_style_split_reads_the_unlabelled_split_and_holds_out_dev():
 def test_targets_follow_the_swept_axes():
     config = validate(small_config())
     assert targets(config) == [
-        "results/tables/monox.csv", "results/tables/monox_accuracy.csv", "results/tables/monox_accuracy.md",
+        "results/tables/monox.csv", "results/tables/monox_summary.csv", "results/tables/monox_accuracy.csv", "results/tables/monox_accuracy.md",
         "results/plots/monox/accuracy-table.html", "results/plots/monox/monox-accuracy-heatmap.png",
         "results/plots/monox/monox-accuracy-vs-size.png", "results/plots/monox/monox-accuracy-vs-temperature.png"]
     config = small_config()

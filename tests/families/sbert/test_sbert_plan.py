@@ -57,7 +57,7 @@ def test_train_job_has_every_argument():
         "--epochs", "1.0", "--max-steps", "10", "--batch-size", "32", "--lr", "0.001", "--weight-decay", "0.01",
         "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "0",
         "--max-length", "32", "--precision", "auto", "--device", "auto", "--log-every", "20",
-        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False",
+        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear",
         "--run-id", "tiny-max-L-2-depth01-seed7", "--out", "results/runs/sbert/tiny-max-L-2-depth01-seed7",
     ]
     assert job.inputs == {"model": ["results/models/tiny"], "train": "results/data/nli/info.json",
@@ -74,7 +74,7 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
     trained = jobs["tiny-max-L-2-depth01-seed7"]
     assert argv(trained) == [
         "--model", "results/runs/sbert/tiny-max-L-2-depth01-seed7/model", "--pooling", "max", "--layer", "-2", *files,
-        "--axes", '{"trained": true, "freeze_depth": 1, "seed": 7}', "--run-id", "tiny-max-L-2-depth01-seed7",
+        "--axes", '{"model": "tiny", "trained": true, "freeze_depth": 1, "seed": 7}', "--run-id", "tiny-max-L-2-depth01-seed7",
         "--max-length", "32", "--out", "results/runs/sbert/tiny-max-L-2-depth01-seed7/eval.json",
     ]
     assert trained.inputs == {"model": "results/runs/sbert/tiny-max-L-2-depth01-seed7/model",
@@ -82,7 +82,7 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
     untrained = jobs["mbert-max-L-2-untrained"]
     assert argv(untrained) == [
         "--model", "bert-base-multilingual-cased", "--pooling", "max", "--layer", "-2", *files,
-        "--axes", '{"trained": false, "freeze_depth": null, "seed": null}', "--run-id", "mbert-max-L-2-untrained",
+        "--axes", '{"model": "mbert", "trained": false, "freeze_depth": null, "seed": null}', "--run-id", "mbert-max-L-2-untrained",
         "--max-length", "32", "--out", "results/runs/sbert/mbert-max-L-2-untrained/eval.json",
     ]
     assert untrained.inputs["model"] == []
@@ -115,10 +115,10 @@ def test_runs_and_targets():
     jobs = plan.jobs(config)
     assert list(jobs["train_sbert"]) == list(jobs["eval_sbert"]) == [
         "tiny-max-L-1-depth01-seed7", "tiny-max-L0-depth01-seed7", "mbert-max-L-1-depth01-seed7", "mbert-max-L0-depth01-seed7"]
-    assert plan.targets(config) == ["results/tables/sbert.csv", "results/plots/sbert/sbert-retrieval-error.png",
+    assert plan.targets(config) == ["results/tables/sbert.csv", "results/tables/sbert_summary.csv", "results/plots/sbert/sbert-retrieval-error.png",
                                     "results/plots/sbert/sbert-sts.png", "results/plots/sbert/sbert-layers.png"]
     # one layer: nothing to draw against the layer
-    assert plan.targets(small()) == ["results/tables/sbert.csv", "results/plots/sbert/sbert-retrieval-error.png",
+    assert plan.targets(small()) == ["results/tables/sbert.csv", "results/tables/sbert_summary.csv", "results/plots/sbert/sbert-retrieval-error.png",
                                      "results/plots/sbert/sbert-sts.png"]
 
 

@@ -38,9 +38,8 @@ def _sample_texts(args):
 def _adapt_mlm_arguments(p):
     from pathlib import Path
 
-    from xlt.core.training import add_train_arguments
-    from xlt.families.adapt.adaptation import SELECT
-    from xlt.families.adapt.similarity import LEVELS
+    from xlt.core.train_args import add_train_arguments
+    from xlt.core.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 
     p.add_argument("--model", required=True, help="masked LM to adapt: directory or hub id (e.g. mBERT)")
     p.add_argument("--train", required=True, type=Path, help="normalised JSONL of target-language sentences ('text')")
@@ -54,13 +53,13 @@ def _adapt_mlm_arguments(p):
     p.add_argument("--scheme", required=True,
                    help="trained layers: 'A-B' (layers A+1..B, embeddings frozen) or JSON, e.g. "
                         "'{\"gradual\": {\"every_epochs\": 1, \"step\": 4, \"start\": 4}}'")
-    p.add_argument("--select", choices=SELECT, default="best",
+    p.add_argument("--select", choices=ADAPT_SELECT, default="best",
                    help="keep the checkpoint with the best target perplexity (the seed's early stopping) or the last")
     p.add_argument("--native", default=None, help="native target-language model to compare layers with (optional)")
     p.add_argument("--compare", type=Path, default=None, help="JSONL of sentences for the layer comparison")
     p.add_argument("--compare-layers", type=int, nargs="+", default=None,
                    help="hidden-state indices (0 = embeddings; default: all both models have)")
-    p.add_argument("--compare-levels", nargs="+", choices=LEVELS, default=list(LEVELS),
+    p.add_argument("--compare-levels", nargs="+", choices=SIMILARITY_LEVELS, default=list(SIMILARITY_LEVELS),
                    help="sentence = mean-pooled sentence vectors, word = each word's first sub-word")
     p.add_argument("--mask-seed", type=int, default=1234, help="seed of the fixed evaluation masks")
     p.add_argument("--mlm-probability", type=float, default=0.15, help="share of tokens masked (80/10/10 rule)")
@@ -228,12 +227,12 @@ def _adapt_summary_arguments(p):
 
 
 def _adapt_summary(args):
-    import pandas as pd
+    from xlt.report.aggregate import read_table
 
     from xlt.core.io import atomic_path
     from xlt.families.adapt.tables import final_perplexity_table
 
-    summary = final_perplexity_table(pd.read_csv(args.table))
+    summary = final_perplexity_table(read_table(args.table))
     with atomic_path(args.out) as tmp:
         summary.to_csv(tmp, index=False, float_format="%.4f")
     print(summary.to_string(index=False))

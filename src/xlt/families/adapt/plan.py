@@ -26,6 +26,7 @@ RUN = f"{DIR}/{{run_id}}/metrics.json"
 REFERENCE = f"{DIR}/{{run_id}}/perplexity.json"  # run id reference-<model>
 EVAL_SET = f"{DIR}/eval/{{run_id}}.jsonl"  # run id <lang>/<split>
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 FINAL_TABLE = f"{RESULTS}/tables/{FAMILY}_final.csv"
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "distance-vs-step", "cka-vs-step")
@@ -211,4 +212,4 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, FINAL_TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
+    return [TABLE, SUMMARY, FINAL_TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]

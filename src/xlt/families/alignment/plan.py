@@ -23,6 +23,7 @@ LAYERS = f"{RUN}/layers.csv"
 RUN_PLOTS = f"{RUN}/plots"
 LOG = f"{RESULTS}/logs/{FAMILY}/{{run_id}}.log"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("alignment-by-layer",)
 CATEGORY = "Cross-lingual alignment by layer"
@@ -129,7 +130,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     align = []
     for row in rows:
         model, model_file = _model(config, row)
-        axes = {"source": row["source"], "source_run": row["source_run"] or ""}
+        axes = {"model": row["model"], "source": row["source"], "source_run": row["source_run"] or ""}
         run_id = row["run_id"]
         align.append(Job(run_id, axes=axes, inputs={"model": model_file, "data": data_info(data["dataset"])}, args=[
             "--model", model, *flags, "--axes", json.dumps(axes), "--run-id", run_id,
@@ -143,4 +144,4 @@ def targets(config: dict) -> list[str]:
     if not rows:
         return []
     per_run = [f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()]
-    return [TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run

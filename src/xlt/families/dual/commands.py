@@ -29,9 +29,9 @@ log = logging.getLogger(__name__)
 # ---------------------------------------------------------------- train-dual
 
 def _train_dual_arguments(p) -> None:
-    from xlt.core.pooling import POOLING_MODES
-    from xlt.core.training import add_train_arguments
-    from xlt.families.dual.dual_encoder import DUAL_SYMMETRIC
+    from xlt.core.choices import POOLING_MODES
+    from xlt.core.train_args import add_train_arguments
+    from xlt.core.choices import DUAL_SYMMETRIC
 
     p.add_argument("--model", required=True, help="hub id or local directory of the encoder to start from")
     p.add_argument("--train", action="append", required=True, metavar="FILE.jsonl", help="bitext for training; repeat per language")
@@ -47,6 +47,8 @@ def _train_dual_arguments(p) -> None:
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None, help="run id stored in train.json (default: the --out directory's name)")
+    p.add_argument("--axes", default="{}", help="further sweep values as JSON, stored in train.json (the workflow "
+                   "passes the config's model name)")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
@@ -64,7 +66,7 @@ def _check_train_dual(args) -> None:
 def _train_dual(args) -> None:
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.freezing import count_parameters, freeze
-    from xlt.core.metrics import MetricsFile
+    from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers, load_tokenizer
     from xlt.core.sentence_encoder import SentenceEncoder
     from xlt.core.training import result_meta, train_args_from
@@ -75,7 +77,7 @@ def _train_dual(args) -> None:
     out = Path(args.out)
     axes = {"margin": args.margin, "scale": args.scale, "pooling": args.pooling, "batch_size": targs.batch_size,
             "freeze_depth": args.freeze_depth, "seed": targs.seed, "trained": True}
-    metrics = MetricsFile("dual", args.run_id or out.name, axes=axes)
+    metrics = MetricsFile("dual", args.run_id or out.name, axes=parse_axes(args.axes) | axes)
     # all input checks before the model is loaded
     _check_train_dual(args)
     train_bitexts = load_bitexts(args.train, resolve_langs(args.train, args.train_langs))
@@ -184,7 +186,7 @@ def _make_bucc(args) -> None:
 # ---------------------------------------------------------------- mine
 
 def _mine_arguments(parser) -> None:
-    from xlt.core.pooling import POOLING_MODES
+    from xlt.core.choices import POOLING_MODES
     from xlt.evaluate.mining import DEFAULT_K, STRATEGIES
 
     parser.add_argument("--model", required=True, help="model directory or hub id")

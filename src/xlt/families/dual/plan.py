@@ -24,6 +24,7 @@ TATOEBA = f"{RUN}/tatoeba.json"
 MINED = f"{RUN}/mine/{{pair}}.json"
 BUCC = f"{RESULTS}/bucc/{{pair}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
@@ -184,14 +185,15 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     train, tatoeba = [], []
     for row in rows:
         run_id, run_dir = row["run_id"], RUN.format(run_id=row["run_id"])
-        axes = {axis: row[axis] for axis in AXES} | {"trained": True}
+        axes = {"model": row["model"]} | {axis: row[axis] for axis in AXES} | {"trained": True}
         args = ["--model", model_ref(config, row["model"])]
         args += [arg for f in bitext_files(config, "train") for arg in ("--train", f)]
         args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
         args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
                  "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
-                 *flag_args({**training, "batch_size": row["batch_size"]}), "--run-id", run_id, "--out", run_dir]
+                 *flag_args({**training, "batch_size": row["batch_size"]}),
+                 "--axes", json.dumps({"model": row["model"]}), "--run-id", run_id, "--out", run_dir]
         train.append(Job(run_id, args, axes=axes, inputs={
             "model": model_input(config, row["model"]),
             "train": data_info(bitext_spec(config, "train")["dataset"]),
@@ -207,7 +209,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--max-length", training["max_length"], "--axes", axes_json, "--run-id", run_id,
                 "--out-metrics", MINED.format(run_id=run_id, pair=pair)])
     for row in baselines(config):  # the pretrained encoder, no training axes
-        axes = {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
+        axes = {"model": row["model"]} | {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
         tatoeba.append(_tatoeba_job(config, row["run_id"], model_ref(config, row["model"]),
                                     model_input(config, row["model"]), axes))
     out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
@@ -242,4 +244,4 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]

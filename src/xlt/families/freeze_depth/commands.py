@@ -19,17 +19,17 @@ def _check_freeze_depth(model: str, depth: int) -> None:
 
 
 def _finetune_arguments(p):
-    from xlt.core.training import add_train_arguments
+    from xlt.core.train_args import add_train_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory")
     p.add_argument("--train", required=True, help="normalised JSONL (text, [text_pair], label)")
     p.add_argument("--dev", required=True, help="normalised JSONL for best-checkpoint selection")
-    p.add_argument("--num-labels", type=int, required=True)
+    p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task (3 for NLI)")
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--cache-frozen-prefix", action="store_true",
                    help="compute the frozen layers once (frozen part without dropout) and train only the top")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--run-id", default=None)
+    p.add_argument("--run-id", default=None, help="the run's id, recorded in its metrics (default: the --out directory's name)")
     p.add_argument("--axes", default="{}", help="further sweep values of this run as JSON, recorded in its metrics "
                    "(e.g. '{\"warmup_ratio\": 0.05}')")
     p.add_argument("--checkpoint-dir", default=None,
@@ -95,11 +95,11 @@ def _evaluate_arguments(p):
     p.add_argument("--data", required=True, nargs="+", help="normalised JSONL files, one per language")
     p.add_argument("--langs", required=True, help="comma-separated languages, in the order of --data")
     p.add_argument("--train-metrics", help="the run's train.json: its meta (axes, steps, ...) is carried over")
-    p.add_argument("--family", default="freeze_depth")
-    p.add_argument("--max-length", type=int, default=128)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--out", required=True)
+    p.add_argument("--family", default="freeze_depth", help="experiment family recorded in the metrics")
+    p.add_argument("--max-length", type=int, default=128, help="longest input in tokens; longer inputs are truncated")
+    p.add_argument("--batch-size", type=int, default=64, help="examples per forward pass")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    p.add_argument("--out", required=True, help="metrics JSON path")
 
 
 def _evaluate(args):

@@ -15,6 +15,7 @@ from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_ar
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 CLASSIFICATION_TASKS = ("nli", "sentiment")
@@ -75,8 +76,11 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]
         args += ["--cache-frozen-prefix"] if family["cache_frozen_prefix"] else []
         args += ["--seed", row["seed"], *flag_args(training)]
+        extra_axes = {"model": row["model"]}  # the config's name: the tables' `model` column
         if "warmup_ratio" in row:  # a swept axis: overrides the shared setting, recorded with the run
-            args += ["--warmup-ratio", row["warmup_ratio"], "--axes", json.dumps({"warmup_ratio": row["warmup_ratio"]})]
+            args += ["--warmup-ratio", row["warmup_ratio"]]
+            extra_axes["warmup_ratio"] = row["warmup_ratio"]
+        args += ["--axes", json.dumps(extra_axes)]
         args += ["--run-id", row["run_id"], "--out", run_dir]
         axes = {k: v for k, v in row.items() if k != "run_id"}
         finetune.append(Job(row["run_id"], args, axes=axes,
@@ -92,4 +96,4 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]

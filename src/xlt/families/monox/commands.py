@@ -148,12 +148,12 @@ def _monox_table_arguments(p):
 
 
 def _monox_table(args):
-    import pandas as pd
+    from xlt.report.aggregate import read_table
 
     from xlt.core.io import atomic_path, write_text
     from xlt.families.monox.plots import accuracy_table, table_html, table_markdown
 
-    grid = accuracy_table(pd.read_csv(args.table))
+    grid = accuracy_table(read_table(args.table))
     with atomic_path(args.csv) as tmp:
         grid.to_csv(tmp, float_format="%.6f")
     if args.markdown:

@@ -25,6 +25,7 @@ SPLIT_PARTS = ("labelled", "unlabelled", "dev")
 TEACHER = f"{DIR}/teachers/{{run_id}}"
 STUDENT = f"{DIR}/students/{{run_id}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 ACCURACY_CSV = f"{RESULTS}/tables/{FAMILY}_accuracy.csv"
 ACCURACY_MARKDOWN = f"{RESULTS}/tables/{FAMILY}_accuracy.md"
 ACCURACY_HTML = f"{RESULTS}/plots/{FAMILY}/accuracy-table.html"
@@ -192,15 +193,16 @@ def _split_job(config: dict, task: str, seed: int) -> Job:
                inputs={"data": data_info(task)}, axes={"task": task, "seed": seed})
 
 
-def _axes(row: dict) -> dict:
-    """meta.axes of the run's metrics file: the sweep row without the bookkeeping keys."""
-    return {k: v for k, v in row.items() if k not in AXES_LEFT_OUT}
+def _axes(row: dict, model: str) -> dict:
+    """meta.axes of the run's metrics file: the config name of the model the job trains (the
+    table's `model` column), then the sweep row without the bookkeeping keys."""
+    return {"model": model} | {k: v for k, v in row.items() if k not in AXES_LEFT_OUT}
 
 
 def _teacher_job(config: dict, row: dict) -> Job:
     task, source = row["task"], config[FAMILY]["source_lang"]
     split = tasks(config[FAMILY])[task]["eval"]["split"]
-    axes = _axes(row)
+    axes = _axes(row, row["teacher"])
     # the monolingual teacher is scored in the source language only (the paper's Table 1)
     args = ["--model", model_ref(config, row["teacher"]), "--split", SPLIT.format(run_id=split_id(task, row["seed"])),
             "--size", row["size"], "--num-labels", num_labels(config, task),
@@ -227,7 +229,7 @@ def _student_job(config: dict, row: dict) -> Job:
         mode_args += ["--threshold", family["threshold"]]
     if row["mode"] == "self_train":
         mode_args += ["--rounds", family["self_train_rounds"]]
-    axes = _axes(row)
+    axes = _axes(row, row["student"])
     args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]),
             "--split", SPLIT.format(run_id=split_id(task, row["seed"])), "--size", row["size"],
             "--num-labels", num_labels(config, task), *mode_args,
@@ -268,4 +270,4 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not any(row["role"] == "student" for row in runs(config)):
         return []
-    return [TABLE, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]
+    return [TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]

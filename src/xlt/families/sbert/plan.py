@@ -16,6 +16,7 @@ from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_ar
 FAMILY = "sbert"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
+SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("sbert-retrieval-error", "sbert-sts", "sbert-layers")
 LAYERS_PLOT = "sbert-layers"  # drawn only when the sweep pools more than one layer
@@ -109,7 +110,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                               else (model_ref(config, row["model"]), model_input(config, row["model"])))
         evals.append(Job(row["run_id"], axes=axes, inputs={"model": model_files, "data": eval_data}, args=[
             "--model", model, "--pooling", row["pooling"], "--layer", row["layer"], *evaluation,
-            "--axes", json.dumps({k: row[k] for k in EVAL_AXES}), "--run-id", row["run_id"],
+            "--axes", json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}), "--run-id", row["run_id"],
             "--max-length", training["max_length"], "--out", f"{run_dir}/eval.json"]))
     return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}
 
@@ -123,4 +124,4 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]

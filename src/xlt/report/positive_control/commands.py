@@ -62,7 +62,7 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
     """The table of every family the spec checks; a missing one is a clear error."""
     from pathlib import Path
 
-    import pandas as pd
+    from xlt.report.aggregate import read_table
 
     from xlt.core.errors import XltError
     from xlt.report.positive_control.checks import FAMILY_ORDER
@@ -77,7 +77,7 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
         if not Path(paths[family]).is_file():
             raise XltError(f"{paths[family]} not found: the {family} checks read the {family} family's table "
                            f"(run the workflow, or disable the family)")
-        tables[family] = pd.read_csv(paths[family])
+        tables[family] = read_table(paths[family])
     return tables
 
 

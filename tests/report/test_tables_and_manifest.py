@@ -1,0 +1,109 @@
+"""Tables a researcher reads (config model names, language codes only in `lang`, averages in the
+family's summary) and the manifest every run directory gets beside its metrics."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from xlt.core.io import read_json, write_json
+from xlt.core.manifest import NAME, sha256, write_manifest
+from xlt.core.metrics import MetricsFile
+from xlt.report.aggregate import aggregate, read_table, split_summary, summary_path
+
+
+def _metrics(tmp_path, run_id, model_path, axes):
+    m = MetricsFile("freeze_depth", run_id, axes=axes, meta={"model": model_path})
+    for lang, value in (("en", 0.8), ("de", 0.6)):
+        m.add("accuracy", value, lang=lang)
+    m.add("accuracy", 0.7, lang="avg")
+    path = tmp_path / run_id / "eval.json"
+    m.write(path)
+    return path
+
+
+def test_model_column_is_the_config_name_and_averages_go_to_the_summary(tmp_path):
+    files = [_metrics(tmp_path, "r1", "/data/models/mbert", {"model": "mbert", "seed": 1}),
+             _metrics(tmp_path, "r2", "results/models/tiny", {"model": "tiny", "seed": 1})]
+    per_language, summary = split_summary(aggregate(files))
+    assert set(per_language.model) == {"mbert", "tiny"}
+    assert set(per_language.lang) == {"en", "de"}
+    assert list(summary.lang) == ["avg", "avg"] and list(summary.value) == [0.7, 0.7]
+    assert set(summary.run_id) == {"r1", "r2"}
+
+
+def test_read_table_gives_plots_the_rows_they_read_before(tmp_path):
+    files = [_metrics(tmp_path, "r1", "m", {"model": "mbert"}), _metrics(tmp_path, "r2", "m", {"model": "xlmr"})]
+    out = tmp_path / "tables" / "freeze_depth.csv"
+    subprocess.run([sys.executable, "-m", "xlt.cli", "aggregate", *map(str, files), "--out", str(out)], check=True)
+    assert summary_path(out).name == "freeze_depth_summary.csv"
+    assert "avg" not in set(pd.read_csv(out).lang)
+    whole = aggregate(files)
+    whole.to_csv(tmp_path / "whole.csv", index=False)
+    pd.testing.assert_frame_equal(read_table(out), pd.read_csv(tmp_path / "whole.csv"))
+
+
+def test_every_run_directory_gets_a_manifest(tmp_path):
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"text": "a", "label": 0}\n')
+    out = tmp_path / "run" / "train.json"
+
+    class Args:
+        verb, model, revision, device, precision, seed = "finetune", str(tmp_path), None, "cpu", "fp32", 3
+
+    argv = ["finetune", "--model", str(tmp_path), "--train", str(data), "--out", str(out)]
+    meta = {"run_id": "r1", "family": "freeze_depth", "samples_per_s": 12.5}
+    path = write_manifest(out, meta, {"model": "tiny"}, started=0.0, argv=argv, args=Args())
+    manifest = read_json(path)
+    assert path.name == NAME and path.parent == out.parent
+    assert manifest["model"] == "tiny" and manifest["model_path"] == str(tmp_path)
+    assert manifest["inputs"] == {str(data): sha256(data)}  # the model directory and the output are not inputs
+    assert manifest["libraries"]["torch"] and manifest["libraries"]["transformers"]
+    assert manifest["xlt_version"] and "git_commit" in manifest
+    assert (manifest["device"], manifest["precision"], manifest["seed"]) == ("cpu", "fp32", 3)
+    assert manifest["samples_per_s"] == 12.5 and manifest["wall_s"] > 1e6  # started at the epoch
+    assert manifest["peak_memory"]["cpu_rss_mib"] > 10
+    # a second job of the same run (evaluation) adds its entry and keeps the first's
+    write_manifest(out.parent / "eval.json", meta, {"model": "tiny"}, started=0.0, argv=[], args=Args())
+    assert set(read_json(path)["jobs"]) == {"train.json", "eval.json"}
+
+
+def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
+    """A verb's wall time covers the whole job, not the moment the metrics file is created."""
+    from xlt import cli
+    from xlt.core import metrics
+
+    run = tmp_path / "r"
+    axes = json.dumps({"model": "tiny"})
+    data = tmp_path / "in.json"
+    write_json(data, {"x": 1})
+    seen = {}
+
+    def run_verb(args):
+        import time
+
+        time.sleep(0.3)
+        metrics.MetricsFile("dual", "r", axes=json.loads(args.axes)).write(run / "metrics.json")
+        seen["ok"] = True
+
+    verb = cli.Verb("test", lambda p: (p.add_argument("--axes"), p.add_argument("--data")), run_verb)
+    original = cli.verbs
+    cli.verbs = lambda: {"test-verb": verb}
+    try:
+        assert cli.main(["test-verb", "--axes", axes, "--data", str(data)]) == 0
+    finally:
+        cli.verbs = original
+    manifest = read_json(run / NAME)
+    assert seen and manifest["wall_s"] >= 0.3 and manifest["model"] == "tiny"
+    assert manifest["inputs"] == {str(data): sha256(data)}
+
+
+@pytest.mark.parametrize("lang", ["avg", "multilingual"])
+def test_summary_langs(lang):
+    table = pd.DataFrame({"family": ["f"] * 2, "run_id": ["r"] * 2, "lang": ["en", lang], "metric": ["m"] * 2,
+                          "value": [1.0, 2.0]})
+    per_language, summary = split_summary(table)
+    assert list(per_language.lang) == ["en"] and list(summary.lang) == [lang]
