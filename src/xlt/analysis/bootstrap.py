@@ -1,0 +1,181 @@
+"""Percentile bootstrap over test examples, vectorised.
+
+Every resample is represented by how often it draws each example (a count matrix of shape
+resamples x n), so a mean-type metric over all resamples is one matrix product and a
+correlation a handful of them: no Python loop per resample. Because the count matrix depends
+only on (n, resamples, seed), two systems scored on the same examples share it, which is what
+makes the paired bootstrap paired.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+DEFAULT_CONFIDENCE = 0.95
+METRICS = ("accuracy", "error_rate", "pearson", "spearman")
+
+
+def resample_counts(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """(resamples, n) float matrix: how many times resample r draws example i (rows sum to n)."""
+    if n < 1:
+        raise ValueError("bootstrap needs at least one example (got n=0): is the examples file empty?")
+    if resamples < 1:
+        raise ValueError(f"statistics.resamples must be >= 1 (got {resamples})")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(resamples, n))
+    flat = (draws + (np.arange(resamples) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+
+
+def _weighted_mean(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """values (..., n) -> (..., resamples)."""
+    return values @ counts.T / counts.shape[1]
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Pearson r of every resample; x, y are (n,) (shared) or (resamples, n) (per resample)."""
+    n = counts.shape[1]
+
+    def wsum(v):
+        return v @ counts.T / n if v.ndim == 1 else np.einsum("rn,rn->r", counts, v) / n
+
+    mx, my = wsum(x), wsum(y)
+    sxx = wsum(x * x) - mx**2
+    syy = wsum(y * y) - my**2
+    sxy = wsum(x * y) - mx * my
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sxy / np.sqrt(sxx * syy)
+
+
+def _sorted_ranks(values: np.ndarray, by_example: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each example's average (tie-aware) rank within each resample, rows in sorted-value order.
+
+    by_example is the count matrix transposed, (n, resamples), so that gathering examples moves
+    whole contiguous rows. An example drawn w times with the values below it drawn W times in
+    total holds ranks W+1..W+w; ties share the mean over their group, as
+    scipy.stats.rankdata(method="average"). Returns (order, ranks of shape (n, resamples)).
+    """
+    order = np.argsort(values, kind="stable")
+    sorted_vals = values[order]
+    new_group = np.r_[True, sorted_vals[1:] != sorted_vals[:-1]]
+    weight = by_example[order]
+    if new_group.all():  # no ties: each example is its own group
+        below = np.cumsum(weight, axis=0) - weight
+        return order, below + (weight + 1) / 2
+    group_weight = np.add.reduceat(weight, np.flatnonzero(new_group), axis=0)
+    below = np.cumsum(group_weight, axis=0) - group_weight
+    return order, (below + (group_weight + 1) / 2)[np.cumsum(new_group) - 1]
+
+
+def _resampled_spearman(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Spearman rho of every resample: the weighted Pearson of within-resample ranks, summed
+    in x's sorted order (sums do not care about order, so only y's ranks are permuted)."""
+    n = counts.shape[1]
+    by_example = np.ascontiguousarray(counts.T)
+    order_x, rank_x = _sorted_ranks(x, by_example)
+    order_y, rank_y = _sorted_ranks(y, by_example)
+    position_in_y = np.empty(n, dtype=np.intp)
+    position_in_y[order_y] = np.arange(n)
+    rank_y = rank_y[position_in_y[order_x]]
+    weight = by_example[order_x]
+
+    def wsum(v):
+        return np.einsum("nr,nr->r", weight, v) / n
+
+    mx, my = wsum(rank_x), wsum(rank_y)
+    sxx = wsum(rank_x * rank_x) - mx**2
+    syy = wsum(rank_y * rank_y) - my**2
+    sxy = wsum(rank_x * rank_y) - mx * my
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sxy / np.sqrt(sxx * syy)
+
+
+def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The metric on every resample.
+
+    accuracy / error_rate: a = predictions, b = gold (any leading batch axes allowed, e.g.
+    many simulated test sets at once: (..., n) -> (..., resamples)).
+    pearson / spearman: a, b = the two score vectors (n,) -> (resamples,).
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        raise ValueError(f"{metric}: the two arrays differ in shape ({a.shape} vs {b.shape})")
+    if a.shape[-1] != counts.shape[1]:
+        raise ValueError(f"{metric}: {a.shape[-1]} examples but the resample matrix has {counts.shape[1]}")
+    if metric == "accuracy":
+        return _weighted_mean((a == b).astype(np.float64), counts)
+    if metric == "error_rate":
+        return _weighted_mean((a != b).astype(np.float64), counts)
+    if metric == "pearson":
+        return _weighted_pearson(a.astype(np.float64), b.astype(np.float64), counts)
+    if metric == "spearman":
+        return _resampled_spearman(a.astype(np.float64), b.astype(np.float64), counts)
+    raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+
+
+def point_metric(metric: str, a, b) -> float:
+    """The metric on the examples themselves (the estimate the interval goes around)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return float(resampled_metric(metric, a, b, np.ones((1, a.shape[-1])))[..., 0])
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+
+
+def _percentiles(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    if not 0 < confidence < 1:
+        raise ValueError(f"statistics.confidence must be between 0 and 1 (got {confidence})")
+    tail = (1 - confidence) / 2 * 100
+    return np.nanpercentile(samples, tail, axis=-1), np.nanpercentile(samples, 100 - tail, axis=-1)
+
+
+def bootstrap_interval(metric: str, a, b, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                       confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """Percentile bootstrap interval of one metric over examples."""
+    a = np.asarray(a)
+    samples = resampled_metric(metric, a, b, resample_counts(a.shape[-1], resamples, seed))
+    low, high = _percentiles(samples, confidence)
+    return Interval(point_metric(metric, a, b), float(low), float(high))
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    difference: float  # system A minus system B
+    low: float
+    high: float
+    p_value: float
+
+
+def paired_p_values(observed: np.ndarray, samples: np.ndarray) -> np.ndarray:
+    """Two-sided paired-bootstrap p-value: how often the resampled difference, centred on the
+    observed one (the null's shape), lands at least as far from zero as the observed one."""
+    observed = np.asarray(observed)[..., None]
+    extreme = np.sum(np.abs(samples - observed) >= np.abs(observed), axis=-1)
+    return (1 + extreme) / (1 + samples.shape[-1])
+
+
+def paired_bootstrap(metric: str, a_first, a_second, b_first, b_second,
+                     resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                     confidence: float = DEFAULT_CONFIDENCE) -> PairedResult:
+    """Difference metric(A) - metric(B) for two systems on the same examples.
+
+    For accuracy / error_rate: (a_first, a_second) = A's predictions and gold, likewise B.
+    For correlations: A's (predicted, gold) scores and B's.
+    """
+    n = np.asarray(a_first).shape[-1]
+    if np.asarray(b_first).shape[-1] != n:
+        raise ValueError(f"paired bootstrap needs both systems on the same examples "
+                         f"({n} vs {np.asarray(b_first).shape[-1]})")
+    counts = resample_counts(n, resamples, seed)
+    samples = (resampled_metric(metric, a_first, a_second, counts)
+               - resampled_metric(metric, b_first, b_second, counts))
+    observed = point_metric(metric, a_first, a_second) - point_metric(metric, b_first, b_second)
+    low, high = _percentiles(samples, confidence)
+    return PairedResult(observed, float(low), float(high), float(paired_p_values(observed, samples)))
