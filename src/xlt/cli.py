@@ -1,10 +1,10 @@
 """`xlt <verb> ...`: the command line that every Snakemake rule calls.
 
 Verbs live with what they run: `xlt.core.commands` (models, data, tables, figures, config),
-`xlt.evaluate.commands` (the shared embedding evaluator), each family's `commands.py` and
-`xlt.report.positive_control.commands`, which map verb names to `Verb`s in `VERBS`. Those modules
-import nothing heavy at the top, so collecting them is cheap and a job builds only its own
-verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
+`xlt.evaluate.commands` (the shared embedding evaluator), each family's `commands.py`,
+`xlt.report.positive_control.commands`, `xlt.cost.commands` and `xlt.report.paper_commands`,
+which map verb names to `Verb`s in `VERBS`. Those modules import nothing heavy at the top, so
+collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Verb:
 
 
 VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES),
-                "xlt.report.positive_control.commands")
+                "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands")
 
 
 def verbs() -> dict[str, Verb]:
@@ -46,7 +46,11 @@ def verbs() -> dict[str, Verb]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or with `only` just that verb's: a job then runs its own verb's
     argument set-up and not every family's."""
+    from xlt.core.version import version_string
+
     parser = argparse.ArgumentParser(prog="xlt", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=version_string(),
+                        help="print the xlt version (and git commit of a checkout) and exit")
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, verb in verbs().items():
         if only is not None and name != only:
@@ -58,13 +62,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from xlt.core import metrics
+    from xlt.core import console, metrics
 
+    console.configure()  # before any library prints: plain lines when the output is a log file
     metrics.JOB_STARTED = time.time()  # a job's wall_s is the whole job's, not the metrics file's lifetime
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     known = verbs()
-    args = build_parser(argv[0] if argv and argv[0] in known else None).parse_args(argv)
+    args = build_parser(argv[0] if argv and argv[0] in known else None).parse_args(argv)  # exits on --help/--version
+    metrics.JOB_ARGS, metrics.JOB_ARGV = args, argv  # for the run manifest (xlt.core.manifest)
     print("rerun: xlt " + shlex.join(argv), file=sys.stderr, flush=True)
     try:
         status = args._run(args)  # a verb that finds what it checks failing returns its exit status

@@ -1,0 +1,49 @@
+"""`xlt plan` (what a config will cost) and `xlt calibrate` (this machine's throughput)."""
+from __future__ import annotations
+
+import json
+
+from xlt.cli import Verb
+
+
+def _plan_arguments(p):
+    p.add_argument("--config", required=True, help="workflow config (YAML) to plan")
+    p.add_argument("--gpu", default=None, help="plan for a known accelerator (h100, a100, v100, cpu) instead of the saved calibration")
+    p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON, one entry per job included")
+    p.add_argument("--out", default=None, help="also write the JSON plan here")
+
+
+def _plan(args):
+    from xlt.core import settings
+    from xlt.core.io import write_json
+    from xlt.cost import estimate, profile
+
+    result = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    if args.out:
+        write_json(args.out, result)
+    print(json.dumps(result, indent=1) if args.json else estimate.format_table(result))
+
+
+def _calibrate_arguments(p):
+    from xlt.cost.profile import DEFAULT_PROFILE
+
+    p.add_argument("--out", default=str(DEFAULT_PROFILE), help="where to save the profile")
+    p.add_argument("--seconds", type=float, default=20.0, help="time budget of the timed steps (start-up probe and model set-up come on top)")
+    p.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when available)")
+
+
+def _calibrate(args):
+    from xlt.core.io import write_json
+    from xlt.cost.profile import calibrate
+
+    result = calibrate(budget_s=args.seconds, device=args.device)
+    write_json(args.out, result)
+    print(f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
+          f"job start-up {result['overhead_s']:.1f} s")
+
+
+VERBS = {
+    "plan": Verb("Estimate a config's cost per family and in total: jobs, GPU/CPU-hours, peak memory, disk", _plan_arguments, _plan),
+    "calibrate": Verb("Measure this machine's training and inference throughput and save it for `xlt plan`", _calibrate_arguments, _calibrate),
+}

@@ -1,0 +1,200 @@
+"""Estimated cost of every job a config plans: seconds, peak accelerator memory, disk.
+
+The jobs are those the Snakefile runs (xlt.core.plan.shared_jobs and each family's
+plan.jobs). A job's work is read off its `xlt` arguments: the model (shape from the config or
+KNOWN_MODELS), its data files (rows from the config's dataset sizes or KNOWN_ROWS) and its
+training settings. Training costs 2 x params x tokens forward plus 4 x trainable params x tokens
+backward (frozen layers below the boundary get no backward pass); evaluation 2 x params x tokens.
+Embedding lookups are not matrix products, so `params` counts the encoder layers only.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+
+from xlt.core import settings
+from xlt.core.plan import RESULTS, shared_jobs
+
+# hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
+KNOWN_MODELS = {
+    "bert-base-multilingual-cased": (119547, 768, 12),
+    "GroNLP/bert-base-dutch-cased": (30073, 768, 12),
+    "FacebookAI/roberta-large": (50265, 1024, 24),
+    "xlm-roberta-base": (250002, 768, 12),
+    "FacebookAI/xlm-roberta-base": (250002, 768, 12),
+}
+DEFAULT_SHAPE = (30522, 768, 12)
+# rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
+KNOWN_ROWS = {
+    ("facebook/xnli", "train"): 392702, ("facebook/xnli", "dev"): 2490, ("facebook/xnli", "test"): 5010,
+    ("sentence-transformers/all-nli", "train"): 942069, ("sentence-transformers/all-nli", "dev"): 19657,
+    ("PhilipMay/stsb_multi_mt", "dev"): 1500, ("PhilipMay/stsb_multi_mt", "test"): 1379,
+    ("mteb/tatoeba-bitext-mining", "test"): 1000,
+}
+DEFAULT_ROWS = 2000
+BYTES_PER_ROW = 400  # a prepared JSONL row, text pair plus label
+TRAIN_FLAGS = ("--epochs", "--max-steps")
+DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
+
+
+@dataclass
+class JobCost:
+    family: str
+    rule: str
+    run_id: str
+    seconds: float
+    peak_memory_gib: float
+    disk_gib: float
+    train_tokens: int
+    eval_tokens: int
+
+
+def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
+    """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id."""
+    for spec in config["models"].values():
+        if spec.get("path") == ref:
+            return KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
+    if ref.startswith(f"{RESULTS}/models/"):
+        spec = config["models"][ref.split("/")[2]]
+        return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
+    if ref.startswith(f"{RESULTS}/runs/"):  # a fine-tuned model: the shape of the model its family starts from
+        family = config[ref.split("/")[2]]
+        names = family.get("models") or family.get("students") or []
+        if names:
+            return model_shape(config, _model_arg(config, names[0]))
+    return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)
+
+
+def _model_arg(config: dict, name: str) -> str:
+    spec = config["models"][name]
+    return f"{RESULTS}/models/{name}" if spec["source"] == "demo" else spec["path"]
+
+
+def rows(config: dict, dataset: str, split: str) -> int:
+    spec = config["datasets"].get(dataset)
+    if spec is None:
+        return DEFAULT_ROWS
+    if "sizes" in spec and split in spec["sizes"]:
+        return int(spec["sizes"][split])
+    name = spec.get("split_names", {}).get(split, "")
+    sliced = re.search(r"\[(\d*):(\d*)\]", name)
+    if sliced:
+        return int(sliced.group(2) or 0) - int(sliced.group(1) or 0)
+    known = KNOWN_ROWS.get((spec.get("path"), split), DEFAULT_ROWS)
+    return min(known, spec["max_rows"]) if "max_rows" in spec else known
+
+
+def _values(args: list[str], flag: str) -> list[str]:
+    return [str(args[i + 1]) for i, a in enumerate(args[:-1]) if a == flag]
+
+
+def _value(args: list[str], flag: str, default):
+    found = _values(args, flag)
+    return type(default)(float(found[0])) if found and isinstance(default, (int, float)) else (found[0] if found else default)
+
+
+def _data_rows(config: dict, paths) -> int:
+    total = 0
+    for path in paths:
+        match = DATA_FILE.match(str(path).split("=", 1)[-1])
+        if match:
+            total += rows(config, match.group(1), match.group(3))
+    return total
+
+
+def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, profile: dict) -> JobCost:
+    args = [str(a) for a in args]
+    model = _values(args, "--model")
+    vocab, hidden, layers = 0, 64, 1
+    if rule == "build_demo_model":
+        vocab, hidden, layers = _value(args, "--vocab-size", 1000), _value(args, "--hidden-size", 64), _value(args, "--layers", 12)
+        model, train_tokens = ["demo"], _value(args, "--pretrain-steps", 300) * 32 * 64
+    elif model:
+        vocab, hidden, layers = model_shape(config, model[0])
+    params = 12 * hidden * hidden * layers if model else 0
+    max_length = _value(args, "--max-length", 128)
+    train_rows = _data_rows(config, _values(args, "--train") + _values(args, "--split"))
+    eval_paths = [a for a in args if DATA_FILE.match(a.split("=", 1)[-1])]
+    eval_rows = _data_rows(config, eval_paths) - train_rows
+    trains = rule == "build_demo_model" or any(flag in args for flag in TRAIN_FLAGS)
+    batch = _value(args, "--batch-size", 32)
+    if rule != "build_demo_model":
+        train_tokens = 0
+        if trains:
+            steps = math.ceil(_value(args, "--epochs", 1.0) * max(train_rows, batch) / batch)
+            max_steps = _value(args, "--max-steps", 0)
+            steps = min(steps, max_steps) if max_steps > 0 else steps
+            train_tokens = steps * batch * max_length
+    depth = max(_value(args, "--freeze-depth", -1), 0)
+    trainable = params * (layers - min(depth, layers)) / layers if model else 0
+    train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
+    eval_tokens = max(eval_rows, 0) * max_length * (2 if "--dev" in args or "--dev-sts" in args else 1) if model else 0
+    eval_flops = 2 * params * eval_tokens
+    seconds = profile["overhead_s"] + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"]
+    all_params = params + vocab * hidden if model else 0
+    activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
+    memory = (4 * all_params + 12 * trainable + activations * (1 if trains else 0.1)) if model else 0
+    disk = (4 * all_params if trains else 0) + BYTES_PER_ROW * (eval_rows + train_rows if rule == "prepare_data" else 0)
+    if rule == "prepare_data":
+        spec = config["datasets"][run_id]
+        disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
+                                   for split in _splits(spec))
+    if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
+        disk += 12 * trainable  # the resumable checkpoint keeps the optimiser's two moments and the weights
+    return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens))
+
+
+def _splits(spec: dict) -> list[str]:
+    return list(spec["splits"]) if isinstance(spec["splits"], (list, dict)) else []
+
+
+def hub_cache_gib(config: dict) -> float:
+    """Hub weights downloaded once per model (fp32 safetensors)."""
+    total = 0
+    for spec in config["models"].values():
+        if spec["source"] == "hub":
+            vocab, hidden, layers = model_shape(config, spec["path"])
+            total += 4 * (12 * hidden * hidden * layers + vocab * hidden)
+    return total / 2**30
+
+
+def all_jobs(config: dict):
+    """(family, rule, run id, args) for every job the workflow runs, from the planning code the rules read."""
+    for rule, jobs in shared_jobs(config).items():
+        for run_id, job in jobs.items():
+            yield "shared", rule, run_id, job.args
+    for family in settings.FAMILIES:
+        if settings.family(config, family) is None:
+            continue
+        for rule, jobs in settings.plan_module(family).jobs(config).items():
+            for run_id, job in jobs.items():
+                yield family, rule, run_id, job.args
+
+
+def plan(config: dict, profile: dict) -> dict:
+    jobs = [job_cost(config, *job, profile=profile) for job in all_jobs(config)]
+    families = {}
+    for job in jobs:
+        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "peak_memory_gib": 0.0, "disk_gib": 0.0})
+        f["jobs"] += 1
+        f["hours"] += job.seconds / 3600
+        f["peak_memory_gib"] = max(f["peak_memory_gib"], job.peak_memory_gib)
+        f["disk_gib"] += job.disk_gib
+    hub = hub_cache_gib(config)
+    total = {"jobs": len(jobs), "hours": sum(f["hours"] for f in families.values()),
+             "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
+             "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub}
+    return {"profile": {k: v for k, v in profile.items() if k != "measured"}, "families": families, "total": total,
+            "jobs": [asdict(j) for j in jobs]}
+
+
+def format_table(result: dict) -> str:
+    unit = "GPU-h" if result["profile"].get("gpu") else "CPU-h"
+    lines = [f"profile: {result['profile']['name']} ({result['profile']['source']})",
+             f"{'family':<14}{'jobs':>6}{unit:>12}{'peak mem GiB':>14}{'disk GiB':>11}"]
+    for name, f in [*result["families"].items(), ("total", result["total"])]:
+        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>12.2f}{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
+    lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; "
+                 "peak memory is one job's, accelerator when it has one)")
+    return "\n".join(lines)
