@@ -130,5 +130,11 @@ def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]
     assert sorted(acc.freeze_depth.unique()) == [0, 2]
-    assert set(acc.lang) == {"en", "qab", "avg"}
-    assert (acc.model == str(demo_model_dir)).all()
+    assert set(acc.lang) == {"en", "qab"}  # the average is in the summary table
+    summary = pd.read_csv(work / "results" / "tables" / "freeze_depth_summary.csv")
+    assert set(summary.lang) == {"avg"}
+    # the table names the config's model; the directory it loaded is in each run's manifest
+    assert (acc.model == "my-mbert").all()
+    manifests = [json.loads(m.read_text()) for m in (work / "results" / "runs" / "freeze_depth").glob("*/manifest.json")]
+    assert len(manifests) == 2 and all(m["model"] == "my-mbert" for m in manifests)
+    assert any(Path(m["model_path"]).resolve() == demo_model_dir.resolve() for m in manifests)

@@ -6,7 +6,8 @@ which model (the config's name, the path or hub id, the revision and the commit 
 resolved it to), the sha256 of every input file named on the command line, the device,
 precision and seed, and the job's wall time, throughput and peak memory. A run directory that
 holds several jobs' metrics files (train.json, then eval.json) gets one manifest with a
-`jobs` entry per metrics file; the run-level fields are those of the latest job.
+`jobs` entry per metrics file; the run-level fields are those of the latest job, except the
+model: an evaluation of the model the run trained keeps the pretrained model its training named.
 Torch-free at import: torch is only asked when the job already imported it.
 """
 from __future__ import annotations
@@ -91,6 +92,16 @@ def model_fields(meta: dict, axes: dict, args) -> dict:
             "resolved_commit": resolved_commit(str(path), revision) if is_hub else None}
 
 
+def _inside(path, directory: Path) -> bool:
+    if not path:
+        return False
+    try:
+        Path(str(path)).resolve().relative_to(directory.resolve())
+    except ValueError:
+        return False
+    return True
+
+
 def job_fields(meta: dict, args, started: float, metrics_path: Path) -> dict:
     wall_s = round(time.time() - started, 3)
     samples = meta.get("samples")
@@ -124,6 +135,12 @@ def write_manifest(metrics_path: str | Path, meta: dict, axes: dict, started: fl
     jobs = previous.get("jobs", {})
     jobs[metrics_path.name] = job_fields(meta, args, started, metrics_path)
     inputs = {str(p): sha256(p) for p in input_files(argv, outputs)}
+    model = model_fields(meta, axes, args)
+    jobs[metrics_path.name]["model_path"] = model["model_path"]
+    if previous.get("model_path") and _inside(model["model_path"], metrics_path.parent):
+        # an evaluation of the model this run trained: the run still started from the
+        # pretrained model its training job recorded
+        model = {k: previous.get(k) for k in model}
     manifest = {
         "run_id": meta.get("run_id"),
         "family": meta.get("family"),
@@ -131,7 +148,7 @@ def write_manifest(metrics_path: str | Path, meta: dict, axes: dict, started: fl
         "git_commit": git_commit(),
         "libraries": library_versions(),
         "python": sys.version.split()[0],
-        **model_fields(meta, axes, args),
+        **model,
         "inputs": {**previous.get("inputs", {}), **inputs},
         **{k: v for k, v in jobs[metrics_path.name].items() if k in ("device", "precision", "seed", "wall_s",
                                                                   "samples_per_s", "peak_memory")},
