@@ -84,8 +84,10 @@ def resolved_commit(hub_id: str, revision: str | None) -> str | None:
 
 
 def model_fields(meta: dict, axes: dict, args) -> dict:
-    path = getattr(args, "model", None) or meta.get("model")
-    revision = getattr(args, "revision", None)
+    from xlt.core.model_files import split_revision
+
+    path, revision = split_revision(str(getattr(args, "model", None) or meta.get("model") or ""))
+    path = path or None
     name = axes.get("model") or getattr(args, "model_name", None)
     is_hub = bool(path) and not Path(str(path)).exists()
     return {"model": name, "model_path": path, "revision": revision,

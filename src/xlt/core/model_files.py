@@ -15,6 +15,24 @@ WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.b
 # a fast tokenizer's tokenizer.json, or the vocabulary of a slow one: WordPiece (BERT, DistilBERT),
 # SentencePiece (XLM-R, ...), byte-level BPE (RoBERTa)
 TOKENIZER = ("tokenizer.json", "vocab.txt", "sentencepiece.bpe.model", "spiece.model", "vocab.json")
+# a hub model pinned to a revision travels on the command line as one `--model` value, `id@revision`
+# (a branch, tag or commit), so every loader and the run manifest see the same pin; hub ids
+# never contain '@'
+REVISION_SEPARATOR = "@"
+
+
+def pinned_ref(hub_id: str, revision: str | None) -> str:
+    """'org/name' + 'v2' -> 'org/name@v2'; no revision: the id as it is."""
+    return f"{hub_id}{REVISION_SEPARATOR}{revision}" if revision else hub_id
+
+
+def split_revision(ref: str) -> tuple[str, str | None]:
+    """'org/name@v2' -> ('org/name', 'v2'). A local path (even one with '@' in it) or an id
+    without a pin -> (ref, None)."""
+    if REVISION_SEPARATOR not in ref or Path(ref).exists():
+        return ref, None
+    hub_id, _, revision = ref.rpartition(REVISION_SEPARATOR)
+    return hub_id, revision or None
 
 
 def missing_model_files(directory: str | Path, weights: bool = True) -> list[str]:

@@ -63,7 +63,7 @@ def config_num_layers(name_or_path: str) -> int:
     from xlt.core.errors import XltError
 
     try:
-        config = AutoConfig.from_pretrained(resolve_model_path(name_or_path), trust_remote_code=False)
+        config = _from_pretrained(AutoConfig, name_or_path)
     except (OSError, ValueError) as err:
         raise XltError(f"cannot read a model config from {name_or_path!r} ({err}); pass a model directory or a hub id") from None
     for key in ("num_hidden_layers", "n_layers", "num_layers"):
@@ -73,10 +73,39 @@ def config_num_layers(name_or_path: str) -> int:
 
 
 def resolve_model_path(name_or_path: str) -> str:
-    """A local directory as an absolute path; anything else is taken as a hub id."""
-    path = Path(name_or_path)
-    return str(path.resolve()) if path.is_dir() else name_or_path
+    """A local directory as an absolute path; anything else is taken as a hub id (its `@revision`
+    pin, if any, removed: see `pretrained_args`)."""
+    from xlt.core.model_files import split_revision
 
+    path = Path(name_or_path)
+    return str(path.resolve()) if path.is_dir() else split_revision(name_or_path)[0]
+
+
+def pretrained_args(name_or_path: str, **kwargs) -> tuple[str, dict]:
+    """(what to pass to `from_pretrained`, its keyword arguments): the directory or hub id, and
+    the pinned revision of an `id@revision` reference, so every loader loads the same commit.
+    trust_remote_code stays off: a sweep must never execute code shipped with weights."""
+    from xlt.core.model_files import split_revision
+
+    revision = None if Path(name_or_path).is_dir() else split_revision(name_or_path)[1]
+    pin = {"revision": revision} if revision else {}
+    return resolve_model_path(name_or_path), {"trust_remote_code": False, **pin, **kwargs}
+
+
+def _from_pretrained(auto_class, name_or_path: str, **kwargs):
+    """auto_class.from_pretrained with the pin; a revision the hub (or the offline cache) does not
+    have becomes a clear error instead of a stack of hub lookups."""
+    from xlt.core.errors import XltError
+
+    path, kw = pretrained_args(name_or_path, **kwargs)
+    try:
+        return auto_class.from_pretrained(path, **kw)
+    except OSError as err:
+        if "revision" not in kw:
+            raise
+        raise XltError(f"cannot load {path!r} at revision {kw['revision']!r} ({err}); check models.<name>.revision "
+                       f"in the config (a branch, tag or commit the hub has) and, offline, that `xlt prefetch` "
+                       f"downloaded that revision") from None
 
 def require_model_files(name_or_path: str, weights: bool = True) -> None:
     """A local model directory must be complete before anything loads from it (transformers
@@ -90,32 +119,25 @@ def require_model_files(name_or_path: str, weights: bool = True) -> None:
             raise XltError(problem)
 
 
-def _load_kwargs() -> dict:
-    # trust_remote_code stays off: a sweep must never execute code shipped with weights.
-    return {"trust_remote_code": False}
-
-
 def load_tokenizer(name_or_path: str):
     require_model_files(name_or_path)
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
+    return _from_pretrained(AutoTokenizer, name_or_path)
 
 
 def load_encoder(name_or_path: str) -> nn.Module:
     require_model_files(name_or_path)
     from transformers import AutoModel
 
-    return AutoModel.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
+    return _from_pretrained(AutoModel, name_or_path)
 
 
 def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
     require_model_files(name_or_path)
     from transformers import AutoModelForSequenceClassification
 
-    return AutoModelForSequenceClassification.from_pretrained(
-        resolve_model_path(name_or_path), num_labels=num_labels, **_load_kwargs()
-    )
+    return _from_pretrained(AutoModelForSequenceClassification, name_or_path, num_labels=num_labels)
 
 
 def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str] | None = None) -> None:

@@ -12,6 +12,8 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
+from xlt.core.model_files import pinned_ref
+
 RESULTS = "results"
 
 
@@ -50,9 +52,12 @@ def data_info(dataset: str) -> str:
 
 
 def model_ref(config: dict, name: str) -> str:
-    """What `xlt` commands get as --model: a directory built here, a local path or a hub id."""
+    """What `xlt` commands get as --model: a directory built here, a local path, or a hub id with
+    its pinned revision (`id@revision`, see xlt.core.model_files.pinned_ref)."""
     spec = config["models"][name]
-    return f"{RESULTS}/models/{name}" if spec["source"] == "demo" else spec["path"]
+    if spec["source"] == "demo":
+        return f"{RESULTS}/models/{name}"
+    return pinned_ref(spec["path"], spec.get("revision")) if spec["source"] == "hub" else spec["path"]
 
 
 def model_input(config: dict, name: str) -> list[str]:

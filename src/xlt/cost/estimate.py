@@ -14,7 +14,8 @@ import re
 from dataclasses import asdict, dataclass
 
 from xlt.core import settings
-from xlt.core.plan import RESULTS, shared_jobs
+from xlt.core.model_files import split_revision
+from xlt.core.plan import RESULTS, model_ref, shared_jobs
 
 # hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
 KNOWN_MODELS = {
@@ -51,7 +52,9 @@ class JobCost:
 
 
 def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
-    """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id."""
+    """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id
+    (pinned to a revision or not)."""
+    ref = split_revision(ref)[0]
     for spec in config["models"].values():
         if spec.get("path") == ref:
             return KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
@@ -62,13 +65,8 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
         family = config[ref.split("/")[2]]
         names = family.get("models") or family.get("students") or []
         if names:
-            return model_shape(config, _model_arg(config, names[0]))
+            return model_shape(config, model_ref(config, names[0]))
     return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)
-
-
-def _model_arg(config: dict, name: str) -> str:
-    spec = config["models"][name]
-    return f"{RESULTS}/models/{name}" if spec["source"] == "demo" else spec["path"]
 
 
 def rows(config: dict, dataset: str, split: str) -> int:

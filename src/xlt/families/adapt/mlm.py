@@ -233,9 +233,9 @@ def load_masked_lm(name_or_path: str) -> nn.Module:
     """AutoModelForMaskedLM by hub id or local directory (remote code off, as in xlt.core.models)."""
     from transformers import AutoModelForMaskedLM
 
-    from xlt.core.models import _load_kwargs, resolve_model_path
+    from xlt.core.models import _from_pretrained
 
-    return AutoModelForMaskedLM.from_pretrained(resolve_model_path(name_or_path), **_load_kwargs())
+    return _from_pretrained(AutoModelForMaskedLM, name_or_path)
 
 
 def iter_texts(records: Iterable[dict], source: str) -> Iterator[str]:
