@@ -92,7 +92,9 @@ def test_prefetch_downloads_into_the_cache(tmp_path, monkeypatch):
     config = {"models": {"mbert": {"source": "hub", "path": "bert-base-multilingual-cased"}},
               "datasets": {"xnli": {**HUB_XNLI, "languages": ["en"], "splits": {"test": ["en"]}}}}
     prefetch.prefetch(config, tmp_path, log=lambda line: None)
-    assert os.environ["HF_HOME"] == str(tmp_path)  # where the jobs will look
+    # where the jobs will look; HF_HOME (the user's token) untouched
+    assert (os.environ["HF_HUB_CACHE"], os.environ["HF_DATASETS_CACHE"]) == (str(tmp_path / "hub"), str(tmp_path / "datasets"))
+    assert os.environ["HF_HOME"] == "/elsewhere"
     (kind, repo, kw), (kind2, args, kw2) = calls
     assert (kind, repo, kw["cache_dir"]) == ("model", "bert-base-multilingual-cased", tmp_path / "hub")
     assert "*.bin" in kw["ignore_patterns"] and "*.h5" in kw["ignore_patterns"]  # safetensors is enough
@@ -104,8 +106,9 @@ def test_offline_check_names_missing_datasets_from_the_command_line(tmp_path):
     config["datasets"]["xnli"] = HUB_XNLI
     config_file = tmp_path / "run.yaml"
     config_file.write_text(yaml.safe_dump(config))
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "HF_HOME": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "xlt.cli", "prefetch", "--config", str(config_file), "--check"],
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, "-m", "xlt.cli", "prefetch", "--config", str(config_file), "--check",
+                           "--cache", str(tmp_path / "cache")],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2, proc.stderr
     # en/train, en/validation and the test split of en, fr, de (in the order of the written YAML)

@@ -8,7 +8,7 @@ from snakemake.utils import min_version
 from xlt.core import settings
 from xlt.core.cluster import slurm_resources
 from xlt.core.plan import RESULTS, shared_jobs
-from xlt.core.prefetch import DEFAULT_CACHE, check_offline
+from xlt.core.prefetch import cache_dir, cache_environment, check_offline
 
 min_version("8.10")
 
@@ -20,10 +20,12 @@ CONFIGFILE = (workflow.overwrite_configfiles or ["config.yaml"])[-1]
 settings.validate(config, CONFIGFILE)
 settings.require_runs(config, CONFIGFILE)
 
-# Hugging Face downloads live with the project unless HF_HOME says otherwise: `xlt prefetch`
-# fills resources/hf where there is internet, and every job (local or on SLURM, which
-# exports this environment) reads the same cache.
-os.environ.setdefault("HF_HOME", str(Path(DEFAULT_CACHE).resolve()))
+# Hugging Face downloads live with the project unless HF_HUB_CACHE / HF_DATASETS_CACHE say
+# otherwise: `xlt prefetch` fills resources/hf where there is internet, and every job (local
+# or on SLURM, which exports this environment) reads the same cache. HF_HOME, which holds
+# the hub login token, is left alone.
+for variable, value in cache_environment(cache_dir()).items():
+    os.environ.setdefault(variable, value)
 
 ENV = "../../envs/xlt.yaml"
 

@@ -58,7 +58,7 @@ def _prepare_data(args):
 
 def _prefetch_arguments(p):
     p.add_argument("--config", required=True, help="the workflow config whose models and datasets to fetch")
-    p.add_argument("--cache", default=None, help="cache directory (default: $HF_HOME, else resources/hf)")
+    p.add_argument("--cache", default=None, help="cache directory, Hugging Face's layout (default: resources/hf, where the workflow's jobs look)")
     p.add_argument("--check", action="store_true",
                    help="download nothing: fail (exit 2) naming what the cache lacks for an offline run")
 
@@ -67,7 +67,7 @@ def _prefetch(args):
     import os
 
     from xlt.core.settings import load
-    from xlt.core.prefetch import cache_dir, check_offline, plan, prefetch
+    from xlt.core.prefetch import cache_dir, cache_environment, check_offline, plan, prefetch
 
     config = load(args.config)
     cache = cache_dir(args.cache)
@@ -79,7 +79,8 @@ def _prefetch(args):
         print(f"{len(models)} models and {len(loads)} dataset splits of {args.config} are in {cache}")
         return
     prefetch(config, cache)
-    print(f"done; run the workflow with HF_HOME={cache} (the default for resources/hf) and HF_HUB_OFFLINE=1")
+    print(f"done; run the workflow with HF_HUB_OFFLINE=1 (its jobs read {cache} through "
+          f"{' and '.join(cache_environment(cache))}; a --cache other than resources/hf: export those two)")
 
 
 def _aggregate_arguments(p):

@@ -2,13 +2,14 @@
 they are there.
 
 Compute nodes of a cluster often have no internet. `xlt prefetch --config FILE` runs where
-there is (a login node) and fills the project's cache, `resources/hf` (or $HF_HOME), which
+there is (a login node) and fills the project's cache, `resources/hf` (or `--cache`), which
 the workflow also points the jobs at; a run with HF_HUB_OFFLINE=1 then checks the cache
 before any job starts (`check_offline`) and stops with one line naming the missing models
 and datasets and the prefetch command, instead of failing hours later inside a job.
 
 The cache is Hugging Face's own layout (`<cache>/hub`, `<cache>/datasets`), so the usual
-loading code finds it through HF_HOME; nothing here changes how jobs load data.
+loading code finds it through HF_HUB_CACHE and HF_DATASETS_CACHE (`cache_environment`).
+HF_HOME is left alone: it also holds the user's hub login token, which gated models need.
 """
 from __future__ import annotations
 
@@ -76,10 +77,13 @@ def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
 
 
 def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """The cache the workflow's jobs use: explicit, else $HF_HOME, else resources/hf."""
-    if explicit:
-        return Path(explicit).resolve()
-    return Path(os.environ.get("HF_HOME") or DEFAULT_CACHE).resolve()
+    """The cache the workflow's jobs use: explicit, else resources/hf."""
+    return Path(explicit or DEFAULT_CACHE).resolve()
+
+
+def cache_environment(cache: Path) -> dict[str, str]:
+    """The variables that point the Hugging Face libraries at `cache` (hub models, datasets)."""
+    return {"HF_HUB_CACHE": str(cache / "hub"), "HF_DATASETS_CACHE": str(cache / "datasets")}
 
 
 def is_offline() -> bool:
@@ -88,7 +92,7 @@ def is_offline() -> bool:
 
 def prefetch(config: dict, cache: Path, log: Callable[[str], None] = print) -> None:
     """Download everything `plan(config)` lists into `cache` (needs internet)."""
-    os.environ["HF_HOME"] = str(cache)  # before the Hugging Face libraries read it
+    os.environ.update(cache_environment(cache))  # before the Hugging Face libraries read them
     from huggingface_hub import list_repo_files, snapshot_download
 
     models, loads = plan(config)
@@ -131,7 +135,7 @@ def check_offline(config: dict, config_path: str | os.PathLike, cache: str | os.
     if absent:
         raise XltError(
             f"offline (HF_HUB_OFFLINE=1) and not in the Hugging Face cache {cache}: {'; '.join(absent)}. "
-            f"Run `xlt prefetch --config {config_path}` where there is internet, with the same HF_HOME"
+            f"Run `xlt prefetch --config {config_path}` where there is internet, with the same --cache"
         )
 
 
