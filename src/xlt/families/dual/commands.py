@@ -196,6 +196,8 @@ def _mine_arguments(parser) -> None:
     parser.add_argument("--test-split", default="test", help="split scored with the tuned threshold (default test)")
     parser.add_argument("--layer", type=int, default=-1, help="hidden-state index to pool (default -1 = last layer)")
     parser.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the hidden states (default mean)")
+    parser.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
+                   "'query: ' for E5 (the config's models.<name>.prompt; default none)")
     parser.add_argument("--k", type=int, default=DEFAULT_K, help=f"neighbourhood size of the ratio margin (default {DEFAULT_K})")
     parser.add_argument("--strategy", default="max", choices=STRATEGIES, help="candidate extraction (default max)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder forward pass (default 64)")
@@ -231,7 +233,8 @@ def _mine(args) -> None:
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
-    kwargs = dict(pooling=args.pooling, layer=args.layer, batch_size=args.batch_size, max_length=args.max_length, device=device)
+    kwargs = dict(pooling=args.pooling, layer=args.layer, batch_size=args.batch_size, max_length=args.max_length,
+                  device=device, prompt=args.prompt)
     mined = {}
     for role, data in splits.items():
         x = encode(model, tokenizer, data.src_sentences, **kwargs)
@@ -242,7 +245,7 @@ def _mine(args) -> None:
     tested = precision_recall_f1(mined["test"], splits["test"].gold, threshold)
     src_lang = splits["test"].src_lang
     metrics.meta.update({
-        "model": args.model, "pair": args.pair, "layer": args.layer, "pooling": args.pooling,
+        "model": args.model, "pair": args.pair, "layer": args.layer, "pooling": args.pooling, "prompt": args.prompt,
         "k": args.k, "strategy": args.strategy, "threshold": threshold,
         "splits": {role: {"name": d.split, "src": len(d.src_ids), "tgt": len(d.tgt_ids), "gold": len(d.gold)}
                    for role, d in splits.items()},

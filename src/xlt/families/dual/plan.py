@@ -14,7 +14,7 @@ from pathlib import Path
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -153,7 +153,7 @@ def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict)
     """`xlt eval-embeddings` on the Tatoeba sets: the same command for a trained run and a baseline."""
     spec = config[FAMILY]["tatoeba"]
     return Job(run_id, axes=axes, inputs={"model": model_files, "data": data_info(spec["dataset"])}, args=[
-        "--model", model, "--pooling", axes["pooling"],
+        "--model", model, "--pooling", axes["pooling"], *prompt_args(config, axes["model"]),
         *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
         "--match", spec["match"], "--axes", json.dumps(axes), "--run-id", run_id, "--family", FAMILY,
         "--max-length", settings.training(config, FAMILY)["max_length"], "--out", TATOEBA.format(run_id=run_id)])
@@ -205,7 +205,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                                                   inputs={"bucc": bucc_dir(config, pair)}, args=[
                 "--model", model, "--bucc-dir", bucc_dir(config, pair), "--pair", pair,
                 "--tune-split", mining["tune_split"], "--test-split", mining["test_split"],
-                "--pooling", row["pooling"], "--k", mining["k"], "--strategy", mining["strategy"],
+                "--pooling", row["pooling"], *prompt_args(config, row["model"]), "--k", mining["k"],
+                "--strategy", mining["strategy"],
                 "--max-length", training["max_length"], "--axes", axes_json, "--run-id", run_id,
                 "--out-metrics", MINED.format(run_id=run_id, pair=pair)])
     for row in baselines(config):  # the pretrained encoder, no training axes

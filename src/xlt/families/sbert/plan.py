@@ -11,7 +11,7 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
 
 FAMILY = "sbert"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -110,6 +110,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                               else (model_ref(config, row["model"]), model_input(config, row["model"])))
         evals.append(Job(row["run_id"], axes=axes, inputs={"model": model_files, "data": eval_data}, args=[
             "--model", model, "--pooling", row["pooling"], "--layer", row["layer"], *evaluation,
+            *prompt_args(config, row["model"]),
             "--axes", json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}), "--run-id", row["run_id"],
             "--max-length", training["max_length"], "--out", f"{run_dir}/eval.json"]))
     return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}
