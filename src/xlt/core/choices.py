@@ -11,3 +11,4 @@ SYMMETRIC_MODES = ("sum", "mean", "none")  # xlt.losses.additive_margin
 DUAL_SYMMETRIC = tuple(mode for mode in SYMMETRIC_MODES if mode != "none")
 ADAPT_SELECT = ("best", "last")  # xlt.families.adapt.adaptation: which checkpoint an adaptation keeps
 SIMILARITY_LEVELS = ("sentence", "word")  # xlt.families.adapt.similarity
+HEADS = ("auto", "pooler", "mean")  # xlt.core.heads: the classification head of a fine-tuned encoder

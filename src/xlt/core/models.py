@@ -5,12 +5,15 @@ analysis and layer schemes work the same on BERT, RoBERTa / XLM-R and DistilBERT
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -133,10 +136,20 @@ def load_encoder(name_or_path: str) -> nn.Module:
     return _from_pretrained(AutoModel, name_or_path)
 
 
-def load_classifier(name_or_path: str, num_labels: int) -> nn.Module:
+def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> nn.Module:
+    """A sequence classifier: a model saved with xlt's mean head loads as one; otherwise `head`
+    (auto, pooler, mean: see xlt.core.heads) picks transformers' head or the mean-pool one."""
     require_model_files(name_or_path)
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoModel, AutoModelForSequenceClassification
 
+    from xlt.core.heads import MeanPoolClassifier, choose_head, load_saved_head, saved_head
+
+    if Path(name_or_path).is_dir() and saved_head(name_or_path):
+        return load_saved_head(name_or_path, _from_pretrained(AutoModel, name_or_path))
+    chosen = choose_head(name_or_path, head)
+    log.info("classification head: %s%s", chosen, " (auto)" if head == "auto" else "")
+    if chosen == "mean":
+        return MeanPoolClassifier(_from_pretrained(AutoModel, name_or_path), num_labels)
     return _from_pretrained(AutoModelForSequenceClassification, name_or_path, num_labels=num_labels)
 
 

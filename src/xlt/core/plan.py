@@ -67,6 +67,11 @@ def prompt_args(config: dict, name: str) -> list[str]:
     return ["--prompt", prompt] if prompt else []
 
 
+def head_args(config: dict, name: str) -> list[str]:
+    """`--head` of a fine-tuning job: the model's configured classification head."""
+    return ["--head", config["models"][name].get("head", "auto")]
+
+
 def model_input(config: dict, name: str) -> list[str]:
     """The file dependency of a model (none for hub ids: they are fetched or prefetched)."""
     spec = config["models"][name]

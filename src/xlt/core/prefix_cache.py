@@ -250,7 +250,7 @@ class _BertHead(nn.Module):
         self.dropout = model.dropout
         self.classifier = model.classifier
 
-    def forward(self, sequence_output: torch.Tensor) -> torch.Tensor:
+    def forward(self, sequence_output: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.dropout(self.pooler(sequence_output)))
 
 
@@ -261,7 +261,7 @@ class _RobertaHead(nn.Module):
         super().__init__()
         self.classifier = model.classifier
 
-    def forward(self, sequence_output: torch.Tensor) -> torch.Tensor:
+    def forward(self, sequence_output: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.classifier(sequence_output)
 
 
@@ -274,12 +274,29 @@ class _DistilBertHead(nn.Module):
         self.dropout = model.dropout
         self.classifier = model.classifier
 
-    def forward(self, sequence_output: torch.Tensor) -> torch.Tensor:
+    def forward(self, sequence_output: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         pooled = torch.relu(self.pre_classifier(sequence_output[:, 0]))
         return self.classifier(self.dropout(pooled))
 
 
+class _MeanHead(nn.Module):
+    """xlt's MeanPoolClassifier: mean over the non-padding tokens, dropout, classifier."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.dropout = model.dropout
+        self.classifier = model.classifier
+        object.__setattr__(self, "model", model)  # its head_logits, not a second copy of its modules
+
+    def forward(self, sequence_output: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model.head_logits(sequence_output, attention_mask)
+
+
 def _task_head(model: nn.Module) -> nn.Module:
+    from xlt.core.heads import MeanPoolClassifier
+
+    if isinstance(model, MeanPoolClassifier):
+        return _MeanHead(model)
     from transformers import (
         BertForSequenceClassification,
         DistilBertForSequenceClassification,
@@ -295,7 +312,7 @@ def _task_head(model: nn.Module) -> nn.Module:
         return _DistilBertHead(model)
     raise XltError(
         f"frozen-prefix caching does not support {type(model).__name__}; supported: "
-        "Bert-, Roberta-, XLMRoberta- and DistilBertForSequenceClassification "
+        "Bert-, Roberta-, XLMRoberta- and DistilBertForSequenceClassification and the mean head "
         "(set cache_frozen_prefix: false for other models)"
     )
 
@@ -334,7 +351,7 @@ class CachedTopModel(nn.Module):
         layer_mask = _bidirectional_mask(self.config, hidden, attention_mask)
         for layer in self.layers:
             hidden = layer(hidden, layer_mask)
-        logits = self.head(hidden)
+        logits = self.head(hidden, attention_mask)
         loss = None
         if labels is not None:
             # The same loss (and problem_type inference) the transformers classifiers use.

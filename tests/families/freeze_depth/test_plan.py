@@ -32,7 +32,7 @@ def test_jobs_carry_the_complete_command_lines():
     assert list(jobs["finetune"]) == [run] and list(jobs["evaluate_xnli"]) == [run]
     finetune = jobs["finetune"][run]
     assert finetune.args == [
-        "--model", "results/models/demo-mbert",
+        "--model", "results/models/demo-mbert", "--head", "pooler",  # demo models default to the pooler head
         "--train", "results/data/demo-nli/en/train.jsonl", "--dev", "results/data/demo-nli/en/dev.jsonl",
         "--num-labels", 3, "--freeze-depth", 3, "--cache-frozen-prefix", "--seed", 2,
         "--epochs", "1.0", "--max-steps", "300", "--batch-size", "32", "--lr", "0.001", "--weight-decay", "0.01",

@@ -58,7 +58,7 @@ def test_one_job_of_each_rule_has_its_exact_arguments():
 
     teacher = plan["train_teacher"]["mono-senti-n10-seed1"]
     assert teacher.cli.split(" --axes ")[0].split() == [
-        "--model", "models/mono", "--split", SPLIT, "--size", "10", "--num-labels", "2",
+        "--model", "models/mono", "--head", "auto", "--split", SPLIT, "--size", "10", "--num-labels", "2",
         "--eval-data", "results/data/senti/en/test.jsonl", "--eval-langs", "en", "--source-lang", "en",
         "--seed", "1", *train_flags(lr="0.0001", max_steps="100")]
     assert teacher.args[-6:] == [
@@ -68,7 +68,7 @@ def test_one_job_of_each_rule_has_its_exact_arguments():
 
     kd = plan["distill"]["mbert-senti-kd-mono-T1-nall-seed1"]
     assert [str(a) for a in kd.args] == [
-        "--mode", "kd", "--model", "results/models/mbert", "--split", SPLIT, "--size", "all", "--num-labels", "2",
+        "--mode", "kd", "--model", "results/models/mbert", "--head", "pooler", "--split", SPLIT, "--size", "all", "--num-labels", "2",
         "--teacher-logits", "results/runs/monox/teachers/mono-senti-nall-seed1/logits.npz", "--temperature", "1",
         "--eval-data", *EVAL, "--eval-langs", "en,qaa", "--source-lang", "en", "--seed", "1",
         *train_flags(lr="0.0001", max_steps="60"),

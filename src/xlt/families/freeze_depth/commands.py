@@ -19,9 +19,13 @@ def _check_freeze_depth(model: str, depth: int) -> None:
 
 
 def _finetune_arguments(p):
+    from xlt.core.choices import HEADS
     from xlt.core.train_args import add_train_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory")
+    p.add_argument("--head", choices=HEADS, default="auto",
+                   help="classification head: pooler (transformers' own), mean (mask-aware mean + linear, for "
+                        "checkpoints without a trained pooler), auto (pooler when the checkpoint has one; default)")
     p.add_argument("--train", required=True, help="normalised JSONL (text, [text_pair], label)")
     p.add_argument("--dev", required=True, help="normalised JSONL for best-checkpoint selection")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task (3 for NLI)")
@@ -57,7 +61,7 @@ def _finetune(args):
     _check_freeze_depth(args.model, args.freeze_depth)
     tokenizer = load_tokenizer(args.model)
     seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
-    model = load_classifier(args.model, args.num_labels)
+    model = load_classifier(args.model, args.num_labels, args.head)
     freeze(model, args.freeze_depth)
 
     def evaluate(m):

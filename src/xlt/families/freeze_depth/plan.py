@@ -10,7 +10,7 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -70,7 +70,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     finetune, evaluate = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
-        args = ["--model", model_ref(config, row["model"]),
+        args = ["--model", model_ref(config, row["model"]), *head_args(config, row["model"]),
                 "--train", data_file(train["dataset"], train["lang"], "train"),
                 "--dev", data_file(train["dataset"], train["lang"], "dev"),
                 "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]

@@ -44,7 +44,12 @@ def _job_arguments(p, role: str, out_help: str, checkpoint_help: str) -> None:
 
 
 def _split_arguments(p, role: str) -> None:
+    from xlt.core.choices import HEADS
+
     p.add_argument("--model", required=True, help=f"{role}: hub id or local directory")
+    p.add_argument("--head", choices=HEADS, default="auto",
+                   help="classification head: pooler (transformers' own), mean (mask-aware mean + linear, for "
+                        "checkpoints without a trained pooler), auto (pooler when the checkpoint has one; default)")
     p.add_argument("--split", required=True, help="directory written by `xlt monox-split`")
     p.add_argument("--size", default="all", help="labelled training examples (nested stratified subsample) or all")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
@@ -74,7 +79,7 @@ def _train_teacher(args):
 
     tokenizer = load_tokenizer(args.model)
     seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
-    model = load_classifier(args.model, args.num_labels)
+    model = load_classifier(args.model, args.num_labels, args.head)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
                           teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir)
@@ -122,7 +127,7 @@ def _distill(args):
 
     def load_student():
         seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
-        return load_classifier(args.model, args.num_labels)
+        return load_classifier(args.model, args.num_labels, args.head)
 
     outcome = run_student(args.mode, load_student, tokenizer, split, size, targs.seed, targs,
                           teacher_logits=args.teacher_logits, temperature=args.temperature,

@@ -12,7 +12,7 @@ import math
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
 
 FAMILY = "monox"
 MODES = ("finetune", "self_train", "kd", "pl")
@@ -204,7 +204,7 @@ def _teacher_job(config: dict, row: dict) -> Job:
     split = tasks(config[FAMILY])[task]["eval"]["split"]
     axes = _axes(row, row["teacher"])
     # the monolingual teacher is scored in the source language only (the paper's Table 1)
-    args = ["--model", model_ref(config, row["teacher"]), "--split", SPLIT.format(run_id=split_id(task, row["seed"])),
+    args = ["--model", model_ref(config, row["teacher"]), *head_args(config, row["teacher"]), "--split", SPLIT.format(run_id=split_id(task, row["seed"])),
             "--size", row["size"], "--num-labels", num_labels(config, task),
             "--eval-data", data_file(task, source, split), "--eval-langs", source, "--source-lang", source,
             "--seed", row["seed"], *flag_args(training(config, task, "teacher")), "--axes", json.dumps(axes),
@@ -230,7 +230,7 @@ def _student_job(config: dict, row: dict) -> Job:
     if row["mode"] == "self_train":
         mode_args += ["--rounds", family["self_train_rounds"]]
     axes = _axes(row, row["student"])
-    args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]),
+    args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]), *head_args(config, row["student"]),
             "--split", SPLIT.format(run_id=split_id(task, row["seed"])), "--size", row["size"],
             "--num-labels", num_labels(config, task), *mode_args,
             "--eval-data", *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
