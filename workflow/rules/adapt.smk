@@ -30,6 +30,8 @@ rule adapt_mlm:
         adapt.RUN,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("adapt", "adapt_mlm")
     conda:
         ENV
     threads: job_threads("adapt")
@@ -48,6 +50,8 @@ rule adapt_reference_perplexity:
         adapt.REFERENCE,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("adapt", "adapt_reference_perplexity")
     wildcard_constraints:
         run_id=adapt.REFERENCE_ID,
     conda:

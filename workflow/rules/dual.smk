@@ -17,6 +17,8 @@ rule train_dual:
         metrics=dual.TRAIN_METRICS,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.train.log",
+    benchmark:
+        benchmark_pattern("dual", "train_dual")
     conda:
         ENV
     threads: job_threads("dual")
@@ -36,6 +38,8 @@ rule tatoeba_dual:
         dual.TATOEBA,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.tatoeba.log",
+    benchmark:
+        benchmark_pattern("dual", "tatoeba_dual")
     conda:
         ENV
     threads: job_threads("dual")
@@ -71,6 +75,8 @@ rule mine:
         dual.MINED,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.mine.{{pair}}.log",
+    benchmark:
+        benchmark_pattern("dual", "mine", ("run_id", "pair"))
     conda:
         ENV
     threads: job_threads("dual")

@@ -11,6 +11,8 @@ rule finetune:
         metrics=f"{freeze_depth.RUN}/train.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.finetune.log",
+    benchmark:
+        benchmark_pattern("freeze_depth", "finetune")
     conda:
         ENV
     threads: job_threads("freeze_depth")
@@ -31,6 +33,8 @@ rule evaluate_xnli:
         f"{freeze_depth.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.evaluate.log",
+    benchmark:
+        benchmark_pattern("freeze_depth", "evaluate_xnli")
     conda:
         ENV
     threads: job_threads("freeze_depth")

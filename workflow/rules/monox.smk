@@ -34,6 +34,8 @@ rule train_teacher:
         metrics=f"{monox.TEACHER}/metrics.json",
     log:
         f"{RESULTS}/logs/monox/teachers/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("monox", "train_teacher")
     conda:
         ENV
     threads: job_threads("monox")
@@ -52,6 +54,8 @@ rule distill:
         f"{monox.STUDENT}/metrics.json",
     log:
         f"{RESULTS}/logs/monox/students/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("monox", "distill")
     conda:
         ENV
     threads: job_threads("monox")

@@ -12,6 +12,8 @@ rule train_sbert:
         metrics=f"{sbert.RUN}/train.json",
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.train.log",
+    benchmark:
+        benchmark_pattern("sbert", "train_sbert")
     conda:
         ENV
     threads: job_threads("sbert")
@@ -30,6 +32,8 @@ rule eval_sbert:
         f"{sbert.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.eval.log",
+    benchmark:
+        benchmark_pattern("sbert", "eval_sbert")
     conda:
         ENV
     threads: job_threads("sbert")

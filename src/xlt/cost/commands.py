@@ -43,7 +43,30 @@ def _calibrate(args):
           f"job start-up {result['overhead_s']:.1f} s")
 
 
+def _cost_table_arguments(p):
+    p.add_argument("--config", required=True, help="the workflow config the jobs ran from (planned seconds come from it)")
+    p.add_argument("--gpu", default=None, help="plan with a known accelerator instead of the saved calibration")
+    p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+    p.add_argument("--root", default=".", help="directory that holds results/benchmarks")
+    p.add_argument("--out", required=True, help="cost table (CSV), one row per model-running job")
+    p.add_argument("--plot", default=None, help="also draw planned against measured seconds per family (PNG)")
+
+
+def _cost_table(args):
+    from xlt.core import settings
+    from xlt.cost import estimate, ledger, profile
+
+    rows = ledger.cost_rows(estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile)), args.root)
+    ledger.write_cost_table(rows, args.out)
+    if args.plot:
+        ledger.plot_plan_vs_actual(rows, args.plot)
+    summary = ledger.within_factor(rows)
+    print(f"{args.out}: {summary['jobs']} jobs, {summary['jobs_within']} planned within 2x of measured; "
+          f"total planned {summary['planned_total_s']:.0f} s, measured {summary['measured_total_s']:.0f} s")
+
+
 VERBS = {
+    "cost-table": Verb("Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)", _cost_table_arguments, _cost_table),
     "plan": Verb("Estimate a config's cost per family and in total: jobs, GPU/CPU-hours, peak memory, disk", _plan_arguments, _plan),
     "calibrate": Verb("Measure this machine's training and inference throughput and save it for `xlt plan`", _calibrate_arguments, _calibrate),
 }
