@@ -9,7 +9,7 @@ from xlt.core import settings
 from xlt.core.cluster import slurm_resources
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import DEFAULT_CACHE, check_offline
-from xlt.cost.ledger import COST_PLOT, COST_TABLE, LEDGER_RULES, benchmark_file, benchmark_pattern
+from xlt.cost.ledger import benchmark_pattern
 
 min_version("8.10")
 
@@ -94,13 +94,3 @@ def family_targets(family):
     if settings.family(config, family) is None:
         return []
     return settings.plan_module(family).targets(config)
-
-
-def ledger_benchmarks():
-    """The benchmark file of every job that loads a model (xlt.cost.ledger.LEDGER_RULES)."""
-    return [
-        benchmark_file(family, rule, key)
-        for family, rules in LEDGER_RULES.items()
-        for rule in rules
-        for key in family_jobs(family).get(rule, {})
-    ]

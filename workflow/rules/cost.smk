@@ -1,12 +1,14 @@
-# The cost ledger (xlt.cost.ledger): every model job's benchmark file next to its planned cost.
+# The cost ledger (xlt.cost.ledger): every model job's benchmark file and manifest next to its
+# planned cost (xlt plan), as results/tables/cost.csv and a plan-against-actual figure per family.
+from xlt.cost import ledger
 
 
 rule cost_table:
     input:
-        ledger_benchmarks(),
+        ledger.benchmark_files(config),
     output:
-        table=COST_TABLE,
-        plot=report(COST_PLOT, caption="../../src/xlt/cost/caption.rst", category="Cost"),
+        table=report(ledger.COST_TABLE, caption="../../src/xlt/cost/caption.rst", category=ledger.CATEGORY),
+        plot=report(ledger.COST_PLOT, caption="../../src/xlt/cost/caption.rst", category=ledger.CATEGORY),
     log:
         f"{RESULTS}/logs/cost_table.log",
     localrule: True

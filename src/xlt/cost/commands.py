@@ -45,24 +45,36 @@ def _calibrate(args):
 
 def _cost_table_arguments(p):
     p.add_argument("--config", required=True, help="the workflow config the jobs ran from (planned seconds come from it)")
-    p.add_argument("--gpu", default=None, help="plan with a known accelerator instead of the saved calibration")
+    p.add_argument("--gpu", default=None, help="plan with a known accelerator (h100, a100, v100, cpu) instead of the saved calibration")
     p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
-    p.add_argument("--root", default=".", help="directory that holds results/benchmarks")
+    p.add_argument("--root", default=".", help="directory that holds results/benchmarks and results/runs")
     p.add_argument("--out", required=True, help="cost table (CSV), one row per model-running job")
     p.add_argument("--plot", default=None, help="also draw planned against measured seconds per family (PNG)")
 
 
 def _cost_table(args):
     from xlt.core import settings
+    from xlt.core.errors import XltError
+    from xlt.core.io import atomic_path
     from xlt.cost import estimate, ledger, profile
 
-    rows = ledger.cost_rows(estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile)), args.root)
+    planned = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    rows, missing = ledger.cost_rows(planned, args.root)
+    if not rows:
+        raise XltError(f"none of the {len(missing)} benchmark files of {args.config}'s model jobs is under {args.root} "
+                       f"(e.g. {missing[0] if missing else ledger.BENCHMARK_DIR}); run the workflow first "
+                       "(every model rule writes one) or pass --root the directory it ran in")
     ledger.write_cost_table(rows, args.out)
     if args.plot:
-        ledger.plot_plan_vs_actual(rows, args.plot)
-    summary = ledger.within_factor(rows)
-    print(f"{args.out}: {summary['jobs']} jobs, {summary['jobs_within']} planned within 2x of measured; "
-          f"total planned {summary['planned_total_s']:.0f} s, measured {summary['measured_total_s']:.0f} s")
+        with atomic_path(args.plot) as tmp:
+            ledger.plot_plan_vs_actual(rows, tmp, title=f"Planned ({planned['profile']['name']} profile) against measured wall time")
+    for family, own in [*ledger.by_family(rows).items(), ("total", rows)]:
+        s = ledger.within_factor(own)
+        print(f"{family}: {s['jobs']} jobs, {s['jobs_within']} planned within {ledger.WITHIN:g}x of measured; "
+              f"planned {s['planned_total_s']:.0f} s, measured {s['measured_total_s']:.0f} s")
+    if missing:
+        print(f"{len(missing)} job(s) without a benchmark file left out (e.g. {missing[0]})")
+    print(f"wrote {args.out}")
 
 
 VERBS = {
