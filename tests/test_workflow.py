@@ -110,6 +110,12 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     assert set(cost[cost.rule == "build_demo_model"].rss_from) == {"benchmark"}
     assert set(cost[cost.rule != "build_demo_model"].rss_from) == {"manifest"}
     assert (work / "results" / "plots" / "cost" / "plan-vs-actual.png").stat().st_size > 5000
+    # a training-curves figure per family that trains, from every training run's curve CSV
+    for family in ("freeze_depth", "sbert", "adapt", "monox", "dual"):
+        assert (work / "results" / "plots" / family / "training-curves.png").stat().st_size > 5000, family
+    curves = list((work / "results" / "runs").rglob("*.curve.csv"))
+    assert len(curves) == 4 + 1 + 2 + 3 + 1  # tiny.yaml: finetune, sbert, adapt, monox teacher + students, dual runs
+    assert all(len(path.read_text().splitlines()) > 1 for path in curves)
     report = (work / "results" / "report.html").read_text(errors="replace")
     assert "they say nothing about mBERT or about real languages" in report and "xlt tiny via --config" in report
     again = snakemake(work, *run_args)

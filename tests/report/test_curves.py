@@ -56,3 +56,13 @@ def test_the_verb_fails_on_a_bad_curve_without_writing_the_figure(tmp_path, caps
     assert main(["plot-curves", str(tmp_path / "run" / "train.curve.csv"), "--out", str(tmp_path / "c.png")]) == 2
     assert "lacks the column(s)" in capsys.readouterr().err and not (tmp_path / "c.png").exists()
 
+
+def test_self_training_rounds_follow_one_another_on_the_step_axis():
+    from xlt.core.training import TrainResult
+    from xlt.families.monox.training import rounds_curve
+
+    first = TrainResult(steps=4, best_step=4, best_score=0.5, curve=[{"step": 2, "loss": 1.0, "lr": 0.1, "dev_score": None},
+                                                                    {"step": 4, "loss": 0.8, "lr": 0.0, "dev_score": 0.5}])
+    second = TrainResult(steps=3, best_step=3, best_score=0.6, curve=[{"step": 3, "loss": 0.7, "lr": 0.0, "dev_score": 0.6}])
+    assert [(row["step"], row["loss"]) for row in rounds_curve([first, second])] == [(2, 1.0), (4, 0.8), (7, 0.7)]
+    assert [row["step"] for row in second.curve] == [3]  # the rounds' own curves are left alone

@@ -15,6 +15,7 @@ rule train_dual:
     output:
         model=directory(dual.MODEL),
         metrics=dual.TRAIN_METRICS,
+        curve=dual.TRAIN_CURVE,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.train.log",
     benchmark:
@@ -125,3 +126,21 @@ rule plot_dual:
         ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_curves_dual:
+    input:
+        dual.curve_files(config),
+    output:
+        report(
+            dual.CURVES,
+            caption="../../src/xlt/report/curves.rst",
+            category="Dual encoder (LaBSE-style)",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/dual-training-curves.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt plot-curves {input} --out {output} --title 'Training curves: dual' > {log} 2>&1"
