@@ -148,5 +148,11 @@ def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]
     assert sorted(acc.freeze_depth.unique()) == [0, 2]
-    assert set(acc.lang) == {"en", "qab", "avg"}
-    assert (acc.model == str(demo_model_dir)).all()
+    # languages only in the table, the average in the summary; the config's model name, never
+    # its path, in the table and in each run's manifest (since babfbff)
+    assert set(acc.lang) == {"en", "qab"}
+    summary = pd.read_csv(work / "results" / "tables" / "freeze_depth_summary.csv")
+    assert set(summary[summary.metric == "accuracy"].lang) == {"avg"}
+    assert (acc.model == "my-mbert").all()
+    manifests = list((work / "results" / "runs" / "freeze_depth").glob("*/manifest.json"))
+    assert len(manifests) == 2 and all(json.loads(m.read_text())["model"] == "my-mbert" for m in manifests)
