@@ -144,3 +144,17 @@ def test_compile_trains_through_torch_compile(monkeypatch):
     assert compiled_models == [compiled]
     assert torch.allclose(compiled.weight, plain.weight, atol=1e-6)
     assert not torch.equal(compiled.weight, make_model().weight)
+
+
+def test_the_curve_holds_every_logged_and_evaluated_step_as_the_history_does():
+    data = toy_problem()
+    scores = iter([0.3, 0.5, 0.4])
+    result = train(make_model(), data, collate, loss_fn, args(max_steps=9, eval_every=3, log_every=4),
+                   evaluate=lambda m: {"score": next(scores)})
+    assert [row["step"] for row in result.curve] == [3, 4, 6, 8, 9]  # evaluations, log lines, the last step
+    assert [row["dev_score"] for row in result.curve] == [0.3, None, 0.5, None, 0.4]
+    evaluated = [row for row in result.curve if row["dev_score"] is not None]
+    assert [row["loss"] for row in evaluated] == [h["loss"] for h in result.history]
+    # linear decay from lr 0.1 to 0 over 9 steps, no warm-up: the rate the next step will use
+    assert [row["lr"] for row in result.curve] == pytest.approx([0.1 * (9 - s) / 9 for s in (3, 4, 6, 8, 9)])
+    assert all(row["loss"] > 0 for row in result.curve)

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from xlt.cost import ledger
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -98,6 +100,22 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
         assert not set(family_table.get("lang", pd.Series(dtype=str)).dropna()) & {"avg", "multilingual"}, family
     manifests = list((work / "results" / "runs").glob("*/*/manifest.json"))
     assert manifests and all(json.loads(m.read_text())["libraries"]["torch"] for m in manifests)
+    # the cost ledger: one row per model-loading job, measured by its benchmark file; peak RSS
+    # from the run's manifest except for the demo models, which write no metrics
+    cost = pd.read_csv(work / "results" / "tables" / "cost.csv")
+    ledgered = sum(1 for rows in ledger.LEDGER_RULES.values() for _ in rows)
+    assert set(zip(cost.family, cost.rule)) == {(f, r) for f, rules in ledger.LEDGER_RULES.items() for r in rules}
+    assert len(set(zip(cost.family, cost.rule))) == ledgered
+    assert (cost.measured_s > 0).all() and (cost.planned_s > 0).all()
+    assert set(cost[cost.rule == "build_demo_model"].rss_from) == {"benchmark"}
+    assert set(cost[cost.rule != "build_demo_model"].rss_from) == {"manifest"}
+    assert (work / "results" / "plots" / "cost" / "plan-vs-actual.png").stat().st_size > 5000
+    # a training-curves figure per family that trains, from every training run's curve CSV
+    for family in ("freeze_depth", "sbert", "adapt", "monox", "dual"):
+        assert (work / "results" / "plots" / family / "training-curves.png").stat().st_size > 5000, family
+    curves = list((work / "results" / "runs").rglob("*.curve.csv"))
+    assert len(curves) == 4 + 1 + 2 + 3 + 1  # tiny.yaml: finetune, sbert, adapt, monox teacher + students, dual runs
+    assert all(len(path.read_text().splitlines()) > 1 for path in curves)
     report = (work / "results" / "report.html").read_text(errors="replace")
     assert "they say nothing about mBERT or about real languages" in report and "xlt tiny via --config" in report
     again = snakemake(work, *run_args)

@@ -74,3 +74,11 @@ def test_a_finetune_log_file_is_plain_and_shows_progress(finetune_inputs, tmp_pa
     reports = [line for line in text.splitlines() if "load report" in line.lower()]
     assert len(reports) == 1 and "MISSING (newly initialised): classifier.bias, classifier.weight" in reports[0]
     assert "Key" not in text and "Notes:" not in text
+    # the run's training curve beside its metrics: every logged step and every evaluation
+    import csv
+
+    with open(tmp_path / "run" / "train.curve.csv") as f:
+        curve = list(csv.DictReader(f))
+    assert [row["step"] for row in curve] == ["2", "4", "5", "6"]  # log_every 2, one epoch = 5 steps
+    assert [bool(row["dev_score"]) for row in curve] == [False, False, True, True]
+    assert all(float(row["loss"]) > 0 for row in curve) and float(curve[-1]["lr"]) == 0.0

@@ -27,9 +27,12 @@ rule adapt_mlm:
     input:
         unpack(job_inputs("adapt", "adapt_mlm")),
     output:
-        adapt.RUN,
+        metrics=adapt.RUN,
+        curve=adapt.CURVE,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("adapt", "adapt_mlm")
     conda:
         ENV
     threads: job_threads("adapt")
@@ -48,6 +51,8 @@ rule adapt_reference_perplexity:
         adapt.REFERENCE,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("adapt", "adapt_reference_perplexity")
     wildcard_constraints:
         run_id=adapt.REFERENCE_ID,
     conda:
@@ -119,3 +124,21 @@ rule plot_adapt:
         ENV
     shell:
         "xlt plot adapt-{wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_curves_adapt:
+    input:
+        adapt.curve_files(config),
+    output:
+        report(
+            adapt.CURVES,
+            caption="../../src/xlt/report/curves.rst",
+            category="Target-language MLM adaptation",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/adapt-training-curves.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt plot-curves {input} --out {output} --title 'Training curves: adapt' > {log} 2>&1"

@@ -27,6 +27,8 @@ rule align_layers:
         ),
     log:
         alignment.LOG,
+    benchmark:
+        benchmark_pattern("alignment", "align_layers")
     conda:
         ENV
     threads: job_threads("alignment")

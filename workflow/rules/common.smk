@@ -9,6 +9,7 @@ from xlt.core import settings
 from xlt.core.cluster import slurm_resources
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import cache_dir, cache_environment, check_offline
+from xlt.cost.ledger import benchmark_pattern
 
 min_version("8.10")
 

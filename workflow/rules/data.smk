@@ -8,6 +8,8 @@ rule build_demo_model:
         directory(f"{RESULTS}/models/{{model}}"),
     log:
         f"{RESULTS}/logs/models/{{model}}.log",
+    benchmark:
+        benchmark_pattern("shared", "build_demo_model", ("model",))
     localrule: True
     conda:
         ENV

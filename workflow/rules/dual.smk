@@ -15,8 +15,11 @@ rule train_dual:
     output:
         model=directory(dual.MODEL),
         metrics=dual.TRAIN_METRICS,
+        curve=dual.TRAIN_CURVE,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.train.log",
+    benchmark:
+        benchmark_pattern("dual", "train_dual")
     conda:
         ENV
     threads: job_threads("dual")
@@ -36,6 +39,8 @@ rule tatoeba_dual:
         dual.TATOEBA,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.tatoeba.log",
+    benchmark:
+        benchmark_pattern("dual", "tatoeba_dual")
     conda:
         ENV
     threads: job_threads("dual")
@@ -71,6 +76,8 @@ rule mine:
         dual.MINED,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.mine.{{pair}}.log",
+    benchmark:
+        benchmark_pattern("dual", "mine", ("run_id", "pair"))
     conda:
         ENV
     threads: job_threads("dual")
@@ -119,3 +126,21 @@ rule plot_dual:
         ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_curves_dual:
+    input:
+        dual.curve_files(config),
+    output:
+        report(
+            dual.CURVES,
+            caption="../../src/xlt/report/curves.rst",
+            category="Dual encoder (LaBSE-style)",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/dual-training-curves.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt plot-curves {input} --out {output} --title 'Training curves: dual' > {log} 2>&1"

@@ -8,9 +8,12 @@ rule finetune:
         unpack(job_inputs("freeze_depth", "finetune")),
     output:
         model=directory(f"{freeze_depth.RUN}/model"),
-        metrics=f"{freeze_depth.RUN}/train.json",
+        metrics=freeze_depth.TRAIN_METRICS,
+        curve=freeze_depth.TRAIN_CURVE,
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.finetune.log",
+    benchmark:
+        benchmark_pattern("freeze_depth", "finetune")
     conda:
         ENV
     threads: job_threads("freeze_depth")
@@ -31,6 +34,8 @@ rule evaluate_xnli:
         f"{freeze_depth.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.evaluate.log",
+    benchmark:
+        benchmark_pattern("freeze_depth", "evaluate_xnli")
     conda:
         ENV
     threads: job_threads("freeze_depth")
@@ -83,3 +88,21 @@ rule plot_freeze_depth:
         ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_curves_freeze_depth:
+    input:
+        freeze_depth.curve_files(config),
+    output:
+        report(
+            freeze_depth.CURVES,
+            caption="../../src/xlt/report/curves.rst",
+            category="Freeze-depth transfer",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/freeze_depth-training-curves.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt plot-curves {input} --out {output} --title 'Training curves: freeze_depth' > {log} 2>&1"

@@ -31,9 +31,12 @@ rule train_teacher:
         unpack(job_inputs("monox", "train_teacher")),
     output:
         logits=f"{monox.TEACHER}/logits.npz",
-        metrics=f"{monox.TEACHER}/metrics.json",
+        metrics=monox.TEACHER_METRICS,
+        curve=monox.TEACHER_CURVE,
     log:
         f"{RESULTS}/logs/monox/teachers/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("monox", "train_teacher")
     conda:
         ENV
     threads: job_threads("monox")
@@ -49,9 +52,12 @@ rule distill:
     input:
         unpack(job_inputs("monox", "distill")),
     output:
-        f"{monox.STUDENT}/metrics.json",
+        metrics=monox.STUDENT_METRICS,
+        curve=monox.STUDENT_CURVE,
     log:
         f"{RESULTS}/logs/monox/students/{{run_id}}.log",
+    benchmark:
+        benchmark_pattern("monox", "distill")
     conda:
         ENV
     threads: job_threads("monox")
@@ -124,3 +130,21 @@ rule plot_monox:
         ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_curves_monox:
+    input:
+        monox.curve_files(config),
+    output:
+        report(
+            monox.CURVES,
+            caption="../../src/xlt/report/curves.rst",
+            category="MonoX teacher -> student",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/monox-training-curves.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt plot-curves {input} --out {output} --title 'Training curves: monox' > {log} 2>&1"

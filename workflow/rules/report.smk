@@ -5,9 +5,9 @@ import subprocess
 
 def all_targets():
     """Every family's targets, then the checks over their tables (positive_control), then the
-    comparison with the seed studies' published numbers."""
+    comparison with the seed studies' published numbers, then the cost ledger."""
     families = [target for name in (*settings.FAMILIES, *settings.CHECKS) for target in family_targets(name)]
-    return families + paper.targets(config)
+    return families + paper.targets(config) + ledger.targets(config)
 
 
 REPORT = f"{RESULTS}/report.html"

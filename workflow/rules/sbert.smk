@@ -9,9 +9,12 @@ rule train_sbert:
         unpack(job_inputs("sbert", "train_sbert")),
     output:
         model=directory(f"{sbert.RUN}/model"),
-        metrics=f"{sbert.RUN}/train.json",
+        metrics=sbert.TRAIN_METRICS,
+        curve=sbert.TRAIN_CURVE,
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.train.log",
+    benchmark:
+        benchmark_pattern("sbert", "train_sbert")
     conda:
         ENV
     threads: job_threads("sbert")
@@ -30,6 +33,8 @@ rule eval_sbert:
         f"{sbert.RUN}/eval.json",
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.eval.log",
+    benchmark:
+        benchmark_pattern("sbert", "eval_sbert")
     conda:
         ENV
     threads: job_threads("sbert")
@@ -76,3 +81,21 @@ rule plot_sbert:
         ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_curves_sbert:
+    input:
+        sbert.curve_files(config),
+    output:
+        report(
+            sbert.CURVES,
+            caption="../../src/xlt/report/curves.rst",
+            category="Sentence embeddings",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/sbert-training-curves.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt plot-curves {input} --out {output} --title 'Training curves: sbert' > {log} 2>&1"

@@ -126,6 +126,21 @@ def _plot(args):
         kinds[args.kind](table, tmp, title=args.title)
 
 
+def _plot_curves_arguments(p):
+    p.add_argument("curves", nargs="+", help="training curve CSVs (<run>/train.curve.csv, written beside a run's metrics)")
+    p.add_argument("--out", required=True, help="PNG path")
+    p.add_argument("--title", default="", help="figure title (default 'Training curves')")
+
+
+def _plot_curves(args):
+    from xlt.core.io import atomic_path
+    from xlt.report.curves import plot_curves, read_curves
+
+    curves = read_curves(args.curves)
+    with atomic_path(args.out) as tmp:
+        plot_curves(curves, tmp, title=args.title)
+
+
 def _config_arguments(p):
     p.add_argument("action", choices=["check", "show"],
                    help="check: validate and say so; show: print the effective config, every default filled in")
@@ -167,6 +182,7 @@ VERBS = {
     "prefetch": Verb("Download a config's hub models and HF datasets into the cache (resources/hf) for offline runs", _prefetch_arguments, _prefetch),
     "aggregate": Verb("Collect metrics JSON files into one tidy CSV (run axes + dimensions + metric + value)", _aggregate_arguments, _aggregate),
     "plot": Verb("Draw one figure from a tidy metrics table", _plot_arguments, _plot),
+    "plot-curves": Verb("Draw the training curves (loss, learning rate, dev score) of a family's runs in one figure", _plot_curves_arguments, _plot_curves),
     "config": Verb("Validate a config (check) or print it with every default filled in (show)", _config_arguments, _config),
     "sweep": Verb("Validate a config and print its sweep: one row per run", _sweep_arguments, _sweep),
 }

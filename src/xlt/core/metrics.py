@@ -11,9 +11,12 @@ import math
 import platform
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from xlt.core.io import write_json
+from xlt.core.io import write_json, write_text
+
+CURVE_COLUMNS = ("step", "loss", "lr", "dev_score")
 
 # when this `xlt` job started (set by xlt.cli.main): a metrics file's wall_s covers the whole
 # job, including model loading and training that happen before the file is created
@@ -51,6 +54,7 @@ class MetricsFile:
     records: list = field(default_factory=list)
     started: float = field(default_factory=job_started)
     manifest: bool = True  # write manifest.json beside the metrics file (xlt.core.manifest)
+    curve: list = field(default_factory=list)  # a training run's TrainResult.curve
 
     def add(self, metric: str, value: float, **dims: Any) -> None:
         self.records.append(record(metric, value, **dims))
@@ -59,6 +63,10 @@ class MetricsFile:
         self.records.extend(records)
 
     def write(self, path) -> None:
+        """The metrics JSON at `path`; with a training `curve`, also `<stem>.curve.csv` beside it
+        (step, loss, lr, dev_score: what `xlt plot-curves` draws)."""
+        if self.curve:
+            write_curve(self.curve, curve_path(path))
         bad = [r for r in self.records if not math.isfinite(r["value"])]
         meta = {
             "family": self.family,
@@ -75,6 +83,23 @@ class MetricsFile:
             from xlt.core.manifest import write_manifest
 
             write_manifest(path, meta, self.axes, self.started, argv=JOB_ARGV, args=JOB_ARGS)
+
+
+def curve_path(metrics_path: str | Path) -> Path:
+    """Where a training run's curve lies: `<metrics stem>.curve.csv` beside its metrics JSON."""
+    return Path(metrics_path).with_suffix(".curve.csv")
+
+
+def write_curve(curve: list[dict], path: str | Path) -> None:
+    """A training curve as CSV (CURVE_COLUMNS; dev_score empty where the step was not evaluated)."""
+    import csv
+    import io
+
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=CURVE_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: ("" if row.get(k) is None else row[k]) for k in CURVE_COLUMNS} for row in curve)
+    write_text(path, text.getvalue())
 
 
 def parse_axes(text: str) -> dict:

@@ -55,6 +55,8 @@ class TrainResult:
     device: str = "cpu"
     samples_per_s: float = 0.0
     precision: str = "fp32"  # what autocast computed in: fp32, bfloat16 or float16
+    # the training curve: one row per logged or evaluated step, {"step", "loss", "lr", "dev_score"}
+    curve: list = field(default_factory=list)
 
 
 class TrainingDiverged(XltError):
@@ -207,6 +209,7 @@ def train(
         if extra["best_params"] is not None:
             best_state = {id(p): t for p, t in zip(params, extra["best_params"])}
         seen, running, running_n, elapsed_before = extra["seen"], extra["running"], extra["running_n"], extra["elapsed_s"]
+        result.curve = extra.get("curve", [])
         if extra.get("scaler"):
             scaler.load_state_dict(extra["scaler"])
     model.train()
@@ -231,7 +234,7 @@ def train(
             checkpoint_dir, step, model, optimizer, scheduler, epoch=epoch, position=position, order_seed=args.seed,
             extra={"run": run_key, "history": result.history, "best_score": result.best_score, "best_step": result.best_step,
                    "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
-                   "seen": seen, "running": running, "running_n": running_n,
+                   "seen": seen, "running": running, "running_n": running_n, "curve": result.curve,
                    "elapsed_s": elapsed_before + time.time() - started,
                    "scaler": scaler.state_dict() if scaler.is_enabled() else None},
         )
@@ -271,14 +274,20 @@ def train(
             faults.reached("step")  # the kill sweep's hook; nothing without XLT_FAULT
 
             bar.update(1)
-            if step % args.log_every == 0 or step == total:
+            logged = step % args.log_every == 0 or step == total
+            evaluated = evaluate is not None and (step % eval_every == 0 or step == total)
+            if logged or evaluated:
+                result.curve.append({"step": step, "loss": running / max(1, running_n), "lr": scheduler.get_last_lr()[0],
+                                     "dev_score": None})
+            if logged:
                 # rates over this process's steps: a resumed run's earlier time says nothing about this device
                 session_s = max(time.time() - started, 1e-9)
                 log.info(console.progress_line(
                     step, total, running / running_n, scheduler.get_last_lr()[0], (seen - seen_at_start) / session_s,
                     elapsed_before + session_s, (total - step) * session_s / (step - step_at_start)))
-            if evaluate is not None and (step % eval_every == 0 or step == total):
+            if evaluated:
                 metrics = evaluate(model)
+                result.curve[-1]["dev_score"] = metrics["score"]
                 model.train()
                 entry = {"step": step, "loss": running / max(1, running_n), **metrics}
                 result.history.append(entry)

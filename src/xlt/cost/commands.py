@@ -43,7 +43,42 @@ def _calibrate(args):
           f"job start-up {result['overhead_s']:.1f} s")
 
 
+def _cost_table_arguments(p):
+    p.add_argument("--config", required=True, help="the workflow config the jobs ran from (planned seconds come from it)")
+    p.add_argument("--gpu", default=None, help="plan with a known accelerator (h100, a100, v100, cpu) instead of the saved calibration")
+    p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+    p.add_argument("--root", default=".", help="directory that holds results/benchmarks and results/runs")
+    p.add_argument("--out", required=True, help="cost table (CSV), one row per model-running job")
+    p.add_argument("--plot", default=None, help="also draw planned against measured seconds per family (PNG)")
+
+
+def _cost_table(args):
+    from xlt.core import settings
+    from xlt.core.errors import XltError
+    from xlt.core.io import atomic_path
+    from xlt.cost import estimate, ledger, profile
+
+    planned = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    rows, missing = ledger.cost_rows(planned, args.root)
+    if not rows:
+        raise XltError(f"none of the {len(missing)} benchmark files of {args.config}'s model jobs is under {args.root} "
+                       f"(e.g. {missing[0] if missing else ledger.BENCHMARK_DIR}); run the workflow first "
+                       "(every model rule writes one) or pass --root the directory it ran in")
+    ledger.write_cost_table(rows, args.out)
+    if args.plot:
+        with atomic_path(args.plot) as tmp:
+            ledger.plot_plan_vs_actual(rows, tmp, title=f"Planned ({planned['profile']['name']} profile) against measured wall time")
+    for family, own in [*ledger.by_family(rows).items(), ("total", rows)]:
+        s = ledger.within_factor(own)
+        print(f"{family}: {s['jobs']} jobs, {s['jobs_within']} planned within {ledger.WITHIN:g}x of measured; "
+              f"planned {s['planned_total_s']:.0f} s, measured {s['measured_total_s']:.0f} s")
+    if missing:
+        print(f"{len(missing)} job(s) without a benchmark file left out (e.g. {missing[0]})")
+    print(f"wrote {args.out}")
+
+
 VERBS = {
+    "cost-table": Verb("Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)", _cost_table_arguments, _cost_table),
     "plan": Verb("Estimate a config's cost per family and in total: jobs, GPU/CPU-hours, peak memory, disk", _plan_arguments, _plan),
     "calibrate": Verb("Measure this machine's training and inference throughput and save it for `xlt plan`", _calibrate_arguments, _calibrate),
 }

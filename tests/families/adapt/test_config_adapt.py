@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from xlt.core.settings import validate
-from xlt.families.adapt.plan import eval_sets, jobs, references, runs, targets
+from xlt.families.adapt.plan import PLOT_KINDS, curve_files, eval_sets, jobs, references, runs, targets
 from xlt.core.errors import XltError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -187,6 +187,15 @@ def test_jobs_follow_the_settings(demo):
     run = _argv(overridden["adapt_mlm"]["demo-mbert-layers0-12-seed1"])
     assert run[run.index("--eval-every") + 1] == "5" and run[run.index("--max-length") + 1] == "64"
     assert run[run.index("--lr") + 1] == "0.0005"  # the shared value: the override no longer sets lr
+
+
+def test_targets_end_with_the_training_curves_of_every_mlm_run(demo):
+    config = validate(demo)
+    assert targets(config) == [
+        "results/tables/adapt.csv", "results/tables/adapt_summary.csv", "results/tables/adapt_final.csv",
+        *(f"results/plots/adapt/{kind}.png" for kind in PLOT_KINDS), "results/plots/adapt/training-curves.png"]
+    run_ids = list(jobs(config)["adapt_mlm"])
+    assert run_ids and curve_files(config) == [f"results/runs/adapt/{run_id}/metrics.curve.csv" for run_id in run_ids]
 
 
 def test_plan_and_config_check_do_not_import_torch():

@@ -229,12 +229,16 @@ def test_targets_and_aggregated_files():
     ] + [f"results/runs/dual/{BASELINE}/tatoeba.json"]
     # a line against an axis needs two values of it; mining needs mining
     assert plan.targets(config) == ["results/tables/dual.csv", "results/tables/dual_summary.csv", "results/plots/dual/dual-error-vs-margin.png",
-                                    "results/plots/dual/dual-tatoeba-heatmap.png", "results/plots/dual/dual-mining.png"]
+                                    "results/plots/dual/dual-tatoeba-heatmap.png", "results/plots/dual/dual-mining.png",
+                                    "results/plots/dual/training-curves.png"]
+    # trained runs draw a curve; the untrained baseline does not
+    assert plan.curve_files(config) == [f"results/runs/dual/{run}/train.curve.csv" for run in runs if run != BASELINE]
+    assert len(plan.curve_files(config)) == 2
     config = small_config(scales=[5, 10])
     del config["dual"]["mining"]
     validate(config)
     assert plan.targets(config) == ["results/tables/dual.csv", "results/tables/dual_summary.csv", "results/plots/dual/dual-error-vs-scale.png",
-                                    "results/plots/dual/dual-tatoeba-heatmap.png"]
+                                    "results/plots/dual/dual-tatoeba-heatmap.png", "results/plots/dual/training-curves.png"]
     assert plan.jobs(config)["mine"] == {} and plan.jobs(config)["make_bucc"] == {}
     assert plan.metrics_files(config) == [f"results/runs/dual/{run}/{name}" for run in
                                           [r["run_id"] for r in plan.runs(config)] for name in ("train.json", "tatoeba.json")

@@ -102,7 +102,11 @@ def test_targets_are_the_table_and_both_figures():
     config = validate(demo_config())
     assert plan.targets(config) == ["results/tables/freeze_depth.csv", "results/tables/freeze_depth_summary.csv",
                                     "results/plots/freeze_depth/accuracy-vs-depth.png",
-                                    "results/plots/freeze_depth/accuracy-heatmap.png"]
+                                    "results/plots/freeze_depth/accuracy-heatmap.png",
+                                    "results/plots/freeze_depth/training-curves.png"]
+    # the curves figure reads every fine-tuning run's curve, written beside its train.json
+    assert plan.curve_files(config) == [f"results/runs/freeze_depth/{run_id}/train.curve.csv"
+                                        for run_id in plan.jobs(config)["finetune"]] != []
     del config["freeze_depth"]
     assert plan.targets(config) == [] and plan.jobs(config) == {"finetune": {}, "evaluate_xnli": {}}
 

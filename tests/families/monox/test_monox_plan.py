@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from xlt.core.settings import validate
-from xlt.families.monox.plan import jobs, plot_kinds, targets
+from xlt.families.monox.plan import curve_files, jobs, plot_kinds, targets
 
 TRAIN_DEFAULTS = ["--epochs", "1.0", "--max-steps", "0", "--batch-size", "32", "--lr", "2e-05", "--weight-decay", "0.01",
                   "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "0",
@@ -109,7 +109,14 @@ def test_targets_follow_the_swept_axes():
     assert targets(config) == [
         "results/tables/monox.csv", "results/tables/monox_summary.csv", "results/tables/monox_accuracy.csv", "results/tables/monox_accuracy.md",
         "results/plots/monox/accuracy-table.html", "results/plots/monox/monox-accuracy-heatmap.png",
-        "results/plots/monox/monox-accuracy-vs-size.png", "results/plots/monox/monox-accuracy-vs-temperature.png"]
+        "results/plots/monox/monox-accuracy-vs-size.png", "results/plots/monox/monox-accuracy-vs-temperature.png",
+        "results/plots/monox/training-curves.png"]
+    # teachers' and students' curves, beside their metrics.json
+    planned = jobs(config)
+    assert curve_files(config) == (
+        [f"results/runs/monox/teachers/{run_id}/metrics.curve.csv" for run_id in planned["train_teacher"]]
+        + [f"results/runs/monox/students/{run_id}/metrics.curve.csv" for run_id in planned["distill"]])
+    assert planned["train_teacher"] and planned["distill"]
     config = small_config()
     config["monox"]["tasks"][0].update(sizes=[], temperatures=[0.1])
     assert plot_kinds(validate(config)) == ["monox-accuracy-heatmap"]

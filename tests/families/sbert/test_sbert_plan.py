@@ -116,10 +116,16 @@ def test_runs_and_targets():
     assert list(jobs["train_sbert"]) == list(jobs["eval_sbert"]) == [
         "tiny-max-L-1-depth01-seed7", "tiny-max-L0-depth01-seed7", "mbert-max-L-1-depth01-seed7", "mbert-max-L0-depth01-seed7"]
     assert plan.targets(config) == ["results/tables/sbert.csv", "results/tables/sbert_summary.csv", "results/plots/sbert/sbert-retrieval-error.png",
-                                    "results/plots/sbert/sbert-sts.png", "results/plots/sbert/sbert-layers.png"]
+                                    "results/plots/sbert/sbert-sts.png", "results/plots/sbert/sbert-layers.png",
+                                    "results/plots/sbert/training-curves.png"]
+    assert plan.curve_files(config) == [f"results/runs/sbert/{run_id}/train.curve.csv" for run_id in jobs["train_sbert"]]
     # one layer: nothing to draw against the layer
     assert plan.targets(small()) == ["results/tables/sbert.csv", "results/tables/sbert_summary.csv", "results/plots/sbert/sbert-retrieval-error.png",
-                                     "results/plots/sbert/sbert-sts.png"]
+                                     "results/plots/sbert/sbert-sts.png", "results/plots/sbert/training-curves.png"]
+    # untrained baselines are evaluated but draw no curve
+    baselines = small(models=["tiny"], poolings=["mean", "cls"], seeds=[1, 2])
+    assert plan.curve_files(baselines) == [f"results/runs/sbert/{run_id}/train.curve.csv" for run_id in (
+        "tiny-mean-L-2-depth01-seed1", "tiny-mean-L-2-depth01-seed2", "tiny-cls-L-2-depth01-seed1", "tiny-cls-L-2-depth01-seed2")]
 
 
 def test_switched_off_family_plans_nothing():

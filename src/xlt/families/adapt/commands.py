@@ -133,6 +133,7 @@ def _adapt_mlm(args):
                    select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size,
                    checkpoint_dir=checkpoint_dir)
 
+    metrics.curve = result.train.curve
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))
     metrics.meta.update({
         "model": args.model, "native": args.native, "scheme": scheme.name, "select": args.select,

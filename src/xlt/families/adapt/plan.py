@@ -17,18 +17,22 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
 from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
 FAMILY = "adapt"
 DIR = f"{RESULTS}/runs/{FAMILY}"
 RUN = f"{DIR}/{{run_id}}/metrics.json"
+CURVE = str(curve_path(RUN))  # the MLM run's training curve, written beside its metrics
 REFERENCE = f"{DIR}/{{run_id}}/perplexity.json"  # run id reference-<model>
 EVAL_SET = f"{DIR}/eval/{{run_id}}.jsonl"  # run id <lang>/<split>
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 FINAL_TABLE = f"{RESULTS}/tables/{FAMILY}_final.csv"
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
+CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "distance-vs-step", "cka-vs-step")
 MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
 COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
@@ -212,4 +216,9 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY, FINAL_TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
+    return [TABLE, SUMMARY, FINAL_TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + ([CURVES] if curve_files(config) else [])
+
+
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every MLM adaptation run."""
+    return [CURVE.format(run_id=run_id) for run_id in jobs(config)["adapt_mlm"]]

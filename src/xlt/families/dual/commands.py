@@ -96,6 +96,7 @@ def _train_dual(args) -> None:
     result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir)
     model.save(out / "model", tokenizer)
 
+    metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {
         "model": args.model,
         "loss": {"name": "additive_margin_softmax", "margin": args.margin, "scale": args.scale,

@@ -14,18 +14,22 @@ from pathlib import Path
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
 MODEL = f"{RUN}/model"
 TRAIN_METRICS = f"{RUN}/train.json"
+TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
 TATOEBA = f"{RUN}/tatoeba.json"
 MINED = f"{RUN}/mine/{{pair}}.json"
 BUCC = f"{RESULTS}/bucc/{{pair}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
+CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
 AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
@@ -245,4 +249,9 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)] + ([CURVES] if curve_files(config) else [])
+
+
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every trained run (untrained baselines have none)."""
+    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["train_dual"]]

@@ -87,6 +87,7 @@ def _finetune(args):
         result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir)
     save_model(model, tokenizer, out / "model")
     metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes})
+    metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {"model": args.model, "history": result.history})
     metrics.meta.update(cache_frozen_prefix=cached is not None, cache_s=round(cached.cache_s, 3) if cached else 0.0)
     metrics.add("dev_accuracy", result.best_score, lang="dev")

@@ -10,6 +10,7 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
 
 FAMILY = "freeze_depth"
@@ -18,6 +19,10 @@ TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
+TRAIN_METRICS = f"{RUN}/train.json"
+TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
+# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
+CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 CLASSIFICATION_TASKS = ("nli", "sentiment")
 
 
@@ -96,4 +101,9 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + ([CURVES] if curve_files(config) else [])
+
+
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every fine-tuning run (the inputs of the training-curves figure)."""
+    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["finetune"]]

@@ -84,6 +84,7 @@ def _train_teacher(args):
     outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
                           teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir)
     metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
+    metrics.curve = outcome.result.curve
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta
                         | {"model": args.model, "role": "teacher", "split": split.meta, "history": outcome.result.history})
     metrics.extend(outcome.records)
@@ -135,6 +136,7 @@ def _distill(args):
                           checkpoint_dir=checkpoint_dir)
     model = outcome.model
     metrics = MetricsFile("monox", args.run_id or Path(args.out).parent.name, axes=axes)
+    metrics.curve = outcome.result.curve
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta | {
         "model": args.model, "role": "student", "mode": args.mode, "teacher_logits": args.teacher_logits,
         "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,

@@ -12,6 +12,7 @@ import math
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
 
 FAMILY = "monox"
@@ -24,12 +25,18 @@ SPLIT_ID = r"[^/]+/seed\d+"
 SPLIT_PARTS = ("labelled", "unlabelled", "dev")
 TEACHER = f"{DIR}/teachers/{{run_id}}"
 STUDENT = f"{DIR}/students/{{run_id}}"
+TEACHER_METRICS = f"{TEACHER}/metrics.json"
+STUDENT_METRICS = f"{STUDENT}/metrics.json"
+# training curves, written beside the metrics by MetricsFile.write
+TEACHER_CURVE, STUDENT_CURVE = str(curve_path(TEACHER_METRICS)), str(curve_path(STUDENT_METRICS))
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 ACCURACY_CSV = f"{RESULTS}/tables/{FAMILY}_accuracy.csv"
 ACCURACY_MARKDOWN = f"{RESULTS}/tables/{FAMILY}_accuracy.md"
 ACCURACY_HTML = f"{RESULTS}/plots/{FAMILY}/accuracy-table.html"
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
+CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("monox-accuracy-heatmap", "monox-accuracy-vs-size", "monox-accuracy-vs-temperature")
 AXES_LEFT_OUT = ("run_id", "role", "teacher_run_id")  # sweep-row bookkeeping, not meta.axes
 
@@ -270,4 +277,12 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not any(row["role"] == "student" for row in runs(config)):
         return []
-    return [TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]
+    return ([TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]
+            + ([CURVES] if curve_files(config) else []))
+
+
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every teacher, then of every student."""
+    planned = jobs(config)
+    return ([TEACHER_CURVE.format(run_id=run_id) for run_id in planned["train_teacher"]]
+            + [STUDENT_CURVE.format(run_id=run_id) for run_id in planned["distill"]])

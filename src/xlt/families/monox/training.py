@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -296,13 +296,24 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
             return softmax(predict_logits(m, tokenizer, pool, args.max_length))
 
         outcome = self_train(gold, split.unlabelled, train_fn, predict_fn, rounds, threshold)
-        model, result = outcome.model, results[-1]
+        # the last round's model and numbers; its curve holds every round's, one after another
+        model, result = outcome.model, replace(results[-1], curve=rounds_curve(results))
         pseudo = _with_heldout(outcome.train_records[len(gold):], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
         meta["self_training"] = [vars(r) for r in outcome.rounds]
         meta["round_dev_accuracy"] = [r.best_score for r in results]
     records.append(record("accuracy", result.best_score, lang=source_lang, split="dev"))
     return RunOutcome(model, result, records, meta)
+
+
+def rounds_curve(results: Sequence[TrainResult]) -> list[dict]:
+    """The self-training rounds' training curves on one step axis: round r's steps count on
+    from the last step of round r - 1 (each round restarts its learning-rate schedule)."""
+    out, offset = [], 0
+    for result in results:
+        out += [{**row, "step": row["step"] + offset} for row in result.curve]
+        offset += result.steps
+    return out
 
 
 def clear_checkpoints(checkpoint_dir: str | Path) -> None:

@@ -114,6 +114,7 @@ def _train_sbert(args):
     axes = run_axes | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
                                     "seed": targs.seed}
     metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
+    metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "history": result.history})
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")

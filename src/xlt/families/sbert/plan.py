@@ -11,6 +11,7 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
 
 FAMILY = "sbert"
@@ -18,6 +19,10 @@ RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+TRAIN_METRICS = f"{RUN}/train.json"
+TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
+# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
+CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("sbert-retrieval-error", "sbert-sts", "sbert-layers")
 LAYERS_PLOT = "sbert-layers"  # drawn only when the sweep pools more than one layer
 # eval section key = dataset task = `xlt eval-embeddings` flag that takes its files
@@ -125,4 +130,9 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)] + ([CURVES] if curve_files(config) else [])
+
+
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every trained run (untrained baselines have none)."""
+    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["train_sbert"]]
