@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from xlt.core.metrics import record
+from xlt.core.metrics import example_set, record
 
 
 def make_collate(tokenizer, max_length: int, with_labels: bool = True) -> Callable[[list[dict]], dict]:
@@ -55,12 +55,19 @@ def majority_share(logits: np.ndarray) -> float:
     return float(np.bincount(predicted).max() / predicted.size)
 
 
-def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, batch_size: int = 64) -> list[dict]:
-    """Accuracy per language and their macro average (metric "accuracy", lang "avg")."""
+def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, batch_size: int = 64,
+                     examples_out: list | None = None) -> list[dict]:
+    """Accuracy per language and their macro average (metric "accuracy", lang "avg").
+
+    With `examples_out` (a MetricsFile's `examples`), each language's predictions and gold
+    labels are appended to it."""
     records = []
     for lang, examples in by_lang.items():
         logits = predict_logits(model, tokenizer, examples, max_length, batch_size)
-        records.append(record("accuracy", accuracy(logits, [e["label"] for e in examples]), lang=lang))
+        gold = [e["label"] for e in examples]
+        records.append(record("accuracy", accuracy(logits, gold), lang=lang))
+        if examples_out is not None:
+            examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold, lang=lang))
     if records:
         records.append(record("accuracy", float(np.mean([r["value"] for r in records])), lang="avg"))
     return records

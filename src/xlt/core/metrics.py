@@ -4,6 +4,11 @@ A metrics file is ``{"meta": {...}, "metrics": [record, ...]}``. A record is a f
 ``metric`` and ``value`` and any of the dimension keys below (``lang``, ``layer``, ``step`` ...).
 ``meta["axes"]`` holds the sweep axes of the run (freeze depth, pooling, seed ...); the
 aggregator turns them into columns, so nothing is ever parsed out of a file name.
+
+Beside it, ``<stem>.examples.jsonl.gz`` holds the per-example outputs behind the metrics (one
+line per evaluated set: its record dimensions, ``kind`` and parallel lists: ``prediction`` and
+``gold`` labels, ``predicted`` and ``gold`` scores for STS, ``retrieved`` and ``gold`` indices
+and ``correct`` for retrieval), so intervals and paired tests need no model rerun.
 """
 from __future__ import annotations
 
@@ -52,6 +57,7 @@ class MetricsFile:
     axes: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     records: list = field(default_factory=list)
+    examples: list = field(default_factory=list)  # per-example outputs, see examples_path
     started: float = field(default_factory=job_started)
     manifest: bool = True  # write manifest.json beside the metrics file (xlt.core.manifest)
     curve: list = field(default_factory=list)  # a training run's TrainResult.curve
@@ -78,6 +84,8 @@ class MetricsFile:
         }
         if bad:
             meta["non_finite_metrics"] = len(bad)
+        if self.examples:  # first: the metrics file is what marks the job done
+            write_examples(examples_path(path), self.examples)
         write_json(path, {"meta": meta, "metrics": self.records})
         if self.manifest:
             from xlt.core.manifest import write_manifest
@@ -100,6 +108,47 @@ def write_curve(curve: list[dict], path: str | Path) -> None:
     writer.writeheader()
     writer.writerows({k: ("" if row.get(k) is None else row[k]) for k in CURVE_COLUMNS} for row in curve)
     write_text(path, text.getvalue())
+
+
+EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted", "gold"),
+                 "retrieval": ("retrieved", "gold", "correct")}
+
+
+def example_set(kind: str, metric: str, **fields_and_dims: Any) -> dict:
+    """One evaluated set's per-example outputs: `kind`'s parallel lists plus record dimensions."""
+    if kind not in EXAMPLE_KINDS:
+        raise ValueError(f"unknown examples kind {kind!r}; known: {sorted(EXAMPLE_KINDS)}")
+    lists = {k: [v.item() if hasattr(v, "item") else v for v in fields_and_dims.pop(k)] for k in EXAMPLE_KINDS[kind]}
+    if len({len(v) for v in lists.values()}) != 1:
+        raise ValueError(f"{kind} examples need parallel lists; lengths {[len(v) for v in lists.values()]}")
+    dims = record(metric, 0.0, **fields_and_dims)
+    del dims["value"]
+    return {"kind": kind, **dims, **lists}
+
+
+def examples_path(metrics_path) -> str:
+    """``x/y.json`` -> ``x/y.examples.jsonl.gz``."""
+    text = str(metrics_path)
+    return (text[: -len(".json")] if text.endswith(".json") else text) + ".examples.jsonl.gz"
+
+
+def write_examples(path, sets: list[dict]) -> None:
+    import gzip
+    import json
+
+    from xlt.core.io import atomic_path
+
+    with atomic_path(path) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as f:
+        for one in sets:
+            f.write(json.dumps(one, ensure_ascii=False) + "\n")
+
+
+def read_examples(path) -> list[dict]:
+    import gzip
+    import json
+
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def parse_axes(text: str) -> dict:

@@ -24,7 +24,7 @@ import numpy as np
 
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
-from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN, bitext_retrieval
+from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN, bitext_retrieval, retrieval_examples
 from xlt.evaluate.vectors import l2_normalise
 
 DIRECTIONS = (XX_TO_EN, EN_TO_XX)
@@ -88,10 +88,12 @@ def center(vectors: np.ndarray) -> np.ndarray:
     return vectors - vectors.mean(axis=0, keepdims=True)
 
 
-def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool = False) -> list[dict]:
+def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool = False,
+                      examples_out: list | None = None) -> list[dict]:
     """Retrieval accuracy records (metric, value, lang, layer, direction) for every layer.
 
     The metric is "bitext_retrieval_acc", or "bitext_retrieval_acc_centered" with centring.
+    With `examples_out` (a MetricsFile's `examples`), every layer's retrieved indices go there.
     """
     metric = RETRIEVAL_METRIC + (CENTERED_SUFFIX if center_languages else "")
     records = []
@@ -103,6 +105,9 @@ def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool =
             result = bitext_retrieval(src, eng, match="index", dtype=np.float64)
             records.append(record(metric, result.accuracy_xx_to_en, lang=bitext.lang, layer=layer, direction=XX_TO_EN))
             records.append(record(metric, result.accuracy_en_to_xx, lang=bitext.lang, layer=layer, direction=EN_TO_XX))
+            if examples_out is not None:
+                for one in retrieval_examples(result, lang=bitext.lang, layer=layer):
+                    examples_out.append(one | {"metric": metric})
     return records
 
 

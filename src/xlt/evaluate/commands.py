@@ -81,8 +81,8 @@ def _eval_embeddings(args) -> None:
         read_bitext_inputs,
         read_sts_inputs,
     )
-    from xlt.evaluate.retrieval import bitext_retrieval, retrieval_records
-    from xlt.evaluate.sts import sts_records
+    from xlt.evaluate.retrieval import bitext_retrieval, retrieval_examples, retrieval_records
+    from xlt.evaluate.sts import sts_examples, sts_records
     from xlt.evaluate.vectors import l2_normalise
 
     log = logging.getLogger(__name__)
@@ -134,14 +134,15 @@ def _eval_embeddings(args) -> None:
         log.info("bitext %s: encoding %d pairs", "/".join(map(str, source)), len(xx))
         result = bitext_retrieval(embed(xx), embed(en), xx, en, match=args.match)
         metrics.extend(retrieval_records(result, dataset=source.dataset, lang=source.lang, split=source.split))
+        metrics.examples.extend(retrieval_examples(result, dataset=source.dataset, lang=source.lang, split=source.split))
         bitext_rows.append((source, result))
     sts_rows = []
     for path, source, pairs in sts:
         log.info("STS %s: encoding %d pairs", path, len(pairs.scores))
-        records = sts_records(
-            embed(pairs.sentences1), embed(pairs.sentences2), pairs.scores,
-            dataset=source.dataset, lang=source.lang, split=source.split,
-        )
+        a, b = embed(pairs.sentences1), embed(pairs.sentences2)
+        records = sts_records(a, b, pairs.scores, dataset=source.dataset, lang=source.lang, split=source.split)
+        metrics.examples.extend(sts_examples(a, b, pairs.scores, dataset=source.dataset, lang=source.lang,
+                                             split=source.split))
         metrics.extend(records)
         sts_rows.append((source, len(pairs.scores), records))
     print(format_table(bitext_rows, sts_rows), flush=True)

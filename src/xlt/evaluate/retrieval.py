@@ -31,12 +31,12 @@ all find neighbours with `nearest_neighbours`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-from xlt.core.metrics import record
+from xlt.core.metrics import example_set, record
 from xlt.evaluate.vectors import l2_normalise
 
 XX_TO_EN = "xx->en"
@@ -52,6 +52,12 @@ class RetrievalResult:
     n: int
     correct_xx_to_en: int
     correct_en_to_xx: int
+    # per query: index of the retrieved sentence and whether it counts as correct (the gold
+    # index is the query's own); kept for per-example files, not compared
+    found_en: np.ndarray | None = field(default=None, compare=False, repr=False)
+    found_xx: np.ndarray | None = field(default=None, compare=False, repr=False)
+    hit_xx_to_en: np.ndarray | None = field(default=None, compare=False, repr=False)
+    hit_en_to_xx: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def accuracy_xx_to_en(self) -> float:
@@ -120,12 +126,12 @@ def bitext_retrieval(
     found_en = nearest_neighbours(xx_embeddings, en_embeddings, dtype)
     found_xx = nearest_neighbours(en_embeddings, xx_embeddings, dtype)
     if match == "index":
-        correct_xx_to_en = int(np.sum(found_en == gold))
-        correct_en_to_xx = int(np.sum(found_xx == gold))
+        hit_xx_to_en, hit_en_to_xx = found_en == gold, found_xx == gold
     else:
-        correct_xx_to_en = sum(en_texts[int(j)] == en_texts[i] for i, j in enumerate(found_en))
-        correct_en_to_xx = sum(xx_texts[int(j)] == xx_texts[i] for i, j in enumerate(found_xx))
-    return RetrievalResult(n=n, correct_xx_to_en=correct_xx_to_en, correct_en_to_xx=correct_en_to_xx)
+        hit_xx_to_en = np.array([en_texts[int(j)] == en_texts[i] for i, j in enumerate(found_en)], dtype=bool)
+        hit_en_to_xx = np.array([xx_texts[int(j)] == xx_texts[i] for i, j in enumerate(found_xx)], dtype=bool)
+    return RetrievalResult(n=n, correct_xx_to_en=int(hit_xx_to_en.sum()), correct_en_to_xx=int(hit_en_to_xx.sum()),
+                           found_en=found_en, found_xx=found_xx, hit_xx_to_en=hit_xx_to_en, hit_en_to_xx=hit_en_to_xx)
 
 
 def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64) -> float:
@@ -148,4 +154,18 @@ def retrieval_records(result: RetrievalResult, **dims) -> list[dict]:
         record("accuracy@1", result.accuracy_xx_to_en, direction=XX_TO_EN, **dims),
         record("accuracy@1", result.accuracy_en_to_xx, direction=EN_TO_XX, **dims),
         record("mean_accuracy@1", result.mean_accuracy, **dims),
+    ]
+
+
+def retrieval_examples(result: RetrievalResult, **dims) -> list[dict]:
+    """Per-example outputs of both directions (retrieved index, gold index, correct), for a
+    MetricsFile's `examples`; `dims` as for retrieval_records."""
+    if result.found_en is None:
+        raise ValueError("this RetrievalResult carries no per-query outputs (made by bitext_retrieval?)")
+    gold = np.arange(result.n)
+    return [
+        example_set("retrieval", "accuracy@1", retrieved=result.found_en, gold=gold, correct=result.hit_xx_to_en,
+                    direction=XX_TO_EN, **dims),
+        example_set("retrieval", "accuracy@1", retrieved=result.found_xx, gold=gold, correct=result.hit_en_to_xx,
+                    direction=EN_TO_XX, **dims),
     ]

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from xlt.core.metrics import record
+from xlt.core.metrics import example_set, record
 from xlt.evaluate.vectors import l2_normalise
 
 SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
@@ -85,6 +85,15 @@ def sts_records(
         record(correlation, value, similarity=similarity, **dims)
         for (correlation, similarity), value in correlations.items()
     ]
+
+
+def sts_examples(a: np.ndarray, b: np.ndarray, gold: Sequence[float], similarities: Sequence[str] = SIMILARITIES,
+                 **dims) -> list[dict]:
+    """Per-pair (predicted similarity, gold score) for each similarity, for a MetricsFile's
+    `examples`; Pearson and Spearman are recomputed from the same pairs."""
+    return [example_set("scores", "spearman", predicted=paired_similarity(a, b, similarity),
+                        gold=np.asarray(gold, dtype=np.float64), similarity=similarity, **dims)
+            for similarity in similarities]
 
 
 def _check_pair_arrays(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

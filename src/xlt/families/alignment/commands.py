@@ -91,9 +91,9 @@ def _align(args):
     encoded = encode_bitexts(model, tokenizer, bitexts, sorted(set(layers) | set(tsne_layers)), pooling=args.pooling,
                              batch_size=args.batch_size, max_length=args.max_length, device=device, prompt=args.prompt)
     in_table = [only_layers(e, layers) for e in encoded]
-    records = alignment_records(in_table)
+    records = alignment_records(in_table, examples_out=metrics.examples)
     if args.center:
-        records += alignment_records(in_table, center_languages=True)
+        records += alignment_records(in_table, center_languages=True, examples_out=metrics.examples)
     for rec in records:
         log.info("%s %s layer %d %s: %.4f", rec["metric"], rec["lang"], rec["layer"], rec["direction"], rec["value"])
 

@@ -89,7 +89,8 @@ def _train_teacher(args):
                         | {"model": args.model, "role": "teacher", "split": split.meta, "history": outcome.result.history})
     metrics.extend(outcome.records)
     # a monolingual teacher is scored in its own language only: no cross-language average
-    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, with_average=False))
+    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, with_average=False,
+                                      examples_out=metrics.examples))
     finish(args, metrics, model, tokenizer, out / "metrics.json", checkpoint_dir)
 
 
@@ -142,7 +143,7 @@ def _distill(args):
         "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,
         "split": split.meta, "history": outcome.result.history})
     metrics.extend(outcome.records)
-    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length))
+    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples))
     finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)
 
 

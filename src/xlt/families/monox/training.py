@@ -33,7 +33,7 @@ from xlt.core.classification import accuracy, classification_loss, majority_shar
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.losses.distillation import check_temperature, distillation_loss
-from xlt.core.metrics import record
+from xlt.core.metrics import example_set, record
 from xlt.families.monox.teacher_student import (
     build_kd_dataset,
     build_pl_dataset,
@@ -198,14 +198,19 @@ def pseudo_label_accuracy(records: Sequence[dict]) -> float | None:
 
 
 def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int,
-                       with_average: bool = True) -> list[dict]:
+                       with_average: bool = True, examples_out: list | None = None) -> list[dict]:
     """Test accuracy per language (split test) and, with `with_average`, their macro average;
     per language also `majority_share`, the share of its test set given the most often
-    predicted class (a model that predicts one class for everything has 1.0)."""
+    predicted class (a model that predicts one class for everything has 1.0). With
+    `examples_out` (a MetricsFile's `examples`), predictions and gold labels go there too."""
     accuracies, shares = [], []
     for lang, examples in by_lang.items():
         logits = predict_logits(model, tokenizer, examples, max_length)
-        accuracies.append(record("accuracy", accuracy(logits, [e["label"] for e in examples]), lang=lang, split="test"))
+        gold = [e["label"] for e in examples]
+        accuracies.append(record("accuracy", accuracy(logits, gold), lang=lang, split="test"))
+        if examples_out is not None:
+            examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold,
+                                            lang=lang, split="test"))
         shares.append(record("majority_share", majority_share(logits), lang=lang, split="test"))
     if with_average and accuracies:
         accuracies.append(record("accuracy", float(np.mean([r["value"] for r in accuracies])), lang="avg", split="test"))
