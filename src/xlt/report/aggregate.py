@@ -1,7 +1,9 @@
 """Collect metrics files into one tidy table: one row per run x metric record.
 
 Columns: family, run_id, model, every sweep axis of `meta["axes"]`, the record's
-dimensions (lang, layer, step, ...), metric, value. Nothing is parsed out of file names.
+dimensions (lang, layer, step, ...), metric, value, and ci_low / ci_high: the 95 % percentile
+bootstrap interval from the metrics file's per-example outputs (empty where it has none).
+Nothing is parsed out of file names.
 `model` is the config's model name (the sweep axis `model`; the path or hub id the job
 loaded is in the run's manifest.json). `lang` holds language codes only: records over
 several languages (lang `avg`, adapt's pooled `multilingual` set) go to the family's
@@ -17,7 +19,7 @@ import pandas as pd
 
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
-from xlt.core.metrics import DIMENSIONS
+from xlt.core.metrics import DIMENSIONS, examples_path, read_examples
 
 # `lang` values that name a set of languages, not one: their rows belong in the summary table
 SUMMARY_LANGS = ("avg", "multilingual")
@@ -30,19 +32,35 @@ def tidy_rows(metrics_file: dict) -> list[dict]:
     return [{**base, **rec} for rec in metrics_file["metrics"]]
 
 
+def with_intervals(metrics_file: dict, path: str | Path) -> dict:
+    """The metrics file with ci_low / ci_high on every record its examples file backs."""
+    from xlt.analysis.intervals import record_interval
+
+    examples = Path(examples_path(path))
+    if not examples.is_file():
+        return metrics_file
+    sets = read_examples(examples)
+    records = []
+    for rec in metrics_file["metrics"]:
+        interval = record_interval(rec, sets)
+        records.append(rec if interval is None else {**rec, "ci_low": interval[0], "ci_high": interval[1]})
+    return {**metrics_file, "metrics": records}
+
+
 def aggregate(paths: Iterable[str | Path]) -> pd.DataFrame:
     rows = []
     for path in paths:
         data = read_json(path)
         if "meta" not in data or "metrics" not in data:
             raise XltError(f"{path} is not an xlt metrics file (needs 'meta' and 'metrics')")
-        rows.extend(tidy_rows(data))
+        rows.extend(tidy_rows(with_intervals(data, path)))
     if not rows:
         raise XltError("no metric records to aggregate")
     table = pd.DataFrame(rows)
     dims = [d for d in DIMENSIONS if d in table.columns]
-    axes = [c for c in table.columns if c not in {"family", "run_id", "model", "metric", "value", *dims}]
-    order = ["family", "run_id", "model", *axes, *dims, "metric", "value"]
+    intervals = ["ci_low", "ci_high"] if "ci_low" in table.columns else []
+    axes = [c for c in table.columns if c not in {"family", "run_id", "model", "metric", "value", *dims, *intervals}]
+    order = ["family", "run_id", "model", *axes, *dims, "metric", "value", *intervals]
     return table[order].sort_values(["family", "run_id", *dims, "metric"], kind="stable").reset_index(drop=True)
 
 

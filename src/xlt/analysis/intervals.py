@@ -1,0 +1,76 @@
+"""Bootstrap intervals for the records of one metrics file, from its examples file.
+
+A record is matched to the per-example sets with the same dimensions: an accuracy to its
+language's predictions, a retrieval error or accuracy@1 to its direction's retrieved indices
+(mean_* to both directions), a correlation to its similarity's score pairs, and an average
+over languages (lang "avg") to every language's set. Several sets are resampled independently
+(each within itself) and their resampled metrics averaged: a stratified bootstrap.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from xlt.analysis.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    resample_counts,
+    resampled_metric,
+)
+
+# record metric -> (statistic on the examples, example-set metric it reads or None for any)
+_RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
+              "mean_accuracy@1": "accuracy", "bitext_retrieval_acc": "accuracy",
+              "bitext_retrieval_acc_centered": "accuracy"}
+_SET_KEYS = {"kind", "metric", "prediction", "gold", "predicted", "retrieved", "correct"}
+
+
+def _statistic(record: dict) -> tuple[str, str] | None:
+    """(kind of example set, bootstrap metric) a record is computed from, or None."""
+    metric = record["metric"]
+    if metric == "accuracy":
+        return "classification", "accuracy"
+    if metric in ("pearson", "spearman"):
+        return "scores", metric
+    if metric in _RETRIEVAL:
+        return "retrieval", _RETRIEVAL[metric]
+    return None
+
+
+def _matches(record: dict, one: dict, kind: str) -> bool:
+    if one["kind"] != kind:
+        return False
+    if kind == "retrieval" and record["metric"].startswith("bitext_retrieval_acc") and one["metric"] != record["metric"]:
+        return False
+    free = {"lang"} if record.get("lang") == "avg" else set()
+    if record["metric"].startswith("mean_"):
+        free.add("direction")
+    dims = {k: v for k, v in one.items() if k not in _SET_KEYS}
+    wanted = {k: v for k, v in record.items() if k not in ("metric", "value") and k not in free}
+    return all(record.get(k) == v for k, v in dims.items() if k not in free) and all(
+        dims.get(k) == v for k, v in wanted.items())
+
+
+def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
+    if one["kind"] == "classification":
+        return resampled_metric(metric, np.asarray(one["prediction"]), np.asarray(one["gold"]), counts)
+    if one["kind"] == "scores":
+        return resampled_metric(metric, np.asarray(one["predicted"]), np.asarray(one["gold"]), counts)
+    correct = np.asarray(one["correct"], dtype=np.int64)
+    return resampled_metric(metric, correct, np.ones_like(correct), counts)
+
+
+def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                    confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+    """(ci_low, ci_high) of one record, or None when no example set backs it."""
+    statistic = _statistic(record)
+    if statistic is None:
+        return None
+    kind, metric = statistic
+    matched = [one for one in sets if _matches(record, one, kind)]
+    if not matched or (record.get("lang") != "avg" and not record["metric"].startswith("mean_") and len(matched) > 1):
+        return None  # ambiguous: better no interval than the wrong one
+    draws = np.mean([_resampled(one, metric, resample_counts(len(one["gold"]), resamples, seed + i))
+                     for i, one in enumerate(matched)], axis=0)
+    tail = (1 - confidence) / 2 * 100
+    return float(np.nanpercentile(draws, tail)), float(np.nanpercentile(draws, 100 - tail))
