@@ -84,8 +84,10 @@ rule aggregate_adapt:
     localrule: True
     conda:
         ENV
+    params:
+        statistics=STATISTICS,
     shell:
-        "xlt aggregate {input.runs} {input.references} --out {output.table} --summary {output.summary} > {log} 2>&1"
+        "xlt aggregate {input.runs} {input.references} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
 
 
 rule adapt_summary:

@@ -55,8 +55,10 @@ rule aggregate_alignment:
     localrule: True
     conda:
         ENV
+    params:
+        statistics=STATISTICS,
     shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
 
 
 rule plot_alignment:

@@ -30,6 +30,9 @@ for variable, value in cache_environment(cache_dir()).items():
 
 ENV = "../../envs/xlt.yaml"
 
+# `xlt aggregate`'s bootstrap settings (config statistics:)
+STATISTICS = "--resamples {resamples} --seed {seed} --confidence {confidence}".format(**config["statistics"])
+
 
 wildcard_constraints:
     run_id="[^/]+",

@@ -59,8 +59,10 @@ rule aggregate_sbert:
     localrule: True
     conda:
         ENV
+    params:
+        statistics=STATISTICS,
     shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} > {log} 2>&1"
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
 
 
 rule plot_sbert:

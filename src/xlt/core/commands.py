@@ -88,13 +88,17 @@ def _aggregate_arguments(p):
     p.add_argument("--out", required=True, help="CSV path: one row per run, language and metric")
     p.add_argument("--summary", default=None, help="CSV path for the rows over several languages (lang avg, "
                    "multilingual); default: OUT with _summary before .csv")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per interval (config statistics.resamples)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (config statistics.seed)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (config statistics.confidence)")
 
 
 def _aggregate(args):
     from xlt.core.io import atomic_path
     from xlt.report.aggregate import aggregate, split_summary, summary_path
 
-    per_language, summary = split_summary(aggregate(args.metrics))
+    per_language, summary = split_summary(aggregate(args.metrics, resamples=args.resamples, seed=args.seed,
+                                                    confidence=args.confidence))
     summary_out = args.summary or summary_path(args.out)
     for table, out in ((per_language, args.out), (summary, summary_out)):
         with atomic_path(out) as tmp:

@@ -32,7 +32,7 @@ def tidy_rows(metrics_file: dict) -> list[dict]:
     return [{**base, **rec} for rec in metrics_file["metrics"]]
 
 
-def with_intervals(metrics_file: dict, path: str | Path) -> dict:
+def with_intervals(metrics_file: dict, path: str | Path, **statistics) -> dict:
     """The metrics file with ci_low / ci_high on every record its examples file backs."""
     from xlt.analysis.intervals import record_interval
 
@@ -42,18 +42,19 @@ def with_intervals(metrics_file: dict, path: str | Path) -> dict:
     sets = read_examples(examples)
     records = []
     for rec in metrics_file["metrics"]:
-        interval = record_interval(rec, sets)
+        interval = record_interval(rec, sets, **statistics)
         records.append(rec if interval is None else {**rec, "ci_low": interval[0], "ci_high": interval[1]})
     return {**metrics_file, "metrics": records}
 
 
-def aggregate(paths: Iterable[str | Path]) -> pd.DataFrame:
+def aggregate(paths: Iterable[str | Path], resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """The tidy table; resamples, seed and confidence are the bootstrap's (config statistics:)."""
     rows = []
     for path in paths:
         data = read_json(path)
         if "meta" not in data or "metrics" not in data:
             raise XltError(f"{path} is not an xlt metrics file (needs 'meta' and 'metrics')")
-        rows.extend(tidy_rows(with_intervals(data, path)))
+        rows.extend(tidy_rows(with_intervals(data, path, resamples=resamples, seed=seed, confidence=confidence)))
     if not rows:
         raise XltError("no metric records to aggregate")
     table = pd.DataFrame(rows)
