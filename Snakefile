@@ -23,6 +23,7 @@ include: "workflow/rules/dual.smk"
 include: "workflow/rules/alignment.smk"
 include: "workflow/rules/positive_control.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/statistics.smk"
 include: "workflow/rules/cost.smk"
 include: "workflow/rules/report.smk"
 

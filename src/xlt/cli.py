@@ -2,7 +2,8 @@
 
 Verbs live with what they run: `xlt.core.commands` (models, data, tables, figures, config),
 `xlt.evaluate.commands` (the shared embedding evaluator), each family's `commands.py`,
-`xlt.report.positive_control.commands`, `xlt.cost.commands` and `xlt.report.paper_commands`,
+`xlt.report.positive_control.commands`, `xlt.cost.commands`, `xlt.report.paper_commands` and
+`xlt.analysis.commands`,
 which map verb names to `Verb`s in `VERBS`. Those modules import nothing heavy at the top, so
 collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
@@ -30,7 +31,8 @@ class Verb:
 
 
 VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES),
-                "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands")
+                "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
+                "xlt.analysis.commands")
 
 
 def verbs() -> dict[str, Verb]:

@@ -4,10 +4,10 @@ import subprocess
 
 
 def all_targets():
-    """Every family's targets, then the checks over their tables (positive_control), then the
-    comparison with the seed studies' published numbers, then the cost ledger."""
+    """Every family's targets, then the checks over their tables (positive_control), the paired
+    tests and seed spread, the comparison with the seed studies' published numbers, then the cost ledger."""
     families = [target for name in (*settings.FAMILIES, *settings.CHECKS) for target in family_targets(name)]
-    return families + paper.targets(config) + ledger.targets(config)
+    return families + statistics.targets(config) + paper.targets(config) + ledger.targets(config)
 
 
 REPORT = f"{RESULTS}/report.html"

@@ -1,0 +1,198 @@
+"""Paired comparisons within a family (`<family>_tests.csv`) and the seed spread (`<family>_seeds.csv`).
+
+A comparison pairs two runs that differ in one sweep axis and agree on every other one, on
+an evaluated set both scored (same kind, same dimensions, same gold): neighbouring values of
+the axis, and every value against the family's baseline (`BASELINES`: nothing frozen, the
+finetune student, the untrained encoder). A baseline run leaves the axes it does not have
+empty (an untrained encoder has no margin), and those match anything. Two accuracies on the
+same examples get McNemar's exact test; correlations a paired bootstrap. The difference is
+always `b - a` with its paired-bootstrap interval, and the p-values are Holm-corrected over
+every row of the family, so `significant` controls the family-wise error at `alpha`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from xlt.analysis.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    paired_bootstrap,
+)
+from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
+from xlt.core.errors import XltError
+from xlt.core.io import read_json
+from xlt.core.metrics import examples_path, read_examples
+
+# the families whose evaluations write per-example outputs (adapt's perplexities do not)
+FAMILIES = ("freeze_depth", "sbert", "dual", "monox", "alignment")
+TESTS = "results/tables/{family}_tests.csv"
+SEEDS = "results/tables/{family}_seeds.csv"
+# family -> (axis, the value every other value is compared with)
+BASELINES = {"freeze_depth": ("freeze_depth", -1), "monox": ("mode", "finetune"),
+             "sbert": ("trained", False), "dual": ("trained", False)}
+# axes that name a run rather than a setting
+NOT_AXES = {"headline"}
+LIST_KEYS = {"prediction", "gold", "predicted", "retrieved", "correct"}
+TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
+                "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
+SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
+
+
+@dataclass
+class Run:
+    run_id: str
+    axes: dict
+    sets: dict[tuple, dict]  # (kind, metric, dims...) -> one example set
+
+
+def _set_key(one: dict) -> tuple:
+    dims = tuple(sorted((k, v) for k, v in one.items() if k not in LIST_KEYS | {"kind"}))
+    return (one["kind"], *dims)
+
+
+def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
+    """Every metrics file with its examples file (the evaluation files of one family)."""
+    runs = []
+    for path in metrics_paths:
+        meta = read_json(path)["meta"]
+        examples = Path(examples_path(path))
+        if not examples.is_file():
+            raise XltError(f"{examples} not found: run {meta.get('run_id')!r} has no per-example outputs to compare "
+                           f"(rerun its evaluation job, e.g. delete {path} and run the workflow again)")
+        sets = {}
+        for one in read_examples(examples):
+            sets[_set_key(one)] = one
+        runs.append(Run(meta.get("run_id"), dict(meta.get("axes", {})), sets))
+    return runs
+
+
+def sweep_axes(runs: list[Run]) -> list[str]:
+    """Axes with more than one value across the runs (the ones a comparison can vary)."""
+    names = sorted({k for r in runs for k in r.axes} - NOT_AXES)
+    return [k for k in names if len({_hashable(r.axes.get(k)) for r in runs}) > 1]
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _order(value) -> tuple:
+    """Sort key for axis values of mixed types (None first, then numbers, then text)."""
+    if value is None:
+        return (0, 0, "")
+    if isinstance(value, bool):
+        return (1, int(value), "")
+    if isinstance(value, (int, float)):
+        return (1, value, "")
+    return (2, 0, str(value))
+
+
+def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None) -> bool:
+    """Same value on every axis but `axis`; the wildcard run's empty axes match anything."""
+    for key in (set(a.axes) | set(b.axes)) - {axis} - NOT_AXES:
+        va, vb = a.axes.get(key), b.axes.get(key)
+        if wildcard is not None and wildcard.axes.get(key) is None:
+            continue
+        if _hashable(va) != _hashable(vb):
+            return False
+    return True
+
+
+def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
+    """(axis, comparison, run a, run b): neighbours along every swept axis, then each value
+    against the family's baseline value (b is the non-baseline run)."""
+    out = []
+    seen = set()
+    baseline_axis, baseline_value = BASELINES.get(family, (None, None))
+    for axis in sweep_axes(runs):
+        for a in runs:
+            others = [b for b in runs if b is not a and _agree(a, b, axis)
+                      and _order(b.axes.get(axis)) > _order(a.axes.get(axis))]
+            if not others:
+                continue
+            nearest = min(_order(b.axes.get(axis)) for b in others)
+            for b in others:
+                if _order(b.axes.get(axis)) == nearest and (a.run_id, b.run_id) not in seen:
+                    seen.add((a.run_id, b.run_id))
+                    out.append((axis, "neighbours", a, b))
+        if axis != baseline_axis:
+            continue
+        for base in (r for r in runs if r.axes.get(axis) == baseline_value):
+            for b in runs:
+                if b is base or b.axes.get(axis) == baseline_value or not _agree(base, b, axis, wildcard=base):
+                    continue
+                if (base.run_id, b.run_id) not in seen:
+                    seen.add((base.run_id, b.run_id))
+                    out.append((axis, "vs_baseline", base, b))
+    return out
+
+
+def _describe(key: tuple) -> str:
+    return ",".join(f"{k}={v}" for k, v in key[1:] if k != "metric")
+
+
+def compare_sets(x: dict, y: dict, resamples: int, seed: int, confidence: float) -> dict | None:
+    """One row's numbers for example sets x (run a) and y (run b), or None when they were not
+    scored on the same examples."""
+    if list(x["gold"]) != list(y["gold"]):
+        return None
+    kind = x["kind"]
+    if kind in ("classification", "retrieval"):
+        if kind == "classification":
+            correct_x = np.asarray(x["prediction"]) == np.asarray(x["gold"])
+            correct_y = np.asarray(y["prediction"]) == np.asarray(y["gold"])
+        else:
+            correct_x, correct_y = np.asarray(x["correct"], bool), np.asarray(y["correct"], bool)
+        ones = np.ones(len(correct_x), dtype=np.int64)
+        paired = paired_bootstrap("accuracy", correct_y.astype(np.int64), ones, correct_x.astype(np.int64), ones,
+                                  resamples, seed, confidence)
+        p = mcnemar_exact(*discordant_counts(correct_x, correct_y))
+        return {"metric": "accuracy", "n": len(ones), "value_a": float(correct_x.mean()),
+                "value_b": float(correct_y.mean()), "diff": paired.difference, "diff_ci_low": paired.low,
+                "diff_ci_high": paired.high, "test": "mcnemar", "p_value": float(p)}
+    paired = paired_bootstrap("spearman", y["predicted"], y["gold"], x["predicted"], x["gold"], resamples, seed, confidence)
+    from scipy.stats import spearmanr
+
+    return {"metric": "spearman", "n": len(x["gold"]), "value_a": float(spearmanr(x["predicted"], x["gold"])[0]),
+            "value_b": float(spearmanr(y["predicted"], y["gold"])[0]), "diff": paired.difference,
+            "diff_ci_low": paired.low, "diff_ci_high": paired.high, "test": "paired_bootstrap",
+            "p_value": paired.p_value}
+
+
+def paired_tests(runs: list[Run], family: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                confidence: float = DEFAULT_CONFIDENCE, alpha: float = 0.05) -> pd.DataFrame:
+    rows = []
+    for axis, comparison, a, b in pairs(runs, family):
+        for key in sorted(set(a.sets) & set(b.sets), key=str):
+            numbers = compare_sets(a.sets[key], b.sets[key], resamples, seed, confidence)
+            if numbers is None:
+                continue
+            rows.append({"family": family, "axis": axis, "a": a.axes.get(axis), "b": b.axes.get(axis),
+                         "comparison": comparison, "kind": key[0], "set": _describe(key), **numbers,
+                         "run_a": a.run_id, "run_b": b.run_id})
+    table = pd.DataFrame(rows, columns=[c for c in TEST_COLUMNS if c not in ("p_holm", "significant")])
+    table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
+    table["significant"] = table["p_holm"] < alpha
+    return table[TEST_COLUMNS]
+
+
+def seeds_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Per setting (every axis but seed, every dimension, metric): the mean over seeds, the
+    between-seed standard deviation and the mean half-width of the runs' bootstrap intervals,
+    so the two sources of uncertainty stand side by side. Empty when there is one seed."""
+    if "seed" not in table.columns or table["seed"].nunique() < 2:
+        return pd.DataFrame(columns=SEED_COLUMNS_TAIL)
+    keys = [c for c in table.columns if c not in {"run_id", "seed", "value", "ci_low", "ci_high", "metric"}]
+    keys = [c for c in keys if table[c].notna().any()]
+    half = (table["ci_high"] - table["ci_low"]) / 2 if {"ci_low", "ci_high"} <= set(table.columns) else np.nan
+    work = table.assign(_half=half)
+    grouped = work.groupby(keys + ["metric"], dropna=False, sort=True)
+    out = grouped.agg(n_seeds=("seed", "nunique"), mean=("value", "mean"), seed_std=("value", "std"),
+                      ci_halfwidth_mean=("_half", "mean")).reset_index()
+    return out[out["n_seeds"] > 1].reset_index(drop=True)

@@ -1,0 +1,142 @@
+"""xlt compare: paired tests between runs that differ in one axis, against the family's
+baseline, Holm-corrected; and the spread over seeds. Crafted metrics + examples files."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from xlt.analysis.compare import read_runs, seeds_table, paired_tests
+from xlt.analysis.significance import holm
+from xlt.cli import main
+from xlt.core.errors import XltError
+from xlt.core.metrics import MetricsFile, example_set
+
+N = 400
+GOLD = np.arange(N) % 3
+
+
+def predictions(correct_share: float, seed: int) -> np.ndarray:
+    """Predictions right on exactly round(share * N) examples, which ones drawn by `seed`."""
+    rng = np.random.default_rng(seed)
+    right = np.zeros(N, bool)
+    right[rng.choice(N, int(round(correct_share * N)), replace=False)] = True
+    return np.where(right, GOLD, (GOLD + 1) % 3)
+
+
+def write_classifier_run(root, family, run_id, axes, by_lang):
+    metrics = MetricsFile(family, run_id, axes=axes, manifest=False)
+    for lang, predicted in by_lang.items():
+        metrics.add("accuracy", float(np.mean(predicted == GOLD)), lang=lang)
+        metrics.examples.append(example_set("classification", "accuracy", prediction=predicted, gold=GOLD, lang=lang))
+    path = root / run_id / "eval.json"
+    metrics.write(path)
+    return path
+
+
+@pytest.fixture
+def depth_runs(tmp_path):
+    same = predictions(0.6, 1)
+    paths = [
+        write_classifier_run(tmp_path, "freeze_depth", "d-1", {"model": "m", "freeze_depth": -1, "seed": 1},
+                             {"en": same, "de": predictions(0.5, 2)}),
+        write_classifier_run(tmp_path, "freeze_depth", "d0", {"model": "m", "freeze_depth": 0, "seed": 1},
+                             {"en": same, "de": predictions(0.5, 2)}),  # identical to nothing frozen
+        write_classifier_run(tmp_path, "freeze_depth", "d3", {"model": "m", "freeze_depth": 3, "seed": 1},
+                             {"en": predictions(0.9, 3), "de": predictions(0.8, 4)}),
+    ]
+    return paths
+
+
+def test_neighbours_and_baseline_with_mcnemar_and_holm(depth_runs):
+    table = paired_tests(read_runs(depth_runs), "freeze_depth", resamples=300)
+    pairs = set(zip(table["run_a"], table["run_b"], table["comparison"]))
+    assert pairs == {("d-1", "d0", "neighbours"), ("d0", "d3", "neighbours"), ("d-1", "d3", "vs_baseline")}
+    assert len(table) == 3 * 2 and set(table["test"]) == {"mcnemar"}  # two languages a pair
+    same = table[(table.run_a == "d-1") & (table.run_b == "d0")]
+    assert (same["diff"] == 0).all() and (same["p_value"] == 1).all() and not same["significant"].any()
+    better = table[(table.run_a == "d-1") & (table.run_b == "d3")].set_index("set")
+    assert better.loc["lang=en", "diff"] == pytest.approx(0.3) and better.loc["lang=de", "diff"] == pytest.approx(0.3)
+    assert better["significant"].all() and (better["diff_ci_low"] > 0.2).all()
+    np.testing.assert_allclose(table["p_holm"], holm(table["p_value"]))
+    assert (table["p_holm"] >= table["p_value"]).all()
+
+
+def test_holm_can_undo_a_lone_small_p_value(tmp_path):
+    """A difference that is significant alone stops being so among many null comparisons."""
+    base = predictions(0.60, 1)
+    nudged = base.copy()
+    flips = np.flatnonzero(nudged != GOLD)[:14]  # 14 more right, none worse: McNemar p = 2 / 2**14
+    nudged[flips] = GOLD[flips]
+    paths = [write_classifier_run(tmp_path, "freeze_depth", f"d{d}", {"model": "m", "freeze_depth": d, "seed": 1},
+                                  {"en": nudged if d == 0 else base}) for d in range(-1, 12)]
+    table = paired_tests(read_runs(paths), "freeze_depth", resamples=200)
+    row = table[(table.run_a == "d-1") & (table.run_b == "d0")].iloc[0]
+    assert row["p_value"] < 0.05
+    assert row["p_holm"] >= min(1.0, row["p_value"] * 2)  # corrected over the family's rows
+
+
+def test_untrained_baseline_matches_on_the_axes_it_has(tmp_path):
+    rng = np.random.default_rng(0)
+    gold = rng.uniform(0, 5, N)
+
+    def run(run_id, axes, noise):
+        metrics = MetricsFile("sbert", run_id, axes=axes, manifest=False)
+        predicted = gold + rng.normal(scale=noise, size=N)
+        metrics.examples.append(example_set("scores", "spearman", predicted=predicted, gold=gold, lang="en",
+                                            similarity="cosine"))
+        metrics.add("spearman", 0.0, lang="en", similarity="cosine")
+        path = tmp_path / run_id / "eval.json"
+        metrics.write(path)
+        return path
+
+    paths = [run("untrained", {"model": "m", "pooling": "mean", "trained": False, "freeze_depth": None, "seed": None}, 4.0),
+             run("trained", {"model": "m", "pooling": "mean", "trained": True, "freeze_depth": -1, "seed": 1}, 0.5),
+             run("other-pooling", {"model": "m", "pooling": "cls", "trained": True, "freeze_depth": -1, "seed": 1}, 0.5)]
+    table = paired_tests(read_runs(paths), "sbert", resamples=300)
+    baseline = table[table.comparison == "vs_baseline"]
+    assert list(zip(baseline.run_a, baseline.run_b)) == [("untrained", "trained")]  # not the cls run
+    row = baseline.iloc[0]
+    assert row["test"] == "paired_bootstrap" and row["metric"] == "spearman"
+    assert row["diff"] > 0.3 and row["diff_ci_low"] > 0 and row["significant"]
+
+
+def test_sets_scored_on_other_examples_are_not_compared(tmp_path):
+    a = write_classifier_run(tmp_path, "freeze_depth", "a", {"freeze_depth": -1}, {"en": predictions(0.5, 1)})
+    metrics = MetricsFile("freeze_depth", "b", axes={"freeze_depth": 2}, manifest=False)
+    other_gold = (GOLD + 1) % 3
+    metrics.examples.append(example_set("classification", "accuracy", prediction=other_gold, gold=other_gold, lang="en"))
+    metrics.write(tmp_path / "b" / "eval.json")
+    assert paired_tests(read_runs([a, tmp_path / "b" / "eval.json"]), "freeze_depth").empty
+
+
+def test_a_missing_examples_file_names_the_run_and_the_fix(tmp_path):
+    metrics = MetricsFile("freeze_depth", "lonely", axes={"freeze_depth": 1}, manifest=False)
+    metrics.add("accuracy", 0.5, lang="en")
+    metrics.write(tmp_path / "eval.json")
+    with pytest.raises(XltError, match=r"run 'lonely' has no per-example outputs.*rerun its evaluation job"):
+        read_runs([tmp_path / "eval.json"])
+
+
+def test_seed_spread_beside_the_bootstrap_half_width():
+    table = pd.DataFrame({
+        "family": "freeze_depth", "run_id": ["a1", "a2", "a3", "b1"], "model": "m",
+        "freeze_depth": [2, 2, 2, 5], "seed": [1, 2, 3, 1], "lang": "en", "metric": "accuracy",
+        "value": [0.60, 0.66, 0.69, 0.7], "ci_low": [0.55, 0.61, 0.64, 0.65], "ci_high": [0.65, 0.71, 0.74, 0.75]})
+    seeds = seeds_table(table)
+    assert len(seeds) == 1  # depth 5 has one seed: no spread to give
+    row = seeds.iloc[0]
+    assert row["n_seeds"] == 3 and row["freeze_depth"] == 2
+    assert row["mean"] == pytest.approx(np.mean([0.60, 0.66, 0.69]))
+    assert row["seed_std"] == pytest.approx(np.std([0.60, 0.66, 0.69], ddof=1))
+    assert row["ci_halfwidth_mean"] == pytest.approx(0.05)
+    assert seeds_table(table[table.seed == 1]).empty
+
+
+def test_the_verb_writes_both_tables(depth_runs, tmp_path, capsys):
+    table = tmp_path / "freeze_depth.csv"
+    pd.DataFrame({"family": "freeze_depth", "run_id": ["d-1"], "freeze_depth": [-1], "seed": [1], "lang": "en",
+                  "metric": "accuracy", "value": [0.6]}).to_csv(table, index=False)
+    out_tests, out_seeds = tmp_path / "t.csv", tmp_path / "s.csv"
+    assert main(["compare", *map(str, depth_runs), "--family", "freeze_depth", "--table", str(table),
+                 "--out-tests", str(out_tests), "--out-seeds", str(out_seeds), "--resamples", "200"]) in (0, None)
+    assert len(pd.read_csv(out_tests)) == 6 and out_seeds.is_file()
+    assert "6 paired comparisons" in capsys.readouterr().out
