@@ -10,6 +10,7 @@ rule finetune:
         model=directory(f"{freeze_depth.RUN}/model"),
         metrics=freeze_depth.TRAIN_METRICS,
         curve=freeze_depth.TRAIN_CURVE,
+        checkpoints=freeze_depth.CHECKPOINTS,
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.finetune.log",
     benchmark:
@@ -108,3 +109,24 @@ rule plot_curves_freeze_depth:
         ENV
     shell:
         "xlt plot-curves {input} --out {output} --title 'Training curves: freeze_depth' > {log} 2>&1"
+
+
+rule aggregate_freeze_depth_checkpoints:
+    input:
+        freeze_depth.checkpoint_files(config),
+    output:
+        table=report(
+            freeze_depth.CHECKPOINT_TABLE,
+            caption="../../src/xlt/families/freeze_depth/checkpoints.rst",
+            category="Freeze-depth transfer",
+        ),
+        summary=freeze_depth.CHECKPOINT_SUMMARY,
+    log:
+        f"{RESULTS}/logs/aggregate/freeze_depth_checkpoints.log",
+    localrule: True
+    conda:
+        ENV
+    params:
+        statistics=STATISTICS,
+    shell:
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"

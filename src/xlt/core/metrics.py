@@ -37,7 +37,8 @@ def job_started() -> float:
 
 
 # dataset: tells apart evaluations that share lang/split (STS-b en test vs stsb_multi_mt en test)
-DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset")
+DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset",
+              "checkpoint")
 
 
 def record(metric: str, value: float, **dims: Any) -> dict:

@@ -38,14 +38,34 @@ def _finetune_arguments(p):
                    "(e.g. '{\"warmup_ratio\": 0.05}')")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
+    p.add_argument("--track-test", action="append", default=[], metavar="LANG=FILE",
+                   help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
+                        "OUT/checkpoints.json (repeatable)")
+    p.add_argument("--track-dev", action="append", default=[], metavar="LANG=FILE",
+                   help="that language's dev set, for the target-dev (oracle) choice (repeatable)")
     add_train_arguments(p)
+
+
+def _tracked_sets(values: list[str], flag: str) -> dict:
+    from xlt.core.errors import XltError
+    from xlt.data.records import read_records
+
+    sets = {}
+    for value in values:
+        lang, sep, path = value.partition("=")
+        if not sep or not lang or not path:
+            raise XltError(f"{flag} {value!r}: give LANG=FILE, e.g. de=results/data/xnli/de/test.jsonl")
+        sets[lang] = read_records(path, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
+    return sets
 
 
 def _finetune(args):
     from pathlib import Path
 
     from xlt.core.checkpoint import remove_checkpoint
-    from xlt.core.classification import accuracy_records, classification_loss, make_collate
+    from xlt.core.classification import accuracy_records, classification_loss, make_collate, predict_logits
+    from xlt.core.errors import XltError
+    from xlt.families.freeze_depth.selection import TRACKED, selection_records, tracked_scores, without_predictions
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import load_classifier, load_tokenizer, require_model_files, save_model
@@ -57,6 +77,9 @@ def _finetune(args):
     extra_axes = parse_axes(args.axes)
     train_set = read_records(args.train, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
     dev_set = read_records(args.dev, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
+    track_test, track_dev = _tracked_sets(args.track_test, "--track-test"), _tracked_sets(args.track_dev, "--track-dev")
+    if set(track_dev) - set(track_test):
+        raise XltError(f"--track-dev names {sorted(set(track_dev) - set(track_test))} without their --track-test")
     require_model_files(args.model)
     _check_freeze_depth(args.model, args.freeze_depth)
     tokenizer = load_tokenizer(args.model)
@@ -66,7 +89,11 @@ def _finetune(args):
 
     def evaluate(m):
         acc = accuracy_records(m, tokenizer, {"dev": dev_set}, targs.max_length)[0]["value"]
-        return {"score": acc, "dev_accuracy": acc}
+        scores = {"score": acc, "dev_accuracy": acc}
+        if track_test:
+            scores[TRACKED] = tracked_scores(lambda ex: predict_logits(m, tokenizer, ex, targs.max_length).argmax(-1),
+                                             track_test, track_dev)
+        return scores
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
@@ -86,9 +113,16 @@ def _finetune(args):
     else:
         result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir)
     save_model(model, tokenizer, out / "model")
-    metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes={"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes})
+    axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes}
+    # the checkpoint-choice table (empty without --track-test): written first, train.json marks the job done
+    choices = MetricsFile("freeze_depth", args.run_id or out.name, axes=axes, meta={"tracked": sorted(track_test)})
+    choices.records, choices.examples = selection_records(
+        result.history, result.best_step, {lang: [e["label"] for e in ex] for lang, ex in track_test.items()})
+    choices.write(out / "checkpoints.json")
+    metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes=axes)
     metrics.curve = result.curve
-    metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {"model": args.model, "history": result.history})
+    metrics.meta.update(result_meta(result, targs) | count_parameters(model)
+                        | {"model": args.model, "history": without_predictions(result.history)})
     metrics.meta.update(cache_frozen_prefix=cached is not None, cache_s=round(cached.cache_s, 3) if cached else 0.0)
     metrics.add("dev_accuracy", result.best_score, lang="dev")
     metrics.write(out / "train.json")

@@ -20,6 +20,9 @@ SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several language
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 TRAIN_METRICS = f"{RUN}/train.json"
+CHECKPOINTS = f"{RUN}/checkpoints.json"  # the checkpoint choices of a run (xlt.families.freeze_depth.selection)
+CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
+CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
 # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
@@ -80,6 +83,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--dev", data_file(train["dataset"], train["lang"], "dev"),
                 "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]
         args += ["--cache-frozen-prefix"] if family["cache_frozen_prefix"] else []
+        args += _tracking_args(config) if family["checkpoint_selection"] else []
         args += ["--seed", row["seed"], *flag_args(training)]
         extra_axes = {"model": row["model"]}  # the config's name: the tables' `model` column
         if "warmup_ratio" in row:  # a swept axis: overrides the shared setting, recorded with the run
@@ -88,8 +92,10 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         args += ["--axes", json.dumps(extra_axes)]
         args += ["--run-id", row["run_id"], "--out", run_dir]
         axes = {k: v for k, v in row.items() if k != "run_id"}
-        finetune.append(Job(row["run_id"], args, axes=axes,
-                            inputs={"model": model_input(config, row["model"]), "data": data_info(train["dataset"])}))
+        data = data_info(train["dataset"])
+        if family["checkpoint_selection"] and evaluation["dataset"] != train["dataset"]:  # it reads the test sets too
+            data = [data, data_info(evaluation["dataset"])]
+        finetune.append(Job(row["run_id"], args, axes=axes, inputs={"model": model_input(config, row["model"]), "data": data}))
         evaluate.append(Job(row["run_id"], axes=axes, inputs={"data": data_info(evaluation["dataset"])}, args=[
             "--model", f"{run_dir}/model", "--train-metrics", f"{run_dir}/train.json",
             "--data", *[data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
@@ -98,10 +104,26 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     return {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
 
 
+def _tracking_args(config: dict) -> list[str]:
+    """--track-test for every eval language, --track-dev where the eval dataset has a dev split."""
+    evaluation = config[FAMILY]["eval"]
+    dev_langs = settings.dataset_languages(config, evaluation["dataset"], "dev")
+    args = []
+    for lang in evaluation["langs"]:
+        args += ["--track-test", f"{lang}={data_file(evaluation['dataset'], lang, evaluation['split'])}"]
+        if lang in dev_langs:
+            args += ["--track-dev", f"{lang}={data_file(evaluation['dataset'], lang, 'dev')}"]
+    return args
+
+
+def checkpoint_files(config: dict) -> list[str]:
+    return [CHECKPOINTS.format(run_id=run_id) for run_id in jobs(config)["finetune"]]
+
+
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + ([CURVES] if curve_files(config) else [])
+    return [TABLE, SUMMARY] + ([CHECKPOINT_TABLE] if config[FAMILY]["checkpoint_selection"] else []) + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + ([CURVES] if curve_files(config) else [])
 
 
 def curve_files(config: dict) -> list[str]:
