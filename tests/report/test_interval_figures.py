@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xlt.report.figures import error_lengths, interval_band, mean_intervals
+from xlt.report.figures import error_lengths, interval_band, mean_intervals, reference_span
 
 
 def test_a_point_averaging_records_gets_the_mean_of_their_bounds():
@@ -34,4 +34,16 @@ def test_interval_band_spans_the_bounds_and_is_skipped_without_them():
     assert (x0, x1) == (0, 1) and (y0, y1) == pytest.approx((20, 60))
     assert interval_band(ax, [0, 1], [np.nan, np.nan], [np.nan, np.nan], color="C0") is None
     assert len(ax.collections) == 1
+    plt.close(fig)
+
+
+def test_reference_span_covers_the_mean_bounds_and_needs_every_one():
+    fig, ax = plt.subplots()
+    rows = pd.DataFrame({"value": [0.5, 0.7], "ci_low": [0.4, 0.6], "ci_high": [0.6, 0.9]})
+    span = reference_span(ax, rows, color="0.5", scale=100)
+    extents = span.get_path().transformed(span.get_patch_transform()).get_extents()
+    assert (extents.y0, extents.y1) == pytest.approx((50, 75))
+    assert reference_span(ax, rows.assign(ci_low=[0.4, np.nan]), color="0.5") is None
+    assert reference_span(ax, rows[["value"]], color="0.5") is None
+    assert len(ax.patches) == 1
     plt.close(fig)

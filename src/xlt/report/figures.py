@@ -68,6 +68,16 @@ def interval_band(ax, x, low, high, *, color, scale: float = 1.0):
                            color=color, alpha=0.2, lw=0, label="_interval")
 
 
+def reference_span(ax, rows: pd.DataFrame, *, color, scale: float = 1.0):
+    """Shade the interval of a horizontal reference line drawn at the mean of `rows` (the mean of
+    their bounds, times `scale`); returns the patch, or None (nothing drawn) when a row lacks one."""
+    bounds = mean_intervals(rows.assign(_reference=0), "_reference")
+    if bounds is None or bounds.isna().any(axis=None):
+        return None
+    return ax.axhspan(scale * bounds.ci_low.iloc[0], scale * bounds.ci_high.iloc[0], color=color, alpha=0.15, lw=0,
+                      label="_interval")
+
+
 def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",
             cbar_label: str, fmt: str = ".1f", cmap: str = "viridis", cell: tuple[float, float] = (0.75, 0.45),
             margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, **heatmap_kw):

@@ -7,7 +7,7 @@ reference lines of the error curves and their own rows of the heatmap.
 """
 from __future__ import annotations
 
-from xlt.report.figures import heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
+from xlt.report.figures import heatmap, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -81,10 +81,7 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str):
         # the untrained encoder: a dashed line at its error (mean over languages)
         for line, group in untrained[untrained.direction == direction].groupby("line"):
             ax.axhline(100 * group["value"].mean(), linestyle="--", color="0.45", label=line)
-            intervals = mean_intervals(group, "line")
-            if intervals is not None and intervals.notna().all(axis=None):
-                ax.axhspan(100 * intervals.ci_low.iloc[0], 100 * intervals.ci_high.iloc[0], color="0.45", alpha=0.15,
-                           lw=0, label="_interval")
+            reference_span(ax, group, color="0.45", scale=100)
         ax.set_title(f"{direction}")
         ax.set_xlabel(x)
         ax.set_xticks(sorted(part[x].unique()))

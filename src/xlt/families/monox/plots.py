@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib.ticker
 
-from xlt.report.figures import interval_band, mean_intervals, save  # first: it selects the headless backend
+from xlt.report.figures import interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -223,10 +223,7 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
         for i, method in enumerate(_ordered_methods(reference)):
             rows = reference[reference.method == method]
             ax.axhline(100 * rows.value.mean(), ls="--", lw=1, color=f"C{i + 3}", label=method)
-            bounds = mean_intervals(rows.assign(reference=method), "reference")
-            if bounds is not None and bounds.notna().all(axis=None):
-                ax.axhspan(100 * bounds.ci_low.iloc[0], 100 * bounds.ci_high.iloc[0], color=f"C{i + 3}", alpha=0.1,
-                           lw=0, label="_interval")
+            reference_span(ax, rows, color=f"C{i + 3}", scale=100)
         _log_ticks(ax, sorted(part.temperature.dropna().unique()))
         ax.set_xlabel("KD softmax temperature T")
         ax.set_ylabel("average test accuracy (%)")
