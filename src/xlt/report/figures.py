@@ -1,4 +1,5 @@
-"""What every report figure shares: the headless backend, one way to save, the annotated heatmap."""
+"""What every report figure shares: the headless backend, one way to save, the annotated heatmap,
+and the 95 % bootstrap intervals (ci_low / ci_high) of plotted points as error bars or bands."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display on cluster nodes or CI
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -19,6 +21,61 @@ def save(fig, out: str | Path, *, tight: bool = True, **savefig_kw):
     fig.savefig(out, dpi=120, format="png", **savefig_kw)
     plt.close(fig)
     return fig
+
+
+INTERVAL_COLUMNS = ["ci_low", "ci_high"]
+
+
+def mean_intervals(rows: pd.DataFrame, by) -> pd.DataFrame | None:
+    """ci_low and ci_high of every point that averages the rows of one group of `by` (over
+    seeds, languages, directions): the mean of its records' bounds, NaN when any record lacks
+    one. None when the table has no interval columns (older tables).
+
+    Averaging the bounds is exact when the averaged records move together under resampling
+    (seeds scored on the same test examples) and errs wide for independent sets (languages)."""
+    if not set(INTERVAL_COLUMNS) <= set(rows.columns):
+        return None
+    bounds = rows[INTERVAL_COLUMNS].astype(float)
+    keys = [rows[key] for key in ([by] if isinstance(by, str) else by)]
+    means = bounds.groupby(keys, dropna=False).mean()
+    incomplete = bounds.isna().any(axis=1).groupby(keys, dropna=False).any()
+    means.loc[incomplete.to_numpy()] = np.nan
+    return means
+
+
+def _has_bounds(low, high) -> bool:
+    return low is not None and high is not None and bool(np.isfinite(np.asarray(high, dtype=float) -
+                                                                        np.asarray(low, dtype=float)).any())
+
+
+def error_lengths(center, low, high, scale: float = 1.0) -> np.ndarray | None:
+    """`yerr` for errorbar / bar: the (2, n) distances from each point down to its lower and up
+    to its upper bound, times `scale`; NaN (no bar) where a point has no interval. None when
+    no point has one, so the caller draws exactly what it drew before intervals existed."""
+    if not _has_bounds(low, high):
+        return None
+    center, low, high = (np.asarray(v, dtype=float) for v in (center, low, high))
+    # a percentile interval need not contain the point (a mean of seeds); never a negative bar
+    return scale * np.vstack([np.maximum(center - low, 0.0), np.maximum(high - center, 0.0)])
+
+
+def interval_band(ax, x, low, high, *, color, scale: float = 1.0):
+    """Shade a line's interval from `low` to `high` (times `scale`) in the line's colour; returns
+    the PolyCollection, or None (nothing drawn) when no point has an interval."""
+    if not _has_bounds(low, high):
+        return None
+    return ax.fill_between(np.asarray(x), scale * np.asarray(low, dtype=float), scale * np.asarray(high, dtype=float),
+                           color=color, alpha=0.2, lw=0, label="_interval")
+
+
+def reference_span(ax, rows: pd.DataFrame, *, color, scale: float = 1.0):
+    """Shade the interval of a horizontal reference line drawn at the mean of `rows` (the mean of
+    their bounds, times `scale`); returns the patch, or None (nothing drawn) when a row lacks one."""
+    bounds = mean_intervals(rows.assign(_reference=0), "_reference")
+    if bounds is None or bounds.isna().any(axis=None):
+        return None
+    return ax.axhspan(scale * bounds.ci_low.iloc[0], scale * bounds.ci_high.iloc[0], color=color, alpha=0.15, lw=0,
+                      label="_interval")
 
 
 def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",

@@ -4,6 +4,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgb
 
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
@@ -122,3 +123,24 @@ def test_alignment_by_layer_low_accuracies_stay_readable_and_raw_only_is_one_pan
 def test_alignment_by_layer_needs_retrieval_records(tmp_path):
     with pytest.raises(XltError, match="no bitext_retrieval_acc records"):
         alignment_by_layer(alignment_table().query("metric == 'loss'"), tmp_path / "x.png")
+
+
+def test_alignment_by_layer_shades_the_bootstrap_interval_of_each_model(tmp_path):
+    table = alignment_table()
+    retrieval = table.metric.str.startswith("bitext_retrieval_acc")
+    table = table.assign(ci_low=np.where(retrieval, table.value - 0.05, np.nan),
+                         ci_high=np.where(retrieval, table.value + 0.04, np.nan))
+    raw = alignment_by_layer(table, tmp_path / "a.png").axes[0]
+    bands = {}
+    for band in (c for c in raw.collections if c.get_label() == "_interval"):
+        (line,) = [l for l in raw.lines if to_rgb(l.get_color()) == tuple(band.get_facecolor()[0][:3])]
+        bands[line.get_label()] = band.get_paths()[0].get_extents().get_points()[:, 1]
+    # the means over languages and directions run from 0.11 to 0.86 (dual-m) and 0.01 to 0.76 (pretrained-m)
+    np.testing.assert_allclose(bands["dual-m"], [0.11 - 0.05, 0.86 + 0.04])
+    np.testing.assert_allclose(bands["pretrained-m"], [0.01 - 0.05, 0.76 + 0.04])
+
+
+def test_alignment_by_layer_without_intervals_draws_only_lines(tmp_path):
+    for table in (alignment_table(), alignment_table().assign(ci_low=np.nan, ci_high=np.nan)):
+        fig = alignment_by_layer(table, tmp_path / "a.png")
+        assert all(not ax.collections for ax in fig.axes)

@@ -4,6 +4,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgb
 
 from xlt.core.errors import XltError
 from xlt.families.dual import plan
@@ -168,3 +169,42 @@ def test_axes_json_is_checked():
         parse_axes("margin=0.3")
     with pytest.raises(XltError, match="must be a JSON object"):
         parse_axes("[0.3]")
+
+
+def with_intervals(table):
+    """Every error record's bounds: 0.02 below and 0.01 above its value."""
+    error = table.metric == "error"
+    return table.assign(ci_low=np.where(error, table.value - 0.02, np.nan),
+                        ci_high=np.where(error, table.value + 0.01, np.nan))
+
+
+@pytest.mark.parametrize("kind, x, other", [("dual-error-vs-margin", "margin", "scale"),
+                                            ("dual-error-vs-scale", "scale", "margin")])
+def test_error_vs_axis_shades_the_bootstrap_interval_of_each_line(tmp_path, kind, x, other):
+    fig = PLOTS[kind](with_intervals(with_baselines(dual_table())), tmp_path / "e.png")
+    for ax, direction in zip(fig.axes, ["xx->en", "en->xx"]):
+        bands = {}
+        for band in (c for c in ax.collections if c.get_label() == "_interval"):
+            colour = tuple(band.get_facecolor()[0][:3])
+            container = next(c for c in ax.containers if to_rgb(c.lines[0].get_color()) == colour)
+            bands[container.get_label()] = band.get_paths()[0].get_extents().get_points()[:, 1]
+        assert sorted(bands) == sorted(c.get_label() for c in ax.containers)  # one band per line, in its colour
+        for label, (low, high) in bands.items():
+            fixed = float(label.split("=")[1])
+            # the error in percent of every point: mean over languages and seeds; the band spans the lowest
+            # point's lower bound to the highest point's upper bound
+            points = [100 * np.mean([error(**{x: v, other: fixed}, seed=seed, lang=lang, direction=direction)
+                                     for seed in (1, 2) for lang in ("qaa", "qac")]) for v in (dict(margin=[0, 0.3], scale=[10, 20])[x])]
+            assert (low, high) == pytest.approx((min(points) - 2, max(points) + 1))
+        (span,) = [p for p in ax.patches if p.get_label() == "_interval"]  # the untrained line's interval
+        extra = 1.0 if direction == "en->xx" else 0.0
+        assert span.get_path().transformed(span.get_patch_transform()).get_extents().y0 == pytest.approx(90.5 + extra)
+
+
+def test_error_vs_axis_without_intervals_draws_no_bands(tmp_path):
+    for table in (with_baselines(dual_table()), with_baselines(dual_table()).assign(ci_low=np.nan, ci_high=np.nan)):
+        fig = PLOTS["dual-error-vs-margin"](table, tmp_path / "e.png")
+        ax = fig.axes[0]
+        assert not [a for a in [*ax.collections, *ax.patches] if a.get_label() == "_interval"]
+        assert len(ax.collections) == 2  # only the two lines' error bars (+- sd over seeds)
+        assert len(fig.axes[0].containers) == 2

@@ -2,6 +2,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.colors import to_rgb
 
 from xlt.families.freeze_depth.plots import PLOTS, accuracy_heatmap, accuracy_vs_depth
 
@@ -55,3 +56,25 @@ def test_a_swept_warmup_ratio_gets_its_own_panel_and_heatmap_rows(table, tmp_pat
     heat = accuracy_heatmap(swept, tmp_path / "h.png").axes[0]
     assert [t.get_text() for t in heat.get_yticklabels()][:3] == [
         "en (warm-up ratio 0)", "qaa (warm-up ratio 0)", "avg (warm-up ratio 0)"]
+
+
+def test_accuracy_vs_depth_shades_the_bootstrap_interval_of_each_line(table, tmp_path):
+    with_ci = table.assign(ci_low=table.value - 0.05, ci_high=table.value + 0.03)
+    without_std = with_ci[with_ci.seed == 1]  # one seed: the +- sd band has no height, only the interval shows
+    ax = accuracy_vs_depth(without_std, tmp_path / "a.png").axes[0]
+    bands = [c for c in ax.collections if c.get_label() == "_interval"]
+    assert len(bands) == 3  # en, qaa, average
+    extents = sorted(band.get_paths()[0].get_extents().get_points()[:, 1].tolist() for band in bands)
+    # en at seed 1: 0.79, 0.80, 0.86; qaa: 0.39, ...; average 0.59, ...
+    assert extents[0] == pytest.approx([0.39 - 0.05, 0.46 + 0.03])
+    assert extents[2] == pytest.approx([0.79 - 0.05, 0.86 + 0.03])
+    line_colours = sorted(to_rgb(line.get_color()) for line in ax.lines)
+    assert sorted(tuple(band.get_facecolor()[0][:3]) for band in bands) == line_colours  # each in its line's colour
+
+
+def test_accuracy_vs_depth_without_intervals_draws_only_the_seed_bands(table, tmp_path):
+    ax = accuracy_vs_depth(table, tmp_path / "a.png").axes[0]
+    assert not [c for c in ax.collections if c.get_label() == "_interval"]
+    assert len(ax.collections) == 3  # +- sd over seeds, one per line, as before
+    nan_ci = accuracy_vs_depth(table.assign(ci_low=np.nan, ci_high=np.nan), tmp_path / "b.png").axes[0]
+    assert len(nan_ci.collections) == 3 and not [c for c in nan_ci.collections if c.get_label() == "_interval"]

@@ -171,3 +171,40 @@ def test_caption_renders_the_settings_of_each_shipped_config(name, demo):
         assert "warmup_ratio=0.3" in students and "warmup_ratio=0.3" in teacher
     else:
         assert "lr=5e-06" in text and "batch_size=8" in text and "Teacher(s): roberta-large" in text
+
+
+def with_intervals(table):
+    """Every accuracy record's bounds: 0.02 below and 0.01 above its value; other records have none."""
+    accuracy = table.metric == "accuracy"
+    return table.assign(ci_low=np.where(accuracy, table.value - 0.02, np.nan),
+                        ci_high=np.where(accuracy, table.value + 0.01, np.nan))
+
+
+def band_extents(ax):
+    return sorted(tuple(b.get_paths()[0].get_extents().get_points()[:, 1])
+                  for b in ax.collections if b.get_label() == "_interval")
+
+
+def test_size_curves_shade_the_bootstrap_interval(table, tmp_path):
+    ax = PLOTS["monox-accuracy-vs-size"](with_intervals(table), tmp_path / "s.png").axes[0]
+    expected = sorted((min(points) - 2, max(points) + 1) for points in (
+        [mean_avg(mode, size, 0.1 if mode == "kd" else None) for size in (10, "all")]
+        for mode in ("finetune", "self_train", "pl", "kd")))
+    np.testing.assert_allclose(band_extents(ax), expected)
+
+
+def test_temperature_curve_and_references_shade_the_bootstrap_interval(table, tmp_path):
+    ax = PLOTS["monox-accuracy-vs-temperature"](with_intervals(table), tmp_path / "t.png").axes[0]
+    kd = [mean_avg("kd", "all", t) for t in (0.01, 0.1, 10.0)]
+    np.testing.assert_allclose(band_extents(ax), [(min(kd) - 2, max(kd) + 1)])
+    spans = sorted(p.get_path().transformed(p.get_patch_transform()).get_extents().y0
+                   for p in ax.patches if p.get_label() == "_interval")
+    assert spans == pytest.approx(sorted(mean_avg(mode, "all", None) - 2 for mode in ("finetune", "self_train", "pl")))
+
+
+@pytest.mark.parametrize("kind", ["monox-accuracy-vs-size", "monox-accuracy-vs-temperature"])
+def test_curves_without_intervals_draw_as_before(table, tmp_path, kind):
+    assert "ci_low" not in table.columns  # aggregated without examples files: no interval columns
+    for frame in (table, table.assign(ci_low=np.nan, ci_high=np.nan)):
+        ax = PLOTS[kind](frame, tmp_path / "c.png").axes[0]
+        assert not [a for a in [*ax.collections, *ax.patches] if a.get_label() == "_interval"]

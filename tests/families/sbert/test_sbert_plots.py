@@ -101,3 +101,37 @@ def test_layers_lines(table, tmp_path):
     assert list(lines["max, untrained"].get_ydata()) == pytest.approx([0.8, 0.65])
     assert list(lines["mean, trained"].get_ydata()) == pytest.approx([0.2, 0.3])
     assert lines["mean, untrained"].get_linestyle() == "--" and lines["mean, trained"].get_linestyle() == "-"
+
+
+def with_intervals(table):
+    """Bounds 0.1 below and 0.05 above every retrieval error; the correlations have none."""
+    error = table.metric == "mean_error"
+    return table.assign(ci_low=np.where(error, table.value - 0.1, np.nan), ci_high=np.where(error, table.value + 0.05, np.nan))
+
+
+def test_retrieval_error_bars_carry_the_interval(table, tmp_path):
+    fig = plots.retrieval_error(with_intervals(table), tmp_path / "r.png")
+    max_ax = fig.axes[0]
+    trained, untrained, *intervals = max_ax.containers
+    assert [b.get_height() for b in trained] == pytest.approx([0.5, 0.25])  # the bars are unchanged
+    assert len(intervals) == 2  # one set of error bars per variant
+    for bars, interval in zip((trained, untrained), intervals):
+        (segments,) = interval.lines[2]
+        spans = [(s[0][0], s[0][1], s[1][1]) for s in segments.get_segments()]
+        expected = [(b.get_x() + b.get_width() / 2, b.get_height() - 0.1, b.get_height() + 0.05) for b in bars]
+        np.testing.assert_allclose(spans, expected)
+
+
+def test_layers_shade_the_interval_of_each_line(table, tmp_path):
+    ax = plots.layers(with_intervals(table), tmp_path / "l.png").axes[0]
+    bands = [c for c in ax.collections if c.get_label() == "_interval"]
+    assert len(bands) == 4
+    extents = sorted(tuple(b.get_paths()[0].get_extents().get_points()[:, 1]) for b in bands)
+    # mean, trained: 0.2 (layer -2) and 0.3 (layer -1) -> band from 0.1 to 0.35
+    assert extents[0] == pytest.approx((0.2 - 0.1, 0.3 + 0.05))
+
+
+def test_without_intervals_the_error_figures_draw_as_before(table, tmp_path):
+    for frame in (table, table.assign(ci_low=np.nan, ci_high=np.nan)):
+        assert len(plots.retrieval_error(frame, tmp_path / "r.png").axes[0].containers) == 2
+        assert not plots.layers(frame, tmp_path / "l.png").axes[0].collections

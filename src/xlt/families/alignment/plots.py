@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from xlt.report.figures import save  # first: it selects the headless backend
+from xlt.report.figures import interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -130,7 +130,8 @@ def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathL
 
 def alignment_by_layer(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Retrieval accuracy against hidden-state index, one line per analysed model (mean over
-    languages and both directions); a second panel with per-language mean-centring if present."""
+    languages and both directions); a second panel with per-language mean-centring if present;
+    where the table has them, bands of the 95 % bootstrap interval."""
     acc = table[table.metric.astype(str).str.startswith(RETRIEVAL_METRIC)]
     if acc.empty:
         raise XltError(f"the table has no {RETRIEVAL_METRIC} records; run `align_layers` first")
@@ -141,8 +142,13 @@ def alignment_by_layer(table: pd.DataFrame, out: str | Path, title: str = ""):
     for ax, metric in zip(axes[0], metrics):
         part = acc[acc.metric == metric]
         means = part.groupby(["run_id", "layer"])["value"].mean().reset_index()
+        intervals = mean_intervals(part, ["run_id", "layer"])
+        if intervals is not None:
+            means = means.join(intervals, on=["run_id", "layer"])
         for run_id, group in means.groupby("run_id"):
-            ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
+            line, = ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
+            if intervals is not None:
+                interval_band(ax, group.layer, group.ci_low, group.ci_high, color=line.get_color())
         ax.set_title("mean-centred per language" if metric.endswith("_centered") else "raw")
         ax.set_xlabel("hidden-state index (0 = embeddings)")
         ax.set_ylabel("retrieval accuracy (mean over languages, both directions)")

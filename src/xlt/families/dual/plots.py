@@ -7,7 +7,7 @@ reference lines of the error curves and their own rows of the heatmap.
 """
 from __future__ import annotations
 
-from xlt.report.figures import heatmap, save  # first: it selects the headless backend
+from xlt.report.figures import heatmap, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -56,7 +56,8 @@ def _fmt(value) -> str:
 
 def _error_vs(table: pd.DataFrame, out, x: str, title: str):
     """Tatoeba error (mean over languages; mean +- std over seeds) against axis `x`, one line
-    per combination of the other axes, one panel per direction."""
+    per combination of the other axes, one panel per direction; where the table has them, a
+    band (a grey span for the untrained line) shows the 95 % bootstrap interval."""
     err, untrained = split_baselines(_rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first"))
     err = err.copy()
     err["line"] = run_labels(err, skip=(x,))
@@ -69,10 +70,18 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str):
         part = per_run[per_run.direction == direction]
         for line, group in part.groupby("line"):
             stats = group.groupby(x)["value"].agg(["mean", "std"]).fillna(0.0).sort_index()
-            ax.errorbar(stats.index, 100 * stats["mean"], yerr=100 * stats["std"], marker="o", capsize=3, label=line)
+            drawn = ax.errorbar(stats.index, 100 * stats["mean"], yerr=100 * stats["std"], marker="o", capsize=3,
+                                label=line)
+            rows = err[(err.direction == direction) & (err.line == line)]
+            intervals = mean_intervals(rows, x)
+            if intervals is not None:
+                intervals = intervals.reindex(stats.index)
+                interval_band(ax, stats.index, intervals.ci_low, intervals.ci_high, color=drawn.lines[0].get_color(),
+                              scale=100)
         # the untrained encoder: a dashed line at its error (mean over languages)
         for line, group in untrained[untrained.direction == direction].groupby("line"):
             ax.axhline(100 * group["value"].mean(), linestyle="--", color="0.45", label=line)
+            reference_span(ax, group, color="0.45", scale=100)
         ax.set_title(f"{direction}")
         ax.set_xlabel(x)
         ax.set_xticks(sorted(part[x].unique()))

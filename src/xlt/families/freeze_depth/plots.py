@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlt.report.figures import heatmap, save  # first: it selects the headless backend
+from xlt.report.figures import heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -21,7 +21,8 @@ def _panels(acc: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 def accuracy_vs_depth(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Zero-shot accuracy against freeze depth: one line per language, the average in bold;
-    mean over seeds with a band of +- one standard deviation; one panel per swept warm-up ratio."""
+    mean over seeds with a band of +- one standard deviation and, where the table has them, a
+    darker band of the 95 % bootstrap interval; one panel per swept warm-up ratio."""
     acc = table[(table.metric == "accuracy")]
     panels = _panels(acc)
     fig, axes = plt.subplots(1, len(panels), figsize=(8 * len(panels), 5), squeeze=False, sharey=True)
@@ -34,9 +35,13 @@ def _depth_lines(ax, acc: pd.DataFrame, title: str) -> None:
     for lang, group in acc.groupby("lang"):
         by_depth = group.groupby("freeze_depth")["value"].agg(["mean", "std"]).fillna(0.0)
         bold = lang == "avg"
-        ax.plot(by_depth.index, by_depth["mean"], marker="o", lw=3 if bold else 1.2, color="black" if bold else None,
-                label="average" if bold else lang, zorder=3 if bold else 2)
+        line, = ax.plot(by_depth.index, by_depth["mean"], marker="o", lw=3 if bold else 1.2,
+                        color="black" if bold else None, label="average" if bold else lang, zorder=3 if bold else 2)
         ax.fill_between(by_depth.index, by_depth["mean"] - by_depth["std"], by_depth["mean"] + by_depth["std"], alpha=0.15)
+        intervals = mean_intervals(group, "freeze_depth")
+        if intervals is not None:
+            intervals = intervals.reindex(by_depth.index)
+            interval_band(ax, by_depth.index, intervals.ci_low, intervals.ci_high, color=line.get_color())
     depths = sorted(acc.freeze_depth.unique())
     ax.set_xticks(depths, _depth_labels(depths))
     ax.set_xlabel("frozen layers (none = nothing frozen, 0 = embeddings only)")

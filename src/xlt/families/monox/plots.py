@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib.ticker
 
-from xlt.report.figures import save  # first: it selects the headless backend
+from xlt.report.figures import interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -161,9 +161,18 @@ def _headline_size(acc: pd.DataFrame) -> str:
     return str(acc[_truthy(acc.headline)]["size"].iloc[0])
 
 
+def _band(ax, rows: pd.DataFrame, x: str, points, color) -> None:
+    """The 95 % bootstrap band (percent) of a curve whose points average `rows` by `x`."""
+    bounds = mean_intervals(rows, x)
+    if bounds is not None:
+        bounds = bounds.reindex(points)
+        interval_band(ax, points, bounds.ci_low, bounds.ci_high, color=color, scale=100)
+
+
 def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Average test accuracy over languages against the number of labelled training examples
-    (log scale), one line per method (kd at the headline temperature), mean +- std over seeds."""
+    (log scale), one line per method (kd at the headline temperature), mean +- std over seeds;
+    where the table has them, a darker band of the 95 % bootstrap interval."""
     acc = _test_accuracy(table)
     sizes = table[table.metric == "train_examples"].groupby("run_id")["value"].first()
     acc = acc[(acc.lang == "avg")].assign(examples=lambda d: d.run_id.map(sizes))
@@ -175,10 +184,12 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     for ax, task in zip(axes[0], tasks):
         part = acc[acc.task == task]
         for method in _ordered_methods(part):
-            curve = part[part.method == method].groupby("examples")["value"].agg(["mean", "std"]).fillna(0.0)
-            ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
+            rows = part[part.method == method]
+            curve = rows.groupby("examples")["value"].agg(["mean", "std"]).fillna(0.0)
+            line, = ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
             ax.fill_between(curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]),
                             alpha=0.15)
+            _band(ax, rows, "examples", curve.index, line.get_color())
         _log_ticks(ax, sorted(part.examples.dropna().unique()))
         ax.set_xlabel("labelled training examples")
         ax.set_ylabel("average test accuracy (%)")
@@ -191,7 +202,8 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
 
 def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = ""):
     """KD: average test accuracy over languages against the softmax temperature (log scale) at
-    the headline training size; the other methods at that size as horizontal reference lines."""
+    the headline training size; the other methods at that size as horizontal reference lines;
+    where the table has them, shaded bands (spans) of the 95 % bootstrap interval."""
     acc = _test_accuracy(table)
     acc = acc[(acc.lang == "avg") & (acc["size"].astype(str) == _headline_size(acc))]
     kd = acc[acc["mode"] == "kd"]
@@ -202,12 +214,16 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
     for ax, task in zip(axes[0], tasks):
         part = kd[kd.task == task]
         for method in _ordered_methods(part):
-            curve = part[part.method == method].groupby("temperature")["value"].agg(["mean", "std"]).fillna(0.0)
-            ax.errorbar(curve.index, 100 * curve["mean"], yerr=100 * curve["std"], marker="o", capsize=3, label=method)
+            rows = part[part.method == method]
+            curve = rows.groupby("temperature")["value"].agg(["mean", "std"]).fillna(0.0)
+            drawn = ax.errorbar(curve.index, 100 * curve["mean"], yerr=100 * curve["std"], marker="o", capsize=3,
+                                label=method)
+            _band(ax, rows, "temperature", curve.index, drawn.lines[0].get_color())
         reference = acc[(acc.task == task) & (acc["mode"] != "kd") & _truthy(acc.headline)]
         for i, method in enumerate(_ordered_methods(reference)):
-            ax.axhline(100 * reference[reference.method == method].value.mean(), ls="--", lw=1,
-                       color=f"C{i + 3}", label=method)
+            rows = reference[reference.method == method]
+            ax.axhline(100 * rows.value.mean(), ls="--", lw=1, color=f"C{i + 3}", label=method)
+            reference_span(ax, rows, color=f"C{i + 3}", scale=100)
         _log_ticks(ax, sorted(part.temperature.dropna().unique()))
         ax.set_xlabel("KD softmax temperature T")
         ax.set_ylabel("average test accuracy (%)")

@@ -1,7 +1,7 @@
 """Figures of the sentence-embedding family: retrieval error trained vs untrained, STS, layers."""
 from __future__ import annotations
 
-from xlt.report.figures import heatmap, save  # first: it selects the headless backend
+from xlt.report.figures import error_lengths, heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -24,9 +24,14 @@ def _with_variant(table: pd.DataFrame) -> pd.DataFrame:
 
 def relative_reduction(table: pd.DataFrame) -> pd.DataFrame:
     """Mean retrieval error per (pooling, layer, variant, lang), mean over seeds, with the
-    relative reduction of every trained variant against the untrained model in %."""
+    relative reduction of every trained variant against the untrained model in %, and the
+    mean of the seeds' interval bounds (ci_low / ci_high) when the table has them."""
     err = _with_variant(table[table.metric == "mean_error"])
-    means = err.groupby(["pooling", "layer", "variant", "lang"], dropna=False)["value"].mean().reset_index()
+    keys = ["pooling", "layer", "variant", "lang"]
+    means = err.groupby(keys, dropna=False)["value"].mean().reset_index()
+    intervals = mean_intervals(err, keys)
+    if intervals is not None:
+        means = means.join(intervals, on=keys)
     base = means[means.variant == "untrained"].set_index(["pooling", "layer", "lang"])["value"]
     keys = list(zip(means.pooling, means.layer, means.lang))
     means["reduction_pct"] = [
@@ -38,7 +43,8 @@ def relative_reduction(table: pd.DataFrame) -> pd.DataFrame:
 def retrieval_error(table: pd.DataFrame, out, title: str = ""):
     """Bars of retrieval error per language (mean over seeds), one panel per pooling at one
     layer (the last when layers count from the top), trained variants labelled with their
-    relative error reduction against the untrained model."""
+    relative error reduction against the untrained model; error bars: the 95 % bootstrap
+    interval where the table has one."""
     means = relative_reduction(table)
     layer = means.layer.max() if (means.layer < 0).all() else means.layer.iloc[0]
     means = means[means.layer == layer]
@@ -52,11 +58,28 @@ def retrieval_error(table: pd.DataFrame, out, title: str = ""):
                 continue
             labels = [f"{r:+.0f}%" if np.isfinite(r) else "" for r in part[part.variant == variant].reduction_pct]
             ax.bar_label(container, labels=labels, fontsize=7)
+        if "ci_low" in part.columns:
+            _bar_intervals(ax, part)
         ax.set_title(f"pooling: {pooling} (layer {layer})")
         ax.set_xlabel("language")
         ax.set_ylabel("retrieval error (mean of both directions)")
     fig.suptitle(title or "Bitext retrieval error, trained vs untrained (labels: relative reduction)")
     return save(fig, out)
+
+
+def _bar_intervals(ax, part: pd.DataFrame) -> None:
+    """Error bars on seaborn's bars: its containers follow the hue order, its bars the x ticks."""
+    langs = [tick.get_text() for tick in ax.get_xticklabels()]
+    for container, variant in zip(list(ax.containers), part.variant.drop_duplicates()):
+        rows = part[part.variant == variant].set_index("lang")
+        bars = [(bar, lang) for bar, lang in zip(container, langs) if lang in rows.index]
+        if not bars:
+            continue
+        rows = rows.loc[[lang for _, lang in bars]]
+        yerr = error_lengths(rows.value, rows.ci_low, rows.ci_high)
+        if yerr is not None:
+            ax.errorbar([bar.get_x() + bar.get_width() / 2 for bar, _ in bars], rows.value, yerr=yerr, fmt="none",
+                        ecolor="0.2", capsize=3, lw=1, label="_interval")
 
 
 def sts(table: pd.DataFrame, out, title: str = ""):
@@ -72,12 +95,20 @@ def sts(table: pd.DataFrame, out, title: str = ""):
 
 def layers(table: pd.DataFrame, out, title: str = ""):
     """Retrieval error (mean over languages, directions and seeds) against the pooled layer:
-    one line per pooling and variant, untrained dashed."""
+    one line per pooling and variant, untrained dashed; bands: the 95 % bootstrap interval
+    where the table has one."""
     err = _with_variant(table[table.metric == "mean_error"])
-    means = err.groupby(["pooling", "variant", "layer"])["value"].mean().reset_index()
+    keys = ["pooling", "variant", "layer"]
+    means = err.groupby(keys)["value"].mean().reset_index()
+    intervals = mean_intervals(err, keys)
+    if intervals is not None:
+        means = means.join(intervals, on=keys)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for (pooling, variant), part in means.groupby(["pooling", "variant"]):
-        ax.plot(part.layer, part.value, marker="o", ls="--" if variant == "untrained" else "-", label=f"{pooling}, {variant}")
+        line, = ax.plot(part.layer, part.value, marker="o", ls="--" if variant == "untrained" else "-",
+                        label=f"{pooling}, {variant}")
+        if intervals is not None:
+            interval_band(ax, part.layer, part.ci_low, part.ci_high, color=line.get_color())
     ax.set_xlabel("pooled hidden-state index (negative: from the top)")
     ax.set_ylabel("retrieval error, mean over languages and directions")
     ax.set_title(title or "Retrieval error by layer")
