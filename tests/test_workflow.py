@@ -156,3 +156,7 @@ def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
     manifests = [json.loads(m.read_text()) for m in (work / "results" / "runs" / "freeze_depth").glob("*/manifest.json")]
     assert len(manifests) == 2 and all(m["model"] == "my-mbert" for m in manifests)
     assert any(Path(m["model_path"]).resolve() == demo_model_dir.resolve() for m in manifests)
+    # every accuracy, the averages included, has its bootstrap interval around it
+    for frame in (acc, summary[summary.metric == "accuracy"]):
+        assert frame.ci_low.notna().all() and (frame.ci_low <= frame.value).all() and (frame.value <= frame.ci_high).all()
+    assert len(list((work / "results" / "runs" / "freeze_depth").glob("*/eval.examples.jsonl.gz"))) == 2

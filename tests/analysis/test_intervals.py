@@ -53,3 +53,43 @@ def test_retrieval_records_each_find_their_direction():
         low, high = record_interval(rec, sets)
         assert low <= rec["value"] <= high, rec
     assert record_interval(record("f1", 0.5, lang="de"), sets) is None
+
+
+def test_xlt_aggregate_puts_intervals_in_the_table_and_the_summary(tmp_path):
+    import pandas as pd
+
+    from xlt.analysis.bootstrap import bootstrap_interval, resample_counts, resampled_metric
+    from xlt.cli import main
+
+    metrics = _classification_run(tmp_path)
+    out = tmp_path / "freeze_depth.csv"
+    main(["aggregate", str(tmp_path / "test.json"), "--out", str(out), "--resamples", "500", "--seed", "1",
+          "--confidence", "0.9"])
+    table, summary = pd.read_csv(out), pd.read_csv(tmp_path / "freeze_depth_summary.csv")
+    assert "avg" not in set(table.lang) and summary.lang.tolist() == ["avg"]
+    for frame in (table, summary):
+        assert list(frame.columns[-3:]) == ["value", "ci_low", "ci_high"]
+    de, fr = metrics.examples[0], metrics.examples[1]
+    alone = bootstrap_interval("accuracy", de["prediction"], de["gold"], resamples=500, seed=1, confidence=0.9)
+    row = table[(table.lang == "de") & (table.metric == "accuracy")].iloc[0]
+    assert (row.ci_low, row.ci_high) == pytest.approx((alone.low, alone.high))
+    # the macro average: each language resampled within itself, averaged per resample
+    draws = (resampled_metric("accuracy", np.asarray(de["prediction"]), np.asarray(de["gold"]),
+                              resample_counts(len(de["gold"]), 500, 1))
+             + resampled_metric("accuracy", np.asarray(fr["prediction"]), np.asarray(fr["gold"]),
+                                resample_counts(len(fr["gold"]), 500, 2))) / 2
+    assert (summary.iloc[0].ci_low, summary.iloc[0].ci_high) == pytest.approx(tuple(np.percentile(draws, [5, 95])))
+
+
+def test_mean_retrieval_resamples_both_directions_with_the_same_draws():
+    from xlt.analysis.bootstrap import resample_counts, resampled_metric
+
+    rng = np.random.default_rng(5)
+    xx = rng.normal(size=(60, 8))
+    result = bitext_retrieval(xx, xx + rng.normal(scale=1.4, size=(60, 8)), match="index")
+    sets = retrieval_examples(result, lang="de")
+    (mean_error,) = [r for r in retrieval_records(result, lang="de") if r["metric"] == "mean_error"]
+    counts = resample_counts(60, 400, 7)
+    draws = np.mean([resampled_metric("error_rate", np.asarray(one["correct"], dtype=np.int64), np.ones(60, dtype=np.int64),
+                                      counts) for one in sets], axis=0)
+    assert record_interval(mean_error, sets, resamples=400, seed=7) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))

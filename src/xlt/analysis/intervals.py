@@ -4,7 +4,9 @@ A record is matched to the per-example sets with the same dimensions: an accurac
 language's predictions, a retrieval error or accuracy@1 to its direction's retrieved indices
 (mean_* to both directions), a correlation to its similarity's score pairs, and an average
 over languages (lang "avg") to every language's set. Several sets are resampled independently
-(each within itself) and their resampled metrics averaged: a stratified bootstrap.
+(each within itself) and their resampled metrics averaged: a stratified bootstrap. The two
+directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
+resamples them with the same draws (a paired bootstrap).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from xlt.analysis.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    _percentiles,
     resample_counts,
     resampled_metric,
 )
@@ -70,7 +73,10 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
     matched = [one for one in sets if _matches(record, one, kind)]
     if not matched or (record.get("lang") != "avg" and not record["metric"].startswith("mean_") and len(matched) > 1):
         return None  # ambiguous: better no interval than the wrong one
-    draws = np.mean([_resampled(one, metric, resample_counts(len(one["gold"]), resamples, seed + i))
-                     for i, one in enumerate(matched)], axis=0)
-    tail = (1 - confidence) / 2 * 100
-    return float(np.nanpercentile(draws, tail)), float(np.nanpercentile(draws, 100 - tail))
+    # one resample matrix per language: the two directions of a mean_* record are the same
+    # sentence pairs, resampled together (paired); different languages are independent samples
+    langs = list(dict.fromkeys(one.get("lang") for one in matched))
+    draws = np.mean([_resampled(one, metric, resample_counts(len(one["gold"]), resamples, seed + langs.index(one.get("lang"))))
+                     for one in matched], axis=0)
+    low, high = _percentiles(draws, confidence)
+    return float(low), float(high)
