@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics.JOB_STARTED = time.time()  # a job's wall_s is the whole job's, not the metrics file's lifetime
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    console.print_library_records_once()
     known = verbs()
     args = build_parser(argv[0] if argv and argv[0] in known else None).parse_args(argv)  # exits on --help/--version
     metrics.JOB_ARGS, metrics.JOB_ARGV = args, argv  # for the run manifest (xlt.core.manifest)

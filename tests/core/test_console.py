@@ -82,3 +82,22 @@ def test_a_finetune_log_file_is_plain_and_shows_progress(finetune_inputs, tmp_pa
     assert [row["step"] for row in curve] == ["2", "4", "5", "6"]  # log_every 2, one epoch = 5 steps
     assert [bool(row["dev_score"]) for row in curve] == [False, False, True, True]
     assert all(float(row["loss"]) > 0 for row in curve) and float(curve[-1]["lr"]) == 0.0
+
+
+def test_a_library_record_is_printed_once_when_the_library_also_propagates(monkeypatch):
+    """transformers prints with its own handler and, under CI=true, also propagates to the root."""
+    import io
+    import logging
+
+    from xlt.core.console import PrintedByLibrary
+
+    own, root = io.StringIO(), io.StringIO()
+    library = logging.getLogger("transformers")
+    own_handler, root_handler = logging.StreamHandler(own), logging.StreamHandler(root)
+    root_handler.addFilter(PrintedByLibrary())
+    monkeypatch.setattr(library, "handlers", [own_handler])
+    monkeypatch.setattr(library, "propagate", True)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [root_handler])
+    logging.getLogger("transformers.modeling_utils").warning("a load report")
+    logging.getLogger("xlt.core.training").warning("step 2/6")
+    assert own.getvalue() == "a load report\n" and root.getvalue() == "step 2/6\n"

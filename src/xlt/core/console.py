@@ -40,6 +40,27 @@ def configure() -> None:
             logger.addFilter(OneLineLoadReport())
 
 
+# libraries that print their records with a handler of their own; transformers also passes them
+# on to the root logger when CI=true (transformers.utils.logging), where xlt's handler would
+# print every line a second time
+_OWN_HANDLER_LIBRARIES = ("transformers",)
+
+
+class PrintedByLibrary(logging.Filter):
+    """At the root logger's handlers: drops a record that its library's own handler prints."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        top = record.name.partition(".")[0]
+        return not (top in _OWN_HANDLER_LIBRARIES and logging.getLogger(top).handlers)
+
+
+def print_library_records_once() -> None:
+    """Install `PrintedByLibrary` on the root logger's handlers (after logging.basicConfig)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, PrintedByLibrary) for f in handler.filters):
+            handler.addFilter(PrintedByLibrary())
+
+
 def one_line_load_report(text: str) -> str:
     """transformers' LOAD REPORT (header, Key | Status table, notes) as one line, e.g.
     'BertForSequenceClassification load report from: m/ MISSING (newly initialised): classifier.bias, classifier.weight'."""
