@@ -17,7 +17,7 @@ THRESHOLDS = {"freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.20, "o
               "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.20},
               "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.80, "max_majority_share": 0.70},
               "sbert": {"spearman_gain": 0.10}}
-MODEL = "results/models/m"  # freeze_depth's model column: the model as passed to finetune
+MODEL = "m"  # freeze_depth's model column: the config's model name
 DUAL_RUNS = ("m-margin0-scale10-mean-bs32-depthnone-seed1", "m-margin0.3-scale10-mean-bs32-depthnone-seed1")
 SBERT_RUN, SBERT_BASE = "m-mean-L-1-depthnone-seed1", "m-mean-L-1-untrained"
 

@@ -59,9 +59,13 @@ def test_the_demo_spec():
     assert spec["world"] == settings.demo_world(config)
     assert spec["thresholds"] == {k: v for k, v in config["positive_control"].items() if k != "enabled"}
     assert spec["freeze_depth"] == {
-        "source_lang": "en", "models": {"results/models/demo-mbert": {"name": "demo-mbert", "layers": 12}},
+        "source_lang": "en", "models": {"demo-mbert": {"name": "demo-mbert", "layers": 12}},
         "label_files": [f"results/data/demo-nli/{lang}/test.jsonl" for lang in ("en", "qaa", "qab", "qac")],
         "not_run": {}}
+    # keyed as freeze_depth.csv names the model: the `model` axis its runs record
+    from xlt.families.freeze_depth import plan as freeze_depth
+
+    assert set(spec["freeze_depth"]["models"]) == {job.axes["model"] for job in freeze_depth.jobs(config)["finetune"].values()}
     assert spec["alignment"] == {
         "runs": ["pretrained-demo-mbert"], "metric": "bitext_retrieval_acc_centered",
         "bitext_files": {lang: f"results/data/demo-bitext/{lang}/test.jsonl" for lang in ("qaa", "qab", "qac")},

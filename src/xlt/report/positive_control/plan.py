@@ -16,7 +16,7 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, data_file, data_info, model_ref
+from xlt.core.plan import RESULTS, Job, data_file, data_info
 from xlt.report.positive_control.world import high_overlap as highest
 
 SECTION = "positive_control"
@@ -80,8 +80,8 @@ def _freeze_depth_spec(config: dict) -> dict:
         if n not in depths:
             not_run[names[3]] = f"depth {n} (every layer of {model} frozen) is not in freeze_depth.depths"
     return {"source_lang": source,
-            "models": {model_ref(config, m): {"name": m, "layers": settings.model_layers(config, m)}
-                       for m in family["models"]},
+            # keyed as the table names a model: by its config name (the path is in the manifests)
+            "models": {m: {"name": m, "layers": settings.model_layers(config, m)} for m in family["models"]},
             "label_files": [data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
             "not_run": not_run}
 
