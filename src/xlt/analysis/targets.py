@@ -4,30 +4,25 @@ from __future__ import annotations
 
 from xlt.core import settings
 from xlt.core.plan import RESULTS
+from xlt.cost.ledger import metrics_file
 
 CATEGORY = "Statistics: paired tests and seed spread"
 TESTS = f"{RESULTS}/tables/{{family}}_tests.csv"
 SEEDS = f"{RESULTS}/tables/{{family}}_seeds.csv"
-# family -> (rule whose jobs evaluate, the metrics file each job writes): the evaluations that
-# write per-example outputs (adapt's perplexities have none, so adapt has no tests table)
+# family -> the rules whose jobs evaluate and write per-example outputs (adapt's perplexities
+# have none, so adapt has no tests table); the metrics file of each job is the cost ledger's
 EVALUATIONS = {
-    "freeze_depth": [("evaluate_xnli", "{run}/eval.json")],
-    "sbert": [("eval_sbert", "{run}/eval.json")],
-    "dual": [("tatoeba_dual", "{run}/tatoeba.json")],
-    "monox": [("train_teacher", "{teacher}/metrics.json"), ("distill", "{student}/metrics.json")],
-    "alignment": [("align_layers", "{run}/alignment.json")],
+    "freeze_depth": ("evaluate_xnli",),
+    "sbert": ("eval_sbert",),
+    "dual": ("tatoeba_dual",),
+    "monox": ("train_teacher", "distill"),
+    "alignment": ("align_layers",),
 }
 
 
 def evaluation_files(config: dict, family: str) -> list[str]:
-    plan = settings.plan_module(family)
-    jobs = plan.jobs(config)
-    dirs = {"run": getattr(plan, "RUN", ""), "teacher": getattr(plan, "TEACHER", ""), "student": getattr(plan, "STUDENT", "")}
-    files = []
-    for rule, pattern in EVALUATIONS[family]:
-        template = pattern.format(**dirs)
-        files += [template.format(run_id=run_id) for run_id in jobs.get(rule, {})]
-    return files
+    jobs = settings.plan_module(family).jobs(config)
+    return [metrics_file(family, rule, key) for rule in EVALUATIONS[family] for key in jobs.get(rule, {})]
 
 
 def families(config: dict) -> list[str]:
