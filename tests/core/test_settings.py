@@ -131,3 +131,16 @@ def test_a_demo_language_missing_from_the_demo_world_is_a_config_error():
               "demo_world": {"languages": {"qaa": {"overlap": 0.5}}}}
     with pytest.raises(XltError, match=r"models\.m\.languages: \['qab'\] not in demo_world"):
         settings.validate(config)
+
+
+def test_command_line_strings_become_the_booleans_and_numbers_the_schema_wants():
+    """Snakemake's --config gives nested values as strings ("positive_control={enabled: true}")."""
+    config = demo_config()
+    config["positive_control"] = {"enabled": "true", "freeze_depth": {"depth_gain": "0.2"}}
+    settings.validate(config)
+    assert config["positive_control"]["enabled"] is True
+    assert config["positive_control"]["freeze_depth"]["depth_gain"] == 0.2
+    config = demo_config()
+    config["positive_control"] = {"enabled": "yes please"}
+    with pytest.raises(XltError, match="positive_control.enabled"):
+        settings.validate(config)

@@ -77,6 +77,8 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
     try:
         validator = _filling_validator()(schema())
         errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+        if _coerce_command_line_strings(config, errors):
+            errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
         if errors:
             err = errors[0]
             where = ".".join(map(str, err.absolute_path)) or "(top level)"
@@ -91,6 +93,32 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
     except XltError as err:
         raise XltError(f"{source}: {err}" if source is not None else str(err)) from None
     return config
+
+
+_SCALARS = {"boolean": lambda s: {"true": True, "false": False}[s.lower()], "integer": int, "number": float}
+
+
+def _coerce_command_line_strings(config: dict, errors: list) -> bool:
+    """Snakemake's `--config key={nested: value}` reads nested values as strings only; turn
+    a string where the schema wants a boolean or a number into one, when it spells one (so
+    `--config "positive_control={enabled: true}"` works). True when anything changed."""
+    changed = False
+    for err in errors:
+        kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        if err.validator != "type" or not isinstance(err.instance, str) or not err.absolute_path:
+            continue
+        for kind in kinds:
+            try:
+                value = _SCALARS[kind](err.instance)
+            except (KeyError, ValueError):
+                continue
+            parent = config
+            for key in list(err.absolute_path)[:-1]:
+                parent = parent[key]
+            parent[err.absolute_path[-1]] = value
+            changed = True
+            break
+    return changed
 
 
 def _check_demo_languages(config: dict) -> None:
