@@ -171,7 +171,7 @@ def only_failures(result):
 
 def test_a_world_that_shows_every_effect_passes_every_check():
     result = run()
-    assert list(result.columns) == ["family", "check", "subject", "expected", "observed", "pass"]
+    assert list(result.columns) == ["family", "check", "subject", "expected", "observed", "pass", "known_failure"]
     assert set(result["pass"]) == {PASS}, result.to_string()
     # every check of every family has at least one row
     assert {(f, c) for f, c in zip(result.family, result.check)} == {(f, c) for f, names in CHECK_NAMES.items() for c in names}

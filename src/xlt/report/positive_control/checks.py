@@ -23,7 +23,7 @@ import pandas as pd
 from xlt.core.errors import XltError
 from xlt.report.positive_control.world import describe as _language, high_overlap, overlap_ranking
 
-COLUMNS = ("family", "check", "subject", "expected", "observed", "pass")
+COLUMNS = ("family", "check", "subject", "expected", "observed", "pass", "known_failure")
 PASS, FAIL, NOT_RUN = "yes", "no", "not run"
 
 # family -> the names of its checks, in report order (also the rows of a disabled family)
@@ -42,7 +42,12 @@ FAMILY_ORDER = tuple(CHECK_NAMES)
 def _row(family: str, check: str, subject: str, expected: str, observed: str, passed: bool | None) -> dict:
     status = NOT_RUN if passed is None else (PASS if passed else FAIL)
     return {"family": family, "check": check, "subject": subject, "expected": expected, "observed": observed,
-            "pass": status}
+            "pass": status, "known_failure": ""}
+
+
+def check_key(family: str, check: str) -> str:
+    """How `positive_control.known_failures` names a check."""
+    return f"{family}: {check}"
 
 
 def _num(value: float) -> str:
@@ -352,11 +357,25 @@ def positive_control(tables: Mapping[str, pd.DataFrame], spec: dict) -> pd.DataF
         found = [row for row in found if row["check"] not in skipped]
         found += [_row(family, name, "", "", skipped[name], None) for name in CHECK_NAMES[family] if name in skipped]
         rows += sorted(found, key=lambda row: CHECK_NAMES[family].index(row["check"]))  # stable: subjects keep order
+    known = spec.get("known_failures", {})
+    for row in rows:
+        row["known_failure"] = known.get(check_key(row["family"], row["check"]), "")
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def failed(checks: pd.DataFrame) -> pd.DataFrame:
-    return checks[checks["pass"] == FAIL]
+    """Failed rows that fail the run: those of checks not listed as known failures."""
+    return checks[(checks["pass"] == FAIL) & (checks["known_failure"].fillna("") == "")]
+
+
+def known_failed(checks: pd.DataFrame) -> pd.DataFrame:
+    return checks[(checks["pass"] == FAIL) & (checks["known_failure"].fillna("") != "")]
+
+
+def stale_known_failures(checks: pd.DataFrame, known: Mapping[str, str]) -> list[str]:
+    """Listed known failures whose rows all pass now: the list must drop them."""
+    keyed = checks.assign(key=[check_key(f, c) for f, c in zip(checks["family"], checks["check"])])
+    return [key for key in known if (rows := keyed[keyed.key == key]).size and (rows["pass"] == PASS).all()]
 
 
 def format_checks(checks: pd.DataFrame) -> str:
@@ -365,7 +384,8 @@ def format_checks(checks: pd.DataFrame) -> str:
     lines = []
     for row in checks.to_dict("records"):
         subject = f" [{row['subject']}]" if row["subject"] else ""
-        lines.append(f"{row['pass'].upper():>7}  {row['family']}: {row['check']}{subject}")
+        known = f" (known failure: {row['known_failure']})" if row.get("known_failure") and row["pass"] == FAIL else ""
+        lines.append(f"{row['pass'].upper():>7}  {row['family']}: {row['check']}{subject}{known}")
         expected = f"expected {row['expected']}; " if row["expected"] else ""
         lines.append(f"{'':>7}  {expected}observed {row['observed']}")
     return "\n".join(lines)

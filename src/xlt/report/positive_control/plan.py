@@ -51,6 +51,13 @@ def check(config: dict) -> None:
     answer a check is no error: that check is reported as not run, with the reason.)"""
     if not world(config):
         raise XltError(f"{SECTION}: demo_world.languages is empty; the checks compare the synthetic languages")
+    from xlt.report.positive_control.checks import CHECK_NAMES, check_key
+
+    known = {check_key(family, name) for family, names in CHECK_NAMES.items() for name in names}
+    for key in config[SECTION]["known_failures"]:
+        if key not in known:
+            raise XltError(f"{SECTION}.known_failures: {key!r} names no check; use \"family: check\" as the "
+                           f"table writes it, one of: {'; '.join(sorted(known))}")
 
 
 def _names(family: str) -> tuple[str, ...]:
@@ -170,8 +177,8 @@ def spec(config: dict) -> dict:
     """What `xlt positive-control --spec` gets: world, thresholds and one entry per enabled
     family (a family without an entry is reported as not run). Data files appear by path
     (`label_files`, `bitext_files`); the job counts them."""
-    thresholds = {k: v for k, v in config[SECTION].items() if k != "enabled"}
-    out = {"world": world(config), "thresholds": thresholds}
+    thresholds = {k: v for k, v in config[SECTION].items() if k not in ("enabled", "known_failures")}
+    out = {"world": world(config), "thresholds": thresholds, "known_failures": config[SECTION]["known_failures"]}
     for name in enabled_families(config):
         out[name] = FAMILY_SPECS[name](config)
     return out
