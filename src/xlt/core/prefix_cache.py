@@ -21,6 +21,9 @@ or, with a list of raw examples and the loop's tokenising collate,
 `cache_examples(model, depth, examples, collate, batch_size, device)` -> PrefixStateDataset
 whose item i belongs to examples[i]. Evaluate on raw text with `top.full_model`.
 
+A whole freeze-depth sweep can share one pass instead: `xlt.core.prefix_store` stores the
+states at every depth once (`xlt prefix-states`) and each depth's run reads its own boundary.
+
 Depth semantics follow `xlt.freezing`: -1 (nothing frozen) cannot be cached because the
 embeddings train; 0 caches the embedding output (the dropout inside the embeddings is then
 off); L caches the final layer output, so only the head trains.
