@@ -1,6 +1,6 @@
 """Benchmarks: our training loop vs transformers.Trainer, frozen-prefix caching, MFU, workflow wall times.
 
-    python benchmarks/bench.py [--loop] [--prefix-cache] [--finetune-cache] [--mfu] [--dry-run] [--demo] [--tests]
+    python benchmarks/bench.py [--loop] [--prefix-cache] [--finetune-cache] [--shared-prefix] [--mfu] [--dry-run] [--demo] [--tests]
 
 Each benchmark prints a Markdown table; results are figures, not pass/fail tests. This script
 imports `xlt` as installed (or with PYTHONPATH=src); the processes it starts (loop workers,
@@ -19,7 +19,7 @@ import loop
 import mfu
 
 REPO = Path(__file__).resolve().parents[1]
-SECTIONS = ("loop", "prefix_cache", "finetune_cache", "mfu", "dry_run", "demo", "tests")
+SECTIONS = ("loop", "prefix_cache", "finetune_cache", "shared_prefix", "mfu", "dry_run", "demo", "tests")
 DEFAULT_SECTIONS = ("loop", "prefix_cache", "dry_run")
 
 
@@ -31,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                       help="frozen-prefix caching: step speed-up per depth and the whole-sweep saving")
     what.add_argument("--finetune-cache", action="store_true",
                       help="the same end to end: demo-sized `xlt finetune` jobs with and without --cache-frozen-prefix")
+    what.add_argument("--shared-prefix", action="store_true",
+                      help="the whole -1..12 sweep of demo-sized jobs: every depth uncached vs one `xlt prefix-states` "
+                           "pass read by every depth (ratio and dev accuracies)")
     what.add_argument("--mfu", action="store_true", help="tokens/s and MFU of an mBERT-config model (--mfu-* options)")
     what.add_argument("--dry-run", action="store_true", help="`snakemake -n` on the paper-scale config")
     what.add_argument("--demo", action="store_true",
@@ -55,6 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--prefix-cache-args", default="--epochs 3 --threads 1 --clock process",
                    help="arguments for benchmarks/prefix_cache.py (see its --help)")
     g.add_argument("--finetune-depths", default="0,6,12", help="depths for --finetune-cache (-1 is added)")
+    g.add_argument("--shared-storage-dtype", default="float16", choices=["float16", "float32"],
+                   help="the store's dtype for --shared-prefix")
 
     g = p.add_argument_group("MFU")
     mfu.add_arguments(g)
@@ -99,7 +104,7 @@ def run(args: argparse.Namespace) -> dict:
         results["loop"] = loop.run(argparse.Namespace(configs=args.loop_configs, repeats=args.repeats,
                                                       steps=args.loop_steps, device=args.device, threads=args.threads,
                                                       seed=args.seed, json=None), echo=echo)
-    if chosen & {"prefix_cache", "finetune_cache"}:
+    if chosen & {"prefix_cache", "finetune_cache", "shared_prefix"}:
         import prefix_cache  # imports torch and transformers at the top
     if "prefix_cache" in chosen:
         echo("\n## Frozen-prefix caching: training steps per depth\n")
@@ -109,6 +114,10 @@ def run(args: argparse.Namespace) -> dict:
         depths = [-1] + [int(d) for d in args.finetune_depths.split(",") if d]
         results["finetune_cache"] = prefix_cache.finetune_comparison(depths, threads=args.threads, seed=args.seed,
                                                                      echo=echo)
+    if "shared_prefix" in chosen:
+        echo("\n## Frozen-prefix caching: the whole sweep with one shared prefix pass\n")
+        results["shared_prefix"] = prefix_cache.shared_sweep_comparison(
+            threads=args.threads, seed=args.seed, storage_dtype=args.shared_storage_dtype, echo=echo)
     if "mfu" in chosen:
         echo("\n## Throughput and MFU\n")
         results["mfu"] = mfu.run(args, echo=echo)

@@ -212,7 +212,7 @@ DEMO_FINETUNE_FLAGS = ["--max-steps", "120", "--batch-size", "32", "--lr", "5e-4
                        "--eval-every", "40", "--max-length", "48", "--log-every", "20", "--device", "cpu"]
 
 
-def _demo_inputs(root: Path, layers: int, train_size: int, seed: int) -> Path:
+def _demo_inputs(root: Path, layers: int, train_size: int, seed: int, dropout: float = 0.1) -> Path:
     """A random-init demo-shaped classifier (12 x hidden 64, the demo tokenizer) and demo NLI data."""
     from dataclasses import replace
 
@@ -224,7 +224,7 @@ def _demo_inputs(root: Path, layers: int, train_size: int, seed: int) -> Path:
 
     tokenizer = demo_tokenizer()
     shape = replace(SHAPES["demo"], layers=layers, vocab=len(tokenizer))
-    save_model(random_classifier(shape, seed), tokenizer, root / "model")
+    save_model(random_classifier(shape, seed, dropout=dropout), tokenizer, root / "model")
     write_jsonl(root / "train.jsonl", demo.generate("nli", "en", "train", train_size, seed))
     write_jsonl(root / "dev.jsonl", demo.generate("nli", "en", "dev", 150, seed))
     return root
@@ -299,5 +299,85 @@ def finetune_comparison(depths: list[int], layers: int = 12, threads: int = 1, t
     return {"rows": rows, "sweep_uncached_s": uncached_total, "sweep_cached_s": cached_total}
 
 
+# --- the whole sweep: one shared prefix pass (`xlt prefix-states`) vs every depth uncached --------
+
+
+def _flag(name: str) -> str:
+    return DEMO_FINETUNE_FLAGS[DEMO_FINETUNE_FLAGS.index(name) + 1]
+
+
+def prefix_states_job(root: Path, depths: list[int], out: Path, threads: int, storage_dtype: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    from loop import _package_env
+
+    cmd = [sys.executable, "-m", "xlt.cli", "prefix-states", "--model", str(root / "model"), "--num-labels", "3",
+           "--train", str(root / "train.jsonl"), f"--depths={','.join(map(str, depths))}",
+           "--max-length", _flag("--max-length"), "--batch-size", _flag("--batch-size"), "--device", _flag("--device"),
+           "--storage-dtype", storage_dtype, "--max-gib", "10", "--out", str(out)]
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, env=_package_env() | {"OMP_NUM_THREADS": str(threads)}, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"xlt prefix-states failed:\n{proc.stderr[-3000:]}")
+    meta = json.loads((out / "meta.json").read_text())
+    return {"job_s": wall, "compute_s": meta["compute_s"], "mb": meta["nbytes"] / 2**20}
+
+
+def shared_sweep_comparison(layers: int = 12, threads: int = 1, train_size: int = 1500, seed: int = 1,
+                            storage_dtype: str = "float16", echo=print) -> dict:
+    """The whole freeze-depth sweep -1..L as the workflow runs it, on this machine in one run:
+    every depth's `xlt finetune` uncached, against one `xlt prefix-states` job plus every depth
+    >= 0's `xlt finetune --prefix-states` (depth -1 trains uncached in both: one job, counted in
+    both sums). Each depth's two jobs run back to back, so both see the same load. The model
+    has dropout 0, so uncached training is exactly the eval-mode-prefix semantics of the store
+    and the dev accuracies must agree up to the storage rounding."""
+    import tempfile
+
+    depths = list(range(-1, layers + 1))
+    echo(f"Whole sweep -1..{layers}, demo-shaped ({layers} x hidden 64 random init, dropout 0), demo NLI "
+         f"{train_size} train / 150 dev, {' '.join(DEMO_FINETUNE_FLAGS)}, OMP_NUM_THREADS={threads}, "
+         f"store {storage_dtype}; job s is the whole process (imports, loading, training, evaluation, saving).\n")
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="xlt-bench-shared-") as tmp:
+        root = _demo_inputs(Path(tmp), layers, train_size, seed, dropout=0.0)
+        store = prefix_states_job(root, [d for d in depths if d >= 0], Path(tmp) / "store", threads, storage_dtype)
+        echo(f"`xlt prefix-states` (depths 0..{layers} in one pass): job {store['job_s']:.1f} s, "
+             f"pass {store['compute_s']:.1f} s, store {store['mb']:.1f} MB\n")
+        echo("| depth | uncached job s | shared job s | dev acc uncached | dev acc shared | load |")
+        echo("|---|---|---|---|---|---|")
+        for depth in depths:
+            plain = finetune_job(root, depth, False, Path(tmp) / f"plain{depth}", threads)
+            shared = plain if depth < 0 else finetune_job(root, depth, False, Path(tmp) / f"shared{depth}", threads,
+                                                          ["--prefix-states", str(Path(tmp) / "store")])
+            rows[depth] = {"uncached": plain, "shared": shared, "load": load_average()}
+            echo(f"| {depth} | {plain['job_s']:.1f} | {shared['job_s']:.1f}{' (same job)' if depth < 0 else ''} "
+                 f"| {plain['dev_accuracy']:.4f} | {shared['dev_accuracy']:.4f} | {rows[depth]['load']} |")
+    uncached = sum(r["uncached"]["job_s"] for r in rows.values())
+    shared = store["job_s"] + sum(r["shared"]["job_s"] for r in rows.values())
+    same = sum(r["uncached"]["dev_accuracy"] == r["shared"]["dev_accuracy"] for r in rows.values())
+    largest = max(abs(r["uncached"]["dev_accuracy"] - r["shared"]["dev_accuracy"]) for r in rows.values())
+    echo(f"\nWhole sweep: uncached {uncached:.1f} s (sum of {len(depths)} jobs), shared {shared:.1f} s "
+         f"(prefix-states {store['job_s']:.1f} s + {len(depths)} jobs): ratio {shared / uncached:.2f}x "
+         f"(target <= 0.6x); dev accuracy equal at {same}/{len(depths)} depths, largest difference {largest:.4f}")
+    return {"rows": rows, "store": store, "sweep_uncached_s": uncached, "sweep_shared_s": shared,
+            "ratio": shared / uncached, "equal_accuracies": same}
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--shared-sweep" in sys.argv:  # python benchmarks/prefix_cache.py --shared-sweep [--storage-dtype float32]
+        sys.argv.remove("--shared-sweep")
+        parser = argparse.ArgumentParser(prog="benchmarks/prefix_cache.py --shared-sweep")
+        parser.add_argument("--storage-dtype", default="float16", choices=["float16", "float32"])
+        parser.add_argument("--threads", type=int, default=1)
+        parser.add_argument("--train-size", type=int, default=1500)
+        parser.add_argument("--seed", type=int, default=1)
+        opts = parser.parse_args()
+        shared_sweep_comparison(threads=opts.threads, train_size=opts.train_size, seed=opts.seed,
+                                storage_dtype=opts.storage_dtype)
+    else:
+        main()

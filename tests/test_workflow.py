@@ -62,6 +62,43 @@ def test_paper_config_dry_run_plans_one_finetune_per_depth_offline(tmp_path):
     assert "build_demo_model" not in counts  # real models come from the hub
 
 
+def dry_run_jobs(output: str) -> list[dict]:
+    """Each job block of a dry run: its rule and its `input:`, `output:` and `wildcards:` lines."""
+    jobs = []
+    for line in output.splitlines():
+        if line.startswith(("rule ", "localrule ")) and line.rstrip().endswith(":"):
+            jobs.append({"rule": line.split()[1].rstrip(":")})
+        elif jobs and line.startswith("    ") and ": " in line:
+            key, value = line.strip().split(": ", 1)
+            jobs[-1][key] = value
+    return jobs
+
+
+@pytest.mark.slow
+def test_dry_run_wires_the_shared_prefix_store_into_every_frozen_depth(tmp_path):
+    work = workflow_copy(tmp_path)
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["freeze_depth"].update(depths=[-1, 0, 7], cache_frozen_prefix=True, prefix_states={"shared": True})
+    (work / "shared.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "shared.yaml", "--until", "aggregate_freeze_depth")
+    output = proc.stdout + proc.stderr
+    assert job_counts(output)["prefix_states"] == 1 and job_counts(output)["finetune"] == 3
+    jobs = dry_run_jobs(output)
+    store = "results/prefix_states/freeze_depth/demo-mbert"
+    (prefix,) = [job for job in jobs if job["rule"] == "prefix_states"]
+    assert prefix["output"] == store
+    assert set(prefix["input"].split(", ")) == {"results/models/demo-mbert", "results/data/demo-nli/info.json"}
+    finetune = {job["wildcards"].removeprefix("run_id="): job for job in jobs if job["rule"] == "finetune"}
+    assert set(finetune) == {"demo-mbert-depthnone-seed1", "demo-mbert-depth00-seed1", "demo-mbert-depth07-seed1"}
+    for run_id, job in finetune.items():
+        assert (store in job["input"].split(", ")) == ("depthnone" not in run_id), run_id
+    # without prefix_states.shared the same sweep has no store
+    config["freeze_depth"]["prefix_states"] = {"shared": False}
+    (work / "shared.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "shared.yaml", "--until", "aggregate_freeze_depth")
+    assert "prefix_states" not in job_counts(proc.stdout + proc.stderr)
+
+
 @pytest.mark.slow
 def test_bad_config_fails_before_any_job(tmp_path):
     work = workflow_copy(tmp_path)

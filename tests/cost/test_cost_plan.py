@@ -73,3 +73,16 @@ def test_calibrate_measures_positive_throughput():
     result = profile.calibrate(seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu")
     assert result["train_flops"] > 0 and result["eval_flops"] > 0 and result["overhead_s"] > 0
     assert [r["seq_length"] for r in result["measured"]] == [8, 16]
+
+
+def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
+    config = settings.load("config.yaml")
+    config["freeze_depth"].update(cache_frozen_prefix=True, prefix_states={"shared": True, "storage_dtype": "float16",
+                                                                           "max_gib": 64})
+    job = settings.plan_module("freeze_depth").jobs(config)["prefix_states"]["demo-mbert"]
+    cost = estimate.job_cost(config, "freeze_depth", "prefix_states", "demo-mbert", job.args, UNIT)
+    model, rows = config["models"]["demo-mbert"], estimate.rows(config, "demo-nli", "train")
+    tokens = rows * 48  # every training example at max_length, an upper bound
+    assert cost.train_tokens == 0 and cost.eval_tokens == tokens
+    assert cost.seconds == 2 * 12 * model["hidden_size"] ** 2 * model["layers"] * tokens  # all 12 layers, UNIT flops
+    assert cost.disk_gib == 13 * tokens * model["hidden_size"] * 2 / 2**30  # depths 0..12 in float16

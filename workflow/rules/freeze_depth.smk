@@ -1,6 +1,28 @@
 # Freeze-depth transfer (xlt.families.freeze_depth): fine-tune on the source language with
 # embeddings + the first N layers frozen, then zero-shot accuracy on every evaluation language.
+# With cache_frozen_prefix and prefix_states.shared, one prefix_states job per model stores the
+# frozen layers' output at every depth and each depth's finetune job reads it (plan: inputs).
 from xlt.families.freeze_depth import plan as freeze_depth
+
+
+rule prefix_states:
+    input:
+        unpack(job_inputs("freeze_depth", "prefix_states")),
+    output:
+        directory(freeze_depth.PREFIX_STATES),
+    log:
+        f"{RESULTS}/logs/freeze_depth/prefix_states/{{model}}.log",
+    benchmark:
+        benchmark_pattern("freeze_depth", "prefix_states", ("model",))
+    conda:
+        ENV
+    threads: job_threads("freeze_depth")
+    resources:
+        **job_resources("freeze_depth"),
+    params:
+        args=job_args("freeze_depth", "prefix_states"),
+    shell:
+        "xlt prefix-states {params.args} > {log} 2>&1"
 
 
 rule finetune:

@@ -21,6 +21,9 @@ or, with a list of raw examples and the loop's tokenising collate,
 `cache_examples(model, depth, examples, collate, batch_size, device)` -> PrefixStateDataset
 whose item i belongs to examples[i]. Evaluate on raw text with `top.full_model`.
 
+A whole freeze-depth sweep can share one pass instead: `xlt.core.prefix_store` stores the
+states at every depth once (`xlt prefix-states`) and each depth's run reads its own boundary.
+
 Depth semantics follow `xlt.freezing`: -1 (nothing frozen) cannot be cached because the
 embeddings train; 0 caches the embedding output (the dropout inside the embeddings is then
 off); L caches the final layer output, so only the head trains.
@@ -118,6 +121,38 @@ class PrefixStates:
         return self.hidden[start:end], self.mask[start:end]
 
 
+def _trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
+    """Per row, the length up to the last attended token (only trailing padding is stripped)."""
+    positions = torch.arange(1, mask.shape[1] + 1)
+    return (positions * (mask != 0)).amax(dim=1)
+
+
+def _boundary_states(model: nn.Module, depths: Sequence[int], batches: Iterable[Mapping[str, torch.Tensor]],
+                     device: torch.device):
+    """For each batch: ({depth: hidden states after embeddings + `depth` layers, on `device`},
+    the CPU attention mask, the batch). One forward through embeddings + max(depths) layers per
+    batch serves every boundary. Call under no_grad with the model in eval mode."""
+    parts = encoder_parts(model)
+    for depth in depths:
+        check_cacheable_depth(depth, parts.num_layers)
+    config = base_model(model).config
+    wanted, deepest = set(depths), max(depths)
+    for batch in batches:
+        if "input_ids" not in batch or "attention_mask" not in batch:
+            raise XltError("prefix caching needs tokenised batches with input_ids and attention_mask")
+        on_device = {k: torch.as_tensor(v).to(device) for k, v in batch.items()
+                     if k in ("input_ids", "attention_mask", "token_type_ids")}
+        attention_mask = on_device["attention_mask"]
+        hidden = _run_embeddings(parts.embeddings, on_device)
+        found = {0: hidden} if 0 in wanted else {}
+        layer_mask = _bidirectional_mask(config, hidden, attention_mask)
+        for index, layer in enumerate(parts.layers[:deepest], start=1):
+            hidden = layer(hidden, layer_mask)
+            if index in wanted:
+                found[index] = hidden
+        yield found, attention_mask.to("cpu"), batch
+
+
 @torch.no_grad()
 def compute_prefix_states(
     model: nn.Module,
@@ -133,9 +168,7 @@ def compute_prefix_states(
     the result is the i-th row seen. The model's training mode is restored afterwards."""
     if storage_dtype not in STORAGE_DTYPES:
         raise XltError(f"unknown storage dtype {storage_dtype!r}; use one of {sorted(STORAGE_DTYPES)}")
-    parts = encoder_parts(model)
-    check_cacheable_depth(depth, parts.num_layers)
-    config = base_model(model).config
+    check_cacheable_depth(depth, encoder_parts(model).num_layers)
     device = torch.device(device)
     dtype = STORAGE_DTYPES[storage_dtype]
 
@@ -147,22 +180,9 @@ def compute_prefix_states(
     was_training = model.training
     model.eval()
     try:
-        for batch in batches:
-            if "input_ids" not in batch or "attention_mask" not in batch:
-                raise XltError("prefix caching needs tokenised batches with input_ids and attention_mask")
-            on_device = {k: torch.as_tensor(v).to(device) for k, v in batch.items()
-                         if k in ("input_ids", "attention_mask", "token_type_ids")}
-            attention_mask = on_device["attention_mask"]
-            hidden = _run_embeddings(parts.embeddings, on_device)
-            layer_mask = _bidirectional_mask(config, hidden, attention_mask)
-            for layer in parts.layers[:depth]:
-                hidden = layer(hidden, layer_mask)
-            hidden = hidden.to("cpu", dtype)
-            cpu_mask = attention_mask.to("cpu")
-            # Strip trailing padding only: the length runs to the last attended token.
-            positions = torch.arange(1, cpu_mask.shape[1] + 1)
-            row_lengths = (positions * (cpu_mask != 0)).amax(dim=1).tolist()
-            for row, length in enumerate(row_lengths):
+        for found, cpu_mask, batch in _boundary_states(model, [depth], batches, device):
+            hidden = found[depth].to("cpu", dtype)
+            for row, length in enumerate(_trailing_lengths(cpu_mask).tolist()):
                 hidden_chunks.append(hidden[row, :length])
                 mask_chunks.append(cpu_mask[row, :length].to(torch.int8))
                 lengths.append(length)

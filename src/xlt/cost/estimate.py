@@ -138,6 +138,11 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
                                    for split in _splits(spec))
+    if rule == "prefix_states":  # one eval-mode pass through the deepest stored layer; every boundary to disk
+        depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
+        eval_tokens = train_rows * max_length  # an upper bound: the store strips padding
+        seconds = profile["overhead_s"] + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"]
+        disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
         disk += 12 * trainable  # the resumable checkpoint keeps the optimiser's two moments and the weights
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens))

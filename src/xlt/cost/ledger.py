@@ -43,7 +43,8 @@ def _metrics_templates() -> dict[str, dict[str, tuple[tuple[str, ...], str | Non
     run = ("run_id",)
     return {
         "shared": {"build_demo_model": (("model",), None)},
-        "freeze_depth": {"finetune": (run, f"{freeze_depth.RUN}/train.json"),
+        "freeze_depth": {"prefix_states": (("model",), None),
+                         "finetune": (run, f"{freeze_depth.RUN}/train.json"),
                          "evaluate_xnli": (run, f"{freeze_depth.RUN}/eval.json")},
         "sbert": {"train_sbert": (run, f"{sbert.RUN}/train.json"), "eval_sbert": (run, f"{sbert.RUN}/eval.json")},
         "adapt": {"adapt_mlm": (run, adapt.RUN), "adapt_reference_perplexity": (run, adapt.REFERENCE)},

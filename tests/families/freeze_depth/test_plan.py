@@ -132,3 +132,63 @@ def test_an_unswept_axis_leaves_run_ids_and_arguments_alone():
     job = plan.jobs(config)["finetune"]["demo-mbert-depth05-seed1"]
     assert job.args[job.args.index("--axes") + 1] == '{"model": "demo-mbert"}'  # the model name only
     assert job.args.count("--warmup-ratio") == 1
+
+
+def shared_config(depths):
+    config = demo_config()
+    config["freeze_depth"].update(depths=depths, seeds=[1, 2], cache_frozen_prefix=True,
+                                  prefix_states={"shared": True, "max_gib": 2.5})
+    return validate(config)
+
+
+def test_shared_prefix_states_one_job_per_model_read_by_every_frozen_depth():
+    from xlt.cli import build_parser
+
+    config = shared_config([-1, 0, 5, 12])
+    jobs = plan.jobs(config)
+    store = "results/prefix_states/freeze_depth/demo-mbert"
+    assert list(jobs["prefix_states"]) == ["demo-mbert"]
+    job = jobs["prefix_states"]["demo-mbert"]
+    assert job.args == [
+        "--model", "results/models/demo-mbert", "--head", "pooler", "--num-labels", 3,
+        "--train", "results/data/demo-nli/en/train.jsonl", "--depths", "0,5,12",  # -1 has no prefix
+        "--max-length", 48, "--batch-size", 32, "--storage-dtype", "float16", "--max-gib", 2.5,
+        "--device", "auto", "--out", store]
+    assert job.inputs == {"model": ["results/models/demo-mbert"], "data": "results/data/demo-nli/info.json"}
+    args = build_parser("prefix-states").parse_args(["prefix-states", *map(str, job.args)])
+    assert (args.depths, args.max_gib, args.storage_dtype, args.max_length) == ("0,5,12", 2.5, "float16", 48)
+    finetune = jobs["finetune"]
+    assert len(finetune) == 8  # 4 depths x 2 seeds, one store
+    config["freeze_depth"]["prefix_states"]["shared"] = False
+    per_job = plan.jobs(config)["finetune"]
+    for run_id, job in finetune.items():
+        if job.axes["freeze_depth"] < 0:  # nothing frozen: the job of the per-job cache, which trains uncached
+            assert job == per_job[run_id] and "prefix_states" not in job.inputs
+        else:
+            assert job.args[job.args.index("--prefix-states") + 1] == store and "--cache-frozen-prefix" not in job.args
+            assert job.inputs["prefix_states"] == store
+            parsed = build_parser("finetune").parse_args(["finetune", *map(str, job.args)])
+            assert parsed.prefix_states == store and parsed.max_length == args.max_length
+    # the store's pass batches as training does, so fp32 storage is bitwise the per-job cache
+    assert args.batch_size == build_parser("finetune").parse_args(
+        ["finetune", *map(str, finetune["demo-mbert-depth05-seed1"].args)]).batch_size
+
+
+def test_the_store_is_off_unless_asked_for():
+    config = validate(demo_config())
+    assert config["freeze_depth"]["prefix_states"] == {"shared": False, "storage_dtype": "float16", "max_gib": 64}
+    assert "prefix_states" not in plan.jobs(config)  # the demo plans what it planned before
+    assert plan.jobs(shared_config([-1]))["prefix_states"] == {}  # no depth >= 0: nothing to store
+
+
+def test_shared_prefix_states_settings_are_validated():
+    config = demo_config()
+    config["freeze_depth"].update(cache_frozen_prefix=False, prefix_states={"shared": True})
+    with pytest.raises(XltError, match=r"freeze_depth.prefix_states.shared: true .* needs freeze_depth.cache_frozen_prefix: true"):
+        validate(config)
+    for bad, where in (({"max_gib": 0}, "max_gib"), ({"storage_dtype": "bfloat16"}, "storage_dtype"),
+                       ({"share": True}, "prefix_states")):
+        config = demo_config()
+        config["freeze_depth"]["prefix_states"] = bad
+        with pytest.raises(XltError, match=rf"config error at freeze_depth.prefix_states.*{where}|{where}.*"):
+            validate(config)

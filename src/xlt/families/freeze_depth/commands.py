@@ -32,6 +32,9 @@ def _finetune_arguments(p):
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--cache-frozen-prefix", action="store_true",
                    help="compute the frozen layers once (frozen part without dropout) and train only the top")
+    p.add_argument("--prefix-states", default=None, metavar="DIR",
+                   help="read the frozen part's output from this store (`xlt prefix-states`, one pass for the whole "
+                        "sweep) instead of computing it; implies --cache-frozen-prefix's semantics")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None, help="the run's id, recorded in its metrics (default: the --out directory's name)")
     p.add_argument("--axes", default="{}", help="further sweep values of this run as JSON, recorded in its metrics "
@@ -99,15 +102,23 @@ def _finetune(args):
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     collate = make_collate(tokenizer, targs.max_length)
     cached = None
-    if args.cache_frozen_prefix:
+    if args.prefix_states:  # the sweep's shared store (`xlt prefix-states`): this depth's boundary only
+        from xlt.core.manifest import sha256
+        from xlt.core.prefix_store import load_cached_training
+
+        cached = load_cached_training(model, args.freeze_depth, args.prefix_states, train_set, expected={
+            "model": args.model, "train_sha256": sha256(args.train), "max_length": targs.max_length})
+    elif args.cache_frozen_prefix:
         from xlt.core.models import pick_device
-        from xlt.core.prefix_cache import collate_prefix_states, prepare_cached_training
+        from xlt.core.prefix_cache import prepare_cached_training
 
         cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
                                          pick_device(targs.device))
     if cached is not None:
+        from xlt.core.prefix_cache import collate_prefix_states
+
         # frozen layers ran once, in eval mode (the documented "frozen part without dropout"); a resumed
-        # run recomputes the cache, which is deterministic, and restores the top from the checkpoint
+        # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
         result = train(cached.top, cached.dataset, collate_prefix_states, classification_loss, targs,
                        lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir)
     else:
@@ -124,9 +135,87 @@ def _finetune(args):
     metrics.meta.update(result_meta(result, targs) | count_parameters(model)
                         | {"model": args.model, "history": without_predictions(result.history)})
     metrics.meta.update(cache_frozen_prefix=cached is not None, cache_s=round(cached.cache_s, 3) if cached else 0.0)
+    if args.prefix_states:
+        metrics.meta.update(prefix_states=args.prefix_states)
     metrics.add("dev_accuracy", result.best_score, lang="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
+
+
+def _prefix_states_arguments(p):
+    from xlt.core.choices import HEADS
+    from xlt.core.prefix_store import STORE_DTYPES
+
+    p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained model)")
+    p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
+    p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
+    p.add_argument("--train", required=True, help="normalised JSONL: the finetune jobs' --train")
+    p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
+    p.add_argument("--max-length", type=int, default=128, help="the finetune jobs' --max-length")
+    p.add_argument("--batch-size", type=int, default=32, help="examples per forward pass (the finetune jobs' "
+                   "--batch-size makes the pass bitwise the per-job cache's)")
+    p.add_argument("--storage-dtype", choices=STORE_DTYPES, default="float16",
+                   help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
+    p.add_argument("--max-gib", type=float, required=True,
+                   help="refuse to write more than this many GiB (config: freeze_depth.prefix_states.max_gib)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    p.add_argument("--out", required=True, help="the store's directory")
+
+
+def _prefix_states(args):
+    from xlt.core.classification import make_collate
+    from xlt.core.errors import XltError
+    from xlt.core.manifest import sha256
+    from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files
+    from xlt.core.prefix_cache import _task_head
+    from xlt.core.prefix_store import check_store_size, store_nbytes, token_lengths, write_prefix_store
+    from xlt.data.records import read_records
+
+    try:
+        depths = sorted({int(d) for d in args.depths.split(",") if d.strip()})
+    except ValueError:
+        raise XltError(f"--depths {args.depths!r}: give comma-separated integers, e.g. 0,1,2") from None
+    if not depths or depths[0] < 0:
+        raise XltError(f"--depths {args.depths!r}: store depths >= 0 only (-1 freezes nothing, so has no prefix)")
+    train_set = read_records(args.train, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
+    require_model_files(args.model)
+    for depth in depths:
+        _check_freeze_depth(args.model, depth)
+    hidden_size = _hidden_size(args.model)
+    tokenizer = load_tokenizer(args.model)
+    collate = make_collate(tokenizer, args.max_length)
+    # the exact size, from the tokenised lengths, before the model loads or runs
+    lengths = token_lengths(train_set, collate, args.batch_size)
+    nbytes = store_nbytes(sum(lengths), len(lengths), hidden_size, depths, args.storage_dtype)
+    check_store_size(nbytes, args.max_gib, depths=depths, tokens=sum(lengths), hidden_size=hidden_size,
+                     storage_dtype=args.storage_dtype)
+    model = load_classifier(args.model, args.num_labels, args.head)
+    try:
+        _task_head(model)
+    except XltError as err:
+        raise XltError(f"{err}; or freeze_depth.prefix_states.shared: false") from None
+    device = pick_device(args.device)
+    model.to(device)
+    meta = write_prefix_store(model, depths, train_set, collate, args.batch_size, lengths, args.out, device,
+                              args.storage_dtype, meta={"model": args.model, "train": args.train,
+                                                        "train_sha256": sha256(args.train),
+                                                        "max_length": args.max_length})
+    print(f"stored depths {meta['depths']} of {meta['examples']} examples ({meta['tokens']} tokens, "
+          f"{meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB in {meta['compute_s']:.1f} s")
+
+
+def _hidden_size(model: str) -> int:
+    from transformers import AutoConfig
+
+    from xlt.core.errors import XltError
+    from xlt.core.models import pretrained_args
+
+    path, kwargs = pretrained_args(model)
+    config = AutoConfig.from_pretrained(path, **kwargs)
+    for key in ("hidden_size", "dim"):
+        if getattr(config, key, None):
+            return int(getattr(config, key))
+    raise XltError(f"the config of {model!r} states no hidden size (hidden_size or dim)")
 
 
 def _evaluate_arguments(p):
@@ -175,5 +264,7 @@ def _num_labels(model_dir: str) -> int:
 
 VERBS = {
     "finetune": Verb("Fine-tune a classifier with the first N layers frozen; keep the best dev checkpoint", _finetune_arguments, _finetune),
+    "prefix-states": Verb("Store the frozen-prefix hidden states of every depth of a freeze-depth sweep in one pass "
+                          "(frozen layers in eval mode)", _prefix_states_arguments, _prefix_states),
     "evaluate": Verb("Zero-shot classification accuracy of a fine-tuned model per language, and the average", _evaluate_arguments, _evaluate),
 }

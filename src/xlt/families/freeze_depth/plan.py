@@ -27,6 +27,9 @@ TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by Me
 # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 CLASSIFICATION_TASKS = ("nli", "sentiment")
+# one store of frozen-prefix states per model (the family's training data and max_length are the
+# sweep's): every depth's finetune job reads its boundary from it (prefix_states.shared)
+PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 
 def check(config: dict) -> None:
@@ -43,6 +46,9 @@ def check(config: dict) -> None:
     for split in ("train", "dev"):
         settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
     settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
+    if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
+        raise XltError(f"{FAMILY}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
+                       f"it needs {FAMILY}.cache_frozen_prefix: true (or set shared: false)")
 
 
 def runs(config: dict) -> list[dict]:
@@ -67,14 +73,40 @@ def num_labels(config: dict) -> int:
     return NUM_LABELS[config["datasets"][config[FAMILY]["train"]["dataset"]]["task"]]
 
 
+def shared_prefix(config: dict) -> bool:
+    family = settings.family(config, FAMILY)
+    return bool(family and family["cache_frozen_prefix"] and family["prefix_states"]["shared"])
+
+
+def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
+    """One `xlt prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
+    family = config[FAMILY]
+    train, store, training = family["train"], family["prefix_states"], settings.training(config, FAMILY)
+    out = []
+    for model in family["models"]:
+        depths = sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0})
+        if not depths:
+            continue
+        out.append(Job(model, [
+            "--model", model_ref(config, model), *head_args(config, model), "--num-labels", num_labels(config),
+            "--train", data_file(train["dataset"], train["lang"], "train"), "--depths", ",".join(map(str, depths)),
+            "--max-length", training["max_length"], "--batch-size", training["batch_size"],
+            "--storage-dtype", store["storage_dtype"], "--max-gib", store["max_gib"], "--device", training["device"],
+            "--out", PREFIX_STATES.format(model=model)],
+            axes={"model": model}, inputs={"model": model_input(config, model), "data": data_info(train["dataset"])}))
+    return out
+
+
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
-    """rule -> run id -> Job, for `finetune` and `evaluate_xnli`."""
+    """rule -> job id -> Job, for `finetune` and `evaluate_xnli` (by run id) and, with
+    prefix_states.shared, `prefix_states` (by model name)."""
     rows = runs(config)
     if not rows:
         return {"finetune": {}, "evaluate_xnli": {}}
     family = config[FAMILY]
     train, evaluation = family["train"], family["eval"]
     training = settings.training(config, FAMILY)
+    shared = shared_prefix(config)
     finetune, evaluate = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
@@ -82,7 +114,12 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--train", data_file(train["dataset"], train["lang"], "train"),
                 "--dev", data_file(train["dataset"], train["lang"], "dev"),
                 "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]
-        args += ["--cache-frozen-prefix"] if family["cache_frozen_prefix"] else []
+        inputs = {"model": model_input(config, row["model"])}
+        if shared and row["freeze_depth"] >= 0:  # depth -1 freezes nothing: it trains uncached
+            inputs["prefix_states"] = PREFIX_STATES.format(model=row["model"])
+            args += ["--prefix-states", inputs["prefix_states"]]
+        elif family["cache_frozen_prefix"]:
+            args += ["--cache-frozen-prefix"]
         args += _tracking_args(config) if family["checkpoint_selection"] else []
         args += ["--seed", row["seed"], *flag_args(training)]
         extra_axes = {"model": row["model"]}  # the config's name: the tables' `model` column
@@ -95,13 +132,14 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         data = data_info(train["dataset"])
         if family["checkpoint_selection"] and evaluation["dataset"] != train["dataset"]:  # it reads the test sets too
             data = [data, data_info(evaluation["dataset"])]
-        finetune.append(Job(row["run_id"], args, axes=axes, inputs={"model": model_input(config, row["model"]), "data": data}))
+        finetune.append(Job(row["run_id"], args, axes=axes, inputs={**inputs, "data": data}))
         evaluate.append(Job(row["run_id"], axes=axes, inputs={"data": data_info(evaluation["dataset"])}, args=[
             "--model", f"{run_dir}/model", "--train-metrics", f"{run_dir}/train.json",
             "--data", *[data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
             "--langs", ",".join(evaluation["langs"]), "--max-length", training["max_length"],
             "--out", f"{run_dir}/eval.json"]))
-    return {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
+    planned = {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
+    return {"prefix_states": by_run_id(_prefix_states_jobs(config, rows)), **planned} if shared else planned
 
 
 def _tracking_args(config: dict) -> list[str]:

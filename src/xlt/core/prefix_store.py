@@ -1,0 +1,258 @@
+"""The shared prefix-state store: one frozen-prefix pass for a whole freeze-depth sweep.
+
+Every depth of a freeze-depth sweep starts from the same pretrained embeddings and bottom
+layers, so the hidden states at boundary N (embeddings + first N layers) are the same for
+every run frozen at depth N, whatever its seed. `write_prefix_store` runs the pretrained
+model once per training example through embeddings + max(depths) layers and stores the
+hidden states at every requested boundary; each depth's `xlt finetune --prefix-states DIR`
+then reads only its own boundary (`load_cached_training`) and trains layers N+1..L and the
+task head on it, exactly as `--cache-frozen-prefix` does with states it computed itself.
+
+Semantics, the same as the per-job cache (xlt.core.prefix_cache):
+- the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
+  included). With dropout 0 this is exactly uncached training; otherwise it equals uncached
+  training with the frozen modules in eval mode;
+- storage in float16 (the default) rounds each stored value to the nearest fp16 number:
+  relative error at most 2**-11 (absolute 2**-25 below fp16's normal range, 2**-14); values
+  beyond +-65504 cannot be stored and are refused. float32 storage is exact: a run that reads
+  it trains bitwise what `--cache-frozen-prefix` trains (same tokenisation, same batches of
+  the pass, same arithmetic), which in turn is the eval-mode-prefix uncached run up to float
+  summation order;
+- the layers above the boundary compute in the model's dtype on fp32 inputs.
+
+On disk (a directory, written atomically): meta.json, offsets.npy (int64, examples + 1),
+mask.npy (int8 per token), labels.npy, and hidden_depthNN.npy (tokens x hidden, float16 or
+float32) per boundary. Trailing padding is stripped, so the size is
+boundaries x sum(token lengths) x hidden x bytes + small change; `store_nbytes` computes it
+from the tokenised lengths before any model runs, and `check_store_size` refuses a store
+larger than the configured bound (freeze_depth.prefix_states.max_gib). For scale: all 13
+boundaries of mBERT (hidden 768) over 393k XNLI training pairs of ~45 tokens take about 330
+GiB in fp16; a 20k-example subset about 17 GiB.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from xlt.core.errors import XltError
+from xlt.core.io import atomic_directory, read_json, write_json
+from xlt.core.prefix_cache import (
+    STORAGE_DTYPES,
+    CachedTopModel,
+    CachedTraining,
+    PrefixStateDataset,
+    PrefixStates,
+    _boundary_states,
+    _task_head,
+    _trailing_lengths,
+    check_cacheable_depth,
+)
+from xlt.core.models import encoder_parts
+
+log = logging.getLogger("xlt.core.prefix_store")
+
+FORMAT = 1
+STORE_DTYPES = ("float16", "float32")  # numpy writes both; bfloat16 has no .npy type
+SIZE_SETTING = "freeze_depth.prefix_states.max_gib"
+META = "meta.json"
+
+
+def hidden_file(depth: int) -> str:
+    return f"hidden_depth{depth:02d}.npy"
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def token_lengths(examples: Sequence, collate: Callable[[list], Mapping[str, torch.Tensor]],
+                  batch_size: int) -> list[int]:
+    """Tokens per example after the training loop's own tokenisation, trailing padding stripped:
+    what the store will hold, known before any model runs (tokenising only)."""
+    lengths: list[int] = []
+    for start in range(0, len(examples), batch_size):
+        batch = collate(list(examples[start : start + batch_size]))
+        lengths += _trailing_lengths(torch.as_tensor(batch["attention_mask"])).tolist()
+    return lengths
+
+
+def store_nbytes(tokens: int, examples: int, hidden_size: int, depths: Sequence[int], storage_dtype: str) -> int:
+    """Bytes on disk of a store: the hidden states of every boundary plus mask, offsets and labels."""
+    per_value = torch.tensor([], dtype=STORAGE_DTYPES[storage_dtype]).element_size()
+    return len(depths) * tokens * hidden_size * per_value + tokens + 8 * (examples + 1) + 8 * examples
+
+
+def check_store_size(nbytes: int, max_gib: float, *, depths: Sequence[int], tokens: int, hidden_size: int,
+                     storage_dtype: str) -> None:
+    """Refuse a store over the bound, naming the setting and the ways out."""
+    if nbytes > max_gib * 2**30:
+        raise XltError(
+            f"the shared prefix states would take {nbytes / 2**30:.2f} GiB on disk ({len(depths)} boundaries x "
+            f"{tokens} tokens x hidden {hidden_size} in {storage_dtype}), more than {SIZE_SETTING} = {max_gib} "
+            f"(--max-gib); raise {SIZE_SETTING} if the disk has room, or store less: fewer depths in "
+            "freeze_depth.depths, a shorter training.max_length or a smaller training set, "
+            "freeze_depth.prefix_states.storage_dtype: float16, or freeze_depth.prefix_states.shared: false "
+            "(each finetune job then caches its own depth in memory)"
+        )
+
+
+@torch.no_grad()
+def write_prefix_store(
+    model: nn.Module,
+    depths: Sequence[int],
+    examples: Sequence,
+    collate: Callable[[list], Mapping[str, torch.Tensor]],
+    batch_size: int,
+    lengths: Sequence[int],
+    out: str | Path,
+    device: torch.device | str = "cpu",
+    storage_dtype: str = "float16",
+    meta: dict | None = None,
+) -> dict:
+    """Run embeddings + max(depths) layers once per example (eval mode, batches of `batch_size`
+    in the order of `examples`, tokenised by `collate`) and write the states at every boundary in
+    `depths` to the directory `out`, atomically. `lengths` are `token_lengths(...)` of the same
+    examples (the arrays are allocated from them; a mismatch is an error). Returns the store's
+    meta (also written to out/meta.json, with `meta` merged in)."""
+    if storage_dtype not in STORE_DTYPES:
+        raise XltError(f"unknown store dtype {storage_dtype!r}; use one of {list(STORE_DTYPES)}")
+    depths = sorted(set(int(d) for d in depths))
+    if not depths:
+        raise XltError("no depths to store: give at least one freeze depth >= 0")
+    parts = encoder_parts(model)
+    for depth in depths:
+        check_cacheable_depth(depth, parts.num_layers)
+    if len(lengths) != len(examples) or not examples:
+        raise XltError(f"{len(lengths)} token lengths for {len(examples)} examples; compute them with token_lengths")
+    device = torch.device(device)
+    hidden_size = base_hidden_size(model)
+    np_dtype = np.float16 if storage_dtype == "float16" else np.float32
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(lengths)
+    tokens = int(offsets[-1])
+    mask = np.zeros(tokens, dtype=np.int8)
+    labels: list[torch.Tensor] = []
+    started = time.time()
+    was_training = model.training
+    model.eval()
+    with atomic_directory(out) as tmp:
+        arrays = {d: np.lib.format.open_memmap(tmp / hidden_file(d), mode="w+", dtype=np_dtype,
+                                               shape=(tokens, hidden_size)) for d in depths}
+        batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
+        row = position = 0
+        try:
+            for found, cpu_mask, batch in _boundary_states(model, depths, batches, device):
+                batch_lengths = _trailing_lengths(cpu_mask)
+                expected = torch.as_tensor(lengths[row : row + len(batch_lengths)])
+                if not torch.equal(batch_lengths, expected):
+                    raise XltError("the examples tokenised to other lengths than `lengths` says; "
+                                   "compute them with token_lengths and the same collate")
+                keep = torch.arange(cpu_mask.shape[1]) < batch_lengths[:, None]  # row-major: example order
+                end = position + int(batch_lengths.sum())
+                if "labels" not in batch:
+                    raise XltError("the store needs labelled examples (the collate gave no labels)")
+                for depth, hidden in found.items():
+                    # rounded by torch as the per-job cache rounds (to nearest, ties to even)
+                    values = hidden[keep.to(hidden.device)].to("cpu", STORAGE_DTYPES[storage_dtype])
+                    if not torch.isfinite(values).all():
+                        raise XltError(f"hidden states at depth {depth} are not finite in {storage_dtype} "
+                                       "(float16 ends at +-65504); set freeze_depth.prefix_states.storage_dtype: "
+                                       "float32")
+                    arrays[depth][position:end] = values.numpy()
+                mask[position:end] = cpu_mask[keep].numpy()
+                labels.append(torch.as_tensor(batch["labels"]).cpu())
+                row, position = row + len(batch_lengths), end
+        finally:
+            model.train(was_training)
+        for array in arrays.values():
+            array.flush()
+        del arrays
+        np.save(tmp / "offsets.npy", offsets)
+        np.save(tmp / "mask.npy", mask)
+        np.save(tmp / "labels.npy", torch.cat(labels).numpy())
+        info = {"format": FORMAT, "depths": depths, "storage_dtype": storage_dtype, "hidden_size": hidden_size,
+                "examples": len(lengths), "tokens": tokens, "batch_size": batch_size,
+                "nbytes": store_nbytes(tokens, len(lengths), hidden_size, depths, storage_dtype),
+                "compute_s": round(time.time() - started, 3), "device": str(device),
+                "semantics": "frozen layers in eval mode (no dropout below the boundary); "
+                             f"{storage_dtype} storage", **(meta or {})}
+        write_json(tmp / META, info)
+    return info
+
+
+def base_hidden_size(model: nn.Module) -> int:
+    config = model.config
+    for key in ("hidden_size", "dim"):
+        if getattr(config, key, None):
+            return int(getattr(config, key))
+    raise XltError(f"the config of {type(model).__name__} states no hidden size (hidden_size or dim)")
+
+
+def read_store_meta(path: str | Path) -> dict:
+    path = Path(path)
+    if not (path / META).is_file():
+        raise XltError(f"{path} is not a prefix-state store (no {META}); write it with `xlt prefix-states`")
+    meta = read_json(path / META)
+    if meta.get("format") != FORMAT:
+        raise XltError(f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; "
+                       "rerun `xlt prefix-states` (snakemake --forcerun prefix_states)")
+    return meta
+
+
+def check_store_matches(path: str | Path, meta: dict, expected: dict) -> None:
+    """The store was written for this model, training file and tokenisation."""
+    for key, want in expected.items():
+        if meta.get(key) != want:
+            raise XltError(f"{path} was written for {key} = {meta.get(key)!r}, this run has {want!r}; "
+                           "rerun `xlt prefix-states` with this run's settings (snakemake --forcerun prefix_states)")
+
+
+def read_prefix_store(path: str | Path, depth: int) -> PrefixStates:
+    """The stored states of one boundary (read into memory; the other boundaries stay on disk)."""
+    path = Path(path)
+    meta = read_store_meta(path)
+    if depth not in meta["depths"]:
+        raise XltError(f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun `xlt prefix-states` "
+                       "with every depth of the sweep (--depths)")
+    hidden = torch.from_numpy(np.load(path / hidden_file(depth)))
+    return PrefixStates(hidden=hidden, mask=torch.from_numpy(np.load(path / "mask.npy")),
+                        offsets=torch.from_numpy(np.load(path / "offsets.npy")),
+                        labels=torch.from_numpy(np.load(path / "labels.npy")), depth=depth)
+
+
+def load_cached_training(model: nn.Module, depth: int, path: str | Path, examples: Sequence,
+                         expected: Mapping | None = None) -> CachedTraining:
+    """CachedTraining from a store instead of a caching pass: the top model of `model` above
+    `depth` and the stored states of that boundary, whose item i belongs to examples[i] (checked
+    against the stored labels, the count and `expected` meta values)."""
+    if depth < 0:
+        raise XltError(f"freeze depth {depth} trains the embeddings: there is no prefix to read from {path}; "
+                       "train it without --prefix-states")
+    _task_head(model)  # an unsupported model class stops here, before reading gigabytes
+    started = time.time()
+    meta = read_store_meta(path)
+    check_store_matches(path, meta, dict(expected or {}))
+    if meta["examples"] != len(examples):
+        raise XltError(f"{path} holds {meta['examples']} examples, the training set has {len(examples)}; "
+                       "rerun `xlt prefix-states` on this training file")
+    states = read_prefix_store(path, depth)
+    labels = torch.as_tensor([e["label"] for e in examples])
+    if not torch.equal(states.labels.to(labels.dtype), labels):
+        raise XltError(f"{path}: the stored labels differ from the training file's; it was written for other data")
+    if states.hidden.shape[1] != base_hidden_size(model):
+        raise XltError(f"{path} holds hidden size {states.hidden.shape[1]}, the model has {base_hidden_size(model)}")
+    load_s = time.time() - started
+    log.info("read the stored frozen prefix (embeddings + %d layers, %s) of %d examples from %s in %.2f s (%.1f MB)",
+             depth, meta["storage_dtype"], len(states), path, load_s, states.nbytes / 2**20)
+    return CachedTraining(CachedTopModel(model, depth), PrefixStateDataset(states), load_s)

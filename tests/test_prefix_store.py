@@ -1,0 +1,228 @@
+"""The shared prefix-state store (xlt.core.prefix_store): one eval-mode pass stores the frozen
+prefix of every depth of a sweep; each depth's training reads its boundary back.
+
+References are independent of the store: the model's own output_hidden_states, and uncached
+training through xlt.core.training.train with the frozen modules held in eval mode (the
+store's documented semantics: no dropout below the boundary). The models have dropout 0.1, so
+"eval mode below the boundary" is a real difference from plain uncached training, and the
+tests check that it is.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from test_prefix_cache import VOCAB, tiny_classifier, token_collate
+from xlt.core.classification import classification_loss
+from xlt.core.errors import XltError
+from xlt.core.freezing import freeze
+from xlt.core.models import encoder_parts
+from xlt.core.prefix_cache import STORAGE_RELATIVE_ERROR, CachedTopModel, cache_examples, collate_prefix_states
+from xlt.core.prefix_store import (
+    SIZE_SETTING,
+    check_store_size,
+    hidden_file,
+    load_cached_training,
+    read_prefix_store,
+    read_store_meta,
+    store_nbytes,
+    token_lengths,
+    write_prefix_store,
+)
+from xlt.core.training import TrainArgs, train
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+DEPTHS = [0, 2, 4]
+BATCH = 4
+
+
+def raw_examples(n: int = 20, seed: int = 5) -> list[dict]:
+    generator = torch.Generator().manual_seed(seed)
+    return [{"ids": torch.randint(5, VOCAB, (int(length),), generator=generator).tolist(), "label": int(length) % 3}
+            for length in torch.randint(3, 14, (n,), generator=generator)]
+
+
+def write_store(model, examples, out, storage_dtype="float32", depths=DEPTHS):
+    collate = token_collate(model.config.pad_token_id)
+    lengths = token_lengths(examples, collate, BATCH)
+    return write_prefix_store(model, depths, examples, collate, BATCH, lengths, out, storage_dtype=storage_dtype,
+                              meta={"max_length": 16})
+
+
+def hold_frozen_in_eval(model, depth: int):
+    """Uncached training with the frozen modules kept in eval mode whenever the loop calls
+    model.train(): the reference semantics of every cached mode."""
+    parts = encoder_parts(model)
+    frozen = [parts.embeddings, *parts.layers[:depth]]
+    plain_train = model.train
+
+    def train_mode(mode: bool = True):
+        plain_train(mode)
+        for module in frozen:
+            module.eval()
+        return model
+
+    model.train = train_mode
+    return model
+
+
+ARGS = TrainArgs(epochs=2, batch_size=BATCH, lr=1e-3, warmup_ratio=0.0, device="cpu", precision="fp32", seed=3)
+
+
+def train_from_store(initial, depth, store, examples):
+    model = copy.deepcopy(initial)
+    freeze(model, depth)
+    cached = load_cached_training(model, depth, store, examples, expected={"max_length": 16})
+    train(cached.top, cached.dataset, collate_prefix_states, classification_loss, ARGS)
+    return model
+
+
+def train_uncached(initial, depth, examples, eval_frozen: bool):
+    model = copy.deepcopy(initial)
+    freeze(model, depth)
+    if eval_frozen:
+        hold_frozen_in_eval(model, depth)
+    train(model, examples, token_collate(initial.config.pad_token_id), classification_loss, ARGS)
+    return model
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])
+def test_store_holds_the_models_hidden_states_at_every_boundary(arch, tmp_path):
+    model = tiny_classifier(arch, dropout=0.1)
+    examples = raw_examples()
+    meta = write_store(model, examples, tmp_path / "store")
+    assert model.training, "the pass must restore the model's training mode"
+    assert meta["depths"] == DEPTHS and meta["examples"] == len(examples) and meta["storage_dtype"] == "float32"
+    assert meta["tokens"] == sum(len(e["ids"]) for e in examples)
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == sorted(
+        ["meta.json", "offsets.npy", "mask.npy", "labels.npy", *map(hidden_file, DEPTHS)])
+    model.eval()
+    for depth in DEPTHS:
+        states = read_prefix_store(tmp_path / "store", depth)
+        assert torch.equal(states.labels, torch.tensor([e["label"] for e in examples]))
+        for index, example in enumerate(examples):
+            ids = torch.tensor([example["ids"]])
+            with torch.no_grad():
+                reference = model(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                  output_hidden_states=True).hidden_states[depth][0]
+            hidden, mask = states.example(index)
+            assert mask.tolist() == [1] * len(example["ids"])
+            torch.testing.assert_close(hidden, reference, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])
+def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactly(arch, tmp_path):
+    initial = tiny_classifier(arch, dropout=0.1)
+    examples = raw_examples()
+    write_store(initial, examples, tmp_path / "store")
+    depth = 2
+    shared = train_from_store(initial, depth, tmp_path / "store", examples)
+
+    # bitwise the per-job cache (same batches of the caching pass, same arithmetic)
+    per_job = copy.deepcopy(initial)
+    freeze(per_job, depth)
+    dataset = cache_examples(per_job, depth, examples, token_collate(initial.config.pad_token_id), batch_size=BATCH)
+    train(CachedTopModel(per_job, depth), dataset, collate_prefix_states, classification_loss, ARGS)
+    for (name, a), b in zip(shared.named_parameters(), per_job.parameters()):
+        assert torch.equal(a, b), name
+
+    # the uncached run with the frozen layers in eval mode, up to float summation order
+    reference = dict(train_uncached(initial, depth, examples, eval_frozen=True).named_parameters())
+    for name, param in shared.named_parameters():
+        torch.testing.assert_close(param, reference[name], atol=1e-5, rtol=1e-5, msg=name)
+    assert not torch.allclose(shared.classifier.weight, initial.classifier.weight, atol=1e-4), \
+        "nothing trained: the comparison is vacuous"
+    # ... which is not plain uncached training: there the frozen layers' dropout is on
+    plain = dict(train_uncached(initial, depth, examples, eval_frozen=False).named_parameters())
+    assert any(not torch.allclose(param, plain[name], atol=1e-5, rtol=1e-5) for name, param in shared.named_parameters())
+
+
+def test_fp16_store_is_within_rounding_of_fp32_and_trains_close_to_the_reference(tmp_path):
+    initial = tiny_classifier("bert", dropout=0.1)
+    examples = raw_examples()
+    write_store(initial, examples, tmp_path / "full", "float32")
+    meta = write_store(initial, examples, tmp_path / "half", "float16")
+    assert meta["nbytes"] < read_store_meta(tmp_path / "full")["nbytes"]
+    for depth in DEPTHS:
+        full, half = read_prefix_store(tmp_path / "full", depth), read_prefix_store(tmp_path / "half", depth)
+        assert half.hidden.dtype == torch.float16 and full.hidden.dtype == torch.float32
+        assert torch.equal(half.offsets, full.offsets) and torch.equal(half.mask, full.mask)
+        error = (half.hidden.float() - full.hidden).abs()
+        # half the fp16 spacing: relative 2**-11 in the normal range, 2**-25 among subnormals
+        assert torch.all(error <= STORAGE_RELATIVE_ERROR["float16"] * full.hidden.abs() + 2.0**-25)
+        assert error.max() > 0, "no value was rounded: the bound was not exercised"
+
+    depth = 2
+    runs = {"half": train_from_store(initial, depth, tmp_path / "half", examples),
+            "full": train_from_store(initial, depth, tmp_path / "full", examples),
+            "reference": train_uncached(initial, depth, examples, eval_frozen=True),
+            "plain": train_uncached(initial, depth, examples, eval_frozen=False)}
+    assert any(not torch.equal(a, b) for a, b in zip(runs["half"].parameters(), runs["full"].parameters())), \
+        "fp16 rounding did not reach training"
+    # Compared as functions: AdamW's update is about lr in size whatever the gradient, so a parameter whose
+    # gradient is near zero can move by ~lr either way under any perturbation; the trained model's logits
+    # on the training examples are what the rounding must leave (nearly) alone.
+    batch = {k: v for k, v in token_collate(initial.config.pad_token_id)(examples).items() if k != "labels"}
+    with torch.no_grad():
+        logits = {name: model.eval()(**batch).logits for name, model in runs.items()}
+    torch.testing.assert_close(logits["full"], logits["reference"], atol=1e-6, rtol=0)
+    torch.testing.assert_close(logits["half"], logits["reference"], atol=1e-4, rtol=0)
+    # the tolerance is far below what the semantics change (dropout in the frozen layers) moves
+    assert (logits["plain"] - logits["reference"]).abs().max() > 1e-3
+
+
+def test_size_bound_names_the_setting_and_the_fix():
+    depths, tokens, hidden = list(range(13)), 40_000_000, 768
+    nbytes = store_nbytes(tokens, 1_000_000, hidden, depths, "float16")
+    assert nbytes == 13 * tokens * hidden * 2 + tokens + 8 * 1_000_001 + 8 * 1_000_000
+    with pytest.raises(XltError) as err:
+        check_store_size(nbytes, 100, depths=depths, tokens=tokens, hidden_size=hidden, storage_dtype="float16")
+    message = str(err.value)
+    assert SIZE_SETTING in message and f"{nbytes / 2**30:.2f} GiB" in message and "= 100" in message
+    assert "raise" in message and "prefix_states.shared: false" in message
+    check_store_size(nbytes, nbytes / 2**30, depths=depths, tokens=tokens, hidden_size=hidden, storage_dtype="float16")
+
+
+def test_reading_checks_depth_data_and_settings(tmp_path):
+    initial = tiny_classifier("bert")
+    examples = raw_examples()
+    write_store(initial, examples, tmp_path / "store")
+    model = copy.deepcopy(initial)
+    with pytest.raises(XltError, match=r"holds freeze depths \[0, 2, 4\], not 3"):
+        load_cached_training(model, 3, tmp_path / "store", examples)
+    with pytest.raises(XltError, match="depth -1 trains the embeddings"):
+        load_cached_training(model, -1, tmp_path / "store", examples)
+    with pytest.raises(XltError, match="max_length = 16, this run has 32"):
+        load_cached_training(model, 2, tmp_path / "store", examples, expected={"max_length": 32})
+    with pytest.raises(XltError, match="holds 20 examples, the training set has 19"):
+        load_cached_training(model, 2, tmp_path / "store", examples[:19])
+    relabelled = [{**e, "label": (e["label"] + 1) % 3} for e in examples]
+    with pytest.raises(XltError, match="stored labels differ"):
+        load_cached_training(model, 2, tmp_path / "store", relabelled)
+    with pytest.raises(XltError, match="not a prefix-state store"):
+        load_cached_training(model, 2, tmp_path, examples)
+
+
+def test_lengths_must_match_the_tokenisation(tmp_path):
+    model = tiny_classifier("bert")
+    examples = raw_examples()
+    collate = token_collate(model.config.pad_token_id)
+    lengths = token_lengths(examples, collate, BATCH)
+    assert lengths == [len(e["ids"]) for e in examples]
+    wrong = [lengths[0] + 1, *lengths[1:]]
+    with pytest.raises(XltError, match="other lengths"):
+        write_prefix_store(model, DEPTHS, examples, collate, BATCH, wrong, tmp_path / "store")
+    assert not (tmp_path / "store").exists(), "a failed pass must leave no store behind"
+
+
+def test_fp16_overflow_is_refused(tmp_path):
+    model = tiny_classifier("bert")
+    with torch.no_grad():
+        model.bert.embeddings.LayerNorm.bias.fill_(1e5)  # beyond fp16's 65504
+    with pytest.raises(XltError, match="not finite in float16.*storage_dtype: float32"):
+        write_store(model, raw_examples(), tmp_path / "store", "float16", depths=[0])
+    np.testing.assert_equal((tmp_path / "store").exists(), False)
