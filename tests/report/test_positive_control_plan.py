@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def demo_config():
-    """config.yaml with the control switched on, as `--config "positive_control={enabled: true}"` does
-    (config.yaml keeps it off until the demo world shows every effect; docs/demo-world.md)."""
+    """config.yaml with the control switched on and every setting at its default (config.yaml
+    itself also lists known failures)."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["positive_control"] = {"enabled": True}
     return config
@@ -32,7 +32,9 @@ def test_off_unless_switched_on():
     demo = settings.validate(demo_config())
     assert demo["positive_control"]["enabled"] is True
     assert plan.targets(demo) == ["results/tables/positive_control.csv"]
-    assert settings.load(REPO / "config.yaml")["positive_control"]["enabled"] is False
+    shipped = settings.load(REPO / "config.yaml")["positive_control"]
+    assert shipped["enabled"] is True  # the demo guards its effects; what it cannot show yet is listed
+    assert set(shipped["known_failures"]) <= {f"{f}: {c}" for f, names in CHECK_NAMES.items() for c in names}
     for name in ("tiny.yaml", "paper.yaml"):
         config = settings.load(REPO / "config" / name)
         assert config["positive_control"]["enabled"] is False, name  # the default
