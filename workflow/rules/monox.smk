@@ -52,9 +52,9 @@ rule distill:
     input:
         unpack(job_inputs("monox", "distill")),
     output:
+        **monox.student_outputs(config),
         metrics=monox.STUDENT_METRICS,
         curve=monox.STUDENT_CURVE,
-        **monox.student_outputs(config),
     log:
         f"{RESULTS}/logs/monox/students/{{run_id}}.log",
     benchmark:
