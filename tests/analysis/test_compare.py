@@ -140,3 +140,66 @@ def test_the_verb_writes_both_tables(depth_runs, tmp_path, capsys):
                  "--out-tests", str(out_tests), "--out-seeds", str(out_seeds), "--resamples", "200"]) in (0, None)
     assert len(pd.read_csv(out_tests)) == 6 and out_seeds.is_file()
     assert "6 paired comparisons" in capsys.readouterr().out
+
+
+def write_perplexity_run(root, run_id, axes, loss_by_set, tokens, masks, mask_seed=11):
+    metrics = MetricsFile("adapt", run_id, axes=axes, manifest=False)
+    for (lang, split), loss in loss_by_set.items():
+        metrics.add("perplexity", float(np.exp(loss.sum() / tokens.sum())), lang=lang, split=split)
+        metrics.examples.append(example_set("perplexity", "perplexity", loss=loss, tokens=tokens, masks=masks,
+                                            mask_seed=mask_seed, lang=lang, split=split))
+    path = root / run_id / "metrics.json"
+    metrics.write(path)
+    return path
+
+
+def test_adapt_schemes_against_the_pre_trained_model_and_their_neighbours(tmp_path):
+    """adapt: every scheme against the untouched model it started from (which has no seed) and
+    neighbouring schemes in the report's order (0-12, 9-12, 11-12, gradual; as text 11-12 would
+    sort before 9-12); the native model, whose tokenizer masks other tokens, is compared with
+    nothing; the pooled multilingual set is compared like the target set."""
+    rng = np.random.default_rng(0)
+    n = 300
+    tokens = rng.integers(1, 8, n)
+    base = np.array([rng.gamma(4.0, 0.75, t).sum() for t in tokens])  # about 3 nats a token
+    masks = [f"{i:012x}" for i in range(n)]
+    sets = [("qab", "dev"), ("multilingual", "dev")]
+    adapted = {"0-12": 0.5, "9-12": 0.2, "11-12": 0.2, "gradual-start4-step4-every30steps": 0.3}
+    paths = [write_perplexity_run(tmp_path, "reference-m", {"model": "m", "scheme": "pre-trained", "role": "transfer"},
+                                  {s: base for s in sets}, tokens, masks),
+             write_perplexity_run(tmp_path, "reference-native", {"model": "native", "scheme": "pre-trained",
+                                                                 "role": "native"},
+                                  {s: base * 0.5 for s in sets}, tokens, [f"other{i}" for i in range(n)])]
+    paths += [write_perplexity_run(tmp_path, f"m-{scheme}-seed1", {"model": "m", "scheme": scheme, "seed": 1,
+                                                                    "role": "adapted"},
+                                   {s: base - gain * tokens for s in sets}, tokens, masks)
+              for scheme, gain in adapted.items()]
+    table = paired_tests(read_runs(paths), "adapt", resamples=300)
+    pairs = set(zip(table["a"], table["b"], table["comparison"]))
+    assert pairs == {("0-12", "9-12", "neighbours"), ("9-12", "11-12", "neighbours"),
+                     ("11-12", "gradual-start4-step4-every30steps", "neighbours")} | {
+        ("pre-trained", scheme, "vs_baseline") for scheme in adapted}
+    assert len(table) == 7 * 2 and set(table["test"]) == {"paired_bootstrap"} and set(table["metric"]) == {"perplexity"}
+    assert set(table["axis"]) == {"scheme"} and "reference-native" not in set(table.run_a) | set(table.run_b)
+    rows = table[table.comparison == "vs_baseline"].set_index(["b", "set"])
+    row = rows.loc[("0-12", "lang=qab,mask_seed=11,split=dev")]
+    before, after = np.exp(base.sum() / tokens.sum()), np.exp((base - 0.5 * tokens).sum() / tokens.sum())
+    assert (row.value_a, row.value_b, row["diff"]) == pytest.approx((before, after, after - before))
+    assert row.diff_ci_high < 0 and row.significant
+    same = table[(table.a == "9-12") & (table.b == "11-12")]
+    assert (same["diff"] == 0).all() and (same["p_value"] == 1).all() and not same["significant"].any()
+
+
+def test_perplexities_with_other_masks_are_not_compared(tmp_path):
+    rng = np.random.default_rng(1)
+    tokens = rng.integers(1, 5, 50)
+    loss = rng.gamma(4.0, 0.5, 50) * tokens
+    masks = [str(i) for i in range(50)]
+    a = write_perplexity_run(tmp_path, "a", {"model": "m", "scheme": "0-12", "seed": 1}, {("x", "dev"): loss},
+                             tokens, masks)
+    b = write_perplexity_run(tmp_path, "b", {"model": "m", "scheme": "9-12", "seed": 1}, {("x", "dev"): loss},
+                             tokens, masks[::-1])
+    assert paired_tests(read_runs([a, b]), "adapt").empty
+    c = write_perplexity_run(tmp_path, "c", {"model": "m", "scheme": "9-12", "seed": 1}, {("x", "dev"): loss},
+                             tokens, masks, mask_seed=12)  # another mask seed: another set, no pair
+    assert paired_tests(read_runs([a, c]), "adapt").empty

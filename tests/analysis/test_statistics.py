@@ -124,3 +124,48 @@ def test_bad_inputs_are_named():
         bootstrap_interval("accuracy", [], [])
     with pytest.raises(ValueError, match="confidence"):
         bootstrap_interval("accuracy", [1], [1], confidence=95)
+
+
+def _sentences(n: int, seed: int, mean_loss: float = 2.0):
+    """Per-sentence (summed masked-token loss, masked tokens), some sentences with none masked."""
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, 6, n)
+    loss = np.array([rng.gamma(4.0, mean_loss / 4.0, t).sum() for t in tokens])
+    return loss, tokens
+
+
+def test_perplexity_of_each_resample_is_exp_of_its_pooled_loss():
+    """Each resample's perplexity is computed from the drawn sentences themselves (a loop over
+    resamples here as the reference), and the point estimate is exp(sum loss / sum tokens), the
+    token-weighted definition `xlt perplexity` records, not a mean of per-sentence perplexities."""
+    loss, tokens = _sentences(80, 1)
+    counts = resample_counts(80, 25, seed=4)
+    ours = resampled_metric("perplexity", loss, tokens, counts)
+    for r in range(25):
+        idx = np.repeat(np.arange(80), counts[r].astype(int))
+        assert ours[r] == pytest.approx(np.exp(loss[idx].sum() / tokens[idx].sum()), rel=1e-12)
+    np.testing.assert_allclose(resampled_metric("mlm_loss", loss, tokens, counts), np.log(ours), rtol=1e-12)
+    assert point_metric("perplexity", loss, tokens) == pytest.approx(np.exp(loss.sum() / tokens.sum()), rel=1e-12)
+    per_sentence = np.exp(loss[tokens > 0] / tokens[tokens > 0]).mean()
+    assert point_metric("perplexity", loss, tokens) != pytest.approx(per_sentence, rel=1e-3)
+
+
+def test_perplexity_interval_narrows_with_more_sentences_and_covers_the_estimate():
+    small = bootstrap_interval("perplexity", *_sentences(50, 2))
+    large = bootstrap_interval("perplexity", *_sentences(2000, 2))
+    for one in (small, large):
+        assert one.low < one.estimate < one.high
+    assert (large.high - large.low) < (small.high - small.low) / 3
+
+
+def test_paired_perplexity_difference_of_a_uniformly_better_model():
+    """B's loss is A's minus 0.1 nat per masked token on every sentence: the paired interval of
+    B - A is tight around the exact difference and excludes zero."""
+    loss, tokens = _sentences(300, 3)
+    better = loss - 0.1 * tokens
+    paired = paired_bootstrap("perplexity", better, tokens, loss, tokens, resamples=500)
+    expected = np.exp(better.sum() / tokens.sum()) - np.exp(loss.sum() / tokens.sum())
+    assert paired.difference == pytest.approx(expected)
+    assert paired.high < 0 and paired.p_value < 0.01
+    same = paired_bootstrap("perplexity", loss, tokens, loss, tokens, resamples=200)
+    assert (same.difference, same.low, same.high, same.p_value) == (0.0, 0.0, 0.0, 1.0)

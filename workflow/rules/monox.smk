@@ -52,6 +52,7 @@ rule distill:
     input:
         unpack(job_inputs("monox", "distill")),
     output:
+        **monox.student_outputs(config),
         metrics=monox.STUDENT_METRICS,
         curve=monox.STUDENT_CURVE,
     log:
@@ -150,3 +151,24 @@ rule plot_curves_monox:
         ENV
     shell:
         "xlt plot-curves {input} --out {output} --title 'Training curves: monox' > {log} 2>&1"
+
+
+rule aggregate_monox_checkpoints:
+    input:
+        monox.checkpoint_files(config),
+    output:
+        table=report(
+            monox.CHECKPOINT_TABLE,
+            caption="../../src/xlt/families/monox/checkpoints.rst",
+            category="MonoX teacher -> student",
+        ),
+        summary=monox.CHECKPOINT_SUMMARY,
+    log:
+        f"{RESULTS}/logs/aggregate/monox_checkpoints.log",
+    localrule: True
+    conda:
+        ENV
+    params:
+        statistics=STATISTICS,
+    shell:
+        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"

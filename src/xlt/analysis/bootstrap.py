@@ -5,6 +5,10 @@ resamples x n), so a mean-type metric over all resamples is one matrix product a
 correlation a handful of them: no Python loop per resample. Because the count matrix depends
 only on (n, resamples, seed), two systems scored on the same examples share it, which is what
 makes the paired bootstrap paired.
+
+Masked-LM perplexity is not a mean over examples but a ratio of two sums over sentences
+(summed masked-token loss / masked tokens); a resample's perplexity is exp of the ratio of
+its weighted sums, two matrix products as well.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import numpy as np
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
-METRICS = ("accuracy", "error_rate", "pearson", "spearman")
+METRICS = ("accuracy", "error_rate", "pearson", "spearman", "perplexity", "mlm_loss")
 
 
 def resample_counts(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -33,6 +37,13 @@ def resample_counts(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFA
 def _weighted_mean(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """values (..., n) -> (..., resamples)."""
     return values @ counts.T / counts.shape[1]
+
+
+def _resampled_loss(loss: np.ndarray, tokens: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Token-weighted mean loss of every resample of sentences: sum of the drawn sentences'
+    summed losses over the sum of their masked tokens (nan where a resample drew none)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (loss @ counts.T) / (tokens @ counts.T)
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -99,6 +110,8 @@ def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarr
     accuracy / error_rate: a = predictions, b = gold (any leading batch axes allowed, e.g.
     many simulated test sets at once: (..., n) -> (..., resamples)).
     pearson / spearman: a, b = the two score vectors (n,) -> (resamples,).
+    perplexity / mlm_loss: a = each sentence's summed masked-token loss (nats), b = its number
+    of masked tokens; exp(sum a / sum b) and sum a / sum b over the drawn sentences.
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
@@ -113,6 +126,12 @@ def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarr
         return _weighted_pearson(a.astype(np.float64), b.astype(np.float64), counts)
     if metric == "spearman":
         return _resampled_spearman(a.astype(np.float64), b.astype(np.float64), counts)
+    if metric in ("perplexity", "mlm_loss"):
+        loss = _resampled_loss(a.astype(np.float64), b.astype(np.float64), counts)
+        if metric == "mlm_loss":
+            return loss
+        with np.errstate(over="ignore"):
+            return np.exp(loss)
     raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
 
 

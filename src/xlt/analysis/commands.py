@@ -7,7 +7,7 @@ from xlt.cli import Verb
 def _compare_arguments(p):
     p.add_argument("metrics", nargs="+", help="the family's evaluation metrics JSON files (each with its "
                    "<stem>.examples.jsonl.gz beside it)")
-    p.add_argument("--family", required=True, help="the family (picks its baseline: nothing frozen, finetune, untrained)")
+    p.add_argument("--family", required=True, help="the family (picks its baseline: nothing frozen, finetune, untrained, pre-trained)")
     p.add_argument("--table", required=True, help="the family's tidy table (xlt aggregate), for the seed spread")
     p.add_argument("--out-tests", required=True, help="CSV of the paired comparisons (<family>_tests.csv)")
     p.add_argument("--out-seeds", required=True, help="CSV of mean and between-seed std per setting (<family>_seeds.csv)")

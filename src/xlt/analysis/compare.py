@@ -3,11 +3,14 @@
 A comparison pairs two runs that differ in one sweep axis and agree on every other one, on
 an evaluated set both scored (same kind, same dimensions, same gold): neighbouring values of
 the axis, and every value against the family's baseline (`BASELINES`: nothing frozen, the
-finetune student, the untrained encoder). A baseline run leaves the axes it does not have
-empty (an untrained encoder has no margin), and those match anything. Two accuracies on the
-same examples get McNemar's exact test; correlations a paired bootstrap. The difference is
-always `b - a` with its paired-bootstrap interval, and the p-values are Holm-corrected over
-every row of the family, so `significant` controls the family-wise error at `alpha`.
+finetune student, the untrained encoder, adapt's untouched pre-trained model). A baseline run
+leaves the axes it does not have empty (an untrained encoder has no margin, a pre-trained
+model no seed), and those match anything. Two accuracies on the same examples get McNemar's
+exact test; correlations and perplexities a paired bootstrap (perplexities only on the same
+sentences with the same masks: a model with another tokenizer masks other tokens and is not
+compared). The difference is always `b - a` with its paired-bootstrap interval, and the
+p-values are Holm-corrected over every row of the family, so `significant` controls the
+family-wise error at `alpha`.
 """
 from __future__ import annotations
 
@@ -28,17 +31,25 @@ from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.metrics import examples_path, read_examples
+from xlt.families.adapt.plan import REFERENCE_SCHEME
+from xlt.families.adapt.tables import scheme_order
 
-# the families whose evaluations write per-example outputs (adapt's perplexities do not)
-FAMILIES = ("freeze_depth", "sbert", "dual", "monox", "alignment")
+# the families whose evaluations write per-example outputs
+FAMILIES = ("freeze_depth", "sbert", "dual", "monox", "alignment", "adapt")
 TESTS = "results/tables/{family}_tests.csv"
 SEEDS = "results/tables/{family}_seeds.csv"
 # family -> (axis, the value every other value is compared with)
 BASELINES = {"freeze_depth": ("freeze_depth", -1), "monox": ("mode", "finetune"),
-             "sbert": ("trained", False), "dual": ("trained", False)}
+             "sbert": ("trained", False), "dual": ("trained", False), "adapt": ("scheme", REFERENCE_SCHEME)}
 # axes that name a run rather than a setting
 NOT_AXES = {"headline"}
-LIST_KEYS = {"prediction", "gold", "predicted", "retrieved", "correct"}
+# family -> axes that follow from the others and are no comparison's own (adapt's role is
+# "adapted" for every scheme but the pre-trained reference's)
+DERIVED_AXES = {"adapt": {"role"}}
+# family -> axis -> sort key of its values, where their natural order is not the plain one
+# (adapt's schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual)
+ORDERS = {"adapt": {"scheme": scheme_order}}
+LIST_KEYS = {"prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks"}
 TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
                 "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
@@ -72,9 +83,13 @@ def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
     return runs
 
 
-def sweep_axes(runs: list[Run]) -> list[str]:
+def _not_axes(family: str | None) -> set[str]:
+    return NOT_AXES | DERIVED_AXES.get(family, set())
+
+
+def sweep_axes(runs: list[Run], family: str | None = None) -> list[str]:
     """Axes with more than one value across the runs (the ones a comparison can vary)."""
-    names = sorted({k for r in runs for k in r.axes} - NOT_AXES)
+    names = sorted({k for r in runs for k in r.axes} - _not_axes(family))
     return [k for k in names if len({_hashable(r.axes.get(k)) for r in runs}) > 1]
 
 
@@ -93,9 +108,17 @@ def _order(value) -> tuple:
     return (2, 0, str(value))
 
 
-def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None) -> bool:
+def _axis_order(family: str | None, axis: str):
+    """Sort key of `axis`'s values: the family's own (ORDERS) or `_order`; None sorts first."""
+    key = ORDERS.get(family, {}).get(axis)
+    if key is None:
+        return _order
+    return lambda value: (0,) if value is None else (1, key(value))
+
+
+def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None, family: str | None = None) -> bool:
     """Same value on every axis but `axis`; the wildcard run's empty axes match anything."""
-    for key in (set(a.axes) | set(b.axes)) - {axis} - NOT_AXES:
+    for key in (set(a.axes) | set(b.axes)) - {axis} - _not_axes(family):
         va, vb = a.axes.get(key), b.axes.get(key)
         if wildcard is not None and wildcard.axes.get(key) is None:
             continue
@@ -110,22 +133,24 @@ def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
     out = []
     seen = set()
     baseline_axis, baseline_value = BASELINES.get(family, (None, None))
-    for axis in sweep_axes(runs):
+    for axis in sweep_axes(runs, family):
+        order = _axis_order(family, axis)
         for a in runs:
-            others = [b for b in runs if b is not a and _agree(a, b, axis)
-                      and _order(b.axes.get(axis)) > _order(a.axes.get(axis))]
+            others = [b for b in runs if b is not a and _agree(a, b, axis, family=family)
+                      and order(b.axes.get(axis)) > order(a.axes.get(axis))]
             if not others:
                 continue
-            nearest = min(_order(b.axes.get(axis)) for b in others)
+            nearest = min(order(b.axes.get(axis)) for b in others)
             for b in others:
-                if _order(b.axes.get(axis)) == nearest and (a.run_id, b.run_id) not in seen:
+                if order(b.axes.get(axis)) == nearest and (a.run_id, b.run_id) not in seen:
                     seen.add((a.run_id, b.run_id))
                     out.append((axis, "neighbours", a, b))
         if axis != baseline_axis:
             continue
         for base in (r for r in runs if r.axes.get(axis) == baseline_value):
             for b in runs:
-                if b is base or b.axes.get(axis) == baseline_value or not _agree(base, b, axis, wildcard=base):
+                if b is base or b.axes.get(axis) == baseline_value or not _agree(base, b, axis, wildcard=base,
+                                                                                    family=family):
                     continue
                 if (base.run_id, b.run_id) not in seen:
                     seen.add((base.run_id, b.run_id))
@@ -140,9 +165,11 @@ def _describe(key: tuple) -> str:
 def compare_sets(x: dict, y: dict, resamples: int, seed: int, confidence: float) -> dict | None:
     """One row's numbers for example sets x (run a) and y (run b), or None when they were not
     scored on the same examples."""
+    kind = x["kind"]
+    if kind == "perplexity":
+        return _compare_perplexity(x, y, resamples, seed, confidence)
     if list(x["gold"]) != list(y["gold"]):
         return None
-    kind = x["kind"]
     if kind in ("classification", "retrieval"):
         if kind == "classification":
             correct_x = np.asarray(x["prediction"]) == np.asarray(x["gold"])
@@ -163,6 +190,20 @@ def compare_sets(x: dict, y: dict, resamples: int, seed: int, confidence: float)
             "value_b": float(spearmanr(y["predicted"], y["gold"])[0]), "diff": paired.difference,
             "diff_ci_low": paired.low, "diff_ci_high": paired.high, "test": "paired_bootstrap",
             "p_value": paired.p_value}
+
+
+def _compare_perplexity(x: dict, y: dict, resamples: int, seed: int, confidence: float) -> dict | None:
+    """Two models' masked-LM perplexities on the same sentences with the same masks (equal
+    per-sentence mask hashes), else None; paired bootstrap over sentences."""
+    if list(x["masks"]) != list(y["masks"]) or list(x["tokens"]) != list(y["tokens"]):
+        return None
+    loss_x, loss_y, tokens = (np.asarray(v, dtype=float) for v in (x["loss"], y["loss"], x["tokens"]))
+    paired = paired_bootstrap("perplexity", loss_y, tokens, loss_x, tokens, resamples, seed, confidence)
+    with np.errstate(over="ignore"):
+        value_x, value_y = (float(np.exp(loss.sum() / tokens.sum())) for loss in (loss_x, loss_y))
+    return {"metric": "perplexity", "n": len(tokens), "value_a": value_x, "value_b": value_y,
+            "diff": paired.difference, "diff_ci_low": paired.low, "diff_ci_high": paired.high,
+            "test": "paired_bootstrap", "p_value": paired.p_value}
 
 
 def paired_tests(runs: list[Run], family: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,

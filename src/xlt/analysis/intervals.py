@@ -2,7 +2,9 @@
 
 A record is matched to the per-example sets with the same dimensions: an accuracy to its
 language's predictions, a retrieval error or accuracy@1 to its direction's retrieved indices
-(mean_* to both directions), a correlation to its similarity's score pairs, and an average
+(mean_* to both directions), a correlation to its similarity's score pairs, a masked-LM
+perplexity or loss to its set's per-sentence losses and masked tokens (resampling sentences;
+adapt's per-step records have none), and an average
 over languages (lang "avg") to every language's set. Several sets are resampled independently
 (each within itself) and their resampled metrics averaged: a stratified bootstrap. The two
 directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
@@ -25,7 +27,8 @@ from xlt.analysis.bootstrap import (
 _RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
               "mean_accuracy@1": "accuracy", "bitext_retrieval_acc": "accuracy",
               "bitext_retrieval_acc_centered": "accuracy"}
-_SET_KEYS = {"kind", "metric", "prediction", "gold", "predicted", "retrieved", "correct"}
+_SET_KEYS = {"kind", "metric", "prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks",
+             "mask_seed"}
 
 
 def _statistic(record: dict) -> tuple[str, str] | None:
@@ -37,6 +40,8 @@ def _statistic(record: dict) -> tuple[str, str] | None:
         return "scores", metric
     if metric in _RETRIEVAL:
         return "retrieval", _RETRIEVAL[metric]
+    if metric in ("perplexity", "mlm_loss"):
+        return "perplexity", metric
     return None
 
 
@@ -54,7 +59,14 @@ def _matches(record: dict, one: dict, kind: str) -> bool:
         dims.get(k) == v for k, v in wanted.items())
 
 
+def _size(one: dict) -> int:
+    """How many examples (sentences, for perplexity) the set holds."""
+    return len(one["loss"] if one["kind"] == "perplexity" else one["gold"])
+
+
 def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
+    if one["kind"] == "perplexity":
+        return resampled_metric(metric, np.asarray(one["loss"], float), np.asarray(one["tokens"], float), counts)
     if one["kind"] == "classification":
         return resampled_metric(metric, np.asarray(one["prediction"]), np.asarray(one["gold"]), counts)
     if one["kind"] == "scores":
@@ -76,7 +88,7 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
     # one resample matrix per language: the two directions of a mean_* record are the same
     # sentence pairs, resampled together (paired); different languages are independent samples
     langs = list(dict.fromkeys(one.get("lang") for one in matched))
-    draws = np.mean([_resampled(one, metric, resample_counts(len(one["gold"]), resamples, seed + langs.index(one.get("lang"))))
+    draws = np.mean([_resampled(one, metric, resample_counts(_size(one), resamples, seed + langs.index(one.get("lang"))))
                      for one in matched], axis=0)
     low, high = _percentiles(draws, confidence)
     return float(low), float(high)

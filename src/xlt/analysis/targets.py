@@ -9,14 +9,16 @@ from xlt.cost.ledger import metrics_file
 CATEGORY = "Statistics: paired tests and seed spread"
 TESTS = f"{RESULTS}/tables/{{family}}_tests.csv"
 SEEDS = f"{RESULTS}/tables/{{family}}_seeds.csv"
-# family -> the rules whose jobs evaluate and write per-example outputs (adapt's perplexities
-# have none, so adapt has no tests table); the metrics file of each job is the cost ledger's
+# family -> the rules whose jobs evaluate and write per-example outputs (adapt: the adapted
+# runs' final perplexities and the untouched models'); the metrics file of each job is the
+# cost ledger's
 EVALUATIONS = {
     "freeze_depth": ("evaluate_xnli",),
     "sbert": ("eval_sbert",),
     "dual": ("tatoeba_dual",),
     "monox": ("train_teacher", "distill"),
     "alignment": ("align_layers",),
+    "adapt": ("adapt_mlm", "adapt_reference_perplexity"),
 }
 
 

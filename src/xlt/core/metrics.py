@@ -8,7 +8,9 @@ aggregator turns them into columns, so nothing is ever parsed out of a file name
 Beside it, ``<stem>.examples.jsonl.gz`` holds the per-example outputs behind the metrics (one
 line per evaluated set: its record dimensions, ``kind`` and parallel lists: ``prediction`` and
 ``gold`` labels, ``predicted`` and ``gold`` scores for STS, ``retrieved`` and ``gold`` indices
-and ``correct`` for retrieval), so intervals and paired tests need no model rerun.
+and ``correct`` for retrieval, per sentence the summed masked-token ``loss``, the masked
+``tokens`` and a hash of its ``masks`` for masked-LM perplexity, with the ``mask_seed``), so
+intervals and paired tests need no model rerun.
 """
 from __future__ import annotations
 
@@ -112,19 +114,23 @@ def write_curve(curve: list[dict], path: str | Path) -> None:
 
 
 EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted", "gold"),
-                 "retrieval": ("retrieved", "gold", "correct")}
+                 "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks")}
+# keys of an example set that describe how it was drawn, not a record dimension
+EXAMPLE_SETTINGS = ("mask_seed",)
 
 
 def example_set(kind: str, metric: str, **fields_and_dims: Any) -> dict:
-    """One evaluated set's per-example outputs: `kind`'s parallel lists plus record dimensions."""
+    """One evaluated set's per-example outputs: `kind`'s parallel lists plus record dimensions
+    (and EXAMPLE_SETTINGS, e.g. the mask seed of a perplexity set)."""
     if kind not in EXAMPLE_KINDS:
         raise ValueError(f"unknown examples kind {kind!r}; known: {sorted(EXAMPLE_KINDS)}")
     lists = {k: [v.item() if hasattr(v, "item") else v for v in fields_and_dims.pop(k)] for k in EXAMPLE_KINDS[kind]}
     if len({len(v) for v in lists.values()}) != 1:
         raise ValueError(f"{kind} examples need parallel lists; lengths {[len(v) for v in lists.values()]}")
+    settings = {k: fields_and_dims.pop(k) for k in EXAMPLE_SETTINGS if k in fields_and_dims}
     dims = record(metric, 0.0, **fields_and_dims)
     del dims["value"]
-    return {"kind": kind, **dims, **lists}
+    return {"kind": kind, **dims, **settings, **lists}
 
 
 def examples_path(metrics_path) -> str:

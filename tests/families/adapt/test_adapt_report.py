@@ -169,3 +169,55 @@ def test_caption_renders_the_validated_settings(kind, heading):
         assert "the same 48" in demo and "the same 256" in paper
     if kind == "final-perplexity":
         assert "dev perplexity (early stopping)" in paper
+
+
+def _with_intervals():
+    """_table() with bootstrap bounds (value x 0.9 .. x 1.1) where adapt has them: the final
+    evaluations and the untouched models, not the per-step curves."""
+    table = _table()
+    final = (table.metric == "perplexity") & table.step.isna()
+    table["ci_low"] = np.where(final, table.value * 0.9, np.nan)
+    table["ci_high"] = np.where(final, table.value * 1.1, np.nan)
+    return table
+
+
+def test_final_table_appends_the_mean_bounds_of_the_seeds():
+    plain, summary = final_perplexity_table(_table()), final_perplexity_table(_with_intervals())
+    assert list(summary.columns[:len(plain.columns)]) == list(plain.columns)  # existing columns stay put
+    pd.testing.assert_frame_equal(summary[plain.columns], plain)
+    row = summary.iloc[0]  # 0-12: nl test 11 and 15
+    assert (row["nl/test ci_low"], row["nl/test ci_high"]) == pytest.approx((0.9 * 13.0, 1.1 * 13.0))
+    assert summary.iloc[4]["multilingual/dev ci_high"] == pytest.approx(5500.0)
+
+
+def _interval_spans(ax):
+    return [p for p in ax.patches if p.get_label() == "_interval"]
+
+
+def test_perplexity_curves_draw_reference_bands_and_the_selected_model_interval(tmp_path):
+    plain = perplexity_vs_step(_table(), tmp_path / "plain.png")
+    assert not _interval_spans(plain.axes[0]) and not [c for c in plain.axes[0].containers]
+    fig = perplexity_vs_step(_with_intervals(), tmp_path / "figure.png")
+    ax = fig.axes[0]  # 0-12
+    spans = _interval_spans(ax)
+    # nl dev: bertje 8 and m 40; multilingual: m 30 (bertje's 5000 is off scale: no band)
+    bounds = sorted(tuple(round(v, 6) for v in p.get_path().transformed(p.get_patch_transform()).get_extents()
+                          .get_points()[:, 1]) for p in spans)
+    assert bounds == [(7.2, 8.8), (27.0, 33.0), (36.0, 44.0)]
+    diamonds = [c for c in ax.containers if c.get_label() == "_interval"]
+    assert len(diamonds) == 2  # one per evaluation set
+    for container in diamonds:
+        (x,), (y,) = container.lines[0].get_data()
+        assert x == 15.0  # the mean selected step of seeds 1 and 2
+        segment = container.lines[2][0].get_segments()[0]
+        assert y in (12.0, 85.0) and segment[:, 1] == pytest.approx([0.9 * y, 1.1 * y])
+
+
+def test_final_perplexity_bars_carry_the_bootstrap_interval(tmp_path):
+    plain = final_perplexity(_table(), tmp_path / "plain.png").axes[0]
+    assert not [c for c in plain.containers if c.get_label() == "_interval"]
+    ax = final_perplexity(_with_intervals(), tmp_path / "figure.png").axes[0]
+    intervals = [c for c in ax.containers if c.get_label() == "_interval"]
+    assert len(intervals) == 3  # one per evaluation set
+    nl_dev = intervals[0].lines[2][0].get_segments()
+    assert [tuple(s[:, 1]) for s in nl_dev] == [pytest.approx((0.9 * v, 1.1 * v)) for v in (12.0, 21.0, 12.0, 40.0, 8.0)]

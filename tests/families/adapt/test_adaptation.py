@@ -217,3 +217,29 @@ def test_adapt_mlm_resumes_from_its_checkpoint_with_the_whole_curve(workspace, t
     assert set(resumed) == set(uninterrupted)  # step 0, the checkpoint before the kill and after it
     for key, value in uninterrupted.items():
         assert resumed[key] == pytest.approx(value, rel=1e-6, abs=1e-9), key
+
+
+def test_adapt_mlm_keeps_per_sentence_outputs_of_its_final_evaluations(workspace):
+    """The final records (no step) of every set, the test set included, get per-sentence outputs
+    and so intervals; the per-step curves do not (they would be sentences x checkpoints)."""
+    import numpy as np
+
+    from xlt.analysis.bootstrap import point_metric
+    from xlt.core.metrics import examples_path, read_examples
+    from xlt.report.aggregate import aggregate
+
+    root = workspace
+    out = root / "run-examples" / "metrics.json"
+    run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2"))
+    sets = {(s["lang"], s["split"]): s for s in read_examples(examples_path(out))}
+    assert set(sets) == {("nld", "dev"), ("multilingual", "dev"), ("nld", "test")}
+    assert all("step" not in s and s["mask_seed"] == 11 for s in sets.values())
+    records = read_json(out)["metrics"]
+    for (lang, split), one in sets.items():
+        final = _values(records, "perplexity", lang=lang, split=split)[None]
+        assert point_metric("perplexity", np.array(one["loss"]), np.array(one["tokens"])) == pytest.approx(final, rel=1e-6)
+    table = aggregate([out], resamples=200)
+    perplexities = table[table.metric == "perplexity"]
+    final, curve = perplexities[perplexities.step.isna()], perplexities[perplexities.step.notna()]
+    assert len(final) == 3 and ((final.ci_low < final.value) & (final.value < final.ci_high)).all()
+    assert len(curve) > 0 and curve.ci_low.isna().all()

@@ -146,3 +146,36 @@ def test_perplexity_works_for_other_masked_lm_families(family):
     expected = torch.nn.functional.cross_entropy(logits[sel], labels[sel]).item()
     assert result.loss == pytest.approx(expected, rel=1e-5)
     assert result.perplexity == pytest.approx(math.exp(expected), rel=1e-5)
+
+
+def test_per_sentence_losses_are_each_sentences_masked_tokens_and_leave_the_set_value_alone(tokenizer):
+    """Per sentence: the summed cross-entropy of its own masked tokens (by hand, one sentence at
+    a time), in input order whatever the batch size; a sentence with no masked token has 0 and 0;
+    the set's perplexity is bit for bit what it is without per-sentence outputs."""
+    from xlt.families.adapt.mlm import perplexity_examples
+
+    model = tiny_bert_mlm(len(tokenizer), layers=2)
+    model.eval()
+    texts = ["een", *DUTCH, *ENGLISH]  # a one-word sentence: at 15 % it is likely masked nowhere
+    fixed = FixedMasking(tokenizer, texts, seed=3, mlm_probability=0.15)
+    plain = perplexity(model, fixed.batches(4), "cpu")
+    result = perplexity(model, fixed.batches(4), "cpu", per_sentence=True)
+    assert (result.perplexity, result.loss, result.tokens) == (plain.perplexity, plain.loss, plain.tokens)
+    assert plain.sentence_loss == () and len(result.sentence_loss) == len(texts)
+    one_by_one = FixedMasking(tokenizer, texts, seed=3, mlm_probability=0.15).batches(1)
+    with torch.no_grad():
+        by_hand = [_hand_loss_sum(model, b) if (b["labels"] != IGNORE_INDEX).any() else (0.0, 0) for b in one_by_one]
+    assert list(result.sentence_tokens) == [n for _, n in by_hand]
+    assert list(result.sentence_loss) == pytest.approx([s for s, _ in by_hand], rel=1e-5, abs=1e-6)
+    assert 0 in result.sentence_tokens  # the set really has a sentence without masks
+    assert sum(result.sentence_loss) / sum(result.sentence_tokens) == pytest.approx(result.loss, rel=1e-6)
+    wide = perplexity(model, fixed.batches(len(texts)), "cpu", per_sentence=True)
+    assert list(wide.sentence_loss) == pytest.approx(list(result.sentence_loss), rel=1e-5)
+
+    examples = perplexity_examples(result, fixed, lang="nld", split="dev")
+    assert examples["kind"] == "perplexity" and examples["mask_seed"] == 3 and examples["lang"] == "nld"
+    assert examples["tokens"] == list(result.sentence_tokens) and len(examples["masks"]) == len(texts)
+    other = FixedMasking(tokenizer, texts, seed=4, mlm_probability=0.15).sentence_fingerprints()
+    assert other != examples["masks"] and examples["masks"] == fixed.sentence_fingerprints()
+    with pytest.raises(ValueError, match="per_sentence=True"):
+        perplexity_examples(plain, fixed, lang="nld", split="dev")

@@ -105,3 +105,31 @@ def test_compare_layers_end_to_end(workspace):
     values = {r["metric"]: r["value"] for r in compare_layers(root / "mbert", root / "mbert", data, layers=[2],
                                                               levels=["word"])}
     assert values["euclidean"] == pytest.approx(0.0, abs=1e-5) and values["cka"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_perplexity_writes_per_sentence_outputs_that_give_its_interval(workspace):
+    """`xlt perplexity` keeps every sentence's loss and masked tokens beside its metrics; they
+    recompute the recorded perplexity, and `xlt aggregate` turns them into ci_low/ci_high around
+    the perplexity and the loss (not around the token count)."""
+    import numpy as np
+
+    from xlt.analysis.bootstrap import point_metric
+    from xlt.core.metrics import examples_path, read_examples
+    from xlt.report.aggregate import aggregate
+
+    root, _ = workspace
+    data = root / "data" / "nld" / "validation.jsonl"
+    out = root / "reference-mbert" / "perplexity.json"
+    run_verb("perplexity", ["--model", str(root / "mbert"), "--data", str(data), "--mask-seed", "7",
+                            "--batch-size", "4", "--device", "cpu", "--family", "adapt", "--out", str(out)])
+    (one,) = read_examples(examples_path(out))
+    assert (one["kind"], one["lang"], one["split"], one["mask_seed"]) == ("perplexity", "nld", "validation", 7)
+    assert len(one["loss"]) == len(DUTCH) * 3  # one entry per sentence (the blank record is no sentence)
+    recorded = _by(read_json(out)["metrics"], "perplexity")["nld"]
+    assert point_metric("perplexity", np.array(one["loss"]), np.array(one["tokens"])) == pytest.approx(recorded, rel=1e-6)
+    assert sum(one["tokens"]) == _by(read_json(out)["metrics"], "masked_tokens")["nld"]
+
+    table = aggregate([out], resamples=200).set_index("metric")
+    for metric in ("perplexity", "mlm_loss"):
+        assert table.loc[metric, "ci_low"] < table.loc[metric, "value"] < table.loc[metric, "ci_high"]
+    assert math.isnan(table.loc["masked_tokens", "ci_low"])

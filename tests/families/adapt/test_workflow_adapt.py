@@ -48,3 +48,18 @@ def test_paper_dag_has_the_adapt_jobs_offline():
     assert counts["adapt_mlm"] == 15  # the seed's 5 schemes x 3 seeds
     assert counts["adapt_reference_perplexity"] == 2 and counts["adapt_eval_set"] == 4
     assert counts["plot_adapt"] == 4 and counts["adapt_summary"] == 1
+
+
+def test_the_default_run_compares_adapt_schemes():
+    """The statistics rule writes adapt_tests.csv from every adapted run's and reference model's
+    metrics (their per-sentence outputs lie beside them)."""
+    from xlt.analysis import targets as statistics
+    from xlt.core import settings
+    from xlt.families.adapt import plan
+
+    config = settings.load(str(ROOT / "config.yaml"))
+    assert "results/tables/adapt_tests.csv" in statistics.targets(config)
+    files = statistics.evaluation_files(config, "adapt")
+    assert sorted(files) == sorted([plan.RUN.format(run_id=r) for r in plan.jobs(config)["adapt_mlm"]]
+                                   + [plan.REFERENCE.format(run_id=r["run_id"]) for r in plan.references(config)])
+    assert len(files) == 3 + 2

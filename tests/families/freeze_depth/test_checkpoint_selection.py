@@ -10,7 +10,7 @@ from xlt.core import settings
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.metrics import examples_path, read_examples
 from xlt.families.freeze_depth import plan
-from xlt.families.freeze_depth.selection import TRACKED, choose, selection_records, without_predictions
+from xlt.evaluate.checkpoint_choice import TRACKED, choose, selection_records, without_predictions
 
 GOLD = [0, 1, 2, 0]
 

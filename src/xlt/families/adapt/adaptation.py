@@ -12,7 +12,9 @@ At step 0 and every K optimiser steps (the training loop's `evaluate` hook) a ru
 
 After training (with the checkpoint of the best target perplexity restored, the seed's early
 stopping, or the last one) the selected model is evaluated once more on every set, the test
-set included: those records carry no `step`.
+set included: those records carry no `step`, and their per-sentence losses and masked-token
+counts are kept (the examples file beside the metrics), so they get bootstrap intervals.
+The per-step curves keep no per-sentence outputs (sentences x checkpoints would be large).
 """
 from __future__ import annotations
 
@@ -40,7 +42,15 @@ from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.core.metrics import record
-from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity, read_texts
+from xlt.families.adapt.mlm import (
+    IGNORE_INDEX,
+    FixedMasking,
+    TokenizerInfo,
+    mask_tokens,
+    perplexity,
+    perplexity_examples,
+    read_texts,
+)
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.families.adapt.schemes import Scheme
 from xlt.core.choices import ADAPT_SELECT
@@ -81,14 +91,19 @@ class EvalSet:
                 "mask_fingerprint": self.masked.fingerprint}
 
 
-def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None) -> list[dict]:
-    """perplexity and mlm_loss records of every set (with `step` when given)."""
+def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None,
+                  examples_out: list | None = None) -> list[dict]:
+    """perplexity and mlm_loss records of every set (with `step` when given). With
+    `examples_out` (a MetricsFile's `examples`), each set's per-sentence losses, masked tokens
+    and mask hashes go there too (`perplexity_examples`)."""
     records = []
     for eval_set in sets:
-        result = perplexity(model, eval_set.masked.batches(batch_size), device)
+        result = perplexity(model, eval_set.masked.batches(batch_size), device, per_sentence=examples_out is not None)
         dims = {**eval_set.dims, "step": step}
         records.append(record("perplexity", result.perplexity, **dims))
         records.append(record("mlm_loss", result.loss, **dims))
+        if examples_out is not None:
+            examples_out.append(perplexity_examples(result, eval_set.masked, **dims))
     return records
 
 
@@ -198,6 +213,8 @@ class AdaptationResult:
     records: list[dict]
     train: TrainResult
     trainable: dict[int, list[int]] = field(default_factory=dict)  # step -> layers trained up to it
+    # per-sentence outputs of the final evaluations (the records without `step`)
+    examples: list[dict] = field(default_factory=list)
 
 
 def adapt(
@@ -272,5 +289,6 @@ def adapt(
         records.append(record("train_loss", entry["loss"], step=entry["step"]))
         trainable[entry["step"]] = list(entry["trainable_layers"])
     records.append(record("selected_step", result.best_step))
-    records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device))
-    return AdaptationResult(records=records, train=result, trainable=trainable)
+    examples: list[dict] = []
+    records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device, examples_out=examples))
+    return AdaptationResult(records=records, train=result, trainable=trainable, examples=examples)

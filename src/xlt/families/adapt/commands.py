@@ -145,6 +145,7 @@ def _adapt_mlm(args):
         metrics.meta["comparison"] = {"sentences": len(comparison.sentences), "vectors": comparison.vectors,
                                       "measures": comparison.measures, "layers": comparison.layers}
     metrics.extend(result.records)
+    metrics.examples = result.examples
     metrics.write(args.out)
     remove_checkpoint(checkpoint_dir)
 
@@ -197,7 +198,7 @@ def _perplexity(args):
 
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_tokenizer, pick_device
-    from xlt.families.adapt.mlm import FixedMasking, load_masked_lm, perplexity, read_texts
+    from xlt.families.adapt.mlm import FixedMasking, load_masked_lm, perplexity, perplexity_examples, read_texts
 
     log = logging.getLogger("xlt.families.adapt.commands")
     langs, axes = _validate_perplexity(args)
@@ -212,11 +213,12 @@ def _perplexity(args):
     for path, lang, texts in zip(args.data, langs, corpora):
         fixed = FixedMasking(tokenizer, texts, seed=args.mask_seed, mlm_probability=args.mlm_probability,
                              max_length=args.max_length)
-        result = perplexity(model, fixed.batches(args.batch_size), device)
+        result = perplexity(model, fixed.batches(args.batch_size), device, per_sentence=True)
         dims = {"lang": lang, "split": path.stem}
         metrics.add("perplexity", result.perplexity, **dims)
         metrics.add("mlm_loss", result.loss, **dims)
         metrics.add("masked_tokens", result.tokens, **dims)
+        metrics.examples.append(perplexity_examples(result, fixed, **dims))
         metrics.meta["files"][str(path)] = {"lang": lang, "sentences": len(texts), "mask_fingerprint": fixed.fingerprint}
         log.info("%s (%s): perplexity %.4f over %d masked tokens", path, lang, result.perplexity, result.tokens)
     metrics.write(args.out)

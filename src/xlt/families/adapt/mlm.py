@@ -157,6 +157,18 @@ class FixedMasking:
             digest.update(b"|")
         return digest.hexdigest()[:16]
 
+    def sentence_fingerprints(self) -> list[str]:
+        """One short hash per sentence of its masked input and labels: two evaluations scored
+        the same sentences with the same masks exactly when these lists are equal (what a
+        paired comparison of two models' perplexities needs; another tokenizer masks others)."""
+        out = []
+        for ids, labels in zip(self.input_ids, self.labels):
+            digest = hashlib.sha256(ids.numpy().tobytes())
+            digest.update(b"|")
+            digest.update(labels.numpy().tobytes())
+            out.append(digest.hexdigest()[:12])
+        return out
+
     def batches(self, batch_size: int = 16) -> list[dict[str, torch.Tensor]]:
         """Padded CPU batches {input_ids, attention_mask, labels}, in input order.
 
@@ -183,6 +195,10 @@ class PerplexityResult(NamedTuple):
     perplexity: float  # exp(loss); inf when the loss overflows
     tokens: int  # masked tokens scored
     loss: float  # mean cross-entropy per masked token (nats)
+    # with per_sentence=True, per sentence of the batches in order: its summed masked-token
+    # cross-entropy (nats) and its number of masked tokens (0 and 0 where none is masked)
+    sentence_loss: tuple[float, ...] = ()
+    sentence_tokens: tuple[int, ...] = ()
 
 
 @torch.no_grad()
@@ -190,6 +206,7 @@ def perplexity(
     model: nn.Module,
     masked_batches: Iterable[dict[str, torch.Tensor]],
     device: torch.device | str | None = None,
+    per_sentence: bool = False,
 ) -> PerplexityResult:
     """exp(mean cross-entropy over all masked tokens of the set), token-weighted.
 
@@ -198,16 +215,25 @@ def perplexity(
     The model runs in eval mode (dropout off; the seed study left it on, see its A.4) and is
     put back in its previous mode. Works for any AutoModelForMaskedLM: only input_ids and
     attention_mask are passed and `.logits` is read.
+
+    `per_sentence` also returns every sentence's summed loss and masked-token count (the
+    per-example outputs the bootstrap resamples); the set's perplexity is computed exactly as
+    without it, so recorded values do not change.
     """
     device = torch.device(device) if device is not None else next(model.parameters()).device
     was_training = model.training
     model.eval()
     total_loss = 0.0
     total_tokens = 0
+    sentence_loss: list[float] = []
+    sentence_tokens: list[int] = []
     try:
         for batch in masked_batches:
             labels = batch["labels"].to(device)
             if not (labels != IGNORE_INDEX).any():
+                if per_sentence:
+                    sentence_loss += [0.0] * labels.shape[0]
+                    sentence_tokens += [0] * labels.shape[0]
                 continue
             logits = model(
                 input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device)
@@ -217,6 +243,13 @@ def perplexity(
             loss_sum = F.cross_entropy(logits[selected].float(), labels[selected], reduction="sum")
             total_loss += float(loss_sum)
             total_tokens += int(selected.sum())
+            if per_sentence:
+                token_loss = F.cross_entropy(logits[selected].float(), labels[selected], reduction="none")
+                rows = selected.nonzero()[:, 0]  # row-major: the same order as logits[selected]
+                by_row = torch.zeros(labels.shape[0], dtype=torch.float64, device=device)
+                by_row.index_add_(0, rows, token_loss.double())
+                sentence_loss += by_row.tolist()
+                sentence_tokens += selected.sum(dim=1).tolist()
     finally:
         model.train(was_training)
     if total_tokens == 0:
@@ -226,7 +259,22 @@ def perplexity(
         ppl = math.exp(mean_loss)
     except OverflowError:
         ppl = math.inf
-    return PerplexityResult(perplexity=ppl, tokens=total_tokens, loss=mean_loss)
+    return PerplexityResult(perplexity=ppl, tokens=total_tokens, loss=mean_loss,
+                            sentence_loss=tuple(sentence_loss), sentence_tokens=tuple(sentence_tokens))
+
+
+def perplexity_examples(result: PerplexityResult, masking: FixedMasking, **dims) -> dict:
+    """The per-example outputs of one perplexity evaluation (`perplexity(..., per_sentence=True)`
+    on `masking`'s batches): per sentence its summed loss, masked tokens and mask hash, with
+    the mask seed, in the `<metrics>.examples.jsonl.gz` convention (xlt.core.metrics)."""
+    from xlt.core.metrics import example_set
+
+    if len(result.sentence_loss) != len(masking):
+        raise ValueError(f"{len(result.sentence_loss)} per-sentence losses for {len(masking)} sentences: "
+                         "evaluate with per_sentence=True on this masking's batches")
+    return example_set("perplexity", "perplexity", loss=list(result.sentence_loss),
+                       tokens=list(result.sentence_tokens), masks=masking.sentence_fingerprints(),
+                       mask_seed=masking.seed, **dims)
 
 
 def load_masked_lm(name_or_path: str) -> nn.Module:

@@ -37,6 +37,7 @@ PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "distance-vs-step", "cka
 MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
 COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
 REFERENCE_PREFIX = "reference-"
+REFERENCE_SCHEME = "pre-trained"  # the `scheme` of the untouched reference models (before adaptation)
 # wildcard constraints of the rules whose run ids are not plain run names
 REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
 EVAL_SET_ID = "[^/]+/[^/]+"
@@ -195,7 +196,7 @@ def _reference_jobs(config: dict) -> list[Job]:
     files = [eval_file(keys[role]) for role in ("target", "multilingual", "test")]
     out = []
     for row in references(config):
-        axes = {"model": row["model"], "scheme": "pre-trained", "role": row["role"]}
+        axes = {"model": row["model"], "scheme": REFERENCE_SCHEME, "role": row["role"]}
         out.append(Job(row["run_id"], axes=axes, inputs={"model": model_input(config, row["model"]), "sets": files},
                        args=["--model", model_ref(config, row["model"]), *[a for f in files for a in ("--data", f)],
                              *_masking(family), "--batch-size", family["eval_batch_size"],

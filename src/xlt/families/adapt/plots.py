@@ -1,14 +1,18 @@
 """Figures of the adapt family (target-language MLM adaptation, seed 003), from the tidy table.
 
 Adapted runs carry role "adapted"; the untouched reference models "native" and "transfer".
-Curves are means over seeds with +- one standard deviation bands.
+Curves are means over seeds with +- one standard deviation bands. Where the table has 95 %
+bootstrap intervals (ci_low / ci_high: the final evaluations and the untouched models, whose
+per-sentence losses are kept; the per-step curves have none), the reference lines get a band
+of their interval, the selected model a diamond with its interval at its selected step, and the
+final-perplexity bars a grey bar of it beside the seeds' sd.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from xlt.report.figures import save  # first: it selects the headless backend
+from xlt.report.figures import error_lengths, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 import numpy as np  # noqa: E402
@@ -44,12 +48,28 @@ def _set_label(lang: str, split: str) -> str:
     return f"multilingual ({split})" if lang == MULTILINGUAL else f"{lang} {split}"
 
 
+def _selected_model(ax, finals: pd.DataFrame, selected: pd.DataFrame, color) -> None:
+    """The final (selected) model's perplexity with its 95 % bootstrap interval, a diamond at
+    the selected step (means over seeds); nothing where a bound or the step is missing."""
+    bounds = mean_intervals(finals.assign(_point=0), "_point")
+    if finals.empty or selected.empty or bounds is None:
+        return
+    value, step = finals["value"].mean(), selected["value"].mean()
+    yerr = error_lengths([value], bounds.ci_low.to_numpy(), bounds.ci_high.to_numpy())
+    if yerr is not None and np.isfinite(step):
+        ax.errorbar([step], [value], yerr=yerr, fmt="D", ms=4, color=color, capsize=3, lw=1, label="_interval")
+
+
 def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """One panel per (model, scheme): target and multilingual perplexity against the training
-    step (log scale), with the untouched models' perplexities as horizontal reference lines."""
+    step (log scale), with the untouched models' perplexities as horizontal reference lines
+    (and the bands of their bootstrap intervals) and the selected model's final perplexity with
+    its interval at the selected step, where the table has intervals."""
     ppl = table[table.metric == "perplexity"]
     curves = ppl[_steps(ppl).notna() & (ppl.role == "adapted")]
     refs = ppl[_steps(ppl).isna() & (ppl.role != "adapted")]
+    finals = ppl[_steps(ppl).isna() & (ppl.role == "adapted")]
+    selected = table[table.metric == "selected_step"]
     runs = _runs(curves)
     if not runs:
         raise XltError("no perplexity-per-step records of adapted runs in the table")
@@ -64,9 +84,12 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     several_models = len({m for m, _ in runs}) > 1
     for ax, (model, scheme) in zip(axes[0], runs):
         run = curves[(curves.model == model) & (curves.scheme == scheme)]
+        final = finals[(finals.model == model) & (finals.scheme == scheme)]
         for lang, split in sets:
             _band(ax, run[(run.lang == lang) & (run.split == split)], color=colors[(lang, split)], marker="o", ms=3,
                   label=_set_label(lang, split))
+            _selected_model(ax, final[(final.lang == lang) & (final.split == split)],
+                            selected[(selected.model == model) & (selected.scheme == scheme)], colors[(lang, split)])
             for (role, ref_model), group in refs[(refs.lang == lang) & (refs.split == split)].groupby(["role", "model"]):
                 value = group["value"].mean()
                 off_scale = not lo / 10 <= value <= hi * 10
@@ -74,6 +97,8 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
                            ls=REFERENCE_STYLE.get(role, ":"), lw=1.2,
                            label=f"{ref_model} untouched ({role}), {_set_label(lang, split)}: {value:.1f}"
                                  + (" (off scale)" if off_scale else ""))
+                if not off_scale:
+                    reference_span(ax, group, color=colors[(lang, split)])
         ax.set_yscale("log")
         ax.set_ylim(lo / 1.15, hi * 1.15)
         ax.yaxis.set_major_formatter(PLAIN)
@@ -91,7 +116,9 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
 
 def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Final perplexity of every scheme (the selected checkpoint) and of the untouched models,
-    per evaluation set; error bars are +- one sd over seeds, values printed on the bars."""
+    per evaluation set; error bars are +- one sd over seeds, values printed on the bars, and a
+    wide grey bar is the 95 % bootstrap interval (mean of the seeds' bounds) where the table
+    has intervals."""
     summary = final_perplexity_table(table)
     sets = [c[: -len(" mean")] for c in summary.columns if c.endswith(" mean") and c != "selected step mean"]
     labels = [scheme_label(s) if r == "adapted" else f"{m}\nuntouched ({r})"
@@ -108,6 +135,11 @@ def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = ""):
         bars = ax.bar(x + (i - (len(sets) - 1) / 2) * width, means, width, yerr=sds, capsize=2,
                       label=_set_label(lang, split), color=f"C{i}")
         ax.bar_label(bars, labels=[f"{v:.1f}" if np.isfinite(v) else "" for v in means], fontsize=7, padding=2)
+        if f"{name} ci_low" in summary.columns:
+            yerr = error_lengths(means, summary[f"{name} ci_low"], summary[f"{name} ci_high"])
+            if yerr is not None:
+                ax.errorbar(x + (i - (len(sets) - 1) / 2) * width, means, yerr=yerr, fmt="none", ecolor="0.35",
+                            elinewidth=4, alpha=0.5, capsize=0, label="_interval")
         values.extend(v for v in means if np.isfinite(v) and v > 0)
     if values and max(values) / min(values) > 20:
         ax.set_yscale("log")

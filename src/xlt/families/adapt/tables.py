@@ -60,7 +60,9 @@ def final_records(table: pd.DataFrame) -> pd.DataFrame:
 def final_perplexity_table(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, role, scheme): seeds, and mean / sd over seeds of the final perplexity
     on every evaluation set (columns `<lang>/<split> mean`, `<lang>/<split> sd`), plus the mean
-    selected step of adapted runs."""
+    selected step of adapted runs. When the tidy table has bootstrap intervals, the mean of the
+    seeds' bounds follows at the end (`<lang>/<split> ci_low`, `<lang>/<split> ci_high`; empty
+    where a run has none)."""
     final = final_records(table)
     keys = ["model", "role", "scheme"]
     stats = final.groupby(keys + ["eval_set"])["value"].agg(["mean", "std", "count"]).reset_index()
@@ -74,6 +76,16 @@ def final_perplexity_table(table: pd.DataFrame) -> pd.DataFrame:
     if "selected_step" in set(table.metric):
         chosen = table[table.metric == "selected_step"].groupby(keys)["value"].mean().rename("selected step mean")
         out = out.merge(chosen.reset_index(), on=keys, how="left")
+    from xlt.report.figures import mean_intervals  # here: the figures module loads matplotlib
+
+    bounds = mean_intervals(final, keys + ["eval_set"])
+    if bounds is not None:
+        wide_bounds = bounds.unstack("eval_set")
+        for eval_set in ordered:
+            for bound in ("ci_low", "ci_high"):
+                column = wide_bounds[(bound, eval_set)] if (bound, eval_set) in wide_bounds.columns else None
+                out[f"{eval_set} {bound}"] = (float("nan") if column is None else
+                                              [column.get(tuple(k), float("nan")) for k in out[keys].to_numpy()])
     out["_order"] = [(ROLE_ORDER.get(r, 9), scheme_order(s), m) for r, s, m in zip(out.role, out.scheme, out.model)]
     out = out.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
     return out[["model", "role", "scheme", "seeds"] + [c for c in out.columns if c not in ("model", "role", "scheme", "seeds")]]

@@ -21,6 +21,7 @@ def _check_freeze_depth(model: str, depth: int) -> None:
 def _finetune_arguments(p):
     from xlt.core.choices import HEADS
     from xlt.core.train_args import add_train_arguments
+    from xlt.evaluate.checkpoint_choice import add_tracking_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory")
     p.add_argument("--head", choices=HEADS, default="auto",
@@ -41,25 +42,8 @@ def _finetune_arguments(p):
                    "(e.g. '{\"warmup_ratio\": 0.05}')")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
-    p.add_argument("--track-test", action="append", default=[], metavar="LANG=FILE",
-                   help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
-                        "OUT/checkpoints.json (repeatable)")
-    p.add_argument("--track-dev", action="append", default=[], metavar="LANG=FILE",
-                   help="that language's dev set, for the target-dev (oracle) choice (repeatable)")
+    add_tracking_arguments(p, "OUT/checkpoints.json")
     add_train_arguments(p)
-
-
-def _tracked_sets(values: list[str], flag: str) -> dict:
-    from xlt.core.errors import XltError
-    from xlt.data.records import read_records
-
-    sets = {}
-    for value in values:
-        lang, sep, path = value.partition("=")
-        if not sep or not lang or not path:
-            raise XltError(f"{flag} {value!r}: give LANG=FILE, e.g. de=results/data/xnli/de/test.jsonl")
-        sets[lang] = read_records(path, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
-    return sets
 
 
 def _finetune(args):
@@ -67,8 +51,7 @@ def _finetune(args):
 
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.classification import accuracy_records, classification_loss, make_collate, predict_logits
-    from xlt.core.errors import XltError
-    from xlt.families.freeze_depth.selection import TRACKED, selection_records, tracked_scores, without_predictions
+    from xlt.evaluate.checkpoint_choice import TRACKED, read_tracking, tracked_scores, without_predictions, write_choices
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import load_classifier, load_tokenizer, require_model_files, save_model
@@ -80,9 +63,7 @@ def _finetune(args):
     extra_axes = parse_axes(args.axes)
     train_set = read_records(args.train, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
     dev_set = read_records(args.dev, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
-    track_test, track_dev = _tracked_sets(args.track_test, "--track-test"), _tracked_sets(args.track_dev, "--track-dev")
-    if set(track_dev) - set(track_test):
-        raise XltError(f"--track-dev names {sorted(set(track_dev) - set(track_test))} without their --track-test")
+    track_test, track_dev = read_tracking(args, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
     require_model_files(args.model)
     _check_freeze_depth(args.model, args.freeze_depth)
     tokenizer = load_tokenizer(args.model)
@@ -126,10 +107,8 @@ def _finetune(args):
     save_model(model, tokenizer, out / "model")
     axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes}
     # the checkpoint-choice table (empty without --track-test): written first, train.json marks the job done
-    choices = MetricsFile("freeze_depth", args.run_id or out.name, axes=axes, meta={"tracked": sorted(track_test)})
-    choices.records, choices.examples = selection_records(
-        result.history, result.best_step, {lang: [e["label"] for e in ex] for lang, ex in track_test.items()})
-    choices.write(out / "checkpoints.json")
+    write_choices(out / "checkpoints.json", "freeze_depth", args.run_id or out.name, axes, result.history,
+                  result.best_step, track_test)
     metrics = MetricsFile("freeze_depth", args.run_id or out.name, axes=axes)
     metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(model)

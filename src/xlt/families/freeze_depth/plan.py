@@ -20,7 +20,7 @@ SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several language
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 TRAIN_METRICS = f"{RUN}/train.json"
-CHECKPOINTS = f"{RUN}/checkpoints.json"  # the checkpoint choices of a run (xlt.families.freeze_depth.selection)
+CHECKPOINTS = f"{RUN}/checkpoints.json"  # the checkpoint choices of a run (xlt.evaluate.checkpoint_choice)
 CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
 CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
@@ -144,14 +144,10 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 
 def _tracking_args(config: dict) -> list[str]:
     """--track-test for every eval language, --track-dev where the eval dataset has a dev split."""
+    from xlt.evaluate.checkpoint_choice import tracking_args
+
     evaluation = config[FAMILY]["eval"]
-    dev_langs = settings.dataset_languages(config, evaluation["dataset"], "dev")
-    args = []
-    for lang in evaluation["langs"]:
-        args += ["--track-test", f"{lang}={data_file(evaluation['dataset'], lang, evaluation['split'])}"]
-        if lang in dev_langs:
-            args += ["--track-dev", f"{lang}={data_file(evaluation['dataset'], lang, 'dev')}"]
-    return args
+    return tracking_args(config, evaluation["dataset"], evaluation["split"], evaluation["langs"])
 
 
 def checkpoint_files(config: dict) -> list[str]:

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from xlt.cli import Verb
 
+TRACKED_FIELDS = ("text", "label")
+TRACKED_NEEDS = ("the checkpoint-choice table scores a classifier and needs labelled records (text, [text_pair,] "
+                 "label, as xlt prepare-data writes them)")
+
 
 def _monox_split_arguments(p):
     p.add_argument("--train", required=True, help="normalised JSONL of the source-language training split")
@@ -95,6 +99,7 @@ def _train_teacher(args):
 
 
 def _distill_arguments(p):
+    from xlt.evaluate.checkpoint_choice import add_tracking_arguments
     from xlt.families.monox.plan import MODES
 
     p.add_argument("--mode", required=True, choices=MODES,
@@ -106,6 +111,7 @@ def _distill_arguments(p):
     p.add_argument("--rounds", type=int, default=1, help="self_train: pseudo-labelling rounds after the first fine-tuning")
     p.add_argument("--eval-data", nargs="+", required=True, help="normalised JSONL test files, one per language")
     p.add_argument("--eval-langs", required=True, help="comma-separated languages, in the order of --eval-data")
+    add_tracking_arguments(p, "checkpoints.json beside --out")
     _job_arguments(p, "student", "metrics JSON path",
                    "resumable training state (default: checkpoint/ beside --out, not an output); removed once the outputs exist")
 
@@ -117,10 +123,12 @@ def _distill(args):
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
     from xlt.core.training import result_meta, seed_everything
+    from xlt.evaluate.checkpoint_choice import read_tracking, without_predictions, write_choices
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_student
 
     targs, size, split, by_lang = read_inputs(args)
+    track_test, track_dev = read_tracking(args, TRACKED_FIELDS, TRACKED_NEEDS)
     axes = run_axes(args, {"mode": args.mode, "student": args.model, "size": size, "seed": targs.seed,
                            "temperature": args.temperature if args.mode == "kd" else None})
 
@@ -134,14 +142,18 @@ def _distill(args):
     outcome = run_student(args.mode, load_student, tokenizer, split, size, targs.seed, targs,
                           teacher_logits=args.teacher_logits, temperature=args.temperature,
                           threshold=args.threshold, rounds=args.rounds, source_lang=args.source_lang,
-                          checkpoint_dir=checkpoint_dir)
+                          checkpoint_dir=checkpoint_dir, track=(track_test, track_dev) if track_test else None)
     model = outcome.model
-    metrics = MetricsFile("monox", args.run_id or Path(args.out).parent.name, axes=axes)
+    run_id = args.run_id or Path(args.out).parent.name
+    if track_test:  # the checkpoint-choice table: written first, the metrics file marks the job done
+        write_choices(Path(args.out).parent / "checkpoints.json", "monox", run_id, axes, outcome.result.history,
+                      outcome.result.best_step, track_test)
+    metrics = MetricsFile("monox", run_id, axes=axes)
     metrics.curve = outcome.result.curve
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta | {
         "model": args.model, "role": "student", "mode": args.mode, "teacher_logits": args.teacher_logits,
         "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,
-        "split": split.meta, "history": outcome.result.history})
+        "split": split.meta, "history": without_predictions(outcome.result.history)})
     metrics.extend(outcome.records)
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples))
     finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)

@@ -27,6 +27,10 @@ TEACHER = f"{DIR}/teachers/{{run_id}}"
 STUDENT = f"{DIR}/students/{{run_id}}"
 TEACHER_METRICS = f"{TEACHER}/metrics.json"
 STUDENT_METRICS = f"{STUDENT}/metrics.json"
+# a student's checkpoint choices (monox.checkpoint_selection; xlt.evaluate.checkpoint_choice)
+CHECKPOINTS = f"{STUDENT}/checkpoints.json"
+CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
+CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 # training curves, written beside the metrics by MetricsFile.write
 TEACHER_CURVE, STUDENT_CURVE = str(curve_path(TEACHER_METRICS)), str(curve_path(STUDENT_METRICS))
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
@@ -236,6 +240,10 @@ def _student_job(config: dict, row: dict) -> Job:
         mode_args += ["--threshold", family["threshold"]]
     if row["mode"] == "self_train":
         mode_args += ["--rounds", family["self_train_rounds"]]
+    if family["checkpoint_selection"]:
+        from xlt.evaluate.checkpoint_choice import tracking_args
+
+        mode_args += tracking_args(config, task, evaluation["split"], evaluation["langs"])
     axes = _axes(row, row["student"])
     args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]), *head_args(config, row["student"]),
             "--split", SPLIT.format(run_id=split_id(task, row["seed"])), "--size", row["size"],
@@ -274,11 +282,28 @@ def plot_kinds(config: dict) -> list[str]:
     return kinds
 
 
+def checkpoint_selection(config: dict) -> bool:
+    family = settings.family(config, FAMILY)
+    return bool(family and family["checkpoint_selection"])
+
+
+def checkpoint_files(config: dict) -> list[str]:
+    """Every student's checkpoint choices (only with monox.checkpoint_selection)."""
+    if not checkpoint_selection(config):
+        return []
+    return [CHECKPOINTS.format(run_id=run_id) for run_id in jobs(config)["distill"]]
+
+
+def student_outputs(config: dict) -> dict[str, str]:
+    """The distill rule's outputs beyond metrics and curve: checkpoints.json with tracking on."""
+    return {"checkpoints": CHECKPOINTS} if checkpoint_selection(config) else {}
+
+
 def targets(config: dict) -> list[str]:
     if not any(row["role"] == "student" for row in runs(config)):
         return []
     return ([TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]
-            + ([CURVES] if curve_files(config) else []))
+            + ([CURVES] if curve_files(config) else []) + ([CHECKPOINT_TABLE] if checkpoint_selection(config) else []))
 
 
 def curve_files(config: dict) -> list[str]:

@@ -31,6 +31,7 @@ import torch
 
 from xlt.core.classification import accuracy, classification_loss, majority_share, make_collate, predict_logits
 from xlt.core.errors import XltError
+from xlt.evaluate.checkpoint_choice import TRACKED, tracked_scores
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.losses.distillation import check_temperature, distillation_loss
 from xlt.core.metrics import example_set, record
@@ -166,16 +167,23 @@ def kd_loss(temperature: float):
 
 
 def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: TrainArgs,
-        temperature: float | None = None, checkpoint_dir: str | Path | None = None) -> TrainResult:
+        temperature: float | None = None, checkpoint_dir: str | Path | None = None,
+        track: tuple[dict, dict] | None = None) -> TrainResult:
     """Train with cross-entropy on `label` (temperature None) or with the KD loss on
     `teacher_logits`; keep the checkpoint with the best dev accuracy. With `checkpoint_dir`
-    the run is resumable (xlt.core.checkpoint)."""
+    the run is resumable (xlt.core.checkpoint). With `track` = (test sets, dev sets) by
+    language, every dev evaluation also scores those (the history's `tracked` entries, for
+    the checkpoint-choice table: xlt.evaluate.checkpoint_choice)."""
     if not dev:
         raise XltError("the dev set is empty: nothing to select the best checkpoint on")
 
     def evaluate(m) -> dict:
         acc = accuracy(predict_logits(m, tokenizer, dev, args.max_length), [e["label"] for e in dev])
-        return {"score": acc, "dev_accuracy": acc}
+        scores = {"score": acc, "dev_accuracy": acc}
+        if track and track[0]:
+            scores[TRACKED] = tracked_scores(lambda ex: predict_logits(m, tokenizer, ex, args.max_length).argmax(-1),
+                                             *track)
+        return scores
 
     if temperature is None:
         collate, loss_fn = make_collate(tokenizer, args.max_length), classification_loss
@@ -252,12 +260,16 @@ def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args
 
 def run_student(mode: str, load_student, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs, *,
                 teacher_logits: str | Path | None = None, temperature: float = 0.1, threshold: float = 0.0,
-                rounds: int = 1, source_lang: str = "en", checkpoint_dir: str | Path | None = None) -> RunOutcome:
+                rounds: int = 1, source_lang: str = "en", checkpoint_dir: str | Path | None = None,
+                track: tuple[dict, dict] | None = None) -> RunOutcome:
     """Train one student. `load_student()` returns a fresh student classifier (called once,
     the self-training rounds continue from the previous round's model). With `checkpoint_dir`
     training is resumable; self-training keeps one checkpoint directory per round (round-N), so
     a rerun recomputes the finished rounds (from their last checkpoint, to the same models) and
-    resumes the interrupted one. `clear_checkpoints` removes them once the outputs exist."""
+    resumes the interrupted one. `clear_checkpoints` removes them once the outputs exist.
+    `track` (test sets, dev sets by language) scores those at every dev evaluation of the
+    training that makes the final model (self_train: its last round only); the outcome's
+    `result.history` then holds them for the checkpoint-choice table."""
 
     def checkpoint(name: str) -> Path | None:
         return Path(checkpoint_dir) / name if checkpoint_dir is not None else None
@@ -274,13 +286,14 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
 
     if mode == "finetune":
         model = load_student()
-        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"))
+        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"), track=track)
     elif mode == "kd":
         expected = artifact_meta(split, size, seed)
         logits = load_teacher_logits(teacher_logits, {"labelled": gold, "unlabelled": split.unlabelled}, expected)
         data = build_kd_dataset({"labelled": gold, "unlabelled": split.unlabelled}, logits)
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args, temperature=temperature, checkpoint_dir=checkpoint("train"))
+        result = fit(model, tokenizer, data, split.dev, args, temperature=temperature, checkpoint_dir=checkpoint("train"),
+                     track=track)
         records.append(record("distill_examples", len(data)))
     elif mode == "pl":
         logits = load_teacher_logits(teacher_logits, {"unlabelled": split.unlabelled}, artifact_meta(split, size, seed))
@@ -288,13 +301,15 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         pseudo = _with_heldout(data[len(gold):], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"))
+        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"), track=track)
     else:  # self_train
         results: list[TrainResult] = []
 
         def train_fn(records_: list[dict], previous):
             m = previous if previous is not None else load_student()
-            results.append(fit(m, tokenizer, records_, split.dev, args, checkpoint_dir=checkpoint(f"round-{len(results)}")))
+            last_round = len(results) == rounds  # round 0 trains on gold alone, then `rounds` more
+            results.append(fit(m, tokenizer, records_, split.dev, args, checkpoint_dir=checkpoint(f"round-{len(results)}"),
+                               track=track if last_round else None))
             return m
 
         def predict_fn(m, pool) -> np.ndarray:
