@@ -319,3 +319,29 @@ def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     assert main(["distill", "--mode", "finetune", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
                  "--num-labels", "2", "--eval-data", str(tmp_path / "test.jsonl"), "--eval-langs", "en,de",
                  "--out", str(tmp_path / "x.json")]) == 2
+
+
+def test_distill_freezes_the_students_embeddings_and_trains_the_rest(tmp_path, tokenizers):
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from xlt.cli import main
+    from xlt.core.io import read_json, write_jsonl
+
+    _, student_tok = tokenizers
+    model = tiny_classifier(student_tok, 2)
+    model.save_pretrained(tmp_path / "student")
+    student_tok.save_pretrained(tmp_path / "student")
+    write_jsonl(tmp_path / "train.jsonl", make_records(40))
+    write_jsonl(tmp_path / "dev.jsonl", make_records(8, seed=5))
+    assert main(["monox-split", "--train", str(tmp_path / "train.jsonl"), "--labelled-fraction", "0.5",
+                 "--dev", str(tmp_path / "dev.jsonl"), "--seed", "1", "--out", str(tmp_path / "split")]) == 0
+    assert main(["distill", "--mode", "finetune", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
+                 "--num-labels", "2", "--freeze-depth", "0", "--eval-data", str(tmp_path / "dev.jsonl"), "--eval-langs", "en",
+                 "--seed", "1", "--save-model", str(tmp_path / "trained"), "--out", str(tmp_path / "s" / "metrics.json"),
+                 "--max-steps", "3", "--batch-size", "8", "--max-length", "16", "--device", "cpu", "--lr", "0.01"]) == 0
+    before, after = model.state_dict(), AutoModelForSequenceClassification.from_pretrained(tmp_path / "trained").state_dict()
+    embeddings = [k for k in before if ".embeddings." in k]
+    assert embeddings and all(torch.equal(before[k], after[k]) for k in embeddings)
+    assert not all(torch.equal(before[k], after[k]) for k in before if ".encoder.layer.0." in k)
+    assert read_json(tmp_path / "s" / "metrics.json")["meta"]["freeze_depth"] == 0

@@ -4,6 +4,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from xlt.core.errors import XltError
 from xlt.core.settings import validate
 from xlt.families.monox.plan import curve_files, jobs, plot_kinds, targets
 
@@ -69,7 +72,7 @@ def test_one_job_of_each_rule_has_its_exact_arguments():
     kd = plan["distill"]["mbert-senti-kd-mono-T1-nall-seed1"]
     assert [str(a) for a in kd.args] == [
         "--mode", "kd", "--model", "results/models/mbert", "--head", "pooler", "--split", SPLIT, "--size", "all", "--num-labels", "2",
-        "--teacher-logits", "results/runs/monox/teachers/mono-senti-nall-seed1/logits.npz", "--temperature", "1",
+        "--freeze-depth", "-1", "--teacher-logits", "results/runs/monox/teachers/mono-senti-nall-seed1/logits.npz", "--temperature", "1",
         "--eval-data", *EVAL, "--eval-langs", "en,qaa", "--source-lang", "en", "--seed", "1",
         *train_flags(lr="0.0001", max_steps="60"),
         "--axes", axes(mode="kd", student="mbert", teacher="mono", size="all", temperature=1, seed=1, headline=False),
@@ -82,13 +85,26 @@ def test_one_job_of_each_rule_has_its_exact_arguments():
     # the mode-specific flags of the other modes; the rest is as for kd
     def mode_args(run_id):
         args = [str(a) for a in plan["distill"][run_id].args]
-        return args[args.index("--num-labels") + 2:args.index("--eval-data")]
+        return args[args.index("--freeze-depth") + 2:args.index("--eval-data")]
 
     assert mode_args("mbert-senti-pl-mono-n10-seed1") == [
         "--teacher-logits", "results/runs/monox/teachers/mono-senti-n10-seed1/logits.npz", "--threshold", "0.5"]
     assert mode_args("mbert-senti-self_train-nall-seed1") == ["--threshold", "0.5", "--rounds", "2"]
     assert mode_args("mbert-senti-finetune-n10-seed1") == []
     assert plan["distill"]["mbert-senti-finetune-n10-seed1"].inputs["teacher"] == []
+
+
+def test_students_freeze_what_the_config_says_and_the_depth_is_checked():
+    config = small_config()
+    config["monox"]["student_freeze_depth"] = 0
+    plan = jobs(validate(config))
+    for job in plan["distill"].values():
+        assert job.args[job.args.index("--freeze-depth") + 1] == 0
+    assert all("--freeze-depth" not in job.args for job in plan["train_teacher"].values())  # teachers train whole
+    config = small_config()
+    config["monox"]["student_freeze_depth"] = 40
+    with pytest.raises(XltError, match="freeze depth 40 in monox.student_freeze_depth is out of range"):
+        validate(config)
 
 
 def test_cls_style_split_reads_the_unlabelled_split_and_holds_out_dev():

@@ -109,6 +109,8 @@ def _distill_arguments(p):
     p.add_argument("--temperature", type=float, default=0.1, help="kd: teacher softmax temperature (paper: 0.1)")
     p.add_argument("--threshold", type=float, default=0.0, help="pl/self_train: keep pseudo labels with max prob >= this")
     p.add_argument("--rounds", type=int, default=1, help="self_train: pseudo-labelling rounds after the first fine-tuning")
+    p.add_argument("--freeze-depth", type=int, default=-1,
+                   help="freeze the student's embeddings and first N encoder layers (-1: nothing frozen; 0: the embeddings)")
     p.add_argument("--eval-data", nargs="+", required=True, help="normalised JSONL test files, one per language")
     p.add_argument("--eval-langs", required=True, help="comma-separated languages, in the order of --eval-data")
     add_tracking_arguments(p, "checkpoints.json beside --out")
@@ -119,7 +121,7 @@ def _distill_arguments(p):
 def _distill(args):
     from pathlib import Path
 
-    from xlt.core.freezing import count_parameters
+    from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
     from xlt.core.training import result_meta, seed_everything
@@ -137,7 +139,9 @@ def _distill(args):
 
     def load_student():
         seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
-        return load_classifier(args.model, args.num_labels, args.head)
+        student = load_classifier(args.model, args.num_labels, args.head)
+        freeze(student, args.freeze_depth)
+        return student
 
     outcome = run_student(args.mode, load_student, tokenizer, split, size, targs.seed, targs,
                           teacher_logits=args.teacher_logits, temperature=args.temperature,
@@ -153,7 +157,7 @@ def _distill(args):
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta | {
         "model": args.model, "role": "student", "mode": args.mode, "teacher_logits": args.teacher_logits,
         "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,
-        "split": split.meta, "history": without_predictions(outcome.result.history)})
+        "freeze_depth": args.freeze_depth, "split": split.meta, "history": without_predictions(outcome.result.history)})
     metrics.extend(outcome.records)
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples))
     finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)

@@ -74,6 +74,9 @@ def check(config: dict) -> None:
     for role in ("teachers", "students"):
         for model in family[role]:
             settings.require(config, "models", model, f"monox.{role}")
+    if family["student_freeze_depth"] >= 0:
+        for model in family["students"]:
+            settings.freeze_depths(config, [family["student_freeze_depth"]], model, "monox.student_freeze_depth")
     source = family["source_lang"]
     names = [spec["dataset"] for spec in family["tasks"]]
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -247,7 +250,7 @@ def _student_job(config: dict, row: dict) -> Job:
     axes = _axes(row, row["student"])
     args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]), *head_args(config, row["student"]),
             "--split", SPLIT.format(run_id=split_id(task, row["seed"])), "--size", row["size"],
-            "--num-labels", num_labels(config, task), *mode_args,
+            "--num-labels", num_labels(config, task), "--freeze-depth", family["student_freeze_depth"], *mode_args,
             "--eval-data", *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
             "--eval-langs", ",".join(evaluation["langs"]), "--source-lang", family["source_lang"],
             "--seed", row["seed"], *flag_args(training(config, task)), "--axes", json.dumps(axes),
