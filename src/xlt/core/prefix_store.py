@@ -31,7 +31,6 @@ GiB in fp16; a 20k-example subset about 17 GiB.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from pathlib import Path
@@ -66,14 +65,6 @@ META = "meta.json"
 
 def hidden_file(depth: int) -> str:
     return f"hidden_depth{depth:02d}.npy"
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def token_lengths(examples: Sequence, collate: Callable[[list], Mapping[str, torch.Tensor]],
