@@ -51,7 +51,7 @@ def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
 
 
 LOOP = {**UNIT, "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 5.0, "step_s": 0.01, "step_layer_s": 0.002,
-        "step_example_s": 0.001, "eval_batch_s": 0.1, "eval_batch_layer_s": 0.05}
+        "step_example_layer_s": 0.001, "eval_batch_s": 0.1, "eval_batch_layer_s": 0.05}
 
 
 def test_overheads_add_per_step_and_per_evaluation_batch():
@@ -64,7 +64,7 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
             "--batch-size", "16", "--max-length", "48"]
     cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP)
     evaluations = 3  # after steps 50, 100 and the last (120)
-    per_step = 0.01 + 0.002 * layers + 0.001 * 16
+    per_step = 0.01 + 0.002 * layers + 0.001 * 16 * layers
     per_batch = 0.1 + 0.05 * layers
     assert cost.eval_tokens == evaluations * dev * 48
     assert cost.seconds == pytest.approx(5.0 + 120 * per_step + evaluations * -(-dev // 64) * per_batch, rel=1e-9)
@@ -131,7 +131,7 @@ def test_calibrate_measures_positive_throughput():
 
 
 def test_overhead_fit_recovers_known_coefficients_and_clamps_negatives():
-    rows = [[1.0, layers, batch] for layers in (1, 8) for batch in (8, 32)]
+    rows = [[1.0, layers, batch * layers] for layers in (1, 8) for batch in (8, 32)]
     assert profile._least_squares(rows, [0.01 + 0.002 * r[1] + 0.0005 * r[2] for r in rows]) == pytest.approx([0.01, 0.002, 0.0005])
     assert profile._least_squares([[1.0, 1], [1.0, 8]], [0.02, 0.01])[1] == 0.0  # a negative slope is noise
 

@@ -45,7 +45,7 @@ def _calibrate(args):
     print(f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
           f"job start-up {result['overhead_s']:.1f} s; besides FLOPs a training step costs "
           f"{result['step_s'] * 1e3:.1f} ms + {result['step_layer_s'] * 1e3:.2f} ms a layer + "
-          f"{result['step_example_s'] * 1e3:.3f} ms an example, an evaluation batch {result['eval_batch_s'] * 1e3:.1f} ms + "
+          f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch {result['eval_batch_s'] * 1e3:.1f} ms + "
           f"{result['eval_batch_layer_s'] * 1e3:.2f} ms a layer ({result['threads']} threads)")
 
 

@@ -131,7 +131,7 @@ def overhead_seconds(profile: dict, layers: int, steps: int = 0, examples_per_st
     """What the FLOP model does not count: start-up, `steps` optimiser steps of `examples_per_step`
     examples each and `eval_batches` evaluation batches, through a model of `layers` layers."""
     step = profile.get("step_s", 0.0) + profile.get("step_layer_s", 0.0) * layers \
-        + profile.get("step_example_s", 0.0) * examples_per_step
+        + profile.get("step_example_layer_s", 0.0) * examples_per_step * layers
     batch = profile.get("eval_batch_s", 0.0) + profile.get("eval_batch_layer_s", 0.0) * layers
     return profile["overhead_s"] + steps * step + eval_batches * batch
 

@@ -24,18 +24,19 @@ DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
 
 # What a job pays besides its FLOPs (seconds; xlt.cost.estimate.job_cost adds them up):
 #   overhead_s          once per job (interpreter, torch and transformers imports);
-#   step_s + step_layer_s x layers + step_example_s x examples   once per optimiser step;
+#   step_s + (step_layer_s + step_example_layer_s x examples) x layers   once per optimiser step
+#     (the per-example part: the elementwise work of every layer, layer norms, activations, softmax);
 #   eval_batch_s + eval_batch_layer_s x layers                   once per evaluation batch.
-OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_s", "eval_batch_s", "eval_batch_layer_s")
+OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "eval_batch_s", "eval_batch_layer_s")
 # CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, 1 torch thread as the
 # workflow's jobs run, other jobs sharing the cores; BENCHMARKS.md session 8), rounded.
-CPU_LOOP = {"step_s": 0.004, "step_layer_s": 0.002, "step_example_s": 0.0002, "eval_batch_s": 0.004,
+CPU_LOOP = {"step_s": 0.004, "step_layer_s": 0.002, "step_example_layer_s": 0.0002, "eval_batch_s": 0.004,
             "eval_batch_layer_s": 0.0015}
 # GPUs: not measured (no GPU was lent when these were set): an eager PyTorch step launches a few
 # dozen kernels per layer forward and backward at ~10 us each, plus the optimiser and the Python
 # loop; assumed 10 ms + 1 ms a layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run
 # `xlt calibrate` on the accelerator to replace them.
-GPU_LOOP = {"step_s": 0.01, "step_layer_s": 0.001, "step_example_s": 0.0002, "eval_batch_s": 0.005,
+GPU_LOOP = {"step_s": 0.01, "step_layer_s": 0.001, "step_example_layer_s": 0.0002, "eval_batch_s": 0.005,
             "eval_batch_layer_s": 0.0003}
 GPU_LOOP_SOURCE = "; per-step and per-batch overheads assumed (kernel launches), not measured"
 # train/eval: effective FLOP/s; memory_gib: accelerator memory; the rest: OVERHEADS
@@ -106,7 +107,7 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
     collate as `xlt finetune` does, at two depths and two batch sizes; evaluation batches of 64
     in eval mode without gradients at the two depths. Each timing less its FLOP time (at the
     measured rates, over the batches' padded tokens) is fitted to step_s + step_layer_s x layers
-    + step_example_s x examples, and eval_batch_s + eval_batch_layer_s x layers."""
+    + step_example_layer_s x examples x layers, and eval_batch_s + eval_batch_layer_s x layers."""
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
@@ -142,7 +143,7 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
             warm = 2  # the first steps allocate and warm kernels up: not timed
             per_step = (marks[-1] - marks[warm]) / (len(marks) - 1 - warm)
             flop_s = 6 * params * sum(tokens[warm:-1]) / (len(tokens) - 1 - warm) / train_flops
-            train_rows.append([1.0, depth, batch_size])
+            train_rows.append([1.0, depth, batch_size * depth])
             train_values.append(per_step - flop_s)
             measured.append({"mode": "train", "layers": depth, "batch_size": batch_size, "seconds_per_step": per_step,
                              "flop_seconds": flop_s})
@@ -163,9 +164,9 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
         eval_values.append(per_batch - flop_s)
         measured.append({"mode": "eval", "layers": depth, "batch_size": 64, "seconds_per_batch": per_batch,
                          "flop_seconds": flop_s})
-    step_s, step_layer_s, step_example_s = _least_squares(train_rows, train_values)
+    step_s, step_layer_s, step_example_layer_s = _least_squares(train_rows, train_values)
     eval_batch_s, eval_batch_layer_s = _least_squares(eval_rows, eval_values)
-    return {"step_s": step_s, "step_layer_s": step_layer_s, "step_example_s": step_example_s,
+    return {"step_s": step_s, "step_layer_s": step_layer_s, "step_example_layer_s": step_example_layer_s,
             "eval_batch_s": eval_batch_s, "eval_batch_layer_s": eval_batch_layer_s, "measured": measured,
             "probe": {"hidden_size": hidden_size, "layers": list(layers), "batch_sizes": list(batch_sizes),
                       "steps": steps, "max_length": max_length}}
