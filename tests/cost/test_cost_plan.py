@@ -76,6 +76,24 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
     assert only.seconds == pytest.approx(5.0 + -(-test // 10) * per_batch, rel=1e-9)
 
 
+def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
+    config = settings.load("config.yaml")
+    model = config["models"]["demo-mbert"]
+    layers, params = model["layers"], 12 * model["hidden_size"] ** 2 * model["layers"]
+    rows = config["datasets"]["demo-nli"]["sizes"]["train"]
+    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10",
+            "--batch-size", "4", "--max-length", "16", "--freeze-depth", "9"]
+    top = params * (layers - 9) / layers
+    flops = {**UNIT, "eval_flops": 1e30}
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], flops).seconds \
+        == pytest.approx(6 * top * 10 * 4 * 16 + 2 * (params - top) * rows * 16)
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--prefix-states", "store"], flops).seconds \
+        == pytest.approx(6 * top * 10 * 4 * 16)
+    steps_only = {**LOOP, "overhead_s": 0.0}
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], steps_only).seconds \
+        == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
+
+
 def test_a_profile_without_overheads_plans_flops_and_start_up_only():
     config = settings.load("config.yaml")
     args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10"]

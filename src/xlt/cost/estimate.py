@@ -164,6 +164,12 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     depth = max(_value(args, "--freeze-depth", -1), 0)
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
+    step_layers = layers if model else 0
+    cached = trains and depth > 0 and ("--cache-frozen-prefix" in args or "--prefix-states" in args)
+    if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
+        once = 2 * (params - trainable) * train_rows * max_length if "--prefix-states" not in args else 0
+        train_flops = 6 * trainable * train_tokens + once
+        step_layers = layers - min(depth, layers)
     eval_examples = (other_eval_rows + dev_rows * passes) if model else 0
     eval_tokens = eval_examples * max_length
     eval_flops = 2 * params * eval_tokens
@@ -172,7 +178,8 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
                                   for paths in (dev_paths, other_paths))
     eval_batches = (other_batches + dev_batches * passes) if model else 0
-    seconds = (overhead_seconds(profile, layers if model else 0, steps, batch * accum, eval_batches)
+    seconds = (overhead_seconds(profile, step_layers, steps, batch * accum)
+               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"]
                + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"])
     all_params = params + vocab * hidden if model else 0
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
