@@ -28,10 +28,11 @@ DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
 #     (the per-example part: the elementwise work of every layer, layer norms, activations, softmax);
 #   eval_batch_s + eval_batch_layer_s x layers                   once per evaluation batch.
 OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "eval_batch_s", "eval_batch_layer_s")
-# CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, 1 torch thread as the
-# workflow's jobs run, other jobs sharing the cores; BENCHMARKS.md session 8), rounded.
-CPU_LOOP = {"step_s": 0.004, "step_layer_s": 0.002, "step_example_layer_s": 0.0002, "eval_batch_s": 0.004,
-            "eval_batch_layer_s": 0.0015}
+# CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, one torch thread as
+# the workflow's jobs run, load average 8 from other jobs on the 2 cores; BENCHMARKS.md session 8),
+# rounded: 6.6 ms + 1.86 ms a layer + 0.164 ms an example a layer a step, 13.8 ms + 1.83 ms a layer a batch.
+CPU_LOOP = {"step_s": 0.007, "step_layer_s": 0.002, "step_example_layer_s": 0.00016, "eval_batch_s": 0.014,
+            "eval_batch_layer_s": 0.002}
 # GPUs: not measured (no GPU was lent when these were set): an eager PyTorch step launches a few
 # dozen kernels per layer forward and backward at ~10 us each, plus the optimiser and the Python
 # loop; assumed 10 ms + 1 ms a layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run
