@@ -94,6 +94,15 @@ def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
         == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
 
 
+def test_self_training_trains_once_and_once_more_each_round():
+    config = settings.load("config.yaml")
+    args = ["--mode", "self_train", "--model", "results/models/demo-mbert", "--split", "results/runs/monox/splits/x/seed1",
+            "--max-steps", "20", "--batch-size", "4", "--max-length", "16", "--rounds", "2"]
+    cost = estimate.job_cost(config, "monox", "distill", "a", args, UNIT)
+    finetune = estimate.job_cost(config, "monox", "distill", "a", ["--mode", "finetune", *args[2:-2]], UNIT)
+    assert cost.train_tokens == 3 * finetune.train_tokens == 3 * 20 * 4 * 16
+
+
 def test_a_profile_without_overheads_plans_flops_and_start_up_only():
     config = settings.load("config.yaml")
     args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10"]

@@ -160,6 +160,9 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     elif trains:
         steps = optimizer_steps(train_rows, _value(args, "--epochs", 1.0), _value(args, "--max-steps", 0), batch, accum)
         passes = evaluations(steps, _value(args, "--eval-every", 0), train_rows, batch, accum)
+        if _value(args, "--mode", "") == "self_train":  # MonoX self-training: the gold run, then --rounds more
+            trainings = 1 + _value(args, "--rounds", 1)
+            steps, passes = steps * trainings, passes * trainings
     train_tokens = steps * batch * accum * max_length
     depth = max(_value(args, "--freeze-depth", -1), 0)
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
