@@ -29,10 +29,10 @@ DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
 #   eval_batch_s + eval_batch_layer_s x layers                   once per evaluation batch.
 OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "eval_batch_s", "eval_batch_layer_s")
 # CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, one torch thread as
-# the workflow's jobs run, load average 8 from other jobs on the 2 cores; BENCHMARKS.md session 8),
-# rounded: 6.6 ms + 1.86 ms a layer + 0.164 ms an example a layer a step, 13.8 ms + 1.83 ms a layer a batch.
-CPU_LOOP = {"step_s": 0.007, "step_layer_s": 0.002, "step_example_layer_s": 0.00016, "eval_batch_s": 0.014,
-            "eval_batch_layer_s": 0.002}
+# the workflow's jobs run, load average 0.9-1.3; BENCHMARKS.md session 8), rounded: a step 6.9 ms +
+# 1.48 ms a layer + 0.080 ms an example a layer, an evaluation batch 7.8 ms + 1.75 ms a layer.
+CPU_LOOP = {"step_s": 0.007, "step_layer_s": 0.0015, "step_example_layer_s": 0.00008, "eval_batch_s": 0.008,
+            "eval_batch_layer_s": 0.0018}
 # GPUs: not measured (no GPU was lent when these were set): an eager PyTorch step launches a few
 # dozen kernels per layer forward and backward at ~10 us each, plus the optimiser and the Python
 # loop; assumed 10 ms + 1 ms a layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run
