@@ -34,13 +34,86 @@ def test_training_flops_follow_6_params_tokens_and_frozen_layers_skip_backward()
     assert half.seconds == pytest.approx(2 * params * tokens + 4 * params / 2 * tokens)
 
 
-def test_epochs_bound_steps_when_max_steps_is_larger():
+@pytest.mark.parametrize("epochs,max_steps,batch,accum", [(2.0, 100000, 100, 1), (2.0, 0, 100, 1), (0.5, 0, 32, 2),
+                                                           (1.0, 300, 32, 1), (3.0, 0, 7, 3)])
+def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
+    """--max-steps > 0 overrides --epochs, as in xlt.core.training (the plan once took the smaller)."""
+    from xlt.core.training import TrainArgs, total_optimizer_steps
+
     config = settings.load("config.yaml")
     args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl",
-            "--epochs", "2", "--max-steps", "100000", "--batch-size", "100", "--max-length", "10"]
+            "--epochs", str(epochs), "--max-steps", str(max_steps), "--batch-size", str(batch), "--grad-accum", str(accum),
+            "--max-length", "10"]
     cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, UNIT)
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
-    assert cost.train_tokens == -(-2 * rows // 100) * 100 * 10
+    steps = total_optimizer_steps(rows, TrainArgs(epochs=epochs, max_steps=max_steps, batch_size=batch, grad_accum=accum))
+    assert cost.train_tokens == steps * batch * accum * 10
+
+
+LOOP = {**UNIT, "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 5.0, "step_s": 0.01, "step_layer_s": 0.002,
+        "step_example_layer_s": 0.001, "eval_batch_s": 0.1, "eval_batch_layer_s": 0.05}
+
+
+def test_overheads_add_per_step_and_per_evaluation_batch():
+    """FLOPs free (1e30 FLOP/s): the seconds are start-up + steps x per-step + eval batches x per-batch."""
+    config = settings.load("config.yaml")
+    layers = config["models"]["demo-mbert"]["layers"]
+    dev = config["datasets"]["demo-nli"]["sizes"]["dev"]
+    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl",
+            "--dev", "results/data/demo-nli/en/dev.jsonl", "--max-steps", "120", "--eval-every", "50",
+            "--batch-size", "16", "--max-length", "48"]
+    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP)
+    evaluations = 3  # after steps 50, 100 and the last (120)
+    per_step = 0.01 + 0.002 * layers + 0.001 * 16 * layers
+    per_batch = 0.1 + 0.05 * layers
+    assert cost.eval_tokens == evaluations * dev * 48
+    assert cost.seconds == pytest.approx(5.0 + 120 * per_step + evaluations * -(-dev // 64) * per_batch, rel=1e-9)
+    # an evaluation-only job: its batches are --batch-size wide, no steps
+    test = config["datasets"]["demo-nli"]["sizes"]["test"]
+    only = estimate.job_cost(config, "freeze_depth", "evaluate_xnli", "a",
+                             ["--model", "results/models/demo-mbert", "--data", "results/data/demo-nli/qaa/test.jsonl",
+                              "--batch-size", "10", "--max-length", "48"], LOOP)
+    assert only.seconds == pytest.approx(5.0 + -(-test // 10) * per_batch, rel=1e-9)
+
+
+def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
+    config = settings.load("config.yaml")
+    model = config["models"]["demo-mbert"]
+    layers, params = model["layers"], 12 * model["hidden_size"] ** 2 * model["layers"]
+    rows = config["datasets"]["demo-nli"]["sizes"]["train"]
+    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10",
+            "--batch-size", "4", "--max-length", "16", "--freeze-depth", "9"]
+    top = params * (layers - 9) / layers
+    flops = {**UNIT, "eval_flops": 1e30}
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], flops).seconds \
+        == pytest.approx(6 * top * 10 * 4 * 16 + 2 * (params - top) * rows * 16)
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--prefix-states", "store"], flops).seconds \
+        == pytest.approx(6 * top * 10 * 4 * 16)
+    steps_only = {**LOOP, "overhead_s": 0.0}
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], steps_only).seconds \
+        == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
+
+
+def test_self_training_trains_once_and_once_more_each_round():
+    config = settings.load("config.yaml")
+    args = ["--mode", "self_train", "--model", "results/models/demo-mbert", "--split", "results/runs/monox/splits/x/seed1",
+            "--max-steps", "20", "--batch-size", "4", "--max-length", "16", "--rounds", "2"]
+    cost = estimate.job_cost(config, "monox", "distill", "a", args, UNIT)
+    finetune = estimate.job_cost(config, "monox", "distill", "a", ["--mode", "finetune", *args[2:-2]], UNIT)
+    assert cost.train_tokens == 3 * finetune.train_tokens == 3 * 20 * 4 * 16
+
+
+def test_a_profile_without_overheads_plans_flops_and_start_up_only():
+    config = settings.load("config.yaml")
+    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10"]
+    bare = {k: v for k, v in LOOP.items() if k not in profile.OVERHEADS[1:]}
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args, bare).seconds == pytest.approx(5.0)
+    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP).seconds > 5.5
+
+
+def test_every_built_in_profile_has_every_overhead():
+    for name, known in profile.KNOWN.items():
+        assert all(known[key] > 0 for key in profile.OVERHEADS), name
 
 
 def test_paper_plan_on_h100_covers_every_family_with_hub_cache(capsys):
@@ -65,14 +138,29 @@ def test_saved_calibration_is_used_and_checked(tmp_path):
     with pytest.raises(XltError, match="rerun `xlt calibrate"):
         profile.load(None, path)
     path.write_text(json.dumps(UNIT))
-    assert profile.load(None, path)["name"] == "unit"
+    old = profile.load(None, path)  # a calibration from before the loop overheads: they plan as 0, and it says so
+    assert old["name"] == "unit" and old["step_s"] == 0.0 and "rerun `xlt calibrate" in old["source"]
+    path.write_text(json.dumps(LOOP))
+    assert profile.load(None, path) == LOOP
     assert profile.load(None, tmp_path / "absent.json")["name"] == "cpu"
 
 
 def test_calibrate_measures_positive_throughput():
-    result = profile.calibrate(seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu")
+    result = profile.calibrate(seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu",
+                               threads=1, loop_steps=5)
     assert result["train_flops"] > 0 and result["eval_flops"] > 0 and result["overhead_s"] > 0
     assert [r["seq_length"] for r in result["measured"]] == [8, 16]
+    assert result["threads"] == 1 and all(result[key] >= 0 for key in profile.OVERHEADS)
+    # a training step and an evaluation batch take time even without FLOPs
+    assert result["step_s"] + result["step_layer_s"] > 0 and result["eval_batch_s"] + result["eval_batch_layer_s"] > 0
+    assert [(m["mode"], m["layers"]) for m in result["loop_measured"]] == [("train", 1), ("train", 1), ("eval", 1),
+                                                                           ("train", 8), ("train", 8), ("eval", 8)]
+
+
+def test_overhead_fit_recovers_known_coefficients_and_clamps_negatives():
+    rows = [[1.0, layers, batch * layers] for layers in (1, 8) for batch in (8, 32)]
+    assert profile._least_squares(rows, [0.01 + 0.002 * r[1] + 0.0005 * r[2] for r in rows]) == pytest.approx([0.01, 0.002, 0.0005])
+    assert profile._least_squares([[1.0, 1], [1.0, 8]], [0.02, 0.01])[1] == 0.0  # a negative slope is noise
 
 
 def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():

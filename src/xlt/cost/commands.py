@@ -31,16 +31,22 @@ def _calibrate_arguments(p):
     p.add_argument("--out", default=str(DEFAULT_PROFILE), help="where to save the profile")
     p.add_argument("--seconds", type=float, default=20.0, help="time budget of the timed steps (start-up probe and model set-up come on top)")
     p.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when available)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads to measure with (default: torch's own); the workflow's jobs use their rule's "
+                        "`threads:` (config `threads`), so calibrate with that number to plan them")
 
 
 def _calibrate(args):
     from xlt.core.io import write_json
     from xlt.cost.profile import calibrate
 
-    result = calibrate(budget_s=args.seconds, device=args.device)
+    result = calibrate(budget_s=args.seconds, device=args.device, threads=args.threads)
     write_json(args.out, result)
     print(f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
-          f"job start-up {result['overhead_s']:.1f} s")
+          f"job start-up {result['overhead_s']:.1f} s; besides FLOPs a training step costs "
+          f"{result['step_s'] * 1e3:.1f} ms + {result['step_layer_s'] * 1e3:.2f} ms a layer + "
+          f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch {result['eval_batch_s'] * 1e3:.1f} ms + "
+          f"{result['eval_batch_layer_s'] * 1e3:.2f} ms a layer ({result['threads']} threads)")
 
 
 def _cost_table_arguments(p):
@@ -80,5 +86,5 @@ def _cost_table(args):
 VERBS = {
     "cost-table": Verb("Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)", _cost_table_arguments, _cost_table),
     "plan": Verb("Estimate a config's cost per family and in total: jobs, GPU/CPU-hours, peak memory, disk", _plan_arguments, _plan),
-    "calibrate": Verb("Measure this machine's training and inference throughput and save it for `xlt plan`", _calibrate_arguments, _calibrate),
+    "calibrate": Verb("Measure this machine's training and inference throughput and per-step overheads and save them for `xlt plan`", _calibrate_arguments, _calibrate),
 }

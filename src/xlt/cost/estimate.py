@@ -6,6 +6,11 @@ KNOWN_MODELS), its data files (rows from the config's dataset sizes or KNOWN_ROW
 training settings. Training costs 2 x params x tokens forward plus 4 x trainable params x tokens
 backward (frozen layers below the boundary get no backward pass); evaluation 2 x params x tokens.
 Embedding lookups are not matrix products, so `params` counts the encoder layers only.
+A job's seconds are its FLOPs at the profile's rates plus what the FLOP model does not see
+(xlt.cost.profile.OVERHEADS): the start-up, a per-optimiser-step overhead (optimiser update,
+collate, dispatch per layer) and a per-evaluation-batch overhead. Steps follow
+xlt.core.training.total_optimizer_steps (--max-steps > 0 overrides --epochs); a training job
+evaluates its --dev/--dev-sts data every --eval-every steps and after the last.
 """
 from __future__ import annotations
 
@@ -34,6 +39,8 @@ KNOWN_ROWS = {
     ("mteb/tatoeba-bitext-mining", "test"): 1000,
 }
 DEFAULT_ROWS = 2000
+EVAL_BATCH = 64  # examples per evaluation batch where a job's flags do not say (predict_logits' default)
+DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
 BYTES_PER_ROW = 400  # a prepared JSONL row, text pair plus label
 TRAIN_FLAGS = ("--epochs", "--max-steps")
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
@@ -92,48 +99,95 @@ def _value(args: list[str], flag: str, default):
     return type(default)(float(found[0])) if found and isinstance(default, (int, float)) else (found[0] if found else default)
 
 
-def _data_rows(config: dict, paths) -> int:
-    total = 0
+def _file_rows(config: dict, paths) -> list[int]:
+    """Rows of each prepared data file among `paths` (other arguments left out)."""
+    out = []
     for path in paths:
         match = DATA_FILE.match(str(path).split("=", 1)[-1])
         if match:
-            total += rows(config, match.group(1), match.group(3))
-    return total
+            out.append(rows(config, match.group(1), match.group(3)))
+    return out
+
+
+def _data_rows(config: dict, paths) -> int:
+    return sum(_file_rows(config, paths))
+
+
+def optimizer_steps(train_rows: int, epochs: float, max_steps: int, batch_size: int, grad_accum: int = 1) -> int:
+    """Optimiser steps of a training run, as xlt.core.training.total_optimizer_steps counts them
+    (not imported: planning stays free of torch)."""
+    if max_steps > 0:
+        return max_steps
+    return max(1, math.ceil(math.ceil(train_rows / batch_size / grad_accum) * epochs))
+
+
+def evaluations(steps: int, eval_every: int, train_rows: int, batch_size: int, grad_accum: int = 1) -> int:
+    """How often xlt.core.training.train evaluates: every `eval_every` steps (0: once an epoch) and after the last."""
+    every = eval_every or math.ceil(max(train_rows, 1) / batch_size / grad_accum)
+    return steps // every + (1 if steps % every else 0)
+
+
+def overhead_seconds(profile: dict, layers: int, steps: int = 0, examples_per_step: int = 0, eval_batches: int = 0) -> float:
+    """What the FLOP model does not count: start-up, `steps` optimiser steps of `examples_per_step`
+    examples each and `eval_batches` evaluation batches, through a model of `layers` layers."""
+    step = profile.get("step_s", 0.0) + profile.get("step_layer_s", 0.0) * layers \
+        + profile.get("step_example_layer_s", 0.0) * examples_per_step * layers
+    batch = profile.get("eval_batch_s", 0.0) + profile.get("eval_batch_layer_s", 0.0) * layers
+    return profile["overhead_s"] + steps * step + eval_batches * batch
 
 
 def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, profile: dict) -> JobCost:
     args = [str(a) for a in args]
     model = _values(args, "--model")
     vocab, hidden, layers = 0, 64, 1
-    if rule == "build_demo_model":
+    batch = _value(args, "--batch-size", 32)
+    accum = max(_value(args, "--grad-accum", 1), 1)
+    if rule == "build_demo_model":  # xlt.core.demo_model: batch 32, texts up to 64 tokens
         vocab, hidden, layers = _value(args, "--vocab-size", 1000), _value(args, "--hidden-size", 64), _value(args, "--layers", 12)
-        model, train_tokens = ["demo"], _value(args, "--pretrain-steps", 300) * 32 * 64
+        model, batch, accum = ["demo"], 32, 1
     elif model:
         vocab, hidden, layers = model_shape(config, model[0])
     params = 12 * hidden * hidden * layers if model else 0
-    max_length = _value(args, "--max-length", 128)
-    train_rows = _data_rows(config, _values(args, "--train") + _values(args, "--split"))
-    eval_paths = [a for a in args if DATA_FILE.match(a.split("=", 1)[-1])]
-    eval_rows = _data_rows(config, eval_paths) - train_rows
+    max_length = 64 if rule == "build_demo_model" else _value(args, "--max-length", 128)
+    train_paths = _values(args, "--train") + _values(args, "--split")
+    dev_paths = [args[i + 1] for i, a in enumerate(args[:-1]) if a in DEV_FLAGS]
+    other_paths = [a for a in args if DATA_FILE.match(a.split("=", 1)[-1]) and a not in train_paths + dev_paths]
+    train_rows, dev_rows, other_eval_rows = (_data_rows(config, paths) for paths in (train_paths, dev_paths, other_paths))
     trains = rule == "build_demo_model" or any(flag in args for flag in TRAIN_FLAGS)
-    batch = _value(args, "--batch-size", 32)
-    if rule != "build_demo_model":
-        train_tokens = 0
-        if trains:
-            steps = math.ceil(_value(args, "--epochs", 1.0) * max(train_rows, batch) / batch)
-            max_steps = _value(args, "--max-steps", 0)
-            steps = min(steps, max_steps) if max_steps > 0 else steps
-            train_tokens = steps * batch * max_length
+    steps, passes = 0, 1
+    if rule == "build_demo_model":
+        steps = _value(args, "--pretrain-steps", 300)
+    elif trains:
+        steps = optimizer_steps(train_rows, _value(args, "--epochs", 1.0), _value(args, "--max-steps", 0), batch, accum)
+        passes = evaluations(steps, _value(args, "--eval-every", 0), train_rows, batch, accum)
+        if _value(args, "--mode", "") == "self_train":  # MonoX self-training: the gold run, then --rounds more
+            trainings = 1 + _value(args, "--rounds", 1)
+            steps, passes = steps * trainings, passes * trainings
+    train_tokens = steps * batch * accum * max_length
     depth = max(_value(args, "--freeze-depth", -1), 0)
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
-    eval_tokens = max(eval_rows, 0) * max_length * (2 if "--dev" in args or "--dev-sts" in args else 1) if model else 0
+    step_layers = layers if model else 0
+    cached = trains and depth > 0 and ("--cache-frozen-prefix" in args or "--prefix-states" in args)
+    if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
+        once = 2 * (params - trainable) * train_rows * max_length if "--prefix-states" not in args else 0
+        train_flops = 6 * trainable * train_tokens + once
+        step_layers = layers - min(depth, layers)
+    eval_examples = (other_eval_rows + dev_rows * passes) if model else 0
+    eval_tokens = eval_examples * max_length
     eval_flops = 2 * params * eval_tokens
-    seconds = profile["overhead_s"] + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"]
+    eval_batch = _value(args, "--eval-batch-size", 0) or (EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH))
+    # each file of each pass is batched on its own
+    dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
+                                  for paths in (dev_paths, other_paths))
+    eval_batches = (other_batches + dev_batches * passes) if model else 0
+    seconds = (overhead_seconds(profile, step_layers, steps, batch * accum)
+               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"]
+               + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"])
     all_params = params + vocab * hidden if model else 0
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * trainable + activations * (1 if trains else 0.1)) if model else 0
-    disk = (4 * all_params if trains else 0) + BYTES_PER_ROW * (eval_rows + train_rows if rule == "prepare_data" else 0)
+    disk = (4 * all_params if trains else 0) + BYTES_PER_ROW * (other_eval_rows + dev_rows + train_rows if rule == "prepare_data" else 0)
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
@@ -141,7 +195,8 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     if rule == "prefix_states":  # one eval-mode pass through the deepest stored layer; every boundary to disk
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
         eval_tokens = train_rows * max_length  # an upper bound: the store strips padding
-        seconds = profile["overhead_s"] + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"]
+        seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
+                   + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
         disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
         disk += 12 * trainable  # the resumable checkpoint keeps the optimiser's two moments and the weights

@@ -1,8 +1,15 @@
-"""Throughput profiles: how many FLOP/s a machine delivers for training and for inference.
+"""Throughput profiles: how many FLOP/s a machine delivers for training and for inference, and
+what a job pays besides its FLOPs.
 
 `xlt calibrate` measures one on this machine and saves it (DEFAULT_PROFILE); without a saved
 profile `xlt plan --gpu NAME` reads KNOWN, whose figures are datasheet peaks times an assumed
 utilisation (each entry says so in its `source`).
+
+Besides the FLOP rates a profile holds the costs the FLOP model does not see (OVERHEADS): a
+job's start-up, and per optimiser step and per evaluation batch the work outside the matrix
+products (optimiser update, gradient clipping, collate and tokenisation, Python and kernel
+dispatch per layer). On a small model they dominate: the demo's 64-wide encoder spends most of
+a training step there (BENCHMARKS.md, session 7).
 """
 from __future__ import annotations
 
@@ -15,16 +22,37 @@ from xlt.core.errors import XltError
 
 DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "xlt" / "throughput.json"
 
-# train/eval: effective FLOP/s; memory_gib: accelerator memory; overhead_s: start-up of one job
+# What a job pays besides its FLOPs (seconds; xlt.cost.estimate.job_cost adds them up):
+#   overhead_s          once per job (interpreter, torch and transformers imports);
+#   step_s + (step_layer_s + step_example_layer_s x examples) x layers   once per optimiser step
+#     (the per-example part: the elementwise work of every layer, layer norms, activations, softmax);
+#   eval_batch_s + eval_batch_layer_s x layers                   once per evaluation batch.
+OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "eval_batch_s", "eval_batch_layer_s")
+# CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, one torch thread as
+# the workflow's jobs run, load average 0.9-1.3; BENCHMARKS.md session 8), rounded: a step 6.9 ms +
+# 1.48 ms a layer + 0.080 ms an example a layer, an evaluation batch 7.8 ms + 1.75 ms a layer.
+CPU_LOOP = {"step_s": 0.007, "step_layer_s": 0.0015, "step_example_layer_s": 0.00008, "eval_batch_s": 0.008,
+            "eval_batch_layer_s": 0.0018}
+# GPUs: not measured (no GPU was lent when these were set): an eager PyTorch step launches a few
+# dozen kernels per layer forward and backward at ~10 us each, plus the optimiser and the Python
+# loop; assumed 10 ms + 1 ms a layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run
+# `xlt calibrate` on the accelerator to replace them.
+GPU_LOOP = {"step_s": 0.01, "step_layer_s": 0.001, "step_example_layer_s": 0.0002, "eval_batch_s": 0.005,
+            "eval_batch_layer_s": 0.0003}
+GPU_LOOP_SOURCE = "; per-step and per-batch overheads assumed (kernel launches), not measured"
+# train/eval: effective FLOP/s; memory_gib: accelerator memory; the rest: OVERHEADS
 KNOWN = {
     "h100": {"train_flops": 0.2 * 989e12, "eval_flops": 0.3 * 989e12, "memory_gib": 80, "overhead_s": 30,
-             "gpu": True, "source": "NVIDIA H100 SXM datasheet, 989 TFLOP/s dense bf16; 20 % (train, batch 32 x 128 tokens) / 30 % (eval) utilisation assumed"},
+             "gpu": True, "source": "NVIDIA H100 SXM datasheet, 989 TFLOP/s dense bf16; 20 % (train, batch 32 x 128 tokens) / 30 % (eval) utilisation assumed" + GPU_LOOP_SOURCE, **GPU_LOOP},
     "a100": {"train_flops": 0.2 * 312e12, "eval_flops": 0.3 * 312e12, "memory_gib": 80, "overhead_s": 30,
-             "gpu": True, "source": "NVIDIA A100 datasheet, 312 TFLOP/s dense bf16; 20 % / 30 % utilisation assumed"},
+             "gpu": True, "source": "NVIDIA A100 datasheet, 312 TFLOP/s dense bf16; 20 % / 30 % utilisation assumed" + GPU_LOOP_SOURCE, **GPU_LOOP},
     "v100": {"train_flops": 0.2 * 125e12, "eval_flops": 0.3 * 125e12, "memory_gib": 32, "overhead_s": 30,
-             "gpu": True, "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed"},
+             "gpu": True, "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed" + GPU_LOOP_SOURCE,
+             **GPU_LOOP},
     "cpu": {"train_flops": 2e10, "eval_flops": 3e10, "memory_gib": 16, "overhead_s": 6,
-            "gpu": False, "source": "one x86 core with AVX2, fp32, measured order of magnitude; run `xlt calibrate` for this machine"},
+            "gpu": False, "source": "one x86 core with AVX2, fp32, measured order of magnitude; per-step and per-batch overheads "
+                                    "from `xlt calibrate --threads 1` on a 2-core machine; run `xlt calibrate` for this machine",
+            **CPU_LOOP},
 }
 
 
@@ -41,27 +69,121 @@ def load(gpu: str | None = None, path: str | Path | None = None) -> dict:
         missing = {"train_flops", "eval_flops", "overhead_s"} - set(profile)
         if missing:
             raise XltError(f"{path} lacks {sorted(missing)}; rerun `xlt calibrate --out {path}`")
+        loop = [key for key in OVERHEADS if key not in profile]
+        if loop:  # a calibration from before the loop overheads were measured: FLOPs and start-up only
+            profile = {**profile, **dict.fromkeys(loop, 0.0),
+                       "source": f"{profile.get('source', path)} (without {', '.join(loop)}: rerun `xlt calibrate --out {path}`)"}
         return profile
     return {"name": "cpu", **KNOWN["cpu"], "source": KNOWN["cpu"]["source"] + f" (no calibration at {path})"}
 
 
-def _startup_seconds() -> float:
-    """What every job pays before its first batch: a fresh interpreter importing torch and transformers."""
+def _startup_seconds(threads: int | None = None) -> float:
+    """What every job pays before its first batch: a fresh interpreter importing torch, transformers'
+    BERT and xlt's model loading and training code (every model-running `xlt` verb imports them)."""
     import subprocess
     import sys
 
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import torch, transformers.models.bert.modeling_bert"], check=True)
+    subprocess.run([sys.executable, "-c", "import torch, transformers.models.bert.modeling_bert, xlt.core.models, "
+                    "xlt.core.training"], check=True, env=env)
     return time.perf_counter() - started
 
 
+def _least_squares(rows: list[list[float]], values: list[float]) -> list[float]:
+    """Coefficients of values ~ rows (one column per coefficient), each clamped at 0: an overhead
+    cannot be negative, and on a busy machine a noisy slope can come out below 0."""
+    import numpy as np
+
+    solution = np.linalg.lstsq(np.asarray(rows, dtype=float), np.asarray(values, dtype=float), rcond=None)[0]
+    return [max(float(c), 0.0) for c in solution]
+
+
+def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", hidden_size: int = 16,
+                   layers: tuple[int, int] = (1, 8), batch_sizes: tuple[int, int] = (8, 32), steps: int = 16,
+                   eval_batches: int = 8, max_length: int = 48) -> dict:
+    """What a training step and an evaluation batch cost besides their FLOPs, on a BERT classifier
+    so narrow (`hidden_size`) that its FLOPs hardly count: xlt's own training loop
+    (xlt.core.training.train: AdamW, clipping, schedule) over demo NLI pairs tokenised in the
+    collate as `xlt finetune` does, at two depths and two batch sizes; evaluation batches of 64
+    in eval mode without gradients at the two depths. Each timing less its FLOP time (at the
+    measured rates, over the batches' padded tokens) is fitted to step_s + step_layer_s x layers
+    + step_example_layer_s x examples x layers, and eval_batch_s + eval_batch_layer_s x layers."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from xlt.core.classification import classification_loss, make_collate
+    from xlt.core.demo_model import build_tokenizer
+    from xlt.core.training import TrainArgs, train
+    from xlt.data import demo
+
+    records = demo.generate("nli", "en", "train", 64 * eval_batches, 1)
+    tokenizer = build_tokenizer([r["text"] for r in records[:200]], 120)
+    collate = make_collate(tokenizer, max_length)
+    train_rows, train_values, eval_rows, eval_values, measured = [], [], [], [], []
+    for depth in layers:
+        torch.manual_seed(0)
+        model = BertForSequenceClassification(BertConfig(
+            vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=depth, num_attention_heads=1,
+            intermediate_size=4 * hidden_size, max_position_embeddings=max_length + 2, num_labels=3))
+        params = 12 * hidden_size ** 2 * depth
+        for batch_size in batch_sizes:
+            marks, tokens = [], []
+
+            def counted(examples):
+                batch = collate(examples)
+                tokens.append(batch["input_ids"].numel())
+                return batch
+
+            def on_step(step, epoch):
+                marks.append(time.perf_counter())
+
+            train(model, records, counted, classification_loss,
+                  TrainArgs(max_steps=steps, batch_size=batch_size, lr=1e-3, max_length=max_length, device=device,
+                            precision="fp32", log_every=10**9), on_step=on_step)
+            warm = 2  # the first steps allocate and warm kernels up: not timed
+            per_step = (marks[-1] - marks[warm]) / (len(marks) - 1 - warm)
+            flop_s = 6 * params * sum(tokens[warm:-1]) / (len(tokens) - 1 - warm) / train_flops
+            train_rows.append([1.0, depth, batch_size * depth])
+            train_values.append(per_step - flop_s)
+            measured.append({"mode": "train", "layers": depth, "batch_size": batch_size, "seconds_per_step": per_step,
+                             "flop_seconds": flop_s})
+        model.eval()
+        device_model = model.to(device)
+        batches = [records[i : i + 64] for i in range(0, len(records), 64)]
+        with torch.no_grad():
+            for i, chunk in enumerate(batches):
+                if i == 1:  # the first batch warms up: not timed
+                    started, tokens = time.perf_counter(), 0
+                batch = {k: v.to(device) for k, v in collate(chunk).items()}
+                device_model(**batch).logits.float().cpu()
+                if i >= 1:
+                    tokens += batch["input_ids"].numel()
+        per_batch = (time.perf_counter() - started) / (len(batches) - 1)
+        flop_s = 2 * params * tokens / (len(batches) - 1) / eval_flops
+        eval_rows.append([1.0, depth])
+        eval_values.append(per_batch - flop_s)
+        measured.append({"mode": "eval", "layers": depth, "batch_size": 64, "seconds_per_batch": per_batch,
+                         "flop_seconds": flop_s})
+    step_s, step_layer_s, step_example_layer_s = _least_squares(train_rows, train_values)
+    eval_batch_s, eval_batch_layer_s = _least_squares(eval_rows, eval_values)
+    return {"step_s": step_s, "step_layer_s": step_layer_s, "step_example_layer_s": step_example_layer_s,
+            "eval_batch_s": eval_batch_s, "eval_batch_layer_s": eval_batch_layer_s, "measured": measured,
+            "probe": {"hidden_size": hidden_size, "layers": list(layers), "batch_sizes": list(batch_sizes),
+                      "steps": steps, "max_length": max_length}}
+
+
 def calibrate(seq_lengths=(32, 64, 128), hidden_size: int = 256, layers: int = 4, batch_size: int = 16,
-              budget_s: float = 30.0, device: str = "auto") -> dict:
+              budget_s: float = 30.0, device: str = "auto", threads: int | None = None, loop_steps: int = 16) -> dict:
     """Time forward and forward+backward of a small BERT at a few sequence lengths; FLOP/s from
-    2 x params x tokens (forward) and 6 x params x tokens (forward+backward)."""
+    2 x params x tokens (forward) and 6 x params x tokens (forward+backward). Then the per-step
+    and per-batch overheads (loop_overheads, `loop_steps` steps a setting) and a job's start-up.
+    `threads`: torch's CPU threads (the workflow's jobs use their rule's `threads:`)."""
     import torch
     from transformers import BertConfig, BertModel
 
+    if threads:
+        torch.set_num_threads(threads)
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
@@ -94,8 +216,10 @@ def calibrate(seq_lengths=(32, 64, 128), hidden_size: int = 256, layers: int = 4
         rows.append(row)
     train = sum(6 * params * r["train_tokens_per_s"] for r in rows) / len(rows)
     forward = sum(2 * params * r["forward_tokens_per_s"] for r in rows) / len(rows)
+    loop = loop_overheads(train, forward, device=device, steps=loop_steps)
     return {"name": f"calibrated-{device}", "gpu": device != "cpu", "train_flops": train, "eval_flops": forward,
-            "overhead_s": _startup_seconds(), "threads": torch.get_num_threads(),
+            "overhead_s": _startup_seconds(threads), "threads": torch.get_num_threads(),
+            **{key: loop[key] for key in OVERHEADS[1:]}, "loop_measured": loop["measured"], "loop_probe": loop["probe"],
             "memory_gib": (torch.cuda.get_device_properties(0).total_memory / 2**30 if device == "cuda" else None),
             "measured": rows, "probe": {"hidden_size": hidden_size, "layers": layers, "batch_size": batch_size,
                                         "non_embedding_params": params},
