@@ -47,3 +47,27 @@ def test_reference_span_covers_the_mean_bounds_and_needs_every_one():
     assert reference_span(ax, rows[["value"]], color="0.5") is None
     assert len(ax.patches) == 1
     plt.close(fig)
+
+
+def test_heatmap_cells_carry_their_interval_where_the_table_has_one(tmp_path):
+    from xlt.families.freeze_depth.plots import accuracy_heatmap
+
+    rows = [{"freeze_depth": d, "seed": 1, "lang": lang, "metric": "accuracy", "value": v,
+             "ci_low": v - 0.03, "ci_high": v + 0.05} for d, lang, v in ((-1, "en", 0.8), (-1, "qaa", 0.5), (0, "en", 0.9),
+                                                                       (0, "qaa", 0.6))]
+    table = pd.DataFrame(rows)
+    table.loc[3, "ci_high"] = float("nan")  # one cell without an interval says its value only
+    ax = accuracy_heatmap(table, tmp_path / "h.png").axes[0]
+    assert [t.get_text() for t in ax.texts] == ["0.80\n±0.04", "0.90\n±0.04", "0.50\n±0.04", "0.60"]
+    # a table without interval columns draws the plain values, as before intervals existed
+    plain = accuracy_heatmap(table.drop(columns=["ci_low", "ci_high"]), tmp_path / "p.png").axes[0]
+    assert [t.get_text() for t in plain.texts] == ["0.80", "0.90", "0.50", "0.60"]
+
+
+def test_the_sts_heatmap_carries_intervals(tmp_path):
+    from xlt.families.sbert.plots import sts
+
+    sbert = pd.DataFrame([{"run_id": "r", "pooling": "mean", "layer": -1, "freeze_depth": -1, "seed": 1,
+                           "trained": True, "lang": "en", "similarity": "cosine", "metric": "spearman",
+                           "value": 0.5, "ci_low": 0.4, "ci_high": 0.6}])
+    assert [t.get_text() for t in sts(sbert, tmp_path / "s.png").axes[0].texts] == ["50.0\n±10.0"]

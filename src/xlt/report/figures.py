@@ -78,14 +78,39 @@ def reference_span(ax, rows: pd.DataFrame, *, color, scale: float = 1.0):
                       label="_interval")
 
 
+def halfwidth_grid(rows: pd.DataFrame, index, columns, scale: float = 1.0) -> pd.DataFrame | None:
+    """Half the width of each heatmap cell's interval, times `scale`: the cell averages its rows'
+    bounds as `mean_intervals` does, so NaN when any of them lacks one. None without interval columns."""
+    if not set(INTERVAL_COLUMNS) <= set(rows.columns):
+        return None
+    half = scale * (rows["ci_high"].astype(float) - rows["ci_low"].astype(float)) / 2
+    return rows.assign(_half=half).pivot_table(index=index, columns=columns, values="_half", dropna=False,
+                                               aggfunc=lambda v: v.mean() if v.notna().all() else np.nan)
+
+
+def _annotations(grid: pd.DataFrame, halfwidth: pd.DataFrame, fmt: str) -> np.ndarray:
+    """Cell texts: the value, and below it +- half its interval where the cell has one."""
+    half = halfwidth.reindex(index=grid.index, columns=grid.columns).to_numpy(dtype=float)
+    values = grid.to_numpy(dtype=float)
+    texts = [[("" if np.isnan(v) else f"{v:{fmt}}") + (f"\n±{h:{fmt}}" if np.isfinite(h) and not np.isnan(v) else "")
+              for v, h in zip(value_row, half_row)] for value_row, half_row in zip(values, half)]
+    return np.array(texts, dtype=object)
+
+
 def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",
             cbar_label: str, fmt: str = ".1f", cmap: str = "viridis", cell: tuple[float, float] = (0.75, 0.45),
-            margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, **heatmap_kw):
+            margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, halfwidth: pd.DataFrame | None = None,
+            **heatmap_kw):
     """An annotated heatmap of `grid` (rows x columns), sized to its cells: width = margin +
-    cell width x columns (at least `min_width`), height = margin + cell height x rows."""
+    cell width x columns (at least `min_width`), height = margin + cell height x rows. With
+    `halfwidth` (same labels; `halfwidth_grid`), a cell with an interval also says ± its half-width."""
+    annot, annot_fmt = True, fmt
+    if halfwidth is not None and np.isfinite(halfwidth.to_numpy(dtype=float)).any():
+        annot, annot_fmt = _annotations(grid, halfwidth, fmt), ""
+        cell = (cell[0], cell[1] * 1.6)  # two lines a cell
     width = max(min_width, margin[0] + cell[0] * grid.shape[1])
     fig, ax = plt.subplots(figsize=(width, margin[1] + cell[1] * grid.shape[0]))
-    sns.heatmap(grid, annot=True, fmt=fmt, cmap=cmap, ax=ax, cbar_kws={"label": cbar_label}, **heatmap_kw)
+    sns.heatmap(grid, annot=annot, fmt=annot_fmt, cmap=cmap, ax=ax, cbar_kws={"label": cbar_label}, **heatmap_kw)
     ax.tick_params(axis="y", labelrotation=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

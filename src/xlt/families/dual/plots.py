@@ -7,7 +7,7 @@ reference lines of the error curves and their own rows of the heatmap.
 """
 from __future__ import annotations
 
-from xlt.report.figures import heatmap, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
+from xlt.report.figures import halfwidth_grid, heatmap, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -112,10 +112,11 @@ def tatoeba_heatmap(table: pd.DataFrame, out, title: str = ""):
     grid = 100 * err.pivot_table(index="run", columns="column", values="value", aggfunc="mean")
     order = sorted(set(labels)) + sorted(set(err["run"]) - set(labels))  # trained runs first, baselines last
     grid = grid.reindex([run for run in order if run in grid.index])
-    grid["mean"] = grid.mean(axis=1)
+    grid["mean"] = grid.mean(axis=1)  # no interval: the directions' errors are not independent
     return heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
                    xlabel="language, direction", cbar_label="error %", cmap="viridis_r",
-                   cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5)
+                   cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5,
+                   halfwidth=halfwidth_grid(err, "run", "column", scale=100))
 
 
 def mining_table(table: pd.DataFrame, out, title: str = ""):

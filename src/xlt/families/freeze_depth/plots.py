@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlt.report.figures import heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
+from xlt.report.figures import halfwidth_grid, heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -55,16 +55,23 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Language x freeze depth heatmap of accuracy (mean over seeds); rows per language and
     swept warm-up ratio."""
     acc = table[(table.metric == "accuracy")]
-    grids = []
+    grids, halves = [], []
     for label, rows in _panels(acc):
         grid = rows.pivot_table(index="lang", columns="freeze_depth", values="value", aggfunc="mean")
         grid = grid.loc[[lang for lang in grid.index if lang != "avg"] + (["avg"] if "avg" in grid.index else [])]
+        half = halfwidth_grid(rows, "lang", "freeze_depth")
+        if half is not None:
+            halves.append(half.reindex(index=grid.index, columns=grid.columns).set_axis(
+                [f"{lang} ({label})" if label else lang for lang in grid.index]))
         grid.index = [f"{lang} ({label})" if label else lang for lang in grid.index]
         grids.append(grid)
     grid = pd.concat(grids)
+    half = pd.concat(halves) if len(halves) == len(grids) else None
     grid.columns = _depth_labels(grid.columns)
+    if half is not None:
+        half.columns = grid.columns
     return heatmap(grid, out, title=title or "Zero-shot accuracy by language and freeze depth", xlabel="frozen layers",
-            ylabel="language", cbar_label="accuracy", fmt=".2f", cell=(0.6, 0.45), margin=(1.0, 1.0))
+            ylabel="language", cbar_label="accuracy", fmt=".2f", cell=(0.6, 0.45), margin=(1.0, 1.0), halfwidth=half)
 
 
 PLOTS = {

@@ -1,7 +1,7 @@
 """Figures of the sentence-embedding family: retrieval error trained vs untrained, STS, layers."""
 from __future__ import annotations
 
-from xlt.report.figures import error_lengths, heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
+from xlt.report.figures import error_lengths, halfwidth_grid, heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -90,7 +90,8 @@ def sts(table: pd.DataFrame, out, title: str = ""):
     rows["column"] = rows.lang.astype(str) + " " + rows.similarity.astype(str)
     grid = rows.pivot_table(index="config", columns="column", values="value", aggfunc="mean") * 100
     return heatmap(grid, out, title=title or "STS: Spearman correlation x 100 (mean over seeds)",
-            xlabel="language, similarity", cbar_label="Spearman x 100")
+            xlabel="language, similarity", cbar_label="Spearman x 100",
+            halfwidth=halfwidth_grid(rows, "config", "column", scale=100))
 
 
 def layers(table: pd.DataFrame, out, title: str = ""):
