@@ -147,17 +147,21 @@ def run(cmd: list[str], fault: str | None = None, cwd: Path | None = None) -> su
     return subprocess.run(cmd, env=environment(fault), cwd=cwd, capture_output=True, text=True)
 
 
-def make_inputs(root: Path) -> Path:
-    """The demo encoder and demo NLI data, built once per sweep by the `xlt` verbs."""
-    xlt = [sys.executable, "-m", "xlt.cli"]
-    steps = [
-        xlt + ["build-demo-model", "--out", str(root / "model"), "--languages", "en", "--layers", "2",
-               "--hidden-size", "32", "--pretrain-steps", "20", "--vocab-size", "300"],
-        xlt + ["prepare-data", "--dataset", "nli", "--out", str(root / "data"), "--spec", json.dumps(
+def input_commands(root: Path) -> list[list[str]]:
+    """The `xlt` argument lists that build the sweep's inputs under `root`."""
+    return [
+        ["build-demo-model", "--out", str(root / "model"), "--languages", "en", "--layers", "2",
+         "--hidden-size", "32", "--pretrain-steps", "20", "--vocab-size", "300"],
+        ["prepare-data", "--dataset", "nli", "--out", str(root / "data"), "--spec", json.dumps(
             {"source": "demo", "task": "nli", "sizes": {"train": 400, "dev": 100}, "languages": ["en"],
              "splits": ["train", "dev"]})],
     ]
-    for cmd in steps:
+
+
+def make_inputs(root: Path) -> Path:
+    """The demo encoder and demo NLI data, built once per sweep by the `xlt` verbs."""
+    for args in input_commands(root):
+        cmd = [sys.executable, "-m", "xlt.cli", *args]
         proc = run(cmd)
         if proc.returncode != 0:
             raise SystemExit(f"kill_sweep: {' '.join(cmd[2:4])} failed:\n{proc.stderr[-3000:]}")
@@ -280,8 +284,10 @@ def describe(point: Point) -> str:
     return f"SIG{point.signal} {where}"
 
 
-def sweep(points: int, job: Job, workdir: Path, echo=print) -> list[Outcome]:
-    inputs = make_inputs(workdir / "inputs")
+def sweep(points: int, job: Job, workdir: Path, echo=print, inputs: Path | None = None) -> list[Outcome]:
+    """Kill, resume and compare at `points` points; `inputs` is a directory already built by
+    `input_commands` (default: built here by `make_inputs`)."""
+    inputs = inputs or make_inputs(workdir / "inputs")
     reference = workdir / "reference"
     started = time.time()
     proc = run(finetune_command(inputs, reference, job))

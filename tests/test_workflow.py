@@ -114,8 +114,11 @@ def test_bad_config_fails_before_any_job(tmp_path):
 @pytest.mark.slow
 def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     work = workflow_copy(tmp_path)
-    # a --config override must reach the report too (the onsuccess hook runs a second snakemake)
-    run_args = ("--cores", "2", "--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
+    # a --config override must reach the report too (the onsuccess hook runs a second snakemake).
+    # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
+    # they come last, one at a time with --cores 2 (or 3), each spending its seconds importing
+    # torch on one core while the other idled (~1/5 of the sweep); the jobs' threads stay as configured
+    run_args = ("--cores", "4", "--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
     snakemake(work, *run_args)
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]

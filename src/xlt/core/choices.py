@@ -12,3 +12,4 @@ DUAL_SYMMETRIC = tuple(mode for mode in SYMMETRIC_MODES if mode != "none")
 ADAPT_SELECT = ("best", "last")  # xlt.families.adapt.adaptation: which checkpoint an adaptation keeps
 SIMILARITY_LEVELS = ("sentence", "word")  # xlt.families.adapt.similarity
 HEADS = ("auto", "pooler", "mean")  # xlt.core.heads: the classification head of a fine-tuned encoder
+PREFIX_STORE_DTYPES = ("float16", "float32")  # xlt.core.prefix_store: numpy writes both; bfloat16 has no .npy type

@@ -14,11 +14,7 @@ import logging
 from collections import Counter
 from pathlib import Path
 
-import torch
-
 from xlt.data import demo
-from xlt.core.models import save_model
-from xlt.core.training import TrainArgs, train
 
 log = logging.getLogger("xlt.core.demo_model")
 
@@ -107,7 +103,11 @@ def build_demo_model(
     seed: int = 7,
     world: dict | None = None,
 ) -> dict:
+    import torch
     from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling
+
+    from xlt.core.models import save_model
+    from xlt.core.training import TrainArgs, train
 
     torch.manual_seed(seed)
     # the tokenizer always sees every demo language so all demo models share one vocabulary

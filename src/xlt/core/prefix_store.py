@@ -40,6 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory, read_json, write_json
 from xlt.core.prefix_cache import (
@@ -58,7 +59,7 @@ from xlt.core.models import encoder_parts
 log = logging.getLogger("xlt.core.prefix_store")
 
 FORMAT = 1
-STORE_DTYPES = ("float16", "float32")  # numpy writes both; bfloat16 has no .npy type
+STORE_DTYPES = PREFIX_STORE_DTYPES  # numpy writes both; bfloat16 has no .npy type
 SIZE_SETTING = "freeze_depth.prefix_states.max_gib"
 META = "meta.json"
 

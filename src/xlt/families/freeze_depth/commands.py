@@ -122,8 +122,7 @@ def _finetune(args):
 
 
 def _prefix_states_arguments(p):
-    from xlt.core.choices import HEADS
-    from xlt.core.prefix_store import STORE_DTYPES
+    from xlt.core.choices import HEADS, PREFIX_STORE_DTYPES
 
     p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained model)")
     p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
@@ -133,7 +132,7 @@ def _prefix_states_arguments(p):
     p.add_argument("--max-length", type=int, default=128, help="the finetune jobs' --max-length")
     p.add_argument("--batch-size", type=int, default=32, help="examples per forward pass (the finetune jobs' "
                    "--batch-size makes the pass bitwise the per-job cache's)")
-    p.add_argument("--storage-dtype", choices=STORE_DTYPES, default="float16",
+    p.add_argument("--storage-dtype", choices=PREFIX_STORE_DTYPES, default="float16",
                    help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
     p.add_argument("--max-gib", type=float, required=True,
                    help="refuse to write more than this many GiB (config: freeze_depth.prefix_states.max_gib)")
