@@ -147,8 +147,12 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     assert set(zip(cost.family, cost.rule)) == {(f, r) for f, rules in ledger.LEDGER_RULES.items() for r in rules}
     assert len(set(zip(cost.family, cost.rule))) == ledgered
     assert (cost.measured_s > 0).all() and (cost.planned_s > 0).all()
-    assert set(cost[cost.rule == "build_demo_model"].rss_from) == {"benchmark"}
-    assert set(cost[cost.rule != "build_demo_model"].rss_from) == {"manifest"}
+    # jobs that write no metrics file (the demo models, the shared prefix store) have no manifest
+    without_metrics = {rule for family, rules in ledger.LEDGER.items() for rule, (_, template) in rules.items()
+                       if template is None}
+    assert without_metrics == {"build_demo_model", "prefix_states"}
+    assert set(cost[cost.rule.isin(without_metrics)].rss_from) == {"benchmark"}
+    assert set(cost[~cost.rule.isin(without_metrics)].rss_from) == {"manifest"}
     assert (work / "results" / "plots" / "cost" / "plan-vs-actual.png").stat().st_size > 5000
     # a training-curves figure per family that trains, from every training run's curve CSV
     for family in ("freeze_depth", "sbert", "adapt", "monox", "dual"):
