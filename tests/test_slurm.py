@@ -36,7 +36,7 @@ PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
 # model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
-MODEL_RULES = {"finetune": "freeze_depth", "evaluate_xnli": "freeze_depth", "train_sbert": "sbert",
+MODEL_RULES = {"prefix_states": "freeze_depth", "finetune": "freeze_depth", "evaluate_xnli": "freeze_depth", "train_sbert": "sbert",
                "eval_sbert": "sbert", "train_teacher": "monox", "distill": "monox", "adapt_mlm": "adapt",
                "adapt_reference_perplexity": "adapt", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
                "align_layers": "alignment"}
