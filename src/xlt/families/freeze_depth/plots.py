@@ -59,12 +59,11 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
     for label, rows in _panels(acc):
         grid = rows.pivot_table(index="lang", columns="freeze_depth", values="value", aggfunc="mean")
         grid = grid.loc[[lang for lang in grid.index if lang != "avg"] + (["avg"] if "avg" in grid.index else [])]
+        names = [f"{lang} ({label})" if label else lang for lang in grid.index]
         half = halfwidth_grid(rows, "lang", "freeze_depth")
         if half is not None:
-            halves.append(half.reindex(index=grid.index, columns=grid.columns).set_axis(
-                [f"{lang} ({label})" if label else lang for lang in grid.index]))
-        grid.index = [f"{lang} ({label})" if label else lang for lang in grid.index]
-        grids.append(grid)
+            halves.append(half.reindex(index=grid.index, columns=grid.columns).set_axis(names))
+        grids.append(grid.set_axis(names))
     grid = pd.concat(grids)
     half = pd.concat(halves) if len(halves) == len(grids) else None
     grid.columns = _depth_labels(grid.columns)
