@@ -1,53 +1,14 @@
 """The Snakemake DAG end to end, in a scratch copy of the workflow (the package itself is
 imported from the installed `xlt`)."""
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
-
 import pytest
 import yaml
+from workflow_runs import REPO, job_counts, snakemake, workflow_copy
 
 from xlt.cost import ledger
-
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-
-
-def workflow_copy(tmp_path: Path) -> Path:
-    work = tmp_path / "wf"
-    work.mkdir()
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "config", "envs", "src"):  # rules name envs/ and the captions in src/
-        shutil.copytree(REPO / name, work / name)
-    return work
-
-
-def snakemake(work: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**OFFLINE, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    proc = subprocess.run(SNAKEMAKE + list(args), cwd=work, env=env, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
-    return proc
-
-
-def job_counts(output: str) -> dict:
-    """Parse the 'Job stats' table of a dry run."""
-    lines = output.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
-    counts = {}
-    for line in lines[start + 3:]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
 
 
 @pytest.mark.slow
@@ -112,14 +73,10 @@ def test_bad_config_fails_before_any_job(tmp_path):
 
 
 @pytest.mark.slow
-def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
-    work = workflow_copy(tmp_path)
-    # a --config override must reach the report too (the onsuccess hook runs a second snakemake).
-    # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
-    # they come last, one at a time with --cores 2 (or 3), each spending its seconds importing
-    # torch on one core while the other idled (~1/5 of the sweep); the jobs' threads stay as configured
-    run_args = ("--cores", "4", "--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
-    snakemake(work, *run_args)
+def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
+    """What the session's tiny sweep (conftest.tiny_sweep: locally, or through the test SLURM
+    when XLT_TEST_SLURM=1) wrote, and that running it again does nothing."""
+    work = tiny_sweep.work
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]
     assert sorted(acc.freeze_depth.unique()) == [-1, 0, 1, 2]
@@ -162,7 +119,8 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     assert all(len(path.read_text().splitlines()) > 1 for path in curves)
     report = (work / "results" / "report.html").read_text(errors="replace")
     assert "they say nothing about mBERT or about real languages" in report and "xlt tiny via --config" in report
-    again = snakemake(work, *run_args)
+    again = tiny_sweep.rerun()
+    assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in again.stdout + again.stderr
     assert "writing report" not in again.stdout
 
