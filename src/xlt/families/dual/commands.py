@@ -157,21 +157,12 @@ def _curve(losses: list[float], every: int) -> list[dict]:
 # ---------------------------------------------------------------- dual-prefix-states
 
 def _dual_prefix_states_arguments(p) -> None:
-    from xlt.core.choices import PREFIX_STORE_DTYPES
+    from xlt.core.train_args import add_store_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained encoder)")
     p.add_argument("--train", action="append", required=True, metavar="FILE.jsonl",
                    help="the train-dual jobs' --train files, in their order; repeat per language")
-    p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,6,11")
-    p.add_argument("--max-length", type=int, default=128, help="the train-dual jobs' --max-length")
-    p.add_argument("--batch-size", type=int, default=32, help="sentences per forward pass (the train-dual jobs' "
-                   "--batch-size makes the pass bitwise the per-job cache's)")
-    p.add_argument("--storage-dtype", choices=PREFIX_STORE_DTYPES, default="float16",
-                   help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
-    p.add_argument("--max-gib", type=float, required=True,
-                   help="refuse to write more than this many GiB (config: dual.prefix_states.max_gib)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
-    p.add_argument("--out", required=True, help="the store's directory")
+    add_store_arguments(p, "train-dual", "dual.prefix_states")
 
 
 def _dual_prefix_states(args) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
+from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref,
+                            prompt_args, store_args, stored_depths)
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -192,14 +193,12 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     store, train = family["prefix_states"], bitext_spec(config, "train")
     out = []
     for model in family["models"]:
-        depths = sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0})
+        depths = stored_depths(rows, model)
         if not depths:
             continue
         out.append(Job(model, [
             "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
-            "--depths", ",".join(map(str, depths)), "--max-length", training["max_length"],
-            "--batch-size", batch_sizes(config)[0], "--storage-dtype", store["storage_dtype"],
-            "--max-gib", store["max_gib"], "--device", training["device"], "--out", PREFIX_STATES.format(model=model)],
+            *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
             axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])}))
     return out
 

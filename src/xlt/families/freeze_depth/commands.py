@@ -122,22 +122,14 @@ def _finetune(args):
 
 
 def _prefix_states_arguments(p):
-    from xlt.core.choices import HEADS, PREFIX_STORE_DTYPES
+    from xlt.core.choices import HEADS
+    from xlt.core.train_args import add_store_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained model)")
     p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
     p.add_argument("--train", required=True, help="normalised JSONL: the finetune jobs' --train")
-    p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
-    p.add_argument("--max-length", type=int, default=128, help="the finetune jobs' --max-length")
-    p.add_argument("--batch-size", type=int, default=32, help="examples per forward pass (the finetune jobs' "
-                   "--batch-size makes the pass bitwise the per-job cache's)")
-    p.add_argument("--storage-dtype", choices=PREFIX_STORE_DTYPES, default="float16",
-                   help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
-    p.add_argument("--max-gib", type=float, required=True,
-                   help="refuse to write more than this many GiB (config: freeze_depth.prefix_states.max_gib)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
-    p.add_argument("--out", required=True, help="the store's directory")
+    add_store_arguments(p, "finetune", "freeze_depth.prefix_states")
 
 
 def _prefix_states(args):
