@@ -34,7 +34,7 @@ ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+
 # model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
 MODEL_RULES = {"prefix_states": "freeze_depth", "finetune": "freeze_depth", "evaluate_xnli": "freeze_depth", "train_sbert": "sbert",
                "eval_sbert": "sbert", "train_teacher": "monox", "distill": "monox", "adapt_mlm": "adapt",
-               "adapt_reference_perplexity": "adapt", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
+               "adapt_reference_perplexity": "adapt", "prefix_states_dual": "dual", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
                "align_layers": "alignment"}
 
 

@@ -61,6 +61,27 @@ def test_dry_run_wires_the_shared_prefix_store_into_every_frozen_depth(tmp_path)
 
 
 @pytest.mark.slow
+def test_dry_run_wires_the_dual_prefix_store_into_every_frozen_depth(tmp_path):
+    work = workflow_copy(tmp_path)
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["dual"].update(freeze_depths=[-1, 6], margins=[0.3], cache_frozen_prefix=True,
+                          prefix_states={"shared": True})
+    (work / "shared.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "shared.yaml", "--until", "aggregate_dual")
+    output = proc.stdout + proc.stderr
+    assert job_counts(output)["prefix_states_dual"] == 1 and job_counts(output)["train_dual"] == 2
+    jobs = dry_run_jobs(output)
+    store = "results/prefix_states/dual/demo-mbert"
+    (prefix,) = [job for job in jobs if job["rule"] == "prefix_states_dual"]
+    assert prefix["output"] == store
+    assert set(prefix["input"].split(", ")) == {"results/models/demo-mbert", "results/data/demo-bitext/info.json"}
+    train = {job["wildcards"].removeprefix("run_id="): job for job in jobs if job["rule"] == "train_dual"}
+    assert len(train) == 2
+    for run_id, job in train.items():
+        assert (store in job["input"].split(", ")) == ("depthnone" not in run_id), run_id
+
+
+@pytest.mark.slow
 def test_bad_config_fails_before_any_job(tmp_path):
     work = workflow_copy(tmp_path)
     config = yaml.safe_load((work / "config" / "tiny.yaml").read_text())
