@@ -128,7 +128,7 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
     # jobs that write no metrics file (the demo models, the shared prefix store) have no manifest
     without_metrics = {rule for family, rules in ledger.LEDGER.items() for rule, (_, template) in rules.items()
                        if template is None}
-    assert without_metrics == {"build_demo_model", "prefix_states"}
+    assert without_metrics == {"build_demo_model", "prefix_states", "prefix_states_dual"}
     assert set(cost[cost.rule.isin(without_metrics)].rss_from) == {"benchmark"}
     assert set(cost[~cost.rule.isin(without_metrics)].rss_from) == {"manifest"}
     assert (work / "results" / "plots" / "cost" / "plan-vs-actual.png").stat().st_size > 5000
