@@ -106,7 +106,8 @@ def _train_dual(args) -> None:
         "loss_curve": _curve(losses, targs.log_every),  # batches of this process (after a resume: from the checkpoint on)
         "history": result.history,
     })
-    metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length))
+    # the kept checkpoint's dev retrieval, with its retrieved indices for the intervals
+    metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length, examples_out=metrics.examples))
     metrics.add(DEV_METRIC + "_mean", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
