@@ -108,6 +108,34 @@ def test_sets_scored_on_other_examples_are_not_compared(tmp_path):
     assert paired_tests(read_runs([a, tmp_path / "b" / "eval.json"]), "freeze_depth").empty
 
 
+def _with_dev_sets(paths, interval_only):
+    """Each run's examples file plus a source-language dev set and a pseudo-label set, scored
+    differently per run, so a paired test would find them worth comparing."""
+    from xlt.core.metrics import examples_path, read_examples, write_examples
+
+    for shift, path in enumerate(paths):
+        extra = {"interval_only": True} if interval_only else {}
+        sets = read_examples(examples_path(path)) + [
+            example_set("classification", "accuracy", prediction=predictions(0.3 + 0.3 * shift, 9 + shift), gold=GOLD,
+                        lang="en", split="dev", **extra),
+            example_set("classification", "pseudo_label_accuracy", prediction=predictions(0.9 - 0.3 * shift, shift),
+                        gold=GOLD, **extra)]
+        write_examples(examples_path(path), sets)
+
+
+def test_interval_only_sets_leave_the_tests_table_as_it_was(depth_runs):
+    before = paired_tests(read_runs(depth_runs), "freeze_depth", resamples=300)
+    _with_dev_sets(depth_runs, interval_only=True)
+    pd.testing.assert_frame_equal(paired_tests(read_runs(depth_runs), "freeze_depth", resamples=300), before)
+    # without the mark the same sets are compared, and Holm corrects over more rows
+    _with_dev_sets(depth_runs, interval_only=False)
+    marked_and_not = paired_tests(read_runs(depth_runs), "freeze_depth", resamples=300)
+    assert len(marked_and_not) == len(before) + 3 * 2
+    same_rows = before.merge(marked_and_not, on=["run_a", "run_b", "set"], suffixes=("", "_more"))
+    assert len(same_rows) == len(before) and (same_rows["p_value"] == same_rows["p_value_more"]).all()
+    assert (same_rows["p_holm_more"] > same_rows["p_holm"]).any()
+
+
 def test_a_missing_examples_file_names_the_run_and_the_fix(tmp_path):
     metrics = MetricsFile("freeze_depth", "lonely", axes={"freeze_depth": 1}, manifest=False)
     metrics.add("accuracy", 0.5, lang="en")

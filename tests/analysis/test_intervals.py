@@ -155,3 +155,91 @@ def test_aggregate_keeps_the_bounds_a_record_brings(tmp_path):
     assert (step.value, step.ci_low, step.ci_high) == (value, 1.5, 2.5)
     assert (final.ci_low, final.ci_high) == record_interval(record("perplexity", value, lang="nl", split="dev"), [one],
                                                             resamples=200)
+
+
+def _mining_counts(seed=4, n=40):
+    """Per source sentence: pairs kept at the threshold (0-2), how many of them are gold, gold pairs (0-1)."""
+    rng = np.random.default_rng(seed)
+    gold = (rng.random(n) < 0.6).astype(int)
+    kept = rng.integers(0, 3, n)
+    correct = np.minimum(gold, kept) * (rng.random(n) < 0.8)
+    return kept, correct, gold
+
+
+def test_mining_resamples_match_drawing_the_sentences_one_by_one():
+    from xlt.analysis.bootstrap import resample_counts, resampled_mining
+
+    kept, correct, gold = _mining_counts()
+    counts = resample_counts(len(gold), 50, 3)
+    rng = np.random.default_rng(3)
+    draws = rng.integers(0, len(gold), size=(50, len(gold)))  # the very draws resample_counts makes
+    for metric in ("precision", "recall", "f1"):
+        vectorised = resampled_mining(metric, kept, correct, gold, counts)
+        for r, drawn in enumerate(draws):
+            k, c, g = kept[drawn].sum(), correct[drawn].sum(), gold[drawn].sum()
+            p, rec = (c / k if k else 0.0), (c / g if g else 0.0)
+            expected = {"precision": p, "recall": rec, "f1": 2 * p * rec / (p + rec) if p + rec else 0.0}[metric]
+            assert vectorised[r] == pytest.approx(expected), (metric, r)
+
+
+def test_mining_records_get_intervals_from_their_split_only():
+    kept, correct, gold = _mining_counts()
+    sets = [example_set("mining", "mining", kept=kept, correct=correct, gold=gold, lang="de", split="test",
+                        interval_only=True)]
+    p, r = correct.sum() / kept.sum(), correct.sum() / gold.sum()
+    for metric, value in (("precision", p), ("recall", r), ("f1", 2 * p * r / (p + r))):
+        low, high = record_interval(record(metric, value, lang="de", split="test"), sets)
+        assert low < value < high and high - low < 0.5, metric
+        assert record_interval(record(metric, value, lang="de", split="tune"), sets) is None
+    assert record_interval(record("accuracy", 0.5, lang="de", split="test"), sets) is None
+
+
+def _dev_retrieval_sets(n=50):
+    rng = np.random.default_rng(8)
+    sets, records = [], []
+    for lang, share in (("qaa", 0.7), ("qac", 0.4)):
+        for direction in ("xx->en", "en->xx"):
+            correct = rng.random(n) < share
+            retrieved = np.where(correct, np.arange(n), (np.arange(n) + 1) % n)
+            sets.append(example_set("retrieval", "dev_retrieval_acc", retrieved=retrieved, gold=np.arange(n),
+                                    correct=correct, lang=lang, direction=direction, split="dev", interval_only=True))
+            records.append(record("dev_retrieval_acc", float(np.mean(correct)), lang=lang, direction=direction,
+                                  split="dev"))
+    return sets, records
+
+
+def test_dual_dev_retrieval_records_and_their_mean_get_intervals():
+    from xlt.analysis.bootstrap import resample_counts, resampled_metric
+
+    sets, records = _dev_retrieval_sets()
+    for rec in records:
+        low, high = record_interval(rec, sets)
+        assert low <= rec["value"] <= high, rec
+    mean = record("dev_retrieval_acc_mean", float(np.mean([r["value"] for r in records])), split="dev")
+    low, high = record_interval(mean, sets, resamples=300, seed=2)
+    assert low < mean["value"] < high
+    # every language resampled within itself, its two directions with the same draws
+    draws = np.mean([resampled_metric("accuracy", np.asarray(one["correct"], dtype=np.int64), np.ones(50, dtype=np.int64),
+                                      resample_counts(50, 300, 2 + ("qaa", "qac").index(one["lang"]))) for one in sets],
+                    axis=0)
+    assert (low, high) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+    # Tatoeba's accuracy@1 sets of the same language are not the dev score's
+    tatoeba = [{**one, "metric": "accuracy@1"} for one in sets]
+    assert record_interval(records[0], tatoeba) is None and record_interval(mean, tatoeba) is None
+
+
+def test_pseudo_label_accuracy_reads_its_own_set_and_no_other():
+    rng = np.random.default_rng(2)
+    heldout = rng.integers(0, 3, 200)
+    pseudo = np.where(rng.random(200) < 0.75, heldout, (heldout + 1) % 3)
+    dev = example_set("classification", "accuracy", prediction=heldout, gold=heldout, lang="en", split="dev",
+                      interval_only=True)
+    pseudo_set = example_set("classification", "pseudo_label_accuracy", prediction=pseudo, gold=heldout,
+                             interval_only=True)
+    value = float(np.mean(pseudo == heldout))
+    interval = record_interval(record("pseudo_label_accuracy", value), [dev, pseudo_set])
+    alone = bootstrap_interval("accuracy", pseudo, heldout)
+    assert interval == pytest.approx((alone.low, alone.high)) and alone.low < value < alone.high
+    # the dev accuracy takes the dev set, never the pseudo labels
+    assert record_interval(record("accuracy", 1.0, lang="en", split="dev"), [dev, pseudo_set]) == (1.0, 1.0)
+    assert record_interval(record("pseudo_label_accuracy", value), [dev]) is None

@@ -8,7 +8,9 @@ makes the paired bootstrap paired.
 
 Masked-LM perplexity is not a mean over examples but a ratio of two sums over sentences
 (summed masked-token loss / masked tokens); a resample's perplexity is exp of the ratio of
-its weighted sums, two matrix products as well.
+its weighted sums, two matrix products as well. Mining precision, recall and F1 are ratios of
+sums too: source sentences are resampled with their kept, correct and gold pair counts, at the
+fixed tuned threshold (`resampled_mining`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
 METRICS = ("accuracy", "error_rate", "pearson", "spearman", "perplexity", "mlm_loss")
+MINING_METRICS = ("precision", "recall", "f1")
 
 
 def resample_counts(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -133,6 +136,32 @@ def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarr
         with np.errstate(over="ignore"):
             return np.exp(loss)
     raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, 0 where the denominator is 0 (as xlt.evaluate.mining scores it)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / denominator, 0.0)
+
+
+def resampled_mining(metric: str, kept, correct, gold, counts: np.ndarray) -> np.ndarray:
+    """Mining precision, recall or F1 of every resample of source sentences: each sentence
+    brings its kept (predicted parallel at the tuned threshold), correct and gold pair counts,
+    so P = sum correct / sum kept, R = sum correct / sum gold over the drawn sentences (three
+    matrix products); 0 where a sum is 0, as the point estimate. (n,) -> (resamples,)."""
+    kept, correct, gold = (np.asarray(v, dtype=np.float64) for v in (kept, correct, gold))
+    if not kept.shape == correct.shape == gold.shape == (counts.shape[1],):
+        raise ValueError(f"{metric}: kept, correct and gold need one count per source sentence of the resample "
+                         f"matrix ({counts.shape[1]}); got {kept.shape}, {correct.shape}, {gold.shape}")
+    n_kept, n_correct, n_gold = (v @ counts.T for v in (kept, correct, gold))
+    precision, recall = _ratio(n_correct, n_kept), _ratio(n_correct, n_gold)
+    if metric == "precision":
+        return precision
+    if metric == "recall":
+        return recall
+    if metric == "f1":
+        return _ratio(2 * precision * recall, precision + recall)
+    raise ValueError(f"unknown mining metric {metric!r}; known: {', '.join(MINING_METRICS)}")
 
 
 def point_metric(metric: str, a, b) -> float:

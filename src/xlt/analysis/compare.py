@@ -10,7 +10,8 @@ exact test; correlations and perplexities a paired bootstrap (perplexities only 
 sentences with the same masks: a model with another tokenizer masks other tokens and is not
 compared). The difference is always `b - a` with its paired-bootstrap interval, and the
 p-values are Holm-corrected over every row of the family, so `significant` controls the
-family-wise error at `alpha`.
+family-wise error at `alpha`. Sets marked interval-only (dev splits, the unlabelled pool,
+pseudo labels, mining: xlt.core.metrics) are never compared: they are there for intervals.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from xlt.analysis.bootstrap import (
 from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
-from xlt.core.metrics import examples_path, read_examples
+from xlt.core.metrics import INTERVAL_ONLY, examples_path, read_examples
 from xlt.families.adapt.plan import REFERENCE_SCHEME
 from xlt.families.adapt.tables import scheme_order
 
@@ -49,7 +50,7 @@ DERIVED_AXES = {"adapt": {"role"}}
 # family -> axis -> sort key of its values, where their natural order is not the plain one
 # (adapt's schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual)
 ORDERS = {"adapt": {"scheme": scheme_order}}
-LIST_KEYS = {"prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks"}
+LIST_KEYS = {"prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks", "kept"}
 TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
                 "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
@@ -78,7 +79,8 @@ def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
                            f"(rerun its evaluation job, e.g. delete {path} and run the workflow again)")
         sets = {}
         for one in read_examples(examples):
-            sets[_set_key(one)] = one
+            if not one.get(INTERVAL_ONLY):
+                sets[_set_key(one)] = one
         runs.append(Run(meta.get("run_id"), dict(meta.get("axes", {})), sets))
     return runs
 

@@ -4,10 +4,14 @@ A record is matched to the per-example sets with the same dimensions: an accurac
 language's predictions, a retrieval error or accuracy@1 to its direction's retrieved indices
 (mean_* to both directions), a correlation to its similarity's score pairs, a masked-LM
 perplexity or loss to its set's per-sentence losses and masked tokens (resampling sentences),
-and an average over languages (lang "avg") to every language's set. Several sets are
-resampled independently (each within itself) and their resampled metrics averaged: a
-stratified bootstrap. The two directions of one language's retrieval are the same sentence
-pairs, so a ``mean_*`` record resamples them with the same draws (a paired bootstrap).
+a mining precision, recall or F1 to its split's per-source pair counts, and an average over
+languages (lang "avg") to every language's set. Several sets are resampled independently
+(each within itself) and their resampled metrics averaged: a stratified bootstrap. The two
+directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
+resamples them with the same draws (a paired bootstrap); the dual encoder's
+``dev_retrieval_acc_mean`` averages every dev language and direction the same way. Records
+named after their own sets (``bitext_retrieval_acc*``, ``dev_retrieval_acc*``,
+``pseudo_label_accuracy``) only match sets of that name.
 
 adapt's per-step records keep no per-sentence outputs (that would be sentences x checkpoints):
 the job computes their bounds where it has the losses, with `RepeatedSetIntervals` (the same
@@ -23,23 +27,33 @@ from xlt.analysis.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MINING_METRICS,
     _percentiles,
     resample_counts,
     resampled_metric,
+    resampled_mining,
 )
 
 # record metric -> (statistic on the examples, example-set metric it reads or None for any)
 _RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
               "mean_accuracy@1": "accuracy", "bitext_retrieval_acc": "accuracy",
-              "bitext_retrieval_acc_centered": "accuracy"}
+              "bitext_retrieval_acc_centered": "accuracy", "dev_retrieval_acc": "accuracy",
+              "dev_retrieval_acc_mean": "accuracy"}
+# record metric -> the metric its example sets are stored under, where only those may back it
+_OWN_SETS = {"bitext_retrieval_acc": "bitext_retrieval_acc",
+             "bitext_retrieval_acc_centered": "bitext_retrieval_acc_centered",
+             "dev_retrieval_acc": "dev_retrieval_acc", "dev_retrieval_acc_mean": "dev_retrieval_acc",
+             "pseudo_label_accuracy": "pseudo_label_accuracy"}
+# record metric -> the dimensions it averages over (besides lang "avg" and mean_*'s direction)
+_POOLED = {"dev_retrieval_acc_mean": {"lang", "direction"}}
 _SET_KEYS = {"kind", "metric", "prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks",
-             "mask_seed"}
+             "mask_seed", "interval_only", "kept"}
 
 
 def _statistic(record: dict) -> tuple[str, str] | None:
     """(kind of example set, bootstrap metric) a record is computed from, or None."""
     metric = record["metric"]
-    if metric == "accuracy":
+    if metric in ("accuracy", "pseudo_label_accuracy"):
         return "classification", "accuracy"
     if metric in ("pearson", "spearman"):
         return "scores", metric
@@ -47,17 +61,27 @@ def _statistic(record: dict) -> tuple[str, str] | None:
         return "retrieval", _RETRIEVAL[metric]
     if metric in ("perplexity", "mlm_loss"):
         return "perplexity", metric
+    if metric in MINING_METRICS:
+        return "mining", metric
     return None
+
+
+def _free(record: dict) -> set[str]:
+    """The dimensions a record averages over: its sets may take any value there."""
+    free = set(_POOLED.get(record["metric"], ()))
+    if record.get("lang") == "avg":
+        free.add("lang")
+    if record["metric"].startswith("mean_"):
+        free.add("direction")
+    return free
 
 
 def _matches(record: dict, one: dict, kind: str) -> bool:
     if one["kind"] != kind:
         return False
-    if kind == "retrieval" and record["metric"].startswith("bitext_retrieval_acc") and one["metric"] != record["metric"]:
+    if record["metric"] in _OWN_SETS and one["metric"] != _OWN_SETS[record["metric"]]:
         return False
-    free = {"lang"} if record.get("lang") == "avg" else set()
-    if record["metric"].startswith("mean_"):
-        free.add("direction")
+    free = _free(record)
     dims = {k: v for k, v in one.items() if k not in _SET_KEYS}
     wanted = {k: v for k, v in record.items() if k not in ("metric", "value") and k not in free}
     return all(record.get(k) == v for k, v in dims.items() if k not in free) and all(
@@ -76,6 +100,8 @@ def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
         return resampled_metric(metric, np.asarray(one["prediction"]), np.asarray(one["gold"]), counts)
     if one["kind"] == "scores":
         return resampled_metric(metric, np.asarray(one["predicted"]), np.asarray(one["gold"]), counts)
+    if one["kind"] == "mining":
+        return resampled_mining(metric, one["kept"], one["correct"], one["gold"], counts)
     correct = np.asarray(one["correct"], dtype=np.int64)
     return resampled_metric(metric, correct, np.ones_like(correct), counts)
 
@@ -94,7 +120,7 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
         return None
     kind, metric = statistic
     matched = [one for one in sets if _matches(record, one, kind)]
-    if not matched or (record.get("lang") != "avg" and not record["metric"].startswith("mean_") and len(matched) > 1):
+    if not matched or (not _free(record) and len(matched) > 1):
         return None  # ambiguous: better no interval than the wrong one
     # one resample matrix per language: the two directions of a mean_* record are the same
     # sentence pairs, resampled together (paired); different languages are independent samples

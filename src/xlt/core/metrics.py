@@ -9,8 +9,10 @@ Beside it, ``<stem>.examples.jsonl.gz`` holds the per-example outputs behind the
 line per evaluated set: its record dimensions, ``kind`` and parallel lists: ``prediction`` and
 ``gold`` labels, ``predicted`` and ``gold`` scores for STS, ``retrieved`` and ``gold`` indices
 and ``correct`` for retrieval, per sentence the summed masked-token ``loss``, the masked
-``tokens`` and a hash of its ``masks`` for masked-LM perplexity, with the ``mask_seed``), so
-intervals and paired tests need no model rerun.
+``tokens`` and a hash of its ``masks`` for masked-LM perplexity, with the ``mask_seed``; per
+source sentence the ``kept``, ``correct`` and ``gold`` pair counts for mining), so intervals
+and paired tests need no model rerun. A set marked ``interval_only`` (a dev split, the
+unlabelled pool, pseudo labels, mining) backs its record's interval but no paired test.
 """
 from __future__ import annotations
 
@@ -114,9 +116,13 @@ def write_curve(curve: list[dict], path: str | Path) -> None:
 
 
 EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted", "gold"),
-                 "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks")}
-# keys of an example set that describe how it was drawn, not a record dimension
-EXAMPLE_SETTINGS = ("mask_seed",)
+                 "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks"),
+                 "mining": ("kept", "correct", "gold")}
+# keys of an example set that describe how it was drawn, not a record dimension; interval_only:
+# the set gives its record an interval but no paired test compares it (xlt.analysis.compare),
+# so adding such a set leaves every test table and its Holm correction as it was
+EXAMPLE_SETTINGS = ("mask_seed", "interval_only")
+INTERVAL_ONLY = "interval_only"
 
 
 def example_set(kind: str, metric: str, **fields_and_dims: Any) -> dict:

@@ -28,6 +28,7 @@ from xlt.core.metrics import example_set, record
 
 CHOICES = ("en_dev", "last", "target_dev")
 TRACKED = "tracked"  # the history key of the per-language scores
+DEV_PREDICTION = "dev_prediction"  # the history key of an evaluation's source-language dev predictions
 
 
 def tracked_scores(predict, test_sets: dict[str, list[dict]], dev_sets: dict[str, list[dict]]) -> dict:
@@ -71,9 +72,11 @@ def selection_records(history: Sequence[dict], best_step: int, gold: dict[str, S
 
 def without_predictions(history: Sequence[dict]) -> list[dict]:
     """The history for train.json: tracked accuracies kept, the prediction lists left out
-    (they are in checkpoints.examples.jsonl.gz for the steps that matter)."""
+    (they are in checkpoints.examples.jsonl.gz, the kept step's dev predictions in the run's
+    examples file, for the steps that matter)."""
     out = []
     for h in history:
+        h = {k: v for k, v in h.items() if k != DEV_PREDICTION}
         if TRACKED in h:
             h = {**h, TRACKED: {lang: {k: v for k, v in s.items() if k != "test_prediction"}
                                 for lang, s in h[TRACKED].items()}}

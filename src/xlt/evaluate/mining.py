@@ -24,7 +24,9 @@ Each candidate carries its margin; a threshold then decides which are predicted 
 Threshold: `tune_threshold` walks the candidates from the highest score down and takes the
 cut with the best F1 against a gold split (a cut never splits tied scores); the threshold
 is the midpoint between the last kept and the first dropped score (as XTREME's
-bucc_optimize). `precision_recall_f1` applies it to another split.
+bucc_optimize). `precision_recall_f1` applies it to another split; `mining_examples` gives
+that split's per-source pair counts, from which the bootstrap resamples source sentences at
+the same fixed threshold (xlt.analysis.bootstrap.resampled_mining).
 
 Files (BUCC layout, one directory per language pair):
   {src}-{tgt}.{split}.{src}   lines "id<TAB>sentence"  (source side)
@@ -292,6 +294,29 @@ def precision_recall_f1(mined: Sequence[tuple[str, str, float]], gold: set[tuple
     """P/R/F1 of the mined (src_id, tgt_id, score) pairs with score >= threshold against gold."""
     predicted = {(s, t) for s, t, score in mined if score >= threshold}
     return _prf(len(predicted & gold), len(predicted), len(gold))
+
+
+def source_counts(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float,
+                  src_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per source sentence (in `src_ids` order, every sentence of the split): how many pairs it
+    has predicted parallel (kept), how many of those are gold (correct), and its gold pairs.
+    Summed over the sentences they are `precision_recall_f1`'s counts."""
+    predicted = {(s, t) for s, t, score in mined if score >= threshold}
+    position = {sid: i for i, sid in enumerate(src_ids)}
+
+    def per_source(pairs) -> np.ndarray:
+        return np.bincount([position[s] for s, _ in pairs], minlength=len(src_ids)).astype(np.int64)
+
+    return {"kept": per_source(predicted), "correct": per_source(predicted & gold), "gold": per_source(gold)}
+
+
+def mining_examples(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float,
+                    src_ids: Sequence[str], **dims) -> dict:
+    """The per-source counts of one scored split as an interval-only example set (a MetricsFile's
+    `examples`): its precision, recall and F1 records get intervals, no paired test."""
+    from xlt.core.metrics import example_set
+
+    return example_set("mining", "mining", **source_counts(mined, gold, threshold, src_ids), interval_only=True, **dims)
 
 
 def tune_threshold(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]]) -> tuple[float, dict[str, float]]:

@@ -134,12 +134,19 @@ def bitext_retrieval(
                            found_en=found_en, found_xx=found_xx, hit_xx_to_en=hit_xx_to_en, hit_en_to_xx=hit_en_to_xx)
 
 
+def index_retrieval(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """(retrieved index, correct) per query i of parallel sets, candidate i being its gold
+    (by index; float64 by default, as `retrieval_accuracy`)."""
+    if len(queries) != len(candidates):
+        raise ValueError(f"queries ({len(queries)}) and candidates ({len(candidates)}) must be parallel")
+    found = nearest_neighbours(queries, candidates, dtype)
+    return found, found == np.arange(len(queries))
+
+
 def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64) -> float:
     """Share of queries i whose cosine-nearest candidate is candidate i (by index; float64
     by default, the precision of the per-layer alignment analysis and the dual dev score)."""
-    if len(queries) != len(candidates):
-        raise ValueError(f"queries ({len(queries)}) and candidates ({len(candidates)}) must be parallel")
-    return float(np.mean(nearest_neighbours(queries, candidates, dtype) == np.arange(len(queries))))
+    return float(np.mean(index_retrieval(queries, candidates, dtype)[1]))
 
 
 def retrieval_records(result: RetrievalResult, **dims) -> list[dict]:

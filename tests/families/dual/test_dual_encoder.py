@@ -142,6 +142,18 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     mean = [r for r in metrics["metrics"] if r["metric"] == "dev_retrieval_acc_mean"]
     assert mean[0]["value"] == pytest.approx(np.mean(list(recorded.values())))
 
+    # the kept checkpoint's retrieved indices back every dev record's interval, and no paired test
+    from xlt.core.metrics import read_examples
+    from xlt.report.aggregate import aggregate
+
+    sets = read_examples(out / "train.examples.jsonl.gz")
+    assert len(sets) == 4 and all(one["interval_only"] and one["metric"] == "dev_retrieval_acc" for one in sets)
+    assert {(one["lang"], one["direction"]): np.mean(one["correct"]) for one in sets} == recorded
+    table = aggregate([out / "train.json"], resamples=200)
+    dev = table[table.metric.str.startswith("dev_retrieval_acc")]
+    assert len(dev) == 5 and dev.ci_low.notna().all()
+    assert ((dev.ci_low <= dev.value) & (dev.value <= dev.ci_high)).all()
+
 
 @pytest.mark.parametrize("extra, message", [
     (["--margin", "-0.1"], "--margin -0.1"),

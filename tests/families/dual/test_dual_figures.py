@@ -96,6 +96,21 @@ def test_mining_table_shows_test_split_precision_recall_f1(tmp_path):
         assert np.allclose(cells[i], 100 * base, atol=0.05)  # the tuning split's 1.0 never shows
 
 
+def test_mining_table_says_half_of_each_interval_where_one_exists(tmp_path):
+    table = dual_table()
+    test_rows = (table.metric.isin(["precision", "recall", "f1"]) & (table.split == "test")).to_numpy()
+    # every test P/R/F1 gets +-0.02, except F1 of the margin=0.3 runs
+    with_interval = test_rows & ~((table.metric == "f1") & (table.margin == 0.3)).to_numpy()
+    table["ci_low"] = np.where(with_interval, table["value"] - 0.02, np.nan)
+    table["ci_high"] = np.where(with_interval, table["value"] + 0.02, np.nan)
+    ax = PLOTS["dual-mining"](table, tmp_path / "m.png").axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    texts = np.array([t.get_text() for t in ax.texts]).reshape(len(rows), 3)
+    for label, cells in zip(rows, texts):
+        margin = float(label.split()[0].split("=")[1])
+        assert [cell.endswith("\n±2.0") for cell in cells] == [True, True, margin != 0.3], label
+
+
 def with_baselines(table, poolings=("mean",)):
     """The trained runs (trained true) plus the untrained encoder's error: 0.9 (qaa) and 0.95 (qac),
     +0.01 for en->xx and +0.02 for pooling cls."""

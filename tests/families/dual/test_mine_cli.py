@@ -48,6 +48,18 @@ def test_mine_end_to_end(tmp_path, bag_of_words_bert, monkeypatch):
     assert data["meta"]["family"] == "dual"  # rows of dual.csv say dual (they said "mine": a family filter dropped them)
     mined = {tuple(line.split("\t")[:2]) for line in pairs.read_text().splitlines()}
     assert mined == {("de-test-0", "en-test-2"), ("de-test-1", "en-test-4"), ("de-test-2", "en-test-0"), ("de-test-4", "en-test-5")}
+    # per test source sentence: pairs kept, correct and gold (3 copied gold, 1 missed gold, 1 false positive)
+    from xlt.core.metrics import read_examples
+    from xlt.report.aggregate import aggregate
+
+    (counts,) = read_examples(tmp_path / "mine.examples.jsonl.gz")
+    assert (counts["kind"], counts["split"], counts["interval_only"]) == ("mining", "test", True)
+    assert (counts["kept"], counts["correct"], counts["gold"]) == ([1, 1, 1, 0, 1, 0], [1, 1, 1, 0, 0, 0],
+                                                                   [1, 1, 1, 1, 0, 0])
+    table = aggregate([out], resamples=200).set_index(["metric", "split"])
+    test = table.xs("test", level="split").loc[["precision", "recall", "f1"]]
+    assert ((test.ci_low <= test.value) & (test.value <= test.ci_high) & (test.ci_low < test.ci_high)).all()
+    assert table.xs("tune", level="split").ci_low.isna().all()  # scored at the threshold tuned on it: none
 
 
 def test_mine_reports_missing_split(tmp_path, bag_of_words_bert, monkeypatch, capsys):

@@ -144,3 +144,18 @@ def test_bucc_files_round_trip_and_errors(tmp_path):
     (tmp_path / "de-en.dev.de").write_text("a\tone\na\ttwo\n")
     with pytest.raises(XltError, match="duplicate"):
         load_bucc_split(tmp_path, "de-en", "dev")
+
+
+def test_source_counts_add_up_to_the_scores_at_the_threshold():
+    from xlt.evaluate.mining import source_counts
+
+    src_ids = ["s0", "s1", "s2", "s3"]
+    gold = {("s0", "t0"), ("s1", "t1"), ("s1", "t5"), ("s3", "t3")}
+    # s1 keeps two pairs (one gold), s2 one wrong pair, s3's pair falls under the threshold
+    mined = [("s0", "t0", 2.0), ("s1", "t1", 1.8), ("s1", "t2", 1.5), ("s2", "t2", 1.2), ("s3", "t3", 0.9)]
+    counts = source_counts(mined, gold, 1.0, src_ids)
+    assert {k: v.tolist() for k, v in counts.items()} == {"kept": [1, 2, 1, 0], "correct": [1, 1, 0, 0],
+                                                          "gold": [1, 2, 0, 1]}
+    scores = precision_recall_f1(mined, gold, 1.0)
+    assert (counts["kept"].sum(), counts["correct"].sum(), counts["gold"].sum()) == (
+        scores["predicted"], scores["correct"], scores["gold"])

@@ -154,6 +154,42 @@ def test_teacher_stores_logits_of_its_own_model_keyed_by_example(teacher_artifac
     assert metrics[("accuracy", "unlabelled")] == pytest.approx(pool_acc)
 
 
+def _interval(outcome, metric, **dims):
+    """The record of `outcome` with these dimensions, and its interval from the outcome's example sets."""
+    from xlt.analysis.intervals import record_interval
+
+    (rec,) = [r for r in outcome.records if r["metric"] == metric and all(r.get(k) == v for k, v in dims.items())]
+    return rec["value"], record_interval(rec, outcome.examples, resamples=200)
+
+
+def test_teacher_dev_and_pool_accuracies_get_intervals_from_their_own_predictions(teacher_artifact, split):
+    _, outcome, tok = teacher_artifact
+    assert all(one["interval_only"] for one in outcome.examples)
+    (dev,) = [one for one in outcome.examples if one.get("split") == "dev"]
+    # the kept checkpoint's dev predictions: what the restored model predicts, scoring its dev accuracy exactly
+    direct = predict_logits(outcome.model, tok, split.dev, ARGS.max_length).argmax(-1)
+    assert dev["prediction"] == direct.tolist() and dev["gold"] == [r["label"] for r in split.dev]
+    assert np.mean(np.asarray(dev["prediction"]) == dev["gold"]) == outcome.result.best_score
+    (pool,) = [one for one in outcome.examples if one.get("split") == "unlabelled"]
+    assert pool["gold"] == [r["heldout_label"] for r in split.unlabelled]
+    for part in ("dev", "unlabelled"):
+        value, (low, high) = _interval(outcome, "accuracy", split=part)
+        assert low <= value <= high and low < high, part  # 12 dev examples: a wide interval, never a point
+
+
+def test_a_history_without_dev_predictions_gives_no_dev_set():
+    from xlt.core.training import TrainResult
+    from xlt.families.monox.training import dev_examples
+
+    dev = [{"text": "a", "label": 1}, {"text": "b", "label": 0}]
+    kept = TrainResult(steps=4, best_step=2, best_score=0.5,
+                       history=[{"step": 2, "score": 0.5, "dev_prediction": [1, 1]}, {"step": 4, "score": 0.0}])
+    (one,) = dev_examples(kept, dev, "en")
+    assert (one["prediction"], one["gold"], one["lang"], one["split"]) == ([1, 1], [1, 0], "en", "dev")
+    # resumed from a checkpoint written before predictions were kept: no interval, no wrong one
+    assert dev_examples(TrainResult(steps=4, best_step=4, best_score=0.0, history=kept.history), dev, "en") == []
+
+
 def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypatch):
     from xlt.families.monox import training
 
@@ -222,6 +258,12 @@ def test_pl_student_gets_gold_plus_confident_teacher_labels(teacher_artifact, sp
     heldout = np.array([r["heldout_label"] for r in split.unlabelled])[keep]
     assert metrics["pseudo_examples"] == keep.sum()
     assert metrics["pseudo_label_accuracy"] == pytest.approx(float((probs[keep].argmax(1) == heldout).mean()))
+    # the pseudo labels against the held-out gold labels: an interval-only set around that share
+    (pseudo,) = [one for one in outcome.examples if one["metric"] == "pseudo_label_accuracy"]
+    assert pseudo["prediction"] == probs[keep].argmax(1).tolist() and pseudo["gold"] == heldout.tolist()
+    assert pseudo["interval_only"]
+    value, (low, high) = _interval(outcome, "pseudo_label_accuracy")
+    assert low <= value <= high and low < high
 
 
 def test_student_refuses_logits_of_another_training_size(teacher_artifact, split, tokenizers):
@@ -242,6 +284,12 @@ def test_self_train_rounds_relabel_the_pool_with_the_student(split, tokenizers):
     assert [r["round"] for r in outcome.meta["self_training"]] == [0, 1, 2]
     assert [r["num_pseudo"] for r in outcome.meta["self_training"]] == [0, 80, 80]
     assert len(outcome.meta["round_dev_accuracy"]) == 3
+    # the dev interval is the last round's kept checkpoint's, the pseudo labels the last round's too
+    (dev,) = [one for one in outcome.examples if one.get("split") == "dev"]
+    assert np.mean(np.asarray(dev["prediction"]) == dev["gold"]) == outcome.meta["round_dev_accuracy"][-1]
+    for metric, dims in (("accuracy", {"split": "dev"}), ("pseudo_label_accuracy", {})):
+        value, (low, high) = _interval(outcome, metric, **dims)
+        assert low <= value <= high, metric
 
 
 def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(split, tokenizers, tmp_path, monkeypatch):
@@ -315,6 +363,14 @@ def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     assert test_acc["avg"] == pytest.approx((test_acc["en"] + test_acc["xx"]) / 2) and test_acc["en"] == test_acc["xx"]
     shares = {r["lang"]: r["value"] for r in student["metrics"] if r["metric"] == "majority_share"}
     assert set(shares) == {"en", "xx"} and shares["en"] == shares["xx"] and 0.5 <= shares["en"] <= 1.0  # 2 labels
+    # every accuracy has an interval (dev, pool and test); predictions stay out of the metrics file
+    from xlt.report.aggregate import aggregate
+
+    table = aggregate([tmp_path / "t" / "metrics.json", tmp_path / "s" / "metrics.json"], resamples=200)
+    accuracy = table[table.metric == "accuracy"]
+    assert len(accuracy) == 3 + 4 and accuracy.ci_low.notna().all()
+    assert ((accuracy.ci_low <= accuracy.value) & (accuracy.value <= accuracy.ci_high)).all()
+    assert all("dev_prediction" not in h for run in (teacher, student) for h in run["meta"]["history"])
     # a language list that does not match the files fails before any training
     assert main(["distill", "--mode", "finetune", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
                  "--num-labels", "2", "--eval-data", str(tmp_path / "test.jsonl"), "--eval-langs", "en,de",

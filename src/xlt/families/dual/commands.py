@@ -121,7 +121,8 @@ def _train_dual(args) -> None:
         "history": result.history,
         "cache_frozen_prefix": cached is not None, "cache_s": round(cached.cache_s, 3) if cached else 0.0,
     } | ({"prefix_states": args.prefix_states} if args.prefix_states else {}))
-    metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length))
+    # the kept checkpoint's dev retrieval, with its retrieved indices for the intervals
+    metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length, examples_out=metrics.examples))
     metrics.add(DEV_METRIC + "_mean", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
@@ -293,7 +294,7 @@ def _mine(args) -> None:
     from xlt.core.io import write_text
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers
-    from xlt.evaluate.mining import load_bucc_split, mine_split, precision_recall_f1, tune_threshold
+    from xlt.evaluate.mining import load_bucc_split, mine_split, mining_examples, precision_recall_f1, tune_threshold
 
     metrics = MetricsFile(family="dual", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
@@ -335,6 +336,10 @@ def _mine(args) -> None:
         for name in ("precision", "recall", "f1"):
             metrics.add(name, scores[name], lang=src_lang, split=role)
         log.info("%s %s: P %.4f R %.4f F1 %.4f", args.pair, role, scores["precision"], scores["recall"], scores["f1"])
+    # intervals for the test split only: the tuning split's scores are the optimum of the
+    # threshold tuned on it, which resampling at that fixed threshold would make look surer
+    metrics.examples.append(mining_examples(mined["test"], splits["test"].gold, threshold, splits["test"].src_ids,
+                                            lang=src_lang, split="test"))
     if args.out_pairs:
         write_text(args.out_pairs, "".join(f"{s}\t{t}\t{score:.6f}\n" for s, t, score in mined["test"] if score >= threshold))
     metrics.write(args.out_metrics)

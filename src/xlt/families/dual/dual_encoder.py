@@ -28,11 +28,11 @@ import numpy as np
 import torch
 
 from xlt.evaluate.alignment import DIRECTIONS, Bitext
-from xlt.evaluate.retrieval import retrieval_accuracy
+from xlt.evaluate.retrieval import index_retrieval
 from xlt.core.embeddings import encode
 from xlt.core.choices import DUAL_SYMMETRIC
 from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
-from xlt.core.metrics import record
+from xlt.core.metrics import example_set, record
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.training import TrainArgs, TrainResult, train
 
@@ -99,15 +99,21 @@ def sentence_vectors(model: SentenceEncoder, tokenizer, sentences: Sequence[str]
                   batch_size=batch_size, max_length=max_length, device=device)
 
 
-def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], max_length: int) -> list[dict]:
-    """Retrieval accuracy per dev language and direction (xx->en, en->xx)."""
+def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], max_length: int,
+                examples_out: list | None = None) -> list[dict]:
+    """Retrieval accuracy per dev language and direction (xx->en, en->xx). With `examples_out`
+    (a MetricsFile's `examples`), the retrieved indices go there too, as interval-only sets."""
     records = []
     for bitext in bitexts:
         xx = sentence_vectors(model, tokenizer, bitext.texts, max_length)
         en = sentence_vectors(model, tokenizer, bitext.english, max_length)
         for direction, (queries, candidates) in zip(DIRECTIONS, ((xx, en), (en, xx))):
-            records.append(record(DEV_METRIC, retrieval_accuracy(queries, candidates), lang=bitext.lang,
-                                  direction=direction, split="dev"))
+            found, correct = index_retrieval(queries, candidates)
+            dims = dict(lang=bitext.lang, direction=direction, split="dev")
+            records.append(record(DEV_METRIC, float(np.mean(correct)), **dims))
+            if examples_out is not None:
+                examples_out.append(example_set("retrieval", DEV_METRIC, retrieved=found, gold=np.arange(len(found)),
+                                                correct=correct, interval_only=True, **dims))
     return records
 
 

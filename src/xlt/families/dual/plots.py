@@ -120,7 +120,8 @@ def tatoeba_heatmap(table: pd.DataFrame, out, title: str = ""):
 
 
 def mining_table(table: pd.DataFrame, out, title: str = ""):
-    """Precision, recall and F1 (%) on the test split per run and language pair, as an annotated table."""
+    """Precision, recall and F1 (%) on the test split per run and language pair, as an annotated table;
+    a cell with a bootstrap interval (resampled source sentences) also says ± half its width."""
     rows = table[table.metric.isin(["precision", "recall", "f1"]) & (table.split == "test")].copy()
     if rows.empty:
         raise XltError("the table has no mining records (precision/recall/f1 on the test split); run `mine` first")
@@ -130,7 +131,8 @@ def mining_table(table: pd.DataFrame, out, title: str = ""):
     grid = 100 * rows.pivot_table(index="run", columns="column", values="value", aggfunc="mean")[order]
     return heatmap(grid, out, title=title or "BUCC-style mining: precision / recall / F1 %",
                    xlabel="source language: score on the test split (threshold tuned on the tuning split)",
-                   cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100)
+                   cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100,
+                   halfwidth=halfwidth_grid(rows, "run", "column", scale=100))
 
 
 PLOTS = {

@@ -74,6 +74,7 @@ def _train_teacher(args):
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
     from xlt.core.training import result_meta, seed_everything
+    from xlt.evaluate.checkpoint_choice import without_predictions
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_teacher
 
@@ -90,8 +91,10 @@ def _train_teacher(args):
     metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
     metrics.curve = outcome.result.curve
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta
-                        | {"model": args.model, "role": "teacher", "split": split.meta, "history": outcome.result.history})
+                        | {"model": args.model, "role": "teacher", "split": split.meta,
+                           "history": without_predictions(outcome.result.history)})
     metrics.extend(outcome.records)
+    metrics.examples.extend(outcome.examples)
     # a monolingual teacher is scored in its own language only: no cross-language average
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, with_average=False,
                                       examples_out=metrics.examples))
@@ -159,6 +162,7 @@ def _distill(args):
         "temperature": args.temperature, "threshold": args.threshold, "rounds": args.rounds,
         "freeze_depth": args.freeze_depth, "split": split.meta, "history": without_predictions(outcome.result.history)})
     metrics.extend(outcome.records)
+    metrics.examples.extend(outcome.examples)
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples))
     finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)
 

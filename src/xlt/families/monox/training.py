@@ -31,7 +31,7 @@ import torch
 
 from xlt.core.classification import accuracy, classification_loss, majority_share, make_collate, predict_logits
 from xlt.core.errors import XltError
-from xlt.evaluate.checkpoint_choice import TRACKED, tracked_scores
+from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.losses.distillation import check_temperature, distillation_loss
 from xlt.core.metrics import example_set, record
@@ -170,16 +170,19 @@ def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: T
         temperature: float | None = None, checkpoint_dir: str | Path | None = None,
         track: tuple[dict, dict] | None = None) -> TrainResult:
     """Train with cross-entropy on `label` (temperature None) or with the KD loss on
-    `teacher_logits`; keep the checkpoint with the best dev accuracy. With `checkpoint_dir`
-    the run is resumable (xlt.core.checkpoint). With `track` = (test sets, dev sets) by
-    language, every dev evaluation also scores those (the history's `tracked` entries, for
-    the checkpoint-choice table: xlt.evaluate.checkpoint_choice)."""
+    `teacher_logits`; keep the checkpoint with the best dev accuracy. Every dev evaluation
+    keeps its predictions in the history (DEV_PREDICTION: the kept checkpoint's give its dev
+    accuracy an interval, `dev_examples`). With `checkpoint_dir` the run is resumable
+    (xlt.core.checkpoint). With `track` = (test sets, dev sets) by language, every dev
+    evaluation also scores those (the history's `tracked` entries, for the checkpoint-choice
+    table: xlt.evaluate.checkpoint_choice)."""
     if not dev:
         raise XltError("the dev set is empty: nothing to select the best checkpoint on")
 
     def evaluate(m) -> dict:
-        acc = accuracy(predict_logits(m, tokenizer, dev, args.max_length), [e["label"] for e in dev])
-        scores = {"score": acc, "dev_accuracy": acc}
+        logits = predict_logits(m, tokenizer, dev, args.max_length)
+        acc = accuracy(logits, [e["label"] for e in dev])
+        scores = {"score": acc, "dev_accuracy": acc, DEV_PREDICTION: logits.argmax(-1).tolist()}
         if track and track[0]:
             scores[TRACKED] = tracked_scores(lambda ex: predict_logits(m, tokenizer, ex, args.max_length).argmax(-1),
                                              *track)
@@ -203,6 +206,27 @@ def pseudo_label_accuracy(records: Sequence[dict]) -> float | None:
     """Share of pseudo-labelled pool records whose label equals their held-out gold label."""
     scored = [r for r in records if "heldout_label" in r]
     return float(np.mean([r["label"] == r["heldout_label"] for r in scored])) if scored else None
+
+
+def pseudo_label_examples(records: Sequence[dict]) -> list[dict]:
+    """The pseudo labels against the pool's held-out gold labels (what `pseudo_label_accuracy`
+    scores), as an interval-only example set; none when no record has a held-out label."""
+    scored = [r for r in records if "heldout_label" in r]
+    if not scored:
+        return []
+    return [example_set("classification", "pseudo_label_accuracy", prediction=[r["label"] for r in scored],
+                        gold=[r["heldout_label"] for r in scored], interval_only=True)]
+
+
+def dev_examples(result: TrainResult, dev: Sequence[dict], source_lang: str) -> list[dict]:
+    """The kept checkpoint's dev predictions (its history entry at best_step) against the dev
+    labels, as an interval-only set for the `split=dev` accuracy; none when that entry has no
+    predictions (a run resumed from a checkpoint written before they were kept)."""
+    entry = next((h for h in result.history if h["step"] == result.best_step and DEV_PREDICTION in h), None)
+    if entry is None:
+        return []
+    return [example_set("classification", "accuracy", prediction=entry[DEV_PREDICTION], gold=[e["label"] for e in dev],
+                        lang=source_lang, split="dev", interval_only=True)]
 
 
 def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int,
@@ -233,6 +257,7 @@ class RunOutcome:
     result: TrainResult
     records: list[dict]  # metric records (besides test accuracy)
     meta: dict
+    examples: list[dict] = field(default_factory=list)  # interval-only sets behind `records`
 
 
 def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs,
@@ -249,11 +274,14 @@ def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args
         meta={**artifact_meta(split, size, seed), "teacher": teacher_name, "best_dev_accuracy": result.best_score})
     records = [record("accuracy", result.best_score, lang=source_lang, split="dev"),
                record("train_examples", len(gold))]
+    examples = dev_examples(result, split.dev, source_lang)
     pool_labels = [r["heldout_label"] for r in split.unlabelled if "heldout_label" in r]
     if len(pool_labels) == len(split.unlabelled):
         records.append(record("accuracy", accuracy(logits["unlabelled"], pool_labels), lang=source_lang,
                               split="unlabelled"))
-    return RunOutcome(model, result, records, {"logits_parts": header["parts"]})
+        examples.append(example_set("classification", "accuracy", prediction=logits["unlabelled"].argmax(-1),
+                                    gold=pool_labels, lang=source_lang, split="unlabelled", interval_only=True))
+    return RunOutcome(model, result, records, {"logits_parts": header["parts"]}, examples)
 
 
 # ---------------------------------------------------------------- stage 3: the students
@@ -283,6 +311,7 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
     gold = training_set(split, size, seed)
     records = [record("train_examples", len(gold))]
     meta: dict = {}
+    examples: list[dict] = []
 
     if mode == "finetune":
         model = load_student()
@@ -300,6 +329,7 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         data = build_pl_dataset(gold, split.unlabelled, softmax(logits["unlabelled"]), threshold)
         pseudo = _with_heldout(data[len(gold):], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
+        examples += pseudo_label_examples(pseudo)
         model = load_student()
         result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"), track=track)
     else:  # self_train
@@ -320,10 +350,11 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         model, result = outcome.model, replace(results[-1], curve=rounds_curve(results))
         pseudo = _with_heldout(outcome.train_records[len(gold):], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
+        examples += pseudo_label_examples(pseudo)
         meta["self_training"] = [vars(r) for r in outcome.rounds]
         meta["round_dev_accuracy"] = [r.best_score for r in results]
     records.append(record("accuracy", result.best_score, lang=source_lang, split="dev"))
-    return RunOutcome(model, result, records, meta)
+    return RunOutcome(model, result, records, meta, examples + dev_examples(result, split.dev, source_lang))
 
 
 def rounds_curve(results: Sequence[TrainResult]) -> list[dict]:
