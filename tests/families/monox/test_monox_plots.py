@@ -166,7 +166,7 @@ def test_caption_renders_the_settings_of_each_shipped_config(name, demo):
     if demo:  # the task's overrides for the students, teacher_training on top for the teacher
         assert "Teacher(s): demo-teacher;" in text and "(gold data + the teacher's argmax labels on the pool with max probability >= 0.0" in text
         students, teacher = text.split("Training on ``demo-sentiment``: students ")[1].split("\nteacher ")
-        assert "batch_size=16," in students and "max_steps=200," in students and "lr=0.001," in students
+        assert "batch_size=16," in students and "max_steps=200," in students and "lr=0.0005," in students
         assert "batch_size=32," in teacher and "max_steps=200," in teacher and "lr=0.002," in teacher
         assert "warmup_ratio=0.3" in students and "warmup_ratio=0.3" in teacher
     else:
