@@ -85,7 +85,30 @@ def halfwidth_grid(rows: pd.DataFrame, index, columns, scale: float = 1.0) -> pd
         return None
     half = scale * (rows["ci_high"].astype(float) - rows["ci_low"].astype(float)) / 2
     return rows.assign(_half=half).pivot_table(index=index, columns=columns, values="_half", dropna=False,
-                                               aggfunc=lambda v: v.mean() if v.notna().all() else np.nan)
+                                               aggfunc=complete_mean)
+
+
+def complete_mean(values: pd.Series) -> float:
+    """The mean of a cell's interval numbers, NaN when any record lacks one (as `mean_intervals`)."""
+    return values.mean() if values.notna().all() else np.nan
+
+
+def seed_spread(rows: pd.DataFrame, by) -> pd.DataFrame | None:
+    """Per point that averages the rows of one group of `by`: the value of each of its seeds
+    (`seeds`: each seed's mean over the group's records, in seed order) and their between-seed
+    standard deviation (`seed_sd`), for the points with several seeds only. None when the table
+    has no seed column. Rows without a seed (an untrained model) have no spread."""
+    if "seed" not in rows.columns:
+        return None
+    keys = [by] if isinstance(by, str) else list(by)
+    per_seed = rows[rows["seed"].notna()].groupby([*keys, "seed"], dropna=False)["value"].mean()
+    grouped = per_seed.groupby(level=keys, dropna=False)
+    spread = pd.DataFrame({"seeds": grouped.apply(tuple), "seed_sd": grouped.std()})
+    return spread[spread["seeds"].map(len) > 1]
+
+
+# how much taller a cell that also says ± its half-width is drawn
+TWO_LINES = 1.6
 
 
 def _annotations(grid: pd.DataFrame, halfwidth: pd.DataFrame, fmt: str) -> np.ndarray:
@@ -97,6 +120,23 @@ def _annotations(grid: pd.DataFrame, halfwidth: pd.DataFrame, fmt: str) -> np.nd
     return np.array(texts, dtype=object)
 
 
+def has_halfwidths(halfwidth: pd.DataFrame | None) -> bool:
+    """Whether any cell has an interval to write (its heatmap cells then hold two lines)."""
+    return halfwidth is not None and bool(np.isfinite(halfwidth.to_numpy(dtype=float)).any())
+
+
+def draw_heatmap(ax, grid: pd.DataFrame, halfwidth: pd.DataFrame | None = None, *, cbar_label: str,
+                 fmt: str = ".1f", cmap: str = "viridis", **heatmap_kw):
+    """Draw the annotated heatmap of `grid` on `ax`: each cell's value, and below it ± half its
+    interval where `halfwidth` (same labels; `halfwidth_grid`) has one. Row labels stay upright."""
+    annot, annot_fmt = True, fmt
+    if has_halfwidths(halfwidth):
+        annot, annot_fmt = _annotations(grid, halfwidth, fmt), ""
+    sns.heatmap(grid, annot=annot, fmt=annot_fmt, cmap=cmap, ax=ax, cbar_kws={"label": cbar_label}, **heatmap_kw)
+    ax.tick_params(axis="y", labelrotation=0)
+    return ax
+
+
 def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",
             cbar_label: str, fmt: str = ".1f", cmap: str = "viridis", cell: tuple[float, float] = (0.75, 0.45),
             margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, halfwidth: pd.DataFrame | None = None,
@@ -104,14 +144,11 @@ def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, yla
     """An annotated heatmap of `grid` (rows x columns), sized to its cells: width = margin +
     cell width x columns (at least `min_width`), height = margin + cell height x rows. With
     `halfwidth` (same labels; `halfwidth_grid`), a cell with an interval also says ± its half-width."""
-    annot, annot_fmt = True, fmt
-    if halfwidth is not None and np.isfinite(halfwidth.to_numpy(dtype=float)).any():
-        annot, annot_fmt = _annotations(grid, halfwidth, fmt), ""
-        cell = (cell[0], cell[1] * 1.6)  # two lines a cell
+    if has_halfwidths(halfwidth):
+        cell = (cell[0], cell[1] * TWO_LINES)
     width = max(min_width, margin[0] + cell[0] * grid.shape[1])
     fig, ax = plt.subplots(figsize=(width, margin[1] + cell[1] * grid.shape[0]))
-    sns.heatmap(grid, annot=annot, fmt=annot_fmt, cmap=cmap, ax=ax, cbar_kws={"label": cbar_label}, **heatmap_kw)
-    ax.tick_params(axis="y", labelrotation=0)
+    draw_heatmap(ax, grid, halfwidth, cbar_label=cbar_label, fmt=fmt, cmap=cmap, **heatmap_kw)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
