@@ -1,5 +1,7 @@
 """What every report figure shares: the headless backend, one way to save, the annotated heatmap,
-and the 95 % bootstrap intervals (ci_low / ci_high) of plotted points as error bars or bands."""
+the 95 % bootstrap intervals (ci_low / ci_high) of plotted points as error bars, bands or ± in
+heatmap cells, and the seed spread of points that average several seeds (a dot per seed, ± one
+between-seed sd)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -105,6 +107,36 @@ def seed_spread(rows: pd.DataFrame, by) -> pd.DataFrame | None:
     grouped = per_seed.groupby(level=keys, dropna=False)
     spread = pd.DataFrame({"seeds": grouped.apply(tuple), "seed_sd": grouped.std()})
     return spread[spread["seeds"].map(len) > 1]
+
+
+def seed_dots(ax, x, seeds, *, color, scale: float = 1.0):
+    """A dot per seed at its point's x: `seeds` holds each point's seed values (`seed_spread`),
+    times `scale`. Returns the PathCollection, or None (nothing drawn) when no point has any."""
+    xs = [at for at, values in zip(x, seeds) for _ in values]
+    if not xs:
+        return None
+    ys = [scale * value for values in seeds for value in values]
+    return ax.scatter(xs, ys, s=14, color=color, alpha=0.8, edgecolors="none", zorder=3, label="_seeds")
+
+
+def seed_sd_band(ax, x, center, sd, *, color, scale: float = 1.0):
+    """Hatch ± one between-seed sd around a line (`center`), times `scale`, in the line's colour:
+    hatched, beside the filled bootstrap band. None (nothing drawn) when no point has an sd."""
+    center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
+    if not np.isfinite(sd).any():
+        return None
+    return ax.fill_between(np.asarray(x), scale * (center - sd), scale * (center + sd), facecolor="none",
+                           edgecolor=color, hatch="///", lw=0, alpha=0.5, label="_seed_sd")
+
+
+def seed_sd_bars(ax, x, center, sd, *, color, scale: float = 1.0):
+    """A thick bar from `center` - sd to `center` + sd (times `scale`) at each x, for points drawn
+    as bars; None (nothing drawn) when no point has an sd."""
+    center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
+    if not np.isfinite(sd).any():
+        return None
+    return ax.vlines(np.asarray(x), scale * (center - sd), scale * (center + sd), colors=color, lw=3, alpha=0.6,
+                     zorder=2.5, label="_seed_sd")
 
 
 # how much taller a cell that also says ± its half-width is drawn
