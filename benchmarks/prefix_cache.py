@@ -230,24 +230,28 @@ def _demo_inputs(root: Path, layers: int, train_size: int, seed: int, dropout: f
     return root
 
 
-def finetune_job(root: Path, depth: int, cached: bool, out: Path, threads: int, extra: list[str] = ()) -> dict:
-    import json
+def run_xlt(verb_and_args: list[str], threads: int) -> float:
+    """Wall seconds of one `xlt` job in a fresh process on `threads` threads."""
     import subprocess
     import sys
 
     from loop import _package_env
 
-    cmd = [sys.executable, "-m", "xlt.cli", "finetune", "--model", str(root / "model"), "--train",
-           str(root / "train.jsonl"), "--dev", str(root / "dev.jsonl"), "--num-labels", "3",
-           "--freeze-depth", str(depth), "--out", str(out), *DEMO_FINETUNE_FLAGS, *extra]
-    if cached:
-        cmd.append("--cache-frozen-prefix")
-    env = _package_env() | {"OMP_NUM_THREADS": str(threads)}
     started = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "xlt.cli", *verb_and_args], capture_output=True, text=True,
+                          env=_package_env() | {"OMP_NUM_THREADS": str(threads)})
     wall = time.perf_counter() - started
     if proc.returncode != 0:
-        raise RuntimeError(f"xlt finetune failed:\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"xlt {verb_and_args[0]} failed:\n{proc.stderr[-3000:]}")
+    return wall
+
+
+def finetune_job(root: Path, depth: int, cached: bool, out: Path, threads: int, extra: list[str] = ()) -> dict:
+    import json
+
+    wall = run_xlt(["finetune", "--model", str(root / "model"), "--train", str(root / "train.jsonl"), "--dev",
+                    str(root / "dev.jsonl"), "--num-labels", "3", "--freeze-depth", str(depth), "--out", str(out),
+                    *DEMO_FINETUNE_FLAGS, *extra, *(["--cache-frozen-prefix"] if cached else [])], threads)
     meta = json.loads((out / "train.json").read_text())["meta"]
     return {"job_s": wall, "train_s": meta["train_wall_s"], "cache_s": meta.get("cache_s", 0.0),
             "cached": meta.get("cache_frozen_prefix", False), "dev_accuracy": meta["best_dev_score"]}
@@ -308,20 +312,12 @@ def _flag(name: str) -> str:
 
 def prefix_states_job(root: Path, depths: list[int], out: Path, threads: int, storage_dtype: str) -> dict:
     import json
-    import subprocess
-    import sys
 
-    from loop import _package_env
-
-    cmd = [sys.executable, "-m", "xlt.cli", "prefix-states", "--model", str(root / "model"), "--num-labels", "3",
-           "--train", str(root / "train.jsonl"), f"--depths={','.join(map(str, depths))}",
-           "--max-length", _flag("--max-length"), "--batch-size", _flag("--batch-size"), "--device", _flag("--device"),
-           "--storage-dtype", storage_dtype, "--max-gib", "10", "--out", str(out)]
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, env=_package_env() | {"OMP_NUM_THREADS": str(threads)}, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise RuntimeError(f"xlt prefix-states failed:\n{proc.stderr[-3000:]}")
+    wall = run_xlt(["prefix-states", "--model", str(root / "model"), "--num-labels", "3",
+                    "--train", str(root / "train.jsonl"), f"--depths={','.join(map(str, depths))}",
+                    "--max-length", _flag("--max-length"), "--batch-size", _flag("--batch-size"),
+                    "--device", _flag("--device"), "--storage-dtype", storage_dtype, "--max-gib", "10",
+                    "--out", str(out)], threads)
     meta = json.loads((out / "meta.json").read_text())
     return {"job_s": wall, "compute_s": meta["compute_s"], "mb": meta["nbytes"] / 2**20}
 
@@ -366,10 +362,83 @@ def shared_sweep_comparison(layers: int = 12, threads: int = 1, train_size: int 
             "ratio": shared / uncached, "equal_accuracies": same}
 
 
+# --- the dual encoder: `xlt train-dual` at a deep freeze depth, uncached vs --cache-frozen-prefix --------
+
+DEMO_DUAL_FLAGS = ["--max-steps", "60", "--batch-size", "32", "--lr", "1e-3", "--eval-every", "30",
+                   "--max-length", "32", "--log-every", "20", "--device", "cpu", "--seed", "1"]
+
+
+def _dual_inputs(root: Path, layers: int, pairs: int, seed: int) -> Path:
+    """A random-init demo-shaped encoder (layers x hidden 64, dropout 0, the demo tokenizer) and
+    demo bitext in three languages (multi-way parallel: the English side repeats)."""
+    from dataclasses import replace
+
+    from xlt.core.io import write_jsonl
+    from xlt.core.models import save_model
+    from xlt.data import demo
+    from loop import demo_tokenizer
+    from shapes import SHAPES, random_classifier
+
+    tokenizer = demo_tokenizer()
+    shape = replace(SHAPES["demo"], layers=layers, vocab=len(tokenizer))
+    save_model(random_classifier(shape, seed, dropout=0.0).bert, tokenizer, root / "model")
+    for lang in ("qaa", "qab", "qac"):
+        for split, size in (("train", pairs), ("dev", 50)):
+            write_jsonl(root / lang / f"{split}.jsonl", demo.generate("bitext", lang, split, size, seed))
+    return root
+
+
+def dual_job(root: Path, depth: int, cached: bool, out: Path, threads: int) -> dict:
+    import json
+
+    files = [arg for lang in ("qaa", "qab", "qac") for split in ("train", "dev")
+             for arg in (f"--{split}", str(root / lang / f"{split}.jsonl"))]
+    wall = run_xlt(["train-dual", "--model", str(root / "model"), *files, "--freeze-depth", str(depth),
+                    "--out", str(out), *DEMO_DUAL_FLAGS, *(["--cache-frozen-prefix"] if cached else [])], threads)
+    meta = json.loads((out / "train.json").read_text())["meta"]
+    return {"job_s": wall, "train_s": meta["train_wall_s"], "cache_s": meta["cache_s"],
+            "dev_score": meta["best_dev_score"], "loss_curve": meta["loss_curve"]}
+
+
+def dual_comparison(depths: list[int], layers: int = 12, threads: int = 1, pairs: int = 400, seed: int = 1,
+                    echo=print) -> dict:
+    """`xlt train-dual` uncached and with --cache-frozen-prefix per depth, back to back in fresh
+    processes. Dropout 0, so the two runs are the same training (equal loss curves and dev scores)."""
+    import tempfile
+
+    echo(f"Demo-shaped `xlt train-dual` ({layers} x hidden 64 random init, dropout 0), demo bitext 3 x {pairs} "
+         f"train pairs / 3 x 50 dev, {' '.join(DEMO_DUAL_FLAGS)}, OMP_NUM_THREADS={threads}\n")
+    echo("| depth | uncached job s | cached job s | uncached train s | cached cache s + train s | training speed-up "
+         "| same loss curve | dev score uncached / cached | load |")
+    echo("|---|---|---|---|---|---|---|---|---|")
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="xlt-bench-dual-") as tmp:
+        root = _dual_inputs(Path(tmp), layers, pairs, seed)
+        for depth in depths:
+            plain = dual_job(root, depth, False, Path(tmp) / f"plain{depth}", threads)
+            cached = dual_job(root, depth, True, Path(tmp) / f"cached{depth}", threads)
+            rows[depth] = {"uncached": plain, "cached": cached, "load": load_average()}
+            echo(f"| {depth} | {plain['job_s']:.1f} | {cached['job_s']:.1f} | {plain['train_s']:.1f} "
+                 f"| {cached['cache_s']:.1f} + {cached['train_s']:.1f} "
+                 f"| {plain['train_s'] / (cached['cache_s'] + cached['train_s']):.2f} "
+                 f"| {plain['loss_curve'] == cached['loss_curve']} "
+                 f"| {plain['dev_score']:.4f} / {cached['dev_score']:.4f} | {rows[depth]['load']} |")
+    return rows
+
+
 if __name__ == "__main__":
     import sys
 
-    if "--shared-sweep" in sys.argv:  # python benchmarks/prefix_cache.py --shared-sweep [--storage-dtype float32]
+    if "--dual" in sys.argv:  # python benchmarks/prefix_cache.py --dual [--depths 11] [--threads 1]
+        sys.argv.remove("--dual")
+        parser = argparse.ArgumentParser(prog="benchmarks/prefix_cache.py --dual")
+        parser.add_argument("--depths", default="11", help="comma-separated freeze depths >= 0")
+        parser.add_argument("--layers", type=int, default=12)
+        parser.add_argument("--threads", type=int, default=1)
+        parser.add_argument("--pairs", type=int, default=400, help="training pairs per language")
+        opts = parser.parse_args()
+        dual_comparison([int(d) for d in opts.depths.split(",")], opts.layers, opts.threads, opts.pairs)
+    elif "--shared-sweep" in sys.argv:  # python benchmarks/prefix_cache.py --shared-sweep [--storage-dtype float32]
         sys.argv.remove("--shared-sweep")
         parser = argparse.ArgumentParser(prog="benchmarks/prefix_cache.py --shared-sweep")
         parser.add_argument("--storage-dtype", default="float16", choices=["float16", "float32"])

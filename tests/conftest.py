@@ -1,11 +1,19 @@
-"""Shared fixtures: tiny random encoders of each supported architecture (no downloads)."""
+"""Shared fixtures: tiny random encoders of each supported architecture (no downloads), a
+real single-node SLURM when asked for, and the one tiny sweep the workflow tests share."""
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
+
+from workflow_runs import ASK_SLURM, SLURM_DIR, SNAKEMAKE, local_env, slurm_env, slurm_snakemake, workflow_copy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -71,3 +79,89 @@ def bag_of_words_bert(tmp_path):
     from bag_of_words import save_bag_of_words_bert
 
     return save_bag_of_words_bert(tmp_path)
+
+
+def _slurm_responds() -> bool:
+    try:
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, timeout=10)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "idle" in out.stdout.split()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A running single-node SLURM for the whole session (tests/slurm/slurm_up.sh); stopped,
+    its configuration removed, at the end if this fixture started it."""
+    if os.environ.get(ASK_SLURM) != "1":
+        pytest.skip(f"real-SLURM test: set {ASK_SLURM}=1 to run it (it apt-installs slurm-wlm and munge as root)")
+    if os.geteuid() != 0:
+        pytest.skip("the SLURM test needs root (it writes /etc/slurm and starts daemons)")
+    if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
+        pytest.skip("slurm-wlm is not installed and apt-get is unavailable")
+    # one SLURM test session at a time on a machine: the cluster and /etc/slurm are global
+    lock = open("/tmp/xlt-slurm.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    already_up = _slurm_responds()
+    started = time.monotonic()
+    up = subprocess.run([str(SLURM_DIR / "slurm_up.sh")], capture_output=True, text=True)
+    if up.returncode != 0:
+        lock.close()
+        if shutil.which("slurmctld") is None:
+            pytest.skip(f"could not install slurm-wlm/munge: {up.stderr.strip()[-500:]}")
+        pytest.fail(f"SLURM did not come up:\n{up.stderr}")
+    print(f"SLURM bring-up: {time.monotonic() - started:.1f} s; {up.stderr.strip()}")
+    try:
+        yield
+    finally:
+        if not already_up:
+            subprocess.run([str(SLURM_DIR / "slurm_down.sh")], check=False)
+        lock.close()
+
+
+@dataclass
+class TinySweep:
+    """The tiny sweep (config/tiny.yaml) one test session ran: its workflow copy, how it was
+    run (so a test can run it again the same way), and what Snakemake printed."""
+    work: Path
+    command: list[str]
+    env: dict[str, str]
+    log: str
+    seconds: float
+    through_slurm: bool
+
+    def rerun(self) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command, cwd=self.work, env=self.env, capture_output=True, text=True)
+
+
+# a --config override must reach the report too (the onsuccess hook runs a second snakemake)
+TINY_SWEEP_ARGS = ("--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
+
+
+@pytest.fixture(scope="session")
+def tiny_sweep(request, tmp_path_factory) -> TinySweep:
+    """config/tiny.yaml end to end, once per session: through sbatch when the real-SLURM tests
+    are asked for (test_slurm checks how it went through the queue), locally otherwise; the
+    workflow tests check what it wrote either way. The sweep takes minutes: running it once
+    instead of once per path keeps the suite within its time."""
+    try:
+        request.getfixturevalue("slurm_cluster")
+        through_slurm = True
+    except pytest.skip.Exception:
+        through_slurm = False
+    work = workflow_copy(tmp_path_factory.mktemp("tiny-sweep"))
+    if through_slurm:
+        # exactly what the profile's header tells users to type
+        command, env = slurm_snakemake("--profile", "profiles/cluster", *TINY_SWEEP_ARGS), slurm_env()
+    else:
+        # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
+        # they come last, one at a time with --cores 2 (or 3), each spending its seconds importing
+        # torch on one core while the other idled (~1/5 of the sweep); the jobs' threads stay as configured
+        command, env = [*SNAKEMAKE, "--cores", "4", *TINY_SWEEP_ARGS], local_env()
+    started = time.monotonic()
+    run = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
+    seconds = time.monotonic() - started
+    log = run.stdout + run.stderr
+    if run.returncode != 0:
+        pytest.fail(f"the tiny sweep failed ({'SLURM' if through_slurm else 'local'}):\n{log[-6000:]}")
+    return TinySweep(work, command, env, log, seconds, through_slurm)

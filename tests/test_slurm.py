@@ -12,11 +12,9 @@ tests/test_slurm.py` (the profile checks need no cluster and always run).
 from __future__ import annotations
 
 import collections
-import fcntl
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -26,19 +24,17 @@ import pytest
 import torch
 import yte
 
+from workflow_runs import ASK_SLURM as ASK
+from workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
 from xlt.core import settings
 
 REPO = Path(__file__).resolve().parents[1]
-SLURM_DIR = REPO / "tests" / "slurm"
-PROFILE = REPO / "profiles" / "cluster"
-ASK = "XLT_TEST_SLURM"  # the real-SLURM tests run only when this is 1 (.ci/run exports it)
-PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
 # model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
 MODEL_RULES = {"prefix_states": "freeze_depth", "finetune": "freeze_depth", "evaluate_xnli": "freeze_depth", "train_sbert": "sbert",
                "eval_sbert": "sbert", "train_teacher": "monox", "distill": "monox", "adapt_mlm": "adapt",
-               "adapt_reference_perplexity": "adapt", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
+               "adapt_reference_perplexity": "adapt", "prefix_states_dual": "dual", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
                "align_layers": "alignment"}
 
 
@@ -55,61 +51,9 @@ def _declared_local(rules: dict[str, str]) -> set[str]:
     return {name for name, body in rules.items() if re.search(r"^    localrule: True$", body, re.M)}
 
 
-def _slurm_responds() -> bool:
-    try:
-        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, timeout=10)
-    except (FileNotFoundError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and "idle" in out.stdout.split()
-
-
-@pytest.fixture(scope="module")
-def slurm_cluster():
-    """A running single-node SLURM; stopped afterwards if this fixture started it."""
-    if os.environ.get(ASK) != "1":
-        pytest.skip(f"real-SLURM test: set {ASK}=1 to run it (it apt-installs slurm-wlm and munge as root)")
-    if os.geteuid() != 0:
-        pytest.skip("the SLURM test needs root (it writes /etc/slurm and starts daemons)")
-    if shutil.which("slurmctld") is None and shutil.which("apt-get") is None:
-        pytest.skip("slurm-wlm is not installed and apt-get is unavailable")
-    # one SLURM test at a time on a machine: the cluster and /etc/slurm are global
-    lock = open("/tmp/xlt-slurm.lock", "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    already_up = _slurm_responds()
-    started = time.monotonic()
-    up = subprocess.run([str(SLURM_DIR / "slurm_up.sh")], capture_output=True, text=True)
-    if up.returncode != 0:
-        lock.close()
-        if shutil.which("slurmctld") is None:
-            pytest.skip(f"could not install slurm-wlm/munge: {up.stderr.strip()[-500:]}")
-        pytest.fail(f"SLURM did not come up:\n{up.stderr}")
-    print(f"SLURM bring-up: {time.monotonic() - started:.1f} s; {up.stderr.strip()}")
-    try:
-        yield
-    finally:
-        if not already_up:
-            subprocess.run([str(SLURM_DIR / "slurm_down.sh")], check=False)
-        lock.close()
-
-
 def _profile() -> dict:
     with open(PROFILE / "config.yaml") as f:
         return yte.process_yaml(f, require_use_yte=True)
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    # this checkout's package, also inside the SLURM jobs (sbatch --export=ALL)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), env.get("PYTHONPATH")) if p)
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    env["XLT_SLURM_PARTITION"] = PARTITION
-    return env
-
-
-def _snakemake(*args: str) -> list[str]:
-    # the default 40 s before the first status check only slows the test down
-    return [sys.executable, "-m", "snakemake", "--slurm-init-seconds-before-status-checks", "2", *args]
 
 
 def _jobs_in_log(log: str) -> tuple[dict[str, dict], dict[str, set]]:
@@ -186,21 +130,12 @@ def test_light_rules_are_local_and_model_rules_request_config_resources():
 
 
 @pytest.mark.slurm
-def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tmp_path):
-    work = tmp_path / "wf"
-    work.mkdir()
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "config", "profiles", "envs", "src"):  # rules name envs/ and the captions in src/
-        shutil.copytree(REPO / name, work / name)
-
-    started = time.monotonic()
-    # exactly what the profile's header tells users to type
-    run = subprocess.run(_snakemake("--profile", "profiles/cluster", "--configfile", "config/tiny.yaml"),
-                         cwd=work, env=_env(), capture_output=True, text=True, timeout=900)
-    print(f"tiny sweep on SLURM: {time.monotonic() - started:.1f} s")
-    log = run.stdout + run.stderr
-    assert run.returncode == 0, log[-6000:]
+def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tiny_sweep):
+    """The session's tiny sweep (conftest.tiny_sweep) went through sbatch: what it wrote is
+    test_workflow's to check, how it ran is this test's."""
+    assert tiny_sweep.through_slurm
+    print(f"tiny sweep on SLURM: {tiny_sweep.seconds:.1f} s")
+    work, log = tiny_sweep.work, tiny_sweep.log
     assert (work / "results" / "tables" / "freeze_depth.csv").exists()
 
     run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
@@ -259,9 +194,9 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     import toy_training
 
     (tmp_path / "empty.yaml").write_text("{}\n")
-    cmd = _snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
+    cmd = slurm_snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
                      "--snakefile", str(SLURM_DIR / "preempt" / "Snakefile"))
-    snakemake = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    snakemake = subprocess.Popen(cmd, cwd=tmp_path, env=slurm_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         train_log = tmp_path / "logs" / "train_sbert.log"
         deadline = time.monotonic() + 300

@@ -1,53 +1,14 @@
 """The Snakemake DAG end to end, in a scratch copy of the workflow (the package itself is
 imported from the installed `xlt`)."""
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
-
 import pytest
 import yaml
+from workflow_runs import REPO, job_counts, snakemake, workflow_copy
 
 from xlt.cost import ledger
-
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-OFFLINE = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-
-
-def workflow_copy(tmp_path: Path) -> Path:
-    work = tmp_path / "wf"
-    work.mkdir()
-    for name in ("Snakefile", "config.yaml"):
-        shutil.copy(REPO / name, work / name)
-    for name in ("workflow", "config", "envs", "src"):  # rules name envs/ and the captions in src/
-        shutil.copytree(REPO / name, work / name)
-    return work
-
-
-def snakemake(work: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**OFFLINE, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    proc = subprocess.run(SNAKEMAKE + list(args), cwd=work, env=env, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
-    return proc
-
-
-def job_counts(output: str) -> dict:
-    """Parse the 'Job stats' table of a dry run."""
-    lines = output.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
-    counts = {}
-    for line in lines[start + 3:]:
-        parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
 
 
 @pytest.mark.slow
@@ -135,6 +96,27 @@ def test_dry_run_declares_every_examples_file_as_an_output(tmp_path, configfile)
 
 
 @pytest.mark.slow
+def test_dry_run_wires_the_dual_prefix_store_into_every_frozen_depth(tmp_path):
+    work = workflow_copy(tmp_path)
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["dual"].update(freeze_depths=[-1, 6], margins=[0.3], cache_frozen_prefix=True,
+                          prefix_states={"shared": True})
+    (work / "shared.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "shared.yaml", "--until", "aggregate_dual")
+    output = proc.stdout + proc.stderr
+    assert job_counts(output)["prefix_states_dual"] == 1 and job_counts(output)["train_dual"] == 2
+    jobs = dry_run_jobs(output)
+    store = "results/prefix_states/dual/demo-mbert"
+    (prefix,) = [job for job in jobs if job["rule"] == "prefix_states_dual"]
+    assert prefix["output"] == store
+    assert set(prefix["input"].split(", ")) == {"results/models/demo-mbert", "results/data/demo-bitext/info.json"}
+    train = {job["wildcards"].removeprefix("run_id="): job for job in jobs if job["rule"] == "train_dual"}
+    assert len(train) == 2
+    for run_id, job in train.items():
+        assert (store in job["input"].split(", ")) == ("depthnone" not in run_id), run_id
+
+
+@pytest.mark.slow
 def test_bad_config_fails_before_any_job(tmp_path):
     work = workflow_copy(tmp_path)
     config = yaml.safe_load((work / "config" / "tiny.yaml").read_text())
@@ -147,18 +129,14 @@ def test_bad_config_fails_before_any_job(tmp_path):
 
 
 @pytest.mark.slow
-def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
-    work = workflow_copy(tmp_path)
-    # a --config override must reach the report too (the onsuccess hook runs a second snakemake).
-    # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
-    # they come last, one at a time with --cores 2 (or 3), each spending its seconds importing
-    # torch on one core while the other idled (~1/5 of the sweep); the jobs' threads stay as configured
-    run_args = ("--cores", "4", "--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
-    snakemake(work, *run_args)
+def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
+    """What the session's tiny sweep (conftest.tiny_sweep: locally, or through the test SLURM
+    when XLT_TEST_SLURM=1) wrote, and that running it again does nothing."""
+    work = tiny_sweep.work
     # every per-example file a job wrote is a declared output of it (Snakemake checks and removes it)
     written = {str(path.relative_to(work)) for path in (work / "results").rglob("*.examples.jsonl.gz")}
     assert len(written) >= sum(len(names) for names in WRITES_EXAMPLES.values())
-    untracked = set(snakemake(work, "--list-untracked", *run_args).stdout.split())
+    untracked = set(snakemake(work, "--list-untracked", "--configfile", "config/tiny.yaml").stdout.split())
     assert not written & untracked, sorted(written & untracked)
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]
@@ -202,7 +180,8 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tmp_path):
     assert all(len(path.read_text().splitlines()) > 1 for path in curves)
     report = (work / "results" / "report.html").read_text(errors="replace")
     assert "they say nothing about mBERT or about real languages" in report and "xlt tiny via --config" in report
-    again = snakemake(work, *run_args)
+    again = tiny_sweep.rerun()
+    assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in again.stdout + again.stderr
     assert "writing report" not in again.stdout
 

@@ -93,3 +93,65 @@ def test_mean_retrieval_resamples_both_directions_with_the_same_draws():
     draws = np.mean([resampled_metric("error_rate", np.asarray(one["correct"], dtype=np.int64), np.ones(60, dtype=np.int64),
                                       counts) for one in sets], axis=0)
     assert record_interval(mean_error, sets, resamples=400, seed=7) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+
+
+def _perplexity_set(lang, n, seed):
+    """A perplexity example set: per sentence a summed masked-token loss and its masked tokens
+    (some sentences without a mask, as short ones have)."""
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, 6, n)
+    loss = tokens * rng.gamma(2.0, 1.5, n)
+    return example_set("perplexity", "perplexity", loss=loss, tokens=tokens, masks=["h"] * n, mask_seed=11,
+                       lang=lang, split="dev")
+
+
+@pytest.mark.parametrize("statistics", [{}, {"resamples": 300, "seed": 4, "confidence": 0.9}])
+def test_repeated_set_intervals_are_the_intervals_aggregate_gives_each_set(statistics):
+    """Scored once, a set's interval is exactly record_interval's for a record over it (the
+    reference job's, from its kept examples), for every metric of the set and every set."""
+    from xlt.analysis.intervals import RepeatedSetIntervals
+
+    intervals = RepeatedSetIntervals(**statistics)
+    sets = [_perplexity_set("nl", 90, 1), _perplexity_set("multilingual", 90, 2)]
+    for one in sets:
+        for metric in ("perplexity", "mlm_loss"):
+            mine = intervals.interval((one["lang"], one["split"]), metric, one["loss"], one["tokens"])
+            theirs = record_interval(record(metric, 1.0, lang=one["lang"], split=one["split"]), sets, **statistics)
+            assert mine == theirs, (one["lang"], metric)
+
+
+def test_repeated_set_intervals_draw_once_per_set_and_reuse_the_draws(monkeypatch):
+    """Later evaluations of a set (other losses, the same sentences) resample the same sentences:
+    one draw per set, and every step's interval is record_interval's with the same settings."""
+    import xlt.analysis.intervals as module
+
+    first, other = _perplexity_set("nl", 50, 1), _perplexity_set("multilingual", 70, 2)
+    steps = [{**first, "loss": list(np.asarray(first["loss"]) * (1 - 0.1 * step))} for step in range(3)]  # improving
+    expected = [record_interval(record("perplexity", 1.0, lang="nl", split="dev"), [one], resamples=200, seed=3)
+                for one in steps]
+    draws = []
+    real = module.resample_counts
+    monkeypatch.setattr(module, "resample_counts", lambda *args: draws.append(args) or real(*args))
+    intervals = module.RepeatedSetIntervals(resamples=200, seed=3)
+    for one, interval in zip(steps, expected):
+        assert intervals.interval(("nl", "dev"), "perplexity", one["loss"], one["tokens"]) == interval
+        intervals.interval(("multilingual", "dev"), "perplexity", other["loss"], other["tokens"])
+    assert draws == [(50, 200, 3), (70, 200, 3)]
+    assert len(set(expected)) == 3  # the steps' intervals differ: the same draws, other losses
+    with pytest.raises(ValueError, match="70 examples but the resample matrix has 50"):
+        intervals.interval(("nl", "dev"), "perplexity", other["loss"], other["tokens"])  # not the set it drew for
+
+
+def test_aggregate_keeps_the_bounds_a_record_brings(tmp_path):
+    """A record computed with its bounds (adapt's per-step perplexity) keeps them; the records
+    beside it still get theirs from the examples file."""
+    one = _perplexity_set("nl", 80, 1)
+    value = float(np.exp(np.sum(one["loss"]) / np.sum(one["tokens"])))
+    brought = {**record("perplexity", value, lang="nl", split="dev", step=0), "ci_low": 1.5, "ci_high": 2.5}
+    MetricsFile("adapt", "r", records=[brought, record("perplexity", value, lang="nl", split="dev")],
+                examples=[one]).write(tmp_path / "metrics.json")
+    table = aggregate([tmp_path / "metrics.json"], resamples=200)
+    step, final = table[table.step.notna()].iloc[0], table[table.step.isna()].iloc[0]
+    assert (step.value, step.ci_low, step.ci_high) == (value, 1.5, 2.5)
+    assert (final.ci_low, final.ci_high) == record_interval(record("perplexity", value, lang="nl", split="dev"), [one],
+                                                            resamples=200)

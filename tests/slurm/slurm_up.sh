@@ -106,6 +106,7 @@ NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB Gres=gpu:2 State
 PartitionName=$PARTITION Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 CONF
 cat > "$CONF_DIR/gres.conf" <<CONF
+# written by xlt tests/slurm/slurm_up.sh; a throw-away single-node test cluster
 NodeName=$NODE Name=gpu File=$STATE/dev/fakegpu[0-1]
 CONF
 

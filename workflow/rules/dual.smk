@@ -1,12 +1,34 @@
 # LaBSE-style dual encoder (xlt.families.dual): a shared encoder trained on translation pairs
 # with the additive-margin softmax over in-batch negatives; per run, Tatoeba-style retrieval
 # error (xlt eval-embeddings) and BUCC-style mining (xlt mine) on files make_bucc writes; the
-# untrained encoder's Tatoeba error is the baseline (dual.baselines).
+# untrained encoder's Tatoeba error is the baseline (dual.baselines). With cache_frozen_prefix and
+# prefix_states.shared, one prefix_states_dual job per model stores the frozen layers' output at
+# every depth for the distinct training sentences and each depth's train_dual job reads it.
 from xlt.families.dual import plan as dual
 
 
 wildcard_constraints:
     pair="[A-Za-z_]+-[A-Za-z_]+",
+
+
+rule prefix_states_dual:
+    input:
+        unpack(job_inputs("dual", "prefix_states_dual")),
+    output:
+        directory(dual.PREFIX_STATES),
+    log:
+        f"{RESULTS}/logs/dual/prefix_states/{{model}}.log",
+    benchmark:
+        benchmark_pattern("dual", "prefix_states_dual", ("model",))
+    conda:
+        ENV
+    threads: job_threads("dual")
+    resources:
+        **job_resources("dual"),
+    params:
+        args=job_args("dual", "prefix_states_dual"),
+    shell:
+        "xlt dual-prefix-states {params.args} > {log} 2>&1"
 
 
 rule train_dual:

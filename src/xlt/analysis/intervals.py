@@ -3,14 +3,19 @@
 A record is matched to the per-example sets with the same dimensions: an accuracy to its
 language's predictions, a retrieval error or accuracy@1 to its direction's retrieved indices
 (mean_* to both directions), a correlation to its similarity's score pairs, a masked-LM
-perplexity or loss to its set's per-sentence losses and masked tokens (resampling sentences;
-adapt's per-step records have none), and an average
-over languages (lang "avg") to every language's set. Several sets are resampled independently
-(each within itself) and their resampled metrics averaged: a stratified bootstrap. The two
-directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
-resamples them with the same draws (a paired bootstrap).
+perplexity or loss to its set's per-sentence losses and masked tokens (resampling sentences),
+and an average over languages (lang "avg") to every language's set. Several sets are
+resampled independently (each within itself) and their resampled metrics averaged: a
+stratified bootstrap. The two directions of one language's retrieval are the same sentence
+pairs, so a ``mean_*`` record resamples them with the same draws (a paired bootstrap).
+
+adapt's per-step records keep no per-sentence outputs (that would be sentences x checkpoints):
+the job computes their bounds where it has the losses, with `RepeatedSetIntervals` (the same
+draws as here), and `xlt aggregate` keeps the bounds a record brings.
 """
 from __future__ import annotations
+
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -75,6 +80,12 @@ def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
     return resampled_metric(metric, correct, np.ones_like(correct), counts)
 
 
+def _stratum_counts(size: int, stratum: int, resamples: int, seed: int) -> np.ndarray:
+    """Resample counts of the `stratum`-th language set of a record: each language draws with its
+    own seed (independent samples); a record over one set draws with `seed` itself."""
+    return resample_counts(size, resamples, seed + stratum)
+
+
 def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                     confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
     """(ci_low, ci_high) of one record, or None when no example set backs it."""
@@ -88,7 +99,31 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
     # one resample matrix per language: the two directions of a mean_* record are the same
     # sentence pairs, resampled together (paired); different languages are independent samples
     langs = list(dict.fromkeys(one.get("lang") for one in matched))
-    draws = np.mean([_resampled(one, metric, resample_counts(_size(one), resamples, seed + langs.index(one.get("lang"))))
+    draws = np.mean([_resampled(one, metric, _stratum_counts(_size(one), langs.index(one.get("lang")), resamples, seed))
                      for one in matched], axis=0)
     low, high = _percentiles(draws, confidence)
     return float(low), float(high)
+
+
+class RepeatedSetIntervals:
+    """Bounds of metrics on sets that are scored again and again (adapt's checkpoints), computed
+    where the per-example outputs are, so none of them has to be kept.
+
+    Each set's resample counts are drawn once, the draws `record_interval` gives a record over
+    that set alone: every evaluation of a set resamples the same examples (a paired view over
+    the steps), and an evaluation whose outputs were kept gets the interval `xlt aggregate` gives it.
+    """
+
+    def __init__(self, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                 confidence: float = DEFAULT_CONFIDENCE):
+        self.resamples, self.seed, self.confidence = resamples, seed, confidence
+        self._counts: dict[Hashable, np.ndarray] = {}
+
+    def interval(self, key: Hashable, metric: str, a, b) -> tuple[float, float]:
+        """(ci_low, ci_high) of `metric` on set `key`'s per-example outputs `a`, `b` (as for
+        `resampled_metric`; perplexity: each sentence's summed loss and masked tokens)."""
+        a = np.asarray(a)
+        if key not in self._counts:
+            self._counts[key] = _stratum_counts(a.shape[-1], 0, self.resamples, self.seed)
+        low, high = _percentiles(resampled_metric(metric, a, b, self._counts[key]), self.confidence)
+        return float(low), float(high)

@@ -75,6 +75,19 @@ def config_num_layers(name_or_path: str) -> int:
     raise XltError(f"the config of {name_or_path!r} does not state its number of layers (num_hidden_layers)")
 
 
+def config_hidden_size(name_or_path: str) -> int:
+    """Hidden size stated by a model's config, read without loading the weights."""
+    from transformers import AutoConfig
+
+    from xlt.core.errors import XltError
+
+    config = _from_pretrained(AutoConfig, name_or_path)
+    for key in ("hidden_size", "dim"):
+        if getattr(config, key, None):
+            return int(getattr(config, key))
+    raise XltError(f"the config of {name_or_path!r} states no hidden size (hidden_size or dim)")
+
+
 def resolve_model_path(name_or_path: str) -> str:
     """A local directory as an absolute path; anything else is taken as a hub id (its `@revision`
     pin, if any, removed: see `pretrained_args`)."""

@@ -90,6 +90,18 @@ def flag_args(settings: dict) -> list[str]:
     return out
 
 
+def stored_depths(rows: list[dict], model: str) -> list[int]:
+    """The freeze depths >= 0 of a model's runs: what its shared prefix store holds (-1 has no prefix)."""
+    return sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0})
+
+
+def store_args(depths: list[int], training: dict, batch_size: int, store: dict, out: str) -> list:
+    """The arguments every prefix-store job shares (xlt prefix-states, xlt dual-prefix-states)."""
+    return ["--depths", ",".join(map(str, depths)), "--max-length", training["max_length"], "--batch-size", batch_size,
+            "--storage-dtype", store["storage_dtype"], "--max-gib", store["max_gib"], "--device", training["device"],
+            "--out", out]
+
+
 def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
     """The jobs every family reads: demo models by name, prepared datasets by name."""
     world = ["--world", json.dumps(config["demo_world"]["languages"], sort_keys=True)]

@@ -337,7 +337,27 @@ def _task_head(model: nn.Module) -> nn.Module:
     )
 
 
-class CachedTopModel(nn.Module):
+class _MovesWholeModel:
+    """For a top model: .to()/.half()/.cuda() convert the whole model, so the prefix (still used
+    to evaluate the full model on raw text) never ends up on another device or dtype than the top."""
+
+    def _apply(self, fn, recurse=True):
+        self.full_model._apply(fn, recurse)
+        return self
+
+
+def _run_top_layers(layers: Sequence[nn.Module], config, hidden_states: torch.Tensor,
+                    attention_mask: torch.Tensor | None) -> list[torch.Tensor]:
+    """The cached boundary states followed by the output of every layer in `layers` (the mask
+    built as the full model builds it)."""
+    layer_mask = _bidirectional_mask(config, hidden_states, attention_mask)
+    states = [hidden_states]
+    for layer in layers:
+        states.append(layer(states[-1], layer_mask))
+    return states
+
+
+class CachedTopModel(_MovesWholeModel, nn.Module):
     """Layers depth+1..L and the task head of a sequence classifier, fed cached prefix states.
 
     The modules are the original model's own (no copies): training this updates `model`, so
@@ -367,10 +387,8 @@ class CachedTopModel(nn.Module):
         from transformers.loss.loss_utils import ForSequenceClassificationLoss
         from transformers.modeling_outputs import SequenceClassifierOutput
 
-        hidden = hidden_states.to(next(self.head.parameters()).dtype)
-        layer_mask = _bidirectional_mask(self.config, hidden, attention_mask)
-        for layer in self.layers:
-            hidden = layer(hidden, layer_mask)
+        hidden = _run_top_layers(self.layers, self.config, hidden_states.to(next(self.head.parameters()).dtype),
+                                 attention_mask)[-1]
         logits = self.head(hidden, attention_mask)
         loss = None
         if labels is not None:
@@ -378,14 +396,37 @@ class CachedTopModel(nn.Module):
             loss = ForSequenceClassificationLoss(labels, logits, self.config)
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
-    def _apply(self, fn, recurse=True):
-        # .to()/.half()/.cuda() convert the whole model, so the prefix (still used to evaluate
-        # the full model on raw text) never ends up on another device or dtype than the top.
-        self.full_model._apply(fn, recurse)
-        return self
-
     def save_pretrained(self, *args, **kwargs):
         return self.full_model.save_pretrained(*args, **kwargs)
+
+
+class CachedSentenceTop(_MovesWholeModel, nn.Module):
+    """Layers depth+1..L and the pooling of a sentence encoder (xlt.core.sentence_encoder:
+    `.encoder` + `.pooling`), fed cached prefix states; returns the sentence vectors.
+
+    As CachedTopModel: the modules are the encoder's own, `parameters()` are exactly the
+    trainable top (freeze(model.encoder, depth) is applied), and `.to()` moves the whole model."""
+
+    def __init__(self, model: nn.Module, depth: int):
+        super().__init__()
+        parts = encoder_parts(model.encoder)
+        check_cacheable_depth(depth, parts.num_layers)
+        pooled = model.pooling.layer % (parts.num_layers + 1)
+        if pooled < depth:
+            raise XltError(f"the pooling reads layer {model.pooling.layer}, inside the frozen prefix (depth {depth}): "
+                           "nothing trained would reach the sentence vectors")
+        freeze(model.encoder, depth)
+        self.depth = depth
+        self.config = base_model(model.encoder).config
+        self.layers = nn.ModuleList(parts.layers[depth:])
+        self.pooling = model.pooling
+        object.__setattr__(self, "full_model", model)
+
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        hidden = hidden_states.to(next(self.layers.parameters(), hidden_states).dtype)
+        # hidden-state indices as the full model's output.hidden_states (0 = embeddings); the frozen ones are not run
+        states = [None] * self.depth + _run_top_layers(self.layers, self.config, hidden, attention_mask)
+        return self.pooling(states, attention_mask)
 
 
 @dataclass

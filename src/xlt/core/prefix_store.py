@@ -7,6 +7,8 @@ model once per training example through embeddings + max(depths) layers and stor
 hidden states at every requested boundary; each depth's `xlt finetune --prefix-states DIR`
 then reads only its own boundary (`load_cached_training`) and trains layers N+1..L and the
 task head on it, exactly as `--cache-frozen-prefix` does with states it computed itself.
+The dual family stores its distinct training sentences the same way (`xlt dual-prefix-states`,
+no labels; read by `xlt train-dual --prefix-states`).
 
 Semantics, the same as the per-job cache (xlt.core.prefix_cache):
 - the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
@@ -21,9 +23,9 @@ Semantics, the same as the per-job cache (xlt.core.prefix_cache):
 - the layers above the boundary compute in the model's dtype on fp32 inputs.
 
 On disk (a directory, written atomically): meta.json, offsets.npy (int64, examples + 1),
-mask.npy (int8 per token), labels.npy, and hidden_depthNN.npy (tokens x hidden, float16 or
-float32) per boundary. Trailing padding is stripped, so the size is
-boundaries x sum(token lengths) x hidden x bytes + small change; `store_nbytes` computes it
+mask.npy (int8 per token), labels.npy (classification stores; a store of sentences has none)
+and hidden_depthNN.npy (tokens x hidden, float16 or float32) per boundary. Trailing padding
+is stripped, so the size is boundaries x sum(token lengths) x hidden x bytes + small change; `store_nbytes` computes it
 from the tokenised lengths before any model runs, and `check_store_size` refuses a store
 larger than the configured bound (freeze_depth.prefix_states.max_gib). For scale: all 13
 boundaries of mBERT (hidden 768) over 393k XNLI training pairs of ~45 tokens take about 330
@@ -60,8 +62,20 @@ log = logging.getLogger("xlt.core.prefix_store")
 
 FORMAT = 1
 STORE_DTYPES = PREFIX_STORE_DTYPES  # numpy writes both; bfloat16 has no .npy type
-SIZE_SETTING = "freeze_depth.prefix_states.max_gib"
+STORE_SETTINGS = "freeze_depth.prefix_states"  # where a family's config holds the store's settings
+SIZE_SETTING = f"{STORE_SETTINGS}.max_gib"
 META = "meta.json"
+
+
+def parse_depths(text: str) -> list[int]:
+    """--depths of a store job: comma-separated freeze depths >= 0, sorted, each once."""
+    try:
+        depths = sorted({int(d) for d in text.split(",") if d.strip()})
+    except ValueError:
+        raise XltError(f"--depths {text!r}: give comma-separated integers, e.g. 0,1,2") from None
+    if not depths or depths[0] < 0:
+        raise XltError(f"--depths {text!r}: store depths >= 0 only (-1 freezes nothing, so has no prefix)")
+    return depths
 
 
 def hidden_file(depth: int) -> str:
@@ -86,16 +100,17 @@ def store_nbytes(tokens: int, examples: int, hidden_size: int, depths: Sequence[
 
 
 def check_store_size(nbytes: int, max_gib: float, *, depths: Sequence[int], tokens: int, hidden_size: int,
-                     storage_dtype: str) -> None:
-    """Refuse a store over the bound, naming the setting and the ways out."""
+                     storage_dtype: str, settings: str = STORE_SETTINGS, depths_setting: str = "freeze_depth.depths") -> None:
+    """Refuse a store over the bound, naming the settings (`settings`: the family's
+    prefix_states section; `depths_setting`: its list of depths) and the ways out."""
     if nbytes > max_gib * 2**30:
         raise XltError(
             f"the shared prefix states would take {nbytes / 2**30:.2f} GiB on disk ({len(depths)} boundaries x "
-            f"{tokens} tokens x hidden {hidden_size} in {storage_dtype}), more than {SIZE_SETTING} = {max_gib} "
-            f"(--max-gib); raise {SIZE_SETTING} if the disk has room, or store less: fewer depths in "
-            "freeze_depth.depths, a shorter training.max_length or a smaller training set, "
-            "freeze_depth.prefix_states.storage_dtype: float16, or freeze_depth.prefix_states.shared: false "
-            "(each finetune job then caches its own depth in memory)"
+            f"{tokens} tokens x hidden {hidden_size} in {storage_dtype}), more than {settings}.max_gib = {max_gib} "
+            f"(--max-gib); raise {settings}.max_gib if the disk has room, or store less: fewer depths in "
+            f"{depths_setting}, a shorter training.max_length or a smaller training set, "
+            f"{settings}.storage_dtype: float16, or {settings}.shared: false "
+            "(each training job then caches its own depth in memory)"
         )
 
 
@@ -111,12 +126,14 @@ def write_prefix_store(
     device: torch.device | str = "cpu",
     storage_dtype: str = "float16",
     meta: dict | None = None,
+    settings: str = STORE_SETTINGS,
 ) -> dict:
     """Run embeddings + max(depths) layers once per example (eval mode, batches of `batch_size`
     in the order of `examples`, tokenised by `collate`) and write the states at every boundary in
     `depths` to the directory `out`, atomically. `lengths` are `token_lengths(...)` of the same
-    examples (the arrays are allocated from them; a mismatch is an error). Returns the store's
-    meta (also written to out/meta.json, with `meta` merged in)."""
+    examples (the arrays are allocated from them; a mismatch is an error). The collate's labels
+    are stored when it gives them for every batch (a store of sentences, as the dual family's,
+    has none). Returns the store's meta (also written to out/meta.json, with `meta` merged in)."""
     if storage_dtype not in STORE_DTYPES:
         raise XltError(f"unknown store dtype {storage_dtype!r}; use one of {list(STORE_DTYPES)}")
     depths = sorted(set(int(d) for d in depths))
@@ -135,6 +152,7 @@ def write_prefix_store(
     tokens = int(offsets[-1])
     mask = np.zeros(tokens, dtype=np.int8)
     labels: list[torch.Tensor] = []
+    labelled: bool | None = None
     started = time.time()
     was_training = model.training
     model.eval()
@@ -152,18 +170,19 @@ def write_prefix_store(
                                    "compute them with token_lengths and the same collate")
                 keep = torch.arange(cpu_mask.shape[1]) < batch_lengths[:, None]  # row-major: example order
                 end = position + int(batch_lengths.sum())
-                if "labels" not in batch:
-                    raise XltError("the store needs labelled examples (the collate gave no labels)")
+                labelled = ("labels" in batch) if labelled is None else labelled
+                if labelled != ("labels" in batch):
+                    raise XltError("some batches have labels and some do not; give labels for all examples or none")
+                if labelled:
+                    labels.append(torch.as_tensor(batch["labels"]).cpu())
                 for depth, hidden in found.items():
                     # rounded by torch as the per-job cache rounds (to nearest, ties to even)
                     values = hidden[keep.to(hidden.device)].to("cpu", STORAGE_DTYPES[storage_dtype])
                     if not torch.isfinite(values).all():
                         raise XltError(f"hidden states at depth {depth} are not finite in {storage_dtype} "
-                                       "(float16 ends at +-65504); set freeze_depth.prefix_states.storage_dtype: "
-                                       "float32")
+                                       f"(float16 ends at +-65504); set {settings}.storage_dtype: float32")
                     arrays[depth][position:end] = values.numpy()
                 mask[position:end] = cpu_mask[keep].numpy()
-                labels.append(torch.as_tensor(batch["labels"]).cpu())
                 row, position = row + len(batch_lengths), end
         finally:
             model.train(was_training)
@@ -172,7 +191,8 @@ def write_prefix_store(
         del arrays
         np.save(tmp / "offsets.npy", offsets)
         np.save(tmp / "mask.npy", mask)
-        np.save(tmp / "labels.npy", torch.cat(labels).numpy())
+        if labels:
+            np.save(tmp / "labels.npy", torch.cat(labels).numpy())
         info = {"format": FORMAT, "depths": depths, "storage_dtype": storage_dtype, "hidden_size": hidden_size,
                 "examples": len(lengths), "tokens": tokens, "batch_size": batch_size,
                 "nbytes": store_nbytes(tokens, len(lengths), hidden_size, depths, storage_dtype),
@@ -198,16 +218,20 @@ def read_store_meta(path: str | Path) -> dict:
     meta = read_json(path / META)
     if meta.get("format") != FORMAT:
         raise XltError(f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; "
-                       "rerun `xlt prefix-states` (snakemake --forcerun prefix_states)")
+                       "rerun the job that wrote it (`xlt prefix-states` or `xlt dual-prefix-states`)")
     return meta
 
 
-def check_store_matches(path: str | Path, meta: dict, expected: dict) -> None:
-    """The store was written for this model, training file and tokenisation."""
+RERUN = "`xlt prefix-states` (snakemake --forcerun prefix_states)"
+
+
+def check_store_matches(path: str | Path, meta: dict, expected: dict, rerun: str = RERUN) -> None:
+    """The store was written for this model, training data and tokenisation; `rerun` names the
+    job that writes it."""
     for key, want in expected.items():
         if meta.get(key) != want:
             raise XltError(f"{path} was written for {key} = {meta.get(key)!r}, this run has {want!r}; "
-                           "rerun `xlt prefix-states` with this run's settings (snakemake --forcerun prefix_states)")
+                           f"rerun {rerun} with this run's settings")
 
 
 def read_prefix_store(path: str | Path, depth: int) -> PrefixStates:
@@ -216,11 +240,11 @@ def read_prefix_store(path: str | Path, depth: int) -> PrefixStates:
     meta = read_store_meta(path)
     if depth not in meta["depths"]:
         raise XltError(f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun `xlt prefix-states` "
-                       "with every depth of the sweep (--depths)")
+                       "(or `xlt dual-prefix-states`) with every depth of the sweep (--depths)")
     hidden = torch.from_numpy(np.load(path / hidden_file(depth)))
+    labels = torch.from_numpy(np.load(path / "labels.npy")) if (path / "labels.npy").is_file() else None
     return PrefixStates(hidden=hidden, mask=torch.from_numpy(np.load(path / "mask.npy")),
-                        offsets=torch.from_numpy(np.load(path / "offsets.npy")),
-                        labels=torch.from_numpy(np.load(path / "labels.npy")), depth=depth)
+                        offsets=torch.from_numpy(np.load(path / "offsets.npy")), labels=labels, depth=depth)
 
 
 def load_cached_training(model: nn.Module, depth: int, path: str | Path, examples: Sequence,
@@ -240,7 +264,7 @@ def load_cached_training(model: nn.Module, depth: int, path: str | Path, example
                        "rerun `xlt prefix-states` on this training file")
     states = read_prefix_store(path, depth)
     labels = torch.as_tensor([e["label"] for e in examples])
-    if not torch.equal(states.labels.to(labels.dtype), labels):
+    if states.labels is None or not torch.equal(states.labels.to(labels.dtype), labels):
         raise XltError(f"{path}: the stored labels differ from the training file's; it was written for other data")
     if states.hidden.shape[1] != base_hidden_size(model):
         raise XltError(f"{path} holds hidden size {states.hidden.shape[1]}, the model has {base_hidden_size(model)}")

@@ -74,6 +74,24 @@ TRAIN_HELP = {
 }
 
 
+def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) -> None:
+    """The arguments of a prefix-store verb (xlt prefix-states, xlt dual-prefix-states) after its
+    model and data: `jobs` names the training verb that reads the store, `settings` the config
+    section of the store's settings."""
+    from xlt.core.choices import PREFIX_STORE_DTYPES
+
+    p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
+    p.add_argument("--max-length", type=int, default=128, help=f"the {jobs} jobs' --max-length")
+    p.add_argument("--batch-size", type=int, default=32, help=f"examples per forward pass (the {jobs} jobs' "
+                   "--batch-size makes the pass bitwise the per-job cache's)")
+    p.add_argument("--storage-dtype", choices=PREFIX_STORE_DTYPES, default="float16",
+                   help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
+    p.add_argument("--max-gib", type=float, required=True,
+                   help=f"refuse to write more than this many GiB (config: {settings}.max_gib)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    p.add_argument("--out", required=True, help="the store's directory")
+
+
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("training")
     for f in fields(TrainArgs):

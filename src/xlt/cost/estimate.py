@@ -192,9 +192,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
                                    for split in _splits(spec))
-    if rule == "prefix_states":  # one eval-mode pass through the deepest stored layer; every boundary to disk
+    if rule in ("prefix_states", "prefix_states_dual"):  # one eval-mode pass through the deepest stored layer
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
-        eval_tokens = train_rows * max_length  # an upper bound: the store strips padding
+        # an upper bound: the store strips padding (and the dual store holds each of a pair's two sentences once)
+        eval_tokens = train_rows * (2 if rule == "prefix_states_dual" else 1) * max_length
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
                    + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
         disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)

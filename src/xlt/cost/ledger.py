@@ -50,7 +50,8 @@ def _metrics_templates() -> dict[str, dict[str, tuple[tuple[str, ...], str | Non
         "adapt": {"adapt_mlm": (run, adapt.RUN), "adapt_reference_perplexity": (run, adapt.REFERENCE)},
         "monox": {"train_teacher": (run, f"{monox.TEACHER}/metrics.json"),
                   "distill": (run, f"{monox.STUDENT}/metrics.json")},
-        "dual": {"train_dual": (run, dual.TRAIN_METRICS), "tatoeba_dual": (run, dual.TATOEBA),
+        "dual": {"prefix_states_dual": (("model",), None),
+                 "train_dual": (run, dual.TRAIN_METRICS), "tatoeba_dual": (run, dual.TATOEBA),
                  "mine": (("run_id", "pair"), dual.MINED)},
         "alignment": {"align_layers": (run, alignment.METRICS)},
     }

@@ -33,7 +33,9 @@ def tidy_rows(metrics_file: dict) -> list[dict]:
 
 
 def with_intervals(metrics_file: dict, path: str | Path, **statistics) -> dict:
-    """The metrics file with ci_low / ci_high on every record its examples file backs."""
+    """The metrics file with ci_low / ci_high on every record its examples file backs; a record
+    that brings its own bounds (adapt's per-step curves, whose job computed them where it had
+    the per-sentence losses) keeps them."""
     from xlt.analysis.intervals import record_interval
 
     examples = Path(examples_path(path))
@@ -42,7 +44,7 @@ def with_intervals(metrics_file: dict, path: str | Path, **statistics) -> dict:
     sets = read_examples(examples)
     records = []
     for rec in metrics_file["metrics"]:
-        interval = record_interval(rec, sets, **statistics)
+        interval = None if "ci_low" in rec else record_interval(rec, sets, **statistics)
         records.append(rec if interval is None else {**rec, "ci_low": interval[0], "ci_high": interval[1]})
     return {**metrics_file, "metrics": records}
 

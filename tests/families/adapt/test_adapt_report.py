@@ -1,9 +1,11 @@
 """Final-perplexity table and figures of the adapt family, on a hand-made tidy table."""
 import math
 
+import matplotlib.colors
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import PolyCollection
 
 from xlt.families.adapt.tables import final_perplexity_table, scheme_label, scheme_order
 from xlt.families.adapt.plots import PLOTS
@@ -73,6 +75,11 @@ def test_every_kind_is_registered_for_xlt_plot():
 def _line(ax, label):
     (line,) = [line for line in ax.lines if line.get_label() == label]
     return list(line.get_xdata()), list(line.get_ydata())
+
+
+def _line_color(ax, label):
+    (line,) = [line for line in ax.lines if line.get_label() == label]
+    return line.get_color()
 
 
 def test_perplexity_curves_are_seed_means_with_untouched_models_as_references(tmp_path):
@@ -211,6 +218,36 @@ def test_perplexity_curves_draw_reference_bands_and_the_selected_model_interval(
         assert x == 15.0  # the mean selected step of seeds 1 and 2
         segment = container.lines[2][0].get_segments()[0]
         assert y in (12.0, 85.0) and segment[:, 1] == pytest.approx([0.9 * y, 1.1 * y])
+
+
+def _curve_bands(ax):
+    return [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == "_interval"]
+
+
+def test_perplexity_curves_draw_the_band_of_their_checkpoints_intervals(tmp_path):
+    """Per-step bounds (adapt-mlm computes them at every checkpoint) give every curve a band from
+    the mean of the seeds' bounds at each step; without them (or with final bounds only) none."""
+    for table in (_table(), _with_intervals()):
+        fig = perplexity_vs_step(table, tmp_path / "plain.png")
+        assert not any(_curve_bands(ax) for ax in fig.axes)
+    table = _with_intervals()
+    curve = (table.metric == "perplexity") & table.step.notna()
+    table.loc[curve, "ci_low"] = table.value * 0.8 - table.seed  # seeds' bounds differ: the band is their mean
+    table.loc[curve, "ci_high"] = table.value * 1.3 + table.seed
+    fig = perplexity_vs_step(table, tmp_path / "figure.png")
+    sd_bands = [c for c in fig.axes[0].collections if isinstance(c, PolyCollection) and c.get_label() != "_interval"]
+    assert [len(_curve_bands(ax)) for ax in fig.axes] == [2, 2, 2]  # one per evaluation set, beside the sd bands
+    assert len(sd_bands) == 2
+    # 0-12, nl dev: seeds 1 and 2 at 10 and 14 x (2, 1.5, 1); bounds averaged over the seeds
+    nl_dev = _curve_bands(fig.axes[0])[0]
+    assert nl_dev.get_facecolor()[0][:3] == pytest.approx(matplotlib.colors.to_rgb(_line_color(fig.axes[0], "nl dev")))
+    vertices = nl_dev.get_paths()[0].vertices
+    means = np.array([24.0, 18.0, 12.0])
+    for x, low, high in zip([0, 10, 20], means * 0.8 - 1.5, means * 1.3 + 1.5):
+        ys = vertices[vertices[:, 0] == x][:, 1]
+        assert min(ys) == pytest.approx(low) and max(ys) == pytest.approx(high), x
+    low, high = fig.axes[0].get_ylim()
+    assert high >= table.loc[curve, "ci_high"].max()  # the bands fit the panel
 
 
 def test_final_perplexity_bars_carry_the_bootstrap_interval(tmp_path):

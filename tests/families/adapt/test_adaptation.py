@@ -8,9 +8,10 @@ import torch
 
 from _tiny_mlm import DUTCH, ENGLISH, save_tiny, tiny_bert_mlm, wordpiece_tokenizer
 from test_mlm_commands import compare_layers, run_verb
-from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, mlm_loss
+from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, evaluate_sets, mlm_loss
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
+from xlt.report.aggregate import aggregate
 from xlt.families.adapt.schemes import parse_scheme
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
 from xlt.core.training import TrainArgs
@@ -92,6 +93,28 @@ def test_mlm_loss_is_the_mean_over_masked_tokens_and_zero_without_masks():
     assert loss.detach().item() == 0.0 and loss.requires_grad
 
 
+def test_checkpoint_intervals_leave_the_values_alone_and_equal_aggregates_on_kept_outputs():
+    """With intervals, an evaluation's records are bit for bit those without, plus ci_low /
+    ci_high equal to the interval `xlt aggregate` gives the same evaluation from its kept
+    per-sentence outputs (the reference job's way)."""
+    from xlt.analysis.intervals import RepeatedSetIntervals, record_interval
+
+    tokenizer = wordpiece_tokenizer(DUTCH + ENGLISH, 120)
+    model = tiny_bert_mlm(len(tokenizer), seed=3)
+    sets = [EvalSet("nld", "dev", FixedMasking(tokenizer, DUTCH, seed=5)),
+            EvalSet("multilingual", "dev", FixedMasking(tokenizer, ENGLISH, seed=5))]
+    plain = evaluate_sets(model, sets, 4, "cpu", step=0)
+    kept: list[dict] = []
+    evaluate_sets(model, sets, 4, "cpu", examples_out=kept)
+    statistics = {"resamples": 300, "seed": 2, "confidence": 0.9}
+    with_bounds = evaluate_sets(model, sets, 4, "cpu", step=0, intervals=RepeatedSetIntervals(**statistics))
+    assert [{k: v for k, v in r.items() if k not in ("ci_low", "ci_high")} for r in with_bounds] == plain
+    for rec in with_bounds:
+        final = {k: v for k, v in rec.items() if k not in ("step", "ci_low", "ci_high")}
+        assert (rec["ci_low"], rec["ci_high"]) == pytest.approx(record_interval(final, kept, **statistics), rel=1e-12)
+        assert rec["ci_low"] < rec["value"] < rec["ci_high"], rec
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     root = tmp_path_factory.mktemp("adapt")
@@ -144,6 +167,16 @@ def test_adapt_mlm_verb_end_to_end(workspace):
     reference = read_json(ref_out)["metrics"]
     assert target[0] == pytest.approx(_values(reference, "perplexity", lang="nld")[None], rel=1e-6)
     assert multi[0] == pytest.approx(_values(reference, "perplexity", lang="multilingual")[None], rel=1e-6)
+    # and the same intervals: step 0's, computed by the job, and the reference's, by `xlt aggregate`
+    table = aggregate([out, ref_out])
+    for lang in ("nld", "multilingual"):
+        for metric in ("perplexity", "mlm_loss"):
+            rows = table[(table.lang == lang) & (table.split == "dev") & (table.metric == metric)]
+            step0 = rows[(rows.run_id == "run") & (rows.step == 0)].iloc[0]
+            (_, theirs), = rows[rows.run_id == "reference"].iterrows()
+            rows = rows[rows.run_id == "run"]
+            assert (step0.ci_low, step0.ci_high) == pytest.approx((theirs.ci_low, theirs.ci_high), rel=1e-6), (lang, metric)
+            assert rows.ci_low.notna().all() and (rows.ci_low < rows.ci_high).all()  # every checkpoint and the final
     # selection = best: the final model is the checkpoint with the lowest target perplexity
     assert target[None] == pytest.approx(min(v for s, v in target.items() if s is not None and s > 0), rel=1e-6)
     selected = _values(records, "selected_step")[None]
@@ -180,6 +213,8 @@ def test_adapt_mlm_validates_before_training(workspace, tmp_path):
     argv[argv.index("--test") + 1] = str(root / "eval" / "nld" / "dev.jsonl")
     with pytest.raises(XltError, match="share \\(language, split\\)"):
         run_verb("adapt-mlm", argv)
+    with pytest.raises(XltError, match="--bootstrap-confidence in \\(0, 1\\), got 1000 and 95.0"):
+        run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2", "--bootstrap-confidence", "95"))
     argv = _argv(root, out, "--scheme", "0-2")
     del argv[argv.index("--compare"): argv.index("--compare") + 2]
     with pytest.raises(XltError, match="--native and --compare together"):
@@ -221,12 +256,12 @@ def test_adapt_mlm_resumes_from_its_checkpoint_with_the_whole_curve(workspace, t
 
 def test_adapt_mlm_keeps_per_sentence_outputs_of_its_final_evaluations(workspace):
     """The final records (no step) of every set, the test set included, get per-sentence outputs
-    and so intervals; the per-step curves do not (they would be sentences x checkpoints)."""
+    and so intervals; the per-step curves keep none (they would be sentences x checkpoints) but
+    bring the intervals the job computed from them."""
     import numpy as np
 
     from xlt.analysis.bootstrap import point_metric
     from xlt.core.metrics import examples_path, read_examples
-    from xlt.report.aggregate import aggregate
 
     root = workspace
     out = root / "run-examples" / "metrics.json"
@@ -242,4 +277,5 @@ def test_adapt_mlm_keeps_per_sentence_outputs_of_its_final_evaluations(workspace
     perplexities = table[table.metric == "perplexity"]
     final, curve = perplexities[perplexities.step.isna()], perplexities[perplexities.step.notna()]
     assert len(final) == 3 and ((final.ci_low < final.value) & (final.value < final.ci_high)).all()
-    assert len(curve) > 0 and curve.ci_low.isna().all()
+    assert len(curve) == 2 * 3 and ((curve.ci_low < curve.value) & (curve.value < curve.ci_high)).all()
+    assert read_json(out)["meta"]["step_intervals"] == {"resamples": 1000, "seed": 0, "confidence": 0.95}

@@ -142,7 +142,8 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--test", f"{EVAL}/qab/test.jsonl", "--native", "results/models/demo-native-qab",
         "--compare", f"{EVAL}/qab/compare.jsonl", "--compare-levels", "sentence", "word",
         "--scheme", '{"gradual": {"every_steps": 30, "step": 4, "start": 4}}', "--select", "best",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--eval-batch-size", "16", "--seed", "1", *TRAINING,
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--eval-batch-size", "16",
+        "--bootstrap-resamples", "1000", "--bootstrap-seed", "0", "--bootstrap-confidence", "0.95", "--seed", "1", *TRAINING,
         "--run-id", "demo-mbert-gradual-start4-step4-every30steps-seed1",
         "--axes", json.dumps({"model": "demo-mbert", "scheme": "gradual-start4-step4-every30steps", "seed": 1,
                               "role": "adapted"}),
@@ -187,6 +188,11 @@ def test_jobs_follow_the_settings(demo):
     run = _argv(overridden["adapt_mlm"]["demo-mbert-layers0-12-seed1"])
     assert run[run.index("--eval-every") + 1] == "5" and run[run.index("--max-length") + 1] == "64"
     assert run[run.index("--lr") + 1] == "0.0005"  # the shared value: the override no longer sets lr
+    # the checkpoints' intervals are drawn as `xlt aggregate` draws the final ones (config statistics:)
+    run = _argv(jobs(validate(_with(demo, statistics={"resamples": 200, "seed": 5, "confidence": 0.9})))["adapt_mlm"][
+        "demo-mbert-layers0-12-seed1"])
+    i = run.index("--bootstrap-resamples")
+    assert run[i:i + 6] == ["--bootstrap-resamples", "200", "--bootstrap-seed", "5", "--bootstrap-confidence", "0.9"]
 
 
 def test_targets_end_with_the_training_curves_of_every_mlm_run(demo):

@@ -291,3 +291,52 @@ def test_prefetch_plans_the_hub_bucc_pairs():
     assert bucc == [("mteb/bucc-bitext-mining", pair, "test") for pair in ("de-en", "fr-en", "ru-en", "zh-en")]
     talks = {d.config_name for d in loads if d.name == "talks"}
     assert talks == {f"en-{lang}" for lang in paper_config()["dual"]["train"]["langs"]}
+
+
+def test_frozen_prefix_cache_is_off_by_default_and_per_job_when_asked():
+    config = validate(small_config(freeze_depths=[-1, 1]))
+    assert config["dual"]["cache_frozen_prefix"] is False
+    assert config["dual"]["prefix_states"] == {"shared": False, "storage_dtype": "float16", "max_gib": 64}
+    plain = plan.jobs(config)
+    assert "prefix_states_dual" not in plain  # the default plans what it planned before
+    assert not any("--cache-frozen-prefix" in job.args for job in plain["train_dual"].values())
+    config = validate(small_config(freeze_depths=[-1, 1], cache_frozen_prefix=True))
+    cached = plan.jobs(config)["train_dual"]
+    for run_id, job in cached.items():
+        frozen = job.axes["freeze_depth"] >= 0  # depth -1 freezes nothing: it trains uncached
+        assert ("--cache-frozen-prefix" in job.args) == frozen and "--prefix-states" not in job.args
+        if not frozen:
+            assert job.args == plain["train_dual"][run_id].args
+
+
+def test_shared_prefix_store_one_job_per_model_read_by_every_frozen_depth():
+    config = validate(small_config(freeze_depths=[-1, 0, 2], cache_frozen_prefix=True,
+                                   prefix_states={"shared": True, "storage_dtype": "float32", "max_gib": 3}))
+    jobs = plan.jobs(config)
+    store = "results/prefix_states/dual/tiny"
+    (job,) = jobs["prefix_states_dual"].values()
+    assert job.args == [
+        "--model", "results/models/tiny", "--train", "results/data/bt/qaa/train.jsonl",
+        "--train", "results/data/bt/qab/train.jsonl", "--depths", "0,2", "--max-length", 24, "--batch-size", 8,
+        "--storage-dtype", "float32", "--max-gib", 3, "--device", "auto", "--out", store]
+    assert job.inputs == {"model": ["results/models/tiny"], "train": "results/data/bt/info.json"}
+    parsed = cli.build_parser("dual-prefix-states").parse_args(["dual-prefix-states", *map(str, job.args)])
+    assert (parsed.depths, parsed.max_gib, parsed.storage_dtype) == ("0,2", 3.0, "float32")
+    for train in jobs["train_dual"].values():
+        args = cli.build_parser("train-dual").parse_args(["train-dual", *map(str, train.args)])
+        if train.axes["freeze_depth"] < 0:
+            assert args.prefix_states is None and not args.cache_frozen_prefix and "prefix_states" not in train.inputs
+        else:
+            assert args.prefix_states == store and train.inputs["prefix_states"] == store
+            assert not args.cache_frozen_prefix
+            # the store was written from the same files with the same tokenisation
+            assert (args.train, args.max_length) == (parsed.train, parsed.max_length)
+    assert plan.jobs(validate(small_config(freeze_depths=[-1], cache_frozen_prefix=True,
+                                           prefix_states={"shared": True})))["prefix_states_dual"] == {}
+
+
+def test_shared_prefix_store_needs_the_cache():
+    with pytest.raises(XltError, match=r"dual.prefix_states.shared: true .* needs dual.cache_frozen_prefix: true"):
+        validate(small_config(prefix_states={"shared": True}))
+    with pytest.raises(XltError, match="max_gib"):
+        validate(small_config(cache_frozen_prefix=True, prefix_states={"shared": True, "max_gib": 0}))

@@ -14,7 +14,9 @@ After training (with the checkpoint of the best target perplexity restored, the 
 stopping, or the last one) the selected model is evaluated once more on every set, the test
 set included: those records carry no `step`, and their per-sentence losses and masked-token
 counts are kept (the examples file beside the metrics), so they get bootstrap intervals.
-The per-step curves keep no per-sentence outputs (sentences x checkpoints would be large).
+The per-step curves keep no per-sentence outputs (sentences x checkpoints would be large):
+each checkpoint's bounds are computed from them on the spot (`RepeatedSetIntervals`, the
+draws `xlt aggregate` uses for the set) and written on its perplexity and mlm_loss records.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from xlt.analysis.intervals import RepeatedSetIntervals
 from xlt.families.adapt.similarity import (
     LEVELS,
     MEASURES,
@@ -92,16 +95,22 @@ class EvalSet:
 
 
 def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None,
-                  examples_out: list | None = None) -> list[dict]:
+                  examples_out: list | None = None, intervals: RepeatedSetIntervals | None = None) -> list[dict]:
     """perplexity and mlm_loss records of every set (with `step` when given). With
     `examples_out` (a MetricsFile's `examples`), each set's per-sentence losses, masked tokens
-    and mask hashes go there too (`perplexity_examples`)."""
+    and mask hashes go there too (`perplexity_examples`); with `intervals`, the records carry
+    ci_low / ci_high from them instead, and the per-sentence outputs are not kept."""
     records = []
     for eval_set in sets:
-        result = perplexity(model, eval_set.masked.batches(batch_size), device, per_sentence=examples_out is not None)
+        result = perplexity(model, eval_set.masked.batches(batch_size), device,
+                            per_sentence=examples_out is not None or intervals is not None)
         dims = {**eval_set.dims, "step": step}
-        records.append(record("perplexity", result.perplexity, **dims))
-        records.append(record("mlm_loss", result.loss, **dims))
+        for metric, value in (("perplexity", result.perplexity), ("mlm_loss", result.loss)):
+            records.append(record(metric, value, **dims))
+            if intervals is not None:
+                low, high = intervals.interval((eval_set.lang, eval_set.split), metric, result.sentence_loss,
+                                               result.sentence_tokens)
+                records[-1].update(ci_low=low, ci_high=high)
         if examples_out is not None:
             examples_out.append(perplexity_examples(result, eval_set.masked, **dims))
     return records
@@ -231,10 +240,12 @@ def adapt(
     mlm_probability: float = 0.15,
     eval_batch_size: int = 16,
     checkpoint_dir: str | Path | None = None,
+    intervals: RepeatedSetIntervals | None = None,
 ) -> AdaptationResult:
     """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
     `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
-    seed's early stopping) or last decides which parameters the model ends with.
+    seed's early stopping) or last decides which parameters the model ends with. With
+    `intervals`, every checkpoint's perplexity and mlm_loss records carry their bootstrap bounds.
 
     The records of every checkpoint travel in the training history, which a resumable run
     (`checkpoint_dir`) saves and restores, so a resumed run still returns the whole curve;
@@ -248,7 +259,7 @@ def adapt(
     checkpoint_sets = [target, *others]
 
     def checkpoint(step: int) -> tuple[list[dict], float]:
-        new = evaluate_sets(model, checkpoint_sets, eval_batch_size, device, step=step)
+        new = evaluate_sets(model, checkpoint_sets, eval_batch_size, device, step=step, intervals=intervals)
         if comparison is not None:
             new += comparison.records(step)
         ppl = {f"{r['lang']}/{r['split']}": round(r["value"], 3) for r in new if r["metric"] == "perplexity"}

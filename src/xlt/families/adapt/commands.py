@@ -38,6 +38,7 @@ def _sample_texts(args):
 def _adapt_mlm_arguments(p):
     from pathlib import Path
 
+    from xlt.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
     from xlt.core.train_args import add_train_arguments
     from xlt.core.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 
@@ -64,6 +65,12 @@ def _adapt_mlm_arguments(p):
     p.add_argument("--mask-seed", type=int, default=1234, help="seed of the fixed evaluation masks")
     p.add_argument("--mlm-probability", type=float, default=0.15, help="share of tokens masked (80/10/10 rule)")
     p.add_argument("--eval-batch-size", type=int, default=16, help="batch size of the perplexity evaluations")
+    # the per-step intervals are computed here, so they need `xlt aggregate`'s bootstrap settings
+    p.add_argument("--bootstrap-resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help="bootstrap resamples of each checkpoint's perplexity interval (config statistics.resamples)")
+    p.add_argument("--bootstrap-seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (config statistics.seed)")
+    p.add_argument("--bootstrap-confidence", type=float, default=DEFAULT_CONFIDENCE,
+                   help="interval level (config statistics.confidence)")
     p.add_argument("--run-id", default=None, help="run id in the metrics file (default: --out's directory name)")
     p.add_argument("--axes", default="{}", help="JSON object: the sweep row, stored as meta.axes")
     p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
@@ -94,12 +101,16 @@ def _validate_adapt_mlm(args) -> tuple[object, dict]:
         raise XltError(f"--mlm-probability must be in (0, 1), got {args.mlm_probability}")
     if args.eval_every < 0:
         raise XltError(f"--eval-every must be >= 0 (0 = every epoch), got {args.eval_every}")
+    if args.bootstrap_resamples < 1 or not 0.0 < args.bootstrap_confidence < 1.0:
+        raise XltError(f"--bootstrap-resamples must be >= 1 and --bootstrap-confidence in (0, 1), got "
+                       f"{args.bootstrap_resamples} and {args.bootstrap_confidence}")
     axes = parse_axes(args.axes)
     scheme = parse_scheme(parse_scheme_arg(args.scheme), config_num_layers(args.model))
     return scheme, axes
 
 
 def _adapt_mlm(args):
+    from xlt.analysis.intervals import RepeatedSetIntervals
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.freezing import count_parameters
     from xlt.core.metrics import MetricsFile
@@ -129,15 +140,18 @@ def _adapt_mlm(args):
         del native  # its vectors are cached; free the memory for training
 
     checkpoint_dir = args.checkpoint_dir or args.out.parent / "checkpoint"
+    bootstrap = {"resamples": args.bootstrap_resamples, "seed": args.bootstrap_seed,
+                 "confidence": args.bootstrap_confidence}
     result = adapt(model, tokenizer, texts, scheme, targs, target, others, final_only, comparison,
                    select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size,
-                   checkpoint_dir=checkpoint_dir)
+                   checkpoint_dir=checkpoint_dir, intervals=RepeatedSetIntervals(**bootstrap))
 
     metrics.curve = result.train.curve
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))
     metrics.meta.update({
         "model": args.model, "native": args.native, "scheme": scheme.name, "select": args.select,
         "mask_seed": args.mask_seed, "mlm_probability": args.mlm_probability, "train_sentences": len(texts),
+        "step_intervals": bootstrap,  # how the per-step records' ci_low / ci_high were drawn
         "eval_sets": {f"{s.lang}/{s.split}": s.describe() for s in [target, *others, *final_only]},
         "trainable_layers": {str(step): layers for step, layers in result.trainable.items()},
     })

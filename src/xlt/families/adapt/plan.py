@@ -5,7 +5,8 @@ Four kinds of jobs, all read from the validated settings here:
   every run and reference model is scored on the same sentences: the held-out target set,
   the test set, the multilingual set size-matched to the target set, and the sentences of
   the layer comparison with the native model;
-- `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps;
+- `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps
+  (with the bootstrap intervals of config `statistics:`);
 - `adapt_reference_perplexity`: the untouched native and transfer models on the same
   fixed-masked sets (`xlt perplexity`);
 - then the tidy table, the final-perplexity summary and the figures.
@@ -166,6 +167,14 @@ def _masking(family: dict) -> list:
     return ["--mask-seed", family["mask_seed"], "--mlm-probability", family["mlm_probability"]]
 
 
+def _bootstrap(config: dict) -> list:
+    """`xlt aggregate`'s bootstrap settings (config statistics:), for the intervals adapt-mlm
+    computes at every checkpoint: the same draws as aggregate's for the final records."""
+    statistics = config["statistics"]
+    return ["--bootstrap-resamples", statistics["resamples"], "--bootstrap-seed", statistics["seed"],
+            "--bootstrap-confidence", statistics["confidence"]]
+
+
 def _adapt_jobs(config: dict) -> list[Job]:
     family = config[FAMILY]
     target = family["target"]
@@ -184,7 +193,8 @@ def _adapt_jobs(config: dict) -> list[Job]:
                 "--test", eval_file(keys["test"]), "--native", model_ref(config, family["native"]),
                 "--compare", eval_file(keys["compare"]), *layers, "--compare-levels", *compare["levels"],
                 "--scheme", scheme_arg(row["scheme_spec"]), "--select", family["select"], *_masking(family),
-                "--eval-batch-size", family["eval_batch_size"], "--seed", row["seed"], *flag_args(training),
+                "--eval-batch-size", family["eval_batch_size"], *_bootstrap(config), "--seed", row["seed"],
+                *flag_args(training),
                 "--run-id", row["run_id"], "--axes", json.dumps(axes), "--out", RUN.format(run_id=row["run_id"])]
         out.append(Job(row["run_id"], args, inputs=inputs, axes=axes))
     return out

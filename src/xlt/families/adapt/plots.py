@@ -2,17 +2,18 @@
 
 Adapted runs carry role "adapted"; the untouched reference models "native" and "transfer".
 Curves are means over seeds with +- one standard deviation bands. Where the table has 95 %
-bootstrap intervals (ci_low / ci_high: the final evaluations and the untouched models, whose
-per-sentence losses are kept; the per-step curves have none), the reference lines get a band
-of their interval, the selected model a diamond with its interval at its selected step, and the
-final-perplexity bars a grey bar of it beside the seeds' sd.
+bootstrap intervals (ci_low / ci_high: the final evaluations and the untouched models, from
+their kept per-sentence losses, and every checkpoint of the perplexity curves, computed by the
+training job), the curves get a darker band of their interval (the mean of the seeds' bounds),
+the reference lines a band of theirs, the selected model a diamond with its interval at its
+selected step, and the final-perplexity bars a grey bar of it beside the seeds' sd.
 """
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from xlt.report.figures import error_lengths, mean_intervals, reference_span, save  # first: it selects the headless backend
+from xlt.report.figures import INTERVAL_COLUMNS, error_lengths, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 import numpy as np  # noqa: E402
@@ -38,10 +39,16 @@ def _runs(table: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def _band(ax, group: pd.DataFrame, **style) -> None:
+    """The mean over seeds against the step, a band of +- one sd, and where every seed has bounds
+    at a step, a darker band of the 95 % bootstrap interval (nothing more where none has)."""
     stats = group.groupby("step")["value"].agg(["mean", "std"]).fillna(0.0)
     line, = ax.plot(stats.index, stats["mean"], **style)
     ax.fill_between(stats.index, stats["mean"] - stats["std"], stats["mean"] + stats["std"],
                     color=line.get_color(), alpha=0.15, lw=0)
+    bounds = mean_intervals(group, "step")
+    if bounds is not None:
+        bounds = bounds.reindex(stats.index)
+        interval_band(ax, stats.index, bounds.ci_low, bounds.ci_high, color=line.get_color())
 
 
 def _set_label(lang: str, split: str) -> str:
@@ -63,8 +70,8 @@ def _selected_model(ax, finals: pd.DataFrame, selected: pd.DataFrame, color) -> 
 def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """One panel per (model, scheme): target and multilingual perplexity against the training
     step (log scale), with the untouched models' perplexities as horizontal reference lines
-    (and the bands of their bootstrap intervals) and the selected model's final perplexity with
-    its interval at the selected step, where the table has intervals."""
+    and the selected model's final perplexity at the selected step; where the table has
+    intervals, the curves and reference lines get bands of them and the selected model a bar."""
     ppl = table[table.metric == "perplexity"]
     curves = ppl[_steps(ppl).notna() & (ppl.role == "adapted")]
     refs = ppl[_steps(ppl).isna() & (ppl.role != "adapted")]
@@ -80,6 +87,11 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     lo, hi = curves["value"].min(), curves["value"].max()
     shown = refs[(refs["value"] >= lo / 10) & (refs["value"] <= hi * 10)]
     lo, hi = min(lo, shown["value"].min() if len(shown) else lo), max(hi, shown["value"].max() if len(shown) else hi)
+    # the curves' interval bands stay inside the panel (a checkpoint's bounds may reach past the
+    # curves); which references are off scale still follows the values alone
+    bounds = curves[[c for c in INTERVAL_COLUMNS if c in curves.columns]].to_numpy(dtype=float).ravel()
+    bounds = bounds[np.isfinite(bounds)]
+    bottom, top = (min(lo, bounds.min()), max(hi, bounds.max())) if bounds.size else (lo, hi)
     fig, axes = plt.subplots(1, len(runs), figsize=(3.6 * len(runs) + 0.6, 4.2), sharey=True, squeeze=False)
     several_models = len({m for m, _ in runs}) > 1
     for ax, (model, scheme) in zip(axes[0], runs):
@@ -100,7 +112,7 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
                 if not off_scale:
                     reference_span(ax, group, color=colors[(lang, split)])
         ax.set_yscale("log")
-        ax.set_ylim(lo / 1.15, hi * 1.15)
+        ax.set_ylim(bottom / 1.15, top * 1.15)
         ax.yaxis.set_major_formatter(PLAIN)
         ax.yaxis.set_minor_formatter(PLAIN)
         ax.set_title(scheme_label(scheme) + (f"\n{model}" if several_models else ""), fontsize=10)

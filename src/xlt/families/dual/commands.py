@@ -1,8 +1,11 @@
-"""`xlt train-dual`, `xlt make-bucc` and `xlt mine`: the dual-encoder family's jobs.
+"""`xlt train-dual`, `xlt dual-prefix-states`, `xlt make-bucc` and `xlt mine`: the dual-encoder family's jobs.
 
 train-dual: each --train / --dev file is normalised bitext JSONL (text = non-English side,
 text_pair = English); its language is the file's parent directory name
 (results/data/{dataset}/{lang}/{split}.jsonl) unless --train-langs / --dev-langs name them.
+With --freeze-depth N >= 0, --cache-frozen-prefix runs the frozen layers once per distinct
+training sentence and --prefix-states reads them from the store `xlt dual-prefix-states`
+writes once for every depth of a sweep (xlt.families.dual.prefix: semantics and checks).
 
 make-bucc writes BUCC-layout mining files ({src}-{tgt}.{split}.{src|tgt|gold}) from one of
 two sources (see xlt.data.bucc):
@@ -45,6 +48,12 @@ def _train_dual_arguments(p) -> None:
     p.add_argument("--symmetric", default="sum", choices=DUAL_SYMMETRIC,
                    help="combine the two directions' cross-entropies: sum (LaBSE) or mean (default sum)")
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
+    p.add_argument("--cache-frozen-prefix", action="store_true",
+                   help="run the frozen layers once per distinct training sentence (eval mode: no dropout below the "
+                        "boundary) and train only the layers above; needs --freeze-depth >= 0")
+    p.add_argument("--prefix-states", default=None, metavar="DIR",
+                   help="read the frozen layers' output from this store (`xlt dual-prefix-states`, one pass for the "
+                        "whole sweep) instead of computing it; --cache-frozen-prefix's semantics")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--run-id", default=None, help="run id stored in train.json (default: the --out directory's name)")
     p.add_argument("--axes", default="{}", help="further sweep values as JSON, stored in train.json (the workflow "
@@ -61,6 +70,10 @@ def _check_train_dual(args) -> None:
         raise XltError(f"--scale {args.scale}: must be positive (LaBSE uses 10)")
     if args.batch_size < 2:
         raise XltError(f"--batch-size {args.batch_size}: in-batch negatives need at least 2 pairs per batch")
+    if args.cache_frozen_prefix or args.prefix_states:
+        from xlt.families.dual.prefix import check_cacheable
+
+        check_cacheable(args.freeze_depth)
 
 
 def _train_dual(args) -> None:
@@ -93,7 +106,8 @@ def _train_dual(args) -> None:
     settings = DualSettings(margin=args.margin, scale=args.scale, symmetric=args.symmetric)
     losses: list[float] = []
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir)
+    cached = _cached_prefix(args, model, tokenizer, train_bitexts, targs)
+    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached)
     model.save(out / "model", tokenizer)
 
     metrics.curve = result.curve
@@ -105,7 +119,8 @@ def _train_dual(args) -> None:
         "dev_pairs": {b.lang: len(b.texts) for b in dev_bitexts},
         "loss_curve": _curve(losses, targs.log_every),  # batches of this process (after a resume: from the checkpoint on)
         "history": result.history,
-    })
+        "cache_frozen_prefix": cached is not None, "cache_s": round(cached.cache_s, 3) if cached else 0.0,
+    } | ({"prefix_states": args.prefix_states} if args.prefix_states else {}))
     metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length))
     metrics.add(DEV_METRIC + "_mean", result.best_score, split="dev")
     metrics.write(out / "train.json")
@@ -113,11 +128,74 @@ def _train_dual(args) -> None:
     log.info("best dev retrieval accuracy %.4f at step %d", result.best_score, result.best_step)
 
 
+def _cached_prefix(args, model, tokenizer, train_bitexts, targs):
+    """The frozen prefix's states for --prefix-states (read) or --cache-frozen-prefix (computed), else None."""
+    from xlt.families.dual.dual_encoder import pairs_from_bitexts
+
+    pairs = pairs_from_bitexts(train_bitexts)
+    if args.prefix_states:
+        from xlt.families.dual.prefix import load_cached_dual
+
+        return load_cached_dual(model, args.freeze_depth, args.prefix_states, pairs,
+                                {"model": args.model, "max_length": targs.max_length})
+    if args.cache_frozen_prefix:
+        from xlt.core.models import pick_device
+        from xlt.families.dual.prefix import prepare_cached_dual
+
+        return prepare_cached_dual(model, args.freeze_depth, pairs, tokenizer, targs.max_length, targs.batch_size,
+                                   pick_device(targs.device))
+    return None
+
+
 def _curve(losses: list[float], every: int) -> list[dict]:
     """Mean loss over each window of `every` batches (forward passes): a compact training curve."""
     every = max(1, every)
     return [{"batches": min(start + every, len(losses)), "loss": round(sum(losses[start:start + every]) / len(losses[start:start + every]), 5)}
             for start in range(0, len(losses), every)]
+
+
+# ---------------------------------------------------------------- dual-prefix-states
+
+def _dual_prefix_states_arguments(p) -> None:
+    from xlt.core.train_args import add_store_arguments
+
+    p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained encoder)")
+    p.add_argument("--train", action="append", required=True, metavar="FILE.jsonl",
+                   help="the train-dual jobs' --train files, in their order; repeat per language")
+    add_store_arguments(p, "train-dual", "dual.prefix_states")
+
+
+def _dual_prefix_states(args) -> None:
+    from xlt.core.manifest import sha256
+    from xlt.core.models import config_hidden_size, config_num_layers, load_encoder, load_tokenizer, pick_device
+    from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
+    from xlt.data.bitext_files import load_bitexts, resolve_langs
+    from xlt.families.dual.dual_encoder import pairs_from_bitexts
+    from xlt.families.dual.prefix import STORE_SETTINGS, distinct_sentences, sentence_collate, store_expected
+
+    depths = parse_depths(args.depths)
+    bitexts = load_bitexts(args.train, resolve_langs(args.train, None))
+    layers = config_num_layers(args.model)
+    if depths[-1] >= layers:
+        raise XltError(f"--depths {args.depths!r}: depth {depths[-1]} leaves nothing to train in a model with {layers} "
+                       f"layers; train-dual takes 0 .. {layers - 1}")
+    sentences, _ = distinct_sentences(pairs_from_bitexts(bitexts))
+    tokenizer = load_tokenizer(args.model)
+    collate = sentence_collate(tokenizer, args.max_length)
+    # the exact size, from the tokenised lengths, before the model loads or runs
+    lengths = token_lengths(sentences, collate, args.batch_size)
+    hidden_size = config_hidden_size(args.model)
+    nbytes = store_nbytes(sum(lengths), len(lengths), hidden_size, depths, args.storage_dtype)
+    check_store_size(nbytes, args.max_gib, depths=depths, tokens=sum(lengths), hidden_size=hidden_size,
+                     storage_dtype=args.storage_dtype, settings=STORE_SETTINGS, depths_setting="dual.freeze_depths")
+    device = pick_device(args.device)
+    model = load_encoder(args.model).to(device)
+    meta = write_prefix_store(model, depths, sentences, collate, args.batch_size, lengths, args.out, device,
+                              args.storage_dtype, settings=STORE_SETTINGS, meta={
+                                  **store_expected(args.model, args.max_length, sentences), "family": "dual",
+                                  "train": args.train, "train_sha256": [sha256(f) for f in args.train]})
+    print(f"stored depths {meta['depths']} of {meta['examples']} distinct sentences ({meta['tokens']} tokens, "
+          f"{meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB in {meta['compute_s']:.1f} s")
 
 
 # ---------------------------------------------------------------- make-bucc
@@ -269,6 +347,9 @@ def _counts(scores: dict) -> dict:
 VERBS = {
     "train-dual": Verb("Train a dual encoder (shared encoder, additive-margin softmax over in-batch negatives); "
                        "keep the best dev retrieval checkpoint", _train_dual_arguments, _train_dual),
+    "dual-prefix-states": Verb("Store the frozen-prefix hidden states of the dual training sentences at every freeze "
+                               "depth of the sweep in one pass (frozen layers in eval mode)",
+                               _dual_prefix_states_arguments, _dual_prefix_states),
     "make-bucc": Verb("Write BUCC-layout mining files from bitext (gold pairs + non-parallel distractors) or from "
                       "the hub's BUCC", _make_bucc_arguments, _make_bucc),
     "mine": Verb("BUCC-style parallel sentence mining (ratio margin, F1-tuned threshold): precision/recall/F1",

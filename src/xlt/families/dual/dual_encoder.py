@@ -81,7 +81,8 @@ def make_loss(settings: DualSettings, losses: list[float] | None = None):
 
     def loss_fn(model: SentenceEncoder, batch: dict) -> torch.Tensor:
         n = batch["pairs"]
-        embeddings = model(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+        # token ids (a SentenceEncoder) or cached prefix states (a CachedSentenceTop, xlt.families.dual.prefix)
+        embeddings = model(**{key: value for key, value in batch.items() if key != "pairs"})
         loss = criterion(embeddings[:n].float(), embeddings[n:].float())
         if losses is not None:
             losses.append(loss.item())
@@ -121,13 +122,20 @@ def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int):
 
 def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext], dev_bitexts: Sequence[Bitext],
                settings: DualSettings, args: TrainArgs, losses: list[float] | None = None,
-               checkpoint_dir: str | Path | None = None) -> TrainResult:
+               checkpoint_dir: str | Path | None = None, cached=None) -> TrainResult:
     """Train `model` in place with xlt.core.training.train; the best dev checkpoint is restored.
 
     `losses` collects the loss of every batch this process trains on (a resumed run's list
-    starts at the checkpoint); `checkpoint_dir` makes the run resumable (xlt.core.training)."""
+    starts at the checkpoint); `checkpoint_dir` makes the run resumable (xlt.core.training).
+    `cached` (xlt.families.dual.prefix.CachedDual, built from `model` and the same bitexts)
+    trains only the layers above the frozen prefix, on its stored states; evaluation runs
+    the full model on raw text either way."""
     if settings.symmetric not in DUAL_SYMMETRIC:
         raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
-    return train(model, pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length),
-                 make_loss(settings, losses), args, evaluate=make_evaluate(tokenizer, dev_bitexts, args.max_length),
-                 checkpoint_dir=checkpoint_dir)
+    loss, evaluate = make_loss(settings, losses), make_evaluate(tokenizer, dev_bitexts, args.max_length)
+    if cached is not None:
+        # the same seeded order over the same number of pairs, so the same batches as uncached
+        return train(cached.top, cached.pairs, cached.collate, loss, args,
+                     evaluate=lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir)
+    return train(model, pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length), loss, args,
+                 evaluate=evaluate, checkpoint_dir=checkpoint_dir)

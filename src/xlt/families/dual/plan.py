@@ -15,7 +15,8 @@ from pathlib import Path
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
+from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref,
+                            prompt_args, store_args, stored_depths)
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -35,6 +36,9 @@ PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatm
 AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
 UNTRAINED = "untrained"  # run id suffix of a baseline, as in the sbert family
 SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
+# one store of frozen-prefix states per model (the family's training bitext and max_length are the
+# sweep's): every train_dual job of a depth >= 0 reads its boundary from it (prefix_states.shared)
+PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 
 def batch_sizes(config: dict) -> list[int]:
@@ -95,6 +99,9 @@ def check(config: dict) -> None:
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
+    if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
+        raise XltError(f"{FAMILY}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
+                       f"it needs {FAMILY}.cache_frozen_prefix: true (or set shared: false)")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
@@ -163,6 +170,39 @@ def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict)
         "--max-length", settings.training(config, FAMILY)["max_length"], "--out", TATOEBA.format(run_id=run_id)])
 
 
+def shared_prefix(config: dict) -> bool:
+    family = settings.family(config, FAMILY)
+    return bool(family and family["cache_frozen_prefix"] and family["prefix_states"]["shared"])
+
+
+def _prefix_args(config: dict, row: dict) -> tuple[list, dict]:
+    """A run's frozen-prefix flags and inputs: the sweep's store, a per-job cache or none (depth -1
+    freezes nothing, so it trains uncached)."""
+    family = config[FAMILY]
+    if row["freeze_depth"] < 0 or not family["cache_frozen_prefix"]:
+        return [], {}
+    if shared_prefix(config):
+        store = PREFIX_STATES.format(model=row["model"])
+        return ["--prefix-states", store], {"prefix_states": store}
+    return ["--cache-frozen-prefix"], {}
+
+
+def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
+    """One `xlt dual-prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
+    family, training = config[FAMILY], settings.training(config, FAMILY)
+    store, train = family["prefix_states"], bitext_spec(config, "train")
+    out = []
+    for model in family["models"]:
+        depths = stored_depths(rows, model)
+        if not depths:
+            continue
+        out.append(Job(model, [
+            "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
+            *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
+            axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])}))
+    return out
+
+
 def _make_bucc_args(mining: dict, pair: str) -> list:
     if mining["source"] == "bitext":
         lang = pair.split("-")[0]
@@ -177,7 +217,7 @@ def _make_bucc_args(mining: dict, pair: str) -> list:
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
     """rule -> key -> Job: `train_dual` and `tatoeba_dual` by run id (trained runs, then the
     baselines), `make_bucc` by language pair, `mine` by "run id/pair" (the rule's wildcards in
-    output order)."""
+    output order) and, with prefix_states.shared, `prefix_states_dual` by model name."""
     rows = runs(config)
     out = {"train_dual": {}, "tatoeba_dual": {}, "make_bucc": {}, "mine": {}}
     if not rows:
@@ -193,15 +233,17 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         args = ["--model", model_ref(config, row["model"])]
         args += [arg for f in bitext_files(config, "train") for arg in ("--train", f)]
         args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
+        prefix_args, prefix_inputs = _prefix_args(config, row)
         args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
-                 "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], "--seed", row["seed"],
+                 "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], *prefix_args,
+                 "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
                  *flag_args({**training, "batch_size": row["batch_size"]}),
                  "--axes", json.dumps({"model": row["model"]}), "--run-id", run_id, "--out", run_dir]
         train.append(Job(run_id, args, axes=axes, inputs={
             "model": model_input(config, row["model"]),
             "train": data_info(bitext_spec(config, "train")["dataset"]),
-            "dev": data_info(bitext_spec(config, "dev")["dataset"])}))
+            "dev": data_info(bitext_spec(config, "dev")["dataset"]), **prefix_inputs}))
         model, axes_json = MODEL.format(run_id=run_id), json.dumps(axes)
         tatoeba.append(_tatoeba_job(config, run_id, model, model, axes))
         for pair in pairs:
@@ -223,6 +265,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         out["make_bucc"] = {pair: Job(pair, inputs=inputs, axes={"pair": pair}, args=[
             "--pair", pair, "--out", BUCC.format(pair=pair), *_make_bucc_args(mining, pair), "--seed", mining["seed"]])
             for pair in pairs}
+    if shared_prefix(config):
+        out["prefix_states_dual"] = by_run_id(_prefix_states_jobs(config, rows))
     return out
 
 

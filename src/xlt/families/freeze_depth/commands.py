@@ -122,44 +122,31 @@ def _finetune(args):
 
 
 def _prefix_states_arguments(p):
-    from xlt.core.choices import HEADS, PREFIX_STORE_DTYPES
+    from xlt.core.choices import HEADS
+    from xlt.core.train_args import add_store_arguments
 
     p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained model)")
     p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
     p.add_argument("--train", required=True, help="normalised JSONL: the finetune jobs' --train")
-    p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
-    p.add_argument("--max-length", type=int, default=128, help="the finetune jobs' --max-length")
-    p.add_argument("--batch-size", type=int, default=32, help="examples per forward pass (the finetune jobs' "
-                   "--batch-size makes the pass bitwise the per-job cache's)")
-    p.add_argument("--storage-dtype", choices=PREFIX_STORE_DTYPES, default="float16",
-                   help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
-    p.add_argument("--max-gib", type=float, required=True,
-                   help="refuse to write more than this many GiB (config: freeze_depth.prefix_states.max_gib)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
-    p.add_argument("--out", required=True, help="the store's directory")
+    add_store_arguments(p, "finetune", "freeze_depth.prefix_states")
 
 
 def _prefix_states(args):
     from xlt.core.classification import make_collate
     from xlt.core.errors import XltError
     from xlt.core.manifest import sha256
-    from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files
+    from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, pick_device, require_model_files
     from xlt.core.prefix_cache import _task_head
-    from xlt.core.prefix_store import check_store_size, store_nbytes, token_lengths, write_prefix_store
+    from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
     from xlt.data.records import read_records
 
-    try:
-        depths = sorted({int(d) for d in args.depths.split(",") if d.strip()})
-    except ValueError:
-        raise XltError(f"--depths {args.depths!r}: give comma-separated integers, e.g. 0,1,2") from None
-    if not depths or depths[0] < 0:
-        raise XltError(f"--depths {args.depths!r}: store depths >= 0 only (-1 freezes nothing, so has no prefix)")
+    depths = parse_depths(args.depths)
     train_set = read_records(args.train, CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS)
     require_model_files(args.model)
     for depth in depths:
         _check_freeze_depth(args.model, depth)
-    hidden_size = _hidden_size(args.model)
+    hidden_size = config_hidden_size(args.model)
     tokenizer = load_tokenizer(args.model)
     collate = make_collate(tokenizer, args.max_length)
     # the exact size, from the tokenised lengths, before the model loads or runs
@@ -180,20 +167,6 @@ def _prefix_states(args):
                                                         "max_length": args.max_length})
     print(f"stored depths {meta['depths']} of {meta['examples']} examples ({meta['tokens']} tokens, "
           f"{meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB in {meta['compute_s']:.1f} s")
-
-
-def _hidden_size(model: str) -> int:
-    from transformers import AutoConfig
-
-    from xlt.core.errors import XltError
-    from xlt.core.models import pretrained_args
-
-    path, kwargs = pretrained_args(model)
-    config = AutoConfig.from_pretrained(path, **kwargs)
-    for key in ("hidden_size", "dim"):
-        if getattr(config, key, None):
-            return int(getattr(config, key))
-    raise XltError(f"the config of {model!r} states no hidden size (hidden_size or dim)")
 
 
 def _evaluate_arguments(p):

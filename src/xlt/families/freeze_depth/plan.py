@@ -11,7 +11,8 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
+from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input,
+                            model_ref, store_args, stored_depths)
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -84,15 +85,13 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     train, store, training = family["train"], family["prefix_states"], settings.training(config, FAMILY)
     out = []
     for model in family["models"]:
-        depths = sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0})
+        depths = stored_depths(rows, model)
         if not depths:
             continue
         out.append(Job(model, [
             "--model", model_ref(config, model), *head_args(config, model), "--num-labels", num_labels(config),
-            "--train", data_file(train["dataset"], train["lang"], "train"), "--depths", ",".join(map(str, depths)),
-            "--max-length", training["max_length"], "--batch-size", training["batch_size"],
-            "--storage-dtype", store["storage_dtype"], "--max-gib", store["max_gib"], "--device", training["device"],
-            "--out", PREFIX_STATES.format(model=model)],
+            "--train", data_file(train["dataset"], train["lang"], "train"),
+            *store_args(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model))],
             axes={"model": model}, inputs={"model": model_input(config, model), "data": data_info(train["dataset"])}))
     return out
 

@@ -1,0 +1,174 @@
+"""Frozen-prefix caching for the dual encoder: `xlt train-dual --cache-frozen-prefix` trains
+what the uncached run with its frozen prefix in eval mode trains (same losses, same weights, same
+dev scores in fp32), `--prefix-states` reads the same states from the sweep's store
+(`xlt dual-prefix-states`, bitwise with float32 storage), and bad input stops before training."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from xlt.cli import main
+from xlt.core.io import read_json
+from xlt.data import demo
+
+LAYERS = 3
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # bitwise comparisons on one thread
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A random-init 3-layer BERT encoder with dropout 0.1, a WordPiece tokenizer, demo bitext in
+    two languages (multi-way parallel: the English side repeats across languages)."""
+    from transformers import BertConfig, BertModel
+
+    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.core.models import save_model
+
+    root = tmp_path_factory.mktemp("dual-prefix")
+    tokenizer = build_tokenizer(demo_corpus(["mixed"], 200, 1), 200)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)  # dropout 0.1: the default
+    save_model(BertModel(config), tokenizer, root / "model")
+    for lang in ("qaa", "qac"):
+        for split, size in (("train", 24), ("dev", 8)):
+            path = root / lang / f"{split}.jsonl"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text("".join(json.dumps(r) + "\n" for r in demo.generate("bitext", lang, split, size, 13)))
+    return root
+
+
+def files(root, split):
+    return [str(root / lang / f"{split}.jsonl") for lang in ("qaa", "qac")]
+
+
+def train_argv(root, out, depth, *extra, max_length=32):
+    argv = ["train-dual", "--model", str(root / "model"), "--freeze-depth", str(depth), "--max-steps", "4",
+            "--batch-size", "8", "--lr", "2e-3", "--eval-every", "2", "--log-every", "1", "--max-length",
+            str(max_length), "--device", "cpu", "--seed", "3", "--out", str(out), *extra]
+    for f in files(root, "train"):
+        argv += ["--train", f]
+    return argv + [arg for f in files(root, "dev") for arg in ("--dev", f)]
+
+
+def train_dual(root, out, depth, *extra):
+    assert main(train_argv(root, out, depth, *extra)) == 0
+    return load_file(out / "model" / "model.safetensors"), read_json(out / "train.json")["meta"]
+
+
+def store(root, out, *extra, depths="0,2", train=None):
+    argv = ["dual-prefix-states", "--model", str(root / "model"), f"--depths={depths}", "--max-length", "32",
+            "--batch-size", "8", "--device", "cpu", "--max-gib", "1", "--out", str(out), *extra]
+    return main(argv + [arg for f in (train or files(root, "train")) for arg in ("--train", f)])
+
+
+def eval_mode_prefix(model, depth):
+    """The uncached reference: the frozen modules run in eval mode (cached mode's semantics)."""
+    from xlt.core.models import encoder_parts
+
+    def to_eval(module, _inputs):
+        module.eval()
+
+    parts = encoder_parts(model.encoder)
+    for module in [parts.embeddings, *parts.layers[:depth]]:
+        module.register_forward_pre_hook(to_eval)
+
+
+def library_run(root, depth, mode):
+    """train_dual on the tiny inputs: uncached with the prefix in train or eval mode, or cached."""
+    from xlt.core.freezing import freeze
+    from xlt.core.models import load_tokenizer
+    from xlt.core.sentence_encoder import SentenceEncoder
+    from xlt.core.training import TrainArgs
+    from xlt.data.bitext_files import load_bitexts
+    from xlt.families.dual.dual_encoder import DualSettings, pairs_from_bitexts, train_dual
+    from xlt.families.dual.prefix import prepare_cached_dual
+
+    tokenizer = load_tokenizer(str(root / "model"))
+    model = SentenceEncoder.from_pretrained(str(root / "model"), pooling="mean", layer=-1)
+    freeze(model.encoder, depth)
+    bitexts = {split: load_bitexts(files(root, split), ["qaa", "qac"]) for split in ("train", "dev")}
+    args = TrainArgs(max_steps=4, batch_size=8, lr=2e-3, max_length=32, eval_every=2, device="cpu", seed=3)
+    cached = None
+    if mode == "cached":
+        cached = prepare_cached_dual(model, depth, pairs_from_bitexts(bitexts["train"]), tokenizer, 32, 8, "cpu")
+    elif mode == "eval-prefix":
+        eval_mode_prefix(model, depth)
+    losses = []
+    result = train_dual(model, tokenizer, bitexts["train"], bitexts["dev"], DualSettings(), args, losses, None, cached)
+    return model, losses, result
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+def test_cached_training_is_the_eval_mode_prefix_run(inputs, depth):
+    reference, reference_losses, reference_result = library_run(inputs, depth, "eval-prefix")
+    cached, cached_losses, cached_result = library_run(inputs, depth, "cached")
+    # exactly: same batches, same padding, same dropout draws above the boundary, same arithmetic
+    assert cached_losses == reference_losses
+    assert cached_result.history == reference_result.history
+    for (name, param), other in zip(cached.named_parameters(), reference.parameters()):
+        assert torch.equal(param, other), name
+    # the comparison can fail: dropout in the frozen layers (plain uncached training) is another run
+    _, plain_losses, _ = library_run(inputs, depth, "plain")
+    assert max(abs(a - b) for a, b in zip(plain_losses, reference_losses)) > 1e-4
+
+
+def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
+    from xlt.core.prefix_store import hidden_file
+
+    initial = load_file(inputs / "model" / "model.safetensors")
+    assert store(inputs, tmp_path / "store", "--storage-dtype", "float32") == 0
+    meta = read_json(tmp_path / "store" / "meta.json")
+    assert meta["depths"] == [0, 2] and meta["family"] == "dual" and meta["storage_dtype"] == "float32"
+    # both sides of 48 pairs; the English side repeats across the two languages
+    assert 24 + 24 <= meta["examples"] < 2 * 48
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == sorted(
+        ["meta.json", "offsets.npy", "mask.npy", hidden_file(0), hidden_file(2)])  # no labels
+
+    per_job, per_job_meta = train_dual(inputs, tmp_path / "per-job", 2, "--cache-frozen-prefix")
+    shared, shared_meta = train_dual(inputs, tmp_path / "shared", 2, "--prefix-states", str(tmp_path / "store"))
+    assert per_job.keys() == shared.keys()
+    for name in per_job:
+        assert torch.equal(shared[name], per_job[name]), name
+    assert per_job_meta["cache_frozen_prefix"] and per_job_meta["cache_s"] > 0
+    assert shared_meta["prefix_states"] == str(tmp_path / "store")
+    assert shared_meta["loss_curve"] == per_job_meta["loss_curve"] and shared_meta["history"] == per_job_meta["history"]
+    # the layer above the boundary trained, the frozen prefix did not
+    changed = {name for name in per_job if not torch.equal(per_job[name], initial[name])}
+    assert "encoder.layer.2.output.dense.weight" in changed
+    assert not any(name.startswith(("embeddings.", "encoder.layer.0.", "encoder.layer.1.")) for name in changed)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--freeze-depth", "-1", "--cache-frozen-prefix"], "freezes nothing (the embeddings train)"),
+    (["--freeze-depth", "-1", "--prefix-states", "STORE"], "freezes nothing (the embeddings train)"),
+    (["--freeze-depth", "1", "--prefix-states", "STORE"], "holds freeze depths [0, 2], not 1"),
+    (["--max-length", "16", "--prefix-states", "STORE"], "max_length = 32, this run has 16"),
+    (["--prefix-states", "OTHER"], "sentences_sha256"),
+    (["--prefix-states", "NOWHERE"], "not a prefix-state store"),
+])
+def test_bad_cache_input_stops_before_training(inputs, tmp_path_factory, tmp_path, capsys, extra, message):
+    stores = tmp_path_factory.getbasetemp() / "dual-stores"
+    if not stores.exists():
+        assert store(inputs, stores / "store") == 0
+        assert store(inputs, stores / "other", train=files(inputs, "train")[::-1]) == 0  # another sentence order
+    names = {"STORE": stores / "store", "OTHER": stores / "other", "NOWHERE": tmp_path / "none"}
+    extra = [str(names.get(arg, arg)) for arg in extra]
+    assert main(train_argv(inputs, tmp_path / "run", 2) + extra) == 2  # the last --freeze-depth/--max-length wins
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run" / "model").exists() and not (tmp_path / "run" / "checkpoint").exists()
+
+
+def test_store_refuses_bad_depths_and_its_size_bound_before_the_model_runs(inputs, tmp_path, capsys):
+    assert store(inputs, tmp_path / "a", depths="-1,2") == 2
+    assert "depths >= 0 only" in capsys.readouterr().err
+    assert store(inputs, tmp_path / "b", depths=str(LAYERS)) == 2
+    assert "leaves nothing to train" in capsys.readouterr().err
+    assert store(inputs, tmp_path / "c", "--max-gib", "0.000001") == 2
+    err = capsys.readouterr().err
+    assert "dual.prefix_states.max_gib" in err and "dual.freeze_depths" in err
+    assert not any((tmp_path / name).exists() for name in "abc")

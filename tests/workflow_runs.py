@@ -1,0 +1,67 @@
+"""Running the workflow from tests: a scratch copy of it, Snakemake in a subprocess (locally or
+through the test SLURM's profile), and readers for what a run prints."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+PROFILE = REPO / "profiles" / "cluster"
+SLURM_DIR = REPO / "tests" / "slurm"
+ASK_SLURM = "XLT_TEST_SLURM"  # the real-SLURM tests run only when this is 1 (.ci/run exports it)
+PARTITION = "gpu"  # the test cluster's partition; passed to the profile as XLT_SLURM_PARTITION
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def workflow_copy(tmp_path: Path) -> Path:
+    """The workflow's files in tmp_path/wf; the package itself is imported from the installed `xlt`."""
+    work = tmp_path / "wf"
+    work.mkdir()
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(REPO / name, work / name)
+    for name in ("workflow", "config", "profiles", "envs", "src"):  # rules name envs/ and the captions in src/
+        shutil.copytree(REPO / name, work / name)
+    return work
+
+
+def local_env() -> dict[str, str]:
+    """Offline, with this interpreter's scripts (`xlt`, `snakemake`) first on PATH."""
+    return {**os.environ, **OFFLINE, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def slurm_env() -> dict[str, str]:
+    """local_env() plus this checkout's package inside the SLURM jobs (sbatch --export=ALL)
+    and the test cluster's partition for the profile."""
+    env = local_env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "src"), os.environ.get("PYTHONPATH")) if p)
+    env["XLT_SLURM_PARTITION"] = PARTITION
+    return env
+
+
+def slurm_snakemake(*args: str) -> list[str]:
+    # the default 40 s before the first status check only slows the test down
+    return [*SNAKEMAKE, "--slurm-init-seconds-before-status-checks", "2", *args]
+
+
+def snakemake(work: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(SNAKEMAKE + list(args), cwd=work, env=local_env(), capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def job_counts(output: str) -> dict:
+    """Parse the 'Job stats' table of a dry run."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
+    counts = {}
+    for line in lines[start + 3:]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
