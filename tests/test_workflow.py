@@ -60,6 +60,41 @@ def test_dry_run_wires_the_shared_prefix_store_into_every_frozen_depth(tmp_path)
     assert "prefix_states" not in job_counts(proc.stdout + proc.stderr)
 
 
+# rule -> the files (by name) among its outputs whose command also writes `<stem>.examples.jsonl.gz`
+# beside them (MetricsFile.write, where the job kept per-example outputs: every evaluation; not
+# train_dual's or mine's metrics, nor any training run's train.json), checked against the files a
+# demo run writes and, in the end-to-end test, against Snakemake's untracked files
+WRITES_EXAMPLES = {"evaluate_xnli": {"eval.json"}, "eval_sbert": {"eval.json"}, "tatoeba_dual": {"tatoeba.json"},
+                   "align_layers": {"alignment.json"}, "train_teacher": {"metrics.json"}, "distill": {"metrics.json"},
+                   "adapt_mlm": {"metrics.json"}, "adapt_reference_perplexity": {"perplexity.json"}}
+# rule -> the family whose checkpoint_selection also gives its checkpoints.json an examples file
+TRACKING = {"finetune": "freeze_depth", "distill": "monox"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("configfile", ["config.yaml", "config/tiny.yaml"])
+def test_dry_run_declares_every_examples_file_as_an_output(tmp_path, configfile):
+    from xlt.core.metrics import examples_path
+    from xlt.core.settings import validate
+
+    work = workflow_copy(tmp_path)
+    config = validate(yaml.safe_load((work / configfile).read_text()))
+    jobs = dry_run_jobs(snakemake(work, "-n", "--cores", "1", "--configfile", configfile).stdout)
+    for job in jobs:
+        outputs = job.get("output", "").split(", ")
+        writes = set(WRITES_EXAMPLES.get(job["rule"], ()))
+        family = TRACKING.get(job["rule"])
+        if family and config[family]["checkpoint_selection"]:
+            writes.add("checkpoints.json")
+        expected = {examples_path(path) for path in outputs if Path(path).name in writes}
+        assert len(expected) == len(writes), job  # each of those metrics files is an output
+        assert {path for path in outputs if path.endswith(".examples.jsonl.gz")} == expected, job
+    ran = {job["rule"] for job in jobs}
+    assert set(WRITES_EXAMPLES) <= ran  # the config exercises every rule that writes one
+    tracked = {rule for rule, family in TRACKING.items() if config[family]["checkpoint_selection"]}
+    assert tracked == ({"finetune", "distill"} if configfile == "config/tiny.yaml" else set())
+
+
 @pytest.mark.slow
 def test_dry_run_wires_the_dual_prefix_store_into_every_frozen_depth(tmp_path):
     work = workflow_copy(tmp_path)
@@ -98,6 +133,11 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
     """What the session's tiny sweep (conftest.tiny_sweep: locally, or through the test SLURM
     when XLT_TEST_SLURM=1) wrote, and that running it again does nothing."""
     work = tiny_sweep.work
+    # every per-example file a job wrote is a declared output of it (Snakemake checks and removes it)
+    written = {str(path.relative_to(work)) for path in (work / "results").rglob("*.examples.jsonl.gz")}
+    assert len(written) >= sum(len(names) for names in WRITES_EXAMPLES.values())
+    untracked = set(snakemake(work, "--list-untracked", "--configfile", "config/tiny.yaml").stdout.split())
+    assert not written & untracked, sorted(written & untracked)
     table = pd.read_csv(work / "results" / "tables" / "freeze_depth.csv")
     acc = table[table.metric == "accuracy"]
     assert sorted(acc.freeze_depth.unique()) == [-1, 0, 1, 2]

@@ -28,6 +28,7 @@ rule adapt_mlm:
         unpack(job_inputs("adapt", "adapt_mlm")),
     output:
         metrics=adapt.RUN,
+        examples=examples_file(adapt.RUN),
         curve=adapt.CURVE,
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
@@ -48,7 +49,8 @@ rule adapt_reference_perplexity:
     input:
         unpack(job_inputs("adapt", "adapt_reference_perplexity")),
     output:
-        adapt.REFERENCE,
+        metrics=adapt.REFERENCE,
+        examples=examples_file(adapt.REFERENCE),
     log:
         f"{RESULTS}/logs/adapt/{{run_id}}.log",
     benchmark:

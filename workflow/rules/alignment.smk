@@ -19,6 +19,7 @@ rule align_layers:
             for name, file in alignment.run_plots(config).items()
         },
         metrics=alignment.METRICS,
+        examples=examples_file(alignment.METRICS),
         table=report(
             alignment.LAYERS,
             caption="../../src/xlt/families/alignment/caption.rst",

@@ -7,6 +7,7 @@ from snakemake.utils import min_version
 
 from xlt.core import settings
 from xlt.core.cluster import slurm_resources
+from xlt.core.metrics import examples_path
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import cache_dir, cache_environment, check_offline
 from xlt.cost.ledger import benchmark_pattern
@@ -93,6 +94,20 @@ def job_threads(family):
 def job_resources(family):
     """Cluster resources of a model-loading job, from the family's `resources:`."""
     return slurm_resources(config, family) if settings.family(config, family) else {}
+
+
+def examples_file(metrics_path):
+    """The per-example outputs (predictions, gold labels, scores) an evaluation writes beside its
+    metrics file (xlt.core.metrics): an output of the rule, so Snakemake checks, reruns and
+    removes it with the metrics file that the aggregation and the paired tests read it beside."""
+    return examples_path(metrics_path)
+
+
+def checkpoint_examples(family, checkpoints):
+    """The checkpoint choices' examples file as a named output, only with
+    `<family>.checkpoint_selection` on: without tracking the choices have no examples."""
+    section = settings.family(config, family)
+    return {"checkpoint_examples": examples_file(checkpoints)} if section and section["checkpoint_selection"] else {}
 
 
 def family_targets(family):

@@ -58,7 +58,8 @@ rule tatoeba_dual:
     input:
         unpack(job_inputs("dual", "tatoeba_dual")),
     output:
-        dual.TATOEBA,
+        metrics=dual.TATOEBA,
+        examples=examples_file(dual.TATOEBA),
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.tatoeba.log",
     benchmark:

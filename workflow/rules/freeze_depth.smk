@@ -29,6 +29,7 @@ rule finetune:
     input:
         unpack(job_inputs("freeze_depth", "finetune")),
     output:
+        **checkpoint_examples("freeze_depth", freeze_depth.CHECKPOINTS),
         model=directory(f"{freeze_depth.RUN}/model"),
         metrics=freeze_depth.TRAIN_METRICS,
         curve=freeze_depth.TRAIN_CURVE,
@@ -54,7 +55,8 @@ rule evaluate_xnli:
         model=f"{freeze_depth.RUN}/model",
         train=f"{freeze_depth.RUN}/train.json",
     output:
-        f"{freeze_depth.RUN}/eval.json",
+        metrics=f"{freeze_depth.RUN}/eval.json",
+        examples=examples_file(f"{freeze_depth.RUN}/eval.json"),
     log:
         f"{RESULTS}/logs/freeze_depth/{{run_id}}.evaluate.log",
     benchmark:

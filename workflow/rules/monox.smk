@@ -32,6 +32,7 @@ rule train_teacher:
     output:
         logits=f"{monox.TEACHER}/logits.npz",
         metrics=monox.TEACHER_METRICS,
+        examples=examples_file(monox.TEACHER_METRICS),
         curve=monox.TEACHER_CURVE,
     log:
         f"{RESULTS}/logs/monox/teachers/{{run_id}}.log",
@@ -53,7 +54,9 @@ rule distill:
         unpack(job_inputs("monox", "distill")),
     output:
         **monox.student_outputs(config),
+        **checkpoint_examples("monox", monox.CHECKPOINTS),
         metrics=monox.STUDENT_METRICS,
+        examples=examples_file(monox.STUDENT_METRICS),
         curve=monox.STUDENT_CURVE,
     log:
         f"{RESULTS}/logs/monox/students/{{run_id}}.log",

@@ -30,7 +30,8 @@ rule eval_sbert:
     input:
         unpack(job_inputs("sbert", "eval_sbert")),
     output:
-        f"{sbert.RUN}/eval.json",
+        metrics=f"{sbert.RUN}/eval.json",
+        examples=examples_file(f"{sbert.RUN}/eval.json"),
     log:
         f"{RESULTS}/logs/sbert/{{run_id}}.eval.log",
     benchmark:

@@ -1,5 +1,7 @@
 """What every report figure shares: the headless backend, one way to save, the annotated heatmap,
-and the 95 % bootstrap intervals (ci_low / ci_high) of plotted points as error bars or bands."""
+the 95 % bootstrap intervals (ci_low / ci_high) of plotted points as error bars, bands or ± in
+heatmap cells, and the seed spread of points that average several seeds (a dot per seed, ± one
+between-seed sd)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -85,7 +87,60 @@ def halfwidth_grid(rows: pd.DataFrame, index, columns, scale: float = 1.0) -> pd
         return None
     half = scale * (rows["ci_high"].astype(float) - rows["ci_low"].astype(float)) / 2
     return rows.assign(_half=half).pivot_table(index=index, columns=columns, values="_half", dropna=False,
-                                               aggfunc=lambda v: v.mean() if v.notna().all() else np.nan)
+                                               aggfunc=complete_mean)
+
+
+def complete_mean(values: pd.Series) -> float:
+    """The mean of a cell's interval numbers, NaN when any record lacks one (as `mean_intervals`)."""
+    return values.mean() if values.notna().all() else np.nan
+
+
+def seed_spread(rows: pd.DataFrame, by) -> pd.DataFrame | None:
+    """Per point that averages the rows of one group of `by`: the value of each of its seeds
+    (`seeds`: each seed's mean over the group's records, in seed order) and their between-seed
+    standard deviation (`seed_sd`), for the points with several seeds only. None when the table
+    has no seed column. Rows without a seed (an untrained model) have no spread."""
+    if "seed" not in rows.columns:
+        return None
+    keys = [by] if isinstance(by, str) else list(by)
+    per_seed = rows[rows["seed"].notna()].groupby([*keys, "seed"], dropna=False)["value"].mean()
+    grouped = per_seed.groupby(level=keys, dropna=False)
+    spread = pd.DataFrame({"seeds": grouped.apply(tuple), "seed_sd": grouped.std()})
+    return spread[spread["seeds"].map(len) > 1]
+
+
+def seed_dots(ax, x, seeds, *, color, scale: float = 1.0):
+    """A dot per seed at its point's x: `seeds` holds each point's seed values (`seed_spread`),
+    times `scale`. Returns the PathCollection, or None (nothing drawn) when no point has any."""
+    xs = [at for at, values in zip(x, seeds) for _ in values]
+    if not xs:
+        return None
+    ys = [scale * value for values in seeds for value in values]
+    return ax.scatter(xs, ys, s=14, color=color, alpha=0.8, edgecolors="none", zorder=3, label="_seeds")
+
+
+def seed_sd_band(ax, x, center, sd, *, color, scale: float = 1.0):
+    """Hatch ± one between-seed sd around a line (`center`), times `scale`, in the line's colour:
+    hatched, beside the filled bootstrap band. None (nothing drawn) when no point has an sd."""
+    center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
+    if not np.isfinite(sd).any():
+        return None
+    return ax.fill_between(np.asarray(x), scale * (center - sd), scale * (center + sd), facecolor="none",
+                           edgecolor=color, hatch="///", lw=0, alpha=0.5, label="_seed_sd")
+
+
+def seed_sd_bars(ax, x, center, sd, *, color, scale: float = 1.0):
+    """A thick bar from `center` - sd to `center` + sd (times `scale`) at each x, for points drawn
+    as bars; None (nothing drawn) when no point has an sd."""
+    center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
+    if not np.isfinite(sd).any():
+        return None
+    return ax.vlines(np.asarray(x), scale * (center - sd), scale * (center + sd), colors=color, lw=3, alpha=0.6,
+                     zorder=2.5, label="_seed_sd")
+
+
+# how much taller a cell that also says ± its half-width is drawn
+TWO_LINES = 1.6
 
 
 def _annotations(grid: pd.DataFrame, halfwidth: pd.DataFrame, fmt: str) -> np.ndarray:
@@ -97,6 +152,23 @@ def _annotations(grid: pd.DataFrame, halfwidth: pd.DataFrame, fmt: str) -> np.nd
     return np.array(texts, dtype=object)
 
 
+def has_halfwidths(halfwidth: pd.DataFrame | None) -> bool:
+    """Whether any cell has an interval to write (its heatmap cells then hold two lines)."""
+    return halfwidth is not None and bool(np.isfinite(halfwidth.to_numpy(dtype=float)).any())
+
+
+def draw_heatmap(ax, grid: pd.DataFrame, halfwidth: pd.DataFrame | None = None, *, cbar_label: str,
+                 fmt: str = ".1f", cmap: str = "viridis", **heatmap_kw):
+    """Draw the annotated heatmap of `grid` on `ax`: each cell's value, and below it ± half its
+    interval where `halfwidth` (same labels; `halfwidth_grid`) has one. Row labels stay upright."""
+    annot, annot_fmt = True, fmt
+    if has_halfwidths(halfwidth):
+        annot, annot_fmt = _annotations(grid, halfwidth, fmt), ""
+    sns.heatmap(grid, annot=annot, fmt=annot_fmt, cmap=cmap, ax=ax, cbar_kws={"label": cbar_label}, **heatmap_kw)
+    ax.tick_params(axis="y", labelrotation=0)
+    return ax
+
+
 def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",
             cbar_label: str, fmt: str = ".1f", cmap: str = "viridis", cell: tuple[float, float] = (0.75, 0.45),
             margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, halfwidth: pd.DataFrame | None = None,
@@ -104,14 +176,11 @@ def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, yla
     """An annotated heatmap of `grid` (rows x columns), sized to its cells: width = margin +
     cell width x columns (at least `min_width`), height = margin + cell height x rows. With
     `halfwidth` (same labels; `halfwidth_grid`), a cell with an interval also says ± its half-width."""
-    annot, annot_fmt = True, fmt
-    if halfwidth is not None and np.isfinite(halfwidth.to_numpy(dtype=float)).any():
-        annot, annot_fmt = _annotations(grid, halfwidth, fmt), ""
-        cell = (cell[0], cell[1] * 1.6)  # two lines a cell
+    if has_halfwidths(halfwidth):
+        cell = (cell[0], cell[1] * TWO_LINES)
     width = max(min_width, margin[0] + cell[0] * grid.shape[1])
     fig, ax = plt.subplots(figsize=(width, margin[1] + cell[1] * grid.shape[0]))
-    sns.heatmap(grid, annot=annot, fmt=annot_fmt, cmap=cmap, ax=ax, cbar_kws={"label": cbar_label}, **heatmap_kw)
-    ax.tick_params(axis="y", labelrotation=0)
+    draw_heatmap(ax, grid, halfwidth, cbar_label=cbar_label, fmt=fmt, cmap=cmap, **heatmap_kw)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

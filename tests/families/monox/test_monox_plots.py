@@ -208,3 +208,43 @@ def test_curves_without_intervals_draw_as_before(table, tmp_path, kind):
     for frame in (table, table.assign(ci_low=np.nan, ci_high=np.nan)):
         ax = PLOTS[kind](frame, tmp_path / "c.png").axes[0]
         assert not [a for a in [*ax.collections, *ax.patches] if a.get_label() == "_interval"]
+
+
+def cell_texts(ax):
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    columns = [t.get_text() for t in ax.get_xticklabels()]
+    return {(rows[int(t.get_position()[1])], columns[int(t.get_position()[0])]): t.get_text() for t in ax.texts}
+
+
+def test_heatmap_cells_carry_half_the_interval_where_the_records_have_one(table, tmp_path):
+    bounded = with_intervals(table)
+    # one seed's kd record in de without an upper bound: that cell says its value only
+    kd_de = (bounded["mode"] == "kd") & (bounded.lang == "de") & bounded.headline & (bounded.seed == 2) \
+        & (bounded.metric == "accuracy") & (bounded.split == "test")
+    assert kd_de.sum() == 1
+    bounded.loc[kd_de, "ci_high"] = np.nan
+    cells = cell_texts(PLOTS["monox-accuracy-heatmap"](bounded, tmp_path / "h.png").axes[0])
+    plain = cell_texts(PLOTS["monox-accuracy-heatmap"](table, tmp_path / "p.png").axes[0])
+    assert set(cells) == set(plain) and ("teacher", "de") not in cells
+    for key, text in cells.items():
+        # bounds 2 points below and 1 above every value: half of 3 points
+        assert text == (plain[key] if key == ("kd", "de") else f"{plain[key]}\n±1.5"), key
+
+
+def test_the_paper_table_reads_mean_sd_and_interval(table):
+    from xlt.families.monox.plots import accuracy_spread
+
+    bounded = with_intervals(table)
+    grid, spread = accuracy_table(bounded), accuracy_spread(bounded)
+    seeds = [100 * accuracy_of("kd", "all", 0.1, s, "de") for s in (1, 2)]
+    mean, sd = np.mean(seeds), np.std(seeds, ddof=1)
+    kd_de = f"{mean:.2f} ± {sd:.2f} [{mean - 2:.2f}, {mean + 1:.2f}]"
+    md = table_markdown(grid, spread=spread)
+    assert f"| kd | 2 | {kd_de} |" in md
+    assert f"<td>{kd_de}</td>" in table_html(grid, "title", spread=spread)
+    # without interval columns: mean ± sd; one seed: the interval alone; neither: the mean alone
+    assert f"| kd | 2 | {mean:.2f} ± {sd:.2f} |" in table_markdown(accuracy_table(table), spread=accuracy_spread(table))
+    one = bounded[bounded.seed != 2]
+    md = table_markdown(accuracy_table(one), spread=accuracy_spread(one))
+    assert "±" not in md and f"| kd | 1 | {seeds[0]:.2f} [{seeds[0] - 2:.2f}, {seeds[0] + 1:.2f}] |" in md
+    assert table_markdown(grid) == table_markdown(grid, spread=None) and "±" not in table_markdown(grid)

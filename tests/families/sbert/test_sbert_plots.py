@@ -134,4 +134,45 @@ def test_layers_shade_the_interval_of_each_line(table, tmp_path):
 def test_without_intervals_the_error_figures_draw_as_before(table, tmp_path):
     for frame in (table, table.assign(ci_low=np.nan, ci_high=np.nan)):
         assert len(plots.retrieval_error(frame, tmp_path / "r.png").axes[0].containers) == 2
-        assert not plots.layers(frame, tmp_path / "l.png").axes[0].collections
+        # two trained seeds: the seed spread is drawn, and nothing else besides the lines
+        labels = [c.get_label() for c in plots.layers(frame, tmp_path / "l.png").axes[0].collections]
+        assert labels and set(labels) <= {"_seeds", "_seed_sd"}
+        one_seed = frame[frame.seed.isna() | (frame.seed == 1)]
+        assert len(plots.retrieval_error(one_seed, tmp_path / "r.png").axes[0].containers) == 2
+        assert not plots.layers(one_seed, tmp_path / "l.png").axes[0].collections
+
+
+def seed_artists(ax):
+    dots = [c for c in ax.collections if c.get_label() == "_seeds"]
+    sd = [c for c in ax.collections if c.get_label() == "_seed_sd"]
+    return dots, sd
+
+
+def test_layers_draw_a_dot_per_seed_and_a_one_sd_band(table, tmp_path):
+    ax = plots.layers(table, tmp_path / "l.png").axes[0]
+    dots, bands = seed_artists(ax)
+    assert len(dots) == 2 and len(bands) == 2  # the trained lines (max, mean); untrained has no seed
+    points = sorted(tuple(map(tuple, d.get_offsets())) for d in dots)
+    # mean, trained: each seed's mean over languages, per layer (-2, then -1)
+    mean_trained = ((-2, 0.15), (-2, 0.25), (-1, 0.35), (-1, 0.25))
+    assert any(np.allclose(sorted(p), sorted(mean_trained)) for p in points)
+    assert sum(len(p) for p in points) == 8
+    sd = np.std([0.15, 0.25], ddof=1)  # both layers of mean, trained: 0.2 and 0.3 +- the same sd
+    extents = sorted(tuple(b.get_paths()[0].get_extents().get_points()[:, 1]) for b in bands)
+    assert any(np.allclose(e, (0.2 - sd, 0.3 + sd)) for e in extents)
+
+
+def test_retrieval_bars_carry_seed_dots_and_sd_beside_the_interval(table, tmp_path):
+    max_ax = plots.retrieval_error(with_intervals(table), tmp_path / "r.png").axes[0]
+    trained, untrained, *intervals = max_ax.containers
+    assert len(intervals) == 2  # the bootstrap error bars are still drawn, on the bar centres
+    (dots,), (sd,) = seed_artists(max_ax)
+    beside = [b.get_x() + 3 * b.get_width() / 4 for b in trained]
+    # ERRORS: max, layer -1, trained seeds: qaa (0.4, 0.6), qab (0.25, 0.25)
+    np.testing.assert_allclose(sorted(map(tuple, dots.get_offsets())),
+                               sorted([(beside[0], 0.4), (beside[0], 0.6), (beside[1], 0.25), (beside[1], 0.25)]))
+    spans = [(seg[0][0], seg[0][1], seg[1][1]) for seg in sd.get_segments()]
+    half = np.std([0.4, 0.6], ddof=1)
+    np.testing.assert_allclose(spans, [(beside[0], 0.5 - half, 0.5 + half), (beside[1], 0.25, 0.25)])
+    (error_segments,) = intervals[0].lines[2]
+    assert {round(s[0][0], 9) for s in error_segments.get_segments()}.isdisjoint({round(x, 9) for x in beside})

@@ -179,16 +179,17 @@ def _monox_table(args):
     from xlt.report.aggregate import read_table
 
     from xlt.core.io import atomic_path, write_text
-    from xlt.families.monox.plots import accuracy_table, table_html, table_markdown
+    from xlt.families.monox.plots import accuracy_spread, accuracy_table, table_html, table_markdown
 
-    grid = accuracy_table(read_table(args.table))
+    table = read_table(args.table)
+    grid, spread = accuracy_table(table), accuracy_spread(table)
     with atomic_path(args.csv) as tmp:
         grid.to_csv(tmp, float_format="%.6f")
     if args.markdown:
-        write_text(args.markdown, table_markdown(grid))
+        write_text(args.markdown, table_markdown(grid, spread=spread))
     if args.html:
-        write_text(args.html, table_html(grid, args.title))
-    print(table_markdown(grid))
+        write_text(args.html, table_html(grid, args.title, spread=spread))
+    print(table_markdown(grid, spread=spread))
 
 
 VERBS = {

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import matplotlib.ticker
 
-from xlt.report.figures import interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
+from xlt.report.figures import (  # first: it selects the headless backend
+    INTERVAL_COLUMNS, TWO_LINES, complete_mean, draw_heatmap, halfwidth_grid, has_halfwidths, interval_band,
+    mean_intervals, reference_span, save, seed_spread)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
 
@@ -65,82 +66,126 @@ def _ordered_methods(frame: pd.DataFrame) -> list[str]:
     return list(frame.sort_values(["_order", "method"]).drop_duplicates("method")["method"])
 
 
-def accuracy_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Headline test accuracy, mean over seeds: one row per (task, method), one column per
-    evaluation language in table order, then `avg` (the students' average over languages; a
-    teacher is scored in its own language only and has none)."""
+def _headline_accuracy(table: pd.DataFrame) -> pd.DataFrame:
     acc = _test_accuracy(table)
-    acc = acc[_truthy(acc.headline)]
+    return acc[_truthy(acc.headline)]
+
+
+def _task_grids(acc: pd.DataFrame, values: str, aggfunc) -> pd.DataFrame:
+    """One (task, method) x language block per task, `values` reduced by `aggfunc` per cell:
+    methods in paper order, languages in table order with `avg` last."""
     langs = [lang for lang in dict.fromkeys(acc.lang) if lang != "avg"] + (["avg"] if (acc.lang == "avg").any() else [])
     blocks = []
     for task in dict.fromkeys(acc.task):
         part = acc[acc.task == task]
-        grid = part.pivot_table(index="method", columns="lang", values="value", aggfunc="mean")
+        grid = part.pivot_table(index="method", columns="lang", values=values, aggfunc=aggfunc)
         grid = grid.reindex(index=_ordered_methods(part), columns=[c for c in langs if c in grid.columns])
         grid.index = pd.MultiIndex.from_product([[task], grid.index], names=["task", "method"])
         blocks.append(grid)
-    out = pd.concat(blocks)
+    return pd.concat(blocks)
+
+
+def accuracy_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Headline test accuracy, mean over seeds: one row per (task, method), one column per
+    evaluation language in table order, then `avg` (the students' average over languages; a
+    teacher is scored in its own language only and has none)."""
+    acc = _headline_accuracy(table)
+    out = _task_grids(acc, "value", "mean")
     seeds = acc.groupby(["task", "method"])["seed"].nunique() if "seed" in acc.columns else None
     if seeds is not None:
         out.insert(0, "seeds", seeds.reindex(out.index).astype(int))
     return out
 
 
-def table_markdown(grid: pd.DataFrame, percent: bool = True) -> str:
-    """One markdown table per task, accuracies in percent with two decimals as in the paper."""
+def accuracy_spread(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Beside `accuracy_table`'s means, laid out as its grid: the between-seed standard deviation
+    ("sd", NaN where a cell has one seed) and the mean of the seeds' 95 % bootstrap bounds
+    ("ci_low", "ci_high"; NaN where a record lacks one, absent without interval columns)."""
+    acc = _headline_accuracy(table)
+    keys = ["task", "method", "lang"]
+    spread = seed_spread(acc, keys)
+    sd = spread["seed_sd"] if spread is not None else pd.Series(dtype=float)
+    out = {"sd": _task_grids(acc.join(sd.rename("_sd"), on=keys), "_sd", "first")}
+    if set(INTERVAL_COLUMNS) <= set(acc.columns):
+        out.update({bound: _task_grids(acc, bound, complete_mean) for bound in INTERVAL_COLUMNS})
+    return out
+
+
+def table_markdown(grid: pd.DataFrame, percent: bool = True, spread: dict[str, pd.DataFrame] | None = None) -> str:
+    """One markdown table per task, accuracies in percent with two decimals as in the paper; with
+    `spread` (`accuracy_spread`), a cell reads "mean ± sd [low, high]" where it has them."""
     lines = []
     for task in dict.fromkeys(grid.index.get_level_values("task")):
         part = grid.xs(task, level="task").dropna(axis=1, how="all")
         lines += [f"### {task}", "", "| method | " + " | ".join(map(str, part.columns)) + " |",
                   "|---|" + "---:|" * len(part.columns)]
-        for method, row in part.iterrows():
-            cells = [_cell(c, v, percent) for c, v in row.items()]
+        for method, cells in _row_texts(part, task, percent, spread):
             lines.append(f"| {method} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
-def table_html(grid: pd.DataFrame, title: str = "", percent: bool = True) -> str:
+def table_html(grid: pd.DataFrame, title: str = "", percent: bool = True,
+               spread: dict[str, pd.DataFrame] | None = None) -> str:
     body = []
     for task in dict.fromkeys(grid.index.get_level_values("task")):
         part = grid.xs(task, level="task").dropna(axis=1, how="all")
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in part.columns)
         rows = "".join(
-            f"<tr><th>{html.escape(str(m))}</th>" + "".join(f"<td>{_cell(c, v, percent)}</td>" for c, v in row.items())
-            + "</tr>" for m, row in part.iterrows())
+            f"<tr><th>{html.escape(str(m))}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+            for m, cells in _row_texts(part, task, percent, spread))
         body.append(f"<h3>{html.escape(str(task))}</h3><table><thead><tr><th>method</th>{head}</tr></thead>"
                     f"<tbody>{rows}</tbody></table>")
     style = ("body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1.5em}"
              "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th:first-child{text-align:left}")
     heading = f"<h2>{html.escape(title)}</h2>" if title else ""
+    note = "Test accuracy in percent, mean over seeds"
+    if spread is not None:
+        note += " ± their standard deviation, then [the 95 % bootstrap interval] (the mean of the seeds' bounds)"
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{style}</style></head><body>{heading}"
-            f"{''.join(body)}<p>Test accuracy in percent, mean over seeds.</p></body></html>\n")
+            f"{''.join(body)}<p>{note}.</p></body></html>\n")
 
 
-def _cell(column, value, percent: bool) -> str:
+def _row_texts(part: pd.DataFrame, task, percent: bool, spread: dict[str, pd.DataFrame] | None):
+    """(method, cell texts) per row of one task's block; `spread` adds each cell's sd and interval."""
+    extra = {name: grid.xs(task, level="task").reindex(index=part.index, columns=part.columns)
+             for name, grid in (spread or {}).items()}
+    for method, row in part.iterrows():
+        yield method, [_cell(c, v, percent, **{name: grid.at[method, c] for name, grid in extra.items()})
+                       for c, v in row.items()]
+
+
+def _cell(column, value, percent: bool, sd=np.nan, ci_low=np.nan, ci_high=np.nan) -> str:
     if pd.isna(value):
         return ""
     if column == "seeds":
         return str(int(value))
-    return f"{100 * value:.2f}" if percent else f"{value:.4f}"
+    scale, fmt = (100, ".2f") if percent else (1, ".4f")
+    text = f"{scale * value:{fmt}}"
+    if np.isfinite(sd):
+        text += f" ± {scale * sd:{fmt}}"
+    if np.isfinite(ci_low) and np.isfinite(ci_high):
+        text += f" [{scale * ci_low:{fmt}}, {scale * ci_high:{fmt}}]"
+    return text
 
 
 def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
-    """Method x language heatmap of headline test accuracy (percent), one panel per task."""
+    """Method x language heatmap of headline test accuracy (percent), one panel per task; a cell
+    whose records have intervals also says ± half the 95 % interval (the mean of the seeds')."""
     grid = accuracy_table(table).drop(columns="seeds", errors="ignore")
+    acc = _headline_accuracy(table)
     tasks = list(dict.fromkeys(grid.index.get_level_values("task")))
     parts = [grid.xs(task, level="task").dropna(axis=1, how="all") * 100 for task in tasks]
+    halves = [halfwidth_grid(acc[acc.task == task], "method", "lang", scale=100) for task in tasks]
     width = 3.5 + 0.75 * max(p.shape[1] for p in parts)
-    heights = [1.0 + 0.5 * p.shape[0] for p in parts]
+    heights = [1.0 + 0.5 * (TWO_LINES if has_halfwidths(half) else 1) * p.shape[0] for p, half in zip(parts, halves)]
     fig, axes = plt.subplots(len(parts), 1, figsize=(width, sum(heights) + 0.6), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
-    for ax, task, part in zip(axes[:, 0], tasks, parts):
-        sns.heatmap(part, annot=True, fmt=".1f", cmap="viridis", ax=ax, cbar_kws={"label": "accuracy (%)"},
-                    mask=part.isna())
+    for ax, task, part, half in zip(axes[:, 0], tasks, parts, halves):
+        draw_heatmap(ax, part, half, cbar_label="accuracy (%)", fmt=".1f", mask=part.isna())
         ax.set_title(task)
         ax.set_xlabel("evaluation language")
         ax.set_ylabel("")
-        ax.tick_params(axis="y", labelrotation=0)
     fig.suptitle(title or "Zero-shot test accuracy by method and language")
     return save(fig, out)
 
