@@ -37,6 +37,7 @@ rule train_dual:
     output:
         model=directory(dual.MODEL),
         metrics=dual.TRAIN_METRICS,
+        examples=examples_file(dual.TRAIN_METRICS),
         curve=dual.TRAIN_CURVE,
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.train.log",
@@ -96,7 +97,8 @@ rule mine:
         unpack(job_inputs("dual", "mine")),
         model=dual.MODEL,
     output:
-        dual.MINED,
+        metrics=dual.MINED,
+        examples=examples_file(dual.MINED),
     log:
         f"{RESULTS}/logs/dual/{{run_id}}.mine.{{pair}}.log",
     benchmark:
