@@ -12,6 +12,7 @@ import json
 import shlex
 from dataclasses import dataclass, field
 
+from xlt.core import settings
 from xlt.core.model_files import pinned_ref
 
 RESULTS = "results"
@@ -88,6 +89,13 @@ def flag_args(settings: dict) -> list[str]:
     for key, value in settings.items():
         out += [f"--{key.replace('_', '-')}", str(value)]
     return out
+
+
+def shared_prefix(config: dict, family_name: str) -> bool:
+    """Whether a family's frozen depths read one shared prefix store per model (its
+    cache_frozen_prefix and prefix_states.shared both on)."""
+    family = settings.family(config, family_name)
+    return bool(family and family["cache_frozen_prefix"] and family["prefix_states"]["shared"])
 
 
 def stored_depths(rows: list[dict], model: str) -> list[int]:

@@ -16,7 +16,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref,
-                            prompt_args, store_args, stored_depths)
+                            prompt_args, shared_prefix, store_args, stored_depths)
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -170,18 +170,13 @@ def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict)
         "--max-length", settings.training(config, FAMILY)["max_length"], "--out", TATOEBA.format(run_id=run_id)])
 
 
-def shared_prefix(config: dict) -> bool:
-    family = settings.family(config, FAMILY)
-    return bool(family and family["cache_frozen_prefix"] and family["prefix_states"]["shared"])
-
-
 def _prefix_args(config: dict, row: dict) -> tuple[list, dict]:
     """A run's frozen-prefix flags and inputs: the sweep's store, a per-job cache or none (depth -1
     freezes nothing, so it trains uncached)."""
     family = config[FAMILY]
     if row["freeze_depth"] < 0 or not family["cache_frozen_prefix"]:
         return [], {}
-    if shared_prefix(config):
+    if shared_prefix(config, FAMILY):
         store = PREFIX_STATES.format(model=row["model"])
         return ["--prefix-states", store], {"prefix_states": store}
     return ["--cache-frozen-prefix"], {}
@@ -265,7 +260,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         out["make_bucc"] = {pair: Job(pair, inputs=inputs, axes={"pair": pair}, args=[
             "--pair", pair, "--out", BUCC.format(pair=pair), *_make_bucc_args(mining, pair), "--seed", mining["seed"]])
             for pair in pairs}
-    if shared_prefix(config):
+    if shared_prefix(config, FAMILY):
         out["prefix_states_dual"] = by_run_id(_prefix_states_jobs(config, rows))
     return out
 

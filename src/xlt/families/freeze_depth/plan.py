@@ -12,7 +12,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input,
-                            model_ref, store_args, stored_depths)
+                            model_ref, shared_prefix, store_args, stored_depths)
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -74,11 +74,6 @@ def num_labels(config: dict) -> int:
     return NUM_LABELS[config["datasets"][config[FAMILY]["train"]["dataset"]]["task"]]
 
 
-def shared_prefix(config: dict) -> bool:
-    family = settings.family(config, FAMILY)
-    return bool(family and family["cache_frozen_prefix"] and family["prefix_states"]["shared"])
-
-
 def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     """One `xlt prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
     family = config[FAMILY]
@@ -105,7 +100,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     family = config[FAMILY]
     train, evaluation = family["train"], family["eval"]
     training = settings.training(config, FAMILY)
-    shared = shared_prefix(config)
+    shared = shared_prefix(config, FAMILY)
     finetune, evaluate = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
