@@ -33,6 +33,7 @@ from xlt.analysis.bootstrap import (
     resampled_metric,
     resampled_mining,
 )
+from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
 
 # record metric -> (statistic on the examples, example-set metric it reads or None for any)
 _RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
@@ -46,8 +47,7 @@ _OWN_SETS = {"bitext_retrieval_acc": "bitext_retrieval_acc",
              "pseudo_label_accuracy": "pseudo_label_accuracy"}
 # record metric -> the dimensions it averages over (besides lang "avg" and mean_*'s direction)
 _POOLED = {"dev_retrieval_acc_mean": {"lang", "direction"}}
-_SET_KEYS = {"kind", "metric", "prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks",
-             "mask_seed", "interval_only", "kept"}
+_SET_KEYS = {"kind", "metric", *EXAMPLE_SETTINGS, *EXAMPLE_LISTS}
 
 
 def _statistic(record: dict) -> tuple[str, str] | None:

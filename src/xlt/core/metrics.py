@@ -122,6 +122,9 @@ EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted
 # the set gives its record an interval but no paired test compares it (xlt.analysis.compare),
 # so adding such a set leaves every test table and its Holm correction as it was
 EXAMPLE_SETTINGS = ("mask_seed", "interval_only")
+# every per-example list key of any kind: what is not one of these (or kind / metric /
+# a setting) is a record dimension
+EXAMPLE_LISTS = frozenset(key for keys in EXAMPLE_KINDS.values() for key in keys)
 INTERVAL_ONLY = "interval_only"
 
 
