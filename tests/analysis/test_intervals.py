@@ -243,3 +243,117 @@ def test_pseudo_label_accuracy_reads_its_own_set_and_no_other():
     # the dev accuracy takes the dev set, never the pseudo labels
     assert record_interval(record("accuracy", 1.0, lang="en", split="dev"), [dev, pseudo_set]) == (1.0, 1.0)
     assert record_interval(record("pseudo_label_accuracy", value), [dev]) is None
+
+
+def _tuning_candidates(seed=5, n=30):
+    """A small random tuning split: per source 0-3 candidates with coarse (often tied) scores,
+    some of them gold, and gold pairs of which some were never mined (missed)."""
+    rng = np.random.default_rng(seed)
+    scores = [list(rng.integers(0, 10, rng.integers(0, 4)) / 4) for _ in range(n)]
+    hits = [[int(h) for h in rng.random(len(row)) < 0.5] for row in scores]
+    gold = [sum(row) + int(rng.random() < 0.3) for row in hits]
+    return scores, hits, gold
+
+
+def _tune_by_hand(scores, hits, gold, drawn):
+    """Tune the threshold on the sentences `drawn` (with repeats) with the project's own
+    tune_threshold: every draw of a sentence is a new sentence with its candidates and gold pairs."""
+    from xlt.core.errors import XltError
+    from xlt.evaluate.mining import tune_threshold
+
+    mined, gold_pairs = [], set()
+    for k, i in enumerate(drawn):
+        hit_number = np.cumsum(hits[i]) - 1  # the h-th hit finds gold target t{k}-{h}
+        for j, (score, hit) in enumerate(zip(scores[i], hits[i])):
+            mined.append((f"s{k}", f"t{k}-{hit_number[j]}" if hit else f"wrong{k}-{j}", score))
+        gold_pairs |= {(f"s{k}", f"t{k}-{h}") for h in range(gold[i])}  # beyond the hits: missed
+    try:
+        return tune_threshold(mined, gold_pairs)[1]
+    except XltError:  # a resample without gold pairs: nothing to find, every score 0
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+
+
+def test_tuned_mining_resamples_match_tuning_every_resample_by_hand():
+    from xlt.analysis.bootstrap import resample_counts, resampled_tuned_mining
+
+    scores, hits, gold = _tuning_candidates()
+    for sentence_hits, n_gold in zip(hits, gold):  # a hit is one of the sentence's gold pairs
+        assert sum(sentence_hits) <= n_gold
+    counts = resample_counts(len(gold), 60, 7)
+    draws = np.random.default_rng(7).integers(0, len(gold), size=(60, len(gold)))  # resample_counts' draws
+    by_hand = [_tune_by_hand(scores, hits, gold, drawn) for drawn in draws]
+    for metric in ("precision", "recall", "f1"):
+        vectorised = resampled_tuned_mining(metric, scores, hits, gold, counts)
+        assert vectorised.tolist() == [scores_r[metric] for scores_r in by_hand], metric
+    assert len({s["f1"] for s in by_hand}) > 5  # the resamples differ: the comparison is not trivial
+
+
+def test_tuned_mining_gives_the_same_resamples_in_any_block_size(monkeypatch):
+    from xlt.analysis import bootstrap
+
+    scores, hits, gold = _tuning_candidates(seed=6)
+    counts = bootstrap.resample_counts(len(gold), 50, 1)
+    whole = bootstrap.resampled_tuned_mining("f1", scores, hits, gold, counts)
+    monkeypatch.setattr(bootstrap, "_TUNING_BLOCK", 7)  # 7 // candidates = 1 resample per block
+    assert bootstrap.resampled_tuned_mining("f1", scores, hits, gold, counts).tolist() == whole.tolist()
+
+
+def _two_cut_split():
+    """A tuning split with two possible cuts, at score 2 and at score 1 (see the test below).
+
+    10 sentences A: a gold pair at 2, a second gold pair at 1;  10 sentences B: a gold and a wrong
+    pair, both at 2, and one gold pair;  22 sentences D: a wrong pair at 1, no gold.
+    Cut at 2: every A keeps 1, 1 correct, 2 gold; every B 2, 1, 1: 2 correct = 2/3 (kept + gold)
+    in every sentence, so F1 is exactly 2/3 in every resample that draws any gold.
+    Cut at 1: F1 = 2 (20 + 10) / (40 + 30 + 22) = 0.652 on the split, so the cut at 2 is tuned,
+    but resamples with fewer D sentences do better at 1."""
+    rows = [([2.0, 1.0], [1, 1], 2)] * 10 + [([2.0, 2.0], [1, 0], 1)] * 10 + [([1.0], [0], 0)] * 22
+    scores, hits, gold = (list(column) for column in zip(*rows))
+    return scores, hits, gold
+
+
+def test_retuned_f1_interval_is_wider_than_the_one_at_the_fixed_threshold():
+    """Why wider: at the fixed threshold each resample scores one cut, here one whose F1 hardly
+    moves, so its interval claims the tuned F1 is known almost exactly. Re-tuning scores each
+    resample at its own best cut, never below the fixed cut's F1 there, and higher wherever the
+    other cut wins; the spread of which cut wins is the uncertainty of the tuning itself."""
+    from xlt.analysis.bootstrap import resample_counts, resampled_mining, resampled_tuned_mining
+    from xlt.evaluate.mining import source_counts, tune_threshold
+
+    scores, hits, gold = _two_cut_split()
+    mined = [(f"s{i}", f"t{i}-{j}" if hit else f"w{i}-{j}", score)
+             for i, row in enumerate(scores) for j, (score, hit) in enumerate(zip(row, hits[i]))]
+    gold_pairs = {(f"s{i}", f"t{i}-{j}") for i, n in enumerate(gold) for j in range(n)}
+    threshold, tuned = tune_threshold(mined, gold_pairs)
+    assert threshold == 1.5 and tuned["f1"] == pytest.approx(2 / 3)
+    fixed_set = example_set("mining", "mining", **source_counts(mined, gold_pairs, threshold, [f"s{i}" for i in range(42)]),
+                            lang="de", split="tune", interval_only=True)
+    tuning_set = example_set("mining_tuning", "mining", candidate_scores=scores, candidate_gold=hits, gold=gold,
+                             lang="de", split="tune", interval_only=True)
+    f1 = record("f1", tuned["f1"], lang="de", split="tune")
+    fixed_low, fixed_high = record_interval(f1, [fixed_set])
+    low, high = record_interval(f1, [tuning_set])
+    assert fixed_high - fixed_low < 1e-9  # 2/3 in every resample
+    assert high - low > 0.02 and low <= tuned["f1"] <= high
+    # resample by resample: the re-tuned F1 is the better of the two cuts, the fixed cut included
+    counts = resample_counts(42, 1000, 0)
+    retuned = resampled_tuned_mining("f1", scores, hits, gold, counts)
+    at_fixed = resampled_mining("f1", fixed_set["kept"], fixed_set["correct"], fixed_set["gold"], counts)
+    assert np.all(retuned >= at_fixed - 1e-12) and np.mean(retuned > at_fixed + 1e-9) > 0.1
+
+
+def test_tuning_split_records_get_intervals_and_the_test_split_keeps_its_own():
+    scores, hits, gold = _tuning_candidates()
+    kept, correct, n_gold = _mining_counts()
+    test_set = example_set("mining", "mining", kept=kept, correct=correct, gold=n_gold, lang="de", split="test",
+                           interval_only=True)
+    tuning_set = example_set("mining_tuning", "mining", candidate_scores=scores, candidate_gold=hits, gold=gold,
+                             lang="de", split="tune", interval_only=True)
+    tuned = _tune_by_hand(scores, hits, gold, range(len(gold)))
+    for metric in ("precision", "recall", "f1"):
+        low, high = record_interval(record(metric, tuned[metric], lang="de", split="tune"), [test_set, tuning_set])
+        assert low <= tuned[metric] <= high and low < high, metric
+        test = record(metric, 0.5, lang="de", split="test")
+        assert record_interval(test, [test_set, tuning_set]) == record_interval(test, [test_set]), metric
+    # the threshold is a margin value, not a score over sentences: no interval
+    assert record_interval(record("threshold", 1.0, lang="de", split="tune"), [test_set, tuning_set]) is None

@@ -10,7 +10,9 @@ Masked-LM perplexity is not a mean over examples but a ratio of two sums over se
 (summed masked-token loss / masked tokens); a resample's perplexity is exp of the ratio of
 its weighted sums, two matrix products as well. Mining precision, recall and F1 are ratios of
 sums too: source sentences are resampled with their kept, correct and gold pair counts, at the
-fixed tuned threshold (`resampled_mining`).
+fixed tuned threshold (`resampled_mining`); on the tuning split itself the threshold is tuned
+again in every resample (`resampled_tuned_mining`: cumulative sums over the score-sorted
+candidates give every resample's counts at every possible cut).
 """
 from __future__ import annotations
 
@@ -162,6 +164,66 @@ def resampled_mining(metric: str, kept, correct, gold, counts: np.ndarray) -> np
     if metric == "f1":
         return _ratio(2 * precision * recall, precision + recall)
     raise ValueError(f"unknown mining metric {metric!r}; known: {', '.join(MINING_METRICS)}")
+
+
+# resamples x candidates per block of `resampled_tuned_mining`: a few arrays of this many float64
+# (32 MiB each), whatever the size of the tuning split
+_TUNING_BLOCK = 1 << 22
+
+
+def _candidates_by_score(candidate_scores, candidate_gold) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All candidates, highest score first: their source sentence, whether gold (1.0/0.0), and
+    the position of the last candidate of every distinct score (the cuts a threshold can make)."""
+    lengths = [len(scores) for scores in candidate_scores]
+    if lengths != [len(flags) for flags in candidate_gold]:
+        raise ValueError("every source sentence needs one gold flag per candidate score")
+    source = np.repeat(np.arange(len(lengths)), lengths)
+    scores = np.fromiter((x for row in candidate_scores for x in row), dtype=np.float64, count=len(source))
+    hits = np.fromiter((x for row in candidate_gold for x in row), dtype=np.float64, count=len(source))
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    last_of_score = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])
+    return source[order], hits[order], last_of_score
+
+
+def resampled_tuned_mining(metric: str, candidate_scores, candidate_gold, gold, counts: np.ndarray) -> np.ndarray:
+    """Mining precision, recall or F1 of every resample of source sentences with the threshold
+    tuned again on the resample, as xlt.evaluate.mining.tune_threshold tunes it on the split.
+
+    Each sentence brings its candidates' scores, their gold flags and its gold pair count. The
+    possible cuts are the split's distinct scores; cut j keeps every candidate scoring at least
+    the j-th highest, so a resample's kept and correct counts at all cuts are cumulative sums of
+    how often it draws each candidate (C @ K for the sentences' cumulative count matrix K, without
+    building K). The F1-best cut wins, the first (highest threshold) on ties, as in
+    tune_threshold; a cut whose score the resample did not draw keeps what the cut above it
+    keeps, so it never wins over it. Resamples go in blocks to bound memory. (n,) -> (resamples,)."""
+    if metric not in MINING_METRICS:
+        raise ValueError(f"unknown mining metric {metric!r}; known: {', '.join(MINING_METRICS)}")
+    gold = np.asarray(gold, dtype=np.float64)
+    if not len(candidate_scores) == len(candidate_gold) == len(gold) == counts.shape[1]:
+        raise ValueError(f"{metric}: candidate scores, gold flags and gold counts need one entry per source sentence "
+                         f"of the resample matrix ({counts.shape[1]})")
+    source, hits, cuts = _candidates_by_score(candidate_scores, candidate_gold)
+    if not len(source):
+        return np.zeros(counts.shape[0])  # nothing mined: nothing predicted, every score 0
+    block = max(1, _TUNING_BLOCK // len(source))
+    return np.concatenate([_tuned_block(metric, counts[start : start + block], source, hits, cuts, gold)
+                           for start in range(0, counts.shape[0], block)])
+
+
+def _tuned_block(metric: str, counts: np.ndarray, source: np.ndarray, hits: np.ndarray, cuts: np.ndarray,
+                 gold: np.ndarray) -> np.ndarray:
+    drawn = counts[:, source]  # how often each resample draws each candidate (with its sentence)
+    n_kept = np.cumsum(drawn, axis=1)[:, cuts]
+    n_correct = np.cumsum(drawn * hits, axis=1)[:, cuts]
+    n_gold = (counts @ gold)[:, None]
+    # the same operations as the point estimate's _prf, so equal counts give bit-equal F1 and ties
+    precision, recall = _ratio(n_correct, n_kept), _ratio(n_correct, n_gold)
+    f1 = _ratio(2 * precision * recall, precision + recall)
+    best = np.argmax(f1, axis=1)[:, None]  # first maximum = highest threshold
+    # all F1 0: tune_threshold predicts nothing, and P = R = 0 here as well (no correct pair)
+    chosen = {"precision": precision, "recall": recall, "f1": f1}[metric]
+    return np.take_along_axis(chosen, best, axis=1)[:, 0]
 
 
 def point_metric(metric: str, a, b) -> float:

@@ -31,7 +31,7 @@ from xlt.analysis.bootstrap import (
 from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
-from xlt.core.metrics import INTERVAL_ONLY, examples_path, read_examples
+from xlt.core.metrics import EXAMPLE_LISTS, INTERVAL_ONLY, examples_path, read_examples
 from xlt.families.adapt.plan import REFERENCE_SCHEME
 from xlt.families.adapt.tables import scheme_order
 
@@ -50,7 +50,7 @@ DERIVED_AXES = {"adapt": {"role"}}
 # family -> axis -> sort key of its values, where their natural order is not the plain one
 # (adapt's schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual)
 ORDERS = {"adapt": {"scheme": scheme_order}}
-LIST_KEYS = {"prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks", "kept"}
+LIST_KEYS = EXAMPLE_LISTS
 TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
                 "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]

@@ -4,7 +4,8 @@ A record is matched to the per-example sets with the same dimensions: an accurac
 language's predictions, a retrieval error or accuracy@1 to its direction's retrieved indices
 (mean_* to both directions), a correlation to its similarity's score pairs, a masked-LM
 perplexity or loss to its set's per-sentence losses and masked tokens (resampling sentences),
-a mining precision, recall or F1 to its split's per-source pair counts, and an average over
+a mining precision, recall or F1 to its split's per-source pair counts (the tuning split's:
+to its per-source candidates, re-tuning the threshold per resample), and an average over
 languages (lang "avg") to every language's set. Several sets are resampled independently
 (each within itself) and their resampled metrics averaged: a stratified bootstrap. The two
 directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
@@ -32,7 +33,9 @@ from xlt.analysis.bootstrap import (
     resample_counts,
     resampled_metric,
     resampled_mining,
+    resampled_tuned_mining,
 )
+from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
 
 # record metric -> (statistic on the examples, example-set metric it reads or None for any)
 _RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
@@ -46,8 +49,10 @@ _OWN_SETS = {"bitext_retrieval_acc": "bitext_retrieval_acc",
              "pseudo_label_accuracy": "pseudo_label_accuracy"}
 # record metric -> the dimensions it averages over (besides lang "avg" and mean_*'s direction)
 _POOLED = {"dev_retrieval_acc_mean": {"lang", "direction"}}
-_SET_KEYS = {"kind", "metric", "prediction", "gold", "predicted", "retrieved", "correct", "loss", "tokens", "masks",
-             "mask_seed", "interval_only", "kept"}
+# record kind -> the example-set kinds that may back it: a mining score is backed by its split's
+# counts at the fixed tuned threshold (test) or by the candidates to tune it again on (tune)
+_BACKING_KINDS = {"mining": ("mining", "mining_tuning")}
+_SET_KEYS = {"kind", "metric", *EXAMPLE_SETTINGS, *EXAMPLE_LISTS}
 
 
 def _statistic(record: dict) -> tuple[str, str] | None:
@@ -77,7 +82,7 @@ def _free(record: dict) -> set[str]:
 
 
 def _matches(record: dict, one: dict, kind: str) -> bool:
-    if one["kind"] != kind:
+    if one["kind"] not in _BACKING_KINDS.get(kind, (kind,)):
         return False
     if record["metric"] in _OWN_SETS and one["metric"] != _OWN_SETS[record["metric"]]:
         return False
@@ -102,6 +107,8 @@ def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
         return resampled_metric(metric, np.asarray(one["predicted"]), np.asarray(one["gold"]), counts)
     if one["kind"] == "mining":
         return resampled_mining(metric, one["kept"], one["correct"], one["gold"], counts)
+    if one["kind"] == "mining_tuning":
+        return resampled_tuned_mining(metric, one["candidate_scores"], one["candidate_gold"], one["gold"], counts)
     correct = np.asarray(one["correct"], dtype=np.int64)
     return resampled_metric(metric, correct, np.ones_like(correct), counts)
 

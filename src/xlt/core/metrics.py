@@ -10,7 +10,8 @@ line per evaluated set: its record dimensions, ``kind`` and parallel lists: ``pr
 ``gold`` labels, ``predicted`` and ``gold`` scores for STS, ``retrieved`` and ``gold`` indices
 and ``correct`` for retrieval, per sentence the summed masked-token ``loss``, the masked
 ``tokens`` and a hash of its ``masks`` for masked-LM perplexity, with the ``mask_seed``; per
-source sentence the ``kept``, ``correct`` and ``gold`` pair counts for mining), so intervals
+source sentence the ``kept``, ``correct`` and ``gold`` pair counts for mining's test split, and
+for its tuning split the ``candidate_scores``, their ``candidate_gold`` flags and ``gold``), so intervals
 and paired tests need no model rerun. A set marked ``interval_only`` (a dev split, the
 unlabelled pool, pseudo labels, mining) backs its record's interval but no paired test.
 """
@@ -117,11 +118,15 @@ def write_curve(curve: list[dict], path: str | Path) -> None:
 
 EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted", "gold"),
                  "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks"),
-                 "mining": ("kept", "correct", "gold")}
+                 "mining": ("kept", "correct", "gold"),
+                 "mining_tuning": ("candidate_scores", "candidate_gold", "gold")}
 # keys of an example set that describe how it was drawn, not a record dimension; interval_only:
 # the set gives its record an interval but no paired test compares it (xlt.analysis.compare),
 # so adding such a set leaves every test table and its Holm correction as it was
 EXAMPLE_SETTINGS = ("mask_seed", "interval_only")
+# every per-example list key of any kind: what is not one of these (or kind / metric /
+# a setting) is a record dimension
+EXAMPLE_LISTS = frozenset(key for keys in EXAMPLE_KINDS.values() for key in keys)
 INTERVAL_ONLY = "interval_only"
 
 

@@ -26,7 +26,9 @@ cut with the best F1 against a gold split (a cut never splits tied scores); the 
 is the midpoint between the last kept and the first dropped score (as XTREME's
 bucc_optimize). `precision_recall_f1` applies it to another split; `mining_examples` gives
 that split's per-source pair counts, from which the bootstrap resamples source sentences at
-the same fixed threshold (xlt.analysis.bootstrap.resampled_mining).
+the same fixed threshold (xlt.analysis.bootstrap.resampled_mining). The tuning split's own
+scores sit at the optimum of that threshold: `tuning_examples` keeps its candidates per source,
+and its bootstrap tunes the threshold again in every resample (resampled_tuned_mining).
 
 Files (BUCC layout, one directory per language pair):
   {src}-{tgt}.{split}.{src}   lines "id<TAB>sentence"  (source side)
@@ -317,6 +319,32 @@ def mining_examples(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str
     from xlt.core.metrics import example_set
 
     return example_set("mining", "mining", **source_counts(mined, gold, threshold, src_ids), interval_only=True, **dims)
+
+
+def source_candidates(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]],
+                      src_ids: Sequence[str]) -> dict[str, list]:
+    """Per source sentence (in `src_ids` order, every sentence of the split): its mined candidates'
+    scores, whether each is a gold pair (1/0), and its number of gold pairs. Enough to tune the
+    threshold again on any resample of the sentences (xlt.analysis.bootstrap.resampled_tuned_mining)."""
+    position = {sid: i for i, sid in enumerate(src_ids)}
+    scores: list[list[float]] = [[] for _ in src_ids]
+    hits: list[list[int]] = [[] for _ in src_ids]
+    for s, t, score in mined:
+        scores[position[s]].append(float(score))
+        hits[position[s]].append(int((s, t) in gold))
+    n_gold = np.bincount([position[s] for s, _ in gold], minlength=len(src_ids))
+    return {"candidate_scores": scores, "candidate_gold": hits, "gold": n_gold.tolist()}
+
+
+def tuning_examples(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], src_ids: Sequence[str],
+                    **dims) -> dict:
+    """The tuning split's candidates per source as an interval-only example set: its precision,
+    recall and F1 are the optimum of a threshold tuned on the split itself, so their bootstrap
+    tunes it again in every resample (resampling at the fixed threshold would understate them)."""
+    from xlt.core.metrics import example_set
+
+    return example_set("mining_tuning", "mining", **source_candidates(mined, gold, src_ids), interval_only=True,
+                       **dims)
 
 
 def tune_threshold(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]]) -> tuple[float, dict[str, float]]:

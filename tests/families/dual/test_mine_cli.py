@@ -52,14 +52,26 @@ def test_mine_end_to_end(tmp_path, bag_of_words_bert, monkeypatch):
     from xlt.core.metrics import read_examples
     from xlt.report.aggregate import aggregate
 
-    (counts,) = read_examples(tmp_path / "mine.examples.jsonl.gz")
+    counts, candidates = read_examples(tmp_path / "mine.examples.jsonl.gz")
     assert (counts["kind"], counts["split"], counts["interval_only"]) == ("mining", "test", True)
     assert (counts["kept"], counts["correct"], counts["gold"]) == ([1, 1, 1, 0, 1, 0], [1, 1, 1, 0, 0, 0],
                                                                    [1, 1, 1, 1, 0, 0])
+    # the tuning split keeps every source's candidates, to tune the threshold again per resample
+    assert (candidates["kind"], candidates["split"], candidates["interval_only"]) == ("mining_tuning", "tune", True)
+    assert candidates["gold"] == [1, 1, 1, 1, 0, 0] and [sum(h) for h in candidates["candidate_gold"]] == [1, 1, 1, 1, 0, 0]
     table = aggregate([out], resamples=200).set_index(["metric", "split"])
     test = table.xs("test", level="split").loc[["precision", "recall", "f1"]]
     assert ((test.ci_low <= test.value) & (test.value <= test.ci_high) & (test.ci_low < test.ci_high)).all()
-    assert table.xs("tune", level="split").ci_low.isna().all()  # scored at the threshold tuned on it: none
+    from xlt.analysis.intervals import record_interval
+
+    for metric, row in test.iterrows():  # the tuning split's set leaves the test split's intervals as they were
+        alone = record_interval({"metric": metric, "value": row.value, "lang": "de", "split": "test"}, [counts],
+                                resamples=200)
+        assert (row.ci_low, row.ci_high) == alone, metric
+    tune = table.xs("tune", level="split")
+    scores = tune.loc[["precision", "recall", "f1"]]
+    assert ((scores.ci_low <= scores.value) & (scores.value <= scores.ci_high)).all()
+    assert tune.loc["threshold"].isna()[["ci_low", "ci_high"]].all()  # a margin value: no interval
 
 
 def test_mine_reports_missing_split(tmp_path, bag_of_words_bert, monkeypatch, capsys):

@@ -159,3 +159,50 @@ def test_source_counts_add_up_to_the_scores_at_the_threshold():
     scores = precision_recall_f1(mined, gold, 1.0)
     assert (counts["kept"].sum(), counts["correct"].sum(), counts["gold"].sum()) == (
         scores["predicted"], scores["correct"], scores["gold"])
+
+
+def _retuned_on_the_split_itself(mined, gold, src_ids) -> dict[str, float]:
+    """The re-tuning bootstrap's statistic on the one 'resample' that draws every sentence once,
+    from the tuning example set as `xlt aggregate` reads it back (JSON)."""
+    import json
+
+    from xlt.analysis.bootstrap import resampled_tuned_mining
+    from xlt.evaluate.mining import tuning_examples
+
+    one = json.loads(json.dumps(tuning_examples(mined, gold, src_ids, lang="de", split="tune")))
+    assert (one["kind"], one["split"], one["interval_only"]) == ("mining_tuning", "tune", True)
+    ones = np.ones((1, len(src_ids)))
+    return {metric: float(resampled_tuned_mining(metric, one["candidate_scores"], one["candidate_gold"], one["gold"],
+                                                 ones)[0]) for metric in ("precision", "recall", "f1")}
+
+
+def test_retuning_without_resampling_gives_the_tuned_scores_exactly():
+    rng = np.random.default_rng(11)
+    src_ids = [f"s{i}" for i in range(40)]
+    # margins on a coarse grid (ties), many sources with a wrong or no candidate, some gold pairs missed
+    mined = [(s, f"t{i}" if rng.random() < 0.5 else f"w{i}", float(rng.integers(0, 30)) / 7 + 0.9)
+             for i, s in enumerate(src_ids) if rng.random() < 0.8]
+    gold = {(s, f"t{i}") for i, s in enumerate(src_ids) if rng.random() < 0.6}
+    gold |= {(s, t) for s, t, _ in mined if t.startswith("t")} - {("s3", "t3")}  # s3's candidate is wrong after all
+    _, tuned = tune_threshold(mined, gold)
+    assert 0 < tuned["f1"] < 1
+    assert _retuned_on_the_split_itself(mined, gold, src_ids) == {m: tuned[m] for m in ("precision", "recall", "f1")}
+
+
+def test_retuning_breaks_f1_ties_as_the_tuning_does():
+    # keeping only the 3.0 pair (P 1, R 1/2) and keeping all four (P 1/2, R 1) both give F1 2/3:
+    # tune_threshold keeps the higher threshold, and so must every resample
+    gold = {("s0", "t0"), ("s3", "t3")}
+    mined = [("s0", "t0", 3.0), ("s1", "w1", 2.0), ("s2", "w2", 1.9), ("s3", "t3", 1.8)]
+    threshold, tuned = tune_threshold(mined, gold)
+    assert (threshold, tuned["precision"], tuned["recall"]) == (2.5, 1.0, 0.5)
+    assert _retuned_on_the_split_itself(mined, gold, ["s0", "s1", "s2", "s3"]) == {
+        m: tuned[m] for m in ("precision", "recall", "f1")}
+
+
+def test_retuning_without_a_correct_candidate_predicts_nothing():
+    gold = {("s0", "t0")}
+    mined = [("s0", "w0", 2.0), ("s1", "w1", 1.0)]
+    assert tune_threshold(mined, gold)[1]["f1"] == 0.0
+    assert _retuned_on_the_split_itself(mined, gold, ["s0", "s1"]) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert _retuned_on_the_split_itself([], gold, ["s0", "s1"]) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}

@@ -294,7 +294,14 @@ def _mine(args) -> None:
     from xlt.core.io import write_text
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers
-    from xlt.evaluate.mining import load_bucc_split, mine_split, mining_examples, precision_recall_f1, tune_threshold
+    from xlt.evaluate.mining import (
+        load_bucc_split,
+        mine_split,
+        mining_examples,
+        precision_recall_f1,
+        tune_threshold,
+        tuning_examples,
+    )
 
     metrics = MetricsFile(family="dual", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
@@ -336,10 +343,12 @@ def _mine(args) -> None:
         for name in ("precision", "recall", "f1"):
             metrics.add(name, scores[name], lang=src_lang, split=role)
         log.info("%s %s: P %.4f R %.4f F1 %.4f", args.pair, role, scores["precision"], scores["recall"], scores["f1"])
-    # intervals for the test split only: the tuning split's scores are the optimum of the
-    # threshold tuned on it, which resampling at that fixed threshold would make look surer
+    # the test split is resampled at the tuned threshold; the tuning split's scores are that
+    # threshold's optimum, which a fixed threshold would make look surer: its resamples re-tune it
     metrics.examples.append(mining_examples(mined["test"], splits["test"].gold, threshold, splits["test"].src_ids,
                                             lang=src_lang, split="test"))
+    metrics.examples.append(tuning_examples(mined["tune"], splits["tune"].gold, splits["tune"].src_ids,
+                                            lang=src_lang, split="tune"))
     if args.out_pairs:
         write_text(args.out_pairs, "".join(f"{s}\t{t}\t{score:.6f}\n" for s, t, score in mined["test"] if score >= threshold))
     metrics.write(args.out_metrics)
