@@ -121,7 +121,8 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     axes[0][0].set_ylabel("MLM perplexity (fixed masks, log scale)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
-    fig.suptitle(title or "Perplexity during target-language MLM training (mean +- sd over seeds)")
+    fig.suptitle(title or "Perplexity during target-language MLM training (mean over seeds; light band +- sd, "
+                 "darker band 95 % bootstrap interval)")
     fig.tight_layout(rect=(0, 0.06 + 0.035 * math.ceil(len(labels) / 3), 1, 1))
     return save(fig, out, tight=False)
 
