@@ -98,9 +98,12 @@ def shared_prefix(config: dict, family_name: str) -> bool:
     return bool(family and family["cache_frozen_prefix"] and family["prefix_states"]["shared"])
 
 
-def stored_depths(rows: list[dict], model: str) -> list[int]:
-    """The freeze depths >= 0 of a model's runs: what its shared prefix store holds (-1 has no prefix)."""
-    return sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0})
+def stored_depths(rows: list[dict], models: list[str]) -> list[tuple[str, list[int]]]:
+    """(model, the freeze depths >= 0 of its runs) for every model that has some: one shared
+    prefix store per such model holds those depths (-1 has no prefix)."""
+    by_model = [(model, sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0}))
+                for model in models]
+    return [(model, depths) for model, depths in by_model if depths]
 
 
 def store_args(depths: list[int], training: dict, batch_size: int, store: dict, out: str) -> list:

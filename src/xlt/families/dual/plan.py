@@ -186,16 +186,11 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     """One `xlt dual-prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
     family, training = config[FAMILY], settings.training(config, FAMILY)
     store, train = family["prefix_states"], bitext_spec(config, "train")
-    out = []
-    for model in family["models"]:
-        depths = stored_depths(rows, model)
-        if not depths:
-            continue
-        out.append(Job(model, [
-            "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
-            *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
-            axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])}))
-    return out
+    return [Job(model, [
+        "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
+        *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
+        axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])})
+        for model, depths in stored_depths(rows, family["models"])]
 
 
 def _make_bucc_args(mining: dict, pair: str) -> list:

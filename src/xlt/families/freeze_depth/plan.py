@@ -78,17 +78,12 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     """One `xlt prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
     family = config[FAMILY]
     train, store, training = family["train"], family["prefix_states"], settings.training(config, FAMILY)
-    out = []
-    for model in family["models"]:
-        depths = stored_depths(rows, model)
-        if not depths:
-            continue
-        out.append(Job(model, [
-            "--model", model_ref(config, model), *head_args(config, model), "--num-labels", num_labels(config),
-            "--train", data_file(train["dataset"], train["lang"], "train"),
-            *store_args(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model))],
-            axes={"model": model}, inputs={"model": model_input(config, model), "data": data_info(train["dataset"])}))
-    return out
+    return [Job(model, [
+        "--model", model_ref(config, model), *head_args(config, model), "--num-labels", num_labels(config),
+        "--train", data_file(train["dataset"], train["lang"], "train"),
+        *store_args(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model))],
+        axes={"model": model}, inputs={"model": model_input(config, model), "data": data_info(train["dataset"])})
+        for model, depths in stored_depths(rows, family["models"])]
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
