@@ -50,7 +50,6 @@ DERIVED_AXES = {"adapt": {"role"}}
 # family -> axis -> sort key of its values, where their natural order is not the plain one
 # (adapt's schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual)
 ORDERS = {"adapt": {"scheme": scheme_order}}
-LIST_KEYS = EXAMPLE_LISTS
 TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
                 "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
@@ -64,7 +63,7 @@ class Run:
 
 
 def _set_key(one: dict) -> tuple:
-    dims = tuple(sorted((k, v) for k, v in one.items() if k not in LIST_KEYS | {"kind"}))
+    dims = tuple(sorted((k, v) for k, v in one.items() if k not in EXAMPLE_LISTS | {"kind"}))
     return (one["kind"], *dims)
 
 

@@ -120,14 +120,14 @@ EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted
                  "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks"),
                  "mining": ("kept", "correct", "gold"),
                  "mining_tuning": ("candidate_scores", "candidate_gold", "gold")}
-# keys of an example set that describe how it was drawn, not a record dimension; interval_only:
 # the set gives its record an interval but no paired test compares it (xlt.analysis.compare),
 # so adding such a set leaves every test table and its Holm correction as it was
-EXAMPLE_SETTINGS = ("mask_seed", "interval_only")
+INTERVAL_ONLY = "interval_only"
+# keys of an example set that describe how it was drawn, not a record dimension
+EXAMPLE_SETTINGS = ("mask_seed", INTERVAL_ONLY)
 # every per-example list key of any kind: what is not one of these (or kind / metric /
 # a setting) is a record dimension
 EXAMPLE_LISTS = frozenset(key for keys in EXAMPLE_KINDS.values() for key in keys)
-INTERVAL_ONLY = "interval_only"
 
 
 def example_set(kind: str, metric: str, **fields_and_dims: Any) -> dict:

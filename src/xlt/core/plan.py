@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from xlt.core import settings
+from xlt.core.errors import XltError
 from xlt.core.model_files import pinned_ref
 
 RESULTS = "results"
@@ -89,6 +90,14 @@ def flag_args(settings: dict) -> list[str]:
     for key, value in settings.items():
         out += [f"--{key.replace('_', '-')}", str(value)]
     return out
+
+
+def check_prefix_states(config: dict, family_name: str) -> None:
+    """A shared prefix store is the cache shared across the sweep: it needs the cache on."""
+    family = config[family_name]
+    if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
+        raise XltError(f"{family_name}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
+                       f"it needs {family_name}.cache_frozen_prefix: true (or set shared: false)")
 
 
 def shared_prefix(config: dict, family_name: str) -> bool:

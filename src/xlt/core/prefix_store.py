@@ -234,14 +234,17 @@ def check_store_matches(path: str | Path, meta: dict, expected: dict, rerun: str
                            f"rerun {rerun} with this run's settings")
 
 
-def read_prefix_store(path: str | Path, depth: int) -> PrefixStates:
-    """The stored states of one boundary (read into memory; the other boundaries stay on disk)."""
+def read_prefix_store(path: str | Path, depth: int, model: nn.Module | None = None) -> PrefixStates:
+    """The stored states of one boundary (read into memory; the other boundaries stay on disk);
+    with `model` (the encoder that will read them), states of another hidden size are refused."""
     path = Path(path)
     meta = read_store_meta(path)
     if depth not in meta["depths"]:
         raise XltError(f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun `xlt prefix-states` "
                        "(or `xlt dual-prefix-states`) with every depth of the sweep (--depths)")
     hidden = torch.from_numpy(np.load(path / hidden_file(depth)))
+    if model is not None and hidden.shape[1] != base_hidden_size(model):
+        raise XltError(f"{path} holds hidden size {hidden.shape[1]}, the model has {base_hidden_size(model)}")
     labels = torch.from_numpy(np.load(path / "labels.npy")) if (path / "labels.npy").is_file() else None
     return PrefixStates(hidden=hidden, mask=torch.from_numpy(np.load(path / "mask.npy")),
                         offsets=torch.from_numpy(np.load(path / "offsets.npy")), labels=labels, depth=depth)
@@ -262,12 +265,10 @@ def load_cached_training(model: nn.Module, depth: int, path: str | Path, example
     if meta["examples"] != len(examples):
         raise XltError(f"{path} holds {meta['examples']} examples, the training set has {len(examples)}; "
                        "rerun `xlt prefix-states` on this training file")
-    states = read_prefix_store(path, depth)
+    states = read_prefix_store(path, depth, model)
     labels = torch.as_tensor([e["label"] for e in examples])
     if states.labels is None or not torch.equal(states.labels.to(labels.dtype), labels):
         raise XltError(f"{path}: the stored labels differ from the training file's; it was written for other data")
-    if states.hidden.shape[1] != base_hidden_size(model):
-        raise XltError(f"{path} holds hidden size {states.hidden.shape[1]}, the model has {base_hidden_size(model)}")
     load_s = time.time() - started
     log.info("read the stored frozen prefix (embeddings + %d layers, %s) of %d examples from %s in %.2f s (%.1f MB)",
              depth, meta["storage_dtype"], len(states), path, load_s, states.nbytes / 2**20)

@@ -15,8 +15,8 @@ from pathlib import Path
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref,
-                            prompt_args, shared_prefix, store_args, stored_depths)
+from xlt.core.plan import (RESULTS, Job, by_run_id, check_prefix_states, data_file, data_info, flag_args, model_input,
+                            model_ref, prompt_args, shared_prefix, store_args, stored_depths)
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -99,9 +99,7 @@ def check(config: dict) -> None:
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
-    if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
-        raise XltError(f"{FAMILY}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
-                       f"it needs {FAMILY}.cache_frozen_prefix: true (or set shared: false)")
+    check_prefix_states(config, FAMILY)
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):

@@ -110,17 +110,14 @@ def prepare_cached_dual(model, depth: int, pairs: Sequence[tuple[str, str]], tok
 
 def load_cached_dual(model, depth: int, path, pairs: Sequence[tuple[str, str]], expected: dict) -> CachedDual:
     """CachedDual from a store written by `xlt dual-prefix-states` for this model and data."""
-    from xlt.core.prefix_store import base_hidden_size, check_store_matches, read_prefix_store, read_store_meta
+    from xlt.core.prefix_store import check_store_matches, read_prefix_store, read_store_meta
 
     check_cacheable(depth)
     started = time.time()
     sentences, indexed = distinct_sentences(pairs)
     meta = read_store_meta(path)
     check_store_matches(path, meta, store_expected(expected["model"], expected["max_length"], sentences), RERUN)
-    states = read_prefix_store(path, depth)
-    if states.hidden.shape[1] != base_hidden_size(model.encoder):
-        raise XltError(f"{path} holds hidden size {states.hidden.shape[1]}, the model has "
-                       f"{base_hidden_size(model.encoder)}")
+    states = read_prefix_store(path, depth, model.encoder)
     load_s = time.time() - started
     log.info("read the stored frozen prefix (embeddings + %d layers, %s) of %d sentences from %s in %.2f s",
              depth, meta["storage_dtype"], len(states), path, load_s)

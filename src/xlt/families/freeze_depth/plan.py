@@ -11,8 +11,8 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input,
-                            model_ref, shared_prefix, store_args, stored_depths)
+from xlt.core.plan import (RESULTS, Job, by_run_id, check_prefix_states, data_file, data_info, flag_args, head_args,
+                            model_input, model_ref, shared_prefix, store_args, stored_depths)
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -47,9 +47,7 @@ def check(config: dict) -> None:
     for split in ("train", "dev"):
         settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
     settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
-    if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
-        raise XltError(f"{FAMILY}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
-                       f"it needs {FAMILY}.cache_frozen_prefix: true (or set shared: false)")
+    check_prefix_states(config, FAMILY)
 
 
 def runs(config: dict) -> list[dict]:
