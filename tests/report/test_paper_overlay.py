@@ -42,7 +42,8 @@ def _records(config, tmp):
     for i, axes in enumerate(_job_axes(config, "freeze_depth", "evaluate_xnli")):
         run_id = f"{axes['model']}-depth{axes['freeze_depth']}-seed{axes['seed']}"
         recs = [("accuracy", 0.6 + i / 1000, {"lang": lang}) for lang in ("en", "zh", "de")]  # no split: see eval.split
-        files["freeze_depth"].append(_write(tmp, "freeze_depth", run_id, axes, recs + [("accuracy", 0.6, {"lang": "avg"})]))
+        recs.append(("accuracy", 0.6, {"lang": "avg"}))
+        files["freeze_depth"].append(_write(tmp, "freeze_depth", run_id, axes, recs))
     for axes in _job_axes(config, "sbert", "eval_sbert"):
         run_id = f"{axes['model']}-{axes['pooling']}-L{axes['layer']}-{axes['seed']}"
         recs = [(c, 0.7, {"similarity": s, "dataset": "stsb-multi", "lang": "en", "split": "test"})
@@ -62,7 +63,8 @@ def _records(config, tmp):
         langs = ["en"] if axes["mode"] == "teacher" else ["en", "de"]
         recs = [("accuracy", 0.8, {"lang": lang, "split": "test"}) for lang in langs]
         run_id = f"{i}-{axes['model']}-{axes['task']}-{axes['mode']}-{axes['size']}-seed{axes['seed']}"
-        files["monox"].append(_write(tmp, "monox", run_id, axes, recs + [("accuracy", 0.8, {"lang": "en", "split": "dev"})]))
+        recs.append(("accuracy", 0.8, {"lang": "en", "split": "dev"}))
+        files["monox"].append(_write(tmp, "monox", run_id, axes, recs))
     return files
 
 
@@ -107,8 +109,8 @@ def test_the_cased_mbert_rows_match_through_the_loaded_model(delta):
     assert sbert.delta.tolist() == pytest.approx((0.7 - sbert.theirs).tolist())
     test = _rows(delta, "adapt", split="test")
     matched = test[test.matched == "yes"]
-    assert set(matched.setting.str.extract(r"scheme=([^;]+)")[0]) == {"0-12", "6-12", "9-12", "11-12", "gradual-start4-step4-every1epochs",
-                                                                       "pre-trained"}
+    schemes = {"0-12", "6-12", "9-12", "11-12", "gradual-start4-step4-every1epochs", "pre-trained"}
+    assert set(matched.setting.str.extract(r"scheme=([^;]+)")[0]) == schemes
     assert len(matched[matched.setting.str.contains("scheme=0-12")]) == 3  # three seeds, three rows
     assert set(matched[matched.setting.str.contains("pre-trained")].run_id) == {"reference-bertje"}
     teacher = _rows(delta, "monox", model="roberta-large", task="xnli")

@@ -52,6 +52,7 @@ POOLED = "multilingual"  # our `lang` of a set pooled over languages; the papers
 DEMO = "demo run: synthetic languages and tiny models, no setting is comparable to a paper"
 NOT_IN_CONFIG = "family not in this config"
 SHOWN = 8  # values listed in a reason before "..."
+REASONS = {"metric": "metric not computed", "lang": "no run in that language"}  # other keys: no run with that setting
 
 
 def parse_setting(text: str) -> dict[str, str]:
@@ -137,10 +138,11 @@ def _narrow(rows: pd.DataFrame, family: str, checks: list[tuple[str, str]]) -> t
     """The rows passing every (column, wanted) check in turn, or none and why the first failed."""
     for column, wanted in checks:
         if column not in rows.columns:
-            return rows.iloc[:0], f"no run with that setting ({column}={wanted}; the {family} table has no {column} column)"
+            return rows.iloc[:0], (f"no run with that setting ({column}={wanted}; "
+                                   f"the {family} table has no {column} column)")
         keep = rows[column].map(lambda v: _equal(column, v, wanted))
         if not keep.any():
-            why = {"metric": "metric not computed", "lang": "no run in that language"}.get(column, "no run with that setting")
+            why = REASONS.get(column, "no run with that setting")
             return rows.iloc[:0], f"{why} ({column}={wanted}; ours: {_listing(rows[column])})"
         rows = rows[keep]
     return rows, ""
@@ -150,7 +152,8 @@ def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str])
     """The run-table rows that match the published row `theirs`, or none and the reason."""
     setting = parse_setting(theirs["setting"])
     checks = [("metric", theirs["metric"])]
-    checks += [(key, split_name(value) if key == "split" else value) for key, value in setting.items() if key != "model"]
+    checks += [(key, split_name(value) if key == "split" else value)
+               for key, value in setting.items() if key != "model"]
     checks += [("lang", theirs["language"])]
     rows = runs[runs["family"] == family] if "family" in runs.columns else runs.iloc[:0]
     if rows.empty:

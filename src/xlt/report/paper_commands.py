@@ -46,5 +46,5 @@ def _run(args):
           f"({len(matched)} run-table rows) -> {args.out_table}")
 
 
-VERBS = {"paper-delta": Verb("Ours beside every published number of the seed studies (paper_delta.csv + overlay figure)",
+VERBS = {"paper-delta": Verb("Ours beside every published number of the seed studies (paper_delta.csv + overlay)",
                              _arguments, _run)}
