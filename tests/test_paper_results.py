@@ -35,7 +35,7 @@ def test_a_matching_run_gets_a_delta_and_an_overlay(tmp_path):
          "metric": "accuracy", "value": 0.60, "ci_low": 0.58, "ci_high": 0.62},
     ])
     delta = paper.deltas(runs, "freeze_depth", tmp_path)
-    assert delta["run_id"].tolist() == ["a"]
+    assert delta["run_id"].tolist() == ["a"] and delta["matched"].tolist() == ["yes"]
     assert delta["delta"].iloc[0] == pytest.approx(0.05)
     assert (delta["ci_low"].iloc[0], delta["ci_high"].iloc[0]) == (0.73, 0.77)
     fig = paper.overlay_plot(delta, tmp_path / "overlay.png")
@@ -49,7 +49,8 @@ def test_a_run_without_the_setting_column_never_matches(tmp_path):
     pd.DataFrame([{"setting": "pooling=mean", "language": "de", "metric": "accuracy", "value": 0.7,
                    "source": "Someone et al., Table 9"}]).to_csv(tmp_path / "freeze_depth.csv", index=False)
     runs = pd.DataFrame([{"family": "freeze_depth", "run_id": "a", "lang": "de", "metric": "accuracy", "value": 0.7}])
-    assert paper.deltas(runs, "freeze_depth", tmp_path).empty
+    delta = paper.deltas(runs, "freeze_depth", tmp_path)  # the published number stays, unmatched
+    assert delta["matched"].tolist() == ["no"] and "has no pooling column" in delta["reason"].iloc[0]
 
 
 def test_a_demo_overlay_says_why_it_is_empty(tmp_path):
@@ -60,14 +61,17 @@ def test_a_demo_overlay_says_why_it_is_empty(tmp_path):
 def test_the_verb_writes_a_delta_table_and_a_figure(tmp_path):
     from xlt.cli import main
 
-    runs = pd.DataFrame([{"family": "freeze_depth", "run_id": "a", "model": "bert-base-multilingual-uncased",
-                          "freeze_depth": -1, "split": "test", "lang": "de", "metric": "accuracy", "value": 0.68}])
+    runs = pd.DataFrame([{"family": "freeze_depth", "run_id": "a", "model": "mbert-uncased",
+                          "freeze_depth": -1, "lang": "de", "metric": "accuracy", "value": 0.68}])
     runs.to_csv(tmp_path / "freeze_depth.csv", index=False)
     out, fig = tmp_path / "paper_delta.csv", tmp_path / "overlay.png"
-    args = [f"freeze_depth={tmp_path / 'freeze_depth.csv'}", "--out-table", str(out), "--out-plot", str(fig)]
+    args = [f"freeze_depth={tmp_path / 'freeze_depth.csv'}", "--model", "mbert-uncased=bert-base-multilingual-uncased",
+            "--split", "freeze_depth=test", "--out-table", str(out), "--out-plot", str(fig)]
     assert main(["paper-delta", *args]) == 0
-    delta = pd.read_csv(out)  # the shipped mBERT zero-shot German row: 70.5 %
-    assert delta["delta"].tolist() == pytest.approx([0.68 - 0.705])
+    delta = pd.read_csv(out)
+    matched = delta[delta["matched"] == "yes"]  # the shipped mBERT zero-shot German row: 70.5 %
+    assert matched["delta"].tolist() == pytest.approx([0.68 - 0.705])
+    assert len(delta) == sum(len(paper.load(family)) for family in FAMILIES)  # every published number
     assert fig.stat().st_size > 0
     assert main(["paper-delta", *args, "--demo"]) == 0
-    assert pd.read_csv(out).empty
+    assert set(pd.read_csv(out)["matched"]) == {"no"}

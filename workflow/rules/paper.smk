@@ -19,6 +19,8 @@ rule paper_delta:
         ENV
     params:
         tables=lambda wildcards, input: [f"{name}={path}" for name, path in input.items()],
+        # published rows match on the model a config name loads and on the family's eval split
+        config=paper.config_args(config),
         demo="--demo" if config["report"]["demo"] else "",
     shell:
-        "xlt paper-delta {params.tables} {params.demo} --out-table {output.table} --out-plot {output.plot} > {log} 2>&1"
+        "xlt paper-delta {params.tables} {params.config} {params.demo} --out-table {output.table} --out-plot {output.plot} > {log} 2>&1"

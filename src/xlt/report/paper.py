@@ -1,11 +1,32 @@
 """The seed studies' published numbers (``paper_results/<family>.csv``) beside ours.
 
 A paper row is ``setting, language, metric, value, source``. ``setting`` is ``key=value``
-pairs joined by ``;``; a run-table row matches when the family is the file's, every setting key
-is a column of the run table with that value (compared as text), ``lang`` equals ``language``
-and the metrics agree. Values are in our tables' units (accuracies and correlations as 0-1
-fractions; the source column says what the paper printed). A key the run table lacks never
-matches, so a published number is only drawn beside a run that really has that setting.
+pairs joined by ``;``, each key a column of the family's run table. Values are in our tables'
+units (accuracies and correlations as 0-1 fractions; the source column says what the paper
+printed).
+
+Matching a published row against a run-table row (`deltas`), in this order:
+
+- ``model``: the model the run *loads*, not the config's nickname in the table's ``model``
+  column: the nickname's hub id or path (``models.<name>.path``, the ``--model NAME=REF`` pairs
+  of `config_args`) without its ``@revision`` pin (the papers name none). A published value with
+  an owner (``GroNLP/bert-base-dutch-cased``) must equal the hub id; one without
+  (``roberta-large``) is compared with its last part, since the hub later moved the legacy ids
+  under owners (``FacebookAI/roberta-large``). Monox's ``model`` column is the model the job
+  trains (teacher or student), so the same rule holds there;
+- ``metric``, then every other setting key, compared as text (6.0, 6 and "6" are one value);
+- ``split`` on both sides in our config's names: the hub's ``validation`` is our ``dev``
+  (config ``split_names: {dev: validation}``). A table without a ``split`` column (freeze_depth:
+  its records carry none) takes the family's evaluation split from the config
+  (``<family>.eval.split``, the ``--split FAMILY=SPLIT`` pairs of `config_args`);
+- ``language`` equals ``lang``; a published ``<name>-mix`` (sentences pooled over a dataset's
+  languages) is our pooled set, ``lang`` ``multilingual`` (adapt; which dataset it was drawn
+  from is the family's config, not checked here).
+
+`deltas` accounts for every published number: one row per matching run-table row (so one per
+seed when seeds match), ``matched`` yes, ours minus theirs in ``delta``; or one row with
+``matched`` no and the ``reason`` of the first check nothing passed (different model, metric
+not computed, no run with that setting or language, family not in this config, demo run).
 """
 from __future__ import annotations
 
@@ -16,13 +37,22 @@ from pathlib import Path
 import pandas as pd
 
 from xlt.core.errors import XltError
+from xlt.core.model_files import split_revision
 
 COLUMNS = ["setting", "language", "metric", "value", "source"]
 # the metric names our evaluations write (xlt.evaluate, xlt.families.*)
 METRICS = {"accuracy", "pearson", "spearman", "perplexity", "error", "mean_error", "accuracy@1", "mean_accuracy@1"}
 # ISO 639-1 codes, `avg` (an average over the paper's languages) or a named mixture such as `xnli-mix`
 LANGUAGE = re.compile(r"^([a-z]{2}|avg|[a-z]+-mix)$")
-DELTA_COLUMNS = ["family", "run_id", "setting", "lang", "metric", "ours", "ci_low", "ci_high", "theirs", "delta", "source"]
+DELTA_COLUMNS = ["family", "setting", "lang", "metric", "theirs", "matched", "reason", "run_id", "ours", "ci_low",
+                 "ci_high", "delta", "source"]
+# the hub's split names -> ours (config split_names map ours to the hub's: {dev: validation})
+SPLIT_ALIASES = {"validation": "dev"}
+POOLED = "multilingual"  # our `lang` of a set pooled over languages; the papers write <name>-mix
+DEMO = "demo run: synthetic languages and tiny models, no setting is comparable to a paper"
+NOT_IN_CONFIG = "family not in this config"
+SHOWN = 8  # values listed in a reason before "..."
+REASONS = {"metric": "metric not computed", "lang": "no run in that language"}  # other keys: no run with that setting
 
 
 def parse_setting(text: str) -> dict[str, str]:
@@ -73,34 +103,120 @@ def _text(value) -> str:
     return str(value)
 
 
-def deltas(runs: pd.DataFrame, family: str, folder: Path | None = None) -> pd.DataFrame:
-    """Ours minus theirs for every run-table row that matches a published row of `family`."""
-    paper = load(family, folder)
+def split_name(split) -> str:
+    """A split in our config's names (validation -> dev)."""
+    return SPLIT_ALIASES.get(str(split), str(split))
+
+
+def loaded_name(ref: str, published: str) -> bool:
+    """Whether the model `ref` (hub id or path, maybe `@revision`-pinned) is the published `model`."""
+    hub_id, _ = split_revision(str(ref))
+    hub_id = hub_id.rstrip("/")
+    mine = hub_id if "/" in published else hub_id.rsplit("/", 1)[-1]
+    return mine.lower() == published.lower()
+
+
+def _order(text: str):
+    number = pd.to_numeric(text, errors="coerce")  # steps and depths in numeric order
+    return (0, float(number), "") if pd.notna(number) else (1, 0.0, text)
+
+
+def _listing(values: pd.Series) -> str:
+    seen = sorted({_text(v) for v in values if pd.notna(v)}, key=_order)
+    return ", ".join(seen[:SHOWN]) + (", ..." if len(seen) > SHOWN else "") if seen else "none"
+
+
+def _equal(column: str, value, wanted: str) -> bool:
+    if pd.isna(value):
+        return False
+    if column == "lang" and wanted.endswith("-mix"):
+        return value == POOLED
+    return (split_name(value) if column == "split" else _text(value)) == wanted
+
+
+def _narrow(rows: pd.DataFrame, family: str, checks: list[tuple[str, str]]) -> tuple[pd.DataFrame, str]:
+    """The rows passing every (column, wanted) check in turn, or none and why the first failed."""
+    for column, wanted in checks:
+        if column not in rows.columns:
+            return rows.iloc[:0], (f"no run with that setting ({column}={wanted}; "
+                                   f"the {family} table has no {column} column)")
+        keep = rows[column].map(lambda v: _equal(column, v, wanted))
+        if not keep.any():
+            why = REASONS.get(column, "no run with that setting")
+            return rows.iloc[:0], f"{why} ({column}={wanted}; ours: {_listing(rows[column])})"
+        rows = rows[keep]
+    return rows, ""
+
+
+def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str]) -> tuple[pd.DataFrame, str]:
+    """The run-table rows that match the published row `theirs`, or none and the reason."""
+    setting = parse_setting(theirs["setting"])
+    checks = [("metric", theirs["metric"])]
+    checks += [(key, split_name(value) if key == "split" else value)
+               for key, value in setting.items() if key != "model"]
+    checks += [("lang", theirs["language"])]
+    rows = runs[runs["family"] == family] if "family" in runs.columns else runs.iloc[:0]
+    if rows.empty:
+        return rows, f"no {family} run in its table"
+    if "model" in setting:
+        if "model" not in rows.columns:
+            return rows.iloc[:0], f"no run with that setting (the {family} table has no model column)"
+        loads = rows["model"].map(lambda name: models.get(name, name) if pd.notna(name) else None)
+        same = loads.map(lambda ref: ref is not None and loaded_name(ref, setting["model"]))
+        if not same.any():
+            trained = ", ".join(sorted({f"{split_revision(str(ref))[0]} ({name})"
+                                        for name, ref in zip(rows["model"], loads) if ref is not None}))
+            rest, _ = _narrow(rows, family, checks)
+            tail = f"; our runs have the rest of this setting and language" if not rest.empty else ""
+            return rows.iloc[:0], (f"different model: the config trains {trained}, "
+                                   f"the paper reports {setting['model']}{tail}")
+        rows = rows[same]
+    return _narrow(rows, family, checks)
+
+
+def _unmatched(family: str, theirs: dict, reason: str) -> dict:
+    return {"family": family, "setting": theirs["setting"], "lang": theirs["language"], "metric": theirs["metric"],
+            "theirs": float(theirs["value"]), "matched": "no", "reason": reason, "source": theirs["source"]}
+
+
+def deltas(runs: pd.DataFrame, family: str, folder: Path | None = None, *, models: dict[str, str] | None = None,
+           split: str | None = None) -> pd.DataFrame:
+    """Every published number of `family` beside the run-table rows it matches (one row each)
+    or, matching none, once with the reason. `models`: config name -> the hub id or path it
+    loads (config_args); `split`: the family's evaluation split where its table has no split."""
+    runs = runs if "split" in runs.columns or split is None else runs.assign(split=split)
     out = []
-    for _, theirs in paper.iterrows():
-        setting = parse_setting(theirs["setting"])
-        if any(key not in runs.columns for key in setting) or "lang" not in runs.columns:
-            continue
-        mask = (runs["family"] == family) & (runs["metric"] == theirs["metric"]) & (runs["lang"] == theirs["language"])
-        for key, value in setting.items():
-            mask &= runs[key].map(lambda v: pd.notna(v) and _text(v) == value)
-        for _, ours in runs[mask].iterrows():
-            out.append({"family": family, "run_id": ours["run_id"], "setting": theirs["setting"], "lang": ours["lang"],
-                        "metric": theirs["metric"], "ours": ours["value"],
-                        "ci_low": ours.get("ci_low"), "ci_high": ours.get("ci_high"),
-                        "theirs": float(theirs["value"]), "delta": ours["value"] - float(theirs["value"]),
-                        "source": theirs["source"]})
+    for _, theirs in load(family, folder).iterrows():
+        rows, reason = match(runs, family, theirs, models or {})
+        if rows.empty:
+            out.append(_unmatched(family, theirs, reason))
+        for _, ours in rows.iterrows():
+            out.append({**_unmatched(family, theirs, ""), "matched": "yes", "run_id": ours["run_id"],
+                        "ours": ours["value"], "ci_low": ours.get("ci_low"), "ci_high": ours.get("ci_high"),
+                        "delta": ours["value"] - float(theirs["value"])})
     return pd.DataFrame(out, columns=DELTA_COLUMNS)
 
 
+def _why_none(delta: pd.DataFrame) -> str:
+    """The figure's line when no published number matched: how many, and the commonest reasons."""
+    if delta.empty:
+        return "no published numbers for the families of this config"
+    heads = delta["reason"].fillna("").str.split(r" \(|:|;", regex=True).str[0]
+    common = "; ".join(f"{n} x {why}" for why, n in heads.value_counts().head(3).items())
+    return f"none of the {len(delta)} published numbers matches a run ({common}); {TABLE} gives each reason"
+
+
 def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False):
-    """Ours (with the interval where the table has one) beside the published value, one row per match."""
+    """Ours (with the interval where the table has one) beside the published value, one row per
+    matched row of `delta`; the unmatched ones are only in the table, with their reason."""
     from xlt.report.figures import plt, save
 
+    everything = delta
+    delta = delta[delta["matched"] == "yes"].reset_index(drop=True) if not demo else delta.iloc[:0]
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * max(1, len(delta))))
-    if demo or delta.empty:
+    if delta.empty:
         why = ("demo run: its world and models are synthetic, so the papers' numbers are not comparable"
-               if demo else "no run matches a published setting (family, setting, language, metric)")
+               if demo else _why_none(everything))
         ax.text(0.5, 0.5, f"no paper overlay: {why}", ha="center", va="center", wrap=True)
         ax.set_axis_off()
         return save(fig, out)
@@ -137,13 +253,42 @@ def targets(config: dict) -> list[str]:
     return [TABLE, PLOT] if family_tables(config) else []
 
 
-def compare(tables: dict[str, str | Path], *, demo: bool, folder: Path | None = None) -> pd.DataFrame:
-    """paper_delta for the run tables `tables` (family -> CSV); empty for a demo run, whose
-    synthetic languages and tiny models share no setting with a paper."""
+def config_args(config: dict) -> str:
+    """`xlt paper-delta`'s view of the config, shell-quoted for the rule: `--model NAME=REF` for
+    every configured model (what its jobs load, xlt.core.plan.model_ref) and `--split
+    FAMILY=SPLIT` for every enabled family that names one evaluation split (`<family>.eval.split`)."""
+    import shlex
+
+    from xlt.core import settings
+    from xlt.core.plan import model_ref
+
+    args = [a for name in config["models"] for a in ("--model", f"{name}={model_ref(config, name)}")]
+    for name in settings.FAMILIES:
+        evaluation = (settings.family(config, name) or {}).get("eval", {})
+        if isinstance(evaluation.get("split"), str):
+            args += ["--split", f"{name}={evaluation['split']}"]
+    return shlex.join(args)
+
+
+def published_families(folder: Path | None = None) -> list[str]:
+    return sorted(path.stem for path in (folder or paper_dir()).glob("*.csv"))
+
+
+def compare(tables: dict[str, str | Path], *, demo: bool, models: dict[str, str] | None = None,
+            splits: dict[str, str] | None = None, folder: Path | None = None) -> pd.DataFrame:
+    """paper_delta: every published number of every family, matched against the run tables
+    `tables` (family -> CSV). A family without a table is not in this config; in a demo run
+    nothing matches (its synthetic languages and tiny models share no setting with a paper)."""
     from xlt.report.aggregate import read_table  # the table with its summary rows (lang avg)
 
-    if demo:
-        return pd.DataFrame(columns=DELTA_COLUMNS)
-    parts = [deltas(read_table(path), family, folder) for family, path in tables.items()]
+    parts = []
+    for family in published_families(folder):
+        if demo or family not in tables:
+            rows = [_unmatched(family, theirs, DEMO if demo else NOT_IN_CONFIG)
+                    for _, theirs in load(family, folder).iterrows()]
+            parts.append(pd.DataFrame(rows, columns=DELTA_COLUMNS))
+        else:
+            parts.append(deltas(read_table(tables[family]), family, folder, models=models,
+                                split=(splits or {}).get(family)))
     parts = [p for p in parts if not p.empty]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=DELTA_COLUMNS)

@@ -1,0 +1,167 @@
+"""The paper overlay for a paper-config run: run tables built the way `xlt aggregate` builds them
+(config nicknames in `model`, each family's own columns, metrics files carrying the axes the
+plan gives its jobs), matched against the shipped published numbers through `xlt paper-delta`
+with the arguments the workflow rule passes."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from xlt.cli import main
+from xlt.core import settings
+from xlt.core.metrics import MetricsFile
+from xlt.report import paper
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def config():
+    return settings.load(REPO / "config" / "paper.yaml")
+
+
+def _job_axes(config, family, rule):
+    return [job.axes for job in settings.plan_module(family).jobs(config)[rule].values()]
+
+
+def _write(tmp, family, run_id, axes, records):
+    m = MetricsFile(family, run_id, axes=axes, meta={"model": "loaded/elsewhere"}, manifest=False)
+    for metric, value, dims in records:
+        m.add(metric, value, **dims)
+    path = tmp / "runs" / family / run_id.replace("/", "_") / "metrics.json"
+    m.write(path)
+    return path
+
+
+def _records(config, tmp):
+    """family -> metrics files with the records each family's jobs write (values made up)."""
+    files = {"freeze_depth": [], "sbert": [], "adapt": [], "monox": []}
+    for i, axes in enumerate(_job_axes(config, "freeze_depth", "evaluate_xnli")):
+        run_id = f"{axes['model']}-depth{axes['freeze_depth']}-seed{axes['seed']}"
+        recs = [("accuracy", 0.6 + i / 1000, {"lang": lang}) for lang in ("en", "zh", "de")]  # no split: see eval.split
+        recs.append(("accuracy", 0.6, {"lang": "avg"}))
+        files["freeze_depth"].append(_write(tmp, "freeze_depth", run_id, axes, recs))
+    for axes in _job_axes(config, "sbert", "eval_sbert"):
+        run_id = f"{axes['model']}-{axes['pooling']}-L{axes['layer']}-{axes['seed']}"
+        recs = [(c, 0.7, {"similarity": s, "dataset": "stsb-multi", "lang": "en", "split": "test"})
+                for c in ("pearson", "spearman") for s in ("cosine", "euclidean", "manhattan", "dot")]
+        recs += [("mean_accuracy@1", 0.3, {"dataset": "tatoeba", "lang": "deu", "split": "test"})]
+        files["sbert"].append(_write(tmp, "sbert", run_id, axes, recs))
+    for axes in _job_axes(config, "adapt", "adapt_mlm"):
+        recs = [("perplexity", 9.0, {"lang": lang, "split": "dev", "step": step})
+                for lang in ("nl", "multilingual") for step in (0, 50, 100)]
+        recs += [("perplexity", 8.0, {"lang": "nl", "split": split}) for split in ("dev", "test")]
+        files["adapt"].append(_write(tmp, "adapt", f"{axes['model']}-{axes['scheme']}-seed{axes['seed']}", axes, recs))
+    for axes in _job_axes(config, "adapt", "adapt_reference_perplexity"):
+        recs = [("perplexity", 20.0, {"lang": "nl", "split": split}) for split in ("dev", "test")]
+        files["adapt"].append(_write(tmp, "adapt", f"reference-{axes['model']}", axes, recs))
+    monox = _job_axes(config, "monox", "train_teacher") + _job_axes(config, "monox", "distill")
+    for i, axes in enumerate(monox):
+        langs = ["en"] if axes["mode"] == "teacher" else ["en", "de"]
+        recs = [("accuracy", 0.8, {"lang": lang, "split": "test"}) for lang in langs]
+        run_id = f"{i}-{axes['model']}-{axes['task']}-{axes['mode']}-{axes['size']}-seed{axes['seed']}"
+        recs.append(("accuracy", 0.8, {"lang": "en", "split": "dev"}))
+        files["monox"].append(_write(tmp, "monox", run_id, axes, recs))
+    return files
+
+
+@pytest.fixture(scope="module")
+def delta(config, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("paper")
+    tables = {}
+    for family, files in _records(config, tmp).items():
+        tables[family] = tmp / "tables" / f"{family}.csv"
+        assert main(["aggregate", *map(str, files), "--out", str(tables[family])]) == 0
+    assert "split" not in pd.read_csv(tables["freeze_depth"]).columns  # the defect this guards against
+    assert set(pd.read_csv(tables["freeze_depth"]).model) == {"mbert"}
+    out = tmp / "paper_delta.csv"
+    args = [f"{family}={path}" for family, path in tables.items()] + shlex.split(paper.config_args(config))
+    assert main(["paper-delta", *args, "--out-table", str(out), "--out-plot", str(tmp / "overlay.png")]) == 0
+    return pd.read_csv(out, dtype={"run_id": str})
+
+
+def _rows(delta, family, **setting):
+    rows = delta[delta.family == family]
+    for key, value in setting.items():
+        rows = rows[rows.setting.str.contains(f"{key}={value}(?:;|$)", regex=True)]
+    return rows
+
+
+def test_every_published_number_has_a_row(delta):
+    for family in paper.published_families():
+        published = paper.load(family)
+        rows = delta[delta.family == family]
+        assert len(rows[["setting", "lang", "metric"]].drop_duplicates()) == len(published)
+        assert set(rows.matched) <= {"yes", "no"}
+        assert rows[rows.matched == "no"].reason.str.len().min() > 10 if (rows.matched == "no").any() else True
+        # an unmatched number is one row; a matched one is one row per matching run
+        unmatched = rows[rows.matched == "no"]
+        assert not unmatched.duplicated(["setting", "lang", "metric"]).any()
+
+
+def test_the_cased_mbert_rows_match_through_the_loaded_model(delta):
+    sbert = _rows(delta, "sbert", split="test")
+    assert len(sbert) == 8 and set(sbert.matched) == {"yes"}
+    assert set(sbert.run_id) == {"mbert-mean-L-1-1"}  # the published layer: not L-2, not untrained
+    assert sbert.delta.tolist() == pytest.approx((0.7 - sbert.theirs).tolist())
+    test = _rows(delta, "adapt", split="test")
+    matched = test[test.matched == "yes"]
+    schemes = {"0-12", "6-12", "9-12", "11-12", "gradual-start4-step4-every1epochs", "pre-trained"}
+    assert set(matched.setting.str.extract(r"scheme=([^;]+)")[0]) == schemes
+    assert len(matched[matched.setting.str.contains("scheme=0-12")]) == 3  # three seeds, three rows
+    assert set(matched[matched.setting.str.contains("pre-trained")].run_id) == {"reference-bertje"}
+    teacher = _rows(delta, "monox", model="roberta-large", task="xnli")
+    assert set(teacher.matched) == {"yes"} and len(teacher) == 3
+    student = _rows(delta, "monox", model="bert-base-multilingual-cased", task="xnli")
+    assert set(student.matched) == {"yes"} and len(student) == 3 and student.run_id.str.contains("finetune").all()
+
+
+def test_unmatched_rows_say_why(delta):
+    uncased = _rows(delta, "freeze_depth", model="bert-base-multilingual-uncased")
+    assert len(uncased) == 6 and set(uncased.matched) == {"no"}
+    assert uncased.reason.str.startswith("different model: the config trains bert-base-multilingual-cased (mbert), "
+                                         "the paper reports bert-base-multilingual-uncased").all()
+    # en, zh and de are in our (made-up) runs at depth -1 on the test split: the model is all that differs
+    assert uncased[uncased.lang.isin(["en", "zh", "de"])].reason.str.contains("rest of this setting").all()
+    assert not uncased[uncased.lang == "ar"].reason.str.contains("rest of this setting").any()
+    dev = _rows(delta, "sbert", split="dev")
+    assert set(dev.matched) == {"no"} and dev.reason.str.startswith("no run with that setting (split=dev").all()
+    monolingual = _rows(delta, "monox", model="roberta-base")
+    assert monolingual.reason.str.startswith("different model").all()
+    cls = _rows(delta, "monox", model="roberta-large", task="cls")
+    assert cls.reason.iloc[0].startswith("no run with that setting (task=cls; ours: cls-books, cls-dvd, cls-music")
+    steps = _rows(delta, "adapt", step=501)
+    assert set(steps.matched) == {"no"} and steps.reason.str.contains("step=501").all()
+    step_mix = _rows(delta, "adapt", step=1501)
+    assert step_mix.reason.str.contains("ours: 0, 50, 100").all()  # validation -> dev and xnli-mix -> multilingual
+    assert set(_rows(delta, "dual").reason) == {paper.NOT_IN_CONFIG}
+
+
+def test_the_overlay_draws_matched_rows_only_and_says_why_when_none(delta, tmp_path):
+    fig = paper.overlay_plot(delta, tmp_path / "o.png")
+    published = [line for line in fig.axes[0].lines if line.get_label() == "published"]
+    assert len(fig.axes[0].get_yticks()) == (delta.matched == "yes").sum() and published
+    nothing = delta[delta.matched == "no"]
+    fig = paper.overlay_plot(nothing, tmp_path / "n.png")
+    text = fig.axes[0].texts[0].get_text()
+    assert f"none of the {len(nothing)} published numbers" in text and "different model" in text
+
+
+def test_a_demo_run_lists_every_published_number_unmatched(tmp_path):
+    delta = paper.compare({}, demo=True)
+    assert len(delta) == sum(len(paper.load(f)) for f in paper.published_families())
+    assert set(delta.matched) == {"no"} and delta.reason.str.startswith("demo run").all()
+    fig = paper.overlay_plot(delta, tmp_path / "o.png", demo=True)
+    assert "demo run" in fig.axes[0].texts[0].get_text()
+
+
+def test_the_rule_passes_what_each_config_name_loads(config):
+    args = shlex.split(paper.config_args(config))
+    assert "mbert=bert-base-multilingual-cased" in args and "roberta-large=FacebookAI/roberta-large" in args
+    assert "freeze_depth=test" in args
+    assert paper.loaded_name("FacebookAI/roberta-large@abc123", "roberta-large")
+    assert not paper.loaded_name("someone/roberta-large", "FacebookAI/roberta-large")
+    assert paper.split_name("validation") == "dev"
