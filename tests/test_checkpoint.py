@@ -162,7 +162,7 @@ def test_killed_toy_training_resumes_to_the_uninterrupted_result(tmp_path):
         assert not (tmp_path / f"ck_{name}").exists()  # removed once the outputs exist
 
 
-def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12):
+def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12, lr=5e-2, identity=None):
     """xlt.core.training.train on a small classifier: dropout, AdamW with decay groups, warm-up and
     decay, gradient accumulation across epoch boundaries, evaluation with best-state selection."""
     from xlt.core.training import TrainArgs, train
@@ -183,10 +183,10 @@ def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12):
             acc = (m(batch["x"]).argmax(-1) == batch["y"]).float().mean().item()
         return {"score": acc, "dev_accuracy": acc}
 
-    args = TrainArgs(max_steps=max_steps, batch_size=8, grad_accum=2, lr=5e-2, warmup_ratio=0.25, eval_every=3,
+    args = TrainArgs(max_steps=max_steps, batch_size=8, grad_accum=2, lr=lr, warmup_ratio=0.25, eval_every=3,
                      device="cpu", log_every=2, checkpoint_every=5, seed=3)
     result = train(model, examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
-                   args, evaluate, on_step=on_step, checkpoint_dir=checkpoint_dir)
+                   args, evaluate, on_step=on_step, checkpoint_dir=checkpoint_dir, identity=identity)
     return model, result
 
 
@@ -207,10 +207,102 @@ def test_shared_training_loop_stops_on_a_signal_and_resumes_exactly(tmp_path):
     assert result.history == ref.history and len(ref.history) == 4
     assert (result.steps, result.best_step, result.best_score) == (ref.steps, ref.best_step, ref.best_score)
 
-    # a checkpoint of another run (here: another step budget) is refused, not silently resumed
-    ckpt.remove_checkpoint(tmp_path / "ck")
-    with pytest.raises(SystemExit):
-        _shared_loop_run(tmp_path / "ck", on_step=sigterm_at_step_6)
-    from xlt.core.errors import XltError
-    with pytest.raises(XltError, match="belongs to another run"):
-        _shared_loop_run(tmp_path / "ck", max_steps=14)
+
+
+def _sigterm_at_step_6(step, epoch):
+    if step == 6:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _stopped_at_step_7(checkpoint_dir, **kwargs) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        _shared_loop_run(checkpoint_dir, on_step=_sigterm_at_step_6, **kwargs)
+    assert stopped.value.code == ckpt.EXIT_PREEMPTED and ckpt.load_checkpoint(checkpoint_dir)["step"] == 7
+
+
+def _same_weights(a, b) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def _discards(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("discarding the checkpoint")]
+
+
+@pytest.mark.parametrize("changed", [{"lr": 2e-2}, {"max_steps": 14}])
+def test_a_rerun_with_other_settings_discards_the_checkpoint_and_trains_fresh(tmp_path, caplog, changed):
+    """Killed mid-run, rerun with another lr (or step budget): the result is a fresh run's with
+    the new settings, not the old run's state continued (which is what resuming did before)."""
+    fresh_model, fresh = _shared_loop_run(None, **changed)
+    _stopped_at_step_7(tmp_path / "ck")
+    with caplog.at_level("INFO", logger="xlt.core"):
+        model, result = _shared_loop_run(tmp_path / "ck", **changed)
+    assert _same_weights(model, fresh_model)
+    assert (result.history, result.steps, result.best_step) == (fresh.history, fresh.steps, fresh.best_step)
+    [line] = _discards(caplog)  # one line, naming what changed
+    name, value = next(iter(changed.items()))
+    assert f"train_args.{name}" in line and repr(value) in line, line
+    assert not any(r.getMessage().startswith("resumed from") for r in caplog.records)
+
+
+def test_an_unchanged_rerun_with_an_identity_still_resumes(tmp_path, caplog):
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"text": "a"}\n')
+    identity = ckpt.run_identity({"model": "tiny", "margin": 0.3}, [data])
+    ref_model, ref = _shared_loop_run(None)
+    _stopped_at_step_7(tmp_path / "ck", identity=identity)
+    with caplog.at_level("INFO", logger="xlt.core"):
+        model, result = _shared_loop_run(tmp_path / "ck", identity=ckpt.run_identity({"model": "tiny", "margin": 0.3},
+                                                                                     [data]))
+    assert any(r.getMessage().startswith("resumed from step 7") for r in caplog.records)
+    assert not _discards(caplog)
+    assert _same_weights(model, ref_model) and result.history == ref.history
+
+
+@pytest.mark.parametrize("change", ["input", "setting"])
+def test_a_changed_input_file_or_caller_setting_discards_the_checkpoint(tmp_path, caplog, change):
+    data = tmp_path / "train.jsonl"
+    data.write_text('{"text": "a"}\n')
+    _stopped_at_step_7(tmp_path / "ck", identity=ckpt.run_identity({"margin": 0.3}, [data]))
+    margin = 0.3
+    if change == "input":
+        data.write_text('{"text": "b"}\n')  # same size, other bytes
+    else:
+        margin = 0.5
+    steps = []
+    with caplog.at_level("INFO", logger="xlt.core"):
+        _shared_loop_run(tmp_path / "ck", on_step=lambda step, epoch: steps.append(step),
+                         identity=ckpt.run_identity({"margin": margin}, [data]))
+    assert steps[0] == 0 and len(steps) == 12  # trained from the start
+    [line] = _discards(caplog)
+    assert (f"input {data} changed" if change == "input" else "margin 0.3 -> 0.5") in line, line
+
+
+def test_a_checkpoint_without_a_key_counts_as_another_run(tmp_path, caplog):
+    model, optimizer, scheduler = _tiny_setup()
+    ckpt.save_checkpoint(tmp_path / "ck", 2, model, optimizer, scheduler)  # as written before keys existed
+    identity = ckpt.run_identity({"lr": 0.1})
+    with caplog.at_level("INFO", logger="xlt.core"):
+        assert ckpt.load_checkpoint(tmp_path / "ck", identity=identity) is None
+    assert "written before checkpoints were keyed" in _discards(caplog)[0]
+    assert not ckpt.checkpoint_path(tmp_path / "ck").exists()
+    ckpt.save_checkpoint(tmp_path / "ck", 3, model, optimizer, scheduler, identity=identity)
+    assert ckpt.load_checkpoint(tmp_path / "ck", identity=ckpt.run_identity({"lr": 0.1}))["step"] == 3
+
+
+def test_run_identity_hashes_contents_in_order_not_paths(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(b"x" * 3_000_000)  # several chunks
+    b.write_bytes(b"y")
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    key = ckpt.identity_key(ckpt.run_identity({"lr": 1e-3}, [a, b, *ckpt.model_inputs(str(model))]))
+    assert ckpt.model_inputs("bert-base-multilingual-cased@abc") == []  # a hub id is a setting
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "a.jsonl").write_bytes(a.read_bytes())
+    assert ckpt.identity_key(ckpt.run_identity({"lr": 1e-3}, [moved / "a.jsonl", b, model])) == key
+    assert ckpt.identity_key(ckpt.run_identity({"lr": 1e-3}, [b, a, model])) != key
+    assert ckpt.identity_key(ckpt.run_identity({"lr": 2e-3}, [a, b, model])) != key
+    (model / "config.json").write_text("[]")
+    assert ckpt.identity_key(ckpt.run_identity({"lr": 1e-3}, [a, b, model])) != key

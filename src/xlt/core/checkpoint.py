@@ -21,9 +21,19 @@ SIGKILL `KillWait` seconds later; `#SBATCH --signal=USR1@300` (Snakemake:
 turns either signal into a flag that the loop checks after each optimizer step; the loop
 then saves a checkpoint and exits with `EXIT_PREEMPTED`, and the retried job resumes.
 Save periodic checkpoints too: a SIGKILL gives no warning.
+
+A resume must never continue a different run: a rerun after editing the learning rate, a loss
+setting or an input file would otherwise go on from the old run's state. So a checkpoint is keyed
+(`run_identity`, `identity_key`): the caller names every setting that changes the result and the
+files the job reads; the key is a sha256 of the settings and of those files' contents (read in
+chunks on every start, nothing cached). `load_checkpoint(..., identity=...)` resumes only a
+checkpoint with the same key; another one is removed, with one log line naming what changed,
+and the run trains from the start. A checkpoint written before keys existed counts as another run.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import random
@@ -31,7 +41,7 @@ import signal
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import torch
@@ -89,6 +99,7 @@ def save_checkpoint(
     epoch: int = 0,
     position: int = 0,
     order_seed: int | None = None,
+    identity: dict | None = None,
 ) -> Path:
     """Atomically replace the checkpoint in `directory` with the current training state.
 
@@ -96,6 +107,7 @@ def save_checkpoint(
     epoch `epoch`'s data order (rebuilt from `order_seed`) are consumed. `extra` holds the
     loop's own state (best score, history, best parameters keyed by name, ...): plain
     Python values, tensors and NumPy values only, since loading uses `weights_only=True`.
+    `identity` (`run_identity`) keys the checkpoint to this run.
     """
     state = {
         "format": FORMAT_VERSION,
@@ -108,6 +120,8 @@ def save_checkpoint(
         "scheduler": scheduler.state_dict() if scheduler is not None else None,
         "rng": rng_state(),
         "extra": _plain(extra or {}, "extra"),
+        "identity": identity,
+        "key": identity_key(identity) if identity is not None else None,
     }
     path = checkpoint_path(directory)
     remove_temporaries(path)  # a SIGKILL mid-write leaves one
@@ -122,15 +136,90 @@ def save_checkpoint(
     return path
 
 
-def load_checkpoint(directory: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict | None:
-    """The saved state, or None when `directory` holds no checkpoint."""
+def load_checkpoint(directory: str | os.PathLike, map_location: str | torch.device = "cpu",
+                    identity: dict | None = None) -> dict | None:
+    """The saved state, or None when `directory` holds no checkpoint. With `identity`
+    (`run_identity`), a checkpoint of another run is removed and None returned: resuming it
+    would silently mix two runs."""
     path = checkpoint_path(directory)
     if not path.exists():
         return None
     state = torch.load(path, map_location=map_location, weights_only=True)
     if state.get("format") != FORMAT_VERSION:
         raise ValueError(f"{path}: checkpoint format {state.get('format')!r}, expected {FORMAT_VERSION}; delete it to start over")
+    if identity is not None and state.get("key") != identity_key(identity):
+        log.warning("discarding the checkpoint in %s (step %d): it belongs to another run (%s); training from the start",
+                    directory, state["step"], "; ".join(identity_changes(state.get("identity"), identity)))
+        remove_checkpoint(directory)
+        return None
     return state
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file, read in 1 MiB chunks; of a directory (a local model, a MonoX split), of
+    its files' relative names and contents in sorted order."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{file.relative_to(path).as_posix()}\0{file_sha256(file)}\0".encode())
+        return digest.hexdigest()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_inputs(name_or_path: str) -> list[Path]:
+    """A local model directory is an input file set (it may be retrained under the same name);
+    a hub id is a setting, its `@revision` pinning the commit."""
+    return [Path(name_or_path)] if Path(name_or_path).is_dir() else []
+
+
+def run_identity(settings: dict, inputs: Iterable[str | os.PathLike] = ()) -> dict:
+    """What a checkpoint must match to be resumed: `settings` (every value that changes the
+    result; JSON-able, Paths become strings) and the sha256 of each input file, in order."""
+    return {"settings": json.loads(json.dumps(settings, sort_keys=True, default=str)),
+            "inputs": [[str(p), file_sha256(p)] for p in inputs]}
+
+
+def with_settings(identity: dict | None, **settings: Any) -> dict:
+    """`identity` (None: no caller identity) with more settings, e.g. the training loop's own."""
+    identity = identity or run_identity({})
+    more = run_identity(settings)["settings"]
+    return {"settings": {**identity["settings"], **more}, "inputs": identity["inputs"]}
+
+
+def identity_key(identity: dict) -> str:
+    """sha256 of the settings and the input contents (not the input paths: the same bytes
+    under another spelling of the path are the same run; their order counts)."""
+    content = {"settings": identity["settings"], "inputs": [digest for _, digest in identity["inputs"]]}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def identity_changes(old: dict | None, new: dict) -> list[str]:
+    """What differs between a checkpoint's identity and this run's, for the log."""
+    if not old:
+        return ["the checkpoint was written before checkpoints were keyed"]
+    was, now = _flat(old["settings"]), _flat(new["settings"])
+    changes = [f"{k} {was.get(k, '(unset)')!r} -> {now.get(k, '(unset)')!r}" for k in sorted(was.keys() | now.keys())
+               if was.get(k) != now.get(k)]
+    old_inputs, new_inputs = old["inputs"], new["inputs"]
+    if len(old_inputs) != len(new_inputs):
+        changes.append(f"{len(old_inputs)} input files -> {len(new_inputs)}")
+    changes += [f"input {path} changed" for (_, was_digest), (path, digest) in zip(old_inputs, new_inputs)
+                if was_digest != digest]
+    return changes or ["same settings and inputs, another key"]
+
+
+def _flat(settings: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in settings.items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
 
 def restore(state: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any | None = None) -> dict:

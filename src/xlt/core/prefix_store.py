@@ -82,6 +82,14 @@ def hidden_file(depth: int) -> str:
     return f"hidden_depth{depth:02d}.npy"
 
 
+def store_files(path: str | Path, depth: int) -> list[Path]:
+    """The files of a store that a training job at `depth` reads (`read_prefix_store`): the
+    inputs its resumable checkpoint is keyed on (xlt.core.checkpoint.run_identity)."""
+    path = Path(path)
+    files = [path / META, path / hidden_file(depth), path / "offsets.npy", path / "mask.npy"]
+    return files + ([path / "labels.npy"] if (path / "labels.npy").is_file() else [])
+
+
 def token_lengths(examples: Sequence, collate: Callable[[list], Mapping[str, torch.Tensor]],
                   batch_size: int) -> list[int]:
     """Tokens per example after the training loop's own tokenisation, trailing padding stripped:

@@ -11,7 +11,11 @@ dynamic padding pads less; see xlt.core.bucketing) and torch.compile of the mode
 With a `checkpoint_dir`, the loop is resumable (xlt.core.checkpoint): it saves every
 `checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
 EXIT_PREEMPTED; a rerun continues from the checkpoint to the same result as an
-uninterrupted run.
+uninterrupted run. Only a rerun of the same run: the checkpoint is keyed on the caller's
+`identity` (its model, loss settings and input files: xlt.core.checkpoint.run_identity) plus
+every TrainArgs setting but `device` and `checkpoint_every` and the loop's own counts; a
+checkpoint with another key is discarded (one log line says what changed) and training starts
+over.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ import torch
 
 from xlt.core.bucketing import bucketed_order, example_lengths
 from xlt.core import console, faults
-from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint
+from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint, with_settings
 from xlt.core.errors import XltError
 from xlt.core.models import pick_device
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
@@ -37,6 +41,10 @@ from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arg
                                   train_args_from, train_flags)
 
 log = logging.getLogger("xlt.core.training")
+
+# where a run computes and how often it saves do not change what it computes, so they may differ
+# on a resume (a retried job may land on another GPU); every other TrainArgs field keys the checkpoint
+NOT_IN_RUN_KEY = ("device", "checkpoint_every")
 
 
 def seed_everything(seed: int) -> None:
@@ -155,6 +163,7 @@ def train(
     parameters: Sequence[torch.nn.Parameter] | None = None,
     on_step: Callable[[int, int], None] | None = None,
     checkpoint_dir: str | Path | None = None,
+    identity: dict | None = None,
 ) -> TrainResult:
     """Train `model` in place; with `evaluate`, restore the parameters of the best
     evaluation (its "score", higher is better) at the end.
@@ -164,6 +173,8 @@ def train(
     optimiser step's forward passes (layer schedules use it). `parameters` defaults to the
     parameters that require grad when training starts. `checkpoint_dir` (outside the job's
     outputs) makes the run resumable; the caller removes it once its outputs are written.
+    `identity` (xlt.core.checkpoint.run_identity: the caller's model, loss settings and input
+    files) keys the checkpoint together with `args`: a checkpoint of another run is discarded.
     """
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
@@ -192,16 +203,14 @@ def train(
     seen = 0
     step, epoch, position, running, running_n = 0, 0, 0, 0.0, 0
     elapsed_before = 0.0
-    # identifies the run a checkpoint belongs to: resuming another run's state would be silent garbage
-    run_key = {"examples": len(examples), "total_steps": total, "seed": args.seed, "batch_size": args.batch_size,
-               "grad_accum": args.grad_accum, "parameters": len(params)}
-    if args.length_bucketing:  # another data order (only added when on, so older checkpoints still match)
-        run_key["length_bucketing"] = True
-    state = load_checkpoint(checkpoint_dir) if checkpoint_dir is not None else None
+    # the run a checkpoint belongs to: resuming another run's state would silently mix the two
+    if checkpoint_dir is not None:
+        identity = with_settings(
+            identity, train_args={k: v for k, v in asdict(args).items() if k not in NOT_IN_RUN_KEY},
+            loop={"examples": len(examples), "total_steps": total, "parameters": len(params),
+                  "parameter_elements": sum(p.numel() for p in params), "precision": result.precision})
+    state = load_checkpoint(checkpoint_dir, identity=identity) if checkpoint_dir is not None else None
     if state is not None:
-        if state["extra"].get("run") != run_key:
-            raise XltError(f"the checkpoint in {checkpoint_dir} belongs to another run ({state['extra'].get('run')}, "
-                           f"this run is {run_key}); delete that directory to start over")
         restore(state, model, optimizer, scheduler)
         step, epoch, position = state["step"], state["epoch"], state["position"]
         extra = state["extra"]
@@ -232,7 +241,8 @@ def train(
     def checkpoint() -> None:
         save_checkpoint(
             checkpoint_dir, step, model, optimizer, scheduler, epoch=epoch, position=position, order_seed=args.seed,
-            extra={"run": run_key, "history": result.history, "best_score": result.best_score, "best_step": result.best_step,
+            identity=identity,
+            extra={"history": result.history, "best_score": result.best_score, "best_step": result.best_step,
                    "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
                    "seen": seen, "running": running, "running_n": running_n, "curve": result.curve,
                    "elapsed_s": elapsed_before + time.time() - started,

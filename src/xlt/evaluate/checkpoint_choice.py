@@ -111,6 +111,14 @@ def add_tracking_arguments(p, table: str) -> None:
                    help="that language's dev set, for the target-dev (oracle) choice (repeatable)")
 
 
+def tracking_identity(args) -> tuple[dict, list[str]]:
+    """--track-test / --track-dev for a resumable run's key: their languages (settings) and
+    files (inputs); the tracked scores live in the checkpointed history."""
+    pairs = {flag: [value.partition("=") for value in getattr(args, flag)] for flag in ("track_test", "track_dev")}
+    return ({flag: [lang for lang, _, _ in values] for flag, values in pairs.items()},
+            [path for values in pairs.values() for _, _, path in values])
+
+
 def _tracked_sets(values: list[str], flag: str, fields, needs: str) -> dict:
     from xlt.core.errors import XltError
     from xlt.data.records import read_records

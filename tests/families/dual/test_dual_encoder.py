@@ -168,3 +168,39 @@ def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, ext
     assert rc == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoint(tmp_path, demo_model_dir,
+                                                                                      monkeypatch, caplog):
+    """A train-dual job stopped mid-run (SIGTERM through xlt.core.faults) and rerun with another
+    --margin trains from the start: its model equals a fresh run's with that margin."""
+    from xlt.core import faults
+
+    train = [write_bitext(tmp_path, "qaa", "train", 48)]
+    dev = [write_bitext(tmp_path, "qaa", "dev", 16)]
+
+    def argv(out, margin):
+        return ["train-dual", "--model", str(demo_model_dir), "--margin", str(margin), "--max-steps", "8",
+                "--batch-size", "8", "--lr", "2e-3", "--eval-every", "4", "--max-length", "32", "--device", "cpu",
+                "--seed", "3", "--checkpoint-every", "2", "--train", *train, "--dev", *dev, "--out", str(out)]
+
+    def stopped_at_step_5(out):
+        monkeypatch.setattr(faults, "_reached", faults.Counter())
+        monkeypatch.setenv(faults.ENV, "step:5:TERM")
+        with pytest.raises(SystemExit) as stopped:
+            cli.main(argv(out, 0.3))
+        assert stopped.value.code == 75 and (out / "checkpoint" / "checkpoint.pt").is_file()
+        monkeypatch.delenv(faults.ENV)
+
+    # the reference also runs right after a stopped run: a run in a process that has just had one stopped (or
+    # that trains for the first time) differs in the last bits from later ones, checkpoint or not
+    stopped_at_step_5(tmp_path / "other")
+    assert cli.main(argv(tmp_path / "fresh", 0.5)) == 0
+    stopped_at_step_5(tmp_path / "run")
+    with caplog.at_level("INFO", logger="xlt.core"):
+        assert cli.main(argv(tmp_path / "run", 0.5)) == 0
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("discarding the checkpoint")]
+    assert "dual_loss.margin 0.3 -> 0.5" in line, line
+    resumed = SentenceEncoder.from_pretrained(str(tmp_path / "run" / "model")).state_dict()
+    fresh = SentenceEncoder.from_pretrained(str(tmp_path / "fresh" / "model")).state_dict()
+    assert all(torch.equal(resumed[k], fresh[k]) for k in fresh)

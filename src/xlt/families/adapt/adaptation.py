@@ -241,6 +241,7 @@ def adapt(
     eval_batch_size: int = 16,
     checkpoint_dir: str | Path | None = None,
     intervals: RepeatedSetIntervals | None = None,
+    identity: dict | None = None,
 ) -> AdaptationResult:
     """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
     `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
@@ -248,7 +249,8 @@ def adapt(
     `intervals`, every checkpoint's perplexity and mlm_loss records carry their bootstrap bounds.
 
     The records of every checkpoint travel in the training history, which a resumable run
-    (`checkpoint_dir`) saves and restores, so a resumed run still returns the whole curve;
+    (`checkpoint_dir`, keyed on `identity`: xlt.core.training) saves and restores, so a resumed
+    run still returns the whole curve;
     step 0 is always computed here, on the untouched model, before training starts."""
     from xlt.core.models import pick_device
 
@@ -293,7 +295,8 @@ def adapt(
         return {"score": score, "target_perplexity": target_ppl, "trainable_layers": active, "records": new}
 
     result = train(model, examples, collate, mlm_loss, args, evaluate=evaluate,
-                   parameters=schedulable_parameters(model), on_step=on_step, checkpoint_dir=checkpoint_dir)
+                   parameters=schedulable_parameters(model), on_step=on_step, checkpoint_dir=checkpoint_dir,
+                   identity=identity)
     trainable = {}
     for entry in result.history:
         records.extend(entry["records"])

@@ -144,7 +144,8 @@ def _adapt_mlm(args):
                  "confidence": args.bootstrap_confidence}
     result = adapt(model, tokenizer, texts, scheme, targs, target, others, final_only, comparison,
                    select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size,
-                   checkpoint_dir=checkpoint_dir, intervals=RepeatedSetIntervals(**bootstrap))
+                   checkpoint_dir=checkpoint_dir, intervals=RepeatedSetIntervals(**bootstrap),
+                   identity=_adapt_mlm_identity(args, bootstrap))
 
     metrics.curve = result.train.curve
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))
@@ -162,6 +163,23 @@ def _adapt_mlm(args):
     metrics.examples = result.examples
     metrics.write(args.out)
     remove_checkpoint(checkpoint_dir)
+
+
+def _adapt_mlm_identity(args, bootstrap: dict) -> dict:
+    """What a resumed adapt-mlm job must share with the one that wrote its checkpoint, besides the
+    training settings (xlt.core.training keys those): model, scheme, masking, the evaluations in
+    its checkpointed history and their inputs. The --test files are read after training only."""
+    from xlt.core.checkpoint import model_inputs, run_identity
+    from xlt.families.adapt.adaptation import file_dims
+
+    settings = {"family": "adapt", "model": args.model, "scheme": args.scheme, "select": args.select,
+                "eval_sets": [file_dims(f) for f in [args.target, *args.eval]],  # the records' lang and split
+                "mask_seed": args.mask_seed, "mlm_probability": args.mlm_probability,
+                "eval_batch_size": args.eval_batch_size, "bootstrap": bootstrap, "native": args.native,
+                "compare_layers": args.compare_layers, "compare_levels": args.compare_levels}
+    inputs = [args.train, args.target, *args.eval, *([args.compare] if args.compare else []),
+              *model_inputs(args.model), *(model_inputs(args.native) if args.native else [])]
+    return run_identity(settings, inputs)
 
 
 def _perplexity_arguments(p):

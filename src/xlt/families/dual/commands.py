@@ -107,7 +107,9 @@ def _train_dual(args) -> None:
     losses: list[float] = []
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     cached = _cached_prefix(args, model, tokenizer, train_bitexts, targs)
-    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached)
+    identity = _train_dual_identity(args, train_bitexts, dev_bitexts)  # after the store's checks
+    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached,
+                        identity)
     model.save(out / "model", tokenizer)
 
     metrics.curve = result.curve
@@ -127,6 +129,20 @@ def _train_dual(args) -> None:
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
     log.info("best dev retrieval accuracy %.4f at step %d", result.best_score, result.best_step)
+
+
+def _train_dual_identity(args, train_bitexts, dev_bitexts) -> dict:
+    """What a resumed train-dual job must share with the one that wrote its checkpoint, besides the
+    training and loss settings (xlt.core.training and train_dual key those): model, pooling, depth,
+    languages, inputs."""
+    from xlt.core.checkpoint import model_inputs, run_identity
+    from xlt.core.prefix_store import store_files
+
+    settings = {"family": "dual", "model": args.model, "pooling": args.pooling, "freeze_depth": args.freeze_depth,
+                "cache_frozen_prefix": args.cache_frozen_prefix, "prefix_states": bool(args.prefix_states),
+                "train_langs": [b.lang for b in train_bitexts], "dev_langs": [b.lang for b in dev_bitexts]}
+    store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
+    return run_identity(settings, [*args.train, *args.dev, *model_inputs(args.model), *store])
 
 
 def _cached_prefix(args, model, tokenizer, train_bitexts, targs):

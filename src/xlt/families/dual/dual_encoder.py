@@ -20,7 +20,7 @@ neighbour over each dev language's pairs, averaged over languages and both direc
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -34,6 +34,7 @@ from xlt.core.choices import DUAL_SYMMETRIC
 from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
 from xlt.core.metrics import example_set, record
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
 
 DEV_METRIC = "dev_retrieval_acc"
@@ -128,20 +129,22 @@ def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int):
 
 def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext], dev_bitexts: Sequence[Bitext],
                settings: DualSettings, args: TrainArgs, losses: list[float] | None = None,
-               checkpoint_dir: str | Path | None = None, cached=None) -> TrainResult:
+               checkpoint_dir: str | Path | None = None, cached=None, identity: dict | None = None) -> TrainResult:
     """Train `model` in place with xlt.core.training.train; the best dev checkpoint is restored.
 
     `losses` collects the loss of every batch this process trains on (a resumed run's list
-    starts at the checkpoint); `checkpoint_dir` makes the run resumable (xlt.core.training).
+    starts at the checkpoint); `checkpoint_dir` makes the run resumable (xlt.core.training), keyed
+    on `identity` (xlt.core.checkpoint.run_identity) plus the loss `settings`.
     `cached` (xlt.families.dual.prefix.CachedDual, built from `model` and the same bitexts)
     trains only the layers above the frozen prefix, on its stored states; evaluation runs
     the full model on raw text either way."""
     if settings.symmetric not in DUAL_SYMMETRIC:
         raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
     loss, evaluate = make_loss(settings, losses), make_evaluate(tokenizer, dev_bitexts, args.max_length)
+    identity = with_settings(identity, dual_loss=asdict(settings))  # the loss settings key the checkpoint here
     if cached is not None:
         # the same seeded order over the same number of pairs, so the same batches as uncached
         return train(cached.top, cached.pairs, cached.collate, loss, args,
-                     evaluate=lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir)
+                     evaluate=lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir, identity=identity)
     return train(model, pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length), loss, args,
-                 evaluate=evaluate, checkpoint_dir=checkpoint_dir)
+                 evaluate=evaluate, checkpoint_dir=checkpoint_dir, identity=identity)

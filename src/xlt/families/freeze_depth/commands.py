@@ -95,15 +95,17 @@ def _finetune(args):
 
         cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
                                          pick_device(targs.device))
+    identity = _finetune_identity(args)  # after the store's checks
     if cached is not None:
         from xlt.core.prefix_cache import collate_prefix_states
 
         # frozen layers ran once, in eval mode (the documented "frozen part without dropout"); a resumed
         # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
         result = train(cached.top, cached.dataset, collate_prefix_states, classification_loss, targs,
-                       lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir)
+                       lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir, identity=identity)
     else:
-        result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir)
+        result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir,
+                       identity=identity)
     save_model(model, tokenizer, out / "model")
     axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes}
     # the checkpoint-choice table (empty without --track-test): written first, train.json marks the job done
@@ -119,6 +121,21 @@ def _finetune(args):
     metrics.add("dev_accuracy", result.best_score, lang="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
+
+
+def _finetune_identity(args) -> dict:
+    """What a resumed finetune job must share with the one that wrote its checkpoint, besides the
+    training settings (xlt.core.training keys those): model, head, depth, prefix semantics, inputs."""
+    from xlt.core.checkpoint import model_inputs, run_identity
+    from xlt.core.prefix_store import store_files
+    from xlt.evaluate.checkpoint_choice import tracking_identity
+
+    tracked, tracked_files = tracking_identity(args)
+    settings = {"family": "freeze_depth", "model": args.model, "head": args.head, "num_labels": args.num_labels,
+                "freeze_depth": args.freeze_depth, "cache_frozen_prefix": args.cache_frozen_prefix,
+                "prefix_states": bool(args.prefix_states), **tracked}
+    store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
+    return run_identity(settings, [args.train, args.dev, *model_inputs(args.model), *store, *tracked_files])
 
 
 def _prefix_states_arguments(p):

@@ -87,7 +87,8 @@ def _train_teacher(args):
     model = load_classifier(args.model, args.num_labels, args.head)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     outcome = run_teacher(model, tokenizer, split, size, targs.seed, targs, out / "logits.npz",
-                          teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir)
+                          teacher_name=args.model, source_lang=args.source_lang, checkpoint_dir=checkpoint_dir,
+                          identity=_job_identity(args, "teacher"))
     metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
     metrics.curve = outcome.result.curve
     metrics.meta.update(result_meta(outcome.result, targs) | count_parameters(model) | outcome.meta
@@ -149,7 +150,8 @@ def _distill(args):
     outcome = run_student(args.mode, load_student, tokenizer, split, size, targs.seed, targs,
                           teacher_logits=args.teacher_logits, temperature=args.temperature,
                           threshold=args.threshold, rounds=args.rounds, source_lang=args.source_lang,
-                          checkpoint_dir=checkpoint_dir, track=(track_test, track_dev) if track_test else None)
+                          checkpoint_dir=checkpoint_dir, track=(track_test, track_dev) if track_test else None,
+                          identity=_job_identity(args, "student"))
     model = outcome.model
     run_id = args.run_id or Path(args.out).parent.name
     if track_test:  # the checkpoint-choice table: written first, the metrics file marks the job done
@@ -165,6 +167,32 @@ def _distill(args):
     metrics.examples.extend(outcome.examples)
     metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples))
     finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)
+
+
+def _job_identity(args, role: str) -> dict:
+    """What a resumed train-teacher or distill job must share with the one that wrote its
+    checkpoint, besides the training settings and the KD temperature (xlt.core.training and
+    fit key those): model, head, size, the mode's settings and inputs. The --eval-data files are
+    read after training only."""
+    from xlt.core.checkpoint import model_inputs, run_identity
+    from xlt.evaluate.checkpoint_choice import tracking_identity
+    from xlt.families.monox.plan import TEACHER_MODES
+
+    settings = {"family": "monox", "role": role, "model": args.model, "head": args.head, "size": args.size,
+                "num_labels": args.num_labels}
+    inputs = [args.split, *model_inputs(args.model)]
+    if role == "student":
+        settings |= {"mode": args.mode, "freeze_depth": args.freeze_depth}
+        if args.mode in ("pl", "self_train"):
+            settings["threshold"] = args.threshold
+        if args.mode == "self_train":
+            settings["rounds"] = args.rounds
+        if args.mode in TEACHER_MODES:
+            inputs.append(args.teacher_logits)
+        tracked, tracked_files = tracking_identity(args)
+        settings |= tracked
+        inputs += tracked_files
+    return run_identity(settings, inputs)
 
 
 def _monox_table_arguments(p):

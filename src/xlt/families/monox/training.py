@@ -46,6 +46,7 @@ from xlt.families.monox.teacher_student import (
     split_labelled,
     subsample,
 )
+from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.families.monox.plan import MODES, SPLIT_PARTS, TEACHER_MODES
 
@@ -168,12 +169,13 @@ def kd_loss(temperature: float):
 
 def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: TrainArgs,
         temperature: float | None = None, checkpoint_dir: str | Path | None = None,
-        track: tuple[dict, dict] | None = None) -> TrainResult:
+        track: tuple[dict, dict] | None = None, identity: dict | None = None) -> TrainResult:
     """Train with cross-entropy on `label` (temperature None) or with the KD loss on
     `teacher_logits`; keep the checkpoint with the best dev accuracy. Every dev evaluation
     keeps its predictions in the history (DEV_PREDICTION: the kept checkpoint's give its dev
     accuracy an interval, `dev_examples`). With `checkpoint_dir` the run is resumable
-    (xlt.core.checkpoint). With `track` = (test sets, dev sets) by language, every dev
+    (xlt.core.checkpoint), keyed on `identity` and the KD temperature. With `track` = (test
+    sets, dev sets) by language, every dev
     evaluation also scores those (the history's `tracked` entries, for the checkpoint-choice
     table: xlt.evaluate.checkpoint_choice)."""
     if not dev:
@@ -192,7 +194,8 @@ def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: T
         collate, loss_fn = make_collate(tokenizer, args.max_length), classification_loss
     else:
         collate, loss_fn = kd_collate(tokenizer, args.max_length), kd_loss(temperature)
-    return train(model, list(examples), collate, loss_fn, args, evaluate, checkpoint_dir=checkpoint_dir)
+    return train(model, list(examples), collate, loss_fn, args, evaluate, checkpoint_dir=checkpoint_dir,
+                 identity=with_settings(identity, kd_temperature=temperature))
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -262,11 +265,12 @@ class RunOutcome:
 
 def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs,
                 logits_path: str | Path, teacher_name: str = "", source_lang: str = "en",
-                checkpoint_dir: str | Path | None = None) -> RunOutcome:
+                checkpoint_dir: str | Path | None = None, identity: dict | None = None) -> RunOutcome:
     """Fine-tune the teacher on the labelled data of `size`, then write its logits on those
-    labelled examples and on the whole unlabelled pool to `logits_path`."""
+    labelled examples and on the whole unlabelled pool to `logits_path`. `identity` keys the
+    resumable checkpoint (xlt.core.checkpoint.run_identity)."""
     gold = training_set(split, size, seed)
-    result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint_dir)
+    result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint_dir, identity=identity)
     logits = {"labelled": predict_logits(model, tokenizer, gold, args.max_length),
               "unlabelled": predict_logits(model, tokenizer, split.unlabelled, args.max_length)}
     header = save_teacher_logits(
@@ -289,10 +293,11 @@ def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args
 def run_student(mode: str, load_student, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs, *,
                 teacher_logits: str | Path | None = None, temperature: float = 0.1, threshold: float = 0.0,
                 rounds: int = 1, source_lang: str = "en", checkpoint_dir: str | Path | None = None,
-                track: tuple[dict, dict] | None = None) -> RunOutcome:
+                track: tuple[dict, dict] | None = None, identity: dict | None = None) -> RunOutcome:
     """Train one student. `load_student()` returns a fresh student classifier (called once,
     the self-training rounds continue from the previous round's model). With `checkpoint_dir`
-    training is resumable; self-training keeps one checkpoint directory per round (round-N), so
+    training is resumable (keyed on `identity`: xlt.core.checkpoint.run_identity); self-training
+    keeps one checkpoint directory per round (round-N), so
     a rerun recomputes the finished rounds (from their last checkpoint, to the same models) and
     resumes the interrupted one. `clear_checkpoints` removes them once the outputs exist.
     `track` (test sets, dev sets by language) scores those at every dev evaluation of the
@@ -315,14 +320,15 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
 
     if mode == "finetune":
         model = load_student()
-        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"), track=track)
+        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"), track=track,
+                     identity=identity)
     elif mode == "kd":
         expected = artifact_meta(split, size, seed)
         logits = load_teacher_logits(teacher_logits, {"labelled": gold, "unlabelled": split.unlabelled}, expected)
         data = build_kd_dataset({"labelled": gold, "unlabelled": split.unlabelled}, logits)
         model = load_student()
         result = fit(model, tokenizer, data, split.dev, args, temperature=temperature, checkpoint_dir=checkpoint("train"),
-                     track=track)
+                     track=track, identity=identity)
         records.append(record("distill_examples", len(data)))
     elif mode == "pl":
         logits = load_teacher_logits(teacher_logits, {"unlabelled": split.unlabelled}, artifact_meta(split, size, seed))
@@ -331,7 +337,8 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
         examples += pseudo_label_examples(pseudo)
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"), track=track)
+        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"), track=track,
+                     identity=identity)
     else:  # self_train
         results: list[TrainResult] = []
 
@@ -339,7 +346,7 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
             m = previous if previous is not None else load_student()
             last_round = len(results) == rounds  # round 0 trains on gold alone, then `rounds` more
             results.append(fit(m, tokenizer, records_, split.dev, args, checkpoint_dir=checkpoint(f"round-{len(results)}"),
-                               track=track if last_round else None))
+                               track=track if last_round else None, identity=identity))
             return m
 
         def predict_fn(m, pool) -> np.ndarray:

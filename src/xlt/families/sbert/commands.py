@@ -109,7 +109,8 @@ def _train_sbert(args):
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    result = train(model, train_set, collate, loss_fn, targs, evaluate, checkpoint_dir=checkpoint_dir)
+    result = train(model, train_set, collate, loss_fn, targs, evaluate, checkpoint_dir=checkpoint_dir,
+                   identity=_train_sbert_identity(args))
     encoder.save(out / "model", tokenizer)
     axes = run_axes | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
                                     "seed": targs.seed}
@@ -119,6 +120,17 @@ def _train_sbert(args):
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
+
+
+def _train_sbert_identity(args) -> dict:
+    """What a resumed train-sbert job must share with the one that wrote its checkpoint, besides the
+    training settings (xlt.core.training keys those): model, pooling, freezing, head, inputs."""
+    from xlt.core.checkpoint import model_inputs, run_identity
+
+    settings = {"family": "sbert", "model": args.model, "pooling": args.pooling, "layer": args.layer,
+                "freeze_depth": args.freeze_depth, "train_word_embeddings": args.train_word_embeddings,
+                "use_product": args.use_product, "dev": "sts" if args.dev_sts else "nli"}
+    return run_identity(settings, [args.train, args.dev_sts or args.dev_nli, *model_inputs(args.model)])
 
 
 VERBS = {
