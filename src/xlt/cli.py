@@ -32,7 +32,7 @@ class Verb:
 
 VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES),
                 "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
-                "xlt.analysis.commands")
+                "xlt.analysis.commands", "xlt.rehearse.commands")
 
 
 def verbs() -> dict[str, Verb]:

@@ -206,7 +206,10 @@ def _why_none(delta: pd.DataFrame) -> str:
     return f"none of the {len(delta)} published numbers matches a run ({common}); {TABLE} gives each reason"
 
 
-def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False):
+REHEARSAL = "REHEARSAL on offline stand-in models and data: our values are not results"
+
+
+def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, rehearsal: bool = False):
     """Ours (with the interval where the table has one) beside the published value, one row per
     matched row of `delta`; the unmatched ones are only in the table, with their reason."""
     from xlt.report.figures import plt, save
@@ -233,7 +236,8 @@ def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False):
     ax.set_yticks(list(y), labels)
     ax.set_xlabel("value (our units)")
     ax.legend(loc="lower right", fontsize=8)
-    ax.set_title("ours beside the seed studies' published numbers")
+    ax.set_title("ours beside the seed studies' published numbers" + (f"\n{REHEARSAL}" if rehearsal else ""),
+                 color="tab:red" if rehearsal else None)
     return save(fig, out)
 
 
@@ -256,13 +260,16 @@ def targets(config: dict) -> list[str]:
 def config_args(config: dict) -> str:
     """`xlt paper-delta`'s view of the config, shell-quoted for the rule: `--model NAME=REF` for
     every configured model (what its jobs load, xlt.core.plan.model_ref) and `--split
-    FAMILY=SPLIT` for every enabled family that names one evaluation split (`<family>.eval.split`)."""
+    FAMILY=SPLIT` for every enabled family that names one evaluation split (`<family>.eval.split`);
+    `--rehearsal` for a config `xlt rehearse` derived."""
     import shlex
 
     from xlt.core import settings
     from xlt.core.plan import model_ref
 
     args = [a for name in config["models"] for a in ("--model", f"{name}={model_ref(config, name)}")]
+    if config["report"].get("rehearsal"):
+        args.append("--rehearsal")
     for name in settings.FAMILIES:
         evaluation = (settings.family(config, name) or {}).get("eval", {})
         if isinstance(evaluation.get("split"), str):

@@ -12,6 +12,8 @@ def _arguments(p):
     p.add_argument("--split", action="append", default=[], metavar="FAMILY=SPLIT",
                    help="the evaluation split of a family whose table has no split column (config <family>.eval.split)")
     p.add_argument("--demo", action="store_true", help="a demo run: no overlay, and the figure says why")
+    p.add_argument("--rehearsal", action="store_true",
+                   help="a run of `xlt rehearse`'s config: the figure says its values are not results")
     p.add_argument("--out-table", required=True, help="paper_delta CSV path")
     p.add_argument("--out-plot", required=True, help="overlay PNG path")
 
@@ -39,7 +41,7 @@ def _run(args):
     with atomic_path(args.out_table) as tmp:
         delta.to_csv(tmp, index=False)
     with atomic_path(args.out_plot) as tmp:
-        paper.overlay_plot(delta, tmp, demo=args.demo)
+        paper.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
     key = ["family", "setting", "lang", "metric"]  # one published number
     published, matched = len(delta[key].drop_duplicates()), delta[delta["matched"] == "yes"]
     print(f"{len(matched[key].drop_duplicates())} of {published} published numbers match a run "

@@ -1,0 +1,65 @@
+"""`xlt rehearse`: the paper sweep's config with offline stand-ins, ready for `snakemake`."""
+from __future__ import annotations
+
+from xlt.cli import Verb
+
+RUN = ("HF_HUB_OFFLINE=1 snakemake --cores 2 --directory {out} --configfile {out}/config.yaml")
+
+
+def _arguments(p):
+    p.add_argument("--config", required=True, help="the paper-scale config to rehearse (e.g. config/paper.yaml)")
+    p.add_argument("--out", required=True, help="the rehearsal's working directory: stand-ins, config.yaml, results/")
+    p.add_argument("--cut-down", action="store_true",
+                   help="one seed, two freeze depths, the first values of other axes: every rule, fewest jobs")
+
+
+def languages(config: dict) -> list[str]:
+    """Every language a dataset of `config` is read in, English and the mining pairs' included."""
+    langs = {"en"}
+    for spec in config.get("datasets", {}).values():
+        langs.update(spec.get("languages", []))
+    mining = (config.get("dual") or {}).get("mining") or {}
+    for pair in mining.get("pairs", []):
+        langs.update(pair.split("-"))
+    return sorted(langs)
+
+
+def _run(args):
+    import copy
+    from pathlib import Path
+
+    import yaml
+
+    from xlt.core import settings
+    from xlt.core.errors import XltError
+    from xlt.core.io import read_text, write_text
+    from xlt.core.prefetch import DEFAULT_CACHE
+    from xlt.rehearse import datasets, derive, models
+
+    paper = yaml.safe_load(read_text(args.config))
+    settings.load(args.config)  # the paper config itself must be valid first
+    derived = derive.derive(paper, cut_down=args.cut_down)
+    config = settings.validate(copy.deepcopy(derived), f"{args.config} (rehearsal)")
+    out = Path(args.out).resolve()
+    cache = out / DEFAULT_CACHE
+    langs = languages(config)
+    for name, spec in config["models"].items():
+        if spec["source"] != "hub":
+            continue
+        if "layers" not in spec:
+            raise XltError(f"models.{name}: the rehearsal builds a stand-in of the same depth; declare its layers")
+        models.write_model(cache / "hub", spec["path"], spec.get("revision"), int(spec["layers"]), langs)
+        print(f"model {name}: stand-in {models.architecture(spec['path'])} with {spec['layers']} layers "
+              f"as {spec['path']}")
+    print(f"{datasets.write_hf_datasets(config, cache / 'datasets')} hub dataset configs, "
+          f"{datasets.write_local(config, out)} local datasets")
+    mining = (config.get("dual") or {}).get("mining") or {}
+    if mining.get("source") == "hf":
+        print(f"{datasets.write_bucc(mining, cache / 'datasets')} BUCC pairs")
+    write_text(out / "config.yaml", "# derived by `xlt rehearse` from " + str(args.config) + ": the same sweep on "
+               "offline stand-ins; its numbers are not results\n" + yaml.safe_dump(derived, sort_keys=False))
+    print("run the rehearsal with:\n  " + RUN.format(out=out))
+
+
+VERBS = {"rehearse": Verb("The paper sweep's config on offline stand-in models and data (runs every rule in minutes)",
+                          _arguments, _run)}

@@ -1,0 +1,65 @@
+"""`xlt rehearse`'s config keeps the paper sweep: the same rules and jobs per rule, and only
+training length, split slices, CPUs and the report's rehearsal flag changed."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from workflow_runs import job_counts, snakemake, workflow_copy
+from xlt.core.settings import validate
+from xlt.rehearse.derive import STEPS, derive
+
+REPO = Path(__file__).resolve().parents[2]
+PAPER = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+
+
+def _without_changes(config: dict) -> dict:
+    """`config` less what the rehearsal may change."""
+    config = copy.deepcopy(config)
+    config.pop("training")
+    config["report"].pop("rehearsal", None)
+    for value in config.values():
+        if isinstance(value, dict) and "resources" in value:
+            value.pop("training", None)
+            for key in ("cpus", "gpus", "mem_mb"):
+                value["resources"].pop(key, None)
+            for task in value.get("tasks", []):
+                task.pop("training", None)
+                task.pop("teacher_training", None)
+    for spec in config["datasets"].values():
+        spec.pop("split_names", None)
+    return config
+
+
+def test_derived_config_keeps_everything_but_training_slices_and_resources():
+    derived = derive(PAPER)
+    validate(copy.deepcopy(derived))
+    assert _without_changes(derived) == _without_changes(PAPER)
+    assert derived["report"]["rehearsal"] is True and "rehearsal" not in PAPER["report"]
+    assert derived["training"]["max_steps"] == STEPS and derived["monox"]["tasks"][0]["training"]["max_steps"] == STEPS
+    assert all(derived[f]["training"]["max_steps"] == STEPS for f in ("sbert", "adapt", "monox", "dual"))
+    # Dutch Wikipedia's 80k/10k/10k slices scaled with the stand-in data, split names kept
+    assert derived["datasets"]["nl-wiki"]["split_names"] == {"train": "train[:320]", "dev": "train[320:360]",
+                                                             "test": "train[360:400]"}
+    assert derived["datasets"]["xnli"]["split_names"] == {"dev": "validation"}
+
+
+def test_cut_down_keeps_one_seed_and_two_depths():
+    cut = derive(PAPER, cut_down=True)
+    validate(copy.deepcopy(cut))
+    assert cut["freeze_depth"]["seeds"] == [1] and cut["freeze_depth"]["depths"] == [-1, 0]
+    assert cut["alignment"]["freeze_depths"] == [-1, 0]
+    assert cut["adapt"]["schemes"] == PAPER["adapt"]["schemes"]  # each scheme is planned differently
+
+
+def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path):
+    work = workflow_copy(tmp_path)
+    for name, config in (("full.yaml", derive(PAPER)), ("cut.yaml", derive(PAPER, cut_down=True))):
+        (work / name).write_text(yaml.safe_dump(config))
+    counts = {name: job_counts(snakemake(work, "-n", "--cores", "1", "--configfile", name).stdout)
+              for name in ("config/paper.yaml", "full.yaml", "cut.yaml")}
+    assert counts["full.yaml"] == counts["config/paper.yaml"]
+    assert set(counts["cut.yaml"]) == set(counts["config/paper.yaml"])
+    assert counts["cut.yaml"]["total"] < counts["config/paper.yaml"]["total"] / 3
