@@ -117,6 +117,10 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
     assert written["meta"]["family"] == "sbert"
     # the retrieval rule is an axis (a table column) beside the pooling; index unless told
     assert written["meta"]["axes"] == {"pooling": "mean", "layer": -1, "normalize": False, "match": "index"}
+    from xlt.report.aggregate import aggregate
+
+    table = aggregate([out], resamples=50)  # so the family table names the rule of every retrieval row
+    assert set(table.loc[table.metric == "mean_error", "match"]) == {"index"}
     assert written["meta"]["hidden_state_index"] == 2
     records = by_key(written["metrics"])
     assert len(written["metrics"]) == 3 * 6 + 2 * 8 == len(records)

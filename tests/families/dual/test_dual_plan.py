@@ -159,7 +159,8 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--model", "results/models/tiny",
         "--train", "results/data/bt/qaa/train.jsonl", "--train", "results/data/bt/qab/train.jsonl",
         "--dev", "results/data/bt/qaa/dev.jsonl", "--dev", "results/data/bt/qab/dev.jsonl",
-        "--match", "index", "--margin", "0.2", "--scale", "5", "--pooling", "cls", "--symmetric", "sum", "--freeze-depth", "1",
+        "--match", "index",
+        "--margin", "0.2", "--scale", "5", "--pooling", "cls", "--symmetric", "sum", "--freeze-depth", "1",
         "--seed", "3",
         # every training setting, TrainArgs' defaults filled in; the swept batch size replaces batch_size
         "--epochs", "1.0", "--max-steps", "7", "--batch-size", "8", "--lr", "0.01", "--weight-decay", "0.01",
@@ -172,7 +173,8 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
         "--model", f"{run_dir}/model", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
-        "--match", "index", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24", "--out", f"{run_dir}/tatoeba.json"]
+        "--match", "index", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24",
+        "--out", f"{run_dir}/tatoeba.json"]
     assert f"--axes '{axes}'" in tatoeba.cli  # one shell word
     # the untrained encoder: the same evaluation of the pretrained model, no training axes
     baseline = jobs["tatoeba_dual"][BASELINE]

@@ -42,8 +42,9 @@ def _train_dual_arguments(p) -> None:
     p.add_argument("--dev", action="append", required=True, metavar="FILE.jsonl",
                    help="bitext for best-checkpoint selection (retrieval accuracy); repeat per language")
     p.add_argument("--match", choices=MATCH_RULES, default=DEFAULT_MATCH,
-                   help="dev retrieval correctness, the Tatoeba test's rule (`xlt eval-embeddings --match`): index = "
-                        "the retrieved sentence is the gold one (default); text = an equal string at another index counts")
+                   help="dev retrieval correctness, the Tatoeba test's rule (`xlt eval-embeddings --match`): "
+                        "index = the retrieved sentence is the gold one (default); text = an equal string at "
+                        "another index counts")
     p.add_argument("--train-langs", help="comma-separated codes, one per --train (default: parent directory names)")
     p.add_argument("--dev-langs", help="comma-separated codes, one per --dev (default: parent directory names)")
     p.add_argument("--margin", type=float, default=0.3, help="additive margin taken off the positive pairs' cosine (LaBSE 0.3)")
