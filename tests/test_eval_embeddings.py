@@ -99,7 +99,7 @@ def test_verb_is_registered_once_as_a_shared_evaluator():
     assert cli.verbs()["eval-embeddings"] is EVAL_EMBEDDINGS
     parser = cli.build_parser("eval-embeddings")
     args = parser.parse_args(["eval-embeddings", "--model", "m", "--bitext", "a.jsonl", "--bitext", "b.jsonl", "--out", "o.json"])
-    assert (args.pooling, args.layer, args.match, args.max_length, args.batch_size) == ("mean", -1, "text", 128, 64)
+    assert (args.pooling, args.layer, args.match, args.max_length, args.batch_size) == ("mean", -1, "index", 128, 64)
     assert args.bitext == ["a.jsonl", "b.jsonl"] and args.sts == [] and args.axes == "{}"
 
 
@@ -115,7 +115,12 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
         assert label in table
     written = json.loads(out.read_text())
     assert written["meta"]["family"] == "sbert"
-    assert written["meta"]["axes"] == {"pooling": "mean", "layer": -1, "normalize": False}
+    # the retrieval rule is an axis (a table column) beside the pooling; index unless told
+    assert written["meta"]["axes"] == {"pooling": "mean", "layer": -1, "normalize": False, "match": "index"}
+    from xlt.report.aggregate import aggregate
+
+    table = aggregate([out], resamples=50)  # so the family table names the rule of every retrieval row
+    assert set(table.loc[table.metric == "mean_error", "match"]) == {"index"}
     assert written["meta"]["hidden_state_index"] == 2
     records = by_key(written["metrics"])
     assert len(written["metrics"]) == 3 * 6 + 2 * 8 == len(records)
@@ -273,6 +278,7 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
         "--model", str(model_dir), "--pooling", "mean", "--layer", "-1", *(["--normalize"] if normalize else []),
         "--tatoeba-dir", str(tatoeba), "--sts", str(sts_file), "--out", str(out),
         "--max-length", str(max_length), "--batch-size", "32", "--device", "cpu",
+        "--match", "text",  # TranslationEvaluator's rule, so both score the same thing
     ])
     ours = by_key(json.loads(out.read_text())["metrics"])
 

@@ -231,3 +231,37 @@ def test_perplexities_with_other_masks_are_not_compared(tmp_path):
     c = write_perplexity_run(tmp_path, "c", {"model": "m", "scheme": "9-12", "seed": 1}, {("x", "dev"): loss},
                              tokens, masks, mask_seed=12)  # another mask seed: another set, no pair
     assert paired_tests(read_runs([a, c]), "adapt").empty
+
+
+def test_the_match_axis_leaves_the_pairs_as_they_were_and_never_pairs_two_rules(tmp_path):
+    # eval-embeddings records the retrieval rule as the axis `match`, the same on every run of a
+    # family, so the dual runs pair exactly as without it; a run scored by another rule pairs with none
+    gold = np.arange(N)
+
+    def run(root, run_id, axes, share, seed):
+        metrics = MetricsFile("dual", run_id, axes=axes, manifest=False)
+        found = np.where(np.random.default_rng(seed).random(N) < share, gold, (gold + 1) % N)
+        metrics.examples.append(example_set("retrieval", "accuracy@1", retrieved=found, gold=gold,
+                                            correct=found == gold, lang="qaa", direction="xx->en"))
+        metrics.add("accuracy@1", float(np.mean(found == gold)), lang="qaa", direction="xx->en")
+        path = root / run_id / "tatoeba.json"
+        metrics.write(path)
+        return path
+
+    untrained = {"model": "m", "margin": None, "seed": None, "trained": False}
+    runs = [("untrained", untrained, 0.1, 1), ("m0", {"model": "m", "margin": 0, "seed": 1, "trained": True}, 0.6, 2),
+            ("m3", {"model": "m", "margin": 0.3, "seed": 1, "trained": True}, 0.8, 3)]
+
+    def pairs(root, extra):
+        paths = [run(root, run_id, axes | extra, share, seed) for run_id, axes, share, seed in runs]
+        table = paired_tests(read_runs(paths), "dual", resamples=200)
+        return list(zip(table.axis, table.comparison, table.run_a, table.run_b, table.set))
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "index").mkdir()
+    before, after = pairs(tmp_path / "plain", {}), pairs(tmp_path / "index", {"match": "index"})
+    assert after == before and len(before) == 3  # margin neighbours, two against the untrained encoder
+    # the untrained encoder is a wildcard only on the axes it lacks: not on the rule
+    mixed = [run(tmp_path / "index", "untrained", untrained | {"match": "index"}, 0.1, 1),
+             run(tmp_path / "text", "m0-text", runs[1][1] | {"match": "text"}, 0.6, 2)]
+    assert paired_tests(read_runs(mixed), "dual", resamples=200).empty

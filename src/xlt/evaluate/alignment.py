@@ -29,6 +29,8 @@ from xlt.evaluate.vectors import l2_normalise
 
 DIRECTIONS = (XX_TO_EN, EN_TO_XX)
 RETRIEVAL_METRIC = "bitext_retrieval_acc"
+# the per-layer accuracy's rule: by index, the retrieval default (it has vectors, not texts)
+MATCH = "index"
 CENTERED_SUFFIX = "_centered"
 PROJECTION_METHODS = ("tsne", "pca")
 MIN_TSNE_POINTS = 4  # below this t-SNE is meaningless; PCA is used instead
@@ -102,7 +104,7 @@ def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool =
             src, eng = bitext.texts[layer], bitext.english[layer]
             if center_languages:
                 src, eng = center(src), center(eng)
-            result = bitext_retrieval(src, eng, match="index", dtype=np.float64)
+            result = bitext_retrieval(src, eng, match=MATCH, dtype=np.float64)
             records.append(record(metric, result.accuracy_xx_to_en, lang=bitext.lang, layer=layer, direction=XX_TO_EN))
             records.append(record(metric, result.accuracy_en_to_xx, lang=bitext.lang, layer=layer, direction=EN_TO_XX))
             if examples_out is not None:

@@ -24,7 +24,7 @@ from xlt.cli import Verb
 def _eval_embeddings_arguments(parser) -> None:
     from xlt.core.choices import POOLING_MODES
     from xlt.data.sts_files import STS_FORMATS
-    from xlt.evaluate.retrieval import MATCH_RULES
+    from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
 
     parser.add_argument("--model", required=True, help="local model directory (transformers layout) or hub id")
     parser.add_argument("--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector")
@@ -45,9 +45,11 @@ def _eval_embeddings_arguments(parser) -> None:
         "results/data/{dataset}/{lang}/{split}.jsonl; dataset, lang and split come from that path",
     )
     parser.add_argument(
-        "--match", choices=MATCH_RULES, default="text",
-        help="Tatoeba correctness: text = retrieved string equals the gold string (sentence-transformers' "
-        "TranslationEvaluator, default); index = retrieved index is the gold index (LASER)",
+        "--match", choices=MATCH_RULES, default=DEFAULT_MATCH,
+        help="bitext retrieval correctness: index = the retrieved sentence is the gold one, by position "
+        "(LASER's Tatoeba rule; default, the dual encoder's dev selection uses it too); text = the retrieved "
+        "string equals the gold string, so an identical duplicate at another index counts as correct "
+        "(sentence-transformers' TranslationEvaluator). Recorded as the axis `match`",
     )
     parser.add_argument(
         "--sts", action="append", default=[], metavar="FILE",
@@ -115,7 +117,9 @@ def _eval_embeddings(args) -> None:
     metrics = MetricsFile(
         family=args.family,
         run_id=args.run_id or default_run_id(args.model, args.pooling, args.layer, args.normalize),
-        axes=axes | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize},
+        # match: which rule scored the retrieval rows, a table column (only when there are any)
+        axes=axes | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize}
+        | ({"match": args.match} if bitext else {}),
         meta={
             "model": args.model,
             "hidden_state_index": args.layer % (num_layers + 1),

@@ -12,13 +12,15 @@ Error = 1 - accuracy@1, as a fraction (LASER and the SBERT blog print it x100, i
 ``mean_error`` / ``mean_accuracy@1`` average the two directions (TranslationEvaluator's
 ``mean_accuracy``).
 
-Duplicates. With ``match="text"`` (the default, TranslationEvaluator's rule) a retrieval is
-correct when the retrieved sentence's *string* equals the gold sentence's string, so retrieving
-an identical duplicate of the gold sentence counts as correct. With ``match="index"`` (LASER's
-original Tatoeba evaluation) it is correct only when the retrieved index is the gold index. The
-two agree whenever the candidate side has no repeated strings, which holds for the eight LASER
-Tatoeba languages shipped in shared/data (deu fra spa nld cmn jpn rus ara: no duplicates on
-either side).
+Duplicates. With ``match="index"`` (the default everywhere, LASER's original Tatoeba
+evaluation) a retrieval is correct only when the retrieved index is the gold index. With
+``match="text"`` (sentence-transformers' TranslationEvaluator) it is correct when the retrieved
+sentence's *string* equals the gold sentence's string, so retrieving an identical duplicate of
+the gold sentence at another index counts as correct. Index is the default so that the dual
+encoder's dev selection and every test score use one rule; text stays available as an explicit
+choice. The two agree whenever the candidate side has no repeated strings, which holds for the
+eight LASER Tatoeba languages shipped in shared/data (deu fra spa nld cmn jpn rus ara:
+`benchmarks/tatoeba_duplicates.py`, docs/tatoeba-matching.md).
 
 Ties: the first index with the highest similarity wins (`numpy.argmax`), as in
 TranslationEvaluator. Cosine similarities are computed on unit-length vectors (1e-12 norm
@@ -41,7 +43,8 @@ from xlt.evaluate.vectors import l2_normalise
 
 XX_TO_EN = "xx->en"
 EN_TO_XX = "en->xx"
-MATCH_RULES = ("text", "index")
+MATCH_RULES = ("index", "text")
+DEFAULT_MATCH = "index"  # what the CLI, the schemas and every family use unless told otherwise
 
 # rows of queries scored at once: bounds the similarity block to chunk x n floats
 _CHUNK = 2048
@@ -100,16 +103,15 @@ def bitext_retrieval(
     en_embeddings: np.ndarray,
     xx_texts: Sequence[str] | None = None,
     en_texts: Sequence[str] | None = None,
-    match: str = "text",
+    match: str = DEFAULT_MATCH,
     dtype=np.float32,
 ) -> RetrievalResult:
     """Nearest-neighbour retrieval in both directions over n aligned pairs (row i <-> row i).
 
-    `match="text"` needs the texts (a retrieved duplicate string counts as correct);
-    `match="index"` ignores them. Similarities are computed in `dtype`.
+    `match="index"` (default) ignores the texts; `match="text"` needs them (a retrieved
+    duplicate string counts as correct). Similarities are computed in `dtype`.
     """
-    if match not in MATCH_RULES:
-        raise ValueError(f"unknown match rule {match!r}; choose one of {MATCH_RULES}")
+    check_match(match)
     xx_embeddings = np.asarray(xx_embeddings)
     en_embeddings = np.asarray(en_embeddings)
     n = len(xx_embeddings)
@@ -122,25 +124,38 @@ def bitext_retrieval(
             raise ValueError('match="text" needs xx_texts and en_texts')
         if len(xx_texts) != n or len(en_texts) != n:
             raise ValueError(f"{n} embedding pairs but {len(xx_texts)} / {len(en_texts)} texts")
-    gold = np.arange(n)
     found_en = nearest_neighbours(xx_embeddings, en_embeddings, dtype)
     found_xx = nearest_neighbours(en_embeddings, xx_embeddings, dtype)
-    if match == "index":
-        hit_xx_to_en, hit_en_to_xx = found_en == gold, found_xx == gold
-    else:
-        hit_xx_to_en = np.array([en_texts[int(j)] == en_texts[i] for i, j in enumerate(found_en)], dtype=bool)
-        hit_en_to_xx = np.array([xx_texts[int(j)] == xx_texts[i] for i, j in enumerate(found_xx)], dtype=bool)
+    hit_xx_to_en, hit_en_to_xx = hits(found_en, en_texts, match), hits(found_xx, xx_texts, match)
     return RetrievalResult(n=n, correct_xx_to_en=int(hit_xx_to_en.sum()), correct_en_to_xx=int(hit_en_to_xx.sum()),
                            found_en=found_en, found_xx=found_xx, hit_xx_to_en=hit_xx_to_en, hit_en_to_xx=hit_en_to_xx)
 
 
-def index_retrieval(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
+def check_match(match: str) -> None:
+    if match not in MATCH_RULES:
+        raise ValueError(f"unknown match rule {match!r}; choose one of {MATCH_RULES}")
+
+
+def hits(found: np.ndarray, candidate_texts: Sequence[str] | None = None, match: str = DEFAULT_MATCH) -> np.ndarray:
+    """Whether query i's retrieved candidate `found[i]` counts as correct, candidate i being its
+    gold: the same index (`index`), or the same string (`text`, needs `candidate_texts`)."""
+    check_match(match)
+    found = np.asarray(found)
+    if match == "index":
+        return found == np.arange(len(found))
+    if candidate_texts is None:
+        raise ValueError('match="text" needs the candidate texts')
+    return np.array([candidate_texts[int(j)] == candidate_texts[i] for i, j in enumerate(found)], dtype=bool)
+
+
+def index_retrieval(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64, match: str = DEFAULT_MATCH,
+                    candidate_texts: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(retrieved index, correct) per query i of parallel sets, candidate i being its gold
-    (by index; float64 by default, as `retrieval_accuracy`)."""
+    (float64 by default, as `retrieval_accuracy`); correct by `match` (`hits`)."""
     if len(queries) != len(candidates):
         raise ValueError(f"queries ({len(queries)}) and candidates ({len(candidates)}) must be parallel")
     found = nearest_neighbours(queries, candidates, dtype)
-    return found, found == np.arange(len(queries))
+    return found, hits(found, candidate_texts, match)
 
 
 def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64) -> float:

@@ -45,7 +45,7 @@ def test_align_end_to_end(tmp_path, bag_of_words_bert):
     assert {(r["layer"], r["direction"]) for r in records} == {(l, d) for l in range(3) for d in ("xx->en", "en->xx")}
     meta = metrics["meta"]
     assert meta["bitexts"]["fra"]["pairs"] == n and meta["family"] == "alignment" and meta["run_id"] == "pretrained-tiny"
-    assert meta["axes"] == {"source": "pretrained", "source_run": ""}
+    assert meta["axes"] == {"source": "pretrained", "source_run": "", "match": "index"}  # the retrieval rule
     assert meta["layers"] == [0, 1, 2] and meta["center"] is True
     assert meta["projection"] == {"layers": [0, 2], "sample": 6, "method": ["tsne", "tsne"]}
     rows = list(csv.DictReader((out / "layers.csv").open()))

@@ -75,6 +75,19 @@ def test_duplicate_strings_count_as_correct_with_text_match_only():
     assert by_text.correct_en_to_xx == 2 and by_index.correct_en_to_xx == 2
 
 
+def test_default_is_index_a_duplicate_string_at_another_index_is_an_error():
+    # en_0 and en_1 are the same string with the same vector: xx_1's nearest is en_0 (first index on
+    # the tie), the right string at the wrong index. The default (index) counts it wrong, text right.
+    en = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    xx = np.array([[1.0, 0.1, 0.0], [1.0, 0.0, 0.0], [0.0, 0.1, 1.0]])
+    texts_xx, texts_en = ["Ich verstehe.", "Aha.", "Geh."], ["I see.", "I see.", "Go."]
+    default = bitext_retrieval(xx, en, texts_xx, texts_en)
+    assert default.correct_xx_to_en == 2 and not default.hit_xx_to_en[1] and default.found_en[1] == 0
+    assert default == bitext_retrieval(xx, en)  # the texts play no part in it
+    explicit_text = bitext_retrieval(xx, en, texts_xx, texts_en, match="text")
+    assert explicit_text.correct_xx_to_en == 3 and explicit_text.hit_xx_to_en[1]
+
+
 def test_records_directions_and_means():
     xx, en = planted(10, [3])
     records = retrieval_records(bitext_retrieval(xx, en, match="index"), lang="deu", dataset="tatoeba")
@@ -91,7 +104,7 @@ def test_records_directions_and_means():
 def test_input_checks():
     xx, en = planted(5, [])
     with pytest.raises(ValueError, match="needs xx_texts"):
-        bitext_retrieval(xx, en)
+        bitext_retrieval(xx, en, match="text")
     with pytest.raises(ValueError, match="same shape"):
         bitext_retrieval(xx, en[:4], match="index")
     with pytest.raises(ValueError, match="unknown match rule"):

@@ -114,7 +114,8 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     metrics = json.loads((out / "train.json").read_text())
     meta = metrics["meta"]
     assert meta["family"] == "dual" and meta["run_id"] == "tiny"
-    assert meta["axes"] == {"margin": 0.3, "scale": 10.0, "pooling": "mean", "batch_size": 16, "freeze_depth": -1, "seed": 3, "trained": True}
+    assert meta["axes"] == {"margin": 0.3, "scale": 10.0, "pooling": "mean", "batch_size": 16, "freeze_depth": -1,
+                            "seed": 3, "trained": True, "match": "index"}  # the dev retrieval's rule, a table column
     assert meta["loss"]["symmetric"] == "sum" and meta["train_pairs"] == {"qaa": 96, "qac": 96}
     curve = [point["loss"] for point in meta["loss_curve"]]
     assert len(curve) == 3 and curve[-1] < curve[0]  # the loss goes down
@@ -204,3 +205,28 @@ def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoi
     resumed = SentenceEncoder.from_pretrained(str(tmp_path / "run" / "model")).state_dict()
     fresh = SentenceEncoder.from_pretrained(str(tmp_path / "fresh" / "model")).state_dict()
     assert all(torch.equal(resumed[k], fresh[k]) for k in fresh)
+
+
+def test_dev_retrieval_counts_a_duplicate_string_at_another_index_by_the_given_rule(monkeypatch):
+    # "I see." twice with one vector: qaa's second sentence retrieves the first copy (the tie's first
+    # index), the right string at the wrong index. Wrong under the default (index), right under text:
+    # selection follows the same --match as the Tatoeba test.
+    from xlt.evaluate.alignment import Bitext
+    from xlt.families.dual import dual_encoder
+
+    vectors = {"Ich verstehe.": [1.0, 0.1, 0.0], "Aha.": [1.0, 0.0, 0.0], "Geh.": [0.0, 0.1, 1.0],
+               "I see.": [1.0, 0.0, 0.0], "Go.": [0.0, 0.0, 1.0]}
+    monkeypatch.setattr(dual_encoder, "sentence_vectors",
+                        lambda model, tokenizer, sentences, max_length: np.array([vectors[s] for s in sentences]))
+    bitext = Bitext("qaa", ["Ich verstehe.", "Aha.", "Geh."], ["I see.", "I see.", "Go."])
+
+    def xx_to_en(**kwargs):
+        (rec,) = [r for r in dual_encoder.dev_records(None, None, [bitext], 8, **kwargs) if r["direction"] == "xx->en"]
+        return rec["value"]
+
+    assert xx_to_en() == pytest.approx(2 / 3) == xx_to_en(match="index")
+    assert xx_to_en(match="text") == 1.0
+    evaluate = dual_encoder.make_evaluate(None, [bitext], 8, "text")
+    assert evaluate(None)["qaa xx->en"] == 1.0
+    with pytest.raises(ValueError, match="unknown match rule"):
+        train_dual(None, None, [bitext], [bitext], DualSettings(match="fuzzy"), TrainArgs(max_steps=1, device="cpu"))

@@ -159,6 +159,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--model", "results/models/tiny",
         "--train", "results/data/bt/qaa/train.jsonl", "--train", "results/data/bt/qab/train.jsonl",
         "--dev", "results/data/bt/qaa/dev.jsonl", "--dev", "results/data/bt/qab/dev.jsonl",
+        "--match", "index",
         "--margin", "0.2", "--scale", "5", "--pooling", "cls", "--symmetric", "sum", "--freeze-depth", "1",
         "--seed", "3",
         # every training setting, TrainArgs' defaults filled in; the swept batch size replaces batch_size
@@ -172,7 +173,8 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
         "--model", f"{run_dir}/model", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
-        "--match", "text", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24", "--out", f"{run_dir}/tatoeba.json"]
+        "--match", "index", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24",
+        "--out", f"{run_dir}/tatoeba.json"]
     assert f"--axes '{axes}'" in tatoeba.cli  # one shell word
     # the untrained encoder: the same evaluation of the pretrained model, no training axes
     baseline = jobs["tatoeba_dual"][BASELINE]
@@ -181,7 +183,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
                  '"seed": null, "trained": false}')
     assert [str(a) for a in baseline.args] == [
         "--model", "results/models/tiny", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
-        "--match", "text", "--axes", untrained, "--run-id", BASELINE, "--family", "dual", "--max-length", "24",
+        "--match", "index", "--axes", untrained, "--run-id", BASELINE, "--family", "dual", "--max-length", "24",
         "--out", f"results/runs/dual/{BASELINE}/tatoeba.json"]
     bucc = jobs["make_bucc"]["qaa-en"]
     assert bucc.inputs == {"data": "results/data/bt/info.json"}
@@ -340,3 +342,14 @@ def test_shared_prefix_store_needs_the_cache():
         validate(small_config(prefix_states={"shared": True}))
     with pytest.raises(XltError, match="max_gib"):
         validate(small_config(cache_frozen_prefix=True, prefix_states={"shared": True, "max_gib": 0}))
+
+
+@pytest.mark.parametrize("rule", ["index", "text", None])
+def test_dev_selection_and_tatoeba_test_use_the_one_configured_match(rule):
+    # one rule for selection and test: train_dual's --match is the tatoeba job's; index by default
+    tatoeba = {"dataset": "bt", "langs": ["qab"]} | ({"match": rule} if rule else {})
+    jobs = plan.jobs(validate(small_config(tatoeba=tatoeba)))
+    train, test = ([str(a) for a in jobs[rule_name][RUN].args] for rule_name in ("train_dual", "tatoeba_dual"))
+    baseline = [str(a) for a in jobs["tatoeba_dual"][BASELINE].args]
+    expected = rule or "index"
+    assert [args[args.index("--match") + 1] for args in (train, test, baseline)] == [expected] * 3

@@ -70,7 +70,8 @@ def test_train_job_has_every_argument():
 def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
     jobs = plan.jobs(small())["eval_sbert"]
     files = ["--sts", "results/data/sts/en/test.jsonl", "--sts", "results/data/sts/qaa/test.jsonl",
-             "--bitext", "results/data/bitext/qaa/test.jsonl"]  # STS first, whatever the config's order
+             "--bitext", "results/data/bitext/qaa/test.jsonl",  # STS first, whatever the config's order
+             "--match", "index"]  # the schema's default retrieval rule, passed, not left to the CLI
     trained = jobs["tiny-max-L-2-depth01-seed7"]
     assert argv(trained) == [
         "--model", "results/runs/sbert/tiny-max-L-2-depth01-seed7/model", "--pooling", "max", "--layer", "-2", *files,
@@ -89,6 +90,17 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
     assert jobs["tiny-max-L-2-untrained"].inputs["model"] == ["results/models/tiny"]
 
 
+def test_eval_jobs_pass_the_configured_retrieval_rule():
+    config = copy.deepcopy(SMALL)
+    config["sbert"]["eval"]["bitext"]["match"] = "text"
+    for job in plan.jobs(validate(config))["eval_sbert"].values():
+        args = argv(job)
+        assert args[args.index("--match") + 1] == "text"
+    # no bitext to score, no rule
+    del config["sbert"]["eval"]["bitext"]
+    assert all("--match" not in argv(job) for job in plan.jobs(validate(config))["eval_sbert"].values())
+
+
 def test_defaults_come_from_the_schema():
     config = copy.deepcopy(SMALL)
     for key in ("poolings", "layers", "depths", "seeds", "use_product"):
@@ -98,6 +110,7 @@ def test_defaults_come_from_the_schema():
     assert (section["poolings"], section["layers"], section["depths"], section["seeds"]) == (["mean"], [-1], [-1], [1])
     assert section["baselines"] is True and section["train_word_embeddings"] is False and section["use_product"] is False
     assert section["dev"]["split"] == "dev" and section["eval"]["sts"]["split"] == "test"
+    assert section["eval"]["bitext"]["match"] == "index"
     assert section["resources"] == {"cpus": 1}
     job = plan.jobs(config)["train_sbert"]["tiny-mean-L-1-depthnone-seed1"]
     args = argv(job)

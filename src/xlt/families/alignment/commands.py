@@ -67,11 +67,12 @@ def _align(args):
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers
     from xlt.data.bitext_files import load_bitexts, resolve_langs
-    from xlt.evaluate.alignment import alignment_records, encode_bitexts, only_layers, parse_layers, project_layers
+    from xlt.evaluate.alignment import (MATCH, alignment_records, encode_bitexts, only_layers, parse_layers,
+                                        project_layers)
 
     log = logging.getLogger(__name__)
     metrics = MetricsFile(family="alignment", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
-                          axes=parse_axes(args.axes))
+                          axes=parse_axes(args.axes) | {"match": MATCH})  # the rule is a table column
     # everything that can be wrong with the input is checked before the model is loaded
     if args.tsne_sample < 2:
         raise XltError(f"--tsne-sample must be at least 2, got {args.tsne_sample}")

@@ -35,11 +35,16 @@ def _train_dual_arguments(p) -> None:
     from xlt.core.choices import POOLING_MODES
     from xlt.core.train_args import add_train_arguments
     from xlt.core.choices import DUAL_SYMMETRIC
+    from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
 
     p.add_argument("--model", required=True, help="hub id or local directory of the encoder to start from")
     p.add_argument("--train", action="append", required=True, metavar="FILE.jsonl", help="bitext for training; repeat per language")
     p.add_argument("--dev", action="append", required=True, metavar="FILE.jsonl",
                    help="bitext for best-checkpoint selection (retrieval accuracy); repeat per language")
+    p.add_argument("--match", choices=MATCH_RULES, default=DEFAULT_MATCH,
+                   help="dev retrieval correctness, the Tatoeba test's rule (`xlt eval-embeddings --match`): "
+                        "index = the retrieved sentence is the gold one (default); text = an equal string at "
+                        "another index counts")
     p.add_argument("--train-langs", help="comma-separated codes, one per --train (default: parent directory names)")
     p.add_argument("--dev-langs", help="comma-separated codes, one per --dev (default: parent directory names)")
     p.add_argument("--margin", type=float, default=0.3, help="additive margin taken off the positive pairs' cosine (LaBSE 0.3)")
@@ -89,7 +94,7 @@ def _train_dual(args) -> None:
     targs = train_args_from(args)
     out = Path(args.out)
     axes = {"margin": args.margin, "scale": args.scale, "pooling": args.pooling, "batch_size": targs.batch_size,
-            "freeze_depth": args.freeze_depth, "seed": targs.seed, "trained": True}
+            "freeze_depth": args.freeze_depth, "seed": targs.seed, "trained": True, "match": args.match}
     metrics = MetricsFile("dual", args.run_id or out.name, axes=parse_axes(args.axes) | axes)
     # all input checks before the model is loaded
     _check_train_dual(args)
@@ -103,7 +108,7 @@ def _train_dual(args) -> None:
     tokenizer = load_tokenizer(args.model)
     model = SentenceEncoder.from_pretrained(args.model, pooling=args.pooling, layer=-1)
     freeze(model.encoder, args.freeze_depth)
-    settings = DualSettings(margin=args.margin, scale=args.scale, symmetric=args.symmetric)
+    settings = DualSettings(margin=args.margin, scale=args.scale, symmetric=args.symmetric, match=args.match)
     losses: list[float] = []
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     cached = _cached_prefix(args, model, tokenizer, train_bitexts, targs)
@@ -124,7 +129,8 @@ def _train_dual(args) -> None:
         "cache_frozen_prefix": cached is not None, "cache_s": round(cached.cache_s, 3) if cached else 0.0,
     } | ({"prefix_states": args.prefix_states} if args.prefix_states else {}))
     # the kept checkpoint's dev retrieval, with its retrieved indices for the intervals
-    metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length, examples_out=metrics.examples))
+    metrics.extend(dev_records(model, tokenizer, dev_bitexts, targs.max_length, examples_out=metrics.examples,
+                               match=args.match))
     metrics.add(DEV_METRIC + "_mean", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)

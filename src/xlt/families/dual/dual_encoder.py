@@ -16,7 +16,9 @@ across languages; a batch keeps only the first pair with a given sentence on eit
 so a translation is never scored as a negative of itself.
 
 The best checkpoint is the one with the highest dev retrieval accuracy: cosine nearest
-neighbour over each dev language's pairs, averaged over languages and both directions.
+neighbour over each dev language's pairs, averaged over languages and both directions,
+correct by `DualSettings.match` (xlt.evaluate.retrieval: index by default), the rule the
+family's Tatoeba test uses, so selection and test count the same retrievals as right.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import numpy as np
 import torch
 
 from xlt.evaluate.alignment import DIRECTIONS, Bitext
-from xlt.evaluate.retrieval import index_retrieval
+from xlt.evaluate.retrieval import DEFAULT_MATCH, check_match, index_retrieval
 from xlt.core.embeddings import encode
 from xlt.core.choices import DUAL_SYMMETRIC
 from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
@@ -45,6 +47,7 @@ class DualSettings:
     margin: float = 0.3
     scale: float = 10.0
     symmetric: str = "sum"
+    match: str = DEFAULT_MATCH  # dev retrieval's rule (the family's dual.tatoeba.match)
 
 
 def pairs_from_bitexts(bitexts: Sequence[Bitext]) -> list[tuple[str, str]]:
@@ -101,15 +104,17 @@ def sentence_vectors(model: SentenceEncoder, tokenizer, sentences: Sequence[str]
 
 
 def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], max_length: int,
-                examples_out: list | None = None) -> list[dict]:
-    """Retrieval accuracy per dev language and direction (xx->en, en->xx). With `examples_out`
-    (a MetricsFile's `examples`), the retrieved indices go there too, as interval-only sets."""
+                examples_out: list | None = None, match: str = DEFAULT_MATCH) -> list[dict]:
+    """Retrieval accuracy per dev language and direction (xx->en, en->xx), correct by `match`.
+    With `examples_out` (a MetricsFile's `examples`), the retrieved indices go there too, as
+    interval-only sets."""
     records = []
     for bitext in bitexts:
         xx = sentence_vectors(model, tokenizer, bitext.texts, max_length)
         en = sentence_vectors(model, tokenizer, bitext.english, max_length)
-        for direction, (queries, candidates) in zip(DIRECTIONS, ((xx, en), (en, xx))):
-            found, correct = index_retrieval(queries, candidates)
+        for direction, (queries, candidates, texts) in zip(DIRECTIONS, ((xx, en, bitext.english),
+                                                                        (en, xx, bitext.texts))):
+            found, correct = index_retrieval(queries, candidates, match=match, candidate_texts=texts)
             dims = dict(lang=bitext.lang, direction=direction, split="dev")
             records.append(record(DEV_METRIC, float(np.mean(correct)), **dims))
             if examples_out is not None:
@@ -118,9 +123,9 @@ def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], ma
     return records
 
 
-def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int):
+def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int, match: str = DEFAULT_MATCH):
     def evaluate(model: SentenceEncoder) -> dict:
-        records = dev_records(model, tokenizer, bitexts, max_length)
+        records = dev_records(model, tokenizer, bitexts, max_length, match=match)
         return {"score": float(np.mean([r["value"] for r in records])),
                 **{f"{r['lang']} {r['direction']}": r["value"] for r in records}}
 
@@ -140,7 +145,8 @@ def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext
     the full model on raw text either way."""
     if settings.symmetric not in DUAL_SYMMETRIC:
         raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
-    loss, evaluate = make_loss(settings, losses), make_evaluate(tokenizer, dev_bitexts, args.max_length)
+    check_match(settings.match)
+    loss, evaluate = make_loss(settings, losses), make_evaluate(tokenizer, dev_bitexts, args.max_length, settings.match)
     identity = with_settings(identity, dual_loss=asdict(settings))  # the loss settings key the checkpoint here
     if cached is not None:
         # the same seeded order over the same number of pairs, so the same batches as uncached

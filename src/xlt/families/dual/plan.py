@@ -222,6 +222,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         args += [arg for f in bitext_files(config, "train") for arg in ("--train", f)]
         args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
         prefix_args, prefix_inputs = _prefix_args(config, row)
+        # dev selection scores retrieval by the Tatoeba test's rule (one rule for both)
+        args += ["--match", family["tatoeba"]["match"]]
         args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
                  "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], *prefix_args,
                  "--seed", row["seed"],

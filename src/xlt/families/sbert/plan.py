@@ -79,11 +79,13 @@ def runs(config: dict) -> list[dict]:
 
 
 def eval_files(config: dict) -> list[str]:
-    """`--sts FILE ... --bitext FILE ...`: every evaluation file, STS first."""
+    """`--sts FILE ... --bitext FILE ... --match RULE`: every evaluation file, STS first, then
+    the configured retrieval rule when there is bitext (the schema fills it: index)."""
     evaluation = config[FAMILY]["eval"]
-    return [arg for kind in EVAL_KINDS if kind in evaluation
-            for lang in evaluation[kind]["langs"]
-            for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))]
+    files = [arg for kind in EVAL_KINDS if kind in evaluation
+             for lang in evaluation[kind]["langs"]
+             for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))]
+    return files + (["--match", evaluation["bitext"]["match"]] if "bitext" in evaluation else [])
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
