@@ -357,3 +357,55 @@ def test_tuning_split_records_get_intervals_and_the_test_split_keeps_its_own():
         assert record_interval(test, [test_set, tuning_set]) == record_interval(test, [test_set]), metric
     # the threshold is a margin value, not a score over sentences: no interval
     assert record_interval(record("threshold", 1.0, lang="de", split="tune"), [test_set, tuning_set]) is None
+
+
+def _translated_sets(kind="classification", n=400, langs=("de", "fr", "ru")):
+    """One item list in every language, every language's predictions identical: perfectly correlated."""
+    rng = np.random.default_rng(11)
+    gold = rng.integers(0, 3, n)
+    pred = np.where(rng.random(n) < 0.7, gold, (gold + 1) % 3)
+    return [example_set(kind, "accuracy", prediction=pred, gold=gold, lang=lang) for lang in langs]
+
+
+def test_average_over_translations_of_the_same_items_is_as_wide_as_one_language():
+    # identical per-item correctness everywhere: averaging languages adds no information, so the
+    # average's interval must be one language's (independent draws per language made it narrower)
+    sets = _translated_sets()
+    value = float(np.mean(sets[0]["prediction"] == sets[0]["gold"]))
+    one = record_interval({"metric": "accuracy", "value": value, "lang": "de"}, sets)
+    avg = record_interval({"metric": "accuracy", "value": value, "lang": "avg"}, sets)
+    assert avg == pytest.approx(one, abs=1e-12)
+
+
+def test_translated_score_sets_share_their_draws_too():
+    rng = np.random.default_rng(5)
+    gold = rng.random(300) * 5
+    predicted = gold + rng.normal(0, 1, 300)
+    sets = [example_set("scores", "spearman", predicted=predicted, gold=gold, lang=lang) for lang in ("de", "es")]
+    one = record_interval({"metric": "spearman", "value": 0.0, "lang": "de"}, sets)
+    assert record_interval({"metric": "spearman", "value": 0.0, "lang": "avg"}, sets) == pytest.approx(one, abs=1e-12)
+
+
+def test_alignment_is_detected_from_size_and_gold_only():
+    from xlt.analysis.intervals import item_aligned
+
+    sets = _translated_sets()
+    assert item_aligned(sets)
+    shuffled = dict(sets[1], gold=list(np.roll(sets[1]["gold"], 1)))
+    assert not item_aligned([sets[0], shuffled])  # other items (or another order): independent draws
+    shorter = dict(sets[1], gold=sets[1]["gold"][:-1], prediction=sets[1]["prediction"][:-1])
+    assert not item_aligned([sets[0], shorter])
+    # retrieval's gold is the partner's index, 0..n-1 in any language: never taken for alignment
+    retrieval = [example_set("retrieval", "accuracy@1", retrieved=list(range(5)), gold=list(range(5)),
+                             correct=[1] * 5, lang=lang) for lang in ("de", "fr")]
+    assert not item_aligned(retrieval)
+
+
+def test_unaligned_languages_keep_independent_draws():
+    # different items per language (different gold): the stratified bootstrap as before, the
+    # average narrower than one language
+    sets = _translated_sets(langs=("de",)) + [dict(_translated_sets(langs=("fr",))[0],
+                                                   gold=list(np.roll(_translated_sets()[0]["gold"], 7)))]
+    one = record_interval({"metric": "accuracy", "value": 0.0, "lang": "de"}, sets)
+    avg = record_interval({"metric": "accuracy", "value": 0.0, "lang": "avg"}, sets)
+    assert avg[1] - avg[0] < one[1] - one[0]

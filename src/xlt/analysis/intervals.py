@@ -7,7 +7,16 @@ perplexity or loss to its set's per-sentence losses and masked tokens (resamplin
 a mining precision, recall or F1 to its split's per-source pair counts (the tuning split's:
 to its per-source candidates, re-tuning the threshold per resample), and an average over
 languages (lang "avg") to every language's set. Several sets are resampled independently
-(each within itself) and their resampled metrics averaged: a stratified bootstrap. The two
+(each within itself) and their resampled metrics averaged: a stratified bootstrap. Translated
+test sets (XNLI, stsb_multi_mt, the demo's) are the same items in every language, and a model's
+errors on an item are correlated across its translations; resampling each language on its own
+would drop that correlation and make the average's interval too narrow. So the sets of an
+average that are item-aligned (`item_aligned`: labelled or scored sets of equal size with the
+same gold label or score at every position) are resampled with ONE shared draw of item indices.
+Alignment is detected, not declared: no dataset setting has to reach the examples files, and a
+false detection (unrelated sets whose gold happens to agree everywhere) only shares draws
+between items that share nothing but their gold, which leaves the interval about as wide. The
+two
 directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
 resamples them with the same draws (a paired bootstrap); the dual encoder's
 ``dev_retrieval_acc_mean`` averages every dev language and direction the same way. Records
@@ -113,6 +122,20 @@ def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
     return resampled_metric(metric, correct, np.ones_like(correct), counts)
 
 
+# kinds whose gold is a property of the item (a label, a score): equal gold lists mean the same
+# items (retrieval's gold is a partner index, the same 0..n-1 in unrelated languages)
+_ALIGNABLE_KINDS = ("classification", "scores")
+
+
+def item_aligned(sets: list[dict]) -> bool:
+    """Whether the sets are one item list in several languages: labelled or scored sets of equal
+    size whose gold agrees at every position (what translated test sets such as XNLI give)."""
+    if len(sets) < 2 or any(one["kind"] not in _ALIGNABLE_KINDS for one in sets):
+        return False
+    gold = [np.asarray(one["gold"]) for one in sets]
+    return all(g.shape == gold[0].shape and np.array_equal(g, gold[0]) for g in gold[1:])
+
+
 def _stratum_counts(size: int, stratum: int, resamples: int, seed: int) -> np.ndarray:
     """Resample counts of the `stratum`-th language set of a record: each language draws with its
     own seed (independent samples); a record over one set draws with `seed` itself."""
@@ -130,9 +153,12 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
     if not matched or (not _free(record) and len(matched) > 1):
         return None  # ambiguous: better no interval than the wrong one
     # one resample matrix per language: the two directions of a mean_* record are the same
-    # sentence pairs, resampled together (paired); different languages are independent samples
+    # sentence pairs, resampled together (paired); different languages are independent samples,
+    # unless they are translations of the same items: then every language takes the same draws
     langs = list(dict.fromkeys(one.get("lang") for one in matched))
-    draws = np.mean([_resampled(one, metric, _stratum_counts(_size(one), langs.index(one.get("lang")), resamples, seed))
+    shared = item_aligned(matched)
+    draws = np.mean([_resampled(one, metric, _stratum_counts(_size(one), 0 if shared else langs.index(one.get("lang")),
+                                                             resamples, seed))
                      for one in matched], axis=0)
     low, high = _percentiles(draws, confidence)
     return float(low), float(high)

@@ -11,6 +11,8 @@ used (either side) are skipped, so every gold pair is unambiguous.
 `split_bucc`: a single BUCC split (the hub copy, mteb/bucc-bitext-mining, has only one)
 into a tuning part and a test part: gold pairs and unpaired sentences of each side are
 divided by `tune_fraction`, so the threshold is tuned on sentences it is not scored on.
+`xlt mine` puts the two parts together again as one pool (xlt.evaluate.mining_pool): the cut
+decides which source sentences tune the threshold, not the pool their margins are computed in.
 """
 from __future__ import annotations
 

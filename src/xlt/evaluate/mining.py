@@ -24,7 +24,9 @@ Each candidate carries its margin; a threshold then decides which are predicted 
 Threshold: `tune_threshold` walks the candidates from the highest score down and takes the
 cut with the best F1 against a gold split (a cut never splits tied scores); the threshold
 is the midpoint between the last kept and the first dropped score (as XTREME's
-bucc_optimize). `precision_recall_f1` applies it to another split; `mining_examples` gives
+bucc_optimize). `xlt mine` mines its tuning and test split as one pool, so both splits' margins
+share the k-NN terms (xlt.evaluate.mining_pool: a threshold tuned in a small pool does not
+transfer to a big one). `precision_recall_f1` applies it to another split; `mining_examples` gives
 that split's per-source pair counts, from which the bootstrap resamples source sentences at
 the same fixed threshold (xlt.analysis.bootstrap.resampled_mining). The tuning split's own
 scores sit at the optimum of that threshold: `tuning_examples` keeps its candidates per source,

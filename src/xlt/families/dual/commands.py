@@ -234,7 +234,8 @@ def _make_bucc_arguments(p) -> None:
                    help="bitext: share of pairs kept as gold pairs; the rest become one-sided distractors (default 0.5)")
     p.add_argument("--hub-split", default="test", help="hub: the dataset split to read (default test)")
     p.add_argument("--revision", default=None, help="hub: dataset revision")
-    p.add_argument("--tune-fraction", type=float, default=0.2, help="hub: share of the data in the tuning split (default 0.2)")
+    p.add_argument("--tune-fraction", type=float, default=0.2, help="hub: share of the gold pairs and unpaired sentences "
+                   "written to the tuning split, whose sources tune the threshold (`mine` pools both splits; default 0.2)")
     p.add_argument("--split-names", default="dev,test", help="hub: names of the tuning and test splits written (default dev,test)")
     p.add_argument("--seed", type=int, default=1,
                    help="seed of the gold/distractor choice (bitext, mixed with the split name) or of the tuning/test split (hub)")
@@ -294,8 +295,10 @@ def _mine_arguments(parser) -> None:
     parser.add_argument("--model", required=True, help="model directory or hub id")
     parser.add_argument("--bucc-dir", required=True, help="directory with {src}-{tgt}.{split}.{src|tgt|gold} files")
     parser.add_argument("--pair", required=True, help="language pair as in the file names, e.g. de-en")
-    parser.add_argument("--tune-split", default="dev", help="split with gold pairs on which the threshold is tuned (default dev)")
-    parser.add_argument("--test-split", default="test", help="split scored with the tuned threshold (default test)")
+    parser.add_argument("--tune-split", default="dev", help="split with gold pairs whose source sentences' candidates "
+                        "tune the threshold (default dev); both splits are mined as one pool")
+    parser.add_argument("--test-split", default="test", help="split whose source sentences' candidates are scored with "
+                        "the tuned threshold (default test)")
     parser.add_argument("--layer", type=int, default=-1, help="hidden-state index to pool (default -1 = last layer)")
     parser.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the hidden states (default mean)")
     parser.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
@@ -308,7 +311,8 @@ def _mine_arguments(parser) -> None:
     parser.add_argument("--run-id", default=None, help="run id stored in the metrics file (default: model name)")
     parser.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
     parser.add_argument("--out-metrics", required=True, help="metrics JSON")
-    parser.add_argument("--out-pairs", help="TSV of the test-split pairs predicted parallel: src_id, tgt_id, margin")
+    parser.add_argument("--out-pairs", help="TSV of the test-split pairs predicted parallel: src_id, tgt_id, margin "
+                        "(a target of the tuning split as '{split}:{id}')")
 
 
 def _mine(args) -> None:
@@ -318,12 +322,12 @@ def _mine(args) -> None:
     from xlt.core.models import config_num_layers
     from xlt.evaluate.mining import (
         load_bucc_split,
-        mine_split,
         mining_examples,
         precision_recall_f1,
         tune_threshold,
         tuning_examples,
     )
+    from xlt.evaluate.mining_pool import pooled_candidates
 
     metrics = MetricsFile(family="dual", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
                           axes=parse_axes(args.axes))
@@ -344,11 +348,11 @@ def _mine(args) -> None:
     model = load_encoder(args.model).to(device)
     kwargs = dict(pooling=args.pooling, layer=args.layer, batch_size=args.batch_size, max_length=args.max_length,
                   device=device, prompt=args.prompt)
-    mined = {}
-    for role, data in splits.items():
-        x = encode(model, tokenizer, data.src_sentences, **kwargs)
-        y = encode(model, tokenizer, data.tgt_sentences, **kwargs)
-        mined[role] = mine_split(x, y, data, k=args.k, strategy=args.strategy)
+    vectors = {role: (encode(model, tokenizer, data.src_sentences, **kwargs),
+                      encode(model, tokenizer, data.tgt_sentences, **kwargs)) for role, data in splits.items()}
+    # one pool: margins of tuning and test candidates share the k-NN terms, so the threshold
+    # tuned on the tuning sources' candidates is on the scale of the test sources' candidates
+    mined = pooled_candidates(vectors, splits, k=args.k, strategy=args.strategy)
 
     threshold, tuned = tune_threshold(mined["tune"], splits["tune"].gold)
     tested = precision_recall_f1(mined["test"], splits["test"].gold, threshold)
@@ -358,6 +362,7 @@ def _mine(args) -> None:
         "k": args.k, "strategy": args.strategy, "threshold": threshold,
         "splits": {role: {"name": d.split, "src": len(d.src_ids), "tgt": len(d.tgt_ids), "gold": len(d.gold)}
                    for role, d in splits.items()},
+        "pool": {"src": sum(len(d.src_ids) for d in splits.values()), "tgt": sum(len(d.tgt_ids) for d in splits.values())},
         "counts": {"tune": _counts(tuned), "test": _counts(tested)},
     })
     metrics.add("threshold", threshold, lang=src_lang, split="tune")
@@ -388,6 +393,7 @@ VERBS = {
                                _dual_prefix_states_arguments, _dual_prefix_states),
     "make-bucc": Verb("Write BUCC-layout mining files from bitext (gold pairs + non-parallel distractors) or from "
                       "the hub's BUCC", _make_bucc_arguments, _make_bucc),
-    "mine": Verb("BUCC-style parallel sentence mining (ratio margin, F1-tuned threshold): precision/recall/F1",
+    "mine": Verb("BUCC-style parallel sentence mining (ratio margin over the pooled splits, threshold F1-tuned on "
+                 "the tuning split's sources): precision/recall/F1",
                  _mine_arguments, _mine),
 }
