@@ -16,19 +16,10 @@ import logging
 import shlex
 import sys
 import time
-from dataclasses import dataclass
-from typing import Callable
 
 from xlt.core.errors import XltError
 from xlt.core.settings import FAMILIES
-
-
-@dataclass(frozen=True)
-class Verb:
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], None]
-
+from xlt.core.verbs import Verb  # noqa: F401  (re-exported: `xlt.cli.Verb` still names it)
 
 VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES),
                 "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",

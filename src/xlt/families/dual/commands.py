@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 from xlt.core.errors import XltError
 
 log = logging.getLogger(__name__)

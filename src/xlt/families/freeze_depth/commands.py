@@ -1,7 +1,7 @@
 """`xlt finetune` and `xlt evaluate`: the freeze-depth family's jobs."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 CLASSIFICATION_FIELDS = ("text", "label")
 CLASSIFICATION_NEEDS = ("this family trains and scores a classifier and needs an nli or sentiment dataset "
