@@ -11,7 +11,7 @@ from conftest import tiny_config
 from xlt import cli
 from xlt.data import demo
 from xlt.families.dual.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual
-from xlt.evaluate.alignment import Bitext
+from xlt.data.bitext_files import Bitext
 from xlt.core.sentence_encoder import SentenceEncoder
 from xlt.core.training import TrainArgs
 
