@@ -22,7 +22,7 @@ LAYERS = 2
 def checkpoints(tmp_path_factory):
     """The same tiny BERT saved three ways: pretraining head only (no pooler weights), a bare
     BertModel (with pooler) and a fine-tuned sequence classifier; with a WordPiece tokenizer."""
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
 
     root = tmp_path_factory.mktemp("heads")
     tokenizer = build_tokenizer(demo_corpus(["en"], 200, 1), 150)
