@@ -18,11 +18,24 @@ MAX_LINES = 400
 LAYERS = {"xlt": 0, "xlt.core": 0, "xlt.data": 1, "xlt.evaluate": 2, "xlt.losses": 2, "xlt.analysis": 3,
           "xlt.report": 3, "xlt.cost": 3, "xlt.families": 4, "xlt.rehearse": 4, "xlt.cli": 5}
 
-# (importer, imported): upward imports that are unavoidable, at most three, each with its reason.
+# (importer, imported package): upward imports that are unavoidable, at most three, each with its
+# reason. An entry covers `imported` and every module under it. (Verbs collected by module name,
+# as xlt.cli and settings.plan_module do with importlib, are no import statement and not checked.)
 ALLOWED = {
-    # The command line collects every layer's VERBS by module name (importlib, not an import
-    # statement), so nothing is allowed here today; keep the set empty unless one is unavoidable.
+    # The cost ledger is a table, per family, of the rules that load a model and the metrics file
+    # each writes; those paths (RUN, TEACHER, MINED ...) are the families' own plan constants, and
+    # the workflow's `benchmark:` directives check against the ledger. Copying the paths down here
+    # would let the two drift apart.
+    ("xlt.cost.ledger", "xlt.families"),
+    # The positive control compares runs of the demo sweep that the families plan: it asks each
+    # family's planner (runs, baselines, adapt's layer schemes) which run ids answer a check.
+    # Re-deriving those ids in the report layer would duplicate every planner.
+    ("xlt.report.positive_control.plan", "xlt.families"),
 }
+
+
+def allowed(importer: str, imported: str) -> bool:
+    return any(importer == a and (imported == b or imported.startswith(b + ".")) for a, b in ALLOWED)
 
 
 def module_name(path: Path) -> str:
@@ -78,7 +91,7 @@ def test_no_upward_imports():
     for path in modules():
         importer = module_name(path)
         for imported in sorted(imports(path)):
-            if layer(imported) > layer(importer) and (importer, imported) not in ALLOWED:
+            if layer(imported) > layer(importer) and not allowed(importer, imported):
                 upward.append(f"{importer} (layer {layer(importer)}) imports {imported} (layer {layer(imported)})")
     assert not upward, "upward imports:\n" + "\n".join(upward)
 
@@ -88,7 +101,8 @@ def test_allow_list_is_short_and_used():
     for importer, imported in ALLOWED:
         path = SRC / Path(*importer.split("."))
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-        assert imported in imports(path), f"allow-list entry {importer} -> {imported} is no longer needed"
+        used = [m for m in imports(path) if m == imported or m.startswith(imported + ".")]
+        assert used, f"allow-list entry {importer} -> {imported} is no longer needed"
 
 
 def test_no_cycles_between_core_modules():
