@@ -68,7 +68,7 @@ RUNNERS = ("ours", "trainer")
 def demo_tokenizer():
     """The demo's WordPiece tokenizer, built offline exactly as `xlt build-demo-model` builds it."""
     from xlt.data import demo
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
 
     return build_tokenizer(demo_corpus(list(demo.LANGUAGES), 3000 // 4, 7), 1000)
 

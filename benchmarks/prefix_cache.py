@@ -24,7 +24,8 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification
 
 from xlt.core.freezing import freeze
-from xlt.core.prefix_cache import CachedTopModel, PrefixStateDataset, collate_prefix_states, compute_prefix_states
+from xlt.core.cached_top import CachedTopModel
+from xlt.core.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
 
 from machine import load_average
 

@@ -51,7 +51,7 @@ def config_sets(path: Path, dataset: str | None, split: str | None) -> dict[str,
     import yaml
 
     from xlt.core.settings import validate
-    from xlt.data.prepare import split_languages
+    from xlt.core.settings import split_languages
     from xlt.data.sources import load_records
 
     config = validate(yaml.safe_load(path.read_text()))

@@ -23,7 +23,7 @@ ENGLISH = [
 
 def wordpiece_tokenizer(corpus: list[str], vocab_size: int):
     """A lower-cased BERT WordPiece tokenizer ([CLS] x [SEP]) with a deterministic vocabulary."""
-    from xlt.core.demo_model import build_tokenizer
+    from xlt.data.demo_model import build_tokenizer
 
     return build_tokenizer(corpus, vocab_size)
 

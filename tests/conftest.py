@@ -57,7 +57,7 @@ def arch(request):
 @pytest.fixture(scope="session")
 def demo_model_dir(tmp_path_factory) -> Path:
     """A small demo encoder built by the project's own builder (2 layers, a few MLM steps)."""
-    from xlt.core.demo_model import build_demo_model
+    from xlt.data.demo_model import build_demo_model
 
     out = tmp_path_factory.mktemp("demo-model")
     build_demo_model(out, ["mixed"], layers=2, hidden_size=32, heads=2, pretrain_steps=5, corpus_size=200, vocab_size=300)

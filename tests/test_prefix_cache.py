@@ -24,9 +24,9 @@ from transformers import (
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze, trainable_parameters
 from xlt.core.models import encoder_parts
+from xlt.core.cached_top import CachedTopModel
 from xlt.core.prefix_cache import (
     STORAGE_RELATIVE_ERROR,
-    CachedTopModel,
     PrefixStateDataset,
     cache_examples,
     collate_prefix_states,

@@ -20,7 +20,8 @@ from xlt.core.classification import classification_loss
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import encoder_parts
-from xlt.core.prefix_cache import STORAGE_RELATIVE_ERROR, CachedTopModel, cache_examples, collate_prefix_states
+from xlt.core.cached_top import CachedTopModel
+from xlt.core.prefix_cache import STORAGE_RELATIVE_ERROR, cache_examples, collate_prefix_states
 from xlt.core.prefix_store import (
     SIZE_SETTING,
     check_store_size,

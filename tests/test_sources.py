@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from xlt.data.prepare import prepare, split_languages
+from xlt.core.settings import split_languages
+from xlt.data.prepare import prepare
 from xlt.data.sources import load_records
 from xlt.core.errors import XltError
 

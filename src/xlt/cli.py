@@ -1,10 +1,10 @@
 """`xlt <verb> ...`: the command line that every Snakemake rule calls.
 
-Verbs live with what they run: `xlt.core.commands` (models, data, tables, figures, config),
-`xlt.evaluate.commands` (the shared embedding evaluator), each family's `commands.py`,
-`xlt.report.positive_control.commands`, `xlt.cost.commands`, `xlt.report.paper_commands` and
-`xlt.analysis.commands`,
-which map verb names to `Verb`s in `VERBS`. Those modules import nothing heavy at the top, so
+Verbs live with what they run, in the layer of what they run: `xlt.data.commands` (the demo
+model, data, prefetch), `xlt.report.commands` (tables, figures, curves), `xlt.core.commands`
+(the config, the sweep), `xlt.evaluate.commands` (the shared embedding evaluator), each family's
+`commands.py`, `xlt.report.positive_control.commands`, `xlt.cost.commands`,
+`xlt.report.paper_commands` and `xlt.analysis.commands`, which map verb names to `Verb`s in `VERBS`. Those modules import nothing heavy at the top, so
 collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
 """
@@ -16,21 +16,13 @@ import logging
 import shlex
 import sys
 import time
-from dataclasses import dataclass
-from typing import Callable
 
 from xlt.core.errors import XltError
 from xlt.core.settings import FAMILIES
+from xlt.core.verbs import Verb  # noqa: F401  (re-exported: `xlt.cli.Verb` still names it)
 
-
-@dataclass(frozen=True)
-class Verb:
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], None]
-
-
-VERB_MODULES = ("xlt.core.commands", "xlt.evaluate.commands", *(f"xlt.families.{family}.commands" for family in FAMILIES),
+VERB_MODULES = ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
+                *(f"xlt.families.{family}.commands" for family in FAMILIES),
                 "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
                 "xlt.analysis.commands", "xlt.rehearse.commands")
 

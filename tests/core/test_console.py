@@ -38,7 +38,7 @@ def finetune_inputs(tmp_path_factory):
     import torch
     from transformers import BertConfig, BertModel
 
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
     from xlt.core.io import write_jsonl
     from xlt.core.models import save_model
     from xlt.data import demo

@@ -12,7 +12,8 @@ from xlt.core.errors import XltError
 from xlt.core.heads import HEAD_FILE, MeanPoolClassifier, choose_head
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.models import load_classifier, save_model
-from xlt.core.prefix_cache import CachedTopModel, PrefixStateDataset, collate_prefix_states, compute_prefix_states
+from xlt.core.cached_top import CachedTopModel
+from xlt.core.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 LAYERS = 2
@@ -22,7 +23,7 @@ LAYERS = 2
 def checkpoints(tmp_path_factory):
     """The same tiny BERT saved three ways: pretraining head only (no pooler weights), a bare
     BertModel (with pooler) and a fine-tuned sequence classifier; with a WordPiece tokenizer."""
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
 
     root = tmp_path_factory.mktemp("heads")
     tokenizer = build_tokenizer(demo_corpus(["en"], 200, 1), 150)

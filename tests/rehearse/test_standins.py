@@ -89,7 +89,7 @@ def test_bucc_standin_has_mtebs_one_row_shape_and_one_based_gold(tmp_path):
     assert datasets.write_bucc(mining, tmp_path / "datasets") == 1
     out = offline_python(tmp_path, """
 import json
-from xlt.evaluate.mining import load_bucc_from_hub
+from xlt.data.bucc_files import load_bucc_from_hub
 data = load_bucc_from_hub("de-en")
 text = dict(zip(data.src_ids, data.src_sentences)), dict(zip(data.tgt_ids, data.tgt_sentences))
 same = [len(text[0][s].split()) == len(text[1][t].split()) for s, t in data.gold]

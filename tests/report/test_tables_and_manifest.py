@@ -75,6 +75,7 @@ def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
     """A verb's wall time covers the whole job, not the moment the metrics file is created."""
     from xlt import cli
     from xlt.core import metrics
+    from xlt.core.verbs import Verb
 
     run = tmp_path / "r"
     axes = json.dumps({"model": "tiny"})
@@ -89,7 +90,7 @@ def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
         metrics.MetricsFile("dual", "r", axes=json.loads(args.axes)).write(run / "metrics.json")
         seen["ok"] = True
 
-    verb = cli.Verb("test", lambda p: (p.add_argument("--axes"), p.add_argument("--data")), run_verb)
+    verb = Verb("test", lambda p: (p.add_argument("--axes"), p.add_argument("--data")), run_verb)
     original = cli.verbs
     cli.verbs = lambda: {"test-verb": verb}
     try:

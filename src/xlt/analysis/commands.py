@@ -1,7 +1,7 @@
 """`xlt compare`: a family's paired tests and seed spread (xlt.analysis.compare)."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _compare_arguments(p):

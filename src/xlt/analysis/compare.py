@@ -32,8 +32,7 @@ from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.metrics import EXAMPLE_LISTS, INTERVAL_ONLY, examples_path, read_examples
-from xlt.families.adapt.plan import REFERENCE_SCHEME
-from xlt.families.adapt.tables import scheme_order
+from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
 
 # the families whose evaluations write per-example outputs
 FAMILIES = ("freeze_depth", "sbert", "dual", "monox", "alignment", "adapt")

@@ -48,7 +48,7 @@ def weight_names(directory: Path) -> list[str] | None:
 def checkpoint_directory(name_or_path: str) -> Path | None:
     """A local model directory, or the hub snapshot of a (pinned) hub id, fetching just its
     weight index when the cache lacks it; None when neither is to be had."""
-    from xlt.core.models import pretrained_args
+    from xlt.core.model_files import pretrained_args
 
     path, kwargs = pretrained_args(name_or_path)
     if Path(path).is_dir():

@@ -4,6 +4,9 @@ transformers does not always refuse an incomplete directory: without tokenizer f
 `AutoTokenizer.from_pretrained` builds an empty BERT tokenizer (special tokens only), and
 every word then becomes [UNK]. So a directory is checked here first: by `xlt config check`
 (and the workflow, before any job) and by every verb that loads a model. Torch-free.
+
+A model reference (a directory or a pinned hub id) becomes `from_pretrained`'s arguments here too
+(`pretrained_args`), so xlt.core.models and xlt.core.heads both use it without importing each other.
 """
 from __future__ import annotations
 
@@ -55,3 +58,19 @@ def model_files_problem(directory: str | Path, weights: bool = True) -> str | No
         return None
     return (f"model directory {directory} has no {', no '.join(missing)}; copy the missing files from the "
             f"model's source, or save it whole with model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR)")
+
+
+def resolve_model_path(name_or_path: str) -> str:
+    """A local directory as an absolute path; anything else is taken as a hub id (its `@revision`
+    pin, if any, removed: see `pretrained_args`)."""
+    path = Path(name_or_path)
+    return str(path.resolve()) if path.is_dir() else split_revision(name_or_path)[0]
+
+
+def pretrained_args(name_or_path: str, **kwargs) -> tuple[str, dict]:
+    """(what to pass to `from_pretrained`, its keyword arguments): the directory or hub id, and
+    the pinned revision of an `id@revision` reference, so every loader loads the same commit.
+    trust_remote_code stays off: a sweep must never execute code shipped with weights."""
+    revision = None if Path(name_or_path).is_dir() else split_revision(name_or_path)[1]
+    pin = {"revision": revision} if revision else {}
+    return resolve_model_path(name_or_path), {"trust_remote_code": False, **pin, **kwargs}

@@ -13,6 +13,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from xlt.core.model_files import pretrained_args
+
 log = logging.getLogger(__name__)
 
 
@@ -86,26 +88,6 @@ def config_hidden_size(name_or_path: str) -> int:
         if getattr(config, key, None):
             return int(getattr(config, key))
     raise XltError(f"the config of {name_or_path!r} states no hidden size (hidden_size or dim)")
-
-
-def resolve_model_path(name_or_path: str) -> str:
-    """A local directory as an absolute path; anything else is taken as a hub id (its `@revision`
-    pin, if any, removed: see `pretrained_args`)."""
-    from xlt.core.model_files import split_revision
-
-    path = Path(name_or_path)
-    return str(path.resolve()) if path.is_dir() else split_revision(name_or_path)[0]
-
-
-def pretrained_args(name_or_path: str, **kwargs) -> tuple[str, dict]:
-    """(what to pass to `from_pretrained`, its keyword arguments): the directory or hub id, and
-    the pinned revision of an `id@revision` reference, so every loader loads the same commit.
-    trust_remote_code stays off: a sweep must never execute code shipped with weights."""
-    from xlt.core.model_files import split_revision
-
-    revision = None if Path(name_or_path).is_dir() else split_revision(name_or_path)[1]
-    pin = {"revision": revision} if revision else {}
-    return resolve_model_path(name_or_path), {"trust_remote_code": False, **pin, **kwargs}
 
 
 def _from_pretrained(auto_class, name_or_path: str, **kwargs):

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from xlt.data.prepare import split_languages
 from xlt.core import settings
+from xlt.core.settings import split_languages
 from xlt.core.errors import XltError
 
 DEFAULT_CACHE = Path("resources") / "hf"

@@ -45,14 +45,12 @@ from torch import nn
 from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory, read_json, write_json
+from xlt.core.cached_top import CachedTopModel, CachedTraining, _task_head
 from xlt.core.prefix_cache import (
     STORAGE_DTYPES,
-    CachedTopModel,
-    CachedTraining,
     PrefixStateDataset,
     PrefixStates,
     _boundary_states,
-    _task_head,
     _trailing_lengths,
     check_cacheable_depth,
 )

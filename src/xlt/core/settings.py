@@ -284,9 +284,17 @@ def require(config: dict, kind: str, name: str, where: str) -> None:
         raise XltError(f"{where}: unknown {kind[:-1]} {name!r}; declared {kind}: {declared}")
 
 
-def dataset_languages(config: dict, dataset: str, split: str) -> list[str]:
-    from xlt.data.prepare import split_languages
+def split_languages(spec: dict) -> dict[str, list[str]]:
+    """split -> languages. `splits` is a list (every split in every language) or a
+    mapping split -> list of languages (e.g. train only in English)."""
+    splits = spec.get("splits", ["train", "dev", "test"])
+    languages = list(spec.get("languages", ["en"]))
+    if isinstance(splits, dict):
+        return {s: list(langs) if langs != "all" else languages for s, langs in splits.items()}
+    return {s: languages for s in splits}
 
+
+def dataset_languages(config: dict, dataset: str, split: str) -> list[str]:
     return split_languages(config["datasets"][dataset]).get(split, [])
 
 

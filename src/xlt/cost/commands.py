@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _plan_arguments(p):

@@ -142,7 +142,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     vocab, hidden, layers = 0, 64, 1
     batch = _value(args, "--batch-size", 32)
     accum = max(_value(args, "--grad-accum", 1), 1)
-    if rule == "build_demo_model":  # xlt.core.demo_model: batch 32, texts up to 64 tokens
+    if rule == "build_demo_model":  # xlt.data.demo_model: batch 32, texts up to 64 tokens
         vocab, hidden, layers = _value(args, "--vocab-size", 1000), _value(args, "--hidden-size", 64), _value(args, "--layers", 12)
         model, batch, accum = ["demo"], 32, 1
     elif model:

@@ -113,7 +113,7 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
     from transformers import BertConfig, BertForSequenceClassification
 
     from xlt.core.classification import classification_loss, make_collate
-    from xlt.core.demo_model import build_tokenizer
+    from xlt.data.demo_model import build_tokenizer
     from xlt.core.training import TrainArgs, train
     from xlt.data import demo
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Mapping, NamedTuple, Sequence
 
 from xlt.core.errors import XltError
 from xlt.core.io import numbered_jsonl
@@ -132,7 +133,6 @@ def resolve_langs(files: list[str], langs: str | None) -> list[str]:
 
 
 def load_bitexts(files: list[str], codes: list[str]):
-    from xlt.evaluate.alignment import bitexts_from_records
     from xlt.core.io import read_jsonl
 
     bitexts = []
@@ -145,3 +145,31 @@ def load_bitexts(files: list[str], codes: list[str]):
             raise XltError(f"{path}: not valid JSONL ({err}); one JSON object per line") from None
         bitexts.append(bitexts_from_records(code, records, origin=str(path)))
     return bitexts
+
+
+@dataclass
+class Bitext:
+    """Parallel sentences for one language: texts[i] translates english[i]."""
+
+    lang: str
+    texts: list[str]
+    english: list[str]
+
+    def __post_init__(self) -> None:
+        if len(self.texts) != len(self.english):
+            raise XltError(f"bitext {self.lang}: {len(self.texts)} sentences but {len(self.english)} English sentences; "
+                           "both sides must have the same length")
+        if len(self.texts) < 2:
+            raise XltError(f"bitext {self.lang}: needs at least 2 sentence pairs for retrieval, got {len(self.texts)}")
+
+
+def bitexts_from_records(lang: str, records: Sequence[Mapping], origin: str = "") -> Bitext:
+    """Bitext from normalised JSONL records (text = non-English side, text_pair = English)."""
+    texts, english = [], []
+    for i, rec in enumerate(records, 1):
+        text, pair = rec.get("text"), rec.get("text_pair")
+        if not isinstance(text, str) or not isinstance(pair, str) or not text.strip() or not pair.strip():
+            raise XltError(f"{origin or lang} record {i}: needs non-empty string fields 'text' (non-English) and 'text_pair' (English)")
+        texts.append(text)
+        english.append(pair)
+    return Bitext(lang, texts, english)

@@ -1,4 +1,4 @@
-"""Build BUCC-layout mining splits (see xlt.evaluate.mining) from other data.
+"""Build BUCC-layout mining splits (see xlt.data.bucc_files) from other data.
 
 `bucc_from_bitext`: from a bitext, as a stand-in for BUCC's comparable corpora. Its
 pairs are shuffled (seeded); a `gold_fraction` of them keep both sides and become the gold
@@ -20,7 +20,7 @@ import random
 from typing import Sequence
 
 from xlt.core.errors import XltError
-from xlt.evaluate.mining import BuccSplit, parse_pair
+from xlt.data.bucc_files import BuccSplit, parse_pair
 
 
 def _ids(lang: str, n: int) -> list[str]:

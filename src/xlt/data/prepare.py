@@ -5,17 +5,8 @@ from pathlib import Path
 
 from xlt.core.errors import XltError
 from xlt.core.io import write_json, write_jsonl
+from xlt.core.settings import split_languages
 from xlt.data.sources import load_records, local_path
-
-
-def split_languages(spec: dict) -> dict[str, list[str]]:
-    """split -> languages. `splits` is a list (every split in every language) or a
-    mapping split -> list of languages (e.g. train only in English)."""
-    splits = spec.get("splits", ["train", "dev", "test"])
-    languages = list(spec.get("languages", ["en"]))
-    if isinstance(splits, dict):
-        return {s: list(langs) if langs != "all" else languages for s, langs in splits.items()}
-    return {s: languages for s in splits}
 
 
 def output_files(out_dir: str | Path, spec: dict) -> list[Path]:

@@ -18,12 +18,13 @@ t-SNE (seeded) or PCA, on L2-normalised vectors so distances follow the cosine.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
+from xlt.data.bitext_files import Bitext
 from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN, bitext_retrieval, retrieval_examples
 from xlt.evaluate.vectors import l2_normalise
 
@@ -34,22 +35,6 @@ MATCH = "index"
 CENTERED_SUFFIX = "_centered"
 PROJECTION_METHODS = ("tsne", "pca")
 MIN_TSNE_POINTS = 4  # below this t-SNE is meaningless; PCA is used instead
-
-
-@dataclass
-class Bitext:
-    """Parallel sentences for one language: texts[i] translates english[i]."""
-
-    lang: str
-    texts: list[str]
-    english: list[str]
-
-    def __post_init__(self) -> None:
-        if len(self.texts) != len(self.english):
-            raise XltError(f"bitext {self.lang}: {len(self.texts)} sentences but {len(self.english)} English sentences; "
-                           "both sides must have the same length")
-        if len(self.texts) < 2:
-            raise XltError(f"bitext {self.lang}: needs at least 2 sentence pairs for retrieval, got {len(self.texts)}")
 
 
 @dataclass
@@ -216,15 +201,3 @@ def project_layers(encoded: Sequence[EncodedBitext], layers: Sequence[int], samp
         coords, used = project_2d(np.concatenate(blocks), method=method, seed=seed, perplexity=perplexity, threads=threads)
         projections.append(Projection(layer, used, coords, langs, source, np.concatenate(pair)))
     return projections
-
-
-def bitexts_from_records(lang: str, records: Sequence[Mapping], origin: str = "") -> Bitext:
-    """Bitext from normalised JSONL records (text = non-English side, text_pair = English)."""
-    texts, english = [], []
-    for i, rec in enumerate(records, 1):
-        text, pair = rec.get("text"), rec.get("text_pair")
-        if not isinstance(text, str) or not isinstance(pair, str) or not text.strip() or not pair.strip():
-            raise XltError(f"{origin or lang} record {i}: needs non-empty string fields 'text' (non-English) and 'text_pair' (English)")
-        texts.append(text)
-        english.append(pair)
-    return Bitext(lang, texts, english)

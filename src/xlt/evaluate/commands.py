@@ -18,7 +18,7 @@ MetricsFile (family "sbert"): values are fractions; the printed table shows them
 """
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _eval_embeddings_arguments(parser) -> None:

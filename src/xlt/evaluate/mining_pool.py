@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from xlt.core.errors import XltError
-from xlt.evaluate.mining import DEFAULT_K, BuccSplit, margin_candidates
+from xlt.data.bucc_files import BuccSplit
+from xlt.evaluate.mining import DEFAULT_K, margin_candidates
 
 ROLES = ("tune", "test")
 

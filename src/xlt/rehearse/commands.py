@@ -1,7 +1,7 @@
 """`xlt rehearse`: the paper sweep's config with offline stand-ins, ready for `snakemake`."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 RUN = ("HF_HUB_OFFLINE=1 snakemake --cores 2 --directory {out} --configfile {out}/config.yaml")
 

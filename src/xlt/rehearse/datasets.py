@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from xlt.core.errors import XltError
-from xlt.data.prepare import split_languages
+from xlt.core.settings import split_languages
 from xlt.rehearse.text import render, sentence_ids
 
 ROWS = {"train": 300, "unlabeled": 200}  # every other split: ROWS_OTHER

@@ -1,7 +1,7 @@
 """`xlt paper-delta`: ours minus the seed studies' published numbers, as a table and a figure."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _arguments(p):

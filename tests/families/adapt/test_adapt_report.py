@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
 
-from xlt.families.adapt.tables import final_perplexity_table, scheme_label, scheme_order
+from xlt.core.scheme_names import scheme_label, scheme_order
+from xlt.families.adapt.tables import final_perplexity_table
 from xlt.families.adapt.plots import PLOTS
 from xlt.families.adapt.plots import cka_vs_step, distance_vs_step, final_perplexity, perplexity_vs_step
 

@@ -5,11 +5,10 @@ import pytest
 import torch
 from torch import nn
 
+from xlt.data.bitext_files import Bitext, bitexts_from_records
 from xlt.evaluate.alignment import (
-    Bitext,
     EncodedBitext,
     alignment_records,
-    bitexts_from_records,
     center,
     layer_alignment,
     only_layers,

@@ -7,7 +7,8 @@ sentence-transformers' own encoder (mean pooling over the last layer).
 import pytest
 
 from conftest import shared_data_dir
-from xlt.evaluate.alignment import Bitext, layer_alignment
+from xlt.data.bitext_files import Bitext
+from xlt.evaluate.alignment import layer_alignment
 from xlt.evaluate.retrieval import retrieval_accuracy
 
 N_PAIRS = 100

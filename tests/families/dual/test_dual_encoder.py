@@ -11,7 +11,7 @@ from conftest import tiny_config
 from xlt import cli
 from xlt.data import demo
 from xlt.families.dual.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual
-from xlt.evaluate.alignment import Bitext
+from xlt.data.bitext_files import Bitext
 from xlt.core.sentence_encoder import SentenceEncoder
 from xlt.core.training import TrainArgs
 
@@ -211,7 +211,7 @@ def test_dev_retrieval_counts_a_duplicate_string_at_another_index_by_the_given_r
     # "I see." twice with one vector: qaa's second sentence retrieves the first copy (the tie's first
     # index), the right string at the wrong index. Wrong under the default (index), right under text:
     # selection follows the same --match as the Tatoeba test.
-    from xlt.evaluate.alignment import Bitext
+    from xlt.data.bitext_files import Bitext
     from xlt.families.dual import dual_encoder
 
     vectors = {"Ich verstehe.": [1.0, 0.1, 0.0], "Aha.": [1.0, 0.0, 0.0], "Geh.": [0.0, 0.1, 1.0],

@@ -25,7 +25,7 @@ def inputs(tmp_path_factory):
     two languages (multi-way parallel: the English side repeats across languages)."""
     from transformers import BertConfig, BertModel
 
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
     from xlt.core.models import save_model
 
     root = tmp_path_factory.mktemp("dual-prefix")

@@ -7,7 +7,8 @@ import pytest
 from xlt import cli
 from xlt.data.bucc import bucc_from_bitext, split_bucc
 from xlt.core.errors import XltError
-from xlt.evaluate.mining import load_bucc_split, mine_split, tune_threshold
+from xlt.data.bucc_files import load_bucc_split
+from xlt.evaluate.mining import mine_split, tune_threshold
 
 
 def bitext(n, prefix="s"):

@@ -2,15 +2,13 @@ import numpy as np
 import pytest
 
 from xlt.core.errors import XltError
+from xlt.data.bucc_files import BuccSplit, load_bucc_split, write_bucc_split
 from xlt.evaluate.mining import (
-    BuccSplit,
     knn_cosine,
-    load_bucc_split,
     margin_candidates,
     mine_split,
     precision_recall_f1,
     tune_threshold,
-    write_bucc_split,
 )
 
 DIM = 40

@@ -7,7 +7,8 @@ import pytest
 
 from xlt import cli
 from xlt.data.bucc import split_bucc
-from xlt.evaluate.mining import BuccSplit, margin_candidates, tune_threshold, write_bucc_split
+from xlt.data.bucc_files import BuccSplit, write_bucc_split
+from xlt.evaluate.mining import margin_candidates, tune_threshold
 
 
 def synthetic_pool(n_gold=300, n_only=300, dim=6, seed=0):

@@ -23,7 +23,7 @@ def tiny_run_inputs(tmp_path_factory):
     from transformers import BertConfig, BertForSequenceClassification
 
     from xlt.data import demo
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
     from xlt.core.models import save_model
 
     root = tmp_path_factory.mktemp("finetune-cache")

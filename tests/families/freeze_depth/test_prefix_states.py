@@ -22,7 +22,7 @@ def inputs(tmp_path_factory):
     """A random-init BERT classifier with dropout 0.1, a WordPiece tokenizer, demo NLI data."""
     from transformers import BertConfig, BertForSequenceClassification
 
-    from xlt.core.demo_model import build_tokenizer, demo_corpus
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
     from xlt.core.models import save_model
     from xlt.data import demo
 

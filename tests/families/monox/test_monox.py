@@ -38,7 +38,7 @@ def make_records(n, seed=0):
 
 
 def tokenizer(vocab_size):
-    from xlt.core.demo_model import build_tokenizer
+    from xlt.data.demo_model import build_tokenizer
 
     corpus = [" ".join(random.Random(i).choices(WORDS, k=8)) + f" r{i}" for i in range(400)]
     return build_tokenizer(corpus, vocab_size)

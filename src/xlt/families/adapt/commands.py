@@ -3,7 +3,7 @@
 (the final-perplexity table). Heavy imports stay inside the functions."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _sample_texts_arguments(p):

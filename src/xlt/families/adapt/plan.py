@@ -20,6 +20,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.scheme_names import REFERENCE_SCHEME
 from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
 FAMILY = "adapt"
@@ -38,7 +39,6 @@ PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "distance-vs-step", "cka
 MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
 COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
 REFERENCE_PREFIX = "reference-"
-REFERENCE_SCHEME = "pre-trained"  # the `scheme` of the untouched reference models (before adaptation)
 # wildcard constraints of the rules whose run ids are not plain run names
 REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
 EVAL_SET_ID = "[^/]+/[^/]+"

@@ -21,7 +21,8 @@ import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
 from xlt.families.adapt.plan import MULTILINGUAL  # noqa: E402
-from xlt.families.adapt.tables import final_perplexity_table, scheme_label, scheme_order  # noqa: E402
+from xlt.core.scheme_names import scheme_label, scheme_order  # noqa: E402
+from xlt.families.adapt.tables import final_perplexity_table  # noqa: E402
 
 LEVEL_STYLE = {"sentence": "-", "word": "--"}
 REFERENCE_STYLE = {"native": ":", "transfer": "-."}

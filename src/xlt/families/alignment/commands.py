@@ -6,7 +6,7 @@ directory name (results/data/tatoeba/deu/test.jsonl -> deu).
 """
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _align_arguments(p):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 from xlt.core.errors import XltError
 
 log = logging.getLogger(__name__)
@@ -260,12 +260,12 @@ def _make_bucc(args) -> None:
     import zlib
 
     from xlt.data.bucc import bucc_from_bitext, split_bucc
-    from xlt.evaluate.mining import parse_pair, write_bucc_split
+    from xlt.data.bucc_files import parse_pair, write_bucc_split
 
     parse_pair(args.pair)
     if args.bitext:
         from xlt.core.io import read_jsonl
-        from xlt.evaluate.alignment import bitexts_from_records
+        from xlt.data.bitext_files import bitexts_from_records
 
         splits = []
         for split, path in _parse_bitext_args(args.bitext):
@@ -273,7 +273,7 @@ def _make_bucc(args) -> None:
             seed = zlib.crc32(f"{args.seed}/{split}".encode())
             splits.append(bucc_from_bitext(bitext.texts, bitext.english, args.pair, split, args.gold_fraction, seed))
     else:
-        from xlt.evaluate.mining import load_bucc_from_hub
+        from xlt.data.bucc_files import load_bucc_from_hub
 
         names = tuple(n.strip() for n in args.split_names.split(","))
         if len(names) != 2 or not all(names) or names[0] == names[1]:
@@ -320,8 +320,8 @@ def _mine(args) -> None:
     from xlt.core.io import write_text
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers
+    from xlt.data.bucc_files import load_bucc_split
     from xlt.evaluate.mining import (
-        load_bucc_split,
         mining_examples,
         precision_recall_f1,
         tune_threshold,

@@ -29,7 +29,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt.evaluate.alignment import DIRECTIONS, Bitext
+from xlt.data.bitext_files import Bitext
+from xlt.evaluate.alignment import DIRECTIONS
 from xlt.evaluate.retrieval import DEFAULT_MATCH, check_match, index_retrieval
 from xlt.core.embeddings import encode
 from xlt.core.choices import DUAL_SYMMETRIC

@@ -85,7 +85,7 @@ def require_bitext(config: dict, dataset: str, where: str) -> None:
 
 
 def check(config: dict) -> None:
-    from xlt.evaluate.mining import parse_pair
+    from xlt.data.bucc_files import parse_pair
 
     family = config[FAMILY]
     for model in family["models"]:

@@ -4,7 +4,7 @@
 With the embeddings and the first N layers frozen, every step recomputes the same layer-N
 states for both sides of every pair. In cached mode the frozen prefix runs once per distinct
 training sentence (either side of any pair, in order of first appearance), in eval mode, and
-training runs layers N+1..L and the pooling (xlt.core.prefix_cache.CachedSentenceTop) on the
+training runs layers N+1..L and the pooling (xlt.core.cached_top.CachedSentenceTop) on the
 stored states. Semantics, as for the freeze_depth family's cache:
 - the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
   included). With dropout 0 this is uncached training; otherwise it is uncached training with
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from xlt.core.errors import XltError
+from xlt.core.cached_top import CachedSentenceTop
 from xlt.core.prefix_cache import (
-    CachedSentenceTop,
     PrefixStateDataset,
     cache_examples,
     collate_prefix_states,

@@ -1,7 +1,7 @@
 """`xlt finetune` and `xlt evaluate`: the freeze-depth family's jobs."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 CLASSIFICATION_FIELDS = ("text", "label")
 CLASSIFICATION_NEEDS = ("this family trains and scores a classifier and needs an nli or sentiment dataset "
@@ -91,7 +91,7 @@ def _finetune(args):
             "model": args.model, "train_sha256": sha256(args.train), "max_length": targs.max_length})
     elif args.cache_frozen_prefix:
         from xlt.core.models import pick_device
-        from xlt.core.prefix_cache import prepare_cached_training
+        from xlt.core.cached_top import prepare_cached_training
 
         cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
                                          pick_device(targs.device))
@@ -154,7 +154,7 @@ def _prefix_states(args):
     from xlt.core.errors import XltError
     from xlt.core.manifest import sha256
     from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, pick_device, require_model_files
-    from xlt.core.prefix_cache import _task_head
+    from xlt.core.cached_top import _task_head
     from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
     from xlt.data.records import read_records
 

@@ -1,7 +1,7 @@
 """`xlt monox-split`, `xlt train-teacher`, `xlt distill` and `xlt monox-table`: the MonoX jobs."""
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 TRACKED_FIELDS = ("text", "label")
 TRACKED_NEEDS = ("the checkpoint-choice table scores a classifier and needs labelled records (text, [text_pair,] "

@@ -35,17 +35,9 @@ from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scor
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.losses.distillation import check_temperature, distillation_loss
 from xlt.core.metrics import example_set, record
-from xlt.families.monox.teacher_student import (
-    build_kd_dataset,
-    build_pl_dataset,
-    load_teacher_logits,
-    save_teacher_logits,
-    self_train,
-    split_dev,
-    split_fingerprint,
-    split_labelled,
-    subsample,
-)
+from xlt.families.monox.teacher_student import (build_kd_dataset, build_pl_dataset, load_teacher_logits,
+                                                save_teacher_logits, self_train, split_dev, split_fingerprint,
+                                                split_labelled, subsample)
 from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.families.monox.plan import MODES, SPLIT_PARTS, TEACHER_MODES

@@ -9,7 +9,7 @@ The family's runs are scored by the shared `xlt eval-embeddings` (xlt.evaluate.c
 """
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 
 def _train_sbert_arguments(p):

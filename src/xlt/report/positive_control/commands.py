@@ -7,7 +7,7 @@ missing table or data file). The workflow passes `--spec` and `--table` from
 """
 from __future__ import annotations
 
-from xlt.cli import Verb
+from xlt.core.verbs import Verb
 
 FAILED_STATUS = 1
 

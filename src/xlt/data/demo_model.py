@@ -16,7 +16,7 @@ from pathlib import Path
 
 from xlt.data import demo
 
-log = logging.getLogger("xlt.core.demo_model")
+log = logging.getLogger("xlt.data.demo_model")
 
 
 def demo_corpus(languages: list[str], size: int, seed: int, world: dict | None = None) -> list[str]:
