@@ -160,6 +160,8 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     (["--scale", "0"], "--scale 0"),
     (["--batch-size", "1"], "in-batch negatives need at least 2"),
     (["--freeze-depth", "2"], "leaves nothing to train in a model with 2 layers"),
+    # in-batch negatives: micro-batches would change the loss, not only the memory
+    (["--batch-size", "8", "--grad-accum", "2"], "--grad-accum 2: the dual encoder's loss uses in-batch negatives"),
 ])
 def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, extra, message):
     train, dev = write_bitext(tmp_path, "qaa", "train", 8), write_bitext(tmp_path, "qaa", "dev", 4)
@@ -168,6 +170,16 @@ def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, ext
     assert rc == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_train_dual_refuses_gradient_accumulation_before_training(tokenizer, monkeypatch):
+    from xlt.core.errors import XltError
+    from xlt.families.dual import dual_encoder
+
+    monkeypatch.setattr(dual_encoder, "train", lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(XltError, match="grad_accum 4: .*in-batch negatives.*set it to 1"):
+        train_dual(encoder_without_dropout(tokenizer), tokenizer, bitexts(["qaa"], "train", 8), bitexts(["qaa"], "dev", 4),
+                   DualSettings(), TrainArgs(batch_size=8, grad_accum=4, device="cpu"))
 
 
 def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoint(tmp_path, demo_model_dir,

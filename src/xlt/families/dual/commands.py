@@ -70,6 +70,9 @@ def _check_train_dual(args) -> None:
         raise XltError(f"--scale {args.scale}: must be positive (LaBSE uses 10)")
     if args.batch_size < 2:
         raise XltError(f"--batch-size {args.batch_size}: in-batch negatives need at least 2 pairs per batch")
+    from xlt.families.dual.plan import check_grad_accum
+
+    check_grad_accum(args.grad_accum, "--grad-accum")
     if args.cache_frozen_prefix or args.prefix_states:
         from xlt.families.dual.prefix import check_cacheable
 

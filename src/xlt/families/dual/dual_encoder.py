@@ -36,6 +36,7 @@ from xlt.core.metrics import example_set, record
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.families.dual.plan import check_grad_accum
 
 DEV_METRIC = "dev_retrieval_acc"
 
@@ -140,6 +141,7 @@ def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext
     the full model on raw text either way."""
     if settings.symmetric not in DUAL_SYMMETRIC:
         raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
+    check_grad_accum(args.grad_accum, "grad_accum")  # before any training: in-batch negatives do not split
     loss, evaluate = make_loss(settings, losses), make_evaluate(tokenizer, dev_bitexts, args.max_length)
     identity = with_settings(identity, dual_loss=asdict(settings))  # the loss settings key the checkpoint here
     if cached is not None:

@@ -41,6 +41,17 @@ SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 
+def check_grad_accum(grad_accum: int, where: str) -> None:
+    """The dual encoder trains without gradient accumulation: its loss scores each pair against
+    the other pairs of its batch (in-batch negatives), so micro-batches would give every pair fewer
+    negatives, another loss, not the same batch in less memory (no cached-negatives scheme here)."""
+    if grad_accum > 1:
+        raise XltError(f"{where} {grad_accum}: the dual encoder's loss uses in-batch negatives, so splitting a batch "
+                       "into micro-batches changes the loss (fewer negatives per pair), not only the memory; set it "
+                       "to 1 and pick a batch size that fits memory (dual.batch_sizes / --batch-size), or freeze "
+                       "a prefix (dual.freeze_depths) to save memory")
+
+
 def batch_sizes(config: dict) -> list[int]:
     """`dual.batch_sizes`; without it the one batch size of the family's training settings
     (a default that follows another setting, so the schema cannot hold it)."""
@@ -100,6 +111,7 @@ def check(config: dict) -> None:
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
     check_prefix_states(config, FAMILY)
+    check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
