@@ -88,6 +88,14 @@ def test_best_checkpoint_is_restored():
     assert [h["step"] for h in result.history] == [3, 6, 9]
 
 
+def test_an_initial_score_lets_the_untouched_parameters_win_as_step_0():
+    model = make_model()
+    before = model.weight.detach().clone()
+    result = train(model, toy_problem(), collate, loss_fn, args(max_steps=6, eval_every=3),
+                   evaluate=lambda m: {"score": 0.5}, initial_score=0.6)
+    assert (result.best_step, result.best_score) == (0, 0.6) and torch.equal(model.weight, before)
+
+
 def test_non_finite_loss_stops_with_a_clear_error():
     data = toy_problem()
 

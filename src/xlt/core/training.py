@@ -43,6 +43,7 @@ from xlt.core import console, faults
 from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint, with_settings
 from xlt.core.errors import XltError
 from xlt.core.models import pick_device
+from xlt.core.schedules import linear_schedule, lr_factor, lr_schedule  # noqa: F401  (re-exported)
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
 from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arguments, parse_bool,  # noqa: F401
                                   train_args_from, train_flags)
@@ -98,33 +99,6 @@ def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], arg
     except (RuntimeError, ValueError):
         log.info("no fused AdamW for %s in this torch build; using the default implementation", device)
         return torch.optim.AdamW(groups, lr=args.lr)
-
-
-def lr_factor(kind: str, step: int, warmup_steps: int, total_steps: int) -> float:
-    """The learning rate of optimiser step `step` (from 0) as a share of the peak: linear warm-up
-    from 0 over `warmup_steps`, then linear decay to 0 (BERT's recipe), constant (LaBSE and many
-    sentence-embedding recipes) or a half cosine down to 0. Exactly transformers'
-    get_linear_schedule_with_warmup, get_constant_schedule_with_warmup and
-    get_cosine_schedule_with_warmup: with warm-up, the first step's rate is 0 (step / warmup_steps),
-    and the peak is reached at step `warmup_steps`."""
-    if kind not in SCHEDULES:
-        raise XltError(f"unknown learning-rate schedule {kind!r}; choose one of {', '.join(SCHEDULES)}")
-    if step < warmup_steps:
-        return step / max(1, warmup_steps)
-    if kind == "constant":
-        return 1.0
-    if kind == "linear":
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-    progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
-    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
-
-
-def lr_schedule(optimizer, kind: str, warmup_steps: int, total_steps: int):
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(kind, step, warmup_steps, total_steps))
-
-
-def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
-    return lr_schedule(optimizer, "linear", warmup_steps, total_steps)
 
 
 def autocast_dtype(precision: str, device: torch.device) -> tuple[torch.dtype | None, str]:
@@ -201,6 +175,7 @@ def train(
     on_step: Callable[[int, int], None] | None = None,
     checkpoint_dir: str | Path | None = None,
     identity: dict | None = None,
+    initial_score: float | None = None,
 ) -> TrainResult:
     """Train `model` in place; with `evaluate`, restore the parameters of the best
     evaluation (its "score", higher is better) at the end.
@@ -212,6 +187,8 @@ def train(
     outputs) makes the run resumable; the caller removes it once its outputs are written.
     `identity` (xlt.core.checkpoint.run_identity: the caller's model, loss settings and input
     files) keys the checkpoint together with `args`: a checkpoint of another run is discarded.
+    `initial_score`: the caller's evaluation of the parameters before training (its step 0); they
+    then compete for best as step 0, so a run whose evaluations only get worse keeps them.
     """
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
@@ -261,6 +238,10 @@ def train(
         result.curve = extra.get("curve", [])
         if extra.get("scaler"):
             scaler.load_state_dict(extra["scaler"])
+    elif initial_score is not None:
+        # (a resumed run's best, step 0 included, came with its checkpoint)
+        result.best_score, result.best_step = initial_score, 0
+        best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
     model.train()
 
     def batches():
