@@ -48,6 +48,14 @@ class DualSettings:
     symmetric: str = "sum"
 
 
+def with_prompt(bitexts: Sequence[Bitext], prompt: str) -> list[Bitext]:
+    """Both sides of every pair with `prompt` before them: what xlt.core.embeddings.encode(prompt=)
+    feeds the encoder, so training, dev selection and evaluation see the same text."""
+    if not prompt:
+        return list(bitexts)
+    return [Bitext(b.lang, [prompt + t for t in b.texts], [prompt + e for e in b.english]) for b in bitexts]
+
+
 def pairs_from_bitexts(bitexts: Sequence[Bitext]) -> list[tuple[str, str]]:
     """All (non-English, English) pairs of every language, in file order (train() shuffles)."""
     return [(text, english) for bitext in bitexts for text, english in zip(bitext.texts, bitext.english)]

@@ -198,7 +198,7 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     store, train = family["prefix_states"], bitext_spec(config, "train")
     return [Job(model, [
         "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
-        *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
+        *prompt_args(config, model), *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
         axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])})
         for model, depths in stored_depths(rows, family["models"])]
 
@@ -235,7 +235,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
         prefix_args, prefix_inputs = _prefix_args(config, row)
         args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
-                 "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], *prefix_args,
+                 "--symmetric", family["symmetric"], *prompt_args(config, row["model"]),
+                 "--freeze-depth", row["freeze_depth"], *prefix_args,
                  "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
                  *flag_args({**training, "batch_size": row["batch_size"]}),
