@@ -44,12 +44,33 @@ def test_loss_goes_down_and_runs_are_reproducible():
     assert torch.equal(first.weight, second.weight)
 
 
-def test_gradient_accumulation_matches_a_larger_batch():
+@pytest.mark.parametrize("batch_size, grad_accum", [(16, 2), (10, 3), (10, 6), (7, 7)])
+def test_gradient_accumulation_splits_the_batch_and_changes_nothing_else(batch_size, grad_accum):
+    """--grad-accum k cuts each batch of --batch-size into k micro-batches weighted by their share
+    of its examples: the same steps as k = 1 (no dropout here), also for a batch size k does not
+    divide and for the epoch's short last batch (64 = 6 x 10 + 4: four micro-batches of one for
+    k = 6). It drew batch_size examples per micro-batch, k times the batch."""
     data = toy_problem()
     a, b = make_model(), make_model()
-    train(a, data, collate, loss_fn, args(max_steps=5, batch_size=16, max_grad_norm=0))
-    train(b, data, collate, loss_fn, args(max_steps=5, batch_size=8, grad_accum=2, max_grad_norm=0))
-    assert torch.allclose(a.weight, b.weight, atol=1e-6)
+    steps = 2 * math.ceil(len(data) / batch_size) + 1  # two epochs, each with a short last batch, and a step more
+    train(a, data, collate, loss_fn, args(max_steps=steps, batch_size=batch_size, max_grad_norm=1.0))
+    result = train(b, data, collate, loss_fn, args(max_steps=steps, batch_size=batch_size, grad_accum=grad_accum,
+                                                   max_grad_norm=1.0))
+    assert torch.allclose(a.weight, b.weight, atol=1e-6) and torch.allclose(a.bias, b.bias, atol=1e-6)
+    assert result.samples_per_s * result.wall_s == pytest.approx(2 * len(data) + batch_size)
+
+
+def test_micro_batches_are_as_even_as_possible_and_never_empty():
+    from xlt.core.training import micro_batches
+
+    assert micro_batches(list(range(10)), 3) == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    assert micro_batches(list(range(2)), 4) == [[0], [1]]
+    assert micro_batches(list(range(6)), 1) == [list(range(6))]
+
+
+def test_grad_accum_above_the_batch_size_is_a_clear_error():
+    with pytest.raises(XltError, match="grad_accum 9: grad_accum splits each batch"):
+        train(make_model(), toy_problem(), collate, loss_fn, args(batch_size=8, grad_accum=9))
 
 
 def test_best_checkpoint_is_restored():
@@ -65,6 +86,14 @@ def test_best_checkpoint_is_restored():
     assert result.best_step == 6 and result.best_score == 0.9
     assert torch.equal(model.weight, calls[1])
     assert [h["step"] for h in result.history] == [3, 6, 9]
+
+
+def test_an_initial_score_lets_the_untouched_parameters_win_as_step_0():
+    model = make_model()
+    before = model.weight.detach().clone()
+    result = train(model, toy_problem(), collate, loss_fn, args(max_steps=6, eval_every=3),
+                   evaluate=lambda m: {"score": 0.5}, initial_score=0.6)
+    assert (result.best_step, result.best_score) == (0, 0.6) and torch.equal(model.weight, before)
 
 
 def test_non_finite_loss_stops_with_a_clear_error():
@@ -89,7 +118,7 @@ def test_nothing_to_train_and_no_examples():
 
 def test_schedule_and_step_count():
     assert total_optimizer_steps(100, TrainArgs(batch_size=10, epochs=2)) == 20
-    assert total_optimizer_steps(100, TrainArgs(batch_size=10, grad_accum=2, epochs=1.5)) == 8
+    assert total_optimizer_steps(100, TrainArgs(batch_size=10, grad_accum=2, epochs=1.5)) == 15  # a step: one batch of 10
     assert total_optimizer_steps(100, TrainArgs(max_steps=7)) == 7
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     sched = linear_schedule(opt, warmup_steps=2, total_steps=6)
@@ -98,7 +127,7 @@ def test_schedule_and_step_count():
         lrs.append(opt.param_groups[0]["lr"])
         opt.step()
         sched.step()
-    assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
+    assert lrs == pytest.approx([0.0, 0.5, 1.0, 0.75, 0.5, 0.25])  # transformers' warm-up: 0 on the first step
 
 
 def test_epoch_order_depends_only_on_seed_and_epoch():

@@ -22,6 +22,6 @@ def test_on_step_epoch_matches_the_batches_consumed(n, batch_size, grad_accum):
     train(model, examples, lambda chunk: {"x": torch.stack(chunk)}, loss_fn, args,
           on_step=lambda step, epoch: calls.append((step, epoch)))
     batches_per_epoch = math.ceil(n / batch_size)  # the last batch of an epoch may be short
-    # hand count: step s starts with batch number s * grad_accum of the stream
-    expected = [(s, (s * grad_accum) // batches_per_epoch) for s in range(7)]
+    # hand count: step s trains batch number s of the stream (grad_accum splits it, draws no more)
+    expected = [(s, s // batches_per_epoch) for s in range(7)]
     assert calls == expected

@@ -9,11 +9,14 @@ def _jobs_with_prompt(config: dict, family: str) -> dict[str, list[list[str]]]:
             for rule, jobs in settings.plan_module(family).jobs(config).items()}
 
 
-def test_prompt_is_passed_to_eval_mine_and_align_jobs_only():
+def test_prompt_is_passed_to_training_and_evaluation_alike():
+    """Training and its dev selection see the same text as evaluation (it was evaluation only):
+    train-dual, its prefix store and train-sbert get the prompt too."""
     config = copy.deepcopy(settings.load("config.yaml"))
     for spec in config["models"].values():
         spec["prompt"] = "query: "
-    prompted = {"sbert": {"eval_sbert"}, "dual": {"tatoeba_dual", "mine"}, "alignment": {"align_layers"}}
+    prompted = {"sbert": {"train_sbert", "eval_sbert"}, "dual": {"train_dual", "prefix_states_dual", "tatoeba_dual", "mine"},
+                "alignment": {"align_layers"}}
     for family, rules in prompted.items():
         if settings.family(config, family) is None:
             continue

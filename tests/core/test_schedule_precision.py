@@ -46,24 +46,50 @@ def used_learning_rates(monkeypatch, **settings) -> list[float]:
     return seen
 
 
-def expected(after_warmup) -> list[float]:
-    return [PEAK * (s + 1) / WARMUP for s in range(WARMUP)] + [PEAK * after_warmup(s) for s in range(WARMUP, STEPS)]
+def transformers_rates(kind: str, warmup: int = WARMUP, total: int = STEPS) -> list[float]:
+    """The learning rate of each of `total` optimiser steps under transformers' own scheduler."""
+    transformers = pytest.importorskip("transformers")
+    make = {"linear": transformers.get_linear_schedule_with_warmup,
+            "constant": lambda opt, w, t: transformers.get_constant_schedule_with_warmup(opt, w),
+            "cosine": transformers.get_cosine_schedule_with_warmup}[kind]
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=PEAK)
+    sched = make(opt, warmup, total)
+    rates = []
+    for _ in range(total):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return rates
+
+
+@pytest.mark.parametrize("kind", ["linear", "constant", "cosine"])
+def test_every_step_uses_transformers_learning_rate(monkeypatch, kind):
+    """Warm-up starts at 0 on the first step, as transformers' schedulers do (it ran one step
+    ahead: 0.5, 1.0, ... of the peak)."""
+    assert used_learning_rates(monkeypatch, schedule=kind) == pytest.approx(transformers_rates(kind), abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["linear", "constant", "cosine"])
+@pytest.mark.parametrize("warmup, total", [(0, 7), (1, 5), (3, 4), (4, 13), (10, 10)])
+def test_lr_factor_is_transformers_schedule(kind, warmup, total):
+    ours = [PEAK * training.lr_factor(kind, s, warmup, total) for s in range(total)]
+    assert ours == pytest.approx(transformers_rates(kind, warmup, total), abs=1e-12)
 
 
 def test_linear_is_the_default_and_decays_to_zero(monkeypatch):
     assert TrainArgs().schedule == "linear"
     lrs = used_learning_rates(monkeypatch)
-    assert lrs == pytest.approx(expected(lambda s: (STEPS - s) / (STEPS - WARMUP)))
-    assert lrs == pytest.approx([0.05, 0.1, 0.1, 0.0875, 0.075, 0.0625, 0.05, 0.0375, 0.025, 0.0125])
+    assert lrs == pytest.approx([0.0, 0.05, 0.1, 0.0875, 0.075, 0.0625, 0.05, 0.0375, 0.025, 0.0125])
 
 
 def test_constant_keeps_the_peak_after_warm_up(monkeypatch):
-    assert used_learning_rates(monkeypatch, schedule="constant") == pytest.approx([0.05] + [0.1] * 9)
+    assert used_learning_rates(monkeypatch, schedule="constant") == pytest.approx([0.0, 0.05] + [0.1] * 8)
 
 
 def test_cosine_follows_a_half_cosine_to_zero(monkeypatch):
     lrs = used_learning_rates(monkeypatch, schedule="cosine")
-    assert lrs == pytest.approx(expected(lambda s: 0.5 * (1 + math.cos(math.pi * (s - WARMUP) / (STEPS - WARMUP)))))
+    after = [PEAK * 0.5 * (1 + math.cos(math.pi * (s - WARMUP) / (STEPS - WARMUP))) for s in range(WARMUP, STEPS)]
+    assert lrs == pytest.approx([0.0, 0.05] + after)
     assert lrs[WARMUP] == pytest.approx(PEAK) and lrs[-1] < lrs[WARMUP + 3] < lrs[WARMUP]
 
 

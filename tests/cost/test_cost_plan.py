@@ -47,7 +47,7 @@ def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
     cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, UNIT)
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
     steps = total_optimizer_steps(rows, TrainArgs(epochs=epochs, max_steps=max_steps, batch_size=batch, grad_accum=accum))
-    assert cost.train_tokens == steps * batch * accum * 10
+    assert cost.train_tokens == steps * batch * 10  # --grad-accum splits each batch of --batch-size
 
 
 LOOP = {**UNIT, "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 5.0, "step_s": 0.01, "step_layer_s": 0.002,

@@ -66,9 +66,26 @@ def test_every_run_directory_gets_a_manifest(tmp_path):
     assert (manifest["device"], manifest["precision"], manifest["seed"]) == ("cpu", "fp32", 3)
     assert manifest["samples_per_s"] == 12.5 and manifest["wall_s"] > 1e6  # started at the epoch
     assert manifest["peak_memory"]["cpu_rss_mib"] > 10
+    assert manifest["effective_batch"] is None  # this job's meta holds no training settings
     # a second job of the same run (evaluation) adds its entry and keeps the first's
     write_manifest(out.parent / "eval.json", meta, {"model": "tiny"}, started=0.0, argv=[], args=Args())
     assert set(read_json(path)["jobs"]) == {"train.json", "eval.json"}
+
+
+def test_the_manifest_records_the_effective_batch_of_a_training_job(tmp_path):
+    """batch_size examples per optimiser step, cut into grad_accum micro-batches (the loop's split)."""
+    from xlt.core.training import TrainArgs, TrainResult, result_meta
+
+    out = tmp_path / "run" / "train.json"
+    meta = {"run_id": "r1", "family": "freeze_depth", **result_meta(TrainResult(steps=1, best_step=1, best_score=None),
+                                                                     TrainArgs(batch_size=30, grad_accum=4))}
+    path = write_manifest(out, meta, {"model": "tiny"}, started=0.0, argv=[])
+    expected = {"batch_size": 30, "grad_accum": 4, "micro_batch_size": 8}
+    assert read_json(path)["effective_batch"] == expected
+    assert read_json(path)["jobs"]["train.json"]["effective_batch"] == expected
+    write_manifest(out.parent / "eval.json", {"run_id": "r1"}, {"model": "tiny"}, started=0.0, argv=[])
+    assert read_json(path)["effective_batch"] == expected  # the evaluation keeps the run's training batch
+    assert read_json(path)["jobs"]["eval.json"]["effective_batch"] is None
 
 
 def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):

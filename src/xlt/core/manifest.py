@@ -4,7 +4,8 @@ Written by `MetricsFile.write`, the one place every verb that runs a model passe
 no verb can forget it. It records which xlt (version, git commit) and which libraries ran,
 which model (the config's name, the path or hub id, the revision and the commit the hub cache
 resolved it to), the sha256 of every input file named on the command line, the device,
-precision and seed, and the job's wall time, throughput and peak memory. A run directory that
+precision and seed, a training job's effective batch (batch_size examples per optimiser step,
+split into grad_accum micro-batches of at most micro_batch_size), and the job's wall time, throughput and peak memory. A run directory that
 holds several jobs' metrics files (train.json, then eval.json) gets one manifest with a
 `jobs` entry per metrics file; the run-level fields are those of the latest job, except the
 model: an evaluation of the model the run trained keeps the pretrained model its training named.
@@ -104,6 +105,16 @@ def _inside(path, directory: Path) -> bool:
     return True
 
 
+def effective_batch(train: dict) -> dict | None:
+    """What an optimiser step of a training job saw: `batch_size` examples in `grad_accum`
+    micro-batches of at most `micro_batch_size` (xlt.core.training.effective_batch); None
+    for a job that did not train."""
+    if not train.get("batch_size"):
+        return None
+    batch, accum = int(train["batch_size"]), int(train.get("grad_accum") or 1)
+    return {"batch_size": batch, "grad_accum": accum, "micro_batch_size": -(-batch // accum)}
+
+
 def job_fields(meta: dict, args, started: float, metrics_path: Path) -> dict:
     wall_s = round(time.time() - started, 3)
     samples = meta.get("samples")
@@ -117,6 +128,7 @@ def job_fields(meta: dict, args, started: float, metrics_path: Path) -> dict:
         "device": meta.get("device") or getattr(args, "device", None) or train.get("device"),
         "precision": getattr(args, "precision", None) or train.get("precision"),
         "seed": getattr(args, "seed", None) if getattr(args, "seed", None) is not None else train.get("seed"),
+        "effective_batch": meta.get("effective_batch") or effective_batch(train),
         "wall_s": wall_s,
         "samples_per_s": samples_per_s,
         "peak_memory": peak_memory(),
@@ -154,6 +166,8 @@ def write_manifest(metrics_path: str | Path, meta: dict, axes: dict, started: fl
         "inputs": {**previous.get("inputs", {}), **inputs},
         **{k: v for k, v in jobs[metrics_path.name].items() if k in ("device", "precision", "seed", "wall_s",
                                                                   "samples_per_s", "peak_memory")},
+        # an evaluation after training keeps the batch its run was trained with
+        "effective_batch": jobs[metrics_path.name]["effective_batch"] or previous.get("effective_batch"),
         "jobs": jobs,
         "command": "xlt " + " ".join(argv),
     }

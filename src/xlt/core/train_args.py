@@ -54,12 +54,13 @@ def parse_bool(text: str) -> bool:
 TRAIN_HELP = {
     "epochs": "passes over the training data (fractions allowed)",
     "max_steps": "optimiser steps to train; > 0 overrides --epochs",
-    "batch_size": "examples per optimiser step (before --grad-accum splits them)",
+    "batch_size": "examples per optimiser step (--grad-accum splits them into micro-batches)",
     "lr": "peak learning rate, reached at the end of warm-up",
     "weight_decay": "AdamW weight decay (not on biases and LayerNorm weights)",
     "warmup_ratio": "share of the optimiser steps spent warming the learning rate up from 0",
     "max_grad_norm": "clip the gradient to this global norm; 0 = no clipping",
-    "grad_accum": "micro-batches per optimiser step (same results, less memory)",
+    "grad_accum": "micro-batches each batch of --batch-size is split into, their gradients accumulated "
+                  "(same results up to float rounding, less memory; not for the dual encoder's in-batch negatives)",
     "eval_every": "optimiser steps between dev evaluations; 0 = at the end of every epoch",
     "max_length": "longest input in tokens; longer inputs are truncated",
     "seed": "random seed (data order, initialisation, dropout)",

@@ -5,6 +5,13 @@ order, evaluation every K optimiser steps with best-checkpoint selection, bf16 a
 CUDA devices that support it (fp16 with a gradient scaler on those that do not, fp32 on CPU), a NaN/inf guard, and a progress line (loss, learning rate, samples/s,
 elapsed, ETA) every `log_every` steps on stderr, with a progress bar at a terminal. A family supplies the
 model, its examples, a collate function, a loss function and (optionally) an evaluator.
+Gradient accumulation splits each batch of `batch_size` examples into `grad_accum` micro-batches
+and weights each micro-batch's loss by its share of the batch's examples, so for a loss that is a
+mean over examples an optimiser step sees the unsplit batch's gradient (up to float rounding;
+dropout aside): only memory changes. A loss that is not a mean over the batch's examples (in-batch
+negatives, a mean over tokens) is not the same split; the dual encoder refuses grad_accum > 1.
+The last batch of an epoch is trained even when it is short (transformers.Trainer's default,
+dataloader_drop_last=False); its loss is the mean over the examples it has, like any batch's.
 Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
 dynamic padding pads less; see xlt.core.bucketing) and torch.compile of the model (`compile`).
 
@@ -36,6 +43,7 @@ from xlt.core import console, faults
 from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint, with_settings
 from xlt.core.errors import XltError
 from xlt.core.models import pick_device
+from xlt.core.schedules import linear_schedule, lr_factor, lr_schedule  # noqa: F401  (re-exported)
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
 from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arguments, parse_bool,  # noqa: F401
                                   train_args_from, train_flags)
@@ -45,6 +53,9 @@ log = logging.getLogger("xlt.core.training")
 # where a run computes and how often it saves do not change what it computes, so they may differ
 # on a resume (a retried job may land on another GPU); every other TrainArgs field keys the checkpoint
 NOT_IN_RUN_KEY = ("device", "checkpoint_every")
+# bumped when the loop computes something else for the same settings, so an older checkpoint is
+# not resumed under new rules (2: a batch is split into micro-batches; transformers' warm-up)
+LOOP_VERSION = 2
 
 
 def seed_everything(seed: int) -> None:
@@ -90,30 +101,6 @@ def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], arg
         return torch.optim.AdamW(groups, lr=args.lr)
 
 
-def lr_factor(kind: str, step: int, warmup_steps: int, total_steps: int) -> float:
-    """The learning rate of optimiser step `step` (from 0) as a share of the peak: linear warm-up
-    from 0 over `warmup_steps`, then linear decay to 0 (BERT's recipe), constant (LaBSE and many
-    sentence-embedding recipes) or a half cosine down to 0."""
-    if kind not in SCHEDULES:
-        raise XltError(f"unknown learning-rate schedule {kind!r}; choose one of {', '.join(SCHEDULES)}")
-    if step < warmup_steps:
-        return (step + 1) / max(1, warmup_steps)
-    if kind == "constant":
-        return 1.0
-    if kind == "linear":
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-    progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))
-    return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
-def lr_schedule(optimizer, kind: str, warmup_steps: int, total_steps: int):
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(kind, step, warmup_steps, total_steps))
-
-
-def linear_schedule(optimizer, warmup_steps: int, total_steps: int):
-    return lr_schedule(optimizer, "linear", warmup_steps, total_steps)
-
-
 def autocast_dtype(precision: str, device: torch.device) -> tuple[torch.dtype | None, str]:
     """The autocast dtype for `precision` on `device` (None: fp32) and why, for the log.
     auto: bf16 on a CUDA device that supports it, else fp16 with a gradient scaler; fp32 on CPU."""
@@ -146,11 +133,35 @@ def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
     return lambda m, batch: loss_fn(compiled if m is model else m, batch)
 
 
+def micro_batches(chunk: list, parts: int) -> list[list]:
+    """`chunk` cut into `parts` consecutive micro-batches as even as possible (the first
+    len % parts one longer); a chunk shorter than `parts` (an epoch's short last batch) gives
+    fewer, none empty."""
+    size, extra = divmod(len(chunk), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + size + (i < extra)
+        if end > start:
+            out.append(chunk[start:end])
+        start = end
+    return out
+
+
+def steps_per_epoch(n_examples: int, args: TrainArgs) -> int:
+    # one batch of batch_size examples per optimiser step, however grad_accum splits it
+    return math.ceil(n_examples / args.batch_size)
+
+
 def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
     if args.max_steps > 0:
         return args.max_steps
-    per_epoch = math.ceil(n_examples / args.batch_size / args.grad_accum)
-    return max(1, math.ceil(per_epoch * args.epochs))
+    return max(1, math.ceil(steps_per_epoch(n_examples, args) * args.epochs))
+
+
+def effective_batch(args: TrainArgs) -> dict:
+    """The batch an optimiser step sees and how it is split (the run manifest records it)."""
+    return {"batch_size": args.batch_size, "grad_accum": args.grad_accum,
+            "micro_batch_size": math.ceil(args.batch_size / args.grad_accum)}
 
 
 def train(
@@ -164,6 +175,7 @@ def train(
     on_step: Callable[[int, int], None] | None = None,
     checkpoint_dir: str | Path | None = None,
     identity: dict | None = None,
+    initial_score: float | None = None,
 ) -> TrainResult:
     """Train `model` in place; with `evaluate`, restore the parameters of the best
     evaluation (its "score", higher is better) at the end.
@@ -175,9 +187,14 @@ def train(
     outputs) makes the run resumable; the caller removes it once its outputs are written.
     `identity` (xlt.core.checkpoint.run_identity: the caller's model, loss settings and input
     files) keys the checkpoint together with `args`: a checkpoint of another run is discarded.
+    `initial_score`: the caller's evaluation of the parameters before training (its step 0); they
+    then compete for best as step 0, so a run whose evaluations only get worse keeps them.
     """
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
+    if args.batch_size < 1 or not 1 <= args.grad_accum <= args.batch_size:
+        raise XltError(f"batch_size {args.batch_size}, grad_accum {args.grad_accum}: grad_accum splits each batch "
+                       "into micro-batches, so use 1 <= grad_accum <= batch_size")
     seed_everything(args.seed)
     device = pick_device(args.device)
     model.to(device)
@@ -191,7 +208,7 @@ def train(
     log.info("precision: %s", why)
     # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
-    eval_every = args.eval_every or math.ceil(len(examples) / args.batch_size / args.grad_accum)
+    eval_every = args.eval_every or steps_per_epoch(len(examples), args)
     lengths = example_lengths(examples) if args.length_bucketing else None
     if args.compile:
         loss_fn = compiled_loss(loss_fn, model)
@@ -207,7 +224,7 @@ def train(
     if checkpoint_dir is not None:
         identity = with_settings(
             identity, train_args={k: v for k, v in asdict(args).items() if k not in NOT_IN_RUN_KEY},
-            loop={"examples": len(examples), "total_steps": total, "parameters": len(params),
+            loop={"version": LOOP_VERSION, "examples": len(examples), "total_steps": total, "parameters": len(params),
                   "parameter_elements": sum(p.numel() for p in params), "precision": result.precision})
     state = load_checkpoint(checkpoint_dir, identity=identity) if checkpoint_dir is not None else None
     if state is not None:
@@ -221,6 +238,10 @@ def train(
         result.curve = extra.get("curve", [])
         if extra.get("scaler"):
             scaler.load_state_dict(extra["scaler"])
+    elif initial_score is not None:
+        # (a resumed run's best, step 0 included, came with its checkpoint)
+        result.best_score, result.best_step = initial_score, 0
+        best_state = {id(p): p.detach().to("cpu", copy=True) for p in params}
     model.train()
 
     def batches():
@@ -259,9 +280,13 @@ def train(
                 # the generator moves to the next epoch only when that epoch's first batch is
                 # drawn; on_step gets the epoch of the batches this step is about to consume
                 on_step(step, epoch + (position >= len(examples)))
-            for _ in range(args.grad_accum):
-                chunk = next(stream)
-                batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(chunk).items()}
+            chunk = next(stream)
+            step_loss = 0.0
+            for part in micro_batches(chunk, args.grad_accum):
+                # a micro-batch's mean loss weighs its share of the batch's examples: the sum is
+                # the whole batch's mean loss (also for a short last batch, whose parts are shorter)
+                share = len(part) / len(chunk)
+                batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(part).items()}
                 with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None):
                     loss = loss_fn(model, batch)
                 if not torch.isfinite(loss):
@@ -269,10 +294,11 @@ def train(
                         f"loss is {loss.item()} at step {step} (epoch {epoch}); lower the learning rate "
                         f"(now {args.lr}) or check the data; no outputs were written for this run"
                     )
-                scaler.scale(loss / args.grad_accum).backward()
-                running += loss.item()
-                running_n += 1
-                seen += len(chunk)
+                scaler.scale(loss * share).backward()
+                step_loss += loss.item() * share
+                seen += len(part)
+            running += step_loss
+            running_n += 1
             if args.max_grad_norm > 0:
                 scaler.unscale_(optimizer)  # clip the true gradient, not the scaled one
                 torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
@@ -332,6 +358,7 @@ def train(
 def result_meta(result: TrainResult, args: TrainArgs) -> dict:
     return {
         "train": asdict(args),
+        "effective_batch": effective_batch(args),
         "steps": result.steps,
         "best_step": result.best_step,
         "best_dev_score": result.best_score,

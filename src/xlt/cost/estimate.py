@@ -113,17 +113,18 @@ def _data_rows(config: dict, paths) -> int:
     return sum(_file_rows(config, paths))
 
 
-def optimizer_steps(train_rows: int, epochs: float, max_steps: int, batch_size: int, grad_accum: int = 1) -> int:
+def optimizer_steps(train_rows: int, epochs: float, max_steps: int, batch_size: int) -> int:
     """Optimiser steps of a training run, as xlt.core.training.total_optimizer_steps counts them
-    (not imported: planning stays free of torch)."""
+    (not imported: planning stays free of torch): one batch of `batch_size` per step, however
+    --grad-accum splits it."""
     if max_steps > 0:
         return max_steps
-    return max(1, math.ceil(math.ceil(train_rows / batch_size / grad_accum) * epochs))
+    return max(1, math.ceil(math.ceil(train_rows / batch_size) * epochs))
 
 
-def evaluations(steps: int, eval_every: int, train_rows: int, batch_size: int, grad_accum: int = 1) -> int:
+def evaluations(steps: int, eval_every: int, train_rows: int, batch_size: int) -> int:
     """How often xlt.core.training.train evaluates: every `eval_every` steps (0: once an epoch) and after the last."""
-    every = eval_every or math.ceil(max(train_rows, 1) / batch_size / grad_accum)
+    every = eval_every or math.ceil(max(train_rows, 1) / batch_size)
     return steps // every + (1 if steps % every else 0)
 
 
@@ -141,10 +142,9 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     model = _values(args, "--model")
     vocab, hidden, layers = 0, 64, 1
     batch = _value(args, "--batch-size", 32)
-    accum = max(_value(args, "--grad-accum", 1), 1)
     if rule == "build_demo_model":  # xlt.data.demo_model: batch 32, texts up to 64 tokens
         vocab, hidden, layers = _value(args, "--vocab-size", 1000), _value(args, "--hidden-size", 64), _value(args, "--layers", 12)
-        model, batch, accum = ["demo"], 32, 1
+        model, batch = ["demo"], 32
     elif model:
         vocab, hidden, layers = model_shape(config, model[0])
     params = 12 * hidden * hidden * layers if model else 0
@@ -158,12 +158,12 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     if rule == "build_demo_model":
         steps = _value(args, "--pretrain-steps", 300)
     elif trains:
-        steps = optimizer_steps(train_rows, _value(args, "--epochs", 1.0), _value(args, "--max-steps", 0), batch, accum)
-        passes = evaluations(steps, _value(args, "--eval-every", 0), train_rows, batch, accum)
+        steps = optimizer_steps(train_rows, _value(args, "--epochs", 1.0), _value(args, "--max-steps", 0), batch)
+        passes = evaluations(steps, _value(args, "--eval-every", 0), train_rows, batch)
         if _value(args, "--mode", "") == "self_train":  # MonoX self-training: the gold run, then --rounds more
             trainings = 1 + _value(args, "--rounds", 1)
             steps, passes = steps * trainings, passes * trainings
-    train_tokens = steps * batch * accum * max_length
+    train_tokens = steps * batch * max_length  # --grad-accum splits a batch; it does not add examples
     depth = max(_value(args, "--freeze-depth", -1), 0)
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
@@ -181,7 +181,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
                                   for paths in (dev_paths, other_paths))
     eval_batches = (other_batches + dev_batches * passes) if model else 0
-    seconds = (overhead_seconds(profile, step_layers, steps, batch * accum)
+    seconds = (overhead_seconds(profile, step_layers, steps, batch)
                + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"]
                + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"])
     all_params = params + vocab * hidden if model else 0

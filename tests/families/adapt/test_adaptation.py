@@ -61,6 +61,29 @@ def test_gradual_unfreezing_pattern_inside_a_training_run(scheme_spec, expected_
     assert result.trainable == {4: sorted(expected_by_step[3]), 8: sorted(expected_by_step[7])}
 
 
+def test_a_run_that_only_gets_worse_keeps_the_step_0_model(monkeypatch):
+    """Step 0 (the untouched model) competes for best: it could never win, so a run whose every
+    evaluation was worse ended with a trained model anyway."""
+    from xlt.core.metrics import record
+    from xlt.families.adapt import adaptation
+
+    def worsening(model, sets, batch_size, device, step=None, intervals=None, **kwargs):
+        # target perplexity 10 at step 0, then higher at every checkpoint; nothing for the final pass
+        return [] if step is None else [record("perplexity", 10.0 + step, lang=sets[0].lang, split=sets[0].split,
+                                               step=step)]
+
+    monkeypatch.setattr(adaptation, "evaluate_sets", worsening)
+    tokenizer = wordpiece_tokenizer(DUTCH + ENGLISH, 120)
+    model = tiny_bert_mlm(len(tokenizer), layers=2, seed=3)
+    initial = copy.deepcopy(model.state_dict())
+    target = EvalSet("nld", "dev", FixedMasking(tokenizer, DUTCH, seed=5))
+    args = TrainArgs(max_steps=4, batch_size=4, lr=5e-3, warmup_ratio=0.0, eval_every=2, device="cpu", log_every=100)
+    result = adapt(model, tokenizer, DUTCH, parse_scheme("1-2", 2), args, target, select="best")
+    assert result.train.best_step == 0 and result.train.best_score == -10.0
+    assert [r["value"] for r in result.records if r["metric"] == "selected_step"] == [0]
+    assert all(torch.equal(value, initial[key]) for key, value in model.state_dict().items())
+
+
 def test_collate_masks_reproducibly_and_never_special_tokens():
     tokenizer = wordpiece_tokenizer(DUTCH, 80)
     collate = MlmCollate(tokenizer, 32)

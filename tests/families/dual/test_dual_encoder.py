@@ -156,11 +156,44 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     assert ((dev.ci_low <= dev.value) & (dev.value <= dev.ci_high)).all()
 
 
+def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_on(tmp_path, demo_model_dir,
+                                                                                    monkeypatch):
+    """A model's prompt (E5's "query: ") reaches training, dev selection and the dev records, as it
+    reaches its evaluation jobs (eval-embeddings, mine): it was evaluation only."""
+    from xlt.families.dual import dual_encoder
+
+    trained, embedded = [], []
+    real_collate, real_encode = dual_encoder.make_collate, dual_encoder.encode
+
+    def recording_collate(tokenizer, max_length):
+        collate = real_collate(tokenizer, max_length)
+        return lambda chunk: trained.extend(s for pair in chunk for s in pair) or collate(chunk)
+
+    def recording_encode(model, tokenizer, sentences, **kwargs):
+        embedded.extend(kwargs.get("prompt", "") + s for s in sentences)
+        return real_encode(model, tokenizer, sentences, **kwargs)
+
+    monkeypatch.setattr(dual_encoder, "make_collate", recording_collate)
+    monkeypatch.setattr(dual_encoder, "encode", recording_encode)
+    train, dev = write_bitext(tmp_path, "qaa", "train", 8), write_bitext(tmp_path, "qaa", "dev", 4)
+    out = tmp_path / "run"
+    assert cli.main(["train-dual", "--model", str(demo_model_dir), "--train", train, "--dev", dev, "--prompt", "query: ",
+                     "--max-steps", "2", "--batch-size", "4", "--eval-every", "1", "--max-length", "32",
+                     "--device", "cpu", "--out", str(out)]) == 0
+    dev_sentences = {r[key] for r in map(json.loads, open(dev)) for key in ("text", "text_pair")}
+    assert len(trained) == 16 and all(s.startswith("query: ") for s in trained)
+    # three dev passes (steps 1, 2 and the kept model's records), each sentence with the prompt
+    assert sorted(embedded) == sorted(3 * ["query: " + s for s in dev_sentences])
+    assert json.loads((out / "train.json").read_text())["meta"]["prompt"] == "query: "
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--margin", "-0.1"], "--margin -0.1"),
     (["--scale", "0"], "--scale 0"),
     (["--batch-size", "1"], "in-batch negatives need at least 2"),
     (["--freeze-depth", "2"], "leaves nothing to train in a model with 2 layers"),
+    # in-batch negatives: micro-batches would change the loss, not only the memory
+    (["--batch-size", "8", "--grad-accum", "2"], "--grad-accum 2: the dual encoder's loss uses in-batch negatives"),
 ])
 def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, extra, message):
     train, dev = write_bitext(tmp_path, "qaa", "train", 8), write_bitext(tmp_path, "qaa", "dev", 4)
@@ -169,6 +202,16 @@ def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, ext
     assert rc == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_train_dual_refuses_gradient_accumulation_before_training(tokenizer, monkeypatch):
+    from xlt.core.errors import XltError
+    from xlt.families.dual import dual_encoder
+
+    monkeypatch.setattr(dual_encoder, "train", lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(XltError, match="grad_accum 4: .*in-batch negatives.*set it to 1"):
+        train_dual(encoder_without_dropout(tokenizer), tokenizer, bitexts(["qaa"], "train", 8), bitexts(["qaa"], "dev", 4),
+                   DualSettings(), TrainArgs(batch_size=8, grad_accum=4, device="cpu"))
 
 
 def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoint(tmp_path, demo_model_dir,

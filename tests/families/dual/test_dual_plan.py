@@ -260,6 +260,8 @@ def test_targets_and_aggregated_files():
     (lambda c: c["dual"]["mining"].update(source="local", dir="/nonexistent/bucc", pairs=["de-en"]), r"dual.mining.dir: /nonexistent/bucc is not a directory"),
     (lambda c: c["dual"]["mining"].update(source="hf", pairs=["de-de"]), r"dual.mining: language pair 'de-de'"),
     (lambda c: c["dual"]["mining"].update(source="hf", pairs=["de-en", "de-en"]), r"dual.mining lists a language pair more than once"),
+    (lambda c: c["dual"]["training"].update(grad_accum=2),
+     r"training.grad_accum \(dual's training\) 2: the dual encoder's loss uses in-batch negatives"),
 ])
 def test_cross_reference_errors_name_the_key(mutate, message):
     config = copy.deepcopy(demo_config())

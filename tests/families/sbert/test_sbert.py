@@ -101,3 +101,33 @@ def test_train_sbert_rejects_bad_axes_before_training(tmp_path, demo_model_dir, 
     assert code != 0
     assert "--axes '[1, 2]' must be a JSON object" in capsys.readouterr().err
     assert not out.exists()  # nothing trained, nothing written
+
+
+def test_train_sbert_trains_and_selects_with_the_models_prompt(tmp_path, demo_model_dir, monkeypatch):
+    """The prompt eval-embeddings puts before every sentence goes there in training and dev
+    selection too (it was evaluation only): every tokenised sentence starts with it, and the dev
+    score is the saved model's with the prompt."""
+    from scipy.stats import spearmanr
+
+    from xlt.core import sentence_encoder
+    from xlt.core.models import load_tokenizer
+    from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+
+    seen, real_tokenize = [], sentence_encoder.tokenize
+    monkeypatch.setattr(sentence_encoder, "tokenize", lambda tok, texts, n: seen.extend(texts) or real_tokenize(tok, texts, n))
+    write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 16, seed=1))
+    dev_rows = demo.generate("sts", "en", "dev", 16, seed=1)
+    write_jsonl(tmp_path / "dev.jsonl", dev_rows)
+    out = tmp_path / "run"
+    assert main(["train-sbert", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
+                 "--dev-sts", str(tmp_path / "dev.jsonl"), "--prompt", "query: ", "--out", str(out), "--max-steps", "2",
+                 "--batch-size", "8", "--eval-every", "2", "--lr", "1e-3", "--device", "cpu"]) == 0
+    assert len(seen) == 2 * 2 * 8 + 2 * 16 and all(text.startswith("query: ") for text in seen)
+    metrics = read_json(out / "train.json")
+    assert metrics["meta"]["prompt"] == "query: "
+    saved, tokenizer = SentenceEncoder.from_pretrained(str(out / "model")).eval(), load_tokenizer(str(out / "model"))
+    with torch.no_grad():
+        u = saved(**tokenize(tokenizer, ["query: " + r["text"] for r in dev_rows], 128))
+        v = saved(**tokenize(tokenizer, ["query: " + r["text_pair"] for r in dev_rows], 128))
+    cosine = torch.nn.functional.cosine_similarity(u, v).numpy()
+    assert spearmanr(cosine, [r["score"] for r in dev_rows])[0] == pytest.approx(metrics["metrics"][0]["value"], abs=1e-5)

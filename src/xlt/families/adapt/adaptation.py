@@ -245,7 +245,7 @@ def adapt(
 ) -> AdaptationResult:
     """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
     `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
-    seed's early stopping) or last decides which parameters the model ends with. With
+    seed's early stopping; step 0, the untouched model, can win) or last decides which parameters the model ends with. With
     `intervals`, every checkpoint's perplexity and mlm_loss records carry their bootstrap bounds.
 
     The records of every checkpoint travel in the training history, which a resumable run
@@ -270,7 +270,7 @@ def adapt(
                           and r["split"] == target.split)
         return new, target_ppl
 
-    records, _ = checkpoint(0)
+    records, target_ppl0 = checkpoint(0)
     collate = MlmCollate(tokenizer, args.max_length, mlm_probability)
     examples = collate.encode(texts)
     state = {"completed": 0, "active": set()}
@@ -283,20 +283,23 @@ def adapt(
         # train() evaluates right after this step's update, so the evaluation belongs to step + 1
         state["completed"] = step + 1
 
+    def score(step: int, target_ppl: float) -> float:
+        # "last": a score that grows with the step makes the final parameters the kept ones
+        value = -target_ppl if select == "best" else float(step)
+        return -math.inf if math.isnan(value) else value
+
     def evaluate(m) -> dict:
         step = state["completed"]
         active = sorted(state["active"])
         new, target_ppl = checkpoint(step)
         new.append(record("trainable_layers", len(active), step=step))
-        # "last": a score that grows with the step makes the final parameters the kept ones
-        score = -target_ppl if select == "best" else float(step)
-        if math.isnan(score):
-            score = -math.inf
-        return {"score": score, "target_perplexity": target_ppl, "trainable_layers": active, "records": new}
+        return {"score": score(step, target_ppl), "target_perplexity": target_ppl, "trainable_layers": active,
+                "records": new}
 
+    # step 0 competes for best too: a run that only gets worse keeps the untouched model
     result = train(model, examples, collate, mlm_loss, args, evaluate=evaluate,
                    parameters=schedulable_parameters(model), on_step=on_step, checkpoint_dir=checkpoint_dir,
-                   identity=identity)
+                   identity=identity, initial_score=score(0, target_ppl0))
     trainable = {}
     for entry in result.history:
         records.extend(entry["records"])

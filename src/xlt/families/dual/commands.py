@@ -50,6 +50,9 @@ def _train_dual_arguments(p) -> None:
     p.add_argument("--margin", type=float, default=0.3, help="additive margin taken off the positive pairs' cosine (LaBSE 0.3)")
     p.add_argument("--scale", type=float, default=10.0, help="cosine scale before the softmax (LaBSE 10)")
     p.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the last layer (default mean)")
+    p.add_argument("--prompt", default="", help="text put before every sentence in training, dev selection and the "
+                   "dev records, e.g. 'query: ' for E5 (the config's models.<name>.prompt, which its evaluation jobs get "
+                   "too; default none)")
     p.add_argument("--symmetric", default="sum", choices=DUAL_SYMMETRIC,
                    help="combine the two directions' cross-entropies: sum (LaBSE) or mean (default sum)")
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
@@ -75,6 +78,9 @@ def _check_train_dual(args) -> None:
         raise XltError(f"--scale {args.scale}: must be positive (LaBSE uses 10)")
     if args.batch_size < 2:
         raise XltError(f"--batch-size {args.batch_size}: in-batch negatives need at least 2 pairs per batch")
+    from xlt.families.dual.plan import check_grad_accum
+
+    check_grad_accum(args.grad_accum, "--grad-accum")
     if args.cache_frozen_prefix or args.prefix_states:
         from xlt.families.dual.prefix import check_cacheable
 
@@ -89,7 +95,7 @@ def _train_dual(args) -> None:
     from xlt.core.sentence_encoder import SentenceEncoder
     from xlt.core.training import result_meta, train_args_from
     from xlt.data.bitext_files import load_bitexts, resolve_langs
-    from xlt.families.dual.dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual
+    from xlt.families.dual.dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual, with_prompt
 
     targs = train_args_from(args)
     out = Path(args.out)
@@ -98,8 +104,10 @@ def _train_dual(args) -> None:
     metrics = MetricsFile("dual", args.run_id or out.name, axes=parse_axes(args.axes) | axes)
     # all input checks before the model is loaded
     _check_train_dual(args)
-    train_bitexts = load_bitexts(args.train, resolve_langs(args.train, args.train_langs))
-    dev_bitexts = load_bitexts(args.dev, resolve_langs(args.dev, args.dev_langs))
+    # the model's prompt goes before every sentence it trains and is selected on, as its evaluation
+    # jobs put it (E5 trains and is used with its "query: " prefix)
+    train_bitexts = with_prompt(load_bitexts(args.train, resolve_langs(args.train, args.train_langs)), args.prompt)
+    dev_bitexts = with_prompt(load_bitexts(args.dev, resolve_langs(args.dev, args.dev_langs)), args.prompt)
     depth = config_num_layers(args.model)
     if not -1 <= args.freeze_depth < depth:
         raise XltError(f"--freeze-depth {args.freeze_depth} leaves nothing to train in a model with {depth} layers; "
@@ -119,7 +127,7 @@ def _train_dual(args) -> None:
 
     metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {
-        "model": args.model,
+        "model": args.model, "prompt": args.prompt,
         "loss": {"name": "additive_margin_softmax", "margin": args.margin, "scale": args.scale,
                  "symmetric": args.symmetric, "normalize": True},
         "train_pairs": {b.lang: len(b.texts) for b in train_bitexts},
@@ -144,7 +152,8 @@ def _train_dual_identity(args, train_bitexts, dev_bitexts) -> dict:
     from xlt.core.checkpoint import model_inputs, run_identity
     from xlt.core.prefix_store import store_files
 
-    settings = {"family": "dual", "model": args.model, "pooling": args.pooling, "freeze_depth": args.freeze_depth,
+    settings = {"family": "dual", "model": args.model, "pooling": args.pooling, "prompt": args.prompt,
+                "freeze_depth": args.freeze_depth,
                 "cache_frozen_prefix": args.cache_frozen_prefix, "prefix_states": bool(args.prefix_states),
                 "train_langs": [b.lang for b in train_bitexts], "dev_langs": [b.lang for b in dev_bitexts]}
     store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
@@ -185,6 +194,7 @@ def _dual_prefix_states_arguments(p) -> None:
     p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained encoder)")
     p.add_argument("--train", action="append", required=True, metavar="FILE.jsonl",
                    help="the train-dual jobs' --train files, in their order; repeat per language")
+    p.add_argument("--prompt", default="", help="the train-dual jobs' --prompt: text put before every sentence")
     add_store_arguments(p, "train-dual", "dual.prefix_states")
 
 
@@ -193,11 +203,11 @@ def _dual_prefix_states(args) -> None:
     from xlt.core.models import config_hidden_size, config_num_layers, load_encoder, load_tokenizer, pick_device
     from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
     from xlt.data.bitext_files import load_bitexts, resolve_langs
-    from xlt.families.dual.dual_encoder import pairs_from_bitexts
+    from xlt.families.dual.dual_encoder import pairs_from_bitexts, with_prompt
     from xlt.families.dual.prefix import STORE_SETTINGS, distinct_sentences, sentence_collate, store_expected
 
     depths = parse_depths(args.depths)
-    bitexts = load_bitexts(args.train, resolve_langs(args.train, None))
+    bitexts = with_prompt(load_bitexts(args.train, resolve_langs(args.train, None)), args.prompt)
     layers = config_num_layers(args.model)
     if depths[-1] >= layers:
         raise XltError(f"--depths {args.depths!r}: depth {depths[-1]} leaves nothing to train in a model with {layers} "

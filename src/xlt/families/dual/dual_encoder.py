@@ -39,6 +39,7 @@ from xlt.core.metrics import example_set, record
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.families.dual.plan import check_grad_accum
 
 DEV_METRIC = "dev_retrieval_acc"
 
@@ -49,6 +50,14 @@ class DualSettings:
     scale: float = 10.0
     symmetric: str = "sum"
     match: str = DEFAULT_MATCH  # dev retrieval's rule (the family's dual.tatoeba.match)
+
+
+def with_prompt(bitexts: Sequence[Bitext], prompt: str) -> list[Bitext]:
+    """Both sides of every pair with `prompt` before them: what xlt.core.embeddings.encode(prompt=)
+    feeds the encoder, so training, dev selection and evaluation see the same text."""
+    if not prompt:
+        return list(bitexts)
+    return [Bitext(b.lang, [prompt + t for t in b.texts], [prompt + e for e in b.english]) for b in bitexts]
 
 
 def pairs_from_bitexts(bitexts: Sequence[Bitext]) -> list[tuple[str, str]]:
@@ -147,6 +156,7 @@ def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext
     if settings.symmetric not in DUAL_SYMMETRIC:
         raise ValueError(f"symmetric must be one of {DUAL_SYMMETRIC} for a dual encoder, got {settings.symmetric!r}")
     check_match(settings.match)
+    check_grad_accum(args.grad_accum, "grad_accum")  # before any training: in-batch negatives do not split
     loss, evaluate = make_loss(settings, losses), make_evaluate(tokenizer, dev_bitexts, args.max_length, settings.match)
     identity = with_settings(identity, dual_loss=asdict(settings))  # the loss settings key the checkpoint here
     if cached is not None:

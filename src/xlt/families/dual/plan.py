@@ -41,6 +41,17 @@ SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 
+def check_grad_accum(grad_accum: int, where: str) -> None:
+    """The dual encoder trains without gradient accumulation: its loss scores each pair against
+    the other pairs of its batch (in-batch negatives), so micro-batches would give every pair fewer
+    negatives, another loss, not the same batch in less memory (no cached-negatives scheme here)."""
+    if grad_accum > 1:
+        raise XltError(f"{where} {grad_accum}: the dual encoder's loss uses in-batch negatives, so splitting a batch "
+                       "into micro-batches changes the loss (fewer negatives per pair), not only the memory; set it "
+                       "to 1 and pick a batch size that fits memory (dual.batch_sizes / --batch-size), or freeze "
+                       "a prefix (dual.freeze_depths) to save memory")
+
+
 def batch_sizes(config: dict) -> list[int]:
     """`dual.batch_sizes`; without it the one batch size of the family's training settings
     (a default that follows another setting, so the schema cannot hold it)."""
@@ -100,6 +111,7 @@ def check(config: dict) -> None:
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
     check_prefix_states(config, FAMILY)
+    check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
@@ -186,7 +198,7 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     store, train = family["prefix_states"], bitext_spec(config, "train")
     return [Job(model, [
         "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
-        *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
+        *prompt_args(config, model), *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
         axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])})
         for model, depths in stored_depths(rows, family["models"])]
 
@@ -225,7 +237,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         # dev selection scores retrieval by the Tatoeba test's rule (one rule for both)
         args += ["--match", family["tatoeba"]["match"]]
         args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
-                 "--symmetric", family["symmetric"], "--freeze-depth", row["freeze_depth"], *prefix_args,
+                 "--symmetric", family["symmetric"], *prompt_args(config, row["model"]),
+                 "--freeze-depth", row["freeze_depth"], *prefix_args,
                  "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
                  *flag_args({**training, "batch_size": row["batch_size"]}),

@@ -23,6 +23,9 @@ def _train_sbert_arguments(p):
     dev.add_argument("--dev-nli", help="normalised NLI JSONL: selects by classifier accuracy")
     p.add_argument("--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector")
     p.add_argument("--layer", type=int, default=-1, help="hidden-state index to pool (-1 last, -2 second-to-last)")
+    p.add_argument("--prompt", default="", help="text put before every sentence in training, dev selection and the "
+                   "dev score, e.g. 'query: ' for E5 (the config's models.<name>.prompt, which its evaluation jobs get "
+                   "too; default none)")
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--train-word-embeddings", action="store_true", help="train the word embeddings (frozen by default)")
     p.add_argument("--use-product", action="store_true", help="add u*v to the classifier features")
@@ -78,8 +81,9 @@ def _train_sbert(args):
     model = torch.nn.ModuleDict({"encoder": encoder, "head": head})
 
     def collate(examples):
-        a = tokenize(tokenizer, [e["text"] for e in examples], targs.max_length)
-        b = tokenize(tokenizer, [e["text_pair"] for e in examples], targs.max_length)
+        # training and dev selection put the model's prompt before each sentence, as eval-embeddings does
+        a = tokenize(tokenizer, [args.prompt + e["text"] for e in examples], targs.max_length)
+        b = tokenize(tokenizer, [args.prompt + e["text_pair"] for e in examples], targs.max_length)
         batch = {f"a_{k}": v for k, v in a.items()} | {f"b_{k}": v for k, v in b.items()}
         if "label" in examples[0]:
             batch["labels"] = torch.tensor([e["label"] for e in examples])
@@ -116,7 +120,8 @@ def _train_sbert(args):
                                     "seed": targs.seed}
     metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
     metrics.curve = result.curve
-    metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "history": result.history})
+    metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "prompt": args.prompt,
+                                                                                   "history": result.history})
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
@@ -129,7 +134,7 @@ def _train_sbert_identity(args) -> dict:
 
     settings = {"family": "sbert", "model": args.model, "pooling": args.pooling, "layer": args.layer,
                 "freeze_depth": args.freeze_depth, "train_word_embeddings": args.train_word_embeddings,
-                "use_product": args.use_product, "dev": "sts" if args.dev_sts else "nli"}
+                "use_product": args.use_product, "dev": "sts" if args.dev_sts else "nli", "prompt": args.prompt}
     return run_identity(settings, [args.train, args.dev_sts or args.dev_nli, *model_inputs(args.model)])
 
 

@@ -110,7 +110,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--train", data_file(train["dataset"], train["lang"], "train"),
                 f"--dev-{dev_task}", data_file(dev["dataset"], dev["lang"], dev["split"]),
                 "--pooling", row["pooling"], "--layer", row["layer"], "--freeze-depth", row["freeze_depth"],
-                *switches, "--seed", row["seed"], *flag_args(training), "--run-id", row["run_id"], "--out", run_dir],
+                *prompt_args(config, row["model"]), *switches, "--seed", row["seed"], *flag_args(training), "--run-id", row["run_id"], "--out", run_dir],
                 inputs={"model": model_input(config, row["model"]), "train": data_info(train["dataset"]),
                         "dev": data_info(dev["dataset"])}))
         model, model_files = ((f"{run_dir}/model", f"{run_dir}/model") if row["trained"]
