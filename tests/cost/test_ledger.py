@@ -139,3 +139,27 @@ def test_a_malformed_benchmark_file_is_named(tmp_path):
     path.write_text("s\tmax_rss\tcpu_time\nabc\t1\t2\n")
     with pytest.raises(XltError, match="bad.tsv.*rerun its job"):
         ledger.read_benchmark(path)
+
+
+def test_disk_rows_put_each_familys_planned_disk_beside_its_outputs(tmp_path):
+    planned = estimate.plan(settings.load("config.yaml"), UNIT)
+    (tmp_path / "results" / "runs" / "freeze_depth" / "r").mkdir(parents=True)
+    (tmp_path / "results" / "runs" / "freeze_depth" / "r" / "model.bin").write_bytes(b"x" * 2**20)
+    (tmp_path / "results" / "data").mkdir(parents=True)
+    (tmp_path / "results" / "data" / "d.jsonl").write_bytes(b"y" * 2**10)
+    (tmp_path / "hub").mkdir()
+    (tmp_path / "hub" / "w").write_bytes(b"z" * 2**19)
+    rows = {r["family"]: r for r in ledger.disk_rows(planned, tmp_path, tmp_path / "hub")}
+    families = {j["family"] for j in planned["jobs"]}
+    assert set(rows) == families | {"hub cache"}
+    fd = rows["freeze_depth"]
+    assert fd["measured_disk_gib"] == pytest.approx(2**20 / 2**30, rel=1e-3) and fd["measured_in"] == "results/runs/freeze_depth"
+    assert fd["planned_disk_gib"] == pytest.approx(sum(j["disk_gib"] for j in planned["jobs"] if j["family"] == "freeze_depth"),
+                                                   abs=1e-6)
+    assert fd["planned_over_measured"] == pytest.approx(fd["planned_disk_gib"] / fd["measured_disk_gib"], rel=1e-2)
+    assert rows["shared"]["measured_in"] == "results/data" and rows["shared"]["measured_disk_gib"] > 0
+    assert rows["sbert"]["measured_disk_gib"] == 0 and rows["sbert"]["planned_over_measured"] is None
+    assert rows["hub cache"]["measured_disk_gib"] == pytest.approx(2**19 / 2**30, rel=1e-3)
+    out = tmp_path / "cost_disk.csv"
+    ledger.write_cost_table(list(rows.values()), out, ledger.DISK_COLUMNS)
+    assert out.read_text().splitlines()[0] == ",".join(ledger.DISK_COLUMNS)

@@ -9,6 +9,7 @@ rule cost_table:
     output:
         table=report(ledger.COST_TABLE, caption="../../src/xlt/cost/caption.rst", category=ledger.CATEGORY),
         plot=report(ledger.COST_PLOT, caption="../../src/xlt/cost/caption.rst", category=ledger.CATEGORY),
+        disk=report(ledger.COST_DISK_TABLE, caption="../../src/xlt/cost/caption.rst", category=ledger.CATEGORY),
     log:
         f"{RESULTS}/logs/cost_table.log",
     localrule: True
@@ -17,4 +18,4 @@ rule cost_table:
     params:
         config=CONFIGFILE,
     shell:
-        "xlt cost-table --config {params.config} --out {output.table} --plot {output.plot} > {log} 2>&1"
+        "xlt cost-table --config {params.config} --out {output.table} --plot {output.plot} --disk-out {output.disk} > {log} 2>&1"

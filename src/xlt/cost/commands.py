@@ -56,6 +56,8 @@ def _cost_table_arguments(p):
     p.add_argument("--root", default=".", help="directory that holds results/benchmarks and results/runs")
     p.add_argument("--out", required=True, help="cost table (CSV), one row per model-running job")
     p.add_argument("--plot", default=None, help="also draw planned against measured seconds per family (PNG)")
+    p.add_argument("--disk-out", default=None,
+                   help="also write planned against measured disk per family and of the hub cache (CSV)")
 
 
 def _cost_table(args):
@@ -80,6 +82,16 @@ def _cost_table(args):
               f"planned {s['planned_total_s']:.0f} s, measured {s['measured_total_s']:.0f} s")
     if missing:
         print(f"{len(missing)} job(s) without a benchmark file left out (e.g. {missing[0]})")
+    if args.disk_out:
+        import os
+
+        from xlt.core.prefetch import cache_dir
+
+        disk = ledger.disk_rows(planned, args.root, os.environ.get("HF_HUB_CACHE") or cache_dir() / "hub")
+        ledger.write_cost_table(disk, args.disk_out, ledger.DISK_COLUMNS)
+        for row in disk:
+            print(f"{row['family']}: disk planned {row['planned_disk_gib']:.4g} GiB, measured "
+                  f"{row['measured_disk_gib']:.4g} GiB ({row['measured_in']})")
     print(f"wrote {args.out}")
 
 

@@ -10,7 +10,8 @@ Two records of a job are read, none written twice:
   peak GPU allocation, where the benchmark only samples RSS every 30 s). A job that writes no
   metrics (build_demo_model) has no manifest; its peak RSS is the benchmark's sampled one.
 `cost_rows` joins them with the plan (xlt.cost.estimate) into results/tables/cost.csv, one row
-per job, and `plot_plan_vs_actual` draws planned against measured seconds per family.
+per job, and `plot_plan_vs_actual` draws planned against measured seconds per family;
+`disk_rows` puts each family's planned disk beside what its outputs take (cost_disk.csv).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from xlt.core.plan import RESULTS
 BENCHMARK_DIR = f"{RESULTS}/benchmarks"
 COST_TABLE = f"{RESULTS}/tables/cost.csv"
 COST_PLOT = f"{RESULTS}/plots/cost/plan-vs-actual.png"
+COST_DISK_TABLE = f"{RESULTS}/tables/cost_disk.csv"
 CATEGORY = "Cost"
 WITHIN = 2.0  # a plan "holds" when it is within this factor of the measured wall time
 
@@ -102,7 +104,7 @@ def benchmark_files(config: dict) -> list[str]:
 
 
 def targets(config: dict) -> list[str]:
-    return [COST_TABLE, COST_PLOT] if benchmark_files(config) else []
+    return [COST_TABLE, COST_PLOT, COST_DISK_TABLE] if benchmark_files(config) else []
 
 
 def _number(row: dict, key: str) -> float | None:
@@ -164,13 +166,44 @@ def cost_rows(plan: dict, root: str | Path = ".") -> tuple[list[dict], list[str]
     return out, missing
 
 
-def write_cost_table(rows: list[dict], out: str | Path) -> None:
+DISK_COLUMNS = ("family", "jobs", "planned_disk_gib", "measured_disk_gib", "planned_over_measured", "measured_in")
+
+
+def directory_gib(path: Path) -> float:
+    """Bytes of every file under `path` (links not followed), in GiB; 0 when it does not exist."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 2**30
+
+
+def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None = None) -> list[dict]:
+    """Planned disk per family (the sum over its jobs, xlt.cost.estimate) beside what its outputs
+    take now: results/runs/<family> (results/data for the shared data jobs), and the hub cache."""
+    root = Path(root)
+    planned: dict[str, list[float]] = {}
+    for job in plan["jobs"]:
+        planned.setdefault(job["family"], []).append(job["disk_gib"])
+    rows = []
+    for family, disks in planned.items():
+        where = root / RESULTS / ("data" if family == "shared" else f"runs/{family}")
+        rows.append({"family": family, "jobs": len(disks), "planned_disk_gib": sum(disks),
+                     "measured_disk_gib": directory_gib(where), "measured_in": str(where.relative_to(root))})
+    if hub_cache is not None:
+        rows.append({"family": "hub cache", "jobs": 0, "planned_disk_gib": plan["total"]["hub_cache_gib"],
+                     "measured_disk_gib": directory_gib(Path(hub_cache)), "measured_in": str(hub_cache)})
+    for row in rows:
+        row["planned_over_measured"] = (round(row["planned_disk_gib"] / row["measured_disk_gib"], 3)
+                                        if row["measured_disk_gib"] else None)
+        row["planned_disk_gib"], row["measured_disk_gib"] = (round(row["planned_disk_gib"], 6),
+                                                             round(row["measured_disk_gib"], 6))
+    return rows
+
+
+def write_cost_table(rows: list[dict], out: str | Path, columns: tuple[str, ...] = COLUMNS) -> None:
     from xlt.core.io import atomic_path
 
     with atomic_path(out) as tmp, open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
-        writer.writerows({k: row.get(k) for k in COLUMNS} for row in rows)
+        writer.writerows({k: row.get(k) for k in columns} for row in rows)
 
 
 def within_factor(rows: list[dict], factor: float = WITHIN) -> dict:

@@ -10,6 +10,7 @@ columns and label names, written where the real data would be found.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import shutil
@@ -92,16 +93,36 @@ def write_cached(datasets_cache: Path, hub_id: str, config_name: str | None, spl
     return final
 
 
+def required_rows(config: dict) -> dict[tuple[str, str], int]:
+    """(dataset, split) -> rows the sweep needs beyond the defaults: MonoX's largest numeric training
+    size must fit in the labelled part of its task's train split (labelled_fraction of it, or all
+    but dev_fraction), as it does at paper scale; a smaller stand-in fails that job."""
+    from xlt.core import settings
+
+    monox = settings.family(config, "monox")
+    need: dict[tuple[str, str], int] = {}
+    for spec in (monox or {}).get("tasks", []):
+        sizes = [size for size in (monox["size"], *spec.get("sizes", [])) if isinstance(size, int)]
+        if not sizes:
+            continue
+        share = spec.get("labelled_fraction") or 1 - spec.get("dev_fraction", 0)
+        key = (spec["dataset"], "train")
+        need[key] = max(need.get(key, 0), math.ceil(max(sizes) / share) + 1)
+    return need
+
+
 def hf_loads(config: dict) -> dict[tuple, dict]:
     """(hub id, config name) -> {"dataset": the first dataset name reading it, "lang", "splits":
     {split: rows needed}} for every `source: hf` dataset of the config. Two datasets may read one
     hub config (XNLI's test sets and its validation sentences): one cache entry holds both's splits."""
     loads: dict[tuple, dict] = {}
+    required = required_rows(config)
     for name, spec in config.get("datasets", {}).items():
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
             base, needed = base_split(spec.get("split_names", {}).get(split, split))
+            needed = max(needed, required.get((name, split), 0))
             for lang in langs:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None
                 entry = loads.setdefault((spec["path"], config_name), {"dataset": name, "lang": lang, "splits": {}})
@@ -148,7 +169,7 @@ def write_bucc(mining: dict, datasets_cache: Path, seed: int = 0) -> int:
     return len(mining["pairs"])
 
 
-def write_cls(spec: dict, root: Path, seed: int = 0) -> None:
+def write_cls(spec: dict, root: Path, seed: int = 0, required: dict | None = None) -> None:
     """CLS reviews of one domain in the published layout (ja is read from jp/): balanced 1-2 and
     4-5 star reviews, unlabelled ones of any rating."""
     from xlt.data.cls import cls_path
@@ -156,7 +177,7 @@ def write_cls(spec: dict, root: Path, seed: int = 0) -> None:
     for split, langs in split_languages(spec).items():
         for lang in langs:
             rng = random.Random(f"{seed}:cls:{spec['domain']}:{lang}:{split}")
-            count = ROWS.get(split, ROWS_OTHER)
+            count = max(ROWS.get(split, ROWS_OTHER), (required or {}).get((spec["name"], split), 0))
             path = cls_path(root / spec["files"], lang, spec["domain"], split)
             path.parent.mkdir(parents=True, exist_ok=True)
             items = []
@@ -175,6 +196,6 @@ def write_local(config: dict, root: Path, seed: int = 0) -> int:
         if spec.get("format") != "cls":
             raise XltError(f"rehearsal: dataset {name} is local ({spec.get('format')}); the rehearsal generates "
                            f"stand-ins for hub datasets and the CLS layout only")
-        write_cls(spec, root, seed)
+        write_cls({**spec, "name": name}, root, seed, required_rows(config))
         count += 1
     return count
