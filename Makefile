@@ -4,7 +4,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test
+.PHONY: install demo test rehearse
 
 install: $(BIN)/snakemake
 
@@ -19,3 +19,8 @@ demo: $(BIN)/snakemake
 
 test: $(BIN)/snakemake
 	. $(BIN)/activate && python -m pytest -q
+
+# the paper sweep (config/paper.yaml) end to end on offline stand-ins: every rule and job of the
+# real sweep in rehearsal/ (docs/rehearsal.md); its numbers are not results
+rehearse: $(BIN)/snakemake
+	. $(BIN)/activate && xlt rehearse --config config/paper.yaml --out rehearsal && HF_HUB_OFFLINE=1 snakemake --cores 2 --directory rehearsal --configfile $(CURDIR)/rehearsal/config.yaml

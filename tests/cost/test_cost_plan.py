@@ -174,3 +174,39 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
     assert cost.train_tokens == 0 and cost.eval_tokens == tokens
     assert cost.seconds == 2 * 12 * model["hidden_size"] ** 2 * model["layers"] * tokens  # all 12 layers, UNIT flops
     assert cost.disk_gib == 13 * tokens * model["hidden_size"] * 2 / 2**30  # depths 0..12 in float16
+
+
+def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
+    # the rules whose outputs hold a model directory, read off the paper config's dry run: MonoX
+    # teachers and students and adapt runs keep metrics and logits only
+    from workflow_runs import snakemake, workflow_copy
+
+    work = workflow_copy(tmp_path)
+    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml")
+    keeps, rule = set(), None
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if line.startswith(("rule ", "localrule ")) and line.rstrip().endswith(":"):
+            rule = line.split()[1].rstrip(":")
+        elif line.strip().startswith("output:") and any(o.strip().rstrip(",").endswith("/model")
+                                                          for o in line.split(":", 1)[1].split(",")):
+            keeps.add(rule)
+    assert keeps == set(estimate.KEEPS_MODEL) - {"build_demo_model"}  # the paper config builds no demo model
+    planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100", None))
+    by_rule = {}
+    for job in planned["jobs"]:
+        by_rule.setdefault(job["rule"], []).append(job)
+    assert all(j["disk_gib"] == 0 for r in ("distill", "train_teacher", "adapt_mlm") for j in by_rule[r])
+    assert all(j["disk_gib"] > 0.5 for j in by_rule["finetune"])  # mBERT's fp32 weights
+    # checkpoints are scratch while a job runs, not kept
+    assert max(j["scratch_gib"] for j in planned["jobs"]) == planned["total"]["scratch_gib"] > 0
+
+
+def test_a_cached_hub_model_is_planned_with_its_own_shape(tmp_path, monkeypatch):
+    from xlt.rehearse.models import HIDDEN, write_model
+
+    config = settings.load("config/paper.yaml")
+    assert estimate.model_shape(config, "bert-base-multilingual-cased") == (119547, 768, 12)  # not cached: known shape
+    write_model(tmp_path / "hub", "bert-base-multilingual-cased", None, 12, ["en"])
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    vocab, hidden, layers = estimate.model_shape(config, "bert-base-multilingual-cased")
+    assert (hidden, layers) == (HIDDEN, 12) and vocab < 1000

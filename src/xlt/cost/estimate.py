@@ -22,6 +22,9 @@ from xlt.core import settings
 from xlt.core.model_files import split_revision
 from xlt.core.plan import RESULTS, model_ref, shared_jobs
 
+# the rules whose outputs keep a trained model (the others keep metrics, logits or stores only:
+# MonoX teachers and students, adapt); tests/cost checks this against the rules' outputs
+KEEPS_MODEL = ("build_demo_model", "finetune", "train_sbert", "train_dual")
 # hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
 KNOWN_MODELS = {
     "bert-base-multilingual-cased": (119547, 768, 12),
@@ -56,15 +59,17 @@ class JobCost:
     disk_gib: float
     train_tokens: int
     eval_tokens: int
+    scratch_gib: float = 0.0  # a running job's checkpoint, deleted when it finishes
 
 
 def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
     """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id
     (pinned to a revision or not)."""
-    ref = split_revision(ref)[0]
+    ref, revision = split_revision(ref)
     for spec in config["models"].values():
         if spec.get("path") == ref:
-            return KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
+            return cached_shape(ref, revision) or KNOWN_MODELS.get(
+                ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
     if ref.startswith(f"{RESULTS}/models/"):
         spec = config["models"][ref.split("/")[2]]
         return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
@@ -74,6 +79,28 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
         if names:
             return model_shape(config, model_ref(config, names[0]))
     return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)
+
+
+def cached_shape(hub_id: str, revision: str | None = None) -> tuple[int, int, int] | None:
+    """(vocab, hidden, layers) from the model's config.json in the hub cache the jobs read (after
+    `xlt prefetch`, or the rehearsal's stand-ins), read without network; None when not cached."""
+    import json
+    import os
+
+    from huggingface_hub import try_to_load_from_cache
+
+    from xlt.core.prefetch import cache_dir
+
+    hub_cache = os.environ.get("HF_HUB_CACHE") or str(cache_dir() / "hub")
+    path = try_to_load_from_cache(hub_id, "config.json", cache_dir=hub_cache, revision=revision)
+    if not isinstance(path, str):
+        return None
+    with open(path) as f:
+        config = json.load(f)
+    try:
+        return config["vocab_size"], config["hidden_size"], config["num_hidden_layers"]
+    except KeyError:
+        return None
 
 
 def rows(config: dict, dataset: str, split: str) -> int:
@@ -187,7 +214,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     all_params = params + vocab * hidden if model else 0
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * trainable + activations * (1 if trains else 0.1)) if model else 0
-    disk = (4 * all_params if trains else 0) + BYTES_PER_ROW * (other_eval_rows + dev_rows + train_rows if rule == "prepare_data" else 0)
+    disk = 4 * all_params if rule in KEEPS_MODEL else 0
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
@@ -199,9 +226,13 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
                    + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
         disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
+    scratch = 0
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
-        disk += 12 * trainable  # the resumable checkpoint keeps the optimiser's two moments and the weights
-    return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens))
+        # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
+        # once the job's outputs are written: scratch while the job runs, not part of the results
+        scratch = 12 * trainable
+    return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
+                   scratch / 2**30)
 
 
 def _splits(spec: dict) -> list[str]:
@@ -243,7 +274,8 @@ def plan(config: dict, profile: dict) -> dict:
     hub = hub_cache_gib(config)
     total = {"jobs": len(jobs), "hours": sum(f["hours"] for f in families.values()),
              "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
-             "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub}
+             "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub,
+             "scratch_gib": max((j.scratch_gib for j in jobs), default=0.0)}
     return {"profile": {k: v for k, v in profile.items() if k != "measured"}, "families": families, "total": total,
             "jobs": [asdict(j) for j in jobs]}
 
@@ -254,6 +286,7 @@ def format_table(result: dict) -> str:
              f"{'family':<14}{'jobs':>6}{unit:>12}{'peak mem GiB':>14}{'disk GiB':>11}"]
     for name, f in [*result["families"].items(), ("total", result["total"])]:
         lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>12.2f}{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
-    lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; "
+    lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; a running training job "
+                 f"also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
                  "peak memory is one job's, accelerator when it has one)")
     return "\n".join(lines)
