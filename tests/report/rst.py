@@ -18,15 +18,31 @@ class Wildcards(dict):
     """snakemake.wildcards: a Namedlist that captions read with ["name"] and .keys()."""
 
 
-def render(template: str, config: dict, **wildcards) -> str:
+# what `snakemake --report` appends to every caption and to the front page before rendering
+# (snakemake/report/__init__.py, `rst_links`): one link target per category and result file
+RST_LINKS = """
+
+.. _Workflow: javascript:show_panel('workflow')
+.. _Statistics: javascript:show_panel('statistics')
+{% for name in categories %}
+.. _{{ name }}: javascript:app.showCategory('{{ name|urlencode }}')
+{% endfor %}
+{% for target in files %}
+.. _{{ target }}: javascript:app.showResultInfo('{{ target|urlencode }}')
+{% endfor %}
+"""
+
+
+def render(template: str, config: dict, categories: list[str] = (), files: list[str] = (), **wildcards) -> str:
     snakemake = SimpleNamespace(config=config, wildcards=Wildcards(wildcards))
-    return SNAKEMAKE_REPORT_ENV.from_string(template).render(snakemake=snakemake, categories={}, files={})
+    return SNAKEMAKE_REPORT_ENV.from_string(template + RST_LINKS).render(
+        snakemake=snakemake, categories=sorted(categories), files=list(files))
 
 
 def system_messages(text: str) -> list[str]:
-    """Every docutils system message (INFO and up) the text produces; the report prints those
-    from WARNING up as red boxes in the page."""
+    """Every docutils system message the report would show (WARNING and up, docutils' default
+    report level, which snakemake keeps: each is a red box in the page)."""
     stream = io.StringIO()
     docutils.core.publish_parts(text, writer="html",
-                                settings_overrides={"report_level": 1, "halt_level": 5, "warning_stream": stream})
+                                settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": stream})
     return [line for line in stream.getvalue().splitlines() if line.strip()]

@@ -6,7 +6,9 @@ from xlt.core import settings
 from xlt.core.plan import RESULTS
 from xlt.cost.ledger import metrics_file
 
-CATEGORY = "Statistics: paired tests and seed spread"
+# no colon: snakemake --report appends ".. _<category>: javascript:..." to every caption, and a
+# colon ends an RST target name ("Statistics" would clash with its own Statistics link)
+CATEGORY = "Paired tests and seed spread"
 TESTS = f"{RESULTS}/tables/{{family}}_tests.csv"
 SEEDS = f"{RESULTS}/tables/{{family}}_seeds.csv"
 # family -> the rules whose jobs evaluate and write per-example outputs (adapt: the adapted
