@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from workflow_runs import job_counts, snakemake, workflow_copy
@@ -63,3 +64,16 @@ def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path):
     assert counts["full.yaml"] == counts["config/paper.yaml"]
     assert set(counts["cut.yaml"]) == set(counts["config/paper.yaml"])
     assert counts["cut.yaml"]["total"] < counts["config/paper.yaml"]["total"] / 3
+
+
+def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
+    from xlt.report import paper
+
+    config = validate(derive(PAPER))
+    assert "--rehearsal" in paper.config_args(config) and "--rehearsal" not in paper.config_args(validate(PAPER))
+    delta = pd.DataFrame([{"family": "sbert", "setting": "pooling=mean", "lang": "en", "metric": "spearman",
+                           "theirs": 0.77, "matched": "yes", "reason": "", "run_id": "r", "ours": 0.1,
+                           "ci_low": 0.05, "ci_high": 0.15, "delta": -0.67, "source": "seed 000, STS block"}])
+    title = paper.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
+    assert paper.REHEARSAL in title
+    assert paper.REHEARSAL not in paper.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()

@@ -120,16 +120,11 @@ def tracking_identity(args) -> tuple[dict, list[str]]:
 
 
 def _tracked_sets(values: list[str], flag: str, fields, needs: str) -> dict:
-    from xlt.core.errors import XltError
+    from xlt.core.verbs import key_value_pairs
     from xlt.data.records import read_records
 
-    sets = {}
-    for value in values:
-        lang, sep, path = value.partition("=")
-        if not sep or not lang or not path:
-            raise XltError(f"{flag} {value!r}: give LANG=FILE, e.g. de=results/data/xnli/de/test.jsonl")
-        sets[lang] = read_records(path, fields, needs)
-    return sets
+    return {lang: read_records(path, fields, needs)
+            for lang, path in key_value_pairs(values, flag, "LANG=FILE", "de=results/data/xnli/de/test.jsonl")}
 
 
 def read_tracking(args, fields, needs: str) -> tuple[dict, dict]:

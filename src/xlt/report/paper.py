@@ -236,8 +236,10 @@ def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, re
     ax.set_yticks(list(y), labels)
     ax.set_xlabel("value (our units)")
     ax.legend(loc="lower right", fontsize=8)
-    ax.set_title("ours beside the seed studies' published numbers" + (f"\n{REHEARSAL}" if rehearsal else ""),
-                 color="tab:red" if rehearsal else None)
+    if rehearsal:
+        ax.set_title(f"ours beside the seed studies' published numbers\n{REHEARSAL}", color="tab:red")
+    else:
+        ax.set_title("ours beside the seed studies' published numbers")
     return save(fig, out)
 
 

@@ -18,25 +18,14 @@ def _arguments(p):
     p.add_argument("--out-plot", required=True, help="overlay PNG path")
 
 
-def _pairs(items: list[str], what: str, example: str) -> dict[str, str]:
-    from xlt.core.errors import XltError
-
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise XltError(f"{item!r}: give {what}, e.g. {example}")
-        out[key] = value
-    return out
-
-
 def _run(args):
     from xlt.core.io import atomic_path
+    from xlt.core.verbs import key_value_pairs
     from xlt.report import paper
 
-    tables = _pairs(args.tables, "run tables as FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv")
-    models = _pairs(args.model, "--model NAME=REF", "mbert=bert-base-multilingual-cased")
-    splits = _pairs(args.split, "--split FAMILY=SPLIT", "freeze_depth=test")
+    tables = dict(key_value_pairs(args.tables, "run table", "FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
+    models = dict(key_value_pairs(args.model, "--model", "NAME=REF", "mbert=bert-base-multilingual-cased"))
+    splits = dict(key_value_pairs(args.split, "--split", "FAMILY=SPLIT", "freeze_depth=test"))
     delta = paper.compare(tables, demo=args.demo, models=models, splits=splits)
     with atomic_path(args.out_table) as tmp:
         delta.to_csv(tmp, index=False)

@@ -17,7 +17,7 @@ import logging
 from pathlib import Path
 
 from xlt.core.errors import XltError
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, key_value_pairs
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +43,13 @@ def _make_bucc_arguments(p) -> None:
 
 
 def _parse_bitext_args(values: list[str]) -> list[tuple[str, str]]:
-    out = []
-    for value in values:
-        split, eq, path = value.partition("=")
-        if not eq or not split or not path or "." in split or "/" in split:
-            raise XltError(f"--bitext {value!r}: expected SPLIT=FILE.jsonl, e.g. dev=results/data/demo-bitext/qaa/dev.jsonl")
+    example = "dev=results/data/demo-bitext/qaa/dev.jsonl"
+    out = key_value_pairs(values, "--bitext", "SPLIT=FILE.jsonl", example)
+    for split, path in out:
+        if "." in split or "/" in split:  # the split names the mining files ({pair}.{split}.src)
+            raise XltError(f"--bitext {split}={path}: give SPLIT=FILE.jsonl, e.g. {example}")
         if not Path(path).is_file():
-            raise XltError(f"--bitext {value!r}: file {path} does not exist; write it with `xlt prepare-data`")
-        out.append((split, path))
+            raise XltError(f"--bitext {split}={path}: file {path} does not exist; write it with `xlt prepare-data`")
     splits = [s for s, _ in out]
     if len(set(splits)) != len(splits):
         raise XltError(f"--bitext names a split twice: {', '.join(splits)}")

@@ -22,15 +22,9 @@ def _arguments(p) -> None:
 
 
 def _parse_tables(values: list[str]) -> dict[str, str]:
-    from xlt.core.errors import XltError
+    from xlt.core.verbs import key_value_pairs
 
-    tables = {}
-    for value in values:
-        family, sep, path = value.partition("=")
-        if not sep or not family or not path:
-            raise XltError(f"--table {value!r}: give FAMILY=CSV, e.g. freeze_depth=results/tables/freeze_depth.csv")
-        tables[family] = path
-    return tables
+    return dict(key_value_pairs(values, "--table", "FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
 
 
 def resolve(spec: dict) -> dict:
