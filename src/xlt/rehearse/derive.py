@@ -31,7 +31,9 @@ def _scaled_slice(split: str) -> str:
 
 
 def _families(config: dict) -> list[dict]:
-    return [value for value in config.values() if isinstance(value, dict) and "resources" in value]
+    from xlt.core.settings import FAMILIES
+
+    return [config[name] for name in FAMILIES if isinstance(config.get(name), dict)]
 
 
 def derive(paper: dict, cut_down: bool = False) -> dict:
@@ -43,7 +45,7 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
     for family in _families(config):
         # this machine's resources: jobs of seconds on tiny models, run side by side (Snakemake caps
         # a job's mem_mb at the machine's memory, so 32 GB jobs would run one at a time)
-        family["resources"].update(gpus=0, cpus=1, mem_mb=REHEARSAL_MEM_MB)
+        family.setdefault("resources", {}).update(gpus=0, cpus=1, mem_mb=REHEARSAL_MEM_MB)
         if "training" in family:
             _cap(family["training"])
         for task in family.get("tasks", []):
