@@ -236,8 +236,9 @@ def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, re
     ax.set_yticks(list(y), labels)
     ax.set_xlabel("value (our units)")
     ax.legend(loc="lower right", fontsize=8)
+    # matplotlib refuses color=None: the rehearsal's red only where there is one
     ax.set_title("ours beside the seed studies' published numbers" + (f"\n{REHEARSAL}" if rehearsal else ""),
-                 color="tab:red" if rehearsal else None)
+                 **({"color": "tab:red"} if rehearsal else {}))
     return save(fig, out)
 
 
