@@ -131,12 +131,33 @@ def test_unmatched_rows_say_why(delta):
     assert set(dev.matched) == {"no"} and dev.reason.str.startswith("no run with that setting (split=dev").all()
     monolingual = _rows(delta, "monox", model="roberta-base")
     assert monolingual.reason.str.startswith("different model").all()
-    cls = _rows(delta, "monox", model="roberta-large", task="cls")
-    assert cls.reason.iloc[0].startswith("no run with that setting (task=cls; ours: cls-books, cls-dvd, cls-music")
-    steps = _rows(delta, "adapt", step=501)
-    assert set(steps.matched) == {"no"} and steps.reason.str.contains("step=501").all()
+    steps = _rows(delta, "adapt", step=501)  # our made-up runs evaluate at steps 0, 50 and 100 only
+    assert set(steps.matched) == {"no"}
+    assert steps.reason.str.startswith("no run with that setting (published step=501 is our step 500; ").all()
     step_mix = _rows(delta, "adapt", step=1501)
     assert step_mix.reason.str.contains("ours: 0, 50, 100").all()  # validation -> dev and xnli-mix -> multilingual
+
+
+def test_the_published_first_step_is_our_step_0(delta):
+    """Seed 003's Table 1 counts steps from 1 ("#1, #501, #1501", measured every 50 steps): #1 is
+    the untouched model, our step 0, in Dutch and on the pooled XNLI set, once per seed."""
+    first = _rows(delta, "adapt", step=1)
+    assert len(first) == 6 and set(first.matched) == {"yes"}
+    assert sorted(first.lang) == ["nl"] * 3 + ["xnli-mix"] * 3
+    assert first.run_id.str.startswith("mbert-0-12-seed").all()  # scheme 0-12, three seeds
+    assert first.note.str.contains("published step #1 \\(1-based\\) is our step 0").all()
+    assert first.delta.tolist() == pytest.approx((9.0 - first.theirs).tolist())
+
+
+def test_the_published_cls_number_is_the_mean_over_our_three_domains(delta):
+    """Seed 002's Table 1 averages CLS over its three domains; our table has one task per domain."""
+    for model, mode in (("roberta-large", "teacher"), ("bert-base-multilingual-cased", "finetune")):
+        cls = _rows(delta, "monox", model=model, task="cls")
+        assert len(cls) == 3 and set(cls.matched) == {"yes"}, cls.reason.tolist()  # one per seed
+        assert cls.run_id.str.count("cls-books|cls-dvd|cls-music").eq(3).all()
+        assert cls.run_id.str.contains(f"-{mode}-").all() and cls.note.str.startswith("mean over 3 domain rows").all()
+        assert cls.ci_low.isna().all() and cls.ci_high.isna().all()
+        assert cls.ours.tolist() == pytest.approx([0.8] * 3)
     assert set(_rows(delta, "dual").reason) == {paper.NOT_IN_CONFIG}
 
 
