@@ -348,3 +348,29 @@ def test_prompt_reproduces_sentence_transformers_with_that_prompt(tmp_path, monk
         assert ours[key(corr)] == pytest.approx(value, abs=1e-4), corr
     plain = by_key(results["plain"]["metrics"])
     assert abs(plain[key("pearson")] - ours[key("pearson")]) > 1e-4  # the prompt changed the vectors
+
+
+def test_a_dev_sts_set_is_scored_for_intervals_only(tiny_model, inputs, tmp_path):
+    """--dev-sts (sbert's STS dev set, for seed 000's validation numbers): scored as --sts is, its
+    rows carry the dev split, and its examples are interval-only, so no paired test compares them."""
+    from xlt.analysis.compare import read_runs
+    from xlt.core.metrics import examples_path, read_examples
+
+    write_stsbenchmark(tmp_path / "sts-dev.csv", STS_ROWS[::-1])
+    out, alone = tmp_path / "metrics.json", tmp_path / "alone.json"
+    common = ["--model", str(tiny_model), "--batch-size", "4", "--max-length", "16", "--device", "cpu"]
+    run_verb([*common, "--sts", str(inputs["sts"]), "--dev-sts", str(tmp_path / "sts-dev.csv"), "--out", str(out)])
+    run_verb([*common, "--sts", str(tmp_path / "sts-dev.csv"), "--out", str(alone)])
+    records = json.loads(out.read_text())["metrics"]
+    assert {r["split"] for r in records} == {"test", "dev"} and len(records) == 2 * 8
+    dev = {(r["metric"], r["similarity"]): r["value"] for r in records if r["split"] == "dev"}
+    assert dev == pytest.approx({(r["metric"], r["similarity"]): r["value"] for r in json.loads(alone.read_text())["metrics"]})
+    sets = read_examples(examples_path(out))
+    assert {s["split"] for s in sets if s.get("interval_only")} == {"dev"}
+    assert {s["split"] for s in sets if not s.get("interval_only")} == {"test"}
+    (run,) = read_runs([out])
+    assert {dict(key[1:])["split"] for key in run.sets} == {"test"}  # the paired tests see the test set only
+    from xlt.report.aggregate import aggregate
+
+    table = aggregate([out], resamples=50)
+    assert table[table.split == "dev"].ci_low.notna().all()  # but the dev rows get their intervals

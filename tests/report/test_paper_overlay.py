@@ -44,9 +44,14 @@ def _records(config, tmp):
         recs = [("accuracy", 0.6 + i / 1000, {"lang": lang}) for lang in ("en", "zh", "de")]  # no split: see eval.split
         recs.append(("accuracy", 0.6, {"lang": "avg"}))
         files["freeze_depth"].append(_write(tmp, "freeze_depth", run_id, axes, recs))
-    for axes in _job_axes(config, "sbert", "eval_sbert"):
+    for job in settings.plan_module("sbert").jobs(config)["eval_sbert"].values():
+        axes = job.axes
         run_id = f"{axes['model']}-{axes['pooling']}-L{axes['layer']}-{axes['seed']}"
-        recs = [(c, 0.7, {"similarity": s, "dataset": "stsb-multi", "lang": "en", "split": "test"})
+        # every English STS file the job scores (--sts, --dev-sts), dims from its path as eval-embeddings takes them
+        sts = [Path(str(v)) for flag, v in zip(job.args, job.args[1:]) if flag in ("--sts", "--dev-sts")]
+        recs = [(c, 0.7 if path.stem == "test" else 0.75,
+                 {"similarity": s, "dataset": path.parts[-3], "lang": "en", "split": path.stem})
+                for path in sts if path.parts[-2] == "en"
                 for c in ("pearson", "spearman") for s in ("cosine", "euclidean", "manhattan", "dot")]
         recs += [("mean_accuracy@1", 0.3, {"dataset": "tatoeba", "lang": "deu", "split": "test"})]
         files["sbert"].append(_write(tmp, "sbert", run_id, axes, recs))
@@ -127,16 +132,46 @@ def test_unmatched_rows_say_why(delta):
     # en, zh and de are in our (made-up) runs at depth -1 on the test split: the model is all that differs
     assert uncased[uncased.lang.isin(["en", "zh", "de"])].reason.str.contains("rest of this setting").all()
     assert not uncased[uncased.lang == "ar"].reason.str.contains("rest of this setting").any()
-    dev = _rows(delta, "sbert", split="dev")
-    assert set(dev.matched) == {"no"} and dev.reason.str.startswith("no run with that setting (split=dev").all()
     monolingual = _rows(delta, "monox", model="roberta-base")
     assert monolingual.reason.str.startswith("different model").all()
-    cls = _rows(delta, "monox", model="roberta-large", task="cls")
-    assert cls.reason.iloc[0].startswith("no run with that setting (task=cls; ours: cls-books, cls-dvd, cls-music")
-    steps = _rows(delta, "adapt", step=501)
-    assert set(steps.matched) == {"no"} and steps.reason.str.contains("step=501").all()
+    steps = _rows(delta, "adapt", step=501)  # our made-up runs evaluate at steps 0, 50 and 100 only
+    assert set(steps.matched) == {"no"}
+    assert steps.reason.str.startswith("no run with that setting (published step=501 is our step 500; ").all()
     step_mix = _rows(delta, "adapt", step=1501)
     assert step_mix.reason.str.contains("ours: 0, 50, 100").all()  # validation -> dev and xnli-mix -> multilingual
+
+
+def test_the_published_sts_validation_numbers_match_our_dev_rows(delta):
+    """Seed 000's "Validation set performance" block (STS-b dev): eval_sbert scores sbert.dev's STS
+    set too (--dev-sts), so its rows carry split dev, like the published rows' split=validation."""
+    dev = _rows(delta, "sbert", split="dev")
+    assert len(dev) == 8 and set(dev.matched) == {"yes"}, dev.reason.tolist()
+    assert set(dev.run_id) == {"mbert-mean-L-1-1"}
+    assert dev.delta.tolist() == pytest.approx((0.75 - dev.theirs).tolist())
+    test = _rows(delta, "sbert", split="test")
+    assert test.delta.tolist() == pytest.approx((0.7 - test.theirs).tolist())  # the test rows stay the test set's
+
+
+def test_the_published_first_step_is_our_step_0(delta):
+    """Seed 003's Table 1 counts steps from 1 ("#1, #501, #1501", measured every 50 steps): #1 is
+    the untouched model, our step 0, in Dutch and on the pooled XNLI set, once per seed."""
+    first = _rows(delta, "adapt", step=1)
+    assert len(first) == 6 and set(first.matched) == {"yes"}
+    assert sorted(first.lang) == ["nl"] * 3 + ["xnli-mix"] * 3
+    assert first.run_id.str.startswith("mbert-0-12-seed").all()  # scheme 0-12, three seeds
+    assert first.note.str.contains("published step #1 \\(1-based\\) is our step 0").all()
+    assert first.delta.tolist() == pytest.approx((9.0 - first.theirs).tolist())
+
+
+def test_the_published_cls_number_is_the_mean_over_our_three_domains(delta):
+    """Seed 002's Table 1 averages CLS over its three domains; our table has one task per domain."""
+    for model, mode in (("roberta-large", "teacher"), ("bert-base-multilingual-cased", "finetune")):
+        cls = _rows(delta, "monox", model=model, task="cls")
+        assert len(cls) == 3 and set(cls.matched) == {"yes"}, cls.reason.tolist()  # one per seed
+        assert cls.run_id.str.count("cls-books|cls-dvd|cls-music").eq(3).all()
+        assert cls.run_id.str.contains(f"-{mode}-").all() and cls.note.str.startswith("mean over 3 domain rows").all()
+        assert cls.ci_low.isna().all() and cls.ci_high.isna().all()
+        assert cls.ours.tolist() == pytest.approx([0.8] * 3)
     assert set(_rows(delta, "dual").reason) == {paper.NOT_IN_CONFIG}
 
 

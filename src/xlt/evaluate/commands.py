@@ -56,6 +56,12 @@ def _eval_embeddings_arguments(parser) -> None:
         help="STS file (repeatable): original STS-b sts-*.csv, stsb_multi_mt stsb-xx-*.csv, or JSONL "
         "with text/text_pair/score; dataset, lang and split are taken from the file name",
     )
+    parser.add_argument(
+        "--dev-sts", action="append", default=[], metavar="FILE",
+        help="STS dev file (repeatable), scored as --sts is (its rows carry the dev split of its path) but kept "
+        "for intervals only: no paired test compares it (the dev set selected the checkpoint); sbert scores "
+        "its sbert.dev set so, the STS-b validation numbers seed 000 published",
+    )
     parser.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
                    "'query: ' for E5 (the config's models.<name>.prompt; default none)")
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
@@ -89,7 +95,7 @@ def _eval_embeddings(args) -> None:
 
     log = logging.getLogger(__name__)
     bitext = read_bitext_inputs(args.tatoeba_dir, args.langs, args.bitext)
-    sts = read_sts_inputs(args.sts, args.sts_format)
+    sts = read_sts_inputs(args.sts + args.dev_sts, args.sts_format)  # one check that no two files collide
     if not bitext and not sts:
         raise XltError("nothing to evaluate: pass --tatoeba-dir, --bitext FILE and/or --sts FILE")
     if args.batch_size < 1 or args.max_length < 2:
@@ -131,6 +137,7 @@ def _eval_embeddings(args) -> None:
             "bitext_files": list(args.bitext),
             "retrieval_match": args.match,
             "sts_files": [str(path) for path, _, _ in sts],
+            "dev_sts_files": list(args.dev_sts),
         },
     )
     bitext_rows = []
@@ -141,12 +148,13 @@ def _eval_embeddings(args) -> None:
         metrics.examples.extend(retrieval_examples(result, dataset=source.dataset, lang=source.lang, split=source.split))
         bitext_rows.append((source, result))
     sts_rows = []
-    for path, source, pairs in sts:
+    for i, (path, source, pairs) in enumerate(sts):
         log.info("STS %s: encoding %d pairs", path, len(pairs.scores))
         a, b = embed(pairs.sentences1), embed(pairs.sentences2)
         records = sts_records(a, b, pairs.scores, dataset=source.dataset, lang=source.lang, split=source.split)
+        dev = {"interval_only": True} if i >= len(args.sts) else {}  # the --dev-sts files come last
         metrics.examples.extend(sts_examples(a, b, pairs.scores, dataset=source.dataset, lang=source.lang,
-                                             split=source.split))
+                                             split=source.split, **dev))
         metrics.extend(records)
         sts_rows.append((source, len(pairs.scores), records))
     print(format_table(bitext_rows, sts_rows), flush=True)

@@ -21,7 +21,13 @@ Matching a published row against a run-table row (`deltas`), in this order:
   (``<family>.eval.split``, the ``--split FAMILY=SPLIT`` pairs of `config_args`);
 - ``language`` equals ``lang``; a published ``<name>-mix`` (sentences pooled over a dataset's
   languages) is our pooled set, ``lang`` ``multilingual`` (adapt; which dataset it was drawn
-  from is the family's config, not checked here).
+  from is the family's config, not checked here);
+- where the paper labels a setting otherwise (`xlt.report.paper_match`, with the seeds' words):
+  adapt's published ``step=s`` counts from 1 (seed 003's "step #1" is the model before any
+  update), so it is our ``step`` s-1 (#1 -> 0, #501 -> 500, #1501 -> 1500); MonoX's
+  ``task=cls`` is the mean over the three CLS domains, so it is matched by the mean of our
+  cls-books, cls-dvd and cls-music rows of one run setting, when all three are there (no
+  interval for the mean). A matched row's ``note`` says which rule made it.
 
 `deltas` accounts for every published number: one row per matching run-table row (so one per
 seed when seeds match), ``matched`` yes, ours minus theirs in ``delta``; or one row with
@@ -38,14 +44,15 @@ import pandas as pd
 
 from xlt.core.errors import XltError
 from xlt.core.model_files import split_revision
+from xlt.report import paper_match
 
 COLUMNS = ["setting", "language", "metric", "value", "source"]
 # the metric names our evaluations write (xlt.evaluate, xlt.families.*)
 METRICS = {"accuracy", "pearson", "spearman", "perplexity", "error", "mean_error", "accuracy@1", "mean_accuracy@1"}
 # ISO 639-1 codes, `avg` (an average over the paper's languages) or a named mixture such as `xnli-mix`
 LANGUAGE = re.compile(r"^([a-z]{2}|avg|[a-z]+-mix)$")
-DELTA_COLUMNS = ["family", "setting", "lang", "metric", "theirs", "matched", "reason", "run_id", "ours", "ci_low",
-                 "ci_high", "delta", "source"]
+DELTA_COLUMNS = ["family", "setting", "lang", "metric", "theirs", "matched", "reason", "note", "run_id", "ours",
+                 "ci_low", "ci_high", "delta", "source"]
 # the hub's split names -> ours (config split_names map ours to the hub's: {dev: validation})
 SPLIT_ALIASES = {"validation": "dev"}
 POOLED = "multilingual"  # our `lang` of a set pooled over languages; the papers write <name>-mix
@@ -126,7 +133,9 @@ def _listing(values: pd.Series) -> str:
     return ", ".join(seen[:SHOWN]) + (", ..." if len(seen) > SHOWN else "") if seen else "none"
 
 
-def _equal(column: str, value, wanted: str) -> bool:
+def _equal(column: str, value, wanted: str | tuple[str, ...]) -> bool:
+    if isinstance(wanted, tuple):  # any of them (a domain mean's domains)
+        return any(_equal(column, value, one) for one in wanted)
     if pd.isna(value):
         return False
     if column == "lang" and wanted.endswith("-mix"):
@@ -134,27 +143,34 @@ def _equal(column: str, value, wanted: str) -> bool:
     return (split_name(value) if column == "split" else _text(value)) == wanted
 
 
-def _narrow(rows: pd.DataFrame, family: str, checks: list[tuple[str, str]]) -> tuple[pd.DataFrame, str]:
-    """The rows passing every (column, wanted) check in turn, or none and why the first failed."""
-    for column, wanted in checks:
+def _narrow(rows: pd.DataFrame, family: str, checks: list[tuple]) -> tuple[pd.DataFrame, str]:
+    """The rows passing every (column, wanted, label, note) check in turn, or none and why the
+    first failed (`label` names the check in the reason)."""
+    for column, wanted, label, _ in checks:
         if column not in rows.columns:
-            return rows.iloc[:0], (f"no run with that setting ({column}={wanted}; "
-                                   f"the {family} table has no {column} column)")
+            return rows.iloc[:0], f"no run with that setting ({label}; the {family} table has no {column} column)"
         keep = rows[column].map(lambda v: _equal(column, v, wanted))
         if not keep.any():
             why = REASONS.get(column, "no run with that setting")
-            return rows.iloc[:0], f"{why} ({column}={wanted}; ours: {_listing(rows[column])})"
+            return rows.iloc[:0], f"{why} ({label}; ours: {_listing(rows[column])})"
         rows = rows[keep]
     return rows, ""
 
 
+def _checks(family: str, theirs: dict, setting: dict[str, str]) -> list[tuple]:
+    """(our column, the value(s) it must hold, the reason's label, a matched row's note) per
+    published key but the model: the paper's labels mapped onto ours (xlt.report.paper_match)."""
+    keys = [("metric", theirs["metric"])] + [(k, v) for k, v in setting.items() if k != "model"]
+    checks = [(key, *paper_match.ours(family, key, split_name(value) if key == "split" else value))
+              for key, value in keys]
+    return checks + [("lang", theirs["language"], f"lang={theirs['language']}", "")]
+
+
 def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str]) -> tuple[pd.DataFrame, str]:
-    """The run-table rows that match the published row `theirs`, or none and the reason."""
+    """The run-table rows that match the published row `theirs`, or none and the reason; a
+    matched row carries a `note` where the paper's label is not ours (paper_match)."""
     setting = parse_setting(theirs["setting"])
-    checks = [("metric", theirs["metric"])]
-    checks += [(key, split_name(value) if key == "split" else value)
-               for key, value in setting.items() if key != "model"]
-    checks += [("lang", theirs["language"])]
+    checks = _checks(family, theirs, setting)
     rows = runs[runs["family"] == family] if "family" in runs.columns else runs.iloc[:0]
     if rows.empty:
         return rows, f"no {family} run in its table"
@@ -171,7 +187,15 @@ def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str])
             return rows.iloc[:0], (f"different model: the config trains {trained}, "
                                    f"the paper reports {setting['model']}{tail}")
         rows = rows[same]
-    return _narrow(rows, family, checks)
+    rows, reason = _narrow(rows, family, checks)
+    for key, value in setting.items():
+        if not rows.empty and (family, key, value) in paper_match.DOMAIN_MEANS:
+            rows, reason = paper_match.domain_mean(rows, family, key, value)
+    notes = "; ".join(note for *_, note in checks if note)
+    if notes and not rows.empty:
+        before = rows["note"] if "note" in rows.columns else [None] * len(rows)
+        rows = rows.assign(note=[f"{n}; {notes}" if isinstance(n, str) else notes for n in before])
+    return rows, reason
 
 
 def _unmatched(family: str, theirs: dict, reason: str) -> dict:
@@ -191,7 +215,8 @@ def deltas(runs: pd.DataFrame, family: str, folder: Path | None = None, *, model
         if rows.empty:
             out.append(_unmatched(family, theirs, reason))
         for _, ours in rows.iterrows():
-            out.append({**_unmatched(family, theirs, ""), "matched": "yes", "run_id": ours["run_id"],
+            out.append({**_unmatched(family, theirs, ""), "matched": "yes", "note": ours.get("note"),
+                        "run_id": ours["run_id"],
                         "ours": ours["value"], "ci_low": ours.get("ci_low"), "ci_high": ours.get("ci_high"),
                         "delta": ours["value"] - float(theirs["value"])})
     return pd.DataFrame(out, columns=DELTA_COLUMNS)

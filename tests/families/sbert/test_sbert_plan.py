@@ -47,6 +47,23 @@ def argv(job) -> list[str]:
     return shlex.split(job.cli)
 
 
+def test_an_sts_dev_set_is_scored_by_every_eval_job_for_intervals_only():
+    """sbert.dev on an STS set: eval_sbert scores it too (--dev-sts, after the evaluation files), so
+    the table has the dev rows seed 000's STS-b validation numbers match; an NLI dev set is not
+    STS, and a dev set among the STS evaluation files is scored once, as an evaluation file."""
+    for run_id, job in plan.jobs(small(dev={"dataset": "sts", "lang": "en"}))["eval_sbert"].items():
+        args = argv(job)
+        assert args[args.index("--match") + 2:args.index("--match") + 4] == ["--dev-sts", "results/data/sts/en/dev.jsonl"]
+        assert job.inputs["data"] == ["results/data/sts/info.json", "results/data/bitext/info.json"]
+    assert "--dev-sts" not in argv(plan.jobs(small())["eval_sbert"]["tiny-max-L-2-depth01-seed7"])
+    scored = small(dev={"dataset": "sts", "lang": "en"}, eval={"sts": {"dataset": "sts", "langs": ["en"], "split": "dev"}})
+    assert plan.dev_sts_file(scored) is None
+    bitext_only = small(dev={"dataset": "sts", "lang": "en"}, eval={"bitext": {"dataset": "bitext", "langs": ["qaa"]}})
+    job = plan.jobs(bitext_only)["eval_sbert"]["tiny-max-L-2-depth01-seed7"]
+    assert argv(job)[argv(job).index("--dev-sts") + 1] == "results/data/sts/en/dev.jsonl"
+    assert job.inputs["data"] == ["results/data/bitext/info.json", "results/data/sts/info.json"]
+
+
 def test_train_job_has_every_argument():
     job = plan.jobs(small())["train_sbert"]["tiny-max-L-2-depth01-seed7"]
     assert argv(job) == [

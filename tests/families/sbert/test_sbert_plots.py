@@ -91,6 +91,16 @@ def test_sts_heatmap_cells(table, tmp_path):
     assert [t.get_text() for t in ax.texts] == ["75.0", "50.0", "62.5", "37.5", "50.0", "25.0", "12.5", "0.0"]
 
 
+def test_sts_heatmap_leaves_out_the_dev_rows(table, tmp_path):
+    """eval_sbert scores sbert.dev's STS set for the paper overlay (split dev): the heatmap is the test set's."""
+    sts = table[table.metric == "spearman"]
+    dev = sts[sts.lang == "en"].assign(split="dev", value=0.99)
+    fig = plots.sts(pd.concat([table.assign(split="test"), dev], ignore_index=True), tmp_path / "s.png")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["en cosine", "en dot", "qaa cosine", "qaa dot"]
+    assert [t.get_text() for t in ax.texts] == ["75.0", "50.0", "62.5", "37.5", "50.0", "25.0", "12.5", "0.0"]
+
+
 def test_layers_lines(table, tmp_path):
     fig = plots.layers(table, tmp_path / "l.png")
     ax = fig.axes[0]

@@ -2,7 +2,8 @@
 
 Each trained run trains a siamese encoder on NLI pairs (`train_sbert`, `xlt train-sbert`);
 every run, and with `baselines` the untrained model with the same pooling and layer, is
-scored on STS and bitext retrieval (`eval_sbert`, the shared `xlt eval-embeddings`).
+scored on STS and bitext retrieval (`eval_sbert`, the shared `xlt eval-embeddings`), and on
+the STS dev set of `sbert.dev` (rows with split dev, for intervals only: no paired test).
 Everything a job needs comes from the validated settings here.
 """
 from __future__ import annotations
@@ -78,14 +79,31 @@ def runs(config: dict) -> list[dict]:
     return rows
 
 
+def dev_sts_file(config: dict) -> str | None:
+    """The STS dev set of `sbert.dev` (None for an NLI dev set, or one already among the STS
+    evaluation files): every run scores it too, for intervals only (`xlt eval-embeddings
+    --dev-sts`), so the STS-b validation numbers seed 000 published have rows to match."""
+    family = config[FAMILY]
+    dev = family["dev"]
+    if config["datasets"][dev["dataset"]]["task"] != "sts":
+        return None
+    path = data_file(dev["dataset"], dev["lang"], dev["split"])
+    sts = family["eval"].get("sts")
+    scored = sts and [data_file(sts["dataset"], lang, sts["split"]) for lang in sts["langs"]]
+    return None if scored and path in scored else path
+
+
 def eval_files(config: dict) -> list[str]:
-    """`--sts FILE ... --bitext FILE ... --match RULE`: every evaluation file, STS first, then
-    the configured retrieval rule when there is bitext (the schema fills it: index)."""
+    """`--sts FILE ... --bitext FILE ... --match RULE --dev-sts FILE`: every evaluation file,
+    STS first, then the configured retrieval rule when there is bitext (the schema fills it:
+    index), then the STS dev set (`dev_sts_file`)."""
     evaluation = config[FAMILY]["eval"]
     files = [arg for kind in EVAL_KINDS if kind in evaluation
              for lang in evaluation[kind]["langs"]
              for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))]
-    return files + (["--match", evaluation["bitext"]["match"]] if "bitext" in evaluation else [])
+    files += ["--match", evaluation["bitext"]["match"]] if "bitext" in evaluation else []
+    dev = dev_sts_file(config)
+    return files + (["--dev-sts", dev] if dev else [])
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
@@ -100,6 +118,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     switches = [flag for key, flag in SWITCHES.items() if family[key]]
     evaluation = eval_files(config)
     eval_data = [data_info(family["eval"][kind]["dataset"]) for kind in EVAL_KINDS if kind in family["eval"]]
+    if dev_sts_file(config) and data_info(dev["dataset"]) not in eval_data:
+        eval_data.append(data_info(dev["dataset"]))
     trains, evals = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])

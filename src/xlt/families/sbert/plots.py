@@ -112,10 +112,21 @@ def _bar_seed_spread(ax, part: pd.DataFrame) -> None:
         seed_dots(ax, beside, rows.seeds, color="0.1")
 
 
+DEV_SPLIT = "dev"  # sbert.dev's STS set, scored for the paper overlay (plan.dev_sts_file), not for these figures
+
+
+def _evaluation_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the evaluation sets: without the dev split's rows where other splits are there."""
+    if "split" not in table.columns or not (table.split != DEV_SPLIT).any():
+        return table
+    return table[table.split != DEV_SPLIT]
+
+
 def sts(table: pd.DataFrame, out, title: str = ""):
     """Heatmap of Spearman x 100 (mean over seeds): one row per pooling, layer and variant,
-    one column per language and similarity."""
-    rows = _with_variant(table[(table.metric == "spearman")])
+    one column per language and similarity, on the STS evaluation split (the dev set's rows,
+    `DEV_SPLIT`, are left out)."""
+    rows = _with_variant(_evaluation_rows(table[(table.metric == "spearman")]))
     rows["config"] = rows.pooling + ", L" + rows.layer.astype(str) + ", " + rows.variant
     rows["column"] = rows.lang.astype(str) + " " + rows.similarity.astype(str)
     grid = rows.pivot_table(index="config", columns="column", values="value", aggfunc="mean") * 100
