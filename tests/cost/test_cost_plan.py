@@ -210,3 +210,7 @@ def test_a_cached_hub_model_is_planned_with_its_own_shape(tmp_path, monkeypatch)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     vocab, hidden, layers = estimate.model_shape(config, "bert-base-multilingual-cased")
     assert (hidden, layers) == (HIDDEN, 12) and vocab < 1000
+    # a local directory is not a hub id: its shape is the config's, never looked up in the hub cache
+    local = settings.load("config.yaml")
+    local["models"]["mine"] = {"source": "local", "path": str(tmp_path / "model"), "layers": 6}
+    assert estimate.model_shape(local, str(tmp_path / "model"))[2] == 6

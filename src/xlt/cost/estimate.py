@@ -68,8 +68,8 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
     ref, revision = split_revision(ref)
     for spec in config["models"].values():
         if spec.get("path") == ref:
-            return cached_shape(ref, revision) or KNOWN_MODELS.get(
-                ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
+            cached = cached_shape(ref, revision) if spec["source"] == "hub" else None
+            return cached or KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
     if ref.startswith(f"{RESULTS}/models/"):
         spec = config["models"][ref.split("/")[2]]
         return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
