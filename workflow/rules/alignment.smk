@@ -1,7 +1,8 @@
 # Per-layer cross-lingual alignment (xlt.families.alignment) of pretrained models and of
 # models trained by other families (dual-encoder runs, freeze-depth fine-tuning): bitext
 # retrieval accuracy at every hidden state in both directions, with and without
-# per-language mean-centring, and t-SNE/PCA pictures of chosen layers.
+# per-language mean-centring, the cosine gap of translations (one figure per model), and
+# t-SNE/PCA pictures of chosen layers.
 from xlt.families.alignment import plan as alignment
 
 
@@ -80,3 +81,22 @@ rule plot_alignment:
         ENV
     shell:
         "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
+
+
+rule plot_alignment_gap:
+    input:
+        alignment.TABLE,
+    output:
+        report(
+            alignment.GAP_PLOT,
+            caption="../../src/xlt/families/alignment/cosine_gap.rst",
+            category=alignment.CATEGORY,
+            subcategory="{run_id}",
+        ),
+    log:
+        f"{RESULTS}/logs/plots/alignment-cosine-gap-{{run_id}}.log",
+    localrule: True
+    conda:
+        ENV
+    shell:
+        "xlt align-gap-plot --table {input} --run-id {wildcards.run_id} --out {output} > {log} 2>&1"

@@ -23,7 +23,7 @@ import numpy as np
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 DEFAULT_CONFIDENCE = 0.95
-METRICS = ("accuracy", "error_rate", "pearson", "spearman", "perplexity", "mlm_loss")
+METRICS = ("accuracy", "error_rate", "pearson", "spearman", "perplexity", "mlm_loss", "mean_difference")
 MINING_METRICS = ("precision", "recall", "f1")
 
 
@@ -117,6 +117,8 @@ def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarr
     pearson / spearman: a, b = the two score vectors (n,) -> (resamples,).
     perplexity / mlm_loss: a = each sentence's summed masked-token loss (nats), b = its number
     of masked tokens; exp(sum a / sum b) and sum a / sum b over the drawn sentences.
+    mean_difference: mean of a - b over the drawn examples (the alignment cosine gap: a = each
+    pair's translation cosine, b = its random partner's cosine).
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
@@ -131,6 +133,8 @@ def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarr
         return _weighted_pearson(a.astype(np.float64), b.astype(np.float64), counts)
     if metric == "spearman":
         return _resampled_spearman(a.astype(np.float64), b.astype(np.float64), counts)
+    if metric == "mean_difference":
+        return _weighted_mean(a.astype(np.float64) - b.astype(np.float64), counts)
     if metric in ("perplexity", "mlm_loss"):
         loss = _resampled_loss(a.astype(np.float64), b.astype(np.float64), counts)
         if metric == "mlm_loss":

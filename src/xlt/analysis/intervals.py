@@ -5,7 +5,8 @@ language's predictions, a retrieval error or accuracy@1 to its direction's retri
 (mean_* to both directions), a correlation to its similarity's score pairs, a masked-LM
 perplexity or loss to its set's per-sentence losses and masked tokens (resampling sentences),
 a mining precision, recall or F1 to its split's per-source pair counts (the tuning split's:
-to its per-source candidates, re-tuning the threshold per resample), and an average over
+to its per-source candidates, re-tuning the threshold per resample), an alignment cosine gap
+to its layer's per-pair translation and random-partner cosines (resampling pairs), and an average over
 languages (lang "avg") to every language's set. Several sets are resampled independently
 (each within itself) and their resampled metrics averaged: a stratified bootstrap. Translated
 test sets (XNLI, stsb_multi_mt, the demo's) are the same items in every language, and a model's
@@ -21,7 +22,7 @@ directions of one language's retrieval are the same sentence pairs, so a ``mean_
 resamples them with the same draws (a paired bootstrap); the dual encoder's
 ``dev_retrieval_acc_mean`` averages every dev language and direction the same way. Records
 named after their own sets (``bitext_retrieval_acc*``, ``dev_retrieval_acc*``,
-``pseudo_label_accuracy``) only match sets of that name.
+``pseudo_label_accuracy``, ``cosine_gap*``) only match sets of that name.
 
 adapt's per-step records keep no per-sentence outputs (that would be sentences x checkpoints):
 the job computes their bounds where it has the losses, with `RepeatedSetIntervals` (the same
@@ -54,6 +55,7 @@ _RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "
 # record metric -> the metric its example sets are stored under, where only those may back it
 _OWN_SETS = {"bitext_retrieval_acc": "bitext_retrieval_acc",
              "bitext_retrieval_acc_centered": "bitext_retrieval_acc_centered",
+             "cosine_gap": "cosine_gap", "cosine_gap_centered": "cosine_gap_centered",
              "dev_retrieval_acc": "dev_retrieval_acc", "dev_retrieval_acc_mean": "dev_retrieval_acc",
              "pseudo_label_accuracy": "pseudo_label_accuracy"}
 # record metric -> the dimensions it averages over (besides lang "avg" and mean_*'s direction)
@@ -77,6 +79,8 @@ def _statistic(record: dict) -> tuple[str, str] | None:
         return "perplexity", metric
     if metric in MINING_METRICS:
         return "mining", metric
+    if metric in ("cosine_gap", "cosine_gap_centered"):  # xlt.evaluate.cosine_gap's names
+        return "cosine_gap", "mean_difference"
     return None
 
 
@@ -103,7 +107,9 @@ def _matches(record: dict, one: dict, kind: str) -> bool:
 
 
 def _size(one: dict) -> int:
-    """How many examples (sentences, for perplexity) the set holds."""
+    """How many examples (sentences, for perplexity; sentence pairs, for the cosine gap) the set holds."""
+    if one["kind"] == "cosine_gap":
+        return len(one["translation_cosine"])
     return len(one["loss"] if one["kind"] == "perplexity" else one["gold"])
 
 
@@ -116,6 +122,9 @@ def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
         return resampled_metric(metric, np.asarray(one["predicted"]), np.asarray(one["gold"]), counts)
     if one["kind"] == "mining":
         return resampled_mining(metric, one["kept"], one["correct"], one["gold"], counts)
+    if one["kind"] == "cosine_gap":
+        return resampled_metric(metric, np.asarray(one["translation_cosine"], float),
+                                np.asarray(one["random_cosine"], float), counts)
     if one["kind"] == "mining_tuning":
         return resampled_tuned_mining(metric, one["candidate_scores"], one["candidate_gold"], one["gold"], counts)
     correct = np.asarray(one["correct"], dtype=np.int64)

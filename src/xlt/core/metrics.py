@@ -11,9 +11,11 @@ line per evaluated set: its record dimensions, ``kind`` and parallel lists: ``pr
 and ``correct`` for retrieval, per sentence the summed masked-token ``loss``, the masked
 ``tokens`` and a hash of its ``masks`` for masked-LM perplexity, with the ``mask_seed``; per
 source sentence the ``kept``, ``correct`` and ``gold`` pair counts for mining's test split, and
-for its tuning split the ``candidate_scores``, their ``candidate_gold`` flags and ``gold``), so intervals
+for its tuning split the ``candidate_scores``, their ``candidate_gold`` flags and ``gold``; per
+sentence pair its ``translation_cosine`` and ``random_cosine`` for the alignment cosine gap), so intervals
 and paired tests need no model rerun. A set marked ``interval_only`` (a dev split, the
-unlabelled pool, pseudo labels, mining) backs its record's interval but no paired test.
+unlabelled pool, pseudo labels, mining, the alignment cosine gap) backs its record's interval but no
+paired test.
 """
 from __future__ import annotations
 
@@ -119,7 +121,10 @@ def write_curve(curve: list[dict], path: str | Path) -> None:
 EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted", "gold"),
                  "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks"),
                  "mining": ("kept", "correct", "gold"),
-                 "mining_tuning": ("candidate_scores", "candidate_gold", "gold")}
+                 "mining_tuning": ("candidate_scores", "candidate_gold", "gold"),
+                 # per sentence pair: cosine with its translation and with its random partner
+                 # (xlt.evaluate.cosine_gap); the gap is the mean of their difference
+                 "cosine_gap": ("translation_cosine", "random_cosine")}
 # the set gives its record an interval but no paired test compares it (xlt.analysis.compare),
 # so adding such a set leaves every test table and its Holm correction as it was
 INTERVAL_ONLY = "interval_only"

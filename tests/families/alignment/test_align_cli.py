@@ -6,6 +6,7 @@ import pytest
 
 from bag_of_words import sentence
 from xlt import cli
+from xlt.core.metrics import examples_path, read_examples
 from xlt.families.alignment.commands import VERBS, layer_table
 
 
@@ -38,8 +39,13 @@ def test_align_end_to_end(tmp_path, bag_of_words_bert):
     ])
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    records = metrics["metrics"]
+    gaps = [r for r in metrics["metrics"] if r["metric"].startswith("cosine_gap")]
+    records = [r for r in metrics["metrics"] if r["metric"].startswith("bitext_retrieval_acc")]
     assert len(records) == 3 * 2 * 2 * 2  # layers x directions x langs x (raw, centred)
+    assert len(gaps) == len(metrics["metrics"]) - len(records) == 3 * 2 * 2  # layers x langs x (raw, centred)
+    # "deu" has identical sides: its raw gap is 1 minus the mean cosine of its random pairs, below 1
+    assert all(0 < r["value"] < 1 for r in gaps if r["lang"] == "deu" and r["metric"] == "cosine_gap")
+    assert {one["kind"] for one in read_examples(examples_path(out / "metrics.json"))} == {"retrieval", "cosine_gap"}
     deu = [r for r in records if r["lang"] == "deu"]
     assert {r["value"] for r in deu} == {1.0}
     assert {(r["layer"], r["direction"]) for r in records} == {(l, d) for l in range(3) for d in ("xx->en", "en->xx")}
@@ -47,6 +53,7 @@ def test_align_end_to_end(tmp_path, bag_of_words_bert):
     assert meta["bitexts"]["fra"]["pairs"] == n and meta["family"] == "alignment" and meta["run_id"] == "pretrained-tiny"
     assert meta["axes"] == {"source": "pretrained", "source_run": "", "match": "index"}  # the retrieval rule
     assert meta["layers"] == [0, 1, 2] and meta["center"] is True
+    assert meta["cosine_gap"] == {"random_pairs": "sattolo_derangement", "seed": 0}
     assert meta["projection"] == {"layers": [0, 2], "sample": 6, "method": ["tsne", "tsne"]}
     rows = list(csv.DictReader((out / "layers.csv").open()))
     assert [r["layer"] for r in rows] == ["0", "1", "2"]

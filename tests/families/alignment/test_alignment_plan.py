@@ -113,7 +113,8 @@ def test_targets_are_the_table_the_figure_and_every_run_picture():
     assert targets[:3] == ["results/tables/alignment.csv", "results/tables/alignment_summary.csv", "results/plots/alignment/alignment-by-layer.png"]
     assert targets[3:5] == ["results/runs/alignment/pretrained-demo-mbert/plots/retrieval_by_layer.png",
                             "results/runs/alignment/pretrained-demo-mbert/plots/pca_layers.png"]
-    assert len(targets) == 3 + 3 * 2  # table, summary, figure, two pictures per run
+    assert len(targets) == 3 + 3 * 2 + 3  # table, summary, figure, two pictures per run, a gap figure per run
+    assert targets[-3:] == [f"results/plots/alignment/cosine-gap/{row['run_id']}.png" for row in plan.runs(config)]
 
 
 def test_paper_sweep_analyses_mbert_every_dual_run_and_four_depths():

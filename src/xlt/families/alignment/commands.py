@@ -2,7 +2,9 @@
 
 Each --bitext is a normalised JSONL file (text = non-English side, text_pair = English).
 Its language comes from --langs (same order as the files) or else from the file's parent
-directory name (results/data/tatoeba/deu/test.jsonl -> deu).
+directory name (results/data/tatoeba/deu/test.jsonl -> deu). Besides retrieval accuracy every
+layer gets the cosine gap of translations (xlt.evaluate.cosine_gap); `xlt align-gap-plot` draws
+it per analysed model from the aggregated table.
 """
 from __future__ import annotations
 
@@ -22,14 +24,16 @@ def _align_arguments(p):
     p.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
                    "'query: ' for E5 (the config's models.<name>.prompt; default none)")
     p.add_argument("--center", action="store_true",
-                   help="also report accuracy after subtracting each language's mean vector (metric bitext_retrieval_acc_centered)")
+                   help="also report accuracy and cosine gap after subtracting each language's mean vector "
+                   "(metrics bitext_retrieval_acc_centered, cosine_gap_centered)")
     p.add_argument("--tsne-layers", default="", help="comma-separated hidden-state indices to project in 2-D (needs --out-plots)")
     p.add_argument("--tsne-sample", type=int, default=200, help="parallel pairs per language in the 2-D pictures (default 200)")
     p.add_argument("--projection", default="tsne", choices=PROJECTION_METHODS, help="2-D projection method (default tsne)")
     p.add_argument("--english-label", default="en",
                    help="language label of the English side in the pictures (default en; eng for Tatoeba codes)")
     p.add_argument("--tsne-threads", type=int, default=1, help="OpenMP threads for t-SNE (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the pair sample and the projection")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the pair sample, the projection and the cosine gap's random pairs (default 0)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences encoded at once (default 64)")
     p.add_argument("--max-length", type=int, default=128, help="tokens per sentence; longer ones are truncated (default 128)")
     p.add_argument("--device", default="auto", help="torch device: auto (GPU if present), cpu, cuda, ...")
@@ -69,6 +73,7 @@ def _align(args):
     from xlt.data.bitext_files import load_bitexts, resolve_langs
     from xlt.evaluate.alignment import (MATCH, alignment_records, encode_bitexts, only_layers, parse_layers,
                                         project_layers)
+    from xlt.evaluate.cosine_gap import cosine_gap_records
 
     log = logging.getLogger(__name__)
     metrics = MetricsFile(family="alignment", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
@@ -97,11 +102,17 @@ def _align(args):
         records += alignment_records(in_table, center_languages=True, examples_out=metrics.examples)
     for rec in records:
         log.info("%s %s layer %d %s: %.4f", rec["metric"], rec["lang"], rec["layer"], rec["direction"], rec["value"])
+    # the cosine gap has no direction; kept apart so layers.csv and the run's line picture stay retrieval only
+    gaps = cosine_gap_records(in_table, seed=args.seed, examples_out=metrics.examples)
+    if args.center:
+        gaps += cosine_gap_records(in_table, center_languages=True, seed=args.seed, examples_out=metrics.examples)
+    for rec in gaps:
+        log.info("%s %s layer %d: %.4f", rec["metric"], rec["lang"], rec["layer"], rec["value"])
 
     metrics.meta.update({"model": args.model, "pooling": args.pooling, "prompt": args.prompt, "layers": layers,
-                         "center": args.center,
+                         "center": args.center, "cosine_gap": {"random_pairs": "sattolo_derangement", "seed": args.seed},
                          "bitexts": {b.lang: {"path": str(p), "pairs": len(b.texts)} for b, p in zip(bitexts, args.bitext)}})
-    metrics.extend(records)
+    metrics.extend(records + gaps)
     if args.out_plots:
         from xlt.families.alignment.plots import plot_projection_grid, plot_retrieval_by_layer
 
@@ -119,7 +130,25 @@ def _align(args):
     metrics.write(args.out_metrics)
 
 
+def _gap_plot_arguments(p):
+    p.add_argument("--table", required=True, help="the alignment family's tidy CSV from `xlt aggregate`")
+    p.add_argument("--run-id", required=True, help="the analysed model's run id (e.g. pretrained-mbert)")
+    p.add_argument("--out", required=True, help="PNG path")
+    p.add_argument("--title", default="", help="figure title (default: '<run id>: cosine gap of translations by layer')")
+
+
+def _gap_plot(args):
+    from xlt.core.io import atomic_path
+    from xlt.families.alignment.plots import cosine_gap_by_layer
+    from xlt.report.aggregate import read_table
+
+    with atomic_path(args.out) as tmp:
+        cosine_gap_by_layer(read_table(args.table), tmp, args.run_id, title=args.title)
+
+
 VERBS = {
-    "align": Verb("Per-layer bitext retrieval accuracy (both directions) of an encoder, with optional centring and "
-                  "t-SNE pictures", _align_arguments, _align),
+    "align": Verb("Per-layer bitext retrieval accuracy (both directions) and cosine gap of translations of an "
+                  "encoder, with optional centring and t-SNE pictures", _align_arguments, _align),
+    "align-gap-plot": Verb("One analysed model's cosine gap of translations by layer (a line per language, raw and "
+                           "centred panels, bootstrap bands) from the alignment table", _gap_plot_arguments, _gap_plot),
 }

@@ -2,8 +2,9 @@
 
 The models are the declared (pretrained) ones, the dual family's trained encoders and the
 freeze_depth family's fine-tuned models at chosen depths (first seed). Each job writes
-bitext retrieval accuracy at every hidden state (`align_layers`); the runs are collected
-into one table and compared in one figure. Everything a job needs comes from the validated
+bitext retrieval accuracy and the cosine gap of translations at every hidden state
+(`align_layers`); the runs are collected into one table and compared in one figure, and each
+model's cosine gap gets its own figure (`plot_alignment_gap`). Everything a job needs comes from the validated
 settings here.
 """
 from __future__ import annotations
@@ -26,6 +27,8 @@ TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("alignment-by-layer",)
+# one analysed model's cosine gap by layer, drawn from TABLE (`xlt align-gap-plot`)
+GAP_PLOT = f"{RESULTS}/plots/{FAMILY}/cosine-gap/{{run_id}}.png"
 CATEGORY = "Cross-lingual alignment by layer"
 # a trained model analysed here: the source family's run directory holds it
 SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
@@ -144,4 +147,5 @@ def targets(config: dict) -> list[str]:
     if not rows:
         return []
     per_run = [f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()]
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run
+    gaps = [GAP_PLOT.format(run_id=row["run_id"]) for row in rows]
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run + gaps

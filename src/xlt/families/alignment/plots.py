@@ -1,7 +1,8 @@
 """Pictures of the per-layer alignment analysis.
 
 `alignment-by-layer` (in PLOTS, drawn by `xlt plot` from the aggregated table) compares the
-analysed models. Each `xlt align` job also draws its own run's accuracy-vs-layer lines and
+analysed models; `cosine_gap_by_layer` (drawn by `xlt align-gap-plot`, one figure per analysed
+model) shows one model's cosine gap per language. Each `xlt align` job also draws its own run's accuracy-vs-layer lines and
 2-D scatter grids; those are drawn on matplotlib's Agg canvas through
 `matplotlib.figure.Figure` (no pyplot state) and written atomically as PNG. Every function
 returns the figure, whose axes still hold what was drawn.
@@ -21,7 +22,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
 from xlt.core.io import atomic_path  # noqa: E402
-from xlt.evaluate.alignment import RETRIEVAL_METRIC, Projection  # noqa: E402
+from xlt.evaluate.alignment import CENTERED_SUFFIX, RETRIEVAL_METRIC, Projection  # noqa: E402
+from xlt.evaluate.cosine_gap import GAP_METRIC  # noqa: E402
 
 LINESTYLES = ("-", "--", ":", "-.")
 MAX_PAIR_LINES = 400  # more translation links than this turn a scatter into a grey blur
@@ -157,6 +159,39 @@ def alignment_by_layer(table: pd.DataFrame, out: str | Path, title: str = ""):
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.suptitle(title or "Cross-lingual retrieval accuracy by layer, per model")
+    return save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
+
+
+def cosine_gap_by_layer(table: pd.DataFrame, out: str | Path, run_id: str, title: str = ""):
+    """One analysed model's cosine gap (translation minus random-pair mean cosine) against
+    hidden-state index: a line per language, a panel each for raw and (if present) mean-centred
+    vectors, bands of the records' own 95 % bootstrap intervals over pairs where the table has them.
+
+    Not in PLOTS: `xlt plot KIND` draws one figure from a whole table, this one is per run
+    (`xlt align-gap-plot`)."""
+    rows = table[(table.run_id.astype(str) == run_id) & table.metric.astype(str).str.startswith(GAP_METRIC)]
+    if rows.empty:
+        raise XltError(f"the table has no {GAP_METRIC} records of run {run_id!r}; run `align_layers` "
+                       f"and `aggregate_alignment` first")
+    metrics = sorted(rows.metric.unique())  # cosine_gap, then cosine_gap_centered
+    fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.5), squeeze=False)
+    has_bounds = {"ci_low", "ci_high"} <= set(rows.columns)
+    langs = sorted(rows.lang.astype(str).unique())
+    colours = {lang: f"C{i % 10}" for i, lang in enumerate(langs)}  # a language keeps its colour in both panels
+    for ax, metric in zip(axes[0], metrics):
+        part = rows[rows.metric == metric].sort_values("layer")
+        for lang, group in part.groupby(part.lang.astype(str)):
+            ax.plot(group.layer, group.value, marker="o", markersize=3, color=colours[lang], label=lang)
+            if has_bounds:
+                interval_band(ax, group.layer, group.ci_low, group.ci_high, color=colours[lang])
+        ax.axhline(0.0, color="0.5", linewidth=0.8, zorder=0)  # translations no closer than random pairs
+        ax.set_title("mean-centred per language" if metric.endswith(CENTERED_SUFFIX) else "raw")
+        ax.set_xlabel("hidden-state index (0 = embeddings)")
+        ax.set_ylabel("cosine gap (translation - random pair)")
+        ax.set_xticks(sorted(int(layer) for layer in part.layer.unique()))
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle(title or f"{run_id}: cosine gap of translations by layer")
     return save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
 
 
