@@ -68,6 +68,12 @@ def test_reference_models_get_word_rows_and_keep_their_perplexities(workspace):
     table = aggregate([root / "mbert" / "perplexity.json", root / "native" / "perplexity.json"])
     rows = table[table.metric == "nll_per_word"]
     assert len(rows) == 4 and rows.value.map(math.isfinite).all()
+    # consumers select by metric: the perplexity rows (values, intervals) are those of a run without them
+    before, after = aggregate([root / "plain" / "perplexity.json"]), table[table.run_id == "mbert"]
+    columns = ["metric", "lang", "split", "value", "ci_low", "ci_high"]
+    for metric in ("perplexity", "mlm_loss", "masked_tokens"):
+        pick = lambda t: t[t.metric == metric][columns].sort_values(["lang", "split"]).reset_index(drop=True)  # noqa: E731
+        assert pick(after).equals(pick(before)), metric
 
 
 def test_adapt_mlm_scores_words_in_its_final_evaluation_only(workspace):
