@@ -96,8 +96,13 @@ rule adapt_summary:
     input:
         adapt.TABLE,
     output:
-        report(
+        final=report(
             adapt.FINAL_TABLE,
+            caption="../../src/xlt/families/adapt/caption.rst",
+            category="Target-language MLM adaptation",
+        ),
+        word_nll=report(
+            adapt.WORD_NLL_TABLE,
             caption="../../src/xlt/families/adapt/caption.rst",
             category="Target-language MLM adaptation",
         ),
@@ -107,7 +112,7 @@ rule adapt_summary:
     conda:
         ENV
     shell:
-        "xlt adapt-summary --table {input} --out {output} > {log} 2>&1"
+        "xlt adapt-summary --table {input} --out {output.final} --word-nll-out {output.word_nll} > {log} 2>&1"
 
 
 rule plot_adapt:

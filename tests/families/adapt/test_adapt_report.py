@@ -8,9 +8,9 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 from xlt.core.scheme_names import scheme_label, scheme_order
-from xlt.families.adapt.tables import final_perplexity_table
+from xlt.families.adapt.tables import final_perplexity_table, word_nll_table
 from xlt.families.adapt.plots import PLOTS
-from xlt.families.adapt.plots import cka_vs_step, distance_vs_step, final_perplexity, perplexity_vs_step
+from xlt.families.adapt.plots import cka_vs_step, distance_vs_step, final_perplexity, perplexity_vs_step, word_nll
 
 
 def _table():
@@ -69,8 +69,8 @@ def test_every_kind_is_registered_for_xlt_plot():
     from xlt.report.plots import plot_functions
 
     assert {kind: plot_functions()[kind] for kind in PLOTS} == PLOTS
-    assert set(PLOTS) == {"adapt-perplexity-vs-step", "adapt-final-perplexity", "adapt-distance-vs-step",
-                          "adapt-cka-vs-step"}
+    assert set(PLOTS) == {"adapt-perplexity-vs-step", "adapt-final-perplexity", "adapt-word-nll",
+                          "adapt-distance-vs-step", "adapt-cka-vs-step"}
 
 
 def _line(ax, label):
@@ -157,6 +157,7 @@ def _caption(config_file: str, kind: str | None) -> str:
 @pytest.mark.parametrize("kind, heading", [
     ("perplexity-vs-step", "Perplexity during target-language MLM training"),
     ("final-perplexity", "Final perplexity per scheme"),
+    ("word-nll", "Final NLL per word and per character"),
     ("distance-vs-step", "Distance to the native model per layer"),
     ("cka-vs-step", "Linear CKA with the native model per layer"),
     (None, "Final perplexity table"),
@@ -177,6 +178,14 @@ def test_caption_renders_the_validated_settings(kind, heading):
         assert "the same 48" in demo and "the same 256" in paper
     if kind == "final-perplexity":
         assert "dev perplexity (early stopping)" in paper
+        assert "``bertje`` cuts the\nsame text into other pieces, and its bar does not compare" in paper
+    if kind == "word-nll":
+        assert "**these numbers compare\nacross tokenizers**" in paper and "on 200 sentences spread" in paper
+        assert "perplexity per piece does not" in paper
+    if kind == "distance-vs-step":
+        assert "unrelated coordinate systems" in paper and "Linear CKA, invariant to rotation" in paper
+    if kind is None:
+        assert "``nll_per_word`` and ``nll_per_char``" in paper and "compare only between models with one tokenizer" in paper
 
 
 def _with_intervals():
@@ -259,3 +268,44 @@ def test_final_perplexity_bars_carry_the_bootstrap_interval(tmp_path):
     assert len(intervals) == 3  # one per evaluation set
     nl_dev = intervals[0].lines[2][0].get_segments()
     assert [tuple(s[:, 1]) for s in nl_dev] == [pytest.approx((0.9 * v, 1.1 * v)) for v in (12.0, 21.0, 12.0, 40.0, 8.0)]
+
+
+def _with_word_nll():
+    """_table() with the final NLL per word / character rows: per word equal for the native model
+    and the best scheme although their perplexities differ (other tokenizers)."""
+    table = _table()
+    final = (table.metric == "perplexity") & table.step.isna()
+    rows = []
+    for _, row in table[final].iterrows():
+        per_word = 3.0 if row["role"] == "native" else 3.0 + math.log(row["value"]) / 10
+        for metric, value in (("nll_per_word", per_word), ("nll_per_char", per_word / 5), ("pll_words", 400.0)):
+            rows.append({**row.to_dict(), "metric": metric, "value": value})
+    return pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
+
+
+def test_word_nll_rows_are_added_and_the_perplexity_table_is_unchanged():
+    table = _with_word_nll()
+    pd.testing.assert_frame_equal(final_perplexity_table(table), final_perplexity_table(_table()))
+    words = word_nll_table(table)
+    assert list(words.columns[:5]) == ["metric", "model", "role", "scheme", "seeds"]
+    assert list(words.metric) == ["nll_per_word"] * 5 + ["nll_per_char"] * 5
+    assert list(words.role[:5]) == ["adapted"] * 3 + ["transfer", "native"]
+    per_word = words[words.metric == "nll_per_word"].set_index(["role", "scheme"])
+    assert per_word.loc[("native", "pre-trained"), "nl/test mean"] == 3.0
+    assert per_word.loc[("adapted", "0-12"), "nl/test mean"] == pytest.approx(
+        np.mean([3.0 + math.log(11.0) / 10, 3.0 + math.log(15.0) / 10]))
+    with pytest.raises(Exception, match="nll_per_word.*--pll-sentences"):
+        word_nll_table(_table())
+
+
+def test_word_nll_figure_is_written_with_a_panel_per_measure(tmp_path):
+    out = tmp_path / "word-nll.png"
+    fig = word_nll(_with_word_nll(), out)
+    assert out.is_file() and out.stat().st_size > 0
+    top, bottom = fig.axes[:2]
+    assert "per word" in top.get_ylabel() and "per character" in bottom.get_ylabel()
+    assert top.get_yscale() == "linear"
+    labels = [t.get_text() for t in top.get_xticklabels()]
+    assert labels[-1] == "bertje\nuntouched (native)" and len(labels) == 5
+    heights = sorted(round(b.get_height(), 2) for b in top.patches)
+    assert 3.0 in heights

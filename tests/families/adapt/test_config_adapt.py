@@ -142,8 +142,8 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--test", f"{EVAL}/qab/test.jsonl", "--native", "results/models/demo-native-qab",
         "--compare", f"{EVAL}/qab/compare.jsonl", "--compare-levels", "sentence", "word",
         "--scheme", '{"gradual": {"every_steps": 30, "step": 4, "start": 4}}', "--select", "best",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--eval-batch-size", "16",
-        "--bootstrap-resamples", "1000", "--bootstrap-seed", "0", "--bootstrap-confidence", "0.95", "--seed", "1", *TRAINING,
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40",
+        "--eval-batch-size", "16", "--bootstrap-resamples", "1000", "--bootstrap-seed", "0", "--bootstrap-confidence", "0.95", "--seed", "1", *TRAINING,
         "--run-id", "demo-mbert-gradual-start4-step4-every30steps-seed1",
         "--axes", json.dumps({"model": "demo-mbert", "scheme": "gradual-start4-step4-every30steps", "seed": 1,
                               "role": "adapted"}),
@@ -159,7 +159,8 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
     assert _argv(native) == [
         "--model", "results/models/demo-native-qab", "--data", f"{EVAL}/qab/dev.jsonl",
         "--data", f"{EVAL}/multilingual/dev.jsonl", "--data", f"{EVAL}/qab/test.jsonl",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--batch-size", "16", "--max-length", "48",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40",
+        "--batch-size", "16", "--max-length", "48",
         "--family", "adapt", "--run-id", "reference-demo-native-qab",
         "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native"}),
         "--out", "results/runs/adapt/reference-demo-native-qab/perplexity.json"]
@@ -193,13 +194,23 @@ def test_jobs_follow_the_settings(demo):
         "demo-mbert-layers0-12-seed1"])
     i = run.index("--bootstrap-resamples")
     assert run[i:i + 6] == ["--bootstrap-resamples", "200", "--bootstrap-seed", "5", "--bootstrap-confidence", "0.9"]
+    # the word-level NLL subset is the same for the runs and the untouched models
+    plan = jobs(validate(_with(demo, adapt__word_nll={"sentences": 30, "words": 12})))
+    for argv in (_argv(plan["adapt_mlm"]["demo-mbert-layers0-12-seed1"]),
+                 _argv(plan["adapt_reference_perplexity"]["reference-demo-native-qab"])):
+        i = argv.index("--pll-sentences")
+        assert argv[i:i + 4] == ["--pll-sentences", "30", "--pll-words", "12"]
 
 
 def test_targets_end_with_the_training_curves_of_every_mlm_run(demo):
     config = validate(demo)
     assert targets(config) == [
         "results/tables/adapt.csv", "results/tables/adapt_summary.csv", "results/tables/adapt_final.csv",
+        "results/tables/adapt_word_nll.csv",
         *(f"results/plots/adapt/{kind}.png" for kind in PLOT_KINDS), "results/plots/adapt/training-curves.png"]
+    assert "results/plots/adapt/word-nll.png" in targets(config)
+    # no word-level scoring, no figure of it (its table is written header-only)
+    assert "results/plots/adapt/word-nll.png" not in targets(validate(_with(demo, adapt__word_nll={"sentences": 0})))
     run_ids = list(jobs(config)["adapt_mlm"])
     assert run_ids and curve_files(config) == [f"results/runs/adapt/{run_id}/metrics.curve.csv" for run_id in run_ids]
 

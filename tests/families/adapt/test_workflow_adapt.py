@@ -33,7 +33,7 @@ def test_demo_dag_has_the_adapt_jobs():
         "adapt_eval_set": 4,            # target dev, target test, multilingual, comparison sentences
         "adapt_mlm": 3,                 # 3 schemes x 1 seed
         "adapt_reference_perplexity": 2,  # native + untouched transfer model
-        "aggregate_adapt": 1, "adapt_summary": 1, "plot_adapt": 4,
+        "aggregate_adapt": 1, "adapt_summary": 1, "plot_adapt": 5,  # word-nll beside final-perplexity
     }
     # every demo model of config.yaml is built once, the adapt family's native model among them
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -47,7 +47,7 @@ def test_paper_dag_has_the_adapt_jobs_offline():
     counts = _dry_run("--forceall", "--configfile", "config/paper.yaml")
     assert counts["adapt_mlm"] == 15  # the seed's 5 schemes x 3 seeds
     assert counts["adapt_reference_perplexity"] == 2 and counts["adapt_eval_set"] == 4
-    assert counts["plot_adapt"] == 4 and counts["adapt_summary"] == 1
+    assert counts["plot_adapt"] == 5 and counts["adapt_summary"] == 1
 
 
 def test_the_default_run_compares_adapt_schemes():

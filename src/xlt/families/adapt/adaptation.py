@@ -13,7 +13,9 @@ At step 0 and every K optimiser steps (the training loop's `evaluate` hook) a ru
 After training (with the checkpoint of the best target perplexity restored, the seed's early
 stopping, or the last one) the selected model is evaluated once more on every set, the test
 set included: those records carry no `step`, and their per-sentence losses and masked-token
-counts are kept (the examples file beside the metrics), so they get bootstrap intervals.
+counts are kept (the examples file beside the metrics), so they get bootstrap intervals. With
+`word_level` settings the final evaluation also scores NLL per word and per character on a subset
+(xlt.families.adapt.word_nll): perplexity per piece does not compare across tokenizers, these do.
 The per-step curves keep no per-sentence outputs (sentences x checkpoints would be large):
 each checkpoint's bounds are computed from them on the spot (`RepeatedSetIntervals`, the
 draws `xlt aggregate` uses for the set) and written on its perplexity and mlm_loss records.
@@ -55,6 +57,7 @@ from xlt.families.adapt.mlm import (
     read_texts,
 )
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.families.adapt.word_nll import spread_subset, word_nll, word_nll_records
 from xlt.families.adapt.schemes import Scheme
 from xlt.core.choices import ADAPT_SELECT
 
@@ -77,13 +80,18 @@ class EvalSet:
     lang: str
     split: str
     masked: FixedMasking
+    # the word-level NLL needs the sentences and the tokenizer, not the masks (word_nll)
+    texts: list[str] = field(default_factory=list)
+    tokenizer: object = None
+    max_length: int = 128
 
     @classmethod
     def from_file(cls, path, tokenizer, mask_seed: int, mlm_probability: float, max_length: int) -> "EvalSet":
         dims = file_dims(path)
-        masked = FixedMasking(tokenizer, read_texts(path), seed=mask_seed, mlm_probability=mlm_probability,
+        texts = read_texts(path)
+        masked = FixedMasking(tokenizer, texts, seed=mask_seed, mlm_probability=mlm_probability,
                               max_length=max_length)
-        return cls(dims["lang"], dims["split"], masked)
+        return cls(dims["lang"], dims["split"], masked, texts, tokenizer, max_length)
 
     @property
     def dims(self) -> dict[str, str]:
@@ -94,12 +102,22 @@ class EvalSet:
                 "mask_fingerprint": self.masked.fingerprint}
 
 
+@dataclass(frozen=True)
+class WordNllSettings:
+    """How many sentences per set (spread over it) and words per sentence the word-level NLL scores."""
+
+    sentences: int
+    max_words: int = 40
+
+
 def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None,
-                  examples_out: list | None = None, intervals: RepeatedSetIntervals | None = None) -> list[dict]:
+                  examples_out: list | None = None, intervals: RepeatedSetIntervals | None = None,
+                  word_level: WordNllSettings | None = None) -> list[dict]:
     """perplexity and mlm_loss records of every set (with `step` when given). With
     `examples_out` (a MetricsFile's `examples`), each set's per-sentence losses, masked tokens
     and mask hashes go there too (`perplexity_examples`); with `intervals`, the records carry
-    ci_low / ci_high from them instead, and the per-sentence outputs are not kept."""
+    ci_low / ci_high from them instead, and the per-sentence outputs are not kept. With
+    `word_level`, nll_per_word / nll_per_char / pll_words records follow (word_nll)."""
     records = []
     for eval_set in sets:
         result = perplexity(model, eval_set.masked.batches(batch_size), device,
@@ -113,6 +131,10 @@ def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step:
                 records[-1].update(ci_low=low, ci_high=high)
         if examples_out is not None:
             examples_out.append(perplexity_examples(result, eval_set.masked, **dims))
+        if word_level is not None and word_level.sentences > 0:
+            scored = word_nll(model, eval_set.tokenizer, spread_subset(eval_set.texts, word_level.sentences),
+                              word_level.max_words, eval_set.max_length, batch_size, device)
+            records += word_nll_records(scored, **dims)
     return records
 
 
@@ -242,6 +264,7 @@ def adapt(
     checkpoint_dir: str | Path | None = None,
     intervals: RepeatedSetIntervals | None = None,
     identity: dict | None = None,
+    word_level: WordNllSettings | None = None,
 ) -> AdaptationResult:
     """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
     `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
@@ -251,7 +274,8 @@ def adapt(
     The records of every checkpoint travel in the training history, which a resumable run
     (`checkpoint_dir`, keyed on `identity`: xlt.core.training) saves and restores, so a resumed
     run still returns the whole curve;
-    step 0 is always computed here, on the untouched model, before training starts."""
+    step 0 is always computed here, on the untouched model, before training starts. `word_level`
+    adds the word-level NLL to the final evaluation only (a forward pass per piece: too dear per step)."""
     from xlt.core.models import pick_device
 
     if select not in SELECT:
@@ -307,5 +331,6 @@ def adapt(
         trainable[entry["step"]] = list(entry["trainable_layers"])
     records.append(record("selected_step", result.best_step))
     examples: list[dict] = []
-    records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device, examples_out=examples))
+    records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device, examples_out=examples,
+                                 word_level=word_level))
     return AdaptationResult(records=records, train=result, trainable=trainable, examples=examples)

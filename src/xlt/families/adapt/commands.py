@@ -35,6 +35,23 @@ def _sample_texts(args):
     print(f"{n} sentences from {len(args.data)} file(s) -> {args.out}")
 
 
+def _add_word_nll_arguments(p):
+    p.add_argument("--pll-sentences", type=int, default=0,
+                   help="sentences per set (spread over it) scored for NLL per word and per character, the "
+                        "tokenizer-independent measure (word-level pseudo-log-likelihood; 0 = none)")
+    p.add_argument("--pll-words", type=int, default=40, help="first words of each of those sentences scored")
+
+
+def _word_level(args):
+    from xlt.core.errors import XltError
+    from xlt.families.adapt.adaptation import WordNllSettings
+
+    if args.pll_sentences < 0 or args.pll_words < 1:
+        raise XltError(f"--pll-sentences must be >= 0 and --pll-words >= 1, got {args.pll_sentences} and "
+                       f"{args.pll_words}")
+    return WordNllSettings(args.pll_sentences, args.pll_words) if args.pll_sentences else None
+
+
 def _adapt_mlm_arguments(p):
     from pathlib import Path
 
@@ -71,6 +88,7 @@ def _adapt_mlm_arguments(p):
     p.add_argument("--bootstrap-seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (config statistics.seed)")
     p.add_argument("--bootstrap-confidence", type=float, default=DEFAULT_CONFIDENCE,
                    help="interval level (config statistics.confidence)")
+    _add_word_nll_arguments(p)
     p.add_argument("--run-id", default=None, help="run id in the metrics file (default: --out's directory name)")
     p.add_argument("--axes", default="{}", help="JSON object: the sweep row, stored as meta.axes")
     p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
@@ -104,6 +122,7 @@ def _validate_adapt_mlm(args) -> tuple[object, dict]:
     if args.bootstrap_resamples < 1 or not 0.0 < args.bootstrap_confidence < 1.0:
         raise XltError(f"--bootstrap-resamples must be >= 1 and --bootstrap-confidence in (0, 1), got "
                        f"{args.bootstrap_resamples} and {args.bootstrap_confidence}")
+    _word_level(args)
     axes = parse_axes(args.axes)
     scheme = parse_scheme(parse_scheme_arg(args.scheme), config_num_layers(args.model))
     return scheme, axes
@@ -145,7 +164,7 @@ def _adapt_mlm(args):
     result = adapt(model, tokenizer, texts, scheme, targs, target, others, final_only, comparison,
                    select=args.select, mlm_probability=args.mlm_probability, eval_batch_size=args.eval_batch_size,
                    checkpoint_dir=checkpoint_dir, intervals=RepeatedSetIntervals(**bootstrap),
-                   identity=_adapt_mlm_identity(args, bootstrap))
+                   identity=_adapt_mlm_identity(args, bootstrap), word_level=_word_level(args))
 
     metrics.curve = result.train.curve
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))
@@ -153,6 +172,7 @@ def _adapt_mlm(args):
         "model": args.model, "native": args.native, "scheme": scheme.name, "select": args.select,
         "mask_seed": args.mask_seed, "mlm_probability": args.mlm_probability, "train_sentences": len(texts),
         "step_intervals": bootstrap,  # how the per-step records' ci_low / ci_high were drawn
+        "word_nll": {"sentences": args.pll_sentences, "words": args.pll_words},
         "eval_sets": {f"{s.lang}/{s.split}": s.describe() for s in [target, *others, *final_only]},
         "trainable_layers": {str(step): layers for step, layers in result.trainable.items()},
     })
@@ -196,6 +216,7 @@ def _perplexity_arguments(p):
     p.add_argument("--max-length", type=int, default=128, help="tokens per sentence (longer ones are cut)")
     p.add_argument("--batch-size", type=int, default=16, help="sentences per forward pass")
     p.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda, ...")
+    _add_word_nll_arguments(p)
     p.add_argument("--family", default="mlm", help="family name in the metrics file (e.g. adapt)")
     p.add_argument("--run-id", default=None, help="run id in the metrics file (default: --out's directory name)")
     p.add_argument("--axes", default="{}", help="JSON object stored as meta.axes (columns in `xlt aggregate`)")
@@ -217,6 +238,7 @@ def _validate_perplexity(args) -> tuple[list[str], dict]:
         raise XltError(f"--max-sentences must be at least 1, got {args.max_sentences}")
     if not 0.0 < args.mlm_probability < 1.0:
         raise XltError(f"--mlm-probability must be in (0, 1), got {args.mlm_probability}")
+    _word_level(args)
     axes = parse_axes(args.axes)
     langs = args.langs or [p.resolve().parent.name for p in args.data]
     if len(set(zip(langs, (p.stem for p in args.data)))) != len(langs):
@@ -231,6 +253,7 @@ def _perplexity(args):
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_tokenizer, pick_device
     from xlt.families.adapt.mlm import FixedMasking, load_masked_lm, perplexity, perplexity_examples, read_texts
+    from xlt.families.adapt.word_nll import spread_subset, word_nll, word_nll_records
 
     log = logging.getLogger("xlt.families.adapt.commands")
     langs, axes = _validate_perplexity(args)
@@ -241,7 +264,8 @@ def _perplexity(args):
     metrics = MetricsFile(family=args.family, run_id=args.run_id or args.out.parent.name, axes=axes,
                           meta={"model": args.model, "mask_seed": args.mask_seed,
                                 "mlm_probability": args.mlm_probability, "max_length": args.max_length,
-                                "files": {}})
+                                "word_nll": {"sentences": args.pll_sentences, "words": args.pll_words}, "files": {}})
+    word_level = _word_level(args)
     for path, lang, texts in zip(args.data, langs, corpora):
         fixed = FixedMasking(tokenizer, texts, seed=args.mask_seed, mlm_probability=args.mlm_probability,
                              max_length=args.max_length)
@@ -250,6 +274,10 @@ def _perplexity(args):
         metrics.add("perplexity", result.perplexity, **dims)
         metrics.add("mlm_loss", result.loss, **dims)
         metrics.add("masked_tokens", result.tokens, **dims)
+        if word_level is not None:  # the tokenizer-independent counterpart (word_nll)
+            scored = word_nll(model, tokenizer, spread_subset(texts, word_level.sentences), word_level.max_words,
+                              args.max_length, args.batch_size, device)
+            metrics.extend(word_nll_records(scored, **dims))
         metrics.examples.append(perplexity_examples(result, fixed, **dims))
         metrics.meta["files"][str(path)] = {"lang": lang, "sentences": len(texts), "mask_fingerprint": fixed.fingerprint}
         log.info("%s (%s): perplexity %.4f over %d masked tokens", path, lang, result.perplexity, result.tokens)
@@ -259,18 +287,30 @@ def _perplexity(args):
 def _adapt_summary_arguments(p):
     p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate` (adapt runs + references)")
     p.add_argument("--out", required=True, help="CSV path")
+    p.add_argument("--word-nll-out", default=None,
+                   help="CSV path of the NLL per word / character table (header only where no run scored them)")
 
 
 def _adapt_summary(args):
+    import pandas as pd
+
     from xlt.report.aggregate import read_table
 
     from xlt.core.io import atomic_path
-    from xlt.families.adapt.tables import final_perplexity_table
+    from xlt.families.adapt.tables import WORD_METRICS, final_perplexity_table, word_nll_table
 
-    summary = final_perplexity_table(read_table(args.table))
+    table = read_table(args.table)
+    summary = final_perplexity_table(table)
     with atomic_path(args.out) as tmp:
         summary.to_csv(tmp, index=False, float_format="%.4f")
     print(summary.to_string(index=False))
+    if args.word_nll_out:
+        # config adapt.word_nll.sentences 0 scores none: a header-only table, not a failed job
+        scored = bool(set(WORD_METRICS) & set(table.metric))
+        words = word_nll_table(table) if scored else pd.DataFrame(columns=["metric", "model", "role", "scheme", "seeds"])
+        with atomic_path(args.word_nll_out) as tmp:
+            words.to_csv(tmp, index=False, float_format="%.4f")
+        print(words.to_string(index=False) if scored else "no NLL per word records (--pll-sentences 0)")
 
 
 VERBS = {
@@ -281,6 +321,6 @@ VERBS = {
                       _adapt_mlm_arguments, _adapt_mlm),
     "perplexity": Verb("masked-LM perplexity per data file, with masks fixed by --mask-seed (comparable across runs)",
                        _perplexity_arguments, _perplexity),
-    "adapt-summary": Verb("Final perplexity per layer scheme and reference model (mean/sd over seeds) from the adapt "
-                          "tidy table", _adapt_summary_arguments, _adapt_summary),
+    "adapt-summary": Verb("Final perplexity (and NLL per word / character) per layer scheme and reference model "
+                          "(mean/sd over seeds) from the adapt tidy table", _adapt_summary_arguments, _adapt_summary),
 }

@@ -32,10 +32,13 @@ EVAL_SET = f"{DIR}/eval/{{run_id}}.jsonl"  # run id <lang>/<split>
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 FINAL_TABLE = f"{RESULTS}/tables/{FAMILY}_final.csv"
+# NLL per word / character: the final numbers that compare across tokenizers (word_nll)
+WORD_NLL_TABLE = f"{RESULTS}/tables/{FAMILY}_word_nll.csv"
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
-PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "distance-vs-step", "cka-vs-step")
+# word-nll: the tokenizer-independent counterpart of final-perplexity (NLL per word / character)
+PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "word-nll", "distance-vs-step", "cka-vs-step")
 MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
 COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
 REFERENCE_PREFIX = "reference-"
@@ -167,6 +170,11 @@ def _masking(family: dict) -> list:
     return ["--mask-seed", family["mask_seed"], "--mlm-probability", family["mlm_probability"]]
 
 
+def _word_nll(family: dict) -> list:
+    """The word-level NLL subset (final evaluations and the untouched models): the same for all."""
+    return ["--pll-sentences", family["word_nll"]["sentences"], "--pll-words", family["word_nll"]["words"]]
+
+
 def _bootstrap(config: dict) -> list:
     """`xlt aggregate`'s bootstrap settings (config statistics:), for the intervals adapt-mlm
     computes at every checkpoint: the same draws as aggregate's for the final records."""
@@ -193,6 +201,7 @@ def _adapt_jobs(config: dict) -> list[Job]:
                 "--test", eval_file(keys["test"]), "--native", model_ref(config, family["native"]),
                 "--compare", eval_file(keys["compare"]), *layers, "--compare-levels", *compare["levels"],
                 "--scheme", scheme_arg(row["scheme_spec"]), "--select", family["select"], *_masking(family),
+                *_word_nll(family),
                 "--eval-batch-size", family["eval_batch_size"], *_bootstrap(config), "--seed", row["seed"],
                 *flag_args(training),
                 "--run-id", row["run_id"], "--axes", json.dumps(axes), "--out", RUN.format(run_id=row["run_id"])]
@@ -209,7 +218,7 @@ def _reference_jobs(config: dict) -> list[Job]:
         axes = {"model": row["model"], "scheme": REFERENCE_SCHEME, "role": row["role"]}
         out.append(Job(row["run_id"], axes=axes, inputs={"model": model_input(config, row["model"]), "sets": files},
                        args=["--model", model_ref(config, row["model"]), *[a for f in files for a in ("--data", f)],
-                             *_masking(family), "--batch-size", family["eval_batch_size"],
+                             *_masking(family), *_word_nll(family), "--batch-size", family["eval_batch_size"],
                              "--max-length", settings.training(config, FAMILY)["max_length"], "--family", FAMILY,
                              "--run-id", row["run_id"], "--axes", json.dumps(axes),
                              "--out", REFERENCE.format(run_id=row["run_id"])]))
@@ -227,7 +236,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY, FINAL_TABLE] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + ([CURVES] if curve_files(config) else [])
+    kinds = [k for k in PLOT_KINDS if k != "word-nll" or config[FAMILY]["word_nll"]["sentences"] > 0]
+    return [TABLE, SUMMARY, FINAL_TABLE, WORD_NLL_TABLE] + [PLOT.format(kind=kind) for kind in kinds] + ([CURVES] if curve_files(config) else [])
 
 
 def curve_files(config: dict) -> list[str]:

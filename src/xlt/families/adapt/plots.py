@@ -22,7 +22,7 @@ import pandas as pd  # noqa: E402
 from xlt.core.errors import XltError  # noqa: E402
 from xlt.families.adapt.plan import MULTILINGUAL  # noqa: E402
 from xlt.core.scheme_names import scheme_label, scheme_order  # noqa: E402
-from xlt.families.adapt.tables import final_perplexity_table  # noqa: E402
+from xlt.families.adapt.tables import WORD_METRICS, final_perplexity_table, word_nll_table  # noqa: E402
 
 LEVEL_STYLE = {"sentence": "-", "word": "--"}
 REFERENCE_STYLE = {"native": ":", "transfer": "-."}
@@ -128,41 +128,69 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     return save(fig, out, tight=False)
 
 
-def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = ""):
-    """Final perplexity of every scheme (the selected checkpoint) and of the untouched models,
-    per evaluation set; error bars are +- one sd over seeds, values printed on the bars, and a
-    wide grey bar is the 95 % bootstrap interval (mean of the seeds' bounds) where the table
-    has intervals."""
-    summary = final_perplexity_table(table)
-    sets = [c[: -len(" mean")] for c in summary.columns if c.endswith(" mean") and c != "selected step mean"]
+def _row_labels(summary: pd.DataFrame) -> list[str]:
     labels = [scheme_label(s) if r == "adapted" else f"{m}\nuntouched ({r})"
               for m, r, s in zip(summary.model, summary.role, summary.scheme)]
     if summary.model[summary.role == "adapted"].nunique() > 1:
         labels = [f"{m}: {lab}" if r == "adapted" else lab for m, r, lab in zip(summary.model, summary.role, labels)]
+    return labels
+
+
+def _bars(ax, summary: pd.DataFrame, digits: int = 1, log_scale: bool = True) -> None:
+    """One group of bars per summary row, one bar per evaluation set: the means over seeds with
+    +- sd caps, the value printed on the bar, and a wide grey bar of the 95 % bootstrap interval
+    (mean of the seeds' bounds) where the summary has one."""
+    sets = [c[: -len(" mean")] for c in summary.columns if c.endswith(" mean") and c != "selected step mean"]
     x = np.arange(len(summary))
     width = 0.8 / len(sets)
-    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(summary), 4.8))
     values = []
     for i, name in enumerate(sets):
         means, sds = summary[f"{name} mean"].to_numpy(), summary[f"{name} sd"].fillna(0.0).to_numpy()
         lang, split = name.split("/", 1)
         bars = ax.bar(x + (i - (len(sets) - 1) / 2) * width, means, width, yerr=sds, capsize=2,
                       label=_set_label(lang, split), color=f"C{i}")
-        ax.bar_label(bars, labels=[f"{v:.1f}" if np.isfinite(v) else "" for v in means], fontsize=7, padding=2)
+        ax.bar_label(bars, labels=[f"{v:.{digits}f}" if np.isfinite(v) else "" for v in means], fontsize=7, padding=2)
         if f"{name} ci_low" in summary.columns:
             yerr = error_lengths(means, summary[f"{name} ci_low"], summary[f"{name} ci_high"])
             if yerr is not None:
                 ax.errorbar(x + (i - (len(sets) - 1) / 2) * width, means, yerr=yerr, fmt="none", ecolor="0.35",
                             elinewidth=4, alpha=0.5, capsize=0, label="_interval")
         values.extend(v for v in means if np.isfinite(v) and v > 0)
-    if values and max(values) / min(values) > 20:
+    if log_scale and values and max(values) / min(values) > 20:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(PLAIN)
-    ax.set_xticks(x, labels, fontsize=8)
-    ax.set_ylabel("perplexity of the final model")
-    ax.set_title(title or "Final perplexity per layer scheme and of the untouched models")
+    ax.set_xticks(x, _row_labels(summary), fontsize=8)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
+
+
+def final_perplexity(table: pd.DataFrame, out: str | Path, title: str = ""):
+    """Final perplexity of every scheme (the selected checkpoint) and of the untouched models,
+    per evaluation set; error bars are +- one sd over seeds, values printed on the bars, and a
+    wide grey bar is the 95 % bootstrap interval (mean of the seeds' bounds) where the table
+    has intervals."""
+    summary = final_perplexity_table(table)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(summary), 4.8))
+    _bars(ax, summary)
+    ax.set_ylabel("perplexity of the final model")
+    ax.set_title(title or "Final perplexity per layer scheme and of the untouched models")
+    fig.tight_layout()
+    return save(fig, out, tight=False)
+
+
+def word_nll(table: pd.DataFrame, out: str | Path, title: str = ""):
+    """The tokenizer-independent counterpart of `final_perplexity`: NLL per word (top) and per
+    character (bottom) of the final models and the untouched ones, the word-level
+    pseudo-log-likelihood of the same words (xlt.families.adapt.word_nll); linear scale, since
+    these are log-likelihoods already; bars +- one sd over seeds."""
+    summary = word_nll_table(table)
+    fig, axes = plt.subplots(len(WORD_METRICS), 1, figsize=(1.6 + 1.5 * (len(summary) // len(WORD_METRICS)), 8.0),
+                             squeeze=False)
+    for ax, metric in zip(axes[:, 0], WORD_METRICS):
+        _bars(ax, summary[summary.metric == metric].reset_index(drop=True), digits=2, log_scale=False)
+        ax.set_ylabel({"nll_per_word": "NLL per word (nats)", "nll_per_char": "NLL per character (nats)"}[metric])
+    axes[0][0].set_title(title or "Final NLL per word and per character (compares across tokenizers, "
+                         "unlike perplexity per piece)", fontsize=10)
     fig.tight_layout()
     return save(fig, out, tight=False)
 
@@ -233,6 +261,7 @@ def cka_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
 PLOTS = {
     "adapt-perplexity-vs-step": perplexity_vs_step,
     "adapt-final-perplexity": final_perplexity,
+    "adapt-word-nll": word_nll,
     "adapt-distance-vs-step": distance_vs_step,
     "adapt-cka-vs-step": cka_vs_step,
 }

@@ -1,8 +1,10 @@
-"""The adapt family's summary table: final perplexity per layer scheme, like the seed's Table 2.
+"""The adapt family's summary tables: final perplexity per layer scheme, like the seed's Table 2,
+and its tokenizer-independent counterpart, NLL per word and per character (`word_nll_table`).
 
 Reads the tidy table of `xlt aggregate` (adaptation runs + reference models). Final records are
 the ones without a `step`: the selected model of a run (or an untouched reference model)
-evaluated once on every fixed-masked set, the test set included.
+evaluated once on every fixed-masked set, the test set included. Perplexity is per word piece,
+so it compares only models that share a tokenizer; NLL per word / character compares across them.
 """
 from __future__ import annotations
 
@@ -25,23 +27,28 @@ def _require_columns(table: pd.DataFrame, columns: list[str]) -> None:
                        "adapt-mlm and reference perplexity metrics")
 
 
-def final_records(table: pd.DataFrame) -> pd.DataFrame:
+# the tokenizer-independent metrics (xlt.families.adapt.word_nll), in table order
+WORD_METRICS = ("nll_per_word", "nll_per_char")
+
+
+def final_records(table: pd.DataFrame, metric: str = "perplexity") -> pd.DataFrame:
     _require_columns(table, ["metric", "value", "model", "role", "scheme", "lang", "split"])
     step = table["step"] if "step" in table.columns else pd.Series(float("nan"), index=table.index)
-    final = table[(table.metric == "perplexity") & step.isna()].copy()
+    final = table[(table.metric == metric) & step.isna()].copy()
     if final.empty:
-        raise XltError("no final perplexity records (perplexity without step) in the table")
+        raise XltError(f"no final {metric} records ({metric} without step) in the table"
+                       + (" (adapt-mlm / xlt perplexity write them with --pll-sentences)" if metric in WORD_METRICS else ""))
     final["eval_set"] = [eval_set_name(lang, split) for lang, split in zip(final["lang"], final["split"])]
     return final
 
 
-def final_perplexity_table(table: pd.DataFrame) -> pd.DataFrame:
+def final_perplexity_table(table: pd.DataFrame, metric: str = "perplexity") -> pd.DataFrame:
     """One row per (model, role, scheme): seeds, and mean / sd over seeds of the final perplexity
-    on every evaluation set (columns `<lang>/<split> mean`, `<lang>/<split> sd`), plus the mean
-    selected step of adapted runs. When the tidy table has bootstrap intervals, the mean of the
-    seeds' bounds follows at the end (`<lang>/<split> ci_low`, `<lang>/<split> ci_high`; empty
-    where a run has none)."""
-    final = final_records(table)
+    (or another final `metric`) on every evaluation set (columns `<lang>/<split> mean`,
+    `<lang>/<split> sd`), plus the mean selected step of adapted runs. When the tidy table has
+    bootstrap intervals, the mean of the seeds' bounds follows at the end (`<lang>/<split> ci_low`,
+    `<lang>/<split> ci_high`; empty where a run has none)."""
+    final = final_records(table, metric)
     keys = ["model", "role", "scheme"]
     stats = final.groupby(keys + ["eval_set"])["value"].agg(["mean", "std", "count"]).reset_index()
     # pivot, not pivot_table: a single-seed sd is NaN and pivot_table would drop those columns
@@ -67,3 +74,12 @@ def final_perplexity_table(table: pd.DataFrame) -> pd.DataFrame:
     out["_order"] = [(ROLE_ORDER.get(r, 9), scheme_order(s), m) for r, s, m in zip(out.role, out.scheme, out.model)]
     out = out.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
     return out[["model", "role", "scheme", "seeds"] + [c for c in out.columns if c not in ("model", "role", "scheme", "seeds")]]
+
+
+def word_nll_table(table: pd.DataFrame) -> pd.DataFrame:
+    """`final_perplexity_table` of NLL per word and of NLL per character (nats), stacked, with a
+    leading `metric` column: the numbers that compare across tokenizers (no intervals: the
+    word-level scores keep no per-sentence outputs)."""
+    parts = [final_perplexity_table(table, metric).assign(metric=metric) for metric in WORD_METRICS]
+    out = pd.concat(parts, ignore_index=True)
+    return out[["metric"] + [c for c in out.columns if c != "metric"]]
