@@ -214,3 +214,15 @@ def test_a_cached_hub_model_is_planned_with_its_own_shape(tmp_path, monkeypatch)
     local = settings.load("config.yaml")
     local["models"]["mine"] = {"source": "local", "path": str(tmp_path / "model"), "layers": 6}
     assert estimate.model_shape(local, str(tmp_path / "model"))[2] == 6
+
+
+def test_prepared_data_are_planned_with_their_own_row_counts(tmp_path, monkeypatch):
+    # the cost ledger plans after the data step: its rows are the prepared files', not the hub's sizes
+    config = settings.load("config/paper.yaml")
+    assert estimate.rows(config, "xnli", "train") == 392702
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results" / "data" / "xnli").mkdir(parents=True)
+    (tmp_path / "results" / "data" / "xnli" / "info.json").write_text(
+        json.dumps({"counts": {"en/train": 501, "en/test": 60, "de/test": 70}}))
+    assert (estimate.rows(config, "xnli", "train"), estimate.rows(config, "xnli", "test")) == (501, 70)
+    assert estimate.rows(config, "xnli", "dev") == 2490  # not prepared: the known size

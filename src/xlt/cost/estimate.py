@@ -2,7 +2,8 @@
 
 The jobs are those the Snakefile runs (xlt.core.plan.shared_jobs and each family's
 plan.jobs). A job's work is read off its `xlt` arguments: the model (shape from the config or
-KNOWN_MODELS), its data files (rows from the config's dataset sizes or KNOWN_ROWS) and its
+KNOWN_MODELS, or its config.json in the hub cache), its data files (rows from the config's dataset
+sizes, the prepared data's counts once `xlt prepare-data` has run, or KNOWN_ROWS) and its
 training settings. Training costs 2 x params x tokens forward plus 4 x trainable params x tokens
 backward (frozen layers below the boundary get no backward pass); evaluation 2 x params x tokens.
 Embedding lookups are not matrix products, so `params` counts the encoder layers only.
@@ -103,12 +104,29 @@ def cached_shape(hub_id: str, revision: str | None = None) -> tuple[int, int, in
         return None
 
 
+def prepared_rows(dataset: str, split: str) -> int | None:
+    """Rows per language of a split `xlt prepare-data` has written (its info.json counts, the
+    largest language's), so a plan made after the data step (the cost ledger's) plans the data the
+    jobs read rather than the hub's published sizes; None before."""
+    import json
+    from pathlib import Path
+
+    info = Path(RESULTS) / "data" / dataset / "info.json"
+    if not info.is_file():
+        return None
+    counts = [n for key, n in json.loads(info.read_text()).get("counts", {}).items() if key.endswith(f"/{split}")]
+    return max(counts) if counts else None
+
+
 def rows(config: dict, dataset: str, split: str) -> int:
     spec = config["datasets"].get(dataset)
     if spec is None:
         return DEFAULT_ROWS
     if "sizes" in spec and split in spec["sizes"]:
         return int(spec["sizes"][split])
+    prepared = prepared_rows(dataset, split)
+    if prepared is not None:
+        return prepared
     name = spec.get("split_names", {}).get(split, "")
     sliced = re.search(r"\[(\d*):(\d*)\]", name)
     if sliced:
