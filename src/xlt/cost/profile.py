@@ -2,8 +2,9 @@
 what a job pays besides its FLOPs.
 
 `xlt calibrate` measures one on this machine and saves it (DEFAULT_PROFILE); without a saved
-profile `xlt plan --gpu NAME` reads KNOWN, whose figures are datasheet peaks times an assumed
-utilisation (each entry says so in its `source`).
+profile `xlt plan --gpu NAME` reads KNOWN: h100 fitted to throughput measured on an H100 (a100
+scaled from it by the datasheet ratio), the others datasheet peaks times an assumed utilisation
+(each entry says which in its `source`).
 
 Besides the FLOP rates a profile holds the costs the FLOP model does not see (OVERHEADS): a
 job's start-up, and per optimiser step and per evaluation batch the work outside the matrix
@@ -33,19 +34,59 @@ OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "ev
 # 1.48 ms a layer + 0.080 ms an example a layer, an evaluation batch 7.8 ms + 1.75 ms a layer.
 CPU_LOOP = {"step_s": 0.007, "step_layer_s": 0.0015, "step_example_layer_s": 0.00008, "eval_batch_s": 0.008,
             "eval_batch_layer_s": 0.0018}
-# GPUs: not measured (no GPU was lent when these were set): an eager PyTorch step launches a few
-# dozen kernels per layer forward and backward at ~10 us each, plus the optimiser and the Python
-# loop; assumed 10 ms + 1 ms a layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run
-# `xlt calibrate` on the accelerator to replace them.
+# GPUs without a measurement (v100): an eager PyTorch step launches a few dozen kernels per layer
+# forward and backward at ~10 us each, plus the optimiser and the Python loop; assumed 10 ms + 1 ms a
+# layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run `xlt calibrate` on the accelerator.
 GPU_LOOP = {"step_s": 0.01, "step_layer_s": 0.001, "step_example_layer_s": 0.0002, "eval_batch_s": 0.005,
             "eval_batch_layer_s": 0.0003}
 GPU_LOOP_SOURCE = "; per-step and per-batch overheads assumed (kernel launches), not measured"
+
+
+def two_point_fit(flops_per_token: float, tokens_per_step: tuple[int, int], tokens_per_s: tuple[float, float],
+                  fixed_step_s: float, layers: int) -> dict:
+    """Effective FLOP rate and per-step overhead from two measured training throughputs of one model
+    at two batch sizes: seconds/step = overhead + flops_per_token x tokens/step / rate, two equations
+    in the two unknowns. The overhead is split into `fixed_step_s` (measured with no encoder layer
+    trained) and the rest per layer (eager kernel dispatch grows with depth). An evaluation batch is a
+    forward pass: 1/3 of a step's FLOPs at the same rate (2 vs 6 x params a token) and, derived not
+    measured, 1/3 of its overhead. The per-example elementwise work (step_example_layer_s) cannot be
+    told apart from the FLOP time with two batch sizes, so it is in the rate and set to 0 here."""
+    (small, large), (rate_small, rate_large) = tokens_per_step, tokens_per_s
+    seconds_small, seconds_large = small / rate_small, large / rate_large
+    rate = flops_per_token * (large - small) / (seconds_large - seconds_small)
+    overhead = seconds_small - flops_per_token * small / rate
+    per_layer = (overhead - fixed_step_s) / layers
+    return {"train_flops": rate, "eval_flops": rate, "step_s": fixed_step_s, "step_layer_s": per_layer,
+            "step_example_layer_s": 0.0, "eval_batch_s": fixed_step_s / 3, "eval_batch_layer_s": per_layer / 3}
+
+
+# H100 80GB HBM3, torch 2.11+cu130, bf16 autocast, fused AdamW, xlt.core.training.train at mBERT's
+# shape (12 x 768), 128 tokens an example (/work/shared/measurements, benchmarks/mfu.py, 2026-11-26):
+# eager batch 32: 126,783 tokens/s (32.31 ms a step); eager batch 128: 364,289 tokens/s (44.98 ms).
+# FLOPs as estimate.job_cost counts them: 6 x 12 x 768^2 x 12 = 509.6 MFLOP a token (no embedding
+# lookup, no attention scores), so rate = 509.6e6 x (16384 - 4096) / (44.98 - 32.31) ms = 494 TFLOP/s
+# (50 % of the 989 peak: the marginal rate once launches are paid) and overhead = 32.31 ms - 4.23 ms
+# = 28.08 ms a step. Of it, 4.73 ms is fixed: the frozen-prefix benchmark's depth-12 cached step
+# (211.46 steps/s, no encoder layer trained; fp32, same H100); the other 23.35 ms over 12 layers is
+# 1.95 ms a layer. Cross-check: the plan's 32 x 128 step gives 990 samples/s; the project's loop was
+# measured at 1,035 (transformers.Trainer 903). torch.compile (451,301 tokens/s at batch 128) is not
+# planned: the jobs run eager (--compile False).
+MBERT_TOKEN_FLOPS = 6 * 12 * 768**2 * 12
+H100_MEASURED = {"tokens_per_step": (32 * 128, 128 * 128), "tokens_per_s": (126783.0, 364288.6), "fixed_step_s": 1 / 211.46}
+H100_LOOP = two_point_fit(MBERT_TOKEN_FLOPS, H100_MEASURED["tokens_per_step"], H100_MEASURED["tokens_per_s"],
+                          H100_MEASURED["fixed_step_s"], 12)
+H100_SOURCE = ("measured on an H100 80GB HBM3 (bf16 autocast, eager, fused AdamW; benchmarks/mfu.py at mBERT shape, "
+               "batch 32 and 128 x 128 tokens: 126,783 and 364,289 tokens/s): two-point fit, 494 TFLOP/s effective train "
+               "rate + 28.1 ms a step (4.7 ms fixed + 1.95 ms a layer); evaluation derived (forward = 1/3 of a step)")
+# A100: not measured; the H100's fit with its FLOP rate scaled by the datasheet ratio 312/989 (dense
+# bf16). The overheads are host-side launches and stay the H100's.
+A100_LOOP = {**H100_LOOP, "train_flops": H100_LOOP["train_flops"] * 312 / 989, "eval_flops": H100_LOOP["eval_flops"] * 312 / 989}
 # train/eval: effective FLOP/s; memory_gib: accelerator memory; the rest: OVERHEADS
 KNOWN = {
-    "h100": {"train_flops": 0.2 * 989e12, "eval_flops": 0.3 * 989e12, "memory_gib": 80, "overhead_s": 30,
-             "gpu": True, "source": "NVIDIA H100 SXM datasheet, 989 TFLOP/s dense bf16; 20 % (train, batch 32 x 128 tokens) / 30 % (eval) utilisation assumed" + GPU_LOOP_SOURCE, **GPU_LOOP},
-    "a100": {"train_flops": 0.2 * 312e12, "eval_flops": 0.3 * 312e12, "memory_gib": 80, "overhead_s": 30,
-             "gpu": True, "source": "NVIDIA A100 datasheet, 312 TFLOP/s dense bf16; 20 % / 30 % utilisation assumed" + GPU_LOOP_SOURCE, **GPU_LOOP},
+    "h100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, "source": H100_SOURCE, **H100_LOOP},
+    "a100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, **A100_LOOP,
+             "source": "not measured: the H100 measurement's fit (bf16, eager) with the FLOP rate scaled by the datasheet "
+                       "ratio 312/989 TFLOP/s dense bf16 (156 TFLOP/s effective); per-step overheads the H100's"},
     "v100": {"train_flops": 0.2 * 125e12, "eval_flops": 0.3 * 125e12, "memory_gib": 32, "overhead_s": 30,
              "gpu": True, "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed" + GPU_LOOP_SOURCE,
              **GPU_LOOP},

@@ -1,0 +1,50 @@
+"""The built-in h100 profile reproduces the H100 measurements (/work/shared/measurements, issue 27)
+through the code path a finetune job is planned by (estimate.job_cost)."""
+import pytest
+
+from xlt.cost import estimate, profile
+
+# measured on an H100 80GB HBM3, bf16 autocast, eager, fused AdamW, mBERT shape, 128 tokens an example
+MEASURED_TOKENS_PER_S = {32: 126783, 128: 364289}
+LOOP_SAMPLES_PER_S = 1035  # benchmarks/bench.py --loop at batch 32 x 128: the project's training loop
+# no model or dataset in the config: the shape comes from KNOWN_MODELS, not a (stand-in) hub cache
+CONFIG = {"models": {}, "datasets": {}}
+
+
+def planned_tokens_per_s(prof: dict, batch: int, steps: int = 1000) -> float:
+    args = ["--model", "bert-base-multilingual-cased", "--train", "results/data/xnli/en/train.jsonl",
+            "--freeze-depth", "-1", "--epochs", "2", "--max-steps", str(steps), "--batch-size", str(batch),
+            "--max-length", "128"]
+    cost = estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", args, {**prof, "overhead_s": 0.0})  # steps only
+    assert cost.train_tokens == steps * batch * 128 and cost.eval_tokens == 0
+    return cost.train_tokens / cost.seconds
+
+
+@pytest.mark.parametrize("batch", sorted(MEASURED_TOKENS_PER_S))
+def test_h100_plans_the_measured_throughput(batch):
+    planned = planned_tokens_per_s(profile.load("h100", None), batch)
+    assert 1 / 1.2 < planned / MEASURED_TOKENS_PER_S[batch] < 1.2, planned
+
+
+def test_h100_plans_the_training_loops_measured_samples_per_second():
+    planned = planned_tokens_per_s(profile.load("h100", None), 32) / 128
+    assert 1 / 1.2 < planned / LOOP_SAMPLES_PER_S < 1.2, planned
+
+
+def test_the_fit_solves_both_rows_exactly():
+    """Two equations, two unknowns: the fit reproduces both measured rows (not just within 1.2x)."""
+    for batch, measured in MEASURED_TOKENS_PER_S.items():
+        assert planned_tokens_per_s(profile.load("h100", None), batch) == pytest.approx(measured, rel=1e-3)
+
+
+def test_the_assumed_profile_misses_the_measurement():
+    """The profile before the measurement (20 % of peak and assumed overheads) planned 3.4x too slow."""
+    assumed = {"name": "old", "train_flops": 0.2 * 989e12, "eval_flops": 0.3 * 989e12, "overhead_s": 30,
+               "gpu": True, "source": "", **profile.GPU_LOOP}
+    assert planned_tokens_per_s(assumed, 32) / MEASURED_TOKENS_PER_S[32] < 1 / 1.2
+
+
+def test_a100_is_the_h100_fit_scaled_by_the_datasheet_ratio():
+    h100, a100 = profile.load("h100", None), profile.load("a100", None)
+    assert a100["train_flops"] == pytest.approx(h100["train_flops"] * 312 / 989)
+    assert all(a100[key] == h100[key] for key in profile.OVERHEADS)
