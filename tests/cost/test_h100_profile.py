@@ -48,3 +48,17 @@ def test_a100_is_the_h100_fit_scaled_by_the_datasheet_ratio():
     h100, a100 = profile.load("h100", None), profile.load("a100", None)
     assert a100["train_flops"] == pytest.approx(h100["train_flops"] * 312 / 989)
     assert all(a100[key] == h100[key] for key in profile.OVERHEADS)
+
+
+def test_a_trainable_embedding_costs_memory_not_flops():
+    """At --freeze-depth -1 the embedding matrix trains: its gradient and AdamW moments (12 bytes a
+    weight) count in memory and the checkpoint; its lookup is no matrix product, so FLOPs do not change."""
+    base = ["--model", "bert-base-multilingual-cased", "--train", "results/data/xnli/en/train.jsonl", "--max-steps", "10",
+            "--batch-size", "32", "--max-length", "128", "--checkpoint-every", "5"]
+    flops_only = {"name": "f", "train_flops": 1e12, "eval_flops": 1e12, "overhead_s": 0.0, "gpu": True, "source": ""}
+    nothing, embeddings = (estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", d], flops_only)
+                           for d in ("-1", "0"))
+    vocab, hidden, _ = estimate.KNOWN_MODELS["bert-base-multilingual-cased"]
+    assert nothing.seconds == pytest.approx(embeddings.seconds)
+    assert (nothing.peak_memory_gib - embeddings.peak_memory_gib) * 2**30 == pytest.approx(12 * vocab * hidden)
+    assert (nothing.scratch_gib - embeddings.scratch_gib) * 2**30 == pytest.approx(12 * vocab * hidden)

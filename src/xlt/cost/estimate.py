@@ -230,8 +230,11 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
                + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"]
                + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"])
     all_params = params + vocab * hidden if model else 0
+    # FLOPs leave the embedding out (a lookup, not a matrix product), but at --freeze-depth -1 (nothing
+    # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it
+    held = trainable + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
-    memory = (4 * all_params + 12 * trainable + activations * (1 if trains else 0.1)) if model else 0
+    memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
     disk = 4 * all_params if rule in KEEPS_MODEL else 0
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
@@ -248,7 +251,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
         # once the job's outputs are written: scratch while the job runs, not part of the results
-        scratch = 12 * trainable
+        scratch = 12 * held
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
                    scratch / 2**30)
 
