@@ -17,7 +17,7 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.plan import RESULTS, Job, data_file, data_info
-from xlt.report.positive_control.world import high_overlap as highest
+from xlt.report.positive_control.world import high_overlap as highest, overlap_ranking
 
 SECTION = "positive_control"
 TABLE = f"{RESULTS}/tables/{SECTION}.csv"
@@ -116,7 +116,7 @@ def _alignment_spec(config: dict) -> dict:
 def _dual_spec(config: dict) -> dict:
     from xlt.families.dual import plan as dual
 
-    (name,) = _names("dual")
+    name = _names("dual")[0]
     langs = [lang for lang in config["dual"]["tatoeba"]["langs"] if lang in world(config)]
     baseline = {(row["model"], row["pooling"]): row["run_id"] for row in dual.baselines(config)}
     not_run = {}
@@ -125,7 +125,27 @@ def _dual_spec(config: dict) -> dict:
     if not baseline:
         not_run[name] = "dual.baselines is false: no untrained encoder to compare with"
     return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in dual.runs(config) if baseline},
-            "langs": langs, "not_run": not_run}
+            "langs": langs, "not_run": not_run, **_dual_distill_spec(config, langs, not_run)}
+
+
+def _dual_distill_spec(config: dict, langs: list[str], not_run: dict) -> dict:
+    """The distillation check's part of the dual spec: each distilled run with the teacher's
+    evaluation row, on the lowest-overlap demo language (or the reason it is not run)."""
+    from xlt.families.dual import distill_plan, plan as dual
+
+    name = _names("dual")[1]
+    teacher = distill_plan.teacher_row(config, dual.FAMILY)
+    distilled = [row["run_id"] for row in dual.runs(config) if row["objective"] == distill_plan.DISTILL]
+    if not distilled:
+        not_run[name] = "no distilled runs: mse_distill is not in dual.objectives"
+    elif teacher is None:
+        not_run[name] = "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"
+    elif not langs:
+        not_run[name] = "no demo_world language in dual.tatoeba.langs"
+    if name in not_run:
+        return {}
+    lowest = [lang for lang in overlap_ranking(world(config)) if lang in langs][-1]
+    return {"distill": {run: teacher["run_id"] for run in distilled}, "distill_lang": lowest}
 
 
 def _monox_spec(config: dict) -> dict:
