@@ -18,7 +18,9 @@ TEACHER = "teacher"  # the objective value of the teacher's own evaluation row
 
 
 def distilling(config: dict, family: str) -> bool:
-    return DISTILL in config[family]["objectives"]
+    """mse_distill is on the objective axis of an enabled family."""
+    section = settings.family(config, family)
+    return section is not None and DISTILL in section["objectives"]
 
 
 def _sbert_run(config: dict, run_id: str) -> dict:

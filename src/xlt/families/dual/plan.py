@@ -259,14 +259,15 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         prefix_args, prefix_inputs = _prefix_args(config, row)
         # dev selection scores retrieval by the Tatoeba test's rule (one rule for both)
         args += ["--match", family["tatoeba"]["match"]]
-        if row["objective"] == ADDITIVE:
-            objective_args, run_training = ["--margin", row["margin"], "--scale", row["scale"],
-                                            "--symmetric", family["symmetric"]], training
+        if row["objective"] == ADDITIVE:  # the command line as before the objective axis
+            objective_args, run_training = ["--margin", row["margin"], "--scale", row["scale"], "--pooling",
+                                            row["pooling"], "--symmetric", family["symmetric"]], training
         else:  # distilled: trains on raw text (no frozen-prefix store), the teacher is an input
             (objective_args, teacher_inputs), run_training = (distill_plan.train_args(config, FAMILY),
                                                               distill_plan.training(config, FAMILY))
+            objective_args += ["--pooling", row["pooling"]]
             prefix_args, prefix_inputs = [], teacher_inputs
-        args += [*objective_args, "--pooling", row["pooling"], *prompt_args(config, row["model"]),
+        args += [*objective_args, *prompt_args(config, row["model"]),
                  "--freeze-depth", row["freeze_depth"], *prefix_args,
                  "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
