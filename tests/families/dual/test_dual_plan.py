@@ -144,7 +144,7 @@ def test_mining_pairs():
 
 
 def test_paper_sweep_has_the_seeds_margins():
-    runs = plan.runs(validate(paper_config()))
+    runs = [r for r in plan.runs(validate(paper_config())) if r["objective"] == "additive_margin"]
     assert sorted({r["margin"] for r in runs}) == [0, 0.1, 0.2, 0.3, 0.4]
     assert len(runs) == 5 * 2 * 2
 
@@ -433,3 +433,17 @@ def test_teacher_errors_name_the_key(teacher, message):
     config["dual"]["distill"]["teacher"] = teacher
     with pytest.raises(XltError, match=message):
         validate(config)
+
+
+def test_paper_distils_the_english_sbert_run_into_mbert_with_the_authors_settings():
+    config = validate(paper_config())
+    (kd,) = [r for r in plan.runs(config) if r["objective"] == "mse_distill"]
+    assert kd["run_id"] == "mbert-distill-mean-bs64-depthnone-seed1" and kd["pooling"] == "mean"
+    args = [str(a) for a in plan.jobs(config)["train_dual"][kd["run_id"]].args]
+    settings_ = {flag: args[args.index(flag) + 1] for flag in ("--teacher", "--batch-size", "--lr", "--warmup-ratio",
+                                                               "--epochs", "--max-steps", "--max-length")}
+    assert settings_ == {"--teacher": "results/runs/sbert/mbert-mean-L-1-depthnone-seed1/model", "--batch-size": "64",
+                         "--lr": "2e-05", "--warmup-ratio": "0.1", "--epochs": "5", "--max-steps": "0",
+                         "--max-length": "128"}
+    assert args[args.index("--train") + 1] == "results/data/talks/ar/train.jsonl"  # the dual family's TED talks pairs
+    assert "teacher-mbert-mean-L-1-depthnone-seed1" in plan.jobs(config)["tatoeba_dual"]

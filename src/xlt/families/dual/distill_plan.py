@@ -3,7 +3,8 @@
 The teacher is `dual.distill.teacher`: a trained run of the config's sbert family (its model
 directory, pooling and layer; the sbert run trained on English NLI, so zero-shot SBERT and SBERT
 distilled into the student meet on the same test sets) or a model of `models:`. A distilled run
-is model x pooling x batch size x freeze depth x seed (no margin or scale); with
+is model x pooling (distill.poolings, else the family's) x batch size x freeze depth x seed (no
+margin or scale); with
 `distill.evaluate_teacher` the teacher gets the family's evaluation as one more row (objective
 `teacher`), the zero-shot baseline of the paired tests (xlt.analysis.compare.REFERENCES).
 """
@@ -79,10 +80,11 @@ def runs(config: dict, family: str, batch_sizes: list[int]) -> list[dict]:
         return []
     extra = section["distill"]["training"]
     sizes = [extra["batch_size"]] if "batch_size" in extra else batch_sizes
+    poolings = section["distill"].get("poolings", section["poolings"])
     return [{"run_id": f"{model}-distill-{pooling}-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
              "model": model, "objective": DISTILL, "margin": None, "scale": None, "pooling": pooling,
              "batch_size": batch_size, "freeze_depth": depth, "seed": seed}
-            for model in section["models"] for pooling in section["poolings"] for batch_size in sizes
+            for model in section["models"] for pooling in poolings for batch_size in sizes
             for depth in section["freeze_depths"] for seed in section["seeds"]]
 
 
