@@ -24,6 +24,7 @@ def _without_changes(config: dict) -> dict:
     for value in config.values():
         if isinstance(value, dict) and "resources" in value:
             value.pop("training", None)
+            value.get("distill", {}).pop("training", None)
             for key in ("cpus", "gpus", "mem_mb"):
                 value["resources"].pop(key, None)
             for task in value.get("tasks", []):
@@ -41,6 +42,9 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     assert derived["report"]["rehearsal"] is True and "rehearsal" not in PAPER["report"]
     assert derived["training"]["max_steps"] == STEPS and derived["monox"]["tasks"][0]["training"]["max_steps"] == STEPS
     assert all(derived[f]["training"]["max_steps"] == STEPS for f in ("sbert", "adapt", "monox", "dual"))
+    # the distilled runs' own settings (5 epochs in the paper) are capped too
+    assert derived["dual"]["distill"]["training"]["max_steps"] == STEPS
+    assert derived["dual"]["distill"]["training"]["lr"] == PAPER["dual"]["distill"]["training"]["lr"]
     # Dutch Wikipedia's 80k/10k/10k slices scaled with the stand-in data, split names kept
     assert derived["datasets"]["nl-wiki"]["split_names"] == {"train": "train[:320]", "dev": "train[320:360]",
                                                              "test": "train[360:400]"}
@@ -53,6 +57,11 @@ def test_cut_down_keeps_one_seed_and_two_depths():
     assert cut["freeze_depth"]["seeds"] == [1] and cut["freeze_depth"]["depths"] == [-1, 0]
     assert cut["alignment"]["freeze_depths"] == [-1, 0]
     assert cut["adapt"]["schemes"] == PAPER["adapt"]["schemes"]  # each scheme is planned differently
+    # both objectives stay, and the distilled student's teacher is still an sbert run of the cut sweep
+    from xlt.families.dual import plan as dual
+
+    cut = validate(copy.deepcopy(cut))
+    assert {row["objective"] for row in dual.runs(cut)} == {"additive_margin", "mse_distill"}
 
 
 def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path):

@@ -48,6 +48,8 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
         family.setdefault("resources", {}).update(gpus=0, cpus=1, mem_mb=REHEARSAL_MEM_MB)
         if "training" in family:
             _cap(family["training"])
+        if "training" in family.get("distill", {}):  # the dual family's distilled runs override the family's
+            _cap(family["distill"]["training"])
         for task in family.get("tasks", []):
             for key in ("training", "teacher_training"):
                 if key in task:
