@@ -447,3 +447,15 @@ def test_paper_distils_the_english_sbert_run_into_mbert_with_the_authors_setting
                          "--max-length": "128"}
     assert args[args.index("--train") + 1] == "results/data/talks/ar/train.jsonl"  # the dual family's TED talks pairs
     assert "teacher-mbert-mean-L-1-depthnone-seed1" in plan.jobs(config)["tatoeba_dual"]
+
+
+def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_tests():
+    from xlt.analysis.compare import REFERENCES
+    from xlt.core.choices import DUAL_OBJECTIVES
+    from xlt.families.dual import distill_plan
+
+    schema = yaml.safe_load((REPO / "src" / "xlt" / "families" / "dual" / "schema.yaml").read_text())
+    assert tuple(schema["properties"]["objectives"]["items"]["enum"]) == DUAL_OBJECTIVES
+    assert schema["properties"]["objectives"]["default"] == [plan.ADDITIVE] == [DUAL_OBJECTIVES[0]]
+    assert REFERENCES["dual"] == ("objective", (distill_plan.TEACHER, *DUAL_OBJECTIVES))
+    assert distill_plan.DISTILL in DUAL_OBJECTIVES
