@@ -138,7 +138,7 @@ def test_paper_sweep_analyses_mbert_every_dual_run_and_four_depths():
      r"alignment.freeze_depths: depth\(s\) \[5\] are not in the freeze_depth sweep"),
     (lambda c: c["alignment"].update(tsne_layers=[0, 13]), r"alignment.tsne_layers: hidden-state index\(es\) \[13\] out of range .* 12 layers"),
     (lambda c: c["alignment"].update(layers=[14]), r"alignment.layers: hidden-state index\(es\) \[14\] out of range"),
-    (lambda c: c["alignment"].update(models=[], freeze_depths=[]) or c["dual"].update(enabled=False), r"alignment: nothing to analyse"),
+    (lambda c: c["alignment"].update(models=[], freeze_depths=[], dual_runs="all") or c["dual"].update(enabled=False), r"alignment: nothing to analyse"),
 ])
 def test_cross_reference_errors_name_the_key(mutate, message):
     config = copy.deepcopy(raw_config())
