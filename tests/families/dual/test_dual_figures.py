@@ -252,7 +252,7 @@ def test_objectives_figure_has_a_bar_per_objective_and_language_with_interval_wh
     fig = PLOTS["dual-objectives"](objectives_table(), tmp_path / "o.png")
     assert (tmp_path / "o.png").read_bytes()[:8] == PNG
     error_panel, sts_panel = fig.axes
-    labels = error_panel.get_legend_handles_labels()[1]
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]
     assert labels == ["untrained", "teacher (zero-shot)", "objective=additive_margin margin=0",
                       "objective=additive_margin margin=0.3", "objective=mse_distill"]
     heights = [round(bar.get_height(), 6) for bar in error_panel.patches]

@@ -57,6 +57,9 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.4), squeeze=False)
     for ax, (rows, ylabel, scale) in zip(axes[0], panels):
         _panel(ax, rows, ylabel, scale)
-    axes[0][0].legend(fontsize=8)
+    # below the panels: the bars of a high error reach the top of the axes
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8)
     fig.suptitle(title or "Objectives: untrained, zero-shot teacher, additive margin, distilled student")
-    return save(fig, out)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return save(fig, out, tight=False)
