@@ -46,7 +46,7 @@ def test_schema_defaults_are_the_issue_thresholds():
     assert config["positive_control"] == {
         "enabled": True,
         "freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.2, "order_tolerance": 0.0, "depth_gain": 0.1},
-        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2, "distill_gain": 0.2},
+        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2, "distill_gain": 0.1},
         "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.8, "max_majority_share": 0.7},
         "sbert": {"spearman_gain": 0.1}, "known_failures": {}}
     config = demo_config()
@@ -76,8 +76,7 @@ def test_the_demo_spec():
         "not_run": {}}
     distilled = "demo-mbert-distill-mean-bs32-depthnone-seed1"
     assert spec["dual"] == {"pairs": {"demo-mbert-margin0-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
-                                      "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
-                                      distilled: "demo-mbert-mean-untrained"},
+                                      "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained"},
                             "langs": ["qaa", "qab", "qac"], "not_run": {},
                             # the zero-overlap language, against the sbert teacher scored by the dual evaluation
                             "distill": {distilled: "teacher-demo-mbert-mean-L-1-depthnone-seed1"}, "distill_lang": "qac"}

@@ -124,7 +124,9 @@ def _dual_spec(config: dict) -> dict:
         not_run[name] = "no demo_world language in dual.tatoeba.langs"
     if not baseline:
         not_run[name] = "dual.baselines is false: no untrained encoder to compare with"
-    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in dual.runs(config) if baseline},
+    # the additive-margin runs; a distilled student is held to its teacher by the distillation check
+    additive = [row for row in dual.runs(config) if row["objective"] == dual.ADDITIVE]
+    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in additive if baseline},
             "langs": langs, "not_run": not_run, **_dual_distill_spec(config, langs, not_run)}
 
 
