@@ -31,8 +31,7 @@ def test_dry_run_lists_dual_and_alignment_jobs(tmp_path, configfile):
     assert counts["tatoeba_dual"] == runs + baselines + 1 == runs + len(plan.baselines(config)) + 1
     assert counts["mine"] == runs * pairs
     assert counts["make_bucc"] == pairs
-    analysed = runs if align["dual_runs"] == "all" else len(align["dual_runs"])  # the demo names its two
-    assert counts["align_layers"] == len(align["models"]) + analysed + depth_runs == len(settings.plan_module("alignment").runs(config))
+    assert counts["align_layers"] == len(align["models"]) + runs + depth_runs == len(settings.plan_module("alignment").runs(config))
     for rule in ("aggregate_dual", "aggregate_alignment", "plot_alignment"):
         assert counts[rule] == 1
     figures = [t for t in plan.targets(config) if t.endswith(".png") and t != plan.CURVES]  # xlt plot's figures
