@@ -108,3 +108,23 @@ def test_wall_s_is_the_whole_job_not_the_metrics_files_lifetime(tiny_run_inputs,
     monkeypatch.setattr(xlt.core.models, "load_classifier", slow_load)
     _, meta = finetune(tiny_run_inputs, tmp_path / "timed", 1)
     assert meta["wall_s"] >= 0.5 + meta["train_wall_s"]
+
+
+def test_the_freeze_depth_table_says_how_each_runs_prefix_ran(tiny_run_inputs, tmp_path):
+    """finetune -> evaluate -> aggregate: the table has cache_frozen_prefix and prefix_precision
+    columns, from the run's axes (depth -1 trains uncached even with --cache-frozen-prefix)."""
+    from xlt.report.aggregate import aggregate
+
+    evals = []
+    for depth in (-1, 2):
+        out = tmp_path / f"d{depth}"
+        finetune(tiny_run_inputs, out, depth, "--cache-frozen-prefix")
+        assert main(["evaluate", "--model", str(out / "model"), "--data", str(tiny_run_inputs / "dev.jsonl"),
+                     "--langs", "en", "--train-metrics", str(out / "train.json"), "--max-length", "32",
+                     "--device", "cpu", "--out", str(out / "eval.json")]) == 0
+        evals.append(out / "eval.json")
+    table = aggregate(evals, resamples=100)
+    assert {"cache_frozen_prefix", "prefix_precision"} <= set(table.columns)
+    runs = table.drop_duplicates("run_id")
+    assert dict(zip(runs.freeze_depth, runs.cache_frozen_prefix)) == {-1: False, 2: True}
+    assert set(runs.prefix_precision) == {"fp32"}
