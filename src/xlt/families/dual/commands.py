@@ -51,7 +51,8 @@ def _train_dual_arguments(p) -> None:
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--cache-frozen-prefix", action="store_true",
                    help="run the frozen layers once per distinct training sentence (eval mode: no dropout below the "
-                        "boundary) and train only the layers above; needs --freeze-depth >= 0")
+                        "boundary; at the training's --precision) and train only the layers above; needs "
+                        "--freeze-depth >= 0")
     p.add_argument("--prefix-states", default=None, metavar="DIR",
                    help="read the frozen layers' output from this store (`xlt dual-prefix-states`, one pass for the "
                         "whole sweep) instead of computing it; --cache-frozen-prefix's semantics")
