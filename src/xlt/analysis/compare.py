@@ -44,8 +44,9 @@ BASELINES = {"freeze_depth": ("freeze_depth", -1), "monox": ("mode", "finetune")
 # axes that name a run rather than a setting
 NOT_AXES = {"headline"}
 # family -> axes that follow from the others and are no comparison's own (adapt's role is
-# "adapted" for every scheme but the pre-trained reference's)
-DERIVED_AXES = {"adapt": {"role"}}
+# "adapted" for every scheme but the pre-trained reference's; whether a run's frozen prefix was
+# cached follows from its freeze depth: -1 has none)
+DERIVED_AXES = {"adapt": {"role"}, "freeze_depth": {"cache_frozen_prefix"}, "dual": {"cache_frozen_prefix"}}
 # family -> axis -> sort key of its values, where their natural order is not the plain one
 # (adapt's schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual)
 ORDERS = {"adapt": {"scheme": scheme_order}}

@@ -46,7 +46,7 @@ from xlt.core.models import pick_device
 from xlt.core.schedules import linear_schedule, lr_factor, lr_schedule  # noqa: F401  (re-exported)
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
 from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arguments, parse_bool,  # noqa: F401
-                                  train_args_from, train_flags)
+                                  precision_label, train_args_from, train_flags)
 
 log = logging.getLogger("xlt.core.training")
 
@@ -214,7 +214,7 @@ def train(
         loss_fn = compiled_loss(loss_fn, model)
 
     result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device),
-                         precision=str(amp_dtype).removeprefix("torch.") if amp_dtype is not None else "fp32")
+                         precision=precision_label(amp_dtype))
     best_state: dict | None = None
     started = time.time()
     seen = 0

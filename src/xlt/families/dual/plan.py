@@ -110,7 +110,7 @@ def check(config: dict) -> None:
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
-    check_prefix_states(config, FAMILY)
+    check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
     check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]

@@ -47,7 +47,9 @@ def check(config: dict) -> None:
     for split in ("train", "dev"):
         settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
     settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
-    check_prefix_states(config, FAMILY)
+    depths = [d for model in family["models"]
+              for d in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")]
+    check_prefix_states(config, FAMILY, depths, f"{FAMILY}.depths")
 
 
 def runs(config: dict) -> list[dict]:
