@@ -210,6 +210,35 @@ def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
     assert len(graphs) == 1
 
 
+def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
+    # sbert trains ModuleDict({"encoder", "head"}) and its loss indexes it: torch.compile of the
+    # dict itself is not subscriptable, so each module is compiled
+    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
+        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
+    real_compile, compiled_modules = torch.compile, []
+
+    def compile_eager(model, **kwargs):
+        compiled_modules.append(model)
+        return real_compile(model, backend="eager", **kwargs)
+
+    monkeypatch.setattr(torch, "compile", compile_eager)
+    torch._dynamo.reset()
+    data = toy_problem()
+
+    def make_dict():
+        torch.manual_seed(0)
+        return torch.nn.ModuleDict({"encoder": torch.nn.Linear(4, 3), "head": torch.nn.Linear(3, 2)})
+
+    def dict_loss(m, batch):
+        return torch.nn.functional.cross_entropy(m["head"](m["encoder"](batch["x"])), batch["y"])
+
+    plain, compiled = make_dict(), make_dict()
+    train(plain, data, collate, dict_loss, args(max_steps=5))
+    train(compiled, data, collate, dict_loss, args(max_steps=5, compile=True))
+    assert compiled_modules == [compiled["encoder"], compiled["head"]]
+    assert torch.allclose(compiled["head"].weight, plain["head"].weight, atol=1e-6)
+
+
 def test_the_curve_holds_every_logged_and_evaluated_step_as_the_history_does():
     data = toy_problem()
     scores = iter([0.3, 0.5, 0.4])

@@ -133,8 +133,12 @@ def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
     the short last batch's size) changes from batch to batch; one graph with symbolic shapes
     serves them all, where static shapes would recompile per length until torch's recompile
     limit and then fall back to eager. (The other way, padding to a few fixed lengths, would
-    change the inputs a compiled run sees against an eager one.)"""
-    compiled = torch.compile(model, dynamic=True)
+    change the inputs a compiled run sees against an eager one.) A ModuleDict (sbert's encoder and
+    head) has no forward of its own: each of its modules is compiled, and the loss indexes them."""
+    if isinstance(model, torch.nn.ModuleDict):
+        compiled = torch.nn.ModuleDict({name: torch.compile(module, dynamic=True) for name, module in model.items()})
+    else:
+        compiled = torch.compile(model, dynamic=True)
     return lambda m, batch: loss_fn(compiled if m is model else m, batch)
 
 
