@@ -53,6 +53,8 @@ KNOWN_ROWS = {
 }
 DEFAULT_ROWS = 2000
 EVAL_BATCH = 64  # examples per evaluation batch where a job's flags do not say (predict_logits' default)
+# benchmarks/prefix_cache.py --mbert --device cuda (BENCHMARKS.md, docs/performance.md)
+PREFIX_CACHE_GPU = "saved 1.7 % over the whole freeze-depth sweep at mBERT's shape (measured)"
 DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
 BYTES_PER_ROW = 400  # a prepared JSONL row, text pair plus label
 TRAIN_FLAGS = ("--epochs", "--max-steps")
@@ -355,4 +357,11 @@ def format_table(result: dict) -> str:
     lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; a running training job "
                  f"also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
                  "peak memory is one job's, accelerator when it has one)")
+    lines.append("tokens: each batch padded to its longest example, from the data's token lengths (xlt.cost.tokens)")
+    if "compile_step_ratio" in result["profile"]:
+        lines.append(f"torch.compile (jobs with compile: true): a training step x{result['profile']['compile_step_ratio']:.3f} "
+                     f"(measured at batch 128 x 128 tokens, assumed at other shapes) + "
+                     f"{result['profile'].get('compile_s', COMPILE_S):.0f} s a job (assumed, not measured)")
+    if result["profile"].get("gpu"):
+        lines.append(f"frozen-prefix cache: not a GPU saving to count on; on an H100 it {PREFIX_CACHE_GPU}")
     return "\n".join(lines)
