@@ -175,3 +175,20 @@ def test_the_plan_says_what_the_prefix_cache_and_compile_measured(capsys):
     out = capsys.readouterr().out
     assert "1.7 %" in out and "prefix cache" in out
     assert "torch.compile" in out and "120 s a job (assumed" in out
+
+
+def test_an_adaptation_run_pays_its_perplexity_sets_at_every_checkpoint():
+    # adapt_mlm scores its fixed-masked target and multilingual sets (the family's own files, not
+    # prepared data) at step 0 and every --eval-every steps, and its test set once
+    config = settings.load("config/paper.yaml")
+    args = ["--model", "bert-base-multilingual-cased", "--train", "results/data/nl-wiki/nl/train.jsonl",
+            "--target", "results/runs/adapt/eval/nl/dev.jsonl", "--eval", "results/runs/adapt/eval/multilingual/dev.jsonl",
+            "--test", "results/runs/adapt/eval/nl/test.jsonl", "--eval-batch-size", "16", "--epochs", "1",
+            "--max-steps", "100", "--eval-every", "50", "--batch-size", "8", "--max-length", "128"]
+    job = estimate.job_cost(config, "adapt", "adapt_mlm", "a", args, UNIT)
+    n = config["adapt"]["eval_sentences"]
+    premise = tokens.padded_length(tokens.KNOWN_LENGTHS["facebook/xnli"]["text"], 128, 16)
+    # 3 checkpoints (steps 0, 50, 100) x (target at --max-length + multilingual premises) + the test set once
+    assert job.eval_tokens == pytest.approx(3 * n * (128 + premise) + n * 128, rel=1e-6)
+    without = [a for a in args if "runs/adapt/eval" not in a and a not in ("--target", "--eval", "--test")]
+    assert estimate.job_cost(config, "adapt", "adapt_mlm", "b", without, UNIT).eval_tokens == 0

@@ -174,6 +174,22 @@ def _file_rows(config: dict, paths) -> list[int]:
     return [rows(config, dataset, split) for dataset, split in _data_files(paths)]
 
 
+def _adapt_sets(config: dict, args: list[str], flags: tuple[str, ...], max_length: int, batch: int) -> list[tuple[int, float]]:
+    """(rows, tokens a row) of each fixed-masked set an adapt job scores after `flags`: the family's
+    own files (xlt.families.adapt.plan.eval_sets), `eval_sentences` rows of the target's held-out
+    text or, size-matched, of the multilingual set's sentences (planned at its longer field)."""
+    family = config.get("adapt") or {}
+    if not family:
+        return []
+    target, multi = family["target"], family["multilingual"]
+    n = min(family["eval_sentences"], rows(config, target["dataset"], target["eval_split"]))
+    out = []
+    for path in (p for flag in flags for p in _values(args, flag)):
+        source = (multi["dataset"], multi["split"]) if "/multilingual/" in path else (target["dataset"], target["eval_split"])
+        out.append((n, tokens.example_tokens(tokens.length_summaries(config, *source)[0], "adapt_mlm", max_length, batch)))
+    return out
+
+
 def _flag(args: list[str], flag: str) -> bool:
     return str(_value(args, flag, "False")).strip().lower() in ("true", "yes", "1", "on")
 
@@ -267,6 +283,13 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
                                   for paths in (dev_paths, other_paths))
     eval_batches = (other_batches + dev_batches * passes) if model else 0
+    if model and rule in ("adapt_mlm", "adapt_reference_perplexity"):
+        # every checkpoint (step 0 and each --eval-every) scores --target and --eval; --test and --data once
+        for flags, times in ((("--target", "--eval"), passes + 1), (("--test", "--data"), 1)):
+            for n, per_row in _adapt_sets(config, args, flags, max_length, eval_batch):
+                eval_tokens += times * n * per_row
+                eval_batches += times * math.ceil(n / eval_batch)
+        eval_flops = 2 * (params + head) * eval_tokens
     train_s = overhead_seconds(profile, step_layers, steps, batch) - profile["overhead_s"] + train_flops / profile["train_flops"]
     if trains and _flag(args, "--compile"):  # the training steps run compiled (evaluation stays eager)
         train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)
