@@ -192,3 +192,14 @@ def test_an_adaptation_run_pays_its_perplexity_sets_at_every_checkpoint():
     assert job.eval_tokens == pytest.approx(3 * n * (128 + premise) + n * 128, rel=1e-6)
     without = [a for a in args if "runs/adapt/eval" not in a and a not in ("--target", "--eval", "--test")]
     assert estimate.job_cost(config, "adapt", "adapt_mlm", "b", without, UNIT).eval_tokens == 0
+
+
+def test_a_tokenizer_that_does_not_load_fails_before_any_data_is_read(tmp_path, monkeypatch):
+    from xlt.core.errors import XltError
+    from xlt.data.prepare import prepare
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = {"source": "local", "task": "nli", "files": "missing/{lang}/{split}.jsonl", "languages": ["en"], "splits": ["train"]}
+    with pytest.raises(XltError, match=r"--tokenizer .*xlt prefetch"):  # not the missing data file's error
+        prepare("nli", spec, tmp_path / "out", root=tmp_path, tokenizer=str(tmp_path / "no-model"))
+    assert not (tmp_path / "out").exists()
