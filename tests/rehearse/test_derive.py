@@ -41,6 +41,9 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     assert derived["report"]["rehearsal"] is True and "rehearsal" not in PAPER["report"]
     assert derived["training"]["max_steps"] == STEPS and derived["monox"]["tasks"][0]["training"]["max_steps"] == STEPS
     assert all(derived[f]["training"]["max_steps"] == STEPS for f in ("sbert", "adapt", "monox", "dual"))
+    # the paper compiles its long jobs; four steps on a CPU run eager (compiling takes minutes there)
+    assert PAPER["freeze_depth"]["training"]["compile"] and PAPER["monox"]["tasks"][0]["training"]["compile"]
+    assert not any(section.get("compile") for section in _training_sections(derived))
     # Dutch Wikipedia's 80k/10k/10k slices scaled with the stand-in data, split names kept
     assert derived["datasets"]["nl-wiki"]["split_names"] == {"train": "train[:320]", "dev": "train[320:360]",
                                                              "test": "train[360:400]"}
@@ -77,3 +80,12 @@ def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
     title = paper.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
     assert paper.REHEARSAL in title
     assert paper.REHEARSAL not in paper.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()
+
+
+def _training_sections(config: dict) -> list[dict]:
+    sections = [config["training"]]
+    for family in config.values():
+        if isinstance(family, dict):
+            sections += [family[k] for k in ("training",) if isinstance(family.get(k), dict)]
+            sections += [t[k] for t in family.get("tasks", []) for k in ("training", "teacher_training") if k in t]
+    return sections

@@ -141,7 +141,11 @@ def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
                                "--layers", spec["layers"], "--hidden-size", spec["hidden_size"],
                                "--pretrain-steps", spec["pretrain_steps"], "--vocab-size", spec["vocab_size"], *world])
               for name, spec in config["models"].items() if spec["source"] == "demo"}
+    # a hub model's tokenizer counts each dataset's token lengths for `xlt plan` (demo models are
+    # built by the workflow itself, after the data: their configs plan from the cost tables)
+    hub = [model_ref(config, name) for name, spec in config["models"].items() if spec["source"] == "hub"]
+    tokenizer = ["--tokenizer", hub[0]] if hub else []
     data = {name: Job(name, ["--dataset", name, "--spec", json.dumps(spec, sort_keys=True),
-                             "--out", f"{RESULTS}/data/{name}", *(world if spec["source"] == "demo" else [])])
+                             "--out", f"{RESULTS}/data/{name}", *(world if spec["source"] == "demo" else []), *tokenizer])
             for name, spec in config["datasets"].items()}
     return {"build_demo_model": models, "prepare_data": data}

@@ -128,8 +128,17 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
 
 def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
     """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
-    parameters, so the optimiser, evaluation and saving keep using the plain `model`."""
-    compiled = torch.compile(model)
+    parameters, so the optimiser, evaluation and saving keep using the plain `model`.
+    dynamic=True: every collate pads to its batch's longest example, so the sequence length (and
+    the short last batch's size) changes from batch to batch; one graph with symbolic shapes
+    serves them all, where static shapes would recompile per length until torch's recompile
+    limit and then fall back to eager. (The other way, padding to a few fixed lengths, would
+    change the inputs a compiled run sees against an eager one.) A ModuleDict (sbert's encoder and
+    head) has no forward of its own: each of its modules is compiled, and the loss indexes them."""
+    if isinstance(model, torch.nn.ModuleDict):
+        compiled = torch.nn.ModuleDict({name: torch.compile(module, dynamic=True) for name, module in model.items()})
+    else:
+        compiled = torch.compile(model, dynamic=True)
     return lambda m, batch: loss_fn(compiled if m is model else m, batch)
 
 

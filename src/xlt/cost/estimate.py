@@ -4,14 +4,21 @@ The jobs are those the Snakefile runs (xlt.core.plan.shared_jobs and each family
 plan.jobs). A job's work is read off its `xlt` arguments: the model (shape from the config or
 KNOWN_MODELS, or its config.json in the hub cache), its data files (rows from the config's dataset
 sizes, the prepared data's counts once `xlt prepare-data` has run, or KNOWN_ROWS) and its
-training settings. Training costs 2 x params x tokens forward plus 4 x trainable params x tokens
-backward (frozen layers below the boundary get no backward pass); evaluation 2 x params x tokens.
-Embedding lookups are not matrix products, so `params` counts the encoder layers only.
+training settings. Tokens are what the encoder runs: every collate pads a batch to its longest
+example, so an example costs its batch's longest length, from the data's token lengths
+(xlt.cost.tokens: the prepared data's sample, else a table measured on real text, else
+--max-length), less with length_bucketing. Training costs 2 x params x tokens forward plus
+4 x trainable params x tokens backward (frozen layers below the boundary get no backward pass);
+evaluation 2 x params x tokens. Embedding lookups are not matrix products, so `params` counts the
+encoder layers only; a masked LM's output projection to the vocabulary (tied to the embedding,
+but a matrix product at every position) is counted on top (MLM_RULES).
 A job's seconds are its FLOPs at the profile's rates plus what the FLOP model does not see
 (xlt.cost.profile.OVERHEADS): the start-up, a per-optimiser-step overhead (optimiser update,
 collate, dispatch per layer) and a per-evaluation-batch overhead. Steps follow
 xlt.core.training.total_optimizer_steps (--max-steps > 0 overrides --epochs); a training job
-evaluates its --dev/--dev-sts data every --eval-every steps and after the last.
+evaluates its --dev/--dev-sts data every --eval-every steps and after the last. With --compile,
+a training step takes the profile's compile_step_ratio of its eager time and the job pays
+compile_s once (xlt.cost.profile).
 """
 from __future__ import annotations
 
@@ -22,6 +29,8 @@ from dataclasses import asdict, dataclass
 from xlt.core import settings
 from xlt.core.model_files import split_revision
 from xlt.core.plan import RESULTS, model_ref, shared_jobs
+from xlt.cost import tokens
+from xlt.cost.profile import COMPILE_S
 
 # the rules whose outputs keep a trained model (the others keep metrics, logits or stores only:
 # MonoX teachers and students, adapt); tests/cost checks this against the rules' outputs
@@ -44,10 +53,16 @@ KNOWN_ROWS = {
 }
 DEFAULT_ROWS = 2000
 EVAL_BATCH = 64  # examples per evaluation batch where a job's flags do not say (predict_logits' default)
+# benchmarks/prefix_cache.py --mbert --device cuda (BENCHMARKS.md, docs/performance.md)
+PREFIX_CACHE_GPU = "saved 1.7 % over the whole freeze-depth sweep at mBERT's shape (measured)"
 DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
 BYTES_PER_ROW = 400  # a prepared JSONL row, text pair plus label
 TRAIN_FLAGS = ("--epochs", "--max-steps")
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
+# a MonoX job's --split: monox_split's folder, cut from its task dataset's train split
+SPLIT_DIR = re.compile(rf"^{RESULTS}/runs/monox/splits/([^/]+)/")
+# masked LMs: their logits cover the vocabulary at every position (xlt.data.demo_model, xlt.families.adapt)
+MLM_RULES = ("build_demo_model", "adapt_mlm", "adapt_reference_perplexity")
 
 
 @dataclass
@@ -144,14 +159,46 @@ def _value(args: list[str], flag: str, default):
     return type(default)(float(found[0])) if found and isinstance(default, (int, float)) else (found[0] if found else default)
 
 
-def _file_rows(config: dict, paths) -> list[int]:
-    """Rows of each prepared data file among `paths` (other arguments left out)."""
+def _data_files(paths) -> list[tuple[str, str]]:
+    """(dataset, split) of each prepared data file among `paths` (other arguments left out)."""
     out = []
     for path in paths:
         match = DATA_FILE.match(str(path).split("=", 1)[-1])
         if match:
-            out.append(rows(config, match.group(1), match.group(3)))
+            out.append((match.group(1), match.group(3)))
     return out
+
+
+def _file_rows(config: dict, paths) -> list[int]:
+    """Rows of each prepared data file among `paths` (other arguments left out)."""
+    return [rows(config, dataset, split) for dataset, split in _data_files(paths)]
+
+
+def _adapt_sets(config: dict, args: list[str], flags: tuple[str, ...], max_length: int, batch: int) -> list[tuple[int, float]]:
+    """(rows, tokens a row) of each fixed-masked set an adapt job scores after `flags`: the family's
+    own files (xlt.families.adapt.plan.eval_sets), `eval_sentences` rows of the target's held-out
+    text or, size-matched, of the multilingual set's sentences (planned at its longer field)."""
+    family = config.get("adapt") or {}
+    if not family:
+        return []
+    target, multi = family["target"], family["multilingual"]
+    n = min(family["eval_sentences"], rows(config, target["dataset"], target["eval_split"]))
+    out = []
+    for path in (p for flag in flags for p in _values(args, flag)):
+        source = (multi["dataset"], multi["split"]) if "/multilingual/" in path else (target["dataset"], target["eval_split"])
+        out.append((n, tokens.example_tokens(tokens.length_summaries(config, *source)[0], "adapt_mlm", max_length, batch)))
+    return out
+
+
+def _flag(args: list[str], flag: str) -> bool:
+    return str(_value(args, flag, "False")).strip().lower() in ("true", "yes", "1", "on")
+
+
+def _tokens_per_example(config: dict, rule: str, files: list[tuple[str, str]], max_length: int, batch: int,
+                        bucketing: bool = False) -> list[float]:
+    """Tokens each file's examples cost, padded as their batches are (xlt.cost.tokens)."""
+    return [tokens.example_tokens(tokens.length_summaries(config, dataset, split)[0], rule, max_length, batch, bucketing)
+            for dataset, split in files]
 
 
 def _data_rows(config: dict, paths) -> int:
@@ -208,27 +255,46 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         if _value(args, "--mode", "") == "self_train":  # MonoX self-training: the gold run, then --rounds more
             trainings = 1 + _value(args, "--rounds", 1)
             steps, passes = steps * trainings, passes * trainings
-    train_tokens = steps * batch * max_length  # --grad-accum splits a batch; it does not add examples
+    train_files = _data_files(train_paths) or [(m.group(1), "train") for m in map(SPLIT_DIR.match, train_paths) if m]
+    bucketing = _flag(args, "--length-bucketing")
+    per_example = (_tokens_per_example(config, rule, train_files[:1], max_length, batch, bucketing) or [max_length])[0]
+    if rule == "build_demo_model":
+        per_example = max_length
+    train_tokens = steps * batch * per_example  # --grad-accum splits a batch; it does not add examples
     depth = max(_value(args, "--freeze-depth", -1), 0)
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
+    head = (vocab * hidden + hidden * hidden) if model and rule in MLM_RULES else 0  # the MLM head: transform + vocabulary
+    # forward and the backward to its input; the tied projection's own gradient only where the
+    # embedding trains (the demo's pretraining; adapt never trains the embeddings)
+    train_flops += (4 + (2 if rule == "build_demo_model" else 0)) * head * train_tokens
     step_layers = layers if model else 0
     cached = trains and depth > 0 and ("--cache-frozen-prefix" in args or "--prefix-states" in args)
     if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
-        once = 2 * (params - trainable) * train_rows * max_length if "--prefix-states" not in args else 0
+        once = 2 * (params - trainable) * train_rows * per_example if "--prefix-states" not in args else 0
         train_flops = 6 * trainable * train_tokens + once
         step_layers = layers - min(depth, layers)
-    eval_examples = (other_eval_rows + dev_rows * passes) if model else 0
-    eval_tokens = eval_examples * max_length
-    eval_flops = 2 * params * eval_tokens
     eval_batch = _value(args, "--eval-batch-size", 0) or (EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH))
+    dev_tokens, other_tokens = (sum(n * t for n, t in zip(_file_rows(config, paths), _tokens_per_example(
+        config, rule, _data_files(paths), max_length, eval_batch))) for paths in (dev_paths, other_paths))
+    eval_tokens = (other_tokens + dev_tokens * passes) if model else 0
+    eval_flops = 2 * (params + head) * eval_tokens
     # each file of each pass is batched on its own
     dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
                                   for paths in (dev_paths, other_paths))
     eval_batches = (other_batches + dev_batches * passes) if model else 0
-    seconds = (overhead_seconds(profile, step_layers, steps, batch)
-               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"]
-               + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"])
+    if model and rule in ("adapt_mlm", "adapt_reference_perplexity"):
+        # every checkpoint (step 0 and each --eval-every) scores --target and --eval; --test and --data once
+        for flags, times in ((("--target", "--eval"), passes + 1), (("--test", "--data"), 1)):
+            for n, per_row in _adapt_sets(config, args, flags, max_length, eval_batch):
+                eval_tokens += times * n * per_row
+                eval_batches += times * math.ceil(n / eval_batch)
+        eval_flops = 2 * (params + head) * eval_tokens
+    train_s = overhead_seconds(profile, step_layers, steps, batch) - profile["overhead_s"] + train_flops / profile["train_flops"]
+    if trains and _flag(args, "--compile"):  # the training steps run compiled (evaluation stays eager)
+        train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)
+    seconds = (profile["overhead_s"] + train_s + eval_flops / profile["eval_flops"]
+               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"])
     all_params = params + vocab * hidden if model else 0
     # FLOPs leave the embedding out (a lookup, not a matrix product), but at --freeze-depth -1 (nothing
     # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it
@@ -242,11 +308,15 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
                                    for split in _splits(spec))
     if rule in ("prefix_states", "prefix_states_dual"):  # one eval-mode pass through the deepest stored layer
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
-        # an upper bound: the store strips padding (and the dual store holds each of a pair's two sentences once)
-        eval_tokens = train_rows * (2 if rule == "prefix_states_dual" else 1) * max_length
+        # computed padded to each batch's longest; stored without padding (an upper bound for the dual
+        # store, which holds each of a pair's two sentences once)
+        summaries = tokens.length_summaries(config, *train_files[0])[0] if train_files else None
+        sentences = 2 if rule == "prefix_states_dual" and summaries is None else 1  # else RULE_FORMS counts both
+        eval_tokens = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch)
+        stored = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch, padded=False)
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
                    + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
-        disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
+        disk = len(depths) * stored * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
     scratch = 0
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
@@ -310,4 +380,11 @@ def format_table(result: dict) -> str:
     lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; a running training job "
                  f"also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
                  "peak memory is one job's, accelerator when it has one)")
+    lines.append("tokens: each batch padded to its longest example, from the data's token lengths (xlt.cost.tokens)")
+    if "compile_step_ratio" in result["profile"]:
+        lines.append(f"torch.compile (jobs with compile: true): a training step x{result['profile']['compile_step_ratio']:.3f} "
+                     f"(measured at batch 128 x 128 tokens, assumed at other shapes) + "
+                     f"{result['profile'].get('compile_s', COMPILE_S):.0f} s a job (assumed, not measured)")
+    if result["profile"].get("gpu"):
+        lines.append(f"frozen-prefix cache: not a GPU saving to count on; on an H100 it {PREFIX_CACHE_GPU}")
     return "\n".join(lines)

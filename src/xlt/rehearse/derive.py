@@ -1,6 +1,6 @@
 """The rehearsal's config: the paper config with the same sweep, and only what cannot run here
-changed (training capped at a few steps, hub split slices scaled to the stand-in data, one CPU a
-job, no GPU); the models and datasets keep their hub ids, found in the stand-in cache."""
+changed (training capped at a few steps and not compiled, hub split slices scaled to the stand-in
+data, one CPU a job, no GPU); the models and datasets keep their hub ids, found in the stand-in cache."""
 from __future__ import annotations
 
 import copy
@@ -18,6 +18,8 @@ CUT_AXES = {"seeds": 1, "depths": 2, "freeze_depths": 2, "layers": 1, "poolings"
 
 def _cap(training: dict) -> None:
     training.update(max_steps=STEPS, eval_every=STEPS // 2, log_every=1)
+    if training.get("compile"):  # inductor's C++ build takes minutes a job on a CPU: a few steps run eager
+        training["compile"] = False
     if "checkpoint_every" in training:
         training["checkpoint_every"] = STEPS // 2
 
