@@ -32,6 +32,18 @@ CLASSIFICATION_TASKS = ("nli", "sentiment")
 # sweep's): every depth's finetune job reads its boundary from it (prefix_states.shared)
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS: tuple[str, ...] = ()
+EVALUATIONS = ("evaluate_xnli",)
+LEDGER = {"prefix_states": (("model",), None), "finetune": (("run_id",), TRAIN_METRICS),
+          "evaluate_xnli": (("run_id",), f"{RUN}/eval.json")}
+KEEPS_MODEL = ("finetune",)
+BASELINE = ("freeze_depth", -1)  # nothing frozen
+DERIVED_AXES: frozenset[str] = frozenset()
+ORDERS: dict = {}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+PAPER_DOMAIN_MEANS: dict = {}
+
 
 def check(config: dict) -> None:
     family = config[FAMILY]
