@@ -40,7 +40,14 @@ def names() -> tuple[str, ...]:
 
 
 @functools.cache
+def _built_in() -> tuple[str, ...]:
+    """The package's own folder(s), before any XLT_FAMILY_PATH folder joins them."""
+    return tuple(importlib.import_module(PACKAGE).__path__)
+
+
+@functools.cache
 def _names(folders: tuple[str, ...]) -> tuple[str, ...]:
+    built_in = _built_in()
     package = importlib.import_module(PACKAGE)
     for folder in folders:
         if not Path(folder).is_dir():
@@ -49,7 +56,7 @@ def _names(folders: tuple[str, ...]) -> tuple[str, ...]:
         if folder not in package.__path__:
             package.__path__.append(folder)
     where: dict[str, str] = {}
-    for entry in package.__path__:
+    for entry in (*built_in, *folders):  # not a folder an earlier XLT_FAMILY_PATH named
         for found in pkgutil.iter_modules([entry]):
             if not found.ispkg or not (Path(entry) / found.name / "plan.py").is_file():
                 continue
