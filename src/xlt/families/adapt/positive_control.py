@@ -12,7 +12,6 @@ from xlt.report.positive_control.rows import missing, need_columns, num, row
 CHECK_NAMES = ("target perplexity falls", "training all layers costs the other languages most")
 
 
-
 def _all_layers_scheme(config: dict, model: str) -> str | None:
     """The adapt scheme of `model` that trains every layer (range 0-L), if the sweep has one."""
     from xlt.families.adapt import plan as adapt
@@ -23,6 +22,8 @@ def _all_layers_scheme(config: dict, model: str) -> str | None:
 
 
 def spec(config: dict) -> dict:
+    """What the checks need from the config: the target language and splits, each model's
+    reference run and all-layers scheme; `not_run`: checks the sweep cannot answer."""
     from xlt.families.adapt import plan as adapt
 
     family = config["adapt"]
@@ -76,10 +77,10 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
                     "at least as much as every other scheme")
         if everything not in increases or len(increases) < len(schemes):
             rows.append(missing(family, names[1], model, expected,
-                                 f"{reference} or the adapted runs on {multi[0]} {multi[1]}"))
+                                f"{reference} or the adapted runs on {multi[0]} {multi[1]}"))
             continue
         observed = ", ".join(f"{scheme} {increases[scheme]:+.3f}" for scheme in
                              sorted(increases, key=increases.get, reverse=True))
         rows.append(row(family, names[1], model, expected, observed,
-                         all(increases[everything] >= v for v in increases.values())))
+                        all(increases[everything] >= v for v in increases.values())))
     return rows

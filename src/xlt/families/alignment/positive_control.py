@@ -21,6 +21,8 @@ CHECK_NAMES = (
 
 
 def spec(config: dict) -> dict:
+    """What the checks need from the config: the pretrained models' run ids, the metric (centred
+    or raw), the test bitext files; `not_run`: checks the sweep cannot answer."""
     from xlt.families.alignment import plan as alignment
 
     family = config["alignment"]
@@ -71,7 +73,7 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
             rows.append(missing(family, names[1], subject, "> layer 0", f"{run} at layer 0 on {high}"))
             continue
         rows.append(row(family, names[1], subject, f"> layer 0 (embeddings): {num(by_layer[0])} ({how})", observed,
-                         by_layer[best] > by_layer[0]))
+                        by_layer[best] > by_layer[0]))
     return rows
 
 

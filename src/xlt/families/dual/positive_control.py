@@ -13,6 +13,8 @@ CHECK_NAMES = ("training lowers the retrieval error",)
 
 
 def spec(config: dict) -> dict:
+    """What the checks need from the config: each trained run's untrained baseline, the demo
+    languages with bitext; `not_run`: checks the sweep cannot answer."""
     from xlt.families.dual import plan as dual
 
     (name,) = CHECK_NAMES
@@ -45,7 +47,7 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
             if before is None or after is None:
                 absent = [r for r, v in ((baseline, before), (run, after)) if v is None]
                 rows.append(missing(family, name, subject, f"<= untrained error - {drop:g}",
-                                     f"{' and '.join(absent)} on {lang} (mean_error)"))
+                                    f"{' and '.join(absent)} on {lang} (mean_error)"))
                 continue
             expected = f"<= untrained {num(before)} - {drop:g} = {num(before - drop)} (mean of both directions)"
             rows.append(row(family, name, subject, expected, num(after), after <= before - drop))

@@ -24,9 +24,12 @@ CHECK_NAMES = (
 
 
 def spec(config: dict) -> dict:
+    """What the checks need from the config: the source language, each model's layer count (its
+    deepest freeze), the label files; `not_run`: checks the sweep cannot answer."""
     family = config["freeze_depth"]
     evaluation = family["eval"]
-    source, high, langs = family["train"]["lang"], high_overlap(settings.demo_world(config)), list(settings.demo_world(config))
+    world = settings.demo_world(config)
+    source, high, langs = family["train"]["lang"], high_overlap(world), list(world)
     names, not_run = CHECK_NAMES, {}
     if high not in evaluation["langs"]:
         not_run[names[1]] = not_run[names[3]] = f"the high-overlap language {high} is not in freeze_depth.eval.langs"
@@ -76,7 +79,7 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         value = accuracy(-1, source)
         rows.append(missing(family, names[0], f"{source}{who}", expected, f"{source} at depth -1") if value is None
                     else row(family, names[0], f"{source}{who}", expected, num(value),
-                              value >= thresholds["source_accuracy"]))
+                             value >= thresholds["source_accuracy"]))
 
         bar = chance + thresholds["above_chance"]
         expected = f">= chance 1/{spec['labels']} + {thresholds['above_chance']:g} = {num(bar)}"
@@ -106,7 +109,7 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         others = {depth: v for depth, v in on_high.items() if depth != deepest}
         if deepest not in on_high or not others:
             rows.append(missing(family, names[3], subject, expected,
-                                 f"{high} at depth {deepest} and at a shallower depth"))
+                                f"{high} at depth {deepest} and at a shallower depth"))
         else:
             best = max(others, key=others.get)
             observed = f"depth {best}: {num(others[best])}, depth {deepest}: {num(on_high[deepest])}"

@@ -13,6 +13,8 @@ CHECK_NAMES = ("student accuracy in the source language", "no student collapses 
 
 
 def spec(config: dict) -> dict:
+    """What the checks need from the config: the source language and the modes the sweep trains;
+    `not_run`: checks the sweep cannot answer."""
     family = config["monox"]
     source = family["source_lang"]
     missing = [spec["dataset"] for spec in family["tasks"] if source not in spec["eval"]["langs"]]
@@ -50,5 +52,5 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
     for run, part in shares.groupby("run_id"):
         worst = part.loc[part["value"].idxmax()]
         rows.append(row(family, names[1], run, expected, f"{num(worst['value'])} ({worst['lang']})",
-                         worst["value"] <= thresholds["max_majority_share"]))
+                        worst["value"] <= thresholds["max_majority_share"]))
     return rows

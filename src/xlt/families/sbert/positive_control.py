@@ -12,6 +12,8 @@ CHECK_NAMES = ("training raises source-language STS",)
 
 
 def spec(config: dict) -> dict:
+    """What the checks need from the config: each trained run's untrained baseline and the
+    source-language STS set; `not_run`: checks the sweep cannot answer."""
     from xlt.families.sbert import plan as sbert
 
     family = config["sbert"]
