@@ -17,19 +17,22 @@ import shlex
 import sys
 import time
 
+from xlt.core import registry
 from xlt.core.errors import XltError
-from xlt.core.settings import FAMILIES
 from xlt.core.verbs import Verb  # noqa: F401  (re-exported: `xlt.cli.Verb` still names it)
 
-VERB_MODULES = ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
-                *(f"xlt.families.{family}.commands" for family in FAMILIES),
-                "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
-                "xlt.analysis.commands", "xlt.rehearse.commands")
+
+def verb_modules() -> tuple[str, ...]:
+    """Every layer's commands module, each registered family's among them (xlt.core.registry)."""
+    return ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
+            *(f"{registry.PACKAGE}.{family}.commands" for family in registry.names()),
+            "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
+            "xlt.analysis.commands", "xlt.rehearse.commands")
 
 
 def verbs() -> dict[str, Verb]:
     out = {}
-    for module_name in VERB_MODULES:
+    for module_name in verb_modules():
         for name, verb in importlib.import_module(module_name).VERBS.items():
             if name in out:
                 raise ValueError(f"verb {name!r} is defined twice ({module_name})")

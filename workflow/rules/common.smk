@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from xlt.core import settings
+from xlt.core import registry, settings
 from xlt.core.cluster import slurm_resources
 from xlt.core.metrics import examples_path
 from xlt.core.plan import RESULTS, shared_jobs
@@ -40,6 +40,12 @@ wildcard_constraints:
     dataset="[^/]+",
     model="[^/]+",
     lang="[^/]+",
+
+
+def family_rule_files():
+    """The rules file of every registered family, for the Snakefile to include: its own
+    (rules.smk in its folder, a family outside the package) or workflow/rules/<family>.smk."""
+    return [registry.rules_file(name) or f"workflow/rules/{name}.smk" for name in registry.names()]
 
 
 def check_hf_cache():

@@ -26,15 +26,26 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from xlt.core import settings
+from xlt.core import registry, settings
 from xlt.core.model_files import split_revision
 from xlt.core.plan import RESULTS, model_ref, shared_jobs
 from xlt.cost import tokens
 from xlt.cost.profile import COMPILE_S
 
-# the rules whose outputs keep a trained model (the others keep metrics, logits or stores only:
-# MonoX teachers and students, adapt); tests/cost checks this against the rules' outputs
-KEEPS_MODEL = ("build_demo_model", "finetune", "train_sbert", "train_dual")
+
+def keeps_model() -> tuple[str, ...]:
+    """The rules whose outputs keep a trained model: the demo model's and each family's (its
+    plan's KEEPS_MODEL; the others keep metrics, logits or stores only); tests/cost checks
+    this against the rules' outputs."""
+    return ("build_demo_model", *(rule for name in registry.names() for rule in registry.plan(name).KEEPS_MODEL))
+
+
+def __getattr__(name: str):
+    if name == "KEEPS_MODEL":
+        return keeps_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
 KNOWN_MODELS = {
     "bert-base-multilingual-cased": (119547, 768, 12),
@@ -301,7 +312,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     held = trainable + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
-    disk = 4 * all_params if rule in KEEPS_MODEL else 0
+    disk = 4 * all_params if rule in keeps_model() else 0
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))

@@ -33,6 +33,17 @@ CATEGORY = "Cross-lingual alignment by layer"
 # a trained model analysed here: the source family's run directory holds it
 SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
 
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS = ("dual", "freeze_depth")  # it analyses their trained models
+EVALUATIONS = ("align_layers",)
+LEDGER = {"align_layers": (("run_id",), METRICS)}
+KEEPS_MODEL: tuple[str, ...] = ()
+BASELINE = None
+DERIVED_AXES: frozenset[str] = frozenset()
+ORDERS: dict = {}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+PAPER_DOMAIN_MEANS: dict = {}
+
 
 def check(config: dict) -> None:
     family = config[FAMILY]

@@ -40,6 +40,19 @@ SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds
 # sweep's): every train_dual job of a depth >= 0 reads its boundary from it (prefix_states.shared)
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS: tuple[str, ...] = ()
+EVALUATIONS = ("tatoeba_dual",)
+LEDGER = {"prefix_states_dual": (("model",), None), "train_dual": (("run_id",), TRAIN_METRICS),
+          "tatoeba_dual": (("run_id",), TATOEBA), "mine": (("run_id", "pair"), MINED)}
+KEEPS_MODEL = ("train_dual",)
+BASELINE = ("trained", False)  # the untrained encoder
+# whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
+DERIVED_AXES = frozenset({"cache_frozen_prefix"})
+ORDERS: dict = {}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+PAPER_DOMAIN_MEANS: dict = {}
+
 
 def check_grad_accum(grad_accum: int, where: str) -> None:
     """The dual encoder trains without gradient accumulation: its loss scores each pair against
