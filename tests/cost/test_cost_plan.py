@@ -194,7 +194,7 @@ def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
         elif line.strip().startswith("output:") and any(o.strip().rstrip(",").endswith("/model")
                                                           for o in line.split(":", 1)[1].split(",")):
             keeps.add(rule)
-    assert keeps == set(estimate.KEEPS_MODEL) - {"build_demo_model"}  # the paper config builds no demo model
+    assert keeps == set(estimate.keeps_model()) - {"build_demo_model"}  # the paper config builds no demo model
     planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100", None))
     by_rule = {}
     for job in planned["jobs"]:

@@ -40,12 +40,6 @@ def keeps_model() -> tuple[str, ...]:
     return ("build_demo_model", *(rule for name in registry.names() for rule in registry.plan(name).KEEPS_MODEL))
 
 
-def __getattr__(name: str):
-    if name == "KEEPS_MODEL":
-        return keeps_model()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
 KNOWN_MODELS = {
     "bert-base-multilingual-cased": (119547, 768, 12),
