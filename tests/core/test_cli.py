@@ -156,7 +156,7 @@ def test_every_xlt_command_a_dry_run_plans_parses(tmp_path):
     import io
     import shlex
 
-    from workflow_runs import snakemake, workflow_copy
+    from helpers.workflow_runs import snakemake, workflow_copy
 
     from xlt.cli import build_parser
 
