@@ -183,7 +183,7 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
 def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
     # the rules whose outputs hold a model directory, read off the paper config's dry run: MonoX
     # teachers and students and adapt runs keep metrics and logits only
-    from workflow_runs import snakemake, workflow_copy
+    from helpers.workflow_runs import snakemake, workflow_copy
 
     work = workflow_copy(tmp_path)
     proc = snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml")

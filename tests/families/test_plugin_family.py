@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_runs import job_counts, local_env, snakemake, workflow_copy
+from helpers.workflow_runs import job_counts, local_env, snakemake, workflow_copy
 
 from xlt.core import registry, settings
 from xlt.core.errors import XltError

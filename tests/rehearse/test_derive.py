@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from workflow_runs import job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import job_counts, snakemake, workflow_copy
 from xlt.core.settings import validate
 from xlt.rehearse.derive import STEPS, derive
 

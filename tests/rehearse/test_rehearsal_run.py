@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from workflow_runs import job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import job_counts, snakemake, workflow_copy
 from xlt.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

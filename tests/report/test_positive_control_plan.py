@@ -281,8 +281,10 @@ def test_verb_missing_table_or_data_is_a_clear_error(tmp_path, capsys):
     Path(spec["alignment"]["bitext_files"]["qaa"]).unlink()
     assert cli.main(["positive-control", "--spec", json.dumps(spec), *table_args, "--out", str(out)]) == 2
     assert "bitext-qaa.jsonl" in capsys.readouterr().err
-    assert cli.main(["positive-control", "--spec", "{}", "--table", "monox", "--out", str(out)]) == 2
-    assert "--table 'monox': give FAMILY=CSV" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage_error:  # a usage error, before the verb runs
+        cli.main(["positive-control", "--spec", "{}", "--table", "monox", "--out", str(out)])
+    assert usage_error.value.code == 2
+    assert "argument --table: 'monox': give FAMILY=CSV" in capsys.readouterr().err
 
 
 def test_verb_with_a_config_reads_the_plans_tables(tmp_path, monkeypatch, capsys):

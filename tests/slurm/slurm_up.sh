@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bring up a real single-node SLURM (munged + slurmctld + slurmd) with two fake GPUs, for
-# tests/test_slurm.py. Idempotent: a second call returns at once while the daemons it
+# tests/slurm/test_slurm.py. Idempotent: a second call returns at once while the daemons it
 # started are alive. Needs root (writes /etc/slurm, installs packages when missing).
 #
 #   tests/slurm/slurm_up.sh        # state, logs and PID files under $XLT_SLURM_STATE

@@ -10,6 +10,7 @@ import argparse
 from dataclasses import dataclass, fields
 
 from xlt.core.errors import XltError
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments
 
 
 @dataclass
@@ -72,7 +73,7 @@ TRAIN_HELP = {
     "seed": "random seed (data order, initialisation, dropout)",
     "precision": "auto (bf16 autocast on a CUDA device that supports it, else fp16 with a gradient scaler; "
                  "fp32 on CPU), fp32, bf16 or fp16",
-    "device": "auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
+    "device": RUN_FLAGS["--device"],
     "log_every": "optimiser steps between progress lines (loss, learning rate, samples/s, ETA)",
     "checkpoint_every": "optimiser steps between resumable checkpoints; 0 = only when SLURM signals",
     "length_bucketing": "true: batches of similar length, so dynamic padding pads less",
@@ -98,7 +99,7 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
     p.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help=f"the {jobs} jobs' --precision: the pass runs under the autocast they train with on this "
                         "device, and they refuse a store of another precision (default auto)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    add_run_arguments(p, "--device")
     p.add_argument("--out", required=True, help="the store's directory")
 
 

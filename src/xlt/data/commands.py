@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import DATA, Verb
+
+GROUP = DATA
 
 
 def _build_demo_model_arguments(p):

@@ -1,7 +1,9 @@
 """`xlt rehearse`: the paper sweep's config with offline stand-ins, ready for `snakemake`."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import WORKFLOW, Verb
+
+GROUP = WORKFLOW
 
 RUN = ("HF_HUB_OFFLINE=1 snakemake --cores 2 --directory {out} --configfile {out}/config.yaml")
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
 from xlt.core.errors import XltError
 from xlt.families.dual.mining_commands import VERBS as MINING_VERBS
+
+GROUP = family_group("dual", "train a LaBSE-style dual encoder; mine parallel sentences BUCC-style")
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +59,7 @@ def _train_dual_arguments(p) -> None:
                    help="read the frozen layers' output from this store (`xlt dual-prefix-states`, one pass for the "
                         "whole sweep) instead of computing it; --cache-frozen-prefix's semantics")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--run-id", default=None, help="run id stored in train.json (default: the --out directory's name)")
-    p.add_argument("--axes", default="{}", help="further sweep values as JSON, stored in train.json (the workflow "
-                   "passes the config's model name)")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)

@@ -1,7 +1,9 @@
 """`xlt finetune` and `xlt evaluate`: the freeze-depth family's jobs."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 
 CLASSIFICATION_FIELDS = ("text", "label")
 CLASSIFICATION_NEEDS = ("this family trains and scores a classifier and needs an nli or sentiment dataset "
@@ -38,9 +40,7 @@ def _finetune_arguments(p):
                    help="read the frozen part's output from this store (`xlt prefix-states`, one pass for the whole "
                         "sweep) instead of computing it; implies --cache-frozen-prefix's semantics")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--run-id", default=None, help="the run's id, recorded in its metrics (default: the --out directory's name)")
-    p.add_argument("--axes", default="{}", help="further sweep values of this run as JSON, recorded in its metrics "
-                   "(e.g. '{\"warmup_ratio\": 0.05}')")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_tracking_arguments(p, "OUT/checkpoints.json")
@@ -208,7 +208,7 @@ def _evaluate_arguments(p):
     p.add_argument("--family", default="freeze_depth", help="experiment family recorded in the metrics")
     p.add_argument("--max-length", type=int, default=128, help="longest input in tokens; longer inputs are truncated")
     p.add_argument("--batch-size", type=int, default=64, help="examples per forward pass")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    add_run_arguments(p, "--device")
     p.add_argument("--out", required=True, help="metrics JSON path")
 
 

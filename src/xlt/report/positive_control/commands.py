@@ -7,7 +7,9 @@ missing table or data file). The workflow passes `--spec` and `--table` from
 """
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import ANALYSIS, Verb, key_value
+
+GROUP = ANALYSIS
 
 FAILED_STATUS = 1
 
@@ -17,14 +19,9 @@ def _arguments(p) -> None:
     source.add_argument("--spec", help="what the checks need as JSON (xlt.report.positive_control.plan.spec; the workflow passes it)")
     source.add_argument("--config", help="a workflow config: the spec and the family tables from it (results/tables/...)")
     p.add_argument("--table", action="append", default=[], metavar="FAMILY=CSV",
+                   type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
                    help="a family's tidy table, repeatable (with --config: overrides that family's default path)")
     p.add_argument("--out", required=True, help="CSV of the checks")
-
-
-def _parse_tables(values: list[str]) -> dict[str, str]:
-    from xlt.core.verbs import key_value_pairs
-
-    return dict(key_value_pairs(values, "--table", "FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
 
 
 def resolve(spec: dict) -> dict:
@@ -77,9 +74,9 @@ def _positive_control(args) -> int:
         from xlt.report.positive_control import plan
 
         config = load(args.config)
-        spec, paths = plan.spec(config), {**plan.tables(config), **_parse_tables(args.table)}
+        spec, paths = plan.spec(config), {**plan.tables(config), **dict(args.table)}
     else:
-        spec, paths = json.loads(args.spec), _parse_tables(args.table)
+        spec, paths = json.loads(args.spec), dict(args.table)
     spec = resolve(spec)
     checks = positive_control(read_tables(spec, paths), spec)
     with atomic_path(args.out) as tmp:

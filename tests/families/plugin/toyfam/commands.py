@@ -1,15 +1,16 @@
 """`xlt toy-eval`: the toy family's one verb."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("toyfam", "a biased coin calls the toy family's labels")
 
 
 def _arguments(p) -> None:
-    p.add_argument("--run-id", required=True)
+    add_run_arguments(p, "--run-id", "--axes")
     p.add_argument("--bias", type=float, required=True, help="probability of flipping each label")
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--examples", type=int, required=True)
-    p.add_argument("--axes", default="{}", help="the run's sweep values (JSON)")
     p.add_argument("--out", required=True, help="metrics JSON")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_runs import REPO, job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import REPO, job_counts, snakemake, workflow_copy
 
 from xlt.cost import ledger
 

@@ -7,7 +7,7 @@ Runs only when asked, with XLT_TEST_SLURM=1 (.ci/run sets it), and needs root:
 tests/slurm/slurm_up.sh writes /etc/slurm, starts munged/slurmctld/slurmd and installs
 Debian's slurm-wlm and munge with apt-get when missing; skipped otherwise, so a plain
 `pytest` never installs anything. Run alone with `XLT_TEST_SLURM=1 pytest -m slurm
-tests/test_slurm.py` (the profile checks need no cluster and always run).
+tests/slurm/test_slurm.py` (the profile checks need no cluster and always run).
 """
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ import pytest
 import torch
 import yte
 
-from workflow_runs import ASK_SLURM as ASK
-from workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
+from helpers.workflow_runs import ASK_SLURM as ASK
+from helpers.workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
 from xlt.core import settings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
 # model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
@@ -190,8 +190,7 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     """SIGUSR1 to a running training job (what `--signal=USR1@300` sends before the time
     limit): it checkpoints and exits, Snakemake's retry resubmits it through sbatch, and
     the resumed run ends with exactly the result of an uninterrupted one."""
-    sys.path.insert(0, str(REPO / "tests"))
-    import toy_training
+    from helpers import toy_training
 
     (tmp_path / "empty.yaml").write_text("{}\n")
     cmd = slurm_snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
