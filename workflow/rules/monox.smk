@@ -42,7 +42,7 @@ rule train_teacher:
         ENV
     threads: job_threads("monox")
     resources:
-        **job_resources("monox"),
+        **job_resources("monox", "train_teacher"),
     params:
         args=job_args("monox", "train_teacher"),
     shell:
@@ -66,7 +66,7 @@ rule distill:
         ENV
     threads: job_threads("monox")
     resources:
-        **job_resources("monox"),
+        **job_resources("monox", "distill"),
     params:
         args=job_args("monox", "distill"),
     shell:

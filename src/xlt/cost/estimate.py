@@ -15,6 +15,7 @@ evaluates its --dev/--dev-sts data every --eval-every steps and after the last.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -35,6 +36,7 @@ KNOWN_MODELS = {
     "FacebookAI/xlm-roberta-base": (250002, 768, 12),
 }
 DEFAULT_SHAPE = (30522, 768, 12)
+MODEL_DIR = f"{RESULTS}/runs/{{family}}/{{run_id}}/model"  # where the KEEPS_MODEL rules of a family save theirs
 # rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
 KNOWN_ROWS = {
     ("facebook/xnli", "train"): 392702, ("facebook/xnli", "dev"): 2490, ("facebook/xnli", "test"): 5010,
@@ -61,6 +63,34 @@ class JobCost:
     train_tokens: int
     eval_tokens: int
     scratch_gib: float = 0.0  # a running job's checkpoint, deleted when it finishes
+    flops: float = 0.0  # training and evaluation FLOPs of the whole job
+    step_flops: float = 0.0  # the largest unit of work it hands the accelerator: one step, or one evaluation batch
+    temp_gib: float = 0.0  # a temp() model directory, deleted once the rules that read it have run
+    slots: int = 1  # gpu_sharing slots (xlt.cost.sharing), set by plan()
+    gpu_seconds: float = 0.0  # accelerator occupancy with gpu_sharing (xlt.cost.sharing), set by plan()
+
+
+def model_kept(config: dict, family: str, run_id: str) -> bool:
+    """Whether a trained model's directory outlives the sweep: with `keep_models`, a demo model (every
+    family reads it), or one the workflow names as a target (alignment's freeze_depth models); the
+    others are temp() outputs, deleted once the rules that read them have run."""
+    if family == "shared" or config.get("keep_models", False):
+        return True
+    import json
+
+    return MODEL_DIR.format(family=family, run_id=run_id) in _workflow_targets(json.dumps(config, sort_keys=True, default=str))
+
+
+@functools.lru_cache(maxsize=4)
+def _workflow_targets(config_json: str) -> frozenset[str]:
+    """Every enabled family's and check's targets (what the Snakefile's `all` asks for, less the tables
+    over them), once per config (a plan asks for every trained model)."""
+    import json
+
+    config = json.loads(config_json)
+    names = (*settings.FAMILIES, *settings.CHECKS)
+    return frozenset(t for name in names if settings.family(config, name) is not None
+                     for t in settings.plan_module(name).targets(config))
 
 
 def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
@@ -236,6 +266,12 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
     disk = 4 * all_params if rule in KEEPS_MODEL else 0
+    temp = 0 if rule not in KEEPS_MODEL or model_kept(config, family, run_id) else disk
+    disk -= temp
+    step_tokens = batch * max_length
+    step_flops = ((6 * trainable if cached else 2 * params + 4 * trainable) * step_tokens
+                  if trains else 2 * params * eval_batch * max_length)
+    flops = train_flops + eval_flops
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
@@ -244,8 +280,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
         # an upper bound: the store strips padding (and the dual store holds each of a pair's two sentences once)
         eval_tokens = train_rows * (2 if rule == "prefix_states_dual" else 1) * max_length
+        flops = 2 * params * max(depths) / layers * eval_tokens
+        step_flops = flops / max(math.ceil(train_rows / EVAL_BATCH), 1)
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
-                   + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
+                   + flops / profile["eval_flops"])
         disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
     scratch = 0
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
@@ -253,7 +291,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30)
+                   scratch / 2**30, flops, step_flops, temp / 2**30)
 
 
 def _splits(spec: dict) -> list[str]:
@@ -284,30 +322,47 @@ def all_jobs(config: dict):
 
 
 def plan(config: dict, profile: dict) -> dict:
+    from xlt.cost import sharing
+
     jobs = [job_cost(config, *job, profile=profile) for job in all_jobs(config)]
+    sharing.apply(jobs, config, profile)
     families = {}
     for job in jobs:
-        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "peak_memory_gib": 0.0, "disk_gib": 0.0})
+        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "gpu_hours": 0.0, "peak_memory_gib": 0.0,
+                                             "disk_gib": 0.0, "temp_gib": 0.0})
         f["jobs"] += 1
         f["hours"] += job.seconds / 3600
+        f["gpu_hours"] += job.gpu_seconds / 3600
         f["peak_memory_gib"] = max(f["peak_memory_gib"], job.peak_memory_gib)
         f["disk_gib"] += job.disk_gib
+        f["temp_gib"] += job.temp_gib
     hub = hub_cache_gib(config)
     total = {"jobs": len(jobs), "hours": sum(f["hours"] for f in families.values()),
+             "gpu_hours": sum(f["gpu_hours"] for f in families.values()),
              "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
              "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub,
+             "temp_gib": sum(f["temp_gib"] for f in families.values()),
              "scratch_gib": max((j.scratch_gib for j in jobs), default=0.0)}
     return {"profile": {k: v for k, v in profile.items() if k != "measured"}, "families": families, "total": total,
-            "jobs": [asdict(j) for j in jobs]}
+            "gpu_sharing": dict(config.get("gpu_sharing") or {"slots_per_gpu": 1}), "jobs": [asdict(j) for j in jobs]}
 
 
 def format_table(result: dict) -> str:
-    unit = "GPU-h" if result["profile"].get("gpu") else "CPU-h"
+    """Per family: jobs, the jobs' own hours, accelerator hours with gpu_sharing (the same without
+    it, or on a CPU profile), one job's peak memory, and the disk the sweep leaves."""
+    gpu = bool(result["profile"].get("gpu"))
+    slots = int(result.get("gpu_sharing", {}).get("slots_per_gpu", 1))
     lines = [f"profile: {result['profile']['name']} ({result['profile']['source']})",
-             f"{'family':<14}{'jobs':>6}{unit:>12}{'peak mem GiB':>14}{'disk GiB':>11}"]
+             f"{'family':<14}{'jobs':>6}{'job-h' if gpu else 'CPU-h':>10}" + (f"{'GPU-h':>10}" if gpu else "")
+             + f"{'peak mem GiB':>14}{'disk GiB':>11}"]
     for name, f in [*result["families"].items(), ("total", result["total"])]:
-        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>12.2f}{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
-    lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; a running training job "
-                 f"also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
+        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>10.2f}" + (f"{f['gpu_hours']:>10.2f}" if gpu else "")
+                     + f"{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
+    if gpu:
+        lines.append(f"(job-h: each job's own hours, summed; GPU-h: what the jobs occupy a GPU for with {slots} "
+                     f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain is assumed, not measured))")
+    lines.append(f"(disk: what the sweep leaves, {result['total']['hub_cache_gib']:.2f} GiB of hub cache included; "
+                 f"temp() model directories, {result['total']['temp_gib']:.2f} GiB in all, go once their readers ran; "
+                 f"a running training job also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
                  "peak memory is one job's, accelerator when it has one)")
     return "\n".join(lines)
