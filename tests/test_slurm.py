@@ -125,7 +125,7 @@ def test_light_rules_are_local_and_model_rules_request_config_resources():
     assert set(MODEL_RULES) <= set(rules), set(MODEL_RULES) - set(rules)
     for rule, family in MODEL_RULES.items():
         assert rule not in local, rule
-        assert f'**job_resources("{family}")' in rules[rule], f"{rule} must request job_resources({family!r})"
+        assert f'**job_resources("{family}", "{rule}")' in rules[rule], f"{rule} must request job_resources({family!r}, {rule!r})"
         assert f'threads: job_threads("{family}")' in rules[rule], f"{rule} must run on job_threads({family!r})"
 
 

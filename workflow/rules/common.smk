@@ -111,6 +111,12 @@ def job_resources(family, rule):
     return {name: resource(name) for name in gpu_job_resources(config, family, 1)}
 
 
+def saved_model(run):
+    """`model=<run>/model` as an output of a rule that saves no weights unless config keep_models
+    asks (MonoX teachers and students: xlt.families.monox.plan.saved_model_args)."""
+    return {"model": directory(f"{run}/model")} if config["keep_models"] else {}
+
+
 def model_dir(path):
     """A trained model's directory: temp(), deleted once every rule that reads it has run, unless
     config keep_models (alignment's freeze_depth models stay as workflow targets)."""

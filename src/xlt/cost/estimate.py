@@ -265,7 +265,8 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     held = trainable + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
-    disk = 4 * all_params if rule in KEEPS_MODEL else 0
+    # a MonoX teacher or student saves its weights only when config keep_models adds --save-model
+    disk = 4 * all_params if rule in KEEPS_MODEL or "--save-model" in args else 0
     temp = 0 if rule not in KEEPS_MODEL or model_kept(config, family, run_id) else disk
     disk -= temp
     step_tokens = batch * max_length
