@@ -72,7 +72,7 @@ def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
     for family, f in shared["families"].items():
         assert f["gpu_hours"] <= f["hours"] + 1e-9, family
     slots = {(j["rule"], j["slots"]) for j in shared["jobs"]}
-    assert ("finetune", 1) in slots and ("train_dual", 4) in slots  # batch 32 x 128 vs 256 x 64 pairs (two sentences)
+    assert ("finetune", 1) in slots and ("train_dual", 4) in slots  # batch 32 x 128 vs 256 x 64
     table = estimate.format_table(shared)
     assert "job-h" in table and "GPU-h" in table and "4 slot(s) a GPU" in table
 
@@ -138,3 +138,9 @@ def test_snakemake_runs_as_many_jobs_on_a_gpu_as_its_slots_allow(tmp_path):
     assert max(sum(1 for s, e in spans.values() if s <= t < e) for t, _ in spans.values()) == 2
     big_start, big_end = spans["big"]
     assert all(e <= big_start or s >= big_end for n, (s, e) in spans.items() if n != "big")
+
+
+def test_jobs_that_run_no_model_are_charged_their_own_seconds():
+    planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100"))
+    light = [j for j in planned["jobs"] if j["rule"] in ("prepare_data", "monox_split")]
+    assert light and all(j["gpu_seconds"] == j["seconds"] and j["slots"] == 1 for j in light)

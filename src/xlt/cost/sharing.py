@@ -64,11 +64,13 @@ def gpu_seconds(seconds: float, flops: float, slots: int, capacity: int, profile
 
 
 def apply(jobs: list, config: dict, profile: dict) -> None:
-    """Set each JobCost's slots and gpu_seconds from the config's gpu_sharing."""
+    """Set each JobCost's slots and gpu_seconds from the config's gpu_sharing. A job that runs no
+    model (data preparation, splits) shares nothing and is charged its own seconds, as before."""
     sharing = config.get("gpu_sharing") or {"slots_per_gpu": 1}
     for job in jobs:
         job.slots = job_slots(job.step_flops, job.peak_memory_gib, sharing) if job.flops else 1
-        job.gpu_seconds = gpu_seconds(job.seconds, job.flops, job.slots, int(sharing["slots_per_gpu"]), profile)
+        job.gpu_seconds = (gpu_seconds(job.seconds, job.flops, job.slots, int(sharing["slots_per_gpu"]), profile)
+                           if job.flops else job.seconds)
 
 
 def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:
