@@ -40,8 +40,13 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
         assert f"gres=shard:{found[1]}" in resources and "gpu=" not in resources, resources
         seen += 1
     assert seen > 300
-    # keep_models: nothing is removed
-    assert "Would remove temporary output" not in _dry_run(work, "--config", "keep_models=True")
+    # keep_models: nothing is removed, and MonoX teachers and students save their weights too
+    kept_all = _dry_run(work, "--config", "keep_models=True")
+    assert "Would remove temporary output" not in kept_all
+    outputs = dict(re.findall(r"^rule (train_teacher|distill):\n(?:    .*\n)*?    output: (.*)$", kept_all, re.M))
+    assert set(outputs) == {"train_teacher", "distill"}
+    assert all(re.search(r"results/runs/monox/(teachers|students)/[^/,]+/model(,|$)", line) for line in outputs.values())
+    assert "/model" not in " ".join(re.findall(r"^rule distill:\n(?:    .*\n)*?    output: (.*)$", output, re.M))
 
 
 def test_the_plans_disk_is_what_the_sweep_leaves():
