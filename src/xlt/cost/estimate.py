@@ -26,29 +26,14 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
-from xlt.core import registry, settings
-from xlt.core.model_files import split_revision
-from xlt.core.plan import RESULTS, model_ref, shared_jobs
+from xlt.core import settings
+from xlt.core.plan import RESULTS, shared_jobs
 from xlt.cost import tokens
 from xlt.cost.profile import COMPILE_S
+from xlt.cost.retention import keeps_model, model_kept
+from xlt.cost.shapes import hub_cache_gib, model_shape
 
 
-def keeps_model() -> tuple[str, ...]:
-    """The rules whose outputs keep a trained model: the demo model's and each family's (its
-    plan's KEEPS_MODEL; the others keep metrics, logits or stores only); tests/cost checks
-    this against the rules' outputs."""
-    return ("build_demo_model", *(rule for name in registry.names() for rule in registry.plan(name).KEEPS_MODEL))
-
-
-# hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
-KNOWN_MODELS = {
-    "bert-base-multilingual-cased": (119547, 768, 12),
-    "GroNLP/bert-base-dutch-cased": (30073, 768, 12),
-    "FacebookAI/roberta-large": (50265, 1024, 24),
-    "xlm-roberta-base": (250002, 768, 12),
-    "FacebookAI/xlm-roberta-base": (250002, 768, 12),
-}
-DEFAULT_SHAPE = (30522, 768, 12)
 # rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
 KNOWN_ROWS = {
     ("facebook/xnli", "train"): 392702, ("facebook/xnli", "dev"): 2490, ("facebook/xnli", "test"): 5010,
@@ -81,47 +66,11 @@ class JobCost:
     train_tokens: int
     eval_tokens: int
     scratch_gib: float = 0.0  # a running job's checkpoint, deleted when it finishes
-
-
-def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
-    """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id
-    (pinned to a revision or not)."""
-    ref, revision = split_revision(ref)
-    for spec in config["models"].values():
-        if spec.get("path") == ref:
-            cached = cached_shape(ref, revision) if spec["source"] == "hub" else None
-            return cached or KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
-    if ref.startswith(f"{RESULTS}/models/"):
-        spec = config["models"][ref.split("/")[2]]
-        return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
-    if ref.startswith(f"{RESULTS}/runs/"):  # a fine-tuned model: the shape of the model its family starts from
-        family = config[ref.split("/")[2]]
-        names = family.get("models") or family.get("students") or []
-        if names:
-            return model_shape(config, model_ref(config, names[0]))
-    return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)
-
-
-def cached_shape(hub_id: str, revision: str | None = None) -> tuple[int, int, int] | None:
-    """(vocab, hidden, layers) from the model's config.json in the hub cache the jobs read (after
-    `xlt prefetch`, or the rehearsal's stand-ins), read without network; None when not cached."""
-    import json
-    import os
-
-    from huggingface_hub import try_to_load_from_cache
-
-    from xlt.core.prefetch import cache_dir
-
-    hub_cache = os.environ.get("HF_HUB_CACHE") or str(cache_dir() / "hub")
-    path = try_to_load_from_cache(hub_id, "config.json", cache_dir=hub_cache, revision=revision)
-    if not isinstance(path, str):
-        return None
-    with open(path) as f:
-        config = json.load(f)
-    try:
-        return config["vocab_size"], config["hidden_size"], config["num_hidden_layers"]
-    except KeyError:
-        return None
+    flops: float = 0.0  # training and evaluation FLOPs of the whole job
+    step_flops: float = 0.0  # the largest unit of work it hands the accelerator: one step, or one evaluation batch
+    temp_gib: float = 0.0  # a temp() model directory, deleted once the rules that read it have run
+    slots: int = 1  # gpu_sharing slots (xlt.cost.sharing), set by plan()
+    gpu_seconds: float = 0.0  # accelerator occupancy with gpu_sharing (xlt.cost.sharing), set by plan()
 
 
 def prepared_rows(dataset: str, split: str) -> int | None:
@@ -306,7 +255,13 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     held = trainable + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
-    disk = 4 * all_params if rule in keeps_model() else 0
+    # a MonoX teacher or student saves its weights only when config keep_models adds --save-model
+    disk = 4 * all_params if rule in keeps_model() or "--save-model" in args else 0
+    temp = 0 if rule not in keeps_model() or model_kept(config, family, run_id) else disk
+    disk -= temp
+    step_flops = ((6 * trainable if cached else 2 * params + 4 * trainable) * batch * per_example
+                  if trains else 2 * params * eval_batch * max_length)
+    flops = train_flops + eval_flops
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
@@ -319,8 +274,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         sentences = 2 if rule == "prefix_states_dual" and summaries is None else 1  # else RULE_FORMS counts both
         eval_tokens = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch)
         stored = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch, padded=False)
+        flops = 2 * params * max(depths) / layers * eval_tokens
+        step_flops = flops / max(math.ceil(train_rows / EVAL_BATCH), 1)
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
-                   + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
+                   + flops / profile["eval_flops"])
         disk = len(depths) * stored * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
     scratch = 0
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
@@ -328,21 +285,11 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30)
+                   scratch / 2**30, flops, step_flops, temp / 2**30)
 
 
 def _splits(spec: dict) -> list[str]:
     return list(spec["splits"]) if isinstance(spec["splits"], (list, dict)) else []
-
-
-def hub_cache_gib(config: dict) -> float:
-    """Hub weights downloaded once per model (fp32 safetensors)."""
-    total = 0
-    for spec in config["models"].values():
-        if spec["source"] == "hub":
-            vocab, hidden, layers = model_shape(config, spec["path"])
-            total += 4 * (12 * hidden * hidden * layers + vocab * hidden)
-    return total / 2**30
 
 
 def all_jobs(config: dict):
@@ -359,31 +306,48 @@ def all_jobs(config: dict):
 
 
 def plan(config: dict, profile: dict) -> dict:
+    from xlt.cost import sharing
+
     jobs = [job_cost(config, *job, profile=profile) for job in all_jobs(config)]
+    sharing.apply(jobs, config, profile)
     families = {}
     for job in jobs:
-        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "peak_memory_gib": 0.0, "disk_gib": 0.0})
+        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "gpu_hours": 0.0, "peak_memory_gib": 0.0,
+                                             "disk_gib": 0.0, "temp_gib": 0.0})
         f["jobs"] += 1
         f["hours"] += job.seconds / 3600
+        f["gpu_hours"] += job.gpu_seconds / 3600
         f["peak_memory_gib"] = max(f["peak_memory_gib"], job.peak_memory_gib)
         f["disk_gib"] += job.disk_gib
+        f["temp_gib"] += job.temp_gib
     hub = hub_cache_gib(config)
     total = {"jobs": len(jobs), "hours": sum(f["hours"] for f in families.values()),
+             "gpu_hours": sum(f["gpu_hours"] for f in families.values()),
              "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
              "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub,
+             "temp_gib": sum(f["temp_gib"] for f in families.values()),
              "scratch_gib": max((j.scratch_gib for j in jobs), default=0.0)}
     return {"profile": {k: v for k, v in profile.items() if k != "measured"}, "families": families, "total": total,
-            "jobs": [asdict(j) for j in jobs]}
+            "gpu_sharing": dict(config.get("gpu_sharing") or {"slots_per_gpu": 1}), "jobs": [asdict(j) for j in jobs]}
 
 
 def format_table(result: dict) -> str:
-    unit = "GPU-h" if result["profile"].get("gpu") else "CPU-h"
+    """Per family: jobs, the jobs' own hours, accelerator hours with gpu_sharing (the same without
+    it, or on a CPU profile), one job's peak memory, and the disk the sweep leaves."""
+    gpu = bool(result["profile"].get("gpu"))
+    slots = int(result.get("gpu_sharing", {}).get("slots_per_gpu", 1))
     lines = [f"profile: {result['profile']['name']} ({result['profile']['source']})",
-             f"{'family':<14}{'jobs':>6}{unit:>12}{'peak mem GiB':>14}{'disk GiB':>11}"]
+             f"{'family':<14}{'jobs':>6}{'job-h' if gpu else 'CPU-h':>10}" + (f"{'GPU-h':>10}" if gpu else "")
+             + f"{'peak mem GiB':>14}{'disk GiB':>11}"]
     for name, f in [*result["families"].items(), ("total", result["total"])]:
-        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>12.2f}{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
-    lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; a running training job "
-                 f"also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
+        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>10.2f}" + (f"{f['gpu_hours']:>10.2f}" if gpu else "")
+                     + f"{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
+    if gpu:
+        lines.append(f"(job-h: each job's own hours, summed; GPU-h: what the jobs occupy a GPU for with {slots} "
+                     f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain is assumed, not measured))")
+    lines.append(f"(disk: what the sweep leaves, {result['total']['hub_cache_gib']:.2f} GiB of hub cache included; "
+                 f"temp() model directories, {result['total']['temp_gib']:.2f} GiB in all, go once their readers ran; "
+                 f"a running training job also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
                  "peak memory is one job's, accelerator when it has one)")
     lines.append("tokens: each batch padded to its longest example, from the data's token lengths (xlt.cost.tokens)")
     if "compile_step_ratio" in result["profile"]:

@@ -162,7 +162,8 @@ def cost_rows(plan: dict, root: str | Path = ".") -> tuple[list[dict], list[str]
     return out, missing
 
 
-DISK_COLUMNS = ("family", "jobs", "planned_disk_gib", "measured_disk_gib", "planned_over_measured", "measured_in")
+DISK_COLUMNS = ("family", "jobs", "planned_disk_gib", "measured_disk_gib", "planned_over_measured", "measured_in",
+                "planned_temp_gib")
 
 
 def directory_gib(path: Path) -> float:
@@ -172,16 +173,21 @@ def directory_gib(path: Path) -> float:
 
 def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None = None) -> list[dict]:
     """Planned disk per family (the sum over its jobs, xlt.cost.estimate) beside what its outputs
-    take now: results/runs/<family> (results/data for the shared data jobs), and the hub cache."""
+    take now: results/runs/<family> (results/data for the shared data jobs), and the hub cache.
+    Trained models that are temp() outputs (config keep_models: false) are gone by then: planned
+    apart (planned_temp_gib), in neither disk column."""
     root = Path(root)
     planned: dict[str, list[float]] = {}
+    temp: dict[str, float] = {}
     for job in plan["jobs"]:
         planned.setdefault(job["family"], []).append(job["disk_gib"])
+        temp[job["family"]] = temp.get(job["family"], 0.0) + job.get("temp_gib", 0.0)
     rows = []
     for family, disks in planned.items():
         where = root / RESULTS / ("data" if family == "shared" else f"runs/{family}")
         rows.append({"family": family, "jobs": len(disks), "planned_disk_gib": sum(disks),
-                     "measured_disk_gib": directory_gib(where), "measured_in": str(where.relative_to(root))})
+                     "measured_disk_gib": directory_gib(where), "measured_in": str(where.relative_to(root)),
+                     "planned_temp_gib": round(temp[family], 6)})
     if hub_cache is not None:
         rows.append({"family": "hub cache", "jobs": 0, "planned_disk_gib": plan["total"]["hub_cache_gib"],
                      "measured_disk_gib": directory_gib(Path(hub_cache)), "measured_in": str(hub_cache)})

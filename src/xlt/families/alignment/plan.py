@@ -159,4 +159,12 @@ def targets(config: dict) -> list[str]:
         return []
     per_run = [f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()]
     gaps = [GAP_PLOT.format(run_id=row["run_id"]) for row in rows]
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run + gaps
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run + gaps + kept_models(config)
+
+
+def kept_models(config: dict) -> list[str]:
+    """The freeze_depth models analysed here. The finetune rule's model directory is a temp() output
+    (config keep_models: false); as workflow targets these stay, so a changed alignment setting
+    reruns the analysis, not the fine-tuning (the dual models it reads go once it has run)."""
+    return [SOURCE_MODEL.format(source=row["source"], source_run=row["source_run"])
+            for row in runs(config) if row["source"] == "freeze_depth"]
