@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from workflow_runs import snakemake, workflow_copy
+from helpers.workflow_runs import snakemake, workflow_copy
 
 from xlt.core import settings
 from xlt.cost import estimate, profile, retention
