@@ -63,7 +63,7 @@ def settings(args) -> dict:
             "compile_backend": None, "plan_gpu": "h100", "estimates": ESTIMATE_S["gpu"], "threads": 0}
 
 
-def paper_runs(s: dict) -> list[dict]:
+def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
     """Eager bucketed at every depth (the compiled runs' baselines), eager random at the first;
     compiled bucketed at every depth, as config/paper.yaml trains."""
     eager = [{"compile": False, "bucketing": True, "depth": d} for d in s["depths"]]
@@ -240,7 +240,9 @@ def environment() -> dict:
     info["cuda"] = torch.version.cuda
     info["nvidia_smi"] = command("nvidia-smi", "--query-gpu=name,memory.total,driver_version",
                                  "--format=csv,noheader") or "not available"
-    info["git_commit"] = command("git", "rev-parse", "HEAD") or "unknown (no git checkout)"
+    # a copy of the working tree without .git (a device machine's): the caller can pass XLT_COMMIT
+    info["git_commit"] = (command("git", "rev-parse", "HEAD") or os.environ.get("XLT_COMMIT")
+                          or "unknown (no git checkout, no XLT_COMMIT)")
     info["git_dirty"] = bool(command("git", "status", "--porcelain", "--untracked-files=no"))
     return info
 
@@ -288,6 +290,15 @@ def markdown(results: dict) -> str:
                      f"| {r['share_of_saturating']:.2f} | {', '.join(f'{1e3 * x:.1f}' for x in r['step_s_each'])} "
                      f"| {', '.join(_f(x, '.1f') for x in r['peak_gib_each'])} |")
     return "\n".join(lines) + "\n"
+
+
+def one_line(r: dict) -> str:
+    what = f"depth {r['depth']}, {'bucketed' if r['bucketing'] else 'random'}, {'compiled' if r['compile'] else 'eager'}"
+    if "skipped" in r:
+        return f"{what}: skipped ({r['skipped'][:300]})"
+    extra = f"; compile {r['compile_s']:.1f} s, step ratio {r['compile_step_ratio']:.3f}" if "compile_s" in r else ""
+    return (f"{what}: {1e3 * r['measured']['step_s']:.2f} ms/step measured, {1e3 * r['planned']['step_s']:.2f} "
+            f"planned (measured / planned {r['ratio']:.2f}){extra}")
 
 
 def write(out: Path, results: dict, started: float) -> None:
@@ -339,16 +350,18 @@ def main(argv: list[str] | None = None) -> int:
         for run in eager:
             results["paper_shape"].append(paper_run(s, run, profile, budget, Path(scratch), results["paper_shape"]))
             write(out, results, started)
-            print(f"paper shape {run}: {budget.left():.0f} s of budget left", flush=True)
+            print(f"{one_line(results['paper_shape'][-1])}; {budget.left():.0f} s of budget left", flush=True)
         for n in s["concurrency"]:
             results["concurrency"].append(concurrency_round(s, n, budget, Path(scratch)))
             concurrency_table(results["concurrency"])
             write(out, results, started)
-            print(f"concurrency N={n}: {budget.left():.0f} s of budget left", flush=True)
+            r = results["concurrency"][-1]
+            got = r.get("skipped") or f"{r['useful_tokens_per_s']:.0f} useful tokens/s, x{r['speedup_vs_one']:.2f} one process"
+            print(f"concurrency N={n}: {got}; {budget.left():.0f} s of budget left", flush=True)
         for run in compiled:
             results["paper_shape"].append(paper_run(s, run, profile, budget, Path(scratch), results["paper_shape"]))
             write(out, results, started)
-            print(f"paper shape {run}: {budget.left():.0f} s of budget left", flush=True)
+            print(f"{one_line(results['paper_shape'][-1])}; {budget.left():.0f} s of budget left", flush=True)
     print(markdown(results), flush=True)
     return 0
 

@@ -31,7 +31,9 @@ def smoke(tmp_path_factory):
 
 def test_smoke_writes_every_section(smoke):
     out, results, md = smoke
-    assert (out / "gpu_check.log").read_text().startswith("# GPU check: estimated")
+    log = (out / "gpu_check.log").read_text()
+    assert log.startswith("# GPU check: estimated")
+    assert "depth 1, bucketed, compiled: " in log and "planned (measured / planned " in log
     for key in ("torch", "transformers", "gpu", "nvidia_smi", "git_commit", "cuda"):
         assert key in results["environment"]
     runs = results["paper_shape"]
@@ -115,3 +117,11 @@ def test_over_budget_skips_with_a_note_and_still_writes(tmp_path):
     assert len(rows) == 5 and all(r["skipped"].startswith("over budget") for r in rows)
     assert results["environment"]["torch"]
     assert "skipped: over budget" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_environment_names_the_commit_without_a_git_checkout(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "REPO", tmp_path)  # a copy of the tree without .git
+    monkeypatch.setenv("XLT_COMMIT", "abc1234")
+    assert gpu_check.environment()["git_commit"] == "abc1234"
+    monkeypatch.delenv("XLT_COMMIT")
+    assert gpu_check.environment()["git_commit"].startswith("unknown")
