@@ -170,7 +170,10 @@ def test_caption_renders_the_validated_settings(kind, heading):
     assert "Checkpoints every 25 steps." in demo  # the family's training override, not the shared 40
     assert "max_steps=100 (family override)" in demo
     paper = _caption("config/paper.yaml", kind)
-    assert "not about mBERT or real languages" not in paper and "Checkpoints every 50 steps." in paper
+    assert "not about mBERT or real languages" not in paper
+    assert ("Checkpoints: the curve runs (schemes 0-12) every 50 steps on the\ntarget and the multilingual set; the "
+            "other schemes' runs every 100 steps on\nthe target set (early stopping), the multilingual set once, on "
+            "the selected model,") in paper
     assert "at most 10000 sentences per set" in paper
     if kind == "perplexity-vs-step":
         assert "split dev) and on the size-matched multilingual set" in demo and "over seeds 1, 2, 3" in paper

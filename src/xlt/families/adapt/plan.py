@@ -6,7 +6,8 @@ Four kinds of jobs, all read from the validated settings here:
   the test set, the multilingual set size-matched to the target set, and the sentences of
   the layer comparison with the native model;
 - `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps
-  (with the bootstrap intervals of config `statistics:`);
+  (with the bootstrap intervals of config `statistics:`): a curve run (`curve.schemes`) the target
+  and multilingual sets every training.eval_every steps, another run as `scheme_eval` says;
 - `adapt_reference_perplexity`: the untouched native and transfer models on the same
   fixed-masked sets (`xlt perplexity`);
 - then the tidy table, the final-perplexity summary and the figures.
