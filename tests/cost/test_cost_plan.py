@@ -235,3 +235,29 @@ def test_prepared_data_are_planned_with_their_own_row_counts(tmp_path, monkeypat
         json.dumps({"counts": {"en/train": 501, "en/test": 60, "de/test": 70}}))
     assert (estimate.rows(config, "xnli", "train"), estimate.rows(config, "xnli", "test")) == (501, 70)
     assert estimate.rows(config, "xnli", "dev") == 2490  # not prepared: the known size
+
+
+def test_adapt_evaluations_are_planned_from_each_runs_flags():
+    """A run of adapt.scheme_eval scores its sets as often as its flags say: the multilingual set at
+    every checkpoint, once on the selected model (final) or never; the target set every
+    scheme_eval.eval_every steps. A curve run is planned as before."""
+    def eval_tokens(multilingual: str, eval_every=None) -> dict:
+        config = settings.load("config.yaml")
+        config["adapt"].update(curve={"schemes": ["0-12"]}, scheme_eval={"eval_every": eval_every,
+                                                                        "multilingual": multilingual})
+        planned = settings.plan_module("adapt").jobs(config)["adapt_mlm"]
+        return {run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+                for run_id, job in planned.items()}
+
+    curve, scheme = "demo-mbert-layers0-12-seed1", "demo-mbert-layers9-12-seed1"
+    demo = settings.load("config.yaml")
+    default = {run_id: estimate.job_cost(demo, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+               for run_id, job in settings.plan_module("adapt").jobs(demo)["adapt_mlm"].items()}
+    every, final, none = eval_tokens("checkpoints"), eval_tokens("final"), eval_tokens("none")
+    assert every == default  # scheme_eval.eval_every null, multilingual at checkpoints: today's plan
+    assert final[curve] == none[curve] == default[curve]
+    # 100 steps, checkpoints at 0, 25, 50, 75, 100: the multilingual set 5 times, once, never
+    assert every[scheme] - none[scheme] == 5 * (final[scheme] - none[scheme]) > 0
+    # the target set at 5 checkpoints (every 25 steps), at 3 (every 50: 0, 50, 100) or at 2 (every 100)
+    fewer = {k: none[scheme] - eval_tokens("none", eval_every=k)[scheme] for k in (50, 100)}
+    assert fewer[50] > 0 and 2 * fewer[100] == 3 * fewer[50]

@@ -24,6 +24,7 @@ def _without_changes(config: dict) -> dict:
     for value in config.values():
         if isinstance(value, dict) and "resources" in value:
             value.pop("training", None)
+            value.get("scheme_eval", {}).pop("eval_every", None)
             for key in ("cpus", "gpus", "mem_mb"):
                 value["resources"].pop(key, None)
             for task in value.get("tasks", []):
@@ -41,6 +42,8 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     assert derived["report"]["rehearsal"] is True and "rehearsal" not in PAPER["report"]
     assert derived["training"]["max_steps"] == STEPS and derived["monox"]["tasks"][0]["training"]["max_steps"] == STEPS
     assert all(derived[f]["training"]["max_steps"] == STEPS for f in ("sbert", "adapt", "monox", "dual"))
+    # adapt's curve runs checkpoint every STEPS // 2 steps, its other schemes' runs once at the end
+    assert derived["adapt"]["scheme_eval"]["eval_every"] == STEPS and PAPER["adapt"]["scheme_eval"]["eval_every"] == 100
     # the paper compiles its long jobs; four steps on a CPU run eager (compiling takes minutes there)
     assert PAPER["freeze_depth"]["training"]["compile"] and PAPER["monox"]["tasks"][0]["training"]["compile"]
     assert not any(section.get("compile") for section in _training_sections(derived))

@@ -50,6 +50,9 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
         family.setdefault("resources", {}).update(gpus=0, cpus=1, mem_mb=REHEARSAL_MEM_MB)
         if "training" in family:
             _cap(family["training"])
+        # adapt's other schemes checkpoint less often than its curve runs (scheme_eval), as in the paper
+        if isinstance(family.get("scheme_eval"), dict) and family["scheme_eval"].get("eval_every"):
+            family["scheme_eval"]["eval_every"] = STEPS
         for task in family.get("tasks", []):
             for key in ("training", "teacher_training"):
                 if key in task:

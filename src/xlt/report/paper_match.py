@@ -11,7 +11,8 @@ and `PAPER_DOMAIN_MEANS`.
   501st steps of a 1-based count, so #1 is the model before any update and #s the model after
   s-1 updates. Our adapt runs evaluate at step 0 (the untouched model) and after every
   ``adapt.training.eval_every`` (K) updates, so a published ``step=s`` is our ``step`` s-1:
-  #1 -> 0, #501 -> 500, #1501 -> 1500 (reached with K = 50, config/paper.yaml).
+  #1 -> 0, #501 -> 500, #1501 -> 1500 (reached by the curve runs, scheme 0-12 in ``adapt.curve.schemes``,
+  with K = 50: config/paper.yaml).
 - **domain means** (monox's `PAPER_DOMAIN_MEANS`): seed 002, Table 1, "The results on CLS are averaged over
   three domains"; our MonoX table has one task per domain (cls-books, cls-dvd, cls-music). A
   published ``task=cls`` row is matched by the mean of our three domain rows of one run setting
