@@ -33,7 +33,7 @@ from xlt.core.verbs import Verb
 VARIABLE = "XLT_JOB_SERVER"
 # read at import by torch, transformers, huggingface_hub, datasets, tqdm, matplotlib or Python itself
 IMPORT_TIME_PREFIXES = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TORCH", "PYTORCH_", "CUDA_", "TOKENIZERS_",
-                        "DATASETS_", "TQDM_", "PYTHON", "MPL", "XDG_CACHE_HOME", "NO_COLOR", "LD_", "KMP_")
+                        "DATASETS_", "TQDM_", "PYTHON", "MPL", "XDG_CACHE_HOME", "NO_COLOR", "LD_", "KMP_", "OPENBLAS_CORETYPE")
 THREAD_VARIABLE = "OMP_NUM_THREADS"  # Snakemake sets it to the rule's threads; applied with torch.set_num_threads
 # verbs that set import-time variables themselves before importing the libraries (prefetch --check)
 DECLINED_VERBS = ("prefetch", "job-server")
@@ -99,9 +99,11 @@ def _read_line(sock: socket.socket) -> str:
 # ---------------------------------------------------------------- the server
 
 class Server:
-    def __init__(self, path: str, environment: dict[str, str]):
+    def __init__(self, path: str, environment: dict[str, str], set_by_imports: dict[str, str]):
         self.path = path
-        self.environment = import_environment(environment)  # as the libraries found it (some set more)
+        self.environment = import_environment(environment)  # as the libraries found it
+        # what they set themselves (torch: KMP_DUPLICATE_LIB_OK): a caller that imported them too has it
+        self.set_by_imports = set_by_imports
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
         self.listener.listen(64)
@@ -116,7 +118,8 @@ class Server:
         if not all(os.isatty(fd) for fd in fds[1:3]):  # as console.configure() sets them in a fresh job
             env = {**QUIET_ENV, **env}
         theirs = import_environment(env)
-        differ = sorted(k for k in theirs.keys() | self.environment.keys() if theirs.get(k) != self.environment.get(k))
+        differ = sorted(k for k in theirs.keys() | self.environment.keys() if theirs.get(k) != self.environment.get(k)
+                        and not (k in self.set_by_imports and theirs.get(k) == self.set_by_imports[k]))
         return f"import-time variables differ: {', '.join(differ)}" if differ else None
 
     def accept(self) -> None:
@@ -274,7 +277,8 @@ def serve(command: list[str], hf_cache: str | None = None) -> int:
         importlib.import_module(name)
     # not a TemporaryDirectory: its clean-up at exit would run in every job too (they are forks)
     tmp = tempfile.mkdtemp(prefix="xlt-job-server-")
-    server = Server(str(Path(tmp) / "socket"), imported_with)
+    set_by_imports = {k: v for k, v in os.environ.items() if k not in imported_with}
+    server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports)
     try:
         proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
         finished = os.pidfd_open(proc.pid)
