@@ -24,6 +24,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from pathlib import Path
 
@@ -99,8 +100,10 @@ def _read_line(sock: socket.socket) -> str:
 # ---------------------------------------------------------------- the server
 
 class Server:
-    def __init__(self, path: str, environment: dict[str, str], set_by_imports: dict[str, str]):
+    def __init__(self, path: str, environment: dict[str, str], set_by_imports: dict[str, str],
+                 stats: str | None = None):
         self.path = path
+        self.stats = stats
         self.environment = import_environment(environment)  # as the libraries found it
         # what they set themselves (torch: KMP_DUPLICATE_LIB_OK): a caller that imported them too has it
         self.set_by_imports = set_by_imports
@@ -140,7 +143,7 @@ class Server:
         if pid == 0:
             try:
                 self.listener.close()
-                _handle(conn, request, fds)
+                _handle(conn, request, fds, self.stats)
             finally:
                 os._exit(1)
         self.forked += 1
@@ -173,9 +176,11 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(body), list(fds)
 
 
-def _handle(conn: socket.socket, request: dict, fds: list[int]) -> None:
+def _handle(conn: socket.socket, request: dict, fds: list[int], stats: str | None) -> None:
     """In a fork of the server: run the job in a fork of this process, pass on the signals the
-    caller forwards (its hang-up ends the job) and answer with the job's exit status."""
+    caller forwards (its hang-up ends the job) and answer with the job's exit status. With
+    `stats`, append the job's verb, run id, CPU and wall seconds to that file."""
+    started = time.monotonic()
     job = os.fork()
     if job == 0:
         conn.close()
@@ -187,7 +192,10 @@ def _handle(conn: socket.socket, request: dict, fds: list[int]) -> None:
     while True:
         ready, _, _ = select.select(watching, [], [])
         if done in ready:
-            status = os.waitstatus_to_exitcode(os.waitpid(job, 0)[1])
+            _, wait_status, usage = os.wait4(job, 0)
+            status = os.waitstatus_to_exitcode(wait_status)
+            if stats:
+                _record(stats, request["argv"], usage.ru_utime + usage.ru_stime, time.monotonic() - started)
             try:
                 conn.sendall(f"status {status}\n".encode())
             except OSError:
@@ -200,6 +208,12 @@ def _handle(conn: socket.socket, request: dict, fds: list[int]) -> None:
         for line in message.splitlines():
             if line.startswith("signal "):
                 os.kill(job, int(line.split()[1]))
+
+
+def _record(stats: str, argv: list[str], cpu_s: float, wall_s: float) -> None:
+    run_id = argv[argv.index("--run-id") + 1] if "--run-id" in argv[:-1] else ""
+    with open(stats, "a") as f:  # one short line a write: jobs ending together do not interleave
+        f.write(f"{argv[0] if argv else ''}\t{run_id}\t{cpu_s:.3f}\t{wall_s:.3f}\n")
 
 
 def _run_job(request: dict, fds: list[int]) -> None:
@@ -255,12 +269,30 @@ def _fresh_runtime() -> None:
     np.random.seed()
 
 
-def serve(command: list[str], hf_cache: str | None = None) -> int:
-    """Run `command` with a job server for its `xlt` calls; its exit status. `hf_cache`: the
-    Hugging Face cache the workflow's jobs read (the Snakefile points them at its resources/hf
-    unless HF_HUB_CACHE says otherwise; the server must import the libraries with the same)."""
+def preload() -> None:
+    """Import what the jobs import, build what transformers builds once a process, and freeze
+    the result: the collector then never walks those objects, in the server or in a job (where
+    walking them would also copy every page the fork shares)."""
+    import gc
     import importlib
 
+    for name in PRELOAD:
+        importlib.import_module(name)
+    try:  # the checkpoint key renamings of every architecture (~1,500 regexes), built at a job's first load
+        from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+
+        get_checkpoint_conversion_mapping("bert")
+    except ImportError:  # another transformers version: each job builds its own
+        pass
+    gc.collect()
+    gc.freeze()
+
+
+def serve(command: list[str], hf_cache: str | None = None, stats: str | None = None) -> int:
+    """Run `command` with a job server for its `xlt` calls; its exit status. `hf_cache`: the
+    Hugging Face cache the workflow's jobs read (the Snakefile points them at its resources/hf
+    unless HF_HUB_CACHE says otherwise; the server must import the libraries with the same).
+    `stats`: a TSV file to append each forked job's verb, run id, CPU and wall seconds to."""
     from xlt.core.prefetch import cache_dir, cache_environment
 
     env = dict(os.environ)  # the command's
@@ -273,12 +305,14 @@ def serve(command: list[str], hf_cache: str | None = None) -> int:
         os.environ.setdefault(name, "1")
     os.environ.update({k: v for k, v in QUIET_ENV.items() if k not in os.environ})  # jobs write log files
     imported_with = dict(os.environ)
-    for name in PRELOAD:
-        importlib.import_module(name)
+    preload()
     # not a TemporaryDirectory: its clean-up at exit would run in every job too (they are forks)
     tmp = tempfile.mkdtemp(prefix="xlt-job-server-")
     set_by_imports = {k: v for k, v in os.environ.items() if k not in imported_with}
-    server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports)
+    if stats:
+        Path(stats).write_text("verb\trun_id\tcpu_s\twall_s\n")
+        stats = str(Path(stats).resolve())
+    server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports, stats)
     try:
         proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
         finished = os.pidfd_open(proc.pid)
@@ -303,12 +337,13 @@ def serve(command: list[str], hf_cache: str | None = None) -> int:
 def _arguments(p):
     p.add_argument("--hf-cache", default=None,
                    help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)")
+    p.add_argument("--stats", default=None, help="TSV file: each job's verb, run id, CPU and wall seconds")
     p.add_argument("command", nargs="+", help="the command whose `xlt` calls the server runs (after --), "
                                               "e.g. -- snakemake --cores 2")
 
 
 def _run(args):
-    return serve(args.command, args.hf_cache)
+    return serve(args.command, args.hf_cache, args.stats)
 
 
 VERBS = {"job-server": Verb("Run a command (snakemake) whose `xlt` jobs fork from one process that has imported "
