@@ -1,6 +1,6 @@
 """`xlt rehearse`'s config keeps the paper sweep: the same rules and jobs per rule, and only
-training length, split slices, MonoX's labelled fraction (its pool), CPUs and the report's
-rehearsal flag changed."""
+training length, split slices, MonoX's labelled fraction (its pool), the t-SNE sample, CPUs and
+the report's rehearsal flag changed."""
 from __future__ import annotations
 
 import copy
@@ -12,7 +12,7 @@ import yaml
 from workflow_runs import job_counts, snakemake, workflow_copy
 from xlt.core.settings import validate
 from xlt.rehearse.datasets import required_rows
-from xlt.rehearse.derive import POOL_ROWS, STEPS, derive
+from xlt.rehearse.derive import POOL_ROWS, STEPS, TSNE_SAMPLE, derive
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
@@ -34,6 +34,7 @@ def _without_changes(config: dict) -> dict:
                 task.pop("teacher_training", None)
     for spec in config["datasets"].values():
         spec.pop("split_names", None)
+    config["alignment"].pop("tsne_sample", None)
     return config
 
 
@@ -48,6 +49,8 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     assert derived["datasets"]["nl-wiki"]["split_names"] == {"train": "train[:320]", "dev": "train[320:360]",
                                                              "test": "train[360:400]"}
     assert derived["datasets"]["xnli"]["split_names"] == {"dev": "validation"}
+    # the t-SNE pictures sample fewer pairs (t-SNE on 960 points was most of an align job's CPU)
+    assert derived["alignment"]["tsne_sample"] == TSNE_SAMPLE < PAPER["alignment"]["tsne_sample"]
 
 
 def test_monox_keeps_its_sizes_with_a_small_unlabelled_pool():

@@ -1,6 +1,6 @@
 """The rehearsal's config: the paper config with the same sweep, and only what cannot run here
 changed (training capped at a few steps, hub split slices scaled to the stand-in data, MonoX's
-unlabelled pool scaled down, one CPU a job, no GPU); the models and datasets keep their hub ids,
+unlabelled pool and the t-SNE pictures' sample scaled down, one CPU a job, no GPU); the models and datasets keep their hub ids,
 found in the stand-in cache."""
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ REHEARSAL_MEM_MB = 2000
 # MonoX's unlabelled pool: the paper's is 80% of XNLI's train set, which with a training size of
 # 10,000 labelled examples would be 40,000 sentences for every teacher (24 layers) to label
 POOL_ROWS = 200
+# the alignment family's t-SNE pictures: pairs a language (paper: 200 of Tatoeba's 1,000; the stand-in
+# has 60). At 200 every picture is t-SNE on 960 points, 1,000 iterations: 20 CPU-s of each align job
+TSNE_SAMPLE = 10
 # one seed, two freeze depths, the first value of other axes: the fewest jobs that still run
 # every rule (a test compares the rule set with the paper config's)
 CUT_AXES = {"seeds": 1, "depths": 2, "freeze_depths": 2, "layers": 1, "poolings": 1, "margins": 1, "scales": 1,
@@ -68,6 +71,8 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
                     _cap(task[key])
     if isinstance(config.get("monox"), dict):
         _small_pool(config["monox"])
+    if isinstance(config.get("alignment"), dict):
+        config["alignment"]["tsne_sample"] = min(config["alignment"].get("tsne_sample", TSNE_SAMPLE), TSNE_SAMPLE)
     for spec in config.get("datasets", {}).values():
         if "split_names" in spec:
             spec["split_names"] = {split: _scaled_slice(name) for split, name in spec["split_names"].items()}
