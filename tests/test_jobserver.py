@@ -4,6 +4,7 @@ differs runs in its own process, and a failing job fails Snakemake."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,14 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
     assert (tmp_path / "good.jsonl").exists() and not (tmp_path / "bad.jsonl").exists()
     assert "Error in rule bad" in proc.stdout + proc.stderr
     assert "2 jobs forked, 0 declined" in proc.stderr
+
+
+def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--", "bash", "-c",
+                             'echo "$XLT_JOB_SERVER"; exec sleep 300'], cwd=tmp_path, env=local_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    socket_path = Path(proc.stdout.readline().strip())
+    assert socket_path.exists()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert not socket_path.parent.exists()

@@ -142,6 +142,7 @@ class Server:
         pid = os.fork()
         if pid == 0:
             try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the server's passes it on to the command
                 self.listener.close()
                 _handle(conn, request, fds, self.stats)
             finally:
@@ -315,6 +316,8 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
     server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports, stats)
     try:
         proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
+        # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up
+        signal.signal(signal.SIGTERM, lambda signum, _frame: proc.send_signal(signum))
         finished = os.pidfd_open(proc.pid)
         try:
             while True:
@@ -331,7 +334,7 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
         server.close()
         os.rmdir(tmp)
     print(f"xlt job-server: {server.forked} jobs forked, {server.declined} declined", file=sys.stderr)
-    return status
+    return 128 - status if status < 0 else status  # a command killed by a signal: as a shell reports it
 
 
 def _arguments(p):
