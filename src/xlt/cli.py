@@ -28,7 +28,7 @@ def verb_modules() -> tuple[str, ...]:
     return ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
             *(f"{registry.PACKAGE}.{family}.commands" for family in registry.names()),
             "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
-            "xlt.analysis.commands", "xlt.rehearse.commands")
+            "xlt.analysis.commands", "xlt.rehearse.commands", "xlt.jobserver")
 
 
 def verbs() -> dict[str, Verb]:
@@ -83,6 +83,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import os
+
+    if argv is None and os.environ.get("XLT_JOB_SERVER"):  # `xlt job-server` runs this call (xlt.jobserver)
+        from xlt.jobserver import run_remote
+
+        status = run_remote(sys.argv[1:])
+        if status is not None:
+            return status
     from xlt.core import console, metrics
 
     console.configure()  # before any library prints: plain lines when the output is a log file

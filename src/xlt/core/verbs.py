@@ -27,7 +27,7 @@ class VerbGroup:
     description: str
 
 
-WORKFLOW = VerbGroup(0, "workflow", "check a config, list its sweep, write the rehearsal config")
+WORKFLOW = VerbGroup(0, "workflow", "check a config, list its sweep, write the rehearsal config, fork a run's jobs from one process")
 DATA = VerbGroup(1, "data", "build the demo model, download, prepare the datasets")
 EVALUATION = VerbGroup(2, "shared evaluation", "score any encoder, trained by any family or pretrained")
 ANALYSIS = VerbGroup(4, "analysis and report", "tables, figures, paired tests, checks over the families' metrics")
