@@ -23,4 +23,4 @@ test: $(BIN)/snakemake
 # the paper sweep (config/paper.yaml) end to end on offline stand-ins: every rule and job of the
 # real sweep in rehearsal/ (docs/rehearsal.md); its numbers are not results
 rehearse: $(BIN)/snakemake
-	. $(BIN)/activate && xlt rehearse --config config/paper.yaml --out rehearsal && HF_HUB_OFFLINE=1 snakemake --cores 2 --directory rehearsal --configfile $(CURDIR)/rehearsal/config.yaml
+	. $(BIN)/activate && xlt rehearse --config config/paper.yaml --out rehearsal && HF_HUB_OFFLINE=1 xlt job-server --hf-cache rehearsal/resources/hf -- snakemake --cores 2 --directory rehearsal --configfile $(CURDIR)/rehearsal/config.yaml

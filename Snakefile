@@ -15,12 +15,15 @@ if not workflow.overwrite_configfiles:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/freeze_depth.smk"
-include: "workflow/rules/sbert.smk"
-include: "workflow/rules/adapt.smk"
-include: "workflow/rules/monox.smk"
-include: "workflow/rules/dual.smk"
-include: "workflow/rules/alignment.smk"
+
+
+# every registered family's rules (xlt.core.registry): workflow/rules/<family>.smk, or the
+# rules.smk in its own folder for a family on XLT_FAMILY_PATH
+for family_rules in family_rule_files():
+
+    include: family_rules
+
+
 include: "workflow/rules/positive_control.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/statistics.smk"

@@ -6,7 +6,7 @@ Each benchmark prints a Markdown table; results are figures, not pass/fail tests
 imports `xlt` as installed (or with PYTHONPATH=src); the processes it starts (loop workers,
 `xlt finetune` jobs, snakemake runs) import <repo>/src. The modules next to it run on their own
 too: benchmarks/prefix_cache.py, loop.py, mfu.py (= --mfu), workflow.py (= --dry-run),
-loop_vs_trainer.py (= --loop).
+loop_vs_trainer.py (= --loop); cli_help.py (how long `xlt --help` takes) runs only on its own.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from workflow_runs import ASK_SLURM, SLURM_DIR, SNAKEMAKE, local_env, slurm_env, slurm_snakemake, workflow_copy
+from helpers.workflow_runs import ASK_SLURM, SLURM_DIR, SNAKEMAKE, local_env, slurm_env, slurm_snakemake, workflow_copy
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -75,8 +75,8 @@ def one_thread():
 
 @pytest.fixture
 def bag_of_words_bert(tmp_path):
-    """A saved 2-layer BERT whose layer 0 is a bag of words (tests/bag_of_words.py)."""
-    from bag_of_words import save_bag_of_words_bert
+    """A saved 2-layer BERT whose layer 0 is a bag of words (tests/helpers/bag_of_words.py)."""
+    from helpers.bag_of_words import save_bag_of_words_bert
 
     return save_bag_of_words_bert(tmp_path)
 

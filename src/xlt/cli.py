@@ -4,7 +4,8 @@ Verbs live with what they run, in the layer of what they run: `xlt.data.commands
 model, data, prefetch), `xlt.report.commands` (tables, figures, curves), `xlt.core.commands`
 (the config, the sweep), `xlt.evaluate.commands` (the shared embedding evaluator), each family's
 `commands.py`, `xlt.report.positive_control.commands`, `xlt.cost.commands`,
-`xlt.report.paper_commands` and `xlt.analysis.commands`, which map verb names to `Verb`s in `VERBS`. Those modules import nothing heavy at the top, so
+`xlt.report.paper_commands` and `xlt.analysis.commands`, which map verb names to `Verb`s in `VERBS`
+and name their heading of `xlt --help` in `GROUP` (`xlt.core.verbs`). Those modules import nothing heavy at the top, so
 collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
 """
@@ -17,19 +18,22 @@ import shlex
 import sys
 import time
 
+from xlt.core import registry
 from xlt.core.errors import XltError
-from xlt.core.settings import FAMILIES
-from xlt.core.verbs import Verb  # noqa: F401  (re-exported: `xlt.cli.Verb` still names it)
+from xlt.core.verbs import Verb, VerbGroup  # noqa: F401  (re-exported: `xlt.cli.Verb` still names it)
 
-VERB_MODULES = ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
-                *(f"xlt.families.{family}.commands" for family in FAMILIES),
-                "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
-                "xlt.analysis.commands", "xlt.rehearse.commands")
+
+def verb_modules() -> tuple[str, ...]:
+    """Every layer's commands module, each registered family's among them (xlt.core.registry)."""
+    return ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
+            *(f"{registry.PACKAGE}.{family}.commands" for family in registry.names()),
+            "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
+            "xlt.analysis.commands", "xlt.rehearse.commands", "xlt.jobserver")
 
 
 def verbs() -> dict[str, Verb]:
     out = {}
-    for module_name in VERB_MODULES:
+    for module_name in verb_modules():
         for name, verb in importlib.import_module(module_name).VERBS.items():
             if name in out:
                 raise ValueError(f"verb {name!r} is defined twice ({module_name})")
@@ -37,25 +41,56 @@ def verbs() -> dict[str, Verb]:
     return out
 
 
+def verb_groups() -> dict[VerbGroup, list[str]]:
+    """The headings of `xlt --help` in order, each with its verbs (a module's GROUP holds all of
+    its VERBS)."""
+    groups: dict[VerbGroup, list[str]] = {}
+    for module_name in verb_modules():
+        module = importlib.import_module(module_name)
+        if not isinstance(getattr(module, "GROUP", None), VerbGroup):
+            raise ValueError(f"{module_name} has no GROUP: name its verbs' heading of `xlt --help` (xlt.core.verbs)")
+        groups.setdefault(module.GROUP, []).extend(module.VERBS)
+    return dict(sorted(groups.items(), key=lambda item: item[0].rank))  # stable: families keep their order
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or with `only` just that verb's: a job then runs its own verb's
     argument set-up and not every family's."""
     from xlt.core.version import version_string
 
-    parser = argparse.ArgumentParser(prog="xlt", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="xlt", description=__doc__.splitlines()[0],
+                                     epilog="`xlt VERB --help` lists a verb's flags.")
     parser.add_argument("--version", action="version", version=version_string(),
                         help="print the xlt version (and git commit of a checkout) and exit")
-    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for name, verb in verbs().items():
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB",
+                                help="one of the verbs below, listed by what they are for")
+    known, groups = verbs(), verb_groups()
+    heading_of = {name: group.title for group, names in groups.items() for name in names}
+    for name, verb in known.items():
         if only is not None and name != only:
             continue
-        p = sub.add_parser(name, help=verb.help, description=verb.help)
+        # no help=: the verb is listed under its heading below instead
+        p = sub.add_parser(name, description=f"{verb.help} [{heading_of[name]}]")
         verb.add_arguments(p)
         p.set_defaults(_run=verb.run)
+    if only is None:
+        for group, names in groups.items():
+            heading = parser.add_argument_group(group.title, group.description)
+            # help lines only: in the heading's list, not among the parser's arguments
+            heading._group_actions.extend(argparse.Action([], dest=name, metavar=name, help=known[name].help)
+                                          for name in names)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    import os
+
+    if argv is None and os.environ.get("XLT_JOB_SERVER"):  # `xlt job-server` runs this call (xlt.jobserver)
+        from xlt.jobserver import run_remote
+
+        status = run_remote(sys.argv[1:])
+        if status is not None:
+            return status
     from xlt.core import console, metrics
 
     console.configure()  # before any library prints: plain lines when the output is a log file

@@ -60,6 +60,33 @@ def test_neighbours_and_baseline_with_mcnemar_and_holm(depth_runs):
     assert (table["p_holm"] >= table["p_value"]).all()
 
 
+def test_the_cache_column_leaves_the_depth_pairs_as_they_were(tmp_path):
+    """cache_frozen_prefix follows from the depth (-1 trains uncached beside cached depths), so
+    it is no comparison axis: the runs pair along freeze_depth exactly as without the column,
+    and the tidy table carries it and prefix_precision as columns."""
+    from xlt.report.aggregate import aggregate
+
+    same, de = predictions(0.6, 1), predictions(0.5, 2)
+    shares = {-1: (same, de), 0: (same, de), 3: (predictions(0.9, 3), predictions(0.8, 4))}
+
+    def runs(root, with_columns):
+        return [write_classifier_run(root, "freeze_depth", f"d{d}", {"model": "m", "freeze_depth": d, "seed": 1} | (
+            {"cache_frozen_prefix": d >= 0, "prefix_precision": "bfloat16"} if with_columns else {}),
+            {"en": en, "de": other}) for d, (en, other) in shares.items()]
+
+    def pairs(paths):
+        table = paired_tests(read_runs(paths), "freeze_depth", resamples=200)
+        return list(zip(table.axis, table.comparison, table.run_a, table.run_b, table.set, table.p_value))
+
+    plain, marked = runs(tmp_path / "plain", False), runs(tmp_path / "marked", True)
+    assert pairs(marked) == pairs(plain) and len(pairs(plain)) == 6
+    table = aggregate(marked)
+    assert {"cache_frozen_prefix", "prefix_precision"} <= set(table.columns)
+    by_run = table.drop_duplicates("run_id").set_index("run_id")
+    assert by_run["cache_frozen_prefix"].to_dict() == {"d-1": False, "d0": True, "d3": True}
+    assert set(by_run["prefix_precision"]) == {"bfloat16"}
+
+
 def test_holm_can_undo_a_lone_small_p_value(tmp_path):
     """A difference that is significant alone stops being so among many null comparisons."""
     base = predictions(0.60, 1)

@@ -1,6 +1,13 @@
-"""The `xlt` command line: verbs are collected cheaply, and a light job stays light."""
+"""The `xlt` command line: verbs are collected cheaply, a light job stays light, `xlt --help`
+lists them by what they are for, and every command the workflow runs parses."""
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+import yaml
 
 
 def test_xlt_verb_builds_only_its_own_parser():
@@ -67,3 +74,107 @@ def test_xlt_plot_names_the_kinds_for_an_unknown_kind(tmp_path):
                           "--out", str(tmp_path / "p.png")], capture_output=True, text=True)
     assert out.returncode == 2
     assert "unknown plot kind 'no_such_kind'" in out.stderr and "accuracy-vs-depth" in out.stderr
+
+
+def help_sections(text: str) -> dict[str, list[str]]:
+    """`xlt --help`'s headings, each with the names its entries start with (an entry: two spaces,
+    a name, then two spaces or the line's end; a heading's description has single spaces)."""
+    sections, heading = {}, None
+    for line in text.splitlines():
+        if line and not line.startswith(" ") and line.endswith(":"):
+            heading = line[:-1]
+            sections[heading] = []
+        elif heading and (entry := re.match(r"  ([a-z][a-z0-9-]*)(  |$)", line)):
+            sections[heading].append(entry.group(1))
+    return sections
+
+
+def test_help_lists_every_verb_once_under_its_heading():
+    from xlt.cli import verb_groups, verbs
+
+    out = subprocess.run([sys.executable, "-m", "xlt.cli", "--help"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": "100"})
+    sections = help_sections(out.stdout)
+    titles = [group.title for group in verb_groups()]
+    assert [title for title in sections if title in titles] == titles  # every heading, in rank order
+    listed = [name for title in titles for name in sections[title]]
+    assert sorted(listed) == sorted(verbs())  # every verb under a heading, none twice
+    assert not set(verbs()) & {name for title, names in sections.items() if title not in titles for name in names}
+    # the generic-sounding verbs say whose they are
+    assert {"finetune", "evaluate", "prefix-states"} <= set(sections["freeze_depth family"])
+    assert "dual-prefix-states" in sections["dual family"] and "plan" in sections["cost"]
+
+
+def test_headings_come_in_rank_order_and_every_verb_module_names_one():
+    import importlib
+
+    from xlt.cli import verb_groups, verb_modules
+    from xlt.core.verbs import VerbGroup
+
+    assert all(isinstance(importlib.import_module(m).GROUP, VerbGroup) for m in verb_modules())
+    ranks = [group.rank for group in verb_groups()]
+    assert ranks == sorted(ranks) and len({g.title for g in verb_groups()}) == len(ranks)
+
+
+def test_a_verbs_own_help_names_its_heading():
+    out = subprocess.run([sys.executable, "-m", "xlt.cli", "evaluate", "--help"], capture_output=True, text=True,
+                         check=True, env={**os.environ, "COLUMNS": "200"})
+    assert "[freeze_depth family]" in out.stdout
+
+
+RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
+
+
+def rule_verbs() -> set[str]:
+    """Every verb a rule's shell command calls."""
+    return set(re.findall(r'"xlt ([a-z][a-z0-9-]*)', "".join(p.read_text() for p in RULES.glob("*.smk"))))
+
+
+def test_every_verb_a_rule_calls_exists():
+    from xlt.cli import verbs
+
+    assert rule_verbs() and rule_verbs() <= set(verbs()), rule_verbs() - set(verbs())
+
+
+SHELL = {">", ">>", "2>&1", "|", "&&", ";"}  # where a rule's command line ends and its redirection starts
+
+
+def with_prefix_stores(work: Path) -> str:
+    """The demo config with both shared frozen-prefix stores on: the prefix-states rules' commands."""
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["freeze_depth"].update(depths=[-1, 0, 7], cache_frozen_prefix=True, prefix_states={"shared": True})
+    config["dual"].update(freeze_depths=[-1, 6], cache_frozen_prefix=True, prefix_states={"shared": True})
+    (work / "stores.yaml").write_text(yaml.safe_dump(config))
+    return "stores.yaml"
+
+
+@pytest.mark.slow
+def test_every_xlt_command_a_dry_run_plans_parses(tmp_path):
+    """Each `xlt ...` command line of a dry run (the demo, the paper config, both prefix stores on)
+    parses with its verb's parser: the rules' templates and the plans' arguments fit the CLI."""
+    import contextlib
+    import io
+    import shlex
+
+    from helpers.workflow_runs import snakemake, workflow_copy
+
+    from xlt.cli import build_parser
+
+    work = workflow_copy(tmp_path)
+    called, failed = set(), []
+    for configfile in ("config.yaml", "config/paper.yaml", with_prefix_stores(work)):
+        proc = snakemake(work, "-n", "-p", "--cores", "1", "--configfile", configfile)
+        for line in (proc.stdout + proc.stderr).splitlines():
+            if not line.startswith("Shell command: xlt "):
+                continue
+            argv = shlex.split(line.removeprefix("Shell command: xlt "))
+            argv = argv[:next((i for i, arg in enumerate(argv) if arg in SHELL), len(argv))]  # without `> log`
+            called.add(argv[0])
+            stderr = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(stderr):
+                    build_parser(argv[0]).parse_args(argv)
+            except SystemExit:
+                failed.append(f"{configfile}: xlt {shlex.join(argv)}\n  {stderr.getvalue().strip()}")
+    assert not failed, "\n".join(failed[:10])
+    assert called == rule_verbs()  # the three configs reach every rule's verb

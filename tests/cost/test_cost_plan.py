@@ -6,7 +6,7 @@ import pytest
 from xlt.cli import main
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.cost import estimate, profile
+from xlt.cost import estimate, profile, retention, shapes
 
 UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0, "gpu": False, "source": "test"}
 
@@ -183,7 +183,7 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
 def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
     # the rules whose outputs hold a model directory, read off the paper config's dry run: MonoX
     # teachers and students and adapt runs keep metrics and logits only
-    from workflow_runs import snakemake, workflow_copy
+    from helpers.workflow_runs import snakemake, workflow_copy
 
     work = workflow_copy(tmp_path)
     proc = snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml")
@@ -194,13 +194,18 @@ def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
         elif line.strip().startswith("output:") and any(o.strip().rstrip(",").endswith("/model")
                                                           for o in line.split(":", 1)[1].split(",")):
             keeps.add(rule)
-    assert keeps == set(estimate.KEEPS_MODEL) - {"build_demo_model"}  # the paper config builds no demo model
+    assert keeps == set(retention.keeps_model()) - {"build_demo_model"}  # the paper config builds no demo model
     planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100", None))
     by_rule = {}
     for job in planned["jobs"]:
         by_rule.setdefault(job["rule"], []).append(job)
     assert all(j["disk_gib"] == 0 for r in ("distill", "train_teacher", "adapt_mlm") for j in by_rule[r])
-    assert all(j["disk_gib"] > 0.5 for j in by_rule["finetune"])  # mBERT's fp32 weights
+    # mBERT's fp32 weights: kept for the freeze_depth runs alignment analyses, temp() for the others
+    kept = {path.split("/")[3] for path in settings.plan_module("alignment").kept_models(settings.load("config/paper.yaml"))}
+    assert len(kept) == 4
+    assert all(j["disk_gib"] > 0.5 and j["temp_gib"] == 0 for j in by_rule["finetune"] if j["run_id"] in kept)
+    assert all(j["disk_gib"] == 0 and j["temp_gib"] > 0.5 for j in by_rule["finetune"] if j["run_id"] not in kept)
+    assert all(j["disk_gib"] == 0 and j["temp_gib"] > 0.5 for r in ("train_sbert", "train_dual") for j in by_rule[r])
     # checkpoints are scratch while a job runs, not kept
     assert max(j["scratch_gib"] for j in planned["jobs"]) == planned["total"]["scratch_gib"] > 0
 
@@ -209,15 +214,15 @@ def test_a_cached_hub_model_is_planned_with_its_own_shape(tmp_path, monkeypatch)
     from xlt.rehearse.models import HIDDEN, write_model
 
     config = settings.load("config/paper.yaml")
-    assert estimate.model_shape(config, "bert-base-multilingual-cased") == (119547, 768, 12)  # not cached: known shape
+    assert shapes.model_shape(config, "bert-base-multilingual-cased") == (119547, 768, 12)  # not cached: known shape
     write_model(tmp_path / "hub", "bert-base-multilingual-cased", None, 12, ["en"])
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    vocab, hidden, layers = estimate.model_shape(config, "bert-base-multilingual-cased")
+    vocab, hidden, layers = shapes.model_shape(config, "bert-base-multilingual-cased")
     assert (hidden, layers) == (HIDDEN, 12) and vocab < 1000
     # a local directory is not a hub id: its shape is the config's, never looked up in the hub cache
     local = settings.load("config.yaml")
     local["models"]["mine"] = {"source": "local", "path": str(tmp_path / "model"), "layers": 6}
-    assert estimate.model_shape(local, str(tmp_path / "model"))[2] == 6
+    assert shapes.model_shape(local, str(tmp_path / "model"))[2] == 6
 
 
 def test_prepared_data_are_planned_with_their_own_row_counts(tmp_path, monkeypatch):
@@ -230,3 +235,29 @@ def test_prepared_data_are_planned_with_their_own_row_counts(tmp_path, monkeypat
         json.dumps({"counts": {"en/train": 501, "en/test": 60, "de/test": 70}}))
     assert (estimate.rows(config, "xnli", "train"), estimate.rows(config, "xnli", "test")) == (501, 70)
     assert estimate.rows(config, "xnli", "dev") == 2490  # not prepared: the known size
+
+
+def test_adapt_evaluations_are_planned_from_each_runs_flags():
+    """A run of adapt.scheme_eval scores its sets as often as its flags say: the multilingual set at
+    every checkpoint, once on the selected model (final) or never; the target set every
+    scheme_eval.eval_every steps. A curve run is planned as before."""
+    def eval_tokens(multilingual: str, eval_every=None) -> dict:
+        config = settings.load("config.yaml")
+        config["adapt"].update(curve={"schemes": ["0-12"]}, scheme_eval={"eval_every": eval_every,
+                                                                        "multilingual": multilingual})
+        planned = settings.plan_module("adapt").jobs(config)["adapt_mlm"]
+        return {run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+                for run_id, job in planned.items()}
+
+    curve, scheme = "demo-mbert-layers0-12-seed1", "demo-mbert-layers9-12-seed1"
+    demo = settings.load("config.yaml")
+    default = {run_id: estimate.job_cost(demo, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+               for run_id, job in settings.plan_module("adapt").jobs(demo)["adapt_mlm"].items()}
+    every, final, none = eval_tokens("checkpoints"), eval_tokens("final"), eval_tokens("none")
+    assert every == default  # scheme_eval.eval_every null, multilingual at checkpoints: today's plan
+    assert final[curve] == none[curve] == default[curve]
+    # 100 steps, checkpoints at 0, 25, 50, 75, 100: the multilingual set 5 times, once, never
+    assert every[scheme] - none[scheme] == 5 * (final[scheme] - none[scheme]) > 0
+    # the target set at 5 checkpoints (every 25 steps), at 3 (every 50: 0, 50, 100) or at 2 (every 100)
+    fewer = {k: none[scheme] - eval_tokens("none", eval_every=k)[scheme] for k in (50, 100)}
+    assert fewer[50] > 0 and 2 * fewer[100] == 3 * fewer[50]

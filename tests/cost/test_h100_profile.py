@@ -2,7 +2,7 @@
 through the code path a finetune job is planned by (estimate.job_cost)."""
 import pytest
 
-from xlt.cost import estimate, profile
+from xlt.cost import estimate, profile, shapes
 
 # measured on an H100 80GB HBM3, bf16 autocast, eager, fused AdamW, mBERT shape, 128 tokens an example
 MEASURED_TOKENS_PER_S = {32: 126783, 128: 364289}
@@ -58,7 +58,7 @@ def test_a_trainable_embedding_costs_memory_not_flops():
     flops_only = {"name": "f", "train_flops": 1e12, "eval_flops": 1e12, "overhead_s": 0.0, "gpu": True, "source": ""}
     nothing, embeddings = (estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", d], flops_only)
                            for d in ("-1", "0"))
-    vocab, hidden, _ = estimate.KNOWN_MODELS["bert-base-multilingual-cased"]
+    vocab, hidden, _ = shapes.KNOWN_MODELS["bert-base-multilingual-cased"]
     assert nothing.seconds == pytest.approx(embeddings.seconds)
     assert (nothing.peak_memory_gib - embeddings.peak_memory_gib) * 2**30 == pytest.approx(12 * vocab * hidden)
     assert (nothing.scratch_gib - embeddings.scratch_gib) * 2**30 == pytest.approx(12 * vocab * hidden)

@@ -160,6 +160,10 @@ def test_disk_rows_put_each_familys_planned_disk_beside_its_outputs(tmp_path):
     assert rows["shared"]["measured_in"] == "results/data" and rows["shared"]["measured_disk_gib"] > 0
     assert rows["sbert"]["measured_disk_gib"] == 0 and rows["sbert"]["planned_over_measured"] is None
     assert rows["hub cache"]["measured_disk_gib"] == pytest.approx(2**19 / 2**30, rel=1e-3)
+    # the demo's sbert models are temp() outputs: planned apart, not in the disk the sweep leaves
+    assert rows["sbert"]["planned_temp_gib"] > 0 and rows["sbert"]["planned_disk_gib"] == 0
+    assert rows["sbert"]["planned_temp_gib"] == pytest.approx(
+        sum(j["temp_gib"] for j in planned["jobs"] if j["family"] == "sbert"), abs=1e-6)
     out = tmp_path / "cost_disk.csv"
     ledger.write_cost_table(list(rows.values()), out, ledger.DISK_COLUMNS)
     assert out.read_text().splitlines()[0] == ",".join(ledger.DISK_COLUMNS)

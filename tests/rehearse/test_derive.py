@@ -1,5 +1,6 @@
 """`xlt rehearse`'s config keeps the paper sweep: the same rules and jobs per rule, and only
-training length, split slices, CPUs and the report's rehearsal flag changed."""
+training length, split slices, MonoX's labelled fraction (its pool), the t-SNE sample, CPUs and
+the report's rehearsal flag changed."""
 from __future__ import annotations
 
 import copy
@@ -8,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from workflow_runs import job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import job_counts, snakemake, workflow_copy
 from xlt.core.settings import validate
-from xlt.rehearse.derive import STEPS, derive
+from xlt.rehearse.datasets import required_rows
+from xlt.rehearse.derive import POOL_ROWS, STEPS, TSNE_SAMPLE, derive
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
@@ -25,13 +27,16 @@ def _without_changes(config: dict) -> dict:
         if isinstance(value, dict) and "resources" in value:
             value.pop("training", None)
             value.get("distill", {}).pop("training", None)
+            value.get("scheme_eval", {}).pop("eval_every", None)
             for key in ("cpus", "gpus", "mem_mb"):
                 value["resources"].pop(key, None)
             for task in value.get("tasks", []):
                 task.pop("training", None)
+                task.pop("labelled_fraction", None)
                 task.pop("teacher_training", None)
     for spec in config["datasets"].values():
         spec.pop("split_names", None)
+    config["alignment"].pop("tsne_sample", None)
     return config
 
 
@@ -45,10 +50,29 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     # the distilled runs' own settings (5 epochs in the paper) are capped too
     assert derived["dual"]["distill"]["training"]["max_steps"] == STEPS
     assert derived["dual"]["distill"]["training"]["lr"] == PAPER["dual"]["distill"]["training"]["lr"]
+    # adapt's curve runs checkpoint every STEPS // 2 steps, its other schemes' runs once at the end
+    assert derived["adapt"]["scheme_eval"]["eval_every"] == STEPS and PAPER["adapt"]["scheme_eval"]["eval_every"] == 100
+    # the paper compiles its long jobs; four steps on a CPU run eager (compiling takes minutes there)
+    assert PAPER["freeze_depth"]["training"]["compile"] and PAPER["monox"]["tasks"][0]["training"]["compile"]
+    assert not any(section.get("compile") for section in _training_sections(derived))
     # Dutch Wikipedia's 80k/10k/10k slices scaled with the stand-in data, split names kept
     assert derived["datasets"]["nl-wiki"]["split_names"] == {"train": "train[:320]", "dev": "train[320:360]",
                                                              "test": "train[360:400]"}
     assert derived["datasets"]["xnli"]["split_names"] == {"dev": "validation"}
+    # the t-SNE pictures sample fewer pairs (t-SNE on 960 points was most of an align job's CPU)
+    assert derived["alignment"]["tsne_sample"] == TSNE_SAMPLE < PAPER["alignment"]["tsne_sample"]
+
+
+def test_monox_keeps_its_sizes_with_a_small_unlabelled_pool():
+    from xlt.families.monox.teacher_student import split_labelled
+
+    derived = derive(PAPER)
+    xnli = derived["monox"]["tasks"][0]
+    assert xnli["sizes"] == PAPER["monox"]["tasks"][0]["sizes"] and xnli["labelled_fraction"] > 0.9
+    rows = required_rows(validate(copy.deepcopy(derived)))[("xnli", "train")]
+    labelled, pool = split_labelled([{"text": str(i), "label": i % 3} for i in range(rows)], xnli["labelled_fraction"])
+    assert len(labelled) >= max(s for s in xnli["sizes"] if isinstance(s, int)) and len(pool) == POOL_ROWS
+    assert "labelled_fraction" not in derived["monox"]["tasks"][1]  # CLS: its own unlabelled split
 
 
 def test_cut_down_keeps_one_seed_and_two_depths():
@@ -86,3 +110,12 @@ def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
     title = paper.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
     assert paper.REHEARSAL in title
     assert paper.REHEARSAL not in paper.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()
+
+
+def _training_sections(config: dict) -> list[dict]:
+    sections = [config["training"]]
+    for family in config.values():
+        if isinstance(family, dict):
+            sections += [family[k] for k in ("training",) if isinstance(family.get(k), dict)]
+            sections += [t[k] for t in family.get("tasks", []) for k in ("training", "teacher_training") if k in t]
+    return sections

@@ -4,13 +4,15 @@ writes every table, the cost tables, paper_delta.csv and a report that says it h
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from workflow_runs import job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import SNAKEMAKE, job_counts, local_env, snakemake, workflow_copy
 from xlt.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +27,12 @@ def test_cut_down_rehearsal_runs_every_rule_of_the_paper_sweep(tmp_path):
     planned = job_counts(snakemake(work, "-n", "--cores", "2", "--directory", str(out), "--configfile", config).stdout)
     paper = job_counts(snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml").stdout)
     assert set(planned) == set(paper)
-    proc = snakemake(work, "--cores", "2", "--directory", str(out), "--configfile", config)
+    # as `make rehearse` runs it: every job forked from `xlt job-server`, none declined
+    proc = subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--hf-cache", str(out / "resources" / "hf"),
+                           "--", *SNAKEMAKE, "--cores", "2", "--directory", str(out), "--configfile", config],
+                          cwd=work, env=local_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    assert re.search(r"xlt job-server: \d+ jobs forked, 0 declined", proc.stderr)
     ran = re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", proc.stdout + proc.stderr)
     assert {rule: ran.count(rule) for rule in set(ran)} == {r: n for r, n in planned.items() if r != "total"}
 

@@ -85,3 +85,20 @@ def test_user_facing_text_names_no_tracker_issue():
     found = {str(path.relative_to(REPO)): re.findall(r"\bissues? #?\d+", text, re.IGNORECASE)
              for path, text in texts.items()}
     assert {path: hits for path, hits in found.items() if hits} == {}
+
+
+def test_the_freeze_depth_caption_says_how_the_frozen_prefix_ran():
+    """Cached depths (eval mode, the training's autocast) beside uncached depth -1, or every depth
+    uncached: the caption says which, and names the table's columns that record it per run."""
+    template = (REPO / "src/xlt/families/freeze_depth/caption.rst").read_text()
+    config = load("config.yaml")
+    text = render(template, config)
+    assert "Frozen prefix cached for depths >= 0" in text and "under the training's autocast" in text
+    assert "depth -1\nfreezes nothing and trained uncached" in text and "allow_mixed_caching: true" in text
+    assert "``cache_frozen_prefix`` and ``prefix_precision`` columns" in text
+    config["freeze_depth"]["depths"] = [0, 4]
+    assert "depth -1" not in render(template, config)
+    config["freeze_depth"]["cache_frozen_prefix"] = False
+    text = render(template, config)
+    assert "recomputed in every step, in train mode (dropout on in the frozen part too)" in text
+    assert "``prefix_precision`` columns" in text and "Frozen prefix cached" not in text

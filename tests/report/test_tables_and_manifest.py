@@ -92,7 +92,7 @@ def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
     """A verb's wall time covers the whole job, not the moment the metrics file is created."""
     from xlt import cli
     from xlt.core import metrics
-    from xlt.core.verbs import Verb
+    from xlt.core.verbs import WORKFLOW, Verb
 
     run = tmp_path / "r"
     axes = json.dumps({"model": "tiny"})
@@ -108,12 +108,13 @@ def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
         seen["ok"] = True
 
     verb = Verb("test", lambda p: (p.add_argument("--axes"), p.add_argument("--data")), run_verb)
-    original = cli.verbs
+    original = cli.verbs, cli.verb_groups
     cli.verbs = lambda: {"test-verb": verb}
+    cli.verb_groups = lambda: {WORKFLOW: ["test-verb"]}
     try:
         assert cli.main(["test-verb", "--axes", axes, "--data", str(data)]) == 0
     finally:
-        cli.verbs = original
+        cli.verbs, cli.verb_groups = original
     manifest = read_json(run / NAME)
     assert seen and manifest["wall_s"] >= 0.3 and manifest["model"] == "tiny"
     assert manifest["inputs"] == {str(data): sha256(data)}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bring up a real single-node SLURM (munged + slurmctld + slurmd) with two fake GPUs, for
-# tests/test_slurm.py. Idempotent: a second call returns at once while the daemons it
+# tests/slurm/test_slurm.py. Idempotent: a second call returns at once while the daemons it
 # started are alive. Needs root (writes /etc/slurm, installs packages when missing).
 #
 #   tests/slurm/slurm_up.sh        # state, logs and PID files under $XLT_SLURM_STATE
@@ -19,6 +19,8 @@
 #   jobs run one at a time.
 # - fake GPUs are character devices (mknod c 1 3, i.e. /dev/null's numbers): slurmd
 #   rejects regular files in gres.conf File=.
+# - 4 GPU shards per GPU (GresTypes=gpu,shard): a config with gpu_sharing.slots_per_gpu 4
+#   asks for --gres=shard:N instead of a whole GPU (xlt.core.cluster.gpu_job_resources).
 set -euo pipefail
 
 STATE=${XLT_SLURM_STATE:-/tmp/xlt-slurm}
@@ -95,19 +97,20 @@ AccountingStorageType=accounting_storage/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SlurmdParameters=config_overrides
-GresTypes=gpu
+GresTypes=gpu,shard
 DefMemPerCPU=1000
 MinJobAge=900
 ReturnToService=2
 MpiDefault=none
 MailProg=/bin/true
 KillWait=10
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB Gres=gpu:2 State=UNKNOWN
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB Gres=gpu:2,shard:8 State=UNKNOWN
 PartitionName=$PARTITION Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 CONF
 cat > "$CONF_DIR/gres.conf" <<CONF
 # written by xlt tests/slurm/slurm_up.sh; a throw-away single-node test cluster
 NodeName=$NODE Name=gpu File=$STATE/dev/fakegpu[0-1]
+NodeName=$NODE Name=shard Count=8
 CONF
 
 # --- daemons --------------------------------------------------------------------------

@@ -38,7 +38,7 @@ rule adapt_mlm:
         ENV
     threads: job_threads("adapt")
     resources:
-        **job_resources("adapt"),
+        **job_resources("adapt", "adapt_mlm"),
     params:
         args=job_args("adapt", "adapt_mlm"),
     shell:
@@ -61,7 +61,7 @@ rule adapt_reference_perplexity:
         ENV
     threads: job_threads("adapt")
     resources:
-        **job_resources("adapt"),
+        **job_resources("adapt", "adapt_reference_perplexity"),
     params:
         args=job_args("adapt", "adapt_reference_perplexity"),
     shell:

@@ -35,7 +35,7 @@ rule align_layers:
         ENV
     threads: job_threads("alignment")
     resources:
-        **job_resources("alignment"),
+        **job_resources("alignment", "align_layers"),
     params:
         args=job_args("alignment", "align_layers"),
     shell:

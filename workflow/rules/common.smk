@@ -5,12 +5,13 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from xlt.core import settings
-from xlt.core.cluster import slurm_resources
+from xlt.core import registry, settings
+from xlt.core.cluster import gpu_job_resources
 from xlt.core.metrics import examples_path
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import cache_dir, cache_environment, check_offline
 from xlt.cost.ledger import benchmark_pattern
+from xlt.cost.sharing import rule_slots
 
 min_version("8.10")
 
@@ -40,6 +41,12 @@ wildcard_constraints:
     dataset="[^/]+",
     model="[^/]+",
     lang="[^/]+",
+
+
+def family_rule_files():
+    """The rules file of every registered family, for the Snakefile to include: its own
+    (rules.smk in its folder, a family outside the package) or workflow/rules/<family>.smk."""
+    return [registry.rules_file(name) or f"workflow/rules/{name}.smk" for name in registry.names()]
 
 
 def check_hf_cache():
@@ -91,9 +98,35 @@ def job_threads(family):
     return settings.resources(config, family)["cpus"] if settings.family(config, family) else 1
 
 
-def job_resources(family):
-    """Cluster resources of a model-loading job, from the family's `resources:`."""
-    return slurm_resources(config, family) if settings.family(config, family) else {}
+@cache
+def job_slots(family, rule):
+    """Job key -> the slots of one GPU the job takes (config gpu_sharing, xlt.cost.sharing)."""
+    return rule_slots(config, family, rule)
+
+
+def job_resources(family, rule):
+    """Resources of a model-loading job: the family's `resources:` under SLURM's names, and
+    `gpu_slots` (`snakemake --resources gpu_slots=N` runs as many jobs on a GPU as fit; with
+    gpu_sharing.slurm: shard, SLURM gets --gres=shard:<slots> instead of a whole GPU)."""
+    if settings.family(config, family) is None:
+        return {}
+
+    def resource(name):
+        return lambda wildcards: gpu_job_resources(config, family, job_slots(family, rule)[job_key(wildcards)])[name]
+
+    return {name: resource(name) for name in gpu_job_resources(config, family, 1)}
+
+
+def saved_model(run):
+    """`model=<run>/model` as an output of a rule that saves no weights unless config keep_models
+    asks (MonoX teachers and students: xlt.families.monox.plan.saved_model_args)."""
+    return {"model": directory(f"{run}/model")} if config["keep_models"] else {}
+
+
+def model_dir(path):
+    """A trained model's directory: temp(), deleted once every rule that reads it has run, unless
+    config keep_models (alignment's freeze_depth models stay as workflow targets)."""
+    return directory(path) if config["keep_models"] else temp(directory(path))
 
 
 def examples_file(metrics_path):

@@ -24,7 +24,7 @@ rule prefix_states_dual:
         ENV
     threads: job_threads("dual")
     resources:
-        **job_resources("dual"),
+        **job_resources("dual", "prefix_states_dual"),
     params:
         args=job_args("dual", "prefix_states_dual"),
     shell:
@@ -35,7 +35,7 @@ rule train_dual:
     input:
         unpack(job_inputs("dual", "train_dual")),
     output:
-        model=directory(dual.MODEL),
+        model=model_dir(dual.MODEL),
         metrics=dual.TRAIN_METRICS,
         examples=examples_file(dual.TRAIN_METRICS),
         curve=dual.TRAIN_CURVE,
@@ -47,7 +47,7 @@ rule train_dual:
         ENV
     threads: job_threads("dual")
     resources:
-        **job_resources("dual"),
+        **job_resources("dual", "train_dual"),
     params:
         args=job_args("dual", "train_dual"),
     shell:
@@ -69,7 +69,7 @@ rule tatoeba_dual:
         ENV
     threads: job_threads("dual")
     resources:
-        **job_resources("dual"),
+        **job_resources("dual", "tatoeba_dual"),
     params:
         args=job_args("dual", "tatoeba_dual"),
     shell:
@@ -107,7 +107,7 @@ rule mine:
         ENV
     threads: job_threads("dual")
     resources:
-        **job_resources("dual"),
+        **job_resources("dual", "mine"),
     params:
         args=job_args("dual", "mine"),
     shell:

@@ -18,7 +18,7 @@ rule prefix_states:
         ENV
     threads: job_threads("freeze_depth")
     resources:
-        **job_resources("freeze_depth"),
+        **job_resources("freeze_depth", "prefix_states"),
     params:
         args=job_args("freeze_depth", "prefix_states"),
     shell:
@@ -30,7 +30,7 @@ rule finetune:
         unpack(job_inputs("freeze_depth", "finetune")),
     output:
         **checkpoint_examples("freeze_depth", freeze_depth.CHECKPOINTS),
-        model=directory(f"{freeze_depth.RUN}/model"),
+        model=model_dir(f"{freeze_depth.RUN}/model"),
         metrics=freeze_depth.TRAIN_METRICS,
         curve=freeze_depth.TRAIN_CURVE,
         checkpoints=freeze_depth.CHECKPOINTS,
@@ -42,7 +42,7 @@ rule finetune:
         ENV
     threads: job_threads("freeze_depth")
     resources:
-        **job_resources("freeze_depth"),
+        **job_resources("freeze_depth", "finetune"),
     params:
         args=job_args("freeze_depth", "finetune"),
     shell:
@@ -65,7 +65,7 @@ rule evaluate_xnli:
         ENV
     threads: job_threads("freeze_depth")
     resources:
-        **job_resources("freeze_depth"),
+        **job_resources("freeze_depth", "evaluate_xnli"),
     params:
         args=job_args("freeze_depth", "evaluate_xnli"),
     shell:

@@ -30,6 +30,7 @@ rule train_teacher:
     input:
         unpack(job_inputs("monox", "train_teacher")),
     output:
+        **saved_model(monox.TEACHER),
         logits=f"{monox.TEACHER}/logits.npz",
         metrics=monox.TEACHER_METRICS,
         examples=examples_file(monox.TEACHER_METRICS),
@@ -42,7 +43,7 @@ rule train_teacher:
         ENV
     threads: job_threads("monox")
     resources:
-        **job_resources("monox"),
+        **job_resources("monox", "train_teacher"),
     params:
         args=job_args("monox", "train_teacher"),
     shell:
@@ -54,6 +55,7 @@ rule distill:
         unpack(job_inputs("monox", "distill")),
     output:
         **monox.student_outputs(config),
+        **saved_model(monox.STUDENT),
         **checkpoint_examples("monox", monox.CHECKPOINTS),
         metrics=monox.STUDENT_METRICS,
         examples=examples_file(monox.STUDENT_METRICS),
@@ -66,7 +68,7 @@ rule distill:
         ENV
     threads: job_threads("monox")
     resources:
-        **job_resources("monox"),
+        **job_resources("monox", "distill"),
     params:
         args=job_args("monox", "distill"),
     shell:

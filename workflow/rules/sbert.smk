@@ -8,7 +8,7 @@ rule train_sbert:
     input:
         unpack(job_inputs("sbert", "train_sbert")),
     output:
-        model=directory(f"{sbert.RUN}/model"),
+        model=model_dir(f"{sbert.RUN}/model"),
         metrics=sbert.TRAIN_METRICS,
         curve=sbert.TRAIN_CURVE,
     log:
@@ -19,7 +19,7 @@ rule train_sbert:
         ENV
     threads: job_threads("sbert")
     resources:
-        **job_resources("sbert"),
+        **job_resources("sbert", "train_sbert"),
     params:
         args=job_args("sbert", "train_sbert"),
     shell:
@@ -40,7 +40,7 @@ rule eval_sbert:
         ENV
     threads: job_threads("sbert")
     resources:
-        **job_resources("sbert"),
+        **job_resources("sbert", "eval_sbert"),
     params:
         args=job_args("sbert", "eval_sbert"),
     shell:

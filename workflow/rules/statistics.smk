@@ -13,7 +13,7 @@ rule compare:
     log:
         f"{RESULTS}/logs/aggregate/{{family}}_compare.log",
     wildcard_constraints:
-        family="|".join(statistics.EVALUATIONS),
+        family="|".join(statistics.evaluated()),
     localrule: True
     conda:
         ENV

@@ -1,7 +1,9 @@
 """`xlt compare`: a family's paired tests and seed spread (xlt.analysis.compare)."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import ANALYSIS, Verb
+
+GROUP = ANALYSIS
 
 
 def _compare_arguments(p):

@@ -2,11 +2,11 @@
 
 A comparison pairs two runs that differ in one sweep axis and agree on every other one, on
 an evaluated set both scored (same kind, same dimensions, same gold): neighbouring values of
-the axis, and every value against the family's baseline (`BASELINES`: nothing frozen, the
-finetune student, the untrained encoder, adapt's untouched pre-trained model). A baseline run
+the axis, and every value against the family's baseline (its plan's `BASELINE`: nothing
+frozen, the finetune student, the untrained encoder, adapt's untouched pre-trained model). A baseline run
 leaves the axes it does not have empty (an untrained encoder has no margin, a pre-trained
-model no seed), and those match anything. Along a family's reference axis (`REFERENCES`: the dual
-family's objective) every value is compared with every earlier one, and an axis that either run
+model no seed), and those match anything. Along a family's reference axis (its plan's `REFERENCE_AXIS`: the
+dual family's objective) every value is compared with every earlier one, and an axis that either run
 lacks matches anything (a distilled student has no margin, the zero-shot teacher no seed), so the
 distilled student meets the teacher and each additive-margin run on the same items. Two accuracies on the same examples get McNemar's
 exact test; correlations and perplexities a paired bootstrap (perplexities only on the same
@@ -35,27 +35,21 @@ from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.metrics import EXAMPLE_LISTS, INTERVAL_ONLY, examples_path, read_examples
-from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
+from xlt.core import registry
 
-# the families whose evaluations write per-example outputs
-FAMILIES = ("freeze_depth", "sbert", "dual", "monox", "alignment", "adapt")
 TESTS = "results/tables/{family}_tests.csv"
 SEEDS = "results/tables/{family}_seeds.csv"
-# family -> (axis, the value every other value is compared with)
-BASELINES = {"freeze_depth": ("freeze_depth", -1), "monox": ("mode", "finetune"),
-             "sbert": ("trained", False), "dual": ("trained", False), "adapt": ("scheme", REFERENCE_SCHEME)}
 # axes that name a run rather than a setting
 NOT_AXES = {"headline"}
-# family -> axes that follow from the others and are no comparison's own (adapt's role is
-# "adapted" for every scheme but the pre-trained reference's)
-DERIVED_AXES = {"adapt": {"role"}}
-# family -> axis -> sort key of its values, where their natural order is not the plain one
-# (adapt's schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual)
-# family -> (axis, its values in comparison order): every value against every earlier one (`pairs`)
-REFERENCES = {"dual": ("objective", ("teacher", "additive_margin", "mse_distill"))}
-ORDERS = {"adapt": {"scheme": scheme_order},
-          "dual": {"objective": lambda value: (REFERENCES["dual"][1].index(value)
-                                               if value in REFERENCES["dual"][1] else len(REFERENCES["dual"][1]), value)}}
+
+
+def _declared(family: str | None, name: str, default):
+    """What a registered family's plan declares for the paired tests (xlt.core.family_plan:
+    BASELINE, DERIVED_AXES, ORDERS); `default` for no family or an unregistered one."""
+    if family is None or family not in registry.names():
+        return default
+    value = getattr(registry.plan(family), name)
+    return default if value is None else value
 TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
                 "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
@@ -91,7 +85,7 @@ def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
 
 
 def _not_axes(family: str | None) -> set[str]:
-    return NOT_AXES | DERIVED_AXES.get(family, set())
+    return NOT_AXES | set(_declared(family, "DERIVED_AXES", frozenset()))
 
 
 def sweep_axes(runs: list[Run], family: str | None = None) -> list[str]:
@@ -116,8 +110,8 @@ def _order(value) -> tuple:
 
 
 def _axis_order(family: str | None, axis: str):
-    """Sort key of `axis`'s values: the family's own (ORDERS) or `_order`; None sorts first."""
-    key = ORDERS.get(family, {}).get(axis)
+    """Sort key of `axis`'s values: the family's own (its plan's ORDERS) or `_order`; None sorts first."""
+    key = _declared(family, "ORDERS", {}).get(axis)
     if key is None:
         return _order
     return lambda value: (0,) if value is None else (1, key(value))
@@ -143,7 +137,7 @@ def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
     against the family's baseline value (b is the non-baseline run)."""
     out = []
     seen = set()
-    baseline_axis, baseline_value = BASELINES.get(family, (None, None))
+    baseline_axis, baseline_value = _declared(family, "BASELINE", (None, None))
     for axis in sweep_axes(runs, family):
         order = _axis_order(family, axis)
         for a in runs:
@@ -172,9 +166,10 @@ def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
 def _reference_pairs(runs: list[Run], family: str, seen: set) -> list[tuple[str, str, Run, Run]]:
     """Along the family's reference axis: each run against every run of an earlier value that
     agrees where both have the axis ("vs_reference"; b the later value)."""
-    if family not in REFERENCES:
+    reference = _declared(family, "REFERENCE_AXIS", None)
+    if reference is None:
         return []
-    axis, values = REFERENCES[family]
+    axis, values = reference
     out = []
     for a in runs:
         for b in runs:

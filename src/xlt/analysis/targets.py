@@ -2,7 +2,7 @@
 workflow's `compare` rule and `rule all` ask here). Torch-free, like the plans it reads."""
 from __future__ import annotations
 
-from xlt.core import settings
+from xlt.core import registry, settings
 from xlt.core.plan import RESULTS
 from xlt.cost.ledger import metrics_file
 
@@ -11,27 +11,22 @@ from xlt.cost.ledger import metrics_file
 CATEGORY = "Paired tests and seed spread"
 TESTS = f"{RESULTS}/tables/{{family}}_tests.csv"
 SEEDS = f"{RESULTS}/tables/{{family}}_seeds.csv"
-# family -> the rules whose jobs evaluate and write per-example outputs (adapt: the adapted
-# runs' final perplexities and the untouched models'); the metrics file of each job is the
-# cost ledger's
-EVALUATIONS = {
-    "freeze_depth": ("evaluate_xnli",),
-    "sbert": ("eval_sbert",),
-    "dual": ("tatoeba_dual",),
-    "monox": ("train_teacher", "distill"),
-    "alignment": ("align_layers",),
-    "adapt": ("adapt_mlm", "adapt_reference_perplexity"),
-}
+
+
+def evaluated() -> list[str]:
+    """The registered families with rules that write per-example outputs (their plan's
+    EVALUATIONS, each in its LEDGER with the metrics file the job writes)."""
+    return [f for f in registry.names() if registry.plan(f).EVALUATIONS]
 
 
 def evaluation_files(config: dict, family: str) -> list[str]:
     jobs = settings.plan_module(family).jobs(config)
-    return [metrics_file(family, rule, key) for rule in EVALUATIONS[family] for key in jobs.get(rule, {})]
+    return [metrics_file(family, rule, key) for rule in registry.plan(family).EVALUATIONS for key in jobs.get(rule, {})]
 
 
 def families(config: dict) -> list[str]:
     """The enabled families with at least one evaluation to compare."""
-    return [f for f in EVALUATIONS if settings.family(config, f) is not None and evaluation_files(config, f)]
+    return [f for f in evaluated() if settings.family(config, f) is not None and evaluation_files(config, f)]
 
 
 def targets(config: dict) -> list[str]:

@@ -215,11 +215,14 @@ def prepare_cached_training(
     batch_size: int,
     device: torch.device | str,
     storage_dtype: str = "float32",
+    precision: str = "fp32",
 ) -> CachedTraining | None:
     """Cache the frozen prefix of `model` over `examples` for training only the top with
     xlt.core.training.train: `train(c.top, c.dataset, collate_prefix_states, loss, args,
     evaluate=lambda m: evaluate_full(m.full_model))`; item i of the data set is examples[i],
-    so the seeded data order is the uncached run's.
+    so the seeded data order is the uncached run's. `precision` is the run's TrainArgs.precision:
+    the prefix runs under the autocast training will use on `device` (`c.dataset.states.precision`
+    says which).
 
     Returns None, with a logged note, where caching does not apply (depth -1: the embeddings
     train; a model class without a supported task head): the caller then trains uncached."""
@@ -231,10 +234,14 @@ def prepare_cached_training(
     except XltError as err:
         log.warning("%s; training uncached", err)
         return None
+    from xlt.core.training import autocast_dtype
+
+    device = torch.device(device)
+    amp_dtype, _ = autocast_dtype(precision, device)
     model.to(device)
     started = time.time()
-    dataset = cache_examples(model, depth, examples, collate, batch_size, device, storage_dtype)
+    dataset = cache_examples(model, depth, examples, collate, batch_size, device, storage_dtype, amp_dtype)
     cache_s = time.time() - started
-    log.info("cached the frozen prefix (embeddings + %d layers) of %d examples in %.2f s (%.1f MB)",
-             depth, len(dataset), cache_s, dataset.states.nbytes / 2**20)
+    log.info("cached the frozen prefix (embeddings + %d layers, %s) of %d examples in %.2f s (%.1f MB)",
+             depth, dataset.states.precision, len(dataset), cache_s, dataset.states.nbytes / 2**20)
     return CachedTraining(CachedTopModel(model, depth), dataset, cache_s)

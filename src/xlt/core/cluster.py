@@ -20,3 +20,23 @@ def slurm_resources(config: dict, family: str) -> dict:
     if unknown:
         raise ValueError(f"{family}.resources: unknown keys {sorted(unknown)}; allowed: {sorted(CONFIG_TO_SLURM)}")
     return {CONFIG_TO_SLURM[key]: value for key, value in spec.items() if not (key == "gpus" and value == 0)}
+
+
+def gpu_job_resources(config: dict, family: str, slots: int) -> dict:
+    """slurm_resources plus `gpu_slots`, the slots of one GPU the job takes (config gpu_sharing,
+    xlt.cost.sharing), which `snakemake --resources gpu_slots=N` caps locally. With
+    slots_per_gpu > 1 and gpu_sharing.slurm: shard, a one-GPU job asks SLURM for that many GPU
+    shards (--gres=shard:N) instead of a whole GPU."""
+    import os
+
+    from xlt.core.errors import XltError
+
+    out = {**slurm_resources(config, family), "gpu_slots": int(slots)}
+    sharing = config.get("gpu_sharing") or {}
+    if out.get("gpu") == 1 and sharing.get("slots_per_gpu", 1) > 1 and sharing.get("slurm") == "shard":
+        if os.environ.get("XLT_SLURM_GPU_MODEL"):
+            raise XltError("XLT_SLURM_GPU_MODEL asks for whole GPUs of a model, but gpu_sharing.slurm: shard asks for "
+                           "GPU shards (--gres=shard:N); unset XLT_SLURM_GPU_MODEL, or set gpu_sharing.slurm: gpu")
+        del out["gpu"]
+        out["gres"] = f"shard:{int(slots)}"
+    return out

@@ -1,7 +1,9 @@
 """Verbs of the bottom layer: the config itself (check, show) and its sweep."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import WORKFLOW, Verb
+
+GROUP = WORKFLOW
 
 
 def _config_arguments(p):
@@ -41,5 +43,6 @@ def _sweep(args):
 
 VERBS = {
     "config": Verb("Validate a config (check) or print it with every default filled in (show)", _config_arguments, _config),
-    "sweep": Verb("Validate a config and print its sweep: one row per run", _sweep_arguments, _sweep),
+    "sweep": Verb("Validate a config and print its sweep: one row per run (`xlt plan` estimates what they cost)",
+                  _sweep_arguments, _sweep),
 }

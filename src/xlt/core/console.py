@@ -16,7 +16,7 @@ from datetime import timedelta
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # environment switches honoured by tqdm (>= 4.66), huggingface_hub, datasets and colour-aware tools
-_QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
               "NO_COLOR": "1"}
 # the loggers that print transformers' load report (from_pretrained of models and of their heads)
 _LOAD_REPORT_LOGGERS = ("transformers.modeling_utils",)
@@ -32,7 +32,7 @@ def configure() -> None:
     """Plain output for a log file (see the module docstring); nothing changes at a terminal."""
     if interactive():
         return
-    for name, value in _QUIET_ENV.items():
+    for name, value in QUIET_ENV.items():
         os.environ.setdefault(name, value)
     for name in _LOAD_REPORT_LOGGERS:
         logger = logging.getLogger(name)

@@ -92,12 +92,23 @@ def flag_args(settings: dict) -> list[str]:
     return out
 
 
-def check_prefix_states(config: dict, family_name: str) -> None:
-    """A shared prefix store is the cache shared across the sweep: it needs the cache on."""
+def check_prefix_states(config: dict, family_name: str, depths: list[int], depths_setting: str) -> None:
+    """A shared prefix store is the cache shared across the sweep: it needs the cache on. And a
+    cached sweep whose `depths` (the family's freeze depths, `depths_setting`) include -1 mixes
+    cached and uncached runs: refused unless the family's allow_mixed_caching says so."""
     family = config[family_name]
     if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
         raise XltError(f"{family_name}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
                        f"it needs {family_name}.cache_frozen_prefix: true (or set shared: false)")
+    uncached = sorted({d for d in depths if d < 0})
+    if family["cache_frozen_prefix"] and uncached and not family["allow_mixed_caching"]:
+        raise XltError(
+            f"{family_name}.cache_frozen_prefix: true runs the frozen layers of every depth >= 0 once, in eval mode "
+            f"(no dropout below the boundary), but {depths_setting} also has depth {uncached[0]}, which freezes "
+            "nothing and trains uncached (dropout in every layer): the sweep would compare cached with uncached "
+            f"runs, which differ in more than the depth. Set {family_name}.allow_mixed_caching: true to run it "
+            "anyway (the tables' cache_frozen_prefix column marks the cached runs), take -1 out of "
+            f"{depths_setting}, or set {family_name}.cache_frozen_prefix: false")
 
 
 def shared_prefix(config: dict, family_name: str) -> bool:
@@ -118,7 +129,8 @@ def stored_depths(rows: list[dict], models: list[str]) -> list[tuple[str, list[i
 def store_args(depths: list[int], training: dict, batch_size: int, store: dict, out: str) -> list:
     """The arguments every prefix-store job shares (xlt prefix-states, xlt dual-prefix-states)."""
     return ["--depths", ",".join(map(str, depths)), "--max-length", training["max_length"], "--batch-size", batch_size,
-            "--storage-dtype", store["storage_dtype"], "--max-gib", store["max_gib"], "--device", training["device"],
+            "--storage-dtype", store["storage_dtype"], "--max-gib", store["max_gib"], "--precision", training["precision"],
+            "--device", training["device"],
             "--out", out]
 
 
@@ -129,7 +141,11 @@ def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
                                "--layers", spec["layers"], "--hidden-size", spec["hidden_size"],
                                "--pretrain-steps", spec["pretrain_steps"], "--vocab-size", spec["vocab_size"], *world])
               for name, spec in config["models"].items() if spec["source"] == "demo"}
+    # a hub model's tokenizer counts each dataset's token lengths for `xlt plan` (demo models are
+    # built by the workflow itself, after the data: their configs plan from the cost tables)
+    hub = [model_ref(config, name) for name, spec in config["models"].items() if spec["source"] == "hub"]
+    tokenizer = ["--tokenizer", hub[0]] if hub else []
     data = {name: Job(name, ["--dataset", name, "--spec", json.dumps(spec, sort_keys=True),
-                             "--out", f"{RESULTS}/data/{name}", *(world if spec["source"] == "demo" else [])])
+                             "--out", f"{RESULTS}/data/{name}", *(world if spec["source"] == "demo" else []), *tokenizer])
             for name, spec in config["datasets"].items()}
     return {"build_demo_model": models, "prepare_data": data}

@@ -1,16 +1,26 @@
 """Frozen-prefix caching: compute the frozen part of a deeply frozen classifier once.
 
 With the embeddings and the first N encoder layers frozen, every epoch recomputes the same
-layer-N hidden states. In cached mode the frozen prefix runs once over the dataset in eval
-mode (dropout off: this is the documented semantics of cached mode, frozen modules are in
-eval mode), its output is stored on the CPU, and training runs only layers N+1..L plus the
-model's own task head on the stored states.
+layer-N hidden states. In cached mode the frozen prefix runs once over the dataset, its output is
+stored on the CPU, and training runs only layers N+1..L plus the model's own task head on the
+stored states.
+
+What is equal to uncached training and what is not:
+- precision: the prefix runs under the training run's autocast (`amp_dtype`, the dtype
+  `xlt.core.training.autocast_dtype` picks for the run's precision and device; None = fp32), so a
+  bf16 run's prefix states come from the same bf16-autocast forward as its uncached run's;
+- dropout: the prefix runs in eval mode, no dropout below the boundary (the embeddings' dropout
+  included). Uncached training puts the whole model in train mode (xlt.core.training calls
+  `model.train()`; requires_grad=False does not switch dropout off), so there the frozen layers
+  do apply dropout. This is the one difference: with dropout 0 the cached states are the
+  uncached forward's hidden states at the boundary (same precision, same masks), and training
+  on them matches uncached training up to float summation order.
 
 Usage (loop-agnostic; the loop feeds `model(**batch)` as for any transformers model):
 
     freeze(model, depth)
     model.to(device)
-    states = compute_prefix_states(model, depth, tokenised_batches, device)
+    states = compute_prefix_states(model, depth, tokenised_batches, device, amp_dtype=amp_dtype)
     top = CachedTopModel(model, depth)            # xlt.core.cached_top; shares parameters with `model`
     loader = DataLoader(PrefixStateDataset(states), batch_size=..., shuffle=...,
                         collate_fn=collate_prefix_states)
@@ -18,7 +28,7 @@ Usage (loop-agnostic; the loop feeds `model(**batch)` as for any transformers mo
     model.save_pretrained(...)                    # or top.save_pretrained(...): same weights
 
 or, with a list of raw examples and the loop's tokenising collate,
-`cache_examples(model, depth, examples, collate, batch_size, device)` -> PrefixStateDataset
+`cache_examples(model, depth, examples, collate, batch_size, device, amp_dtype=...)` -> PrefixStateDataset
 whose item i belongs to examples[i]. Evaluate on raw text with `top.full_model`.
 
 The trainable top over the stored states (CachedTopModel, CachedSentenceTop, the task heads and
@@ -30,13 +40,15 @@ states at every depth once (`xlt prefix-states`) and each depth's run reads its 
 Depth semantics follow `xlt.freezing`: -1 (nothing frozen) cannot be cached because the
 embeddings train; 0 caches the embedding output (the dropout inside the embeddings is then
 off); L caches the final layer output, so only the head trains.
+`PrefixStates.precision` records what the prefix computed in (fp32, bfloat16 or float16).
 
 Storage: one flat (total_tokens, hidden) tensor plus per-example offsets, with trailing
 padding stripped, so memory is sum(lengths) * hidden * bytes-per-value (fp32: 4, fp16/bf16: 2);
 e.g. 100k examples of 40 tokens at hidden 768 take 12.3 GB in fp32, 6.1 GB in fp16.
 Half-precision storage rounds each stored value to the nearest representable number:
 relative error at most 2**-11 for fp16 (absolute 2**-25 below 2**-14) and 2**-8 for bf16 (values beyond fp16's 65504 range
-overflow, which is why fp32 is the default); the top layers still compute in the model's dtype.
+overflow, which is why fp32 is the default); the top layers compute as the training loop runs them
+(the model's dtype, under the run's autocast).
 """
 from __future__ import annotations
 
@@ -51,6 +63,7 @@ from torch.utils.data import Dataset
 from xlt.core.errors import XltError
 from xlt.core.freezing import check_depth
 from xlt.core.models import base_model, encoder_parts
+from xlt.core.train_args import precision_label
 
 STORAGE_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Worst-case relative rounding error of one stored value (half the unit in the last place).
@@ -106,6 +119,7 @@ class PrefixStates:
     offsets: torch.Tensor  # (n + 1,), int64
     labels: torch.Tensor | None  # (n, ...) or None
     depth: int
+    precision: str = "fp32"  # what the prefix computed in: fp32 (no autocast), bfloat16 or float16
 
     def __len__(self) -> int:
         return self.offsets.numel() - 1
@@ -120,6 +134,15 @@ class PrefixStates:
         return self.hidden[start:end], self.mask[start:end]
 
 
+def prefix_axes(states: PrefixStates | None, training_precision: str) -> dict:
+    """A training run's table columns on its frozen prefix: `cache_frozen_prefix` (the prefix ran
+    once in eval mode: `states` is its cache, else None: it ran in every step, in train mode) and
+    `prefix_precision` (what it computed in: the cache's, else the training's; with depth -1,
+    where nothing is frozen, the training's)."""
+    return {"cache_frozen_prefix": states is not None,
+            "prefix_precision": states.precision if states is not None else training_precision}
+
+
 def _trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
     """Per row, the length up to the last attended token (only trailing padding is stripped)."""
     positions = torch.arange(1, mask.shape[1] + 1)
@@ -127,10 +150,11 @@ def _trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
 
 
 def _boundary_states(model: nn.Module, depths: Sequence[int], batches: Iterable[Mapping[str, torch.Tensor]],
-                     device: torch.device):
+                     device: torch.device, amp_dtype: torch.dtype | None = None):
     """For each batch: ({depth: hidden states after embeddings + `depth` layers, on `device`},
     the CPU attention mask, the batch). One forward through embeddings + max(depths) layers per
-    batch serves every boundary. Call under no_grad with the model in eval mode."""
+    batch serves every boundary, under autocast to `amp_dtype` as the training loop runs its
+    forward (None: fp32). Call under no_grad with the model in eval mode."""
     parts = encoder_parts(model)
     for depth in depths:
         check_cacheable_depth(depth, parts.num_layers)
@@ -142,13 +166,15 @@ def _boundary_states(model: nn.Module, depths: Sequence[int], batches: Iterable[
         on_device = {k: torch.as_tensor(v).to(device) for k, v in batch.items()
                      if k in ("input_ids", "attention_mask", "token_type_ids")}
         attention_mask = on_device["attention_mask"]
-        hidden = _run_embeddings(parts.embeddings, on_device)
-        found = {0: hidden} if 0 in wanted else {}
-        layer_mask = _bidirectional_mask(config, hidden, attention_mask)
-        for index, layer in enumerate(parts.layers[:deepest], start=1):
-            hidden = layer(hidden, layer_mask)
-            if index in wanted:
-                found[index] = hidden
+        # entered per batch, not across the yield: the caller's code between batches runs without it
+        with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None):
+            hidden = _run_embeddings(parts.embeddings, on_device)
+            found = {0: hidden} if 0 in wanted else {}
+            layer_mask = _bidirectional_mask(config, hidden, attention_mask)
+            for index, layer in enumerate(parts.layers[:deepest], start=1):
+                hidden = layer(hidden, layer_mask)
+                if index in wanted:
+                    found[index] = hidden
         yield found, attention_mask.to("cpu"), batch
 
 
@@ -159,8 +185,10 @@ def compute_prefix_states(
     batches: Iterable[Mapping[str, torch.Tensor]],
     device: torch.device | str = "cpu",
     storage_dtype: str = "float32",
+    amp_dtype: torch.dtype | None = None,
 ) -> PrefixStates:
-    """Run embeddings + the first `depth` layers in eval mode over tokenised batches.
+    """Run embeddings + the first `depth` layers in eval mode over tokenised batches, under
+    autocast to `amp_dtype` (the training run's: xlt.core.training.autocast_dtype; None = fp32).
 
     A batch is a mapping with `input_ids`, `attention_mask`, optionally `token_type_ids` and
     `labels` (other keys are ignored). Batches are processed in the given order, so example i of
@@ -179,7 +207,7 @@ def compute_prefix_states(
     was_training = model.training
     model.eval()
     try:
-        for found, cpu_mask, batch in _boundary_states(model, [depth], batches, device):
+        for found, cpu_mask, batch in _boundary_states(model, [depth], batches, device, amp_dtype):
             hidden = found[depth].to("cpu", dtype)
             for row, length in enumerate(_trailing_lengths(cpu_mask).tolist()):
                 hidden_chunks.append(hidden[row, :length])
@@ -203,6 +231,7 @@ def compute_prefix_states(
         offsets=offsets,
         labels=torch.cat(label_chunks) if label_chunks else None,
         depth=depth,
+        precision=precision_label(amp_dtype),
     )
 
 
@@ -214,11 +243,13 @@ def cache_examples(
     batch_size: int = 64,
     device: torch.device | str = "cpu",
     storage_dtype: str = "float32",
+    amp_dtype: torch.dtype | None = None,
 ) -> "PrefixStateDataset":
     """Prefix states for a list of raw examples, tokenised by the training loop's own `collate`;
-    item i of the result belongs to examples[i], so the loop's data order carries over."""
+    item i of the result belongs to examples[i], so the loop's data order carries over.
+    `amp_dtype`: the training run's autocast dtype (None = fp32)."""
     batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
-    return PrefixStateDataset(compute_prefix_states(model, depth, batches, device, storage_dtype))
+    return PrefixStateDataset(compute_prefix_states(model, depth, batches, device, storage_dtype, amp_dtype))
 
 
 class PrefixStateDataset(Dataset):

@@ -10,17 +10,22 @@ task head on it, exactly as `--cache-frozen-prefix` does with states it computed
 The dual family stores its distinct training sentences the same way (`xlt dual-prefix-states`,
 no labels; read by `xlt train-dual --prefix-states`).
 
-Semantics, the same as the per-job cache (xlt.core.prefix_cache):
+Semantics, the same as the per-job cache (xlt.core.prefix_cache, which says what is equal to
+uncached training and what is not):
+- the pass runs under the training runs' autocast (--precision, resolved on the store job's
+  device as the training loop resolves it; meta.json records it as `precision`: fp32, bfloat16
+  or float16), and a training job refuses a store whose precision is not its own;
 - the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
-  included). With dropout 0 this is exactly uncached training; otherwise it equals uncached
-  training with the frozen modules in eval mode;
+  included). Uncached training runs its frozen layers in train mode, with dropout; that is the
+  remaining difference. With dropout 0 the stored states are the uncached forward's hidden
+  states at the boundary (same autocast, same masks);
 - storage in float16 (the default) rounds each stored value to the nearest fp16 number:
   relative error at most 2**-11 (absolute 2**-25 below fp16's normal range, 2**-14); values
   beyond +-65504 cannot be stored and are refused. float32 storage is exact: a run that reads
   it trains bitwise what `--cache-frozen-prefix` trains (same tokenisation, same batches of
-  the pass, same arithmetic), which in turn is the eval-mode-prefix uncached run up to float
-  summation order;
-- the layers above the boundary compute in the model's dtype on fp32 inputs.
+  the pass, same autocast, same arithmetic);
+- the layers above the boundary compute as the training loop runs them (the model's dtype on
+  fp32 inputs, under the run's autocast).
 
 On disk (a directory, written atomically): meta.json, offsets.npy (int64, examples + 1),
 mask.npy (int8 per token), labels.npy (classification stores; a store of sentences has none)
@@ -55,6 +60,7 @@ from xlt.core.prefix_cache import (
     check_cacheable_depth,
 )
 from xlt.core.models import encoder_parts
+from xlt.core.train_args import precision_label
 
 log = logging.getLogger("xlt.core.prefix_store")
 
@@ -133,8 +139,10 @@ def write_prefix_store(
     storage_dtype: str = "float16",
     meta: dict | None = None,
     settings: str = STORE_SETTINGS,
+    amp_dtype: torch.dtype | None = None,
 ) -> dict:
-    """Run embeddings + max(depths) layers once per example (eval mode, batches of `batch_size`
+    """Run embeddings + max(depths) layers once per example (eval mode, under autocast to
+    `amp_dtype` as the training runs' forward (None = fp32), batches of `batch_size`
     in the order of `examples`, tokenised by `collate`) and write the states at every boundary in
     `depths` to the directory `out`, atomically. `lengths` are `token_lengths(...)` of the same
     examples (the arrays are allocated from them; a mismatch is an error). The collate's labels
@@ -168,7 +176,7 @@ def write_prefix_store(
         batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
         row = position = 0
         try:
-            for found, cpu_mask, batch in _boundary_states(model, depths, batches, device):
+            for found, cpu_mask, batch in _boundary_states(model, depths, batches, device, amp_dtype):
                 batch_lengths = _trailing_lengths(cpu_mask)
                 expected = torch.as_tensor(lengths[row : row + len(batch_lengths)])
                 if not torch.equal(batch_lengths, expected):
@@ -203,8 +211,9 @@ def write_prefix_store(
                 "examples": len(lengths), "tokens": tokens, "batch_size": batch_size,
                 "nbytes": store_nbytes(tokens, len(lengths), hidden_size, depths, storage_dtype),
                 "compute_s": round(time.time() - started, 3), "device": str(device),
-                "semantics": "frozen layers in eval mode (no dropout below the boundary); "
-                             f"{storage_dtype} storage", **(meta or {})}
+                "precision": precision_label(amp_dtype),
+                "semantics": "frozen layers in eval mode (no dropout below the boundary), "
+                             f"{precision_label(amp_dtype)} compute; {storage_dtype} storage", **(meta or {})}
         write_json(tmp / META, info)
     return info
 
@@ -225,6 +234,7 @@ def read_store_meta(path: str | Path) -> dict:
     if meta.get("format") != FORMAT:
         raise XltError(f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; "
                        "rerun the job that wrote it (`xlt prefix-states` or `xlt dual-prefix-states`)")
+    meta.setdefault("precision", "fp32")  # stores from before the pass ran under autocast computed in fp32
     return meta
 
 
@@ -253,14 +263,16 @@ def read_prefix_store(path: str | Path, depth: int, model: nn.Module | None = No
         raise XltError(f"{path} holds hidden size {hidden.shape[1]}, the model has {base_hidden_size(model)}")
     labels = torch.from_numpy(np.load(path / "labels.npy")) if (path / "labels.npy").is_file() else None
     return PrefixStates(hidden=hidden, mask=torch.from_numpy(np.load(path / "mask.npy")),
-                        offsets=torch.from_numpy(np.load(path / "offsets.npy")), labels=labels, depth=depth)
+                        offsets=torch.from_numpy(np.load(path / "offsets.npy")), labels=labels, depth=depth,
+                        precision=meta["precision"])
 
 
 def load_cached_training(model: nn.Module, depth: int, path: str | Path, examples: Sequence,
                          expected: Mapping | None = None) -> CachedTraining:
     """CachedTraining from a store instead of a caching pass: the top model of `model` above
     `depth` and the stored states of that boundary, whose item i belongs to examples[i] (checked
-    against the stored labels, the count and `expected` meta values)."""
+    against the stored labels, the count and `expected` meta values: a training run passes its
+    own `precision`, so a store computed under another autocast is refused)."""
     if depth < 0:
         raise XltError(f"freeze depth {depth} trains the embeddings: there is no prefix to read from {path}; "
                        "train it without --prefix-states")
@@ -276,6 +288,6 @@ def load_cached_training(model: nn.Module, depth: int, path: str | Path, example
     if states.labels is None or not torch.equal(states.labels.to(labels.dtype), labels):
         raise XltError(f"{path}: the stored labels differ from the training file's; it was written for other data")
     load_s = time.time() - started
-    log.info("read the stored frozen prefix (embeddings + %d layers, %s) of %d examples from %s in %.2f s (%.1f MB)",
-             depth, meta["storage_dtype"], len(states), path, load_s, states.nbytes / 2**20)
+    log.info("read the stored frozen prefix (embeddings + %d layers, %s compute, %s) of %d examples from %s in %.2f s "
+             "(%.1f MB)", depth, meta["precision"], meta["storage_dtype"], len(states), path, load_s, states.nbytes / 2**20)
     return CachedTraining(CachedTopModel(model, depth), PrefixStateDataset(states), load_s)

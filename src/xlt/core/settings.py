@@ -19,26 +19,42 @@ from pathlib import Path
 
 import yaml
 
+from xlt.core import registry
 from xlt.core.errors import XltError
 
 PACKAGE = Path(__file__).resolve().parents[1]
-# check order: alignment reads the dual and freeze_depth sweeps
-FAMILIES = ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment")
 # sections that plan a job of their own over the families' results, like a family (enabled,
 # check, jobs, targets): checked after every family
 CHECKS = ("positive_control",)
-PLANS = {**{name: f"xlt.families.{name}.plan" for name in FAMILIES},
-         "positive_control": "xlt.report.positive_control.plan"}
+CHECK_PLANS = {"positive_control": "xlt.report.positive_control.plan"}
+POSITIVE_CONTROL_SCHEMA = "positive_control.yaml"  # a family's thresholds, beside its positive_control.py
+
+
+def __getattr__(name: str):
+    # FAMILIES: the registered families in check order (xlt.core.registry), read when asked
+    # for, so a family folder on XLT_FAMILY_PATH counts wherever the families are looped over
+    if name == "FAMILIES":
+        return registry.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def schema() -> dict:
+    """The whole config schema: the shared part with each family's section (its schema.yaml)
+    and its positive-control thresholds (positive_control.yaml, where it has checks) plugged in."""
+    return _schema(registry.names())
 
 
 @functools.cache
-def schema() -> dict:
-    """The whole config schema: the shared part with each family's section plugged in."""
+def _schema(names: tuple[str, ...]) -> dict:
     with open(PACKAGE / "core" / "schema.yaml", encoding="utf-8") as f:
         whole = yaml.safe_load(f)
-    for name in FAMILIES:
-        with open(PACKAGE / "families" / name / "schema.yaml", encoding="utf-8") as f:
+    thresholds = whole["properties"]["positive_control"]["properties"]
+    for name in names:
+        with open(registry.folder(name) / "schema.yaml", encoding="utf-8") as f:
             whole["properties"][name] = yaml.safe_load(f)
+        if (registry.folder(name) / POSITIVE_CONTROL_SCHEMA).is_file():
+            with open(registry.folder(name) / POSITIVE_CONTROL_SCHEMA, encoding="utf-8") as f:
+                thresholds[name] = yaml.safe_load(f)
     return whole
 
 
@@ -86,7 +102,7 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
         _fill_training_defaults(config)
         _check_local_models(config)
         _check_demo_languages(config)
-        for name in (*FAMILIES, *CHECKS):
+        for name in (*registry.names(), *CHECKS):
             if family(config, name) is not None:
                 plan_module(name).check(config)
         _check_run_ids(config)
@@ -149,11 +165,12 @@ def _check_local_models(config: dict) -> None:
 def require_runs(config: dict, source: str | Path | None = None) -> None:
     """A validated config whose sweep plans nothing is an error for a workflow or a job (a
     family's own tests validate configs with that family off; `validate` lets them be)."""
-    enabled = [name for name in FAMILIES if family(config, name) is not None]
+    families = registry.names()
+    enabled = [name for name in families if family(config, name) is not None]
     problem = None
     if not enabled:
         problem = (f"the sweep is empty: no experiment family is enabled; add a section for one of "
-                   f"{', '.join(FAMILIES)} (see config/local-example.yaml), or set its enabled: true")
+                   f"{', '.join(families)} (see config/local-example.yaml), or set its enabled: true")
     for name in enabled:
         if not plan_module(name).runs(config):
             problem = (f"{name}: the family is enabled but its sweep has no runs; give it models and sweep "
@@ -165,7 +182,7 @@ def require_runs(config: dict, source: str | Path | None = None) -> None:
 
 def _check_run_ids(config: dict) -> None:
     """No two runs of a family share a run id (they would share their outputs)."""
-    for name in FAMILIES:
+    for name in registry.names():
         if family(config, name) is None:
             continue
         seen: set[str] = set()
@@ -222,8 +239,8 @@ def load(path: str | Path) -> dict:
 
 
 def plan_module(name: str):
-    """The plan of a family or of a section of CHECKS."""
-    return importlib.import_module(PLANS[name])
+    """The plan of a family (a FamilyPlan, xlt.core.family_plan) or of a section of CHECKS."""
+    return importlib.import_module(CHECK_PLANS[name]) if name in CHECK_PLANS else registry.plan(name)
 
 
 def family(config: dict, name: str) -> dict | None:

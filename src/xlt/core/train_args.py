@@ -10,6 +10,7 @@ import argparse
 from dataclasses import dataclass, fields
 
 from xlt.core.errors import XltError
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments
 
 
 @dataclass
@@ -40,6 +41,12 @@ SCHEDULES = ("linear", "constant", "cosine")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
+def precision_label(amp_dtype) -> str:
+    """What a forward computed in, as results record it: fp32 (no autocast: None), bfloat16 or
+    float16 (the autocast torch.dtype, named without importing torch here)."""
+    return str(amp_dtype).removeprefix("torch.") if amp_dtype is not None else "fp32"
+
+
 def parse_bool(text: str) -> bool:
     """A boolean flag value as train_flags writes it (True/False), or yes/no, 1/0, on/off."""
     value = text.strip().lower()
@@ -66,7 +73,7 @@ TRAIN_HELP = {
     "seed": "random seed (data order, initialisation, dropout)",
     "precision": "auto (bf16 autocast on a CUDA device that supports it, else fp16 with a gradient scaler; "
                  "fp32 on CPU), fp32, bf16 or fp16",
-    "device": "auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
+    "device": RUN_FLAGS["--device"],
     "log_every": "optimiser steps between progress lines (loss, learning rate, samples/s, ETA)",
     "checkpoint_every": "optimiser steps between resumable checkpoints; 0 = only when SLURM signals",
     "length_bucketing": "true: batches of similar length, so dynamic padding pads less",
@@ -89,7 +96,10 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
                    help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
     p.add_argument("--max-gib", type=float, required=True,
                    help=f"refuse to write more than this many GiB (config: {settings}.max_gib)")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    p.add_argument("--precision", choices=PRECISIONS, default="auto",
+                   help=f"the {jobs} jobs' --precision: the pass runs under the autocast they train with on this "
+                        "device, and they refuse a store of another precision (default auto)")
+    add_run_arguments(p, "--device")
     p.add_argument("--out", required=True, help="the store's directory")
 
 

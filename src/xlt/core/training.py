@@ -46,7 +46,7 @@ from xlt.core.models import pick_device
 from xlt.core.schedules import linear_schedule, lr_factor, lr_schedule  # noqa: F401  (re-exported)
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
 from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arguments, parse_bool,  # noqa: F401
-                                  train_args_from, train_flags)
+                                  precision_label, train_args_from, train_flags)
 
 log = logging.getLogger("xlt.core.training")
 
@@ -128,8 +128,17 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
 
 def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
     """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
-    parameters, so the optimiser, evaluation and saving keep using the plain `model`."""
-    compiled = torch.compile(model)
+    parameters, so the optimiser, evaluation and saving keep using the plain `model`.
+    dynamic=True: every collate pads to its batch's longest example, so the sequence length (and
+    the short last batch's size) changes from batch to batch; one graph with symbolic shapes
+    serves them all, where static shapes would recompile per length until torch's recompile
+    limit and then fall back to eager. (The other way, padding to a few fixed lengths, would
+    change the inputs a compiled run sees against an eager one.) A ModuleDict (sbert's encoder and
+    head) has no forward of its own: each of its modules is compiled, and the loss indexes them."""
+    if isinstance(model, torch.nn.ModuleDict):
+        compiled = torch.nn.ModuleDict({name: torch.compile(module, dynamic=True) for name, module in model.items()})
+    else:
+        compiled = torch.compile(model, dynamic=True)
     return lambda m, batch: loss_fn(compiled if m is model else m, batch)
 
 
@@ -214,7 +223,7 @@ def train(
         loss_fn = compiled_loss(loss_fn, model)
 
     result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device),
-                         precision=str(amp_dtype).removeprefix("torch.") if amp_dtype is not None else "fp32")
+                         precision=precision_label(amp_dtype))
     best_state: dict | None = None
     started = time.time()
     seen = 0

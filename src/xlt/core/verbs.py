@@ -1,4 +1,6 @@
-"""`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`.
+"""`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`,
+each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
+verbs' parsers share: the run flags (`add_run_arguments`) and the `KEY=VALUE` type (`key_value`).
 
 It lives at the bottom layer so that a layer's `commands.py` can declare its verbs without
 importing `xlt.cli` (which sits above every layer and collects them)."""
@@ -16,15 +18,68 @@ class Verb:
     run: Callable[[argparse.Namespace], None]
 
 
-def key_value_pairs(values: list[str], flag: str, shape: str, example: str) -> list[tuple[str, str]]:
-    """`KEY=VALUE` command-line items (--table FAMILY=CSV, --bitext SPLIT=FILE, ...) in order; an
-    item without both sides is an XltError naming the flag, the expected shape and an example."""
-    from xlt.core.errors import XltError
+@dataclass(frozen=True)
+class VerbGroup:
+    """A heading of `xlt --help`. Headings come in `rank` order; the families' (one rank) in the
+    order of the verb modules."""
+    rank: int
+    title: str
+    description: str
 
-    pairs = []
-    for value in values:
-        key, sep, rest = value.partition("=")
-        if not sep or not key or not rest:
-            raise XltError(f"{flag} {value!r}: give {shape}, e.g. {example}")
-        pairs.append((key, rest))
-    return pairs
+
+WORKFLOW = VerbGroup(0, "workflow", "check a config, list its sweep, write the rehearsal config, fork a run's jobs from one process")
+DATA = VerbGroup(1, "data", "build the demo model, download, prepare the datasets")
+EVALUATION = VerbGroup(2, "shared evaluation", "score any encoder, trained by any family or pretrained")
+ANALYSIS = VerbGroup(4, "analysis and report", "tables, figures, paired tests, checks over the families' metrics")
+COST = VerbGroup(5, "cost", "what a config's jobs will cost before the run, and what they cost after")
+
+
+def family_group(family: str, purpose: str) -> VerbGroup:
+    """The heading of one experiment family's verbs (between shared evaluation and analysis)."""
+    return VerbGroup(3, f"{family} family", purpose)
+
+
+# The flags of a run's job that many verbs take, declared by `add_run_arguments` only: one help text each.
+RUN_FLAGS = {
+    "--run-id": "the run's id: run_id of its metrics file, the row key of `xlt aggregate`'s tables",
+    "--axes": "the run's sweep values as a JSON object, e.g. '{\"model\": \"mbert\"}', stored as meta.axes of its "
+              "metrics (columns in `xlt aggregate`; the workflow passes them)",
+    "--out-metrics": "the metrics JSON to write",
+    "--device": "torch device: auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
+}
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *flags: str, run_id_default: str | None = None,
+                      axes_default: str | None = None) -> None:
+    """Declare the run flags `flags` (keys of RUN_FLAGS) on a verb's parser, in that order.
+    `run_id_default` says where the run id comes from without --run-id (None: --run-id is
+    required); `axes_default` where meta.axes comes from without --axes (None: empty)."""
+    unknown = [flag for flag in flags if flag not in RUN_FLAGS]
+    if unknown:
+        raise ValueError(f"add_run_arguments: unknown flags {unknown}; known: {list(RUN_FLAGS)}")
+    for flag in flags:
+        text = RUN_FLAGS[flag]
+        if flag == "--run-id":
+            parser.add_argument(flag, default=None, required=run_id_default is None,
+                                help=f"{text} (default: {run_id_default})" if run_id_default else f"{text} (required)")
+        elif flag == "--axes":  # a verb that derives its axes tells "not given" (None) from "{}"
+            parser.add_argument(flag, default="{}" if axes_default is None else None,
+                                help=f"{text} (default: {axes_default or 'none'})")
+        elif flag == "--out-metrics":
+            parser.add_argument(flag, required=True, help=text)
+        else:
+            parser.add_argument(flag, default="auto", help=text)
+
+
+def key_value(shape: str, example: str) -> Callable[[str], tuple[str, str]]:
+    """An argparse `type=` for `KEY=VALUE` items (--table FAMILY=CSV, --bitext SPLIT=FILE, ...): an
+    item parses to its (key, value) pair; one without both sides is a usage error naming the
+    expected shape and an example, before the verb runs."""
+    def parse(text: str) -> tuple[str, str]:
+        key, sep, value = text.partition("=")
+        if not sep or not key or not value:
+            raise argparse.ArgumentTypeError(f"{text!r}: give {shape}, e.g. {example}")
+        return key, value
+
+    parse.__name__ = shape  # argparse's own messages name the type
+    return parse

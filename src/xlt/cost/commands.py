@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import COST, Verb, add_run_arguments
+
+GROUP = COST
 
 
 def _plan_arguments(p):
@@ -30,7 +32,7 @@ def _calibrate_arguments(p):
 
     p.add_argument("--out", default=str(DEFAULT_PROFILE), help="where to save the profile")
     p.add_argument("--seconds", type=float, default=20.0, help="time budget of the timed steps (start-up probe and model set-up come on top)")
-    p.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when available)")
+    add_run_arguments(p, "--device")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads to measure with (default: torch's own); the workflow's jobs use their rule's "
                         "`threads:` (config `threads`), so calibrate with that number to plan them")
@@ -97,6 +99,7 @@ def _cost_table(args):
 
 VERBS = {
     "cost-table": Verb("Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)", _cost_table_arguments, _cost_table),
-    "plan": Verb("Estimate a config's cost per family and in total: jobs, GPU/CPU-hours, peak memory, disk", _plan_arguments, _plan),
+    "plan": Verb("Cost estimate of a config before it runs (prices its planned jobs, runs nothing): jobs, "
+                 "GPU/CPU-hours, peak memory, disk per family and in total", _plan_arguments, _plan),
     "calibrate": Verb("Measure this machine's training and inference throughput and per-step overheads and save them for `xlt plan`", _calibrate_arguments, _calibrate),
 }

@@ -4,14 +4,21 @@ The jobs are those the Snakefile runs (xlt.core.plan.shared_jobs and each family
 plan.jobs). A job's work is read off its `xlt` arguments: the model (shape from the config or
 KNOWN_MODELS, or its config.json in the hub cache), its data files (rows from the config's dataset
 sizes, the prepared data's counts once `xlt prepare-data` has run, or KNOWN_ROWS) and its
-training settings. Training costs 2 x params x tokens forward plus 4 x trainable params x tokens
-backward (frozen layers below the boundary get no backward pass); evaluation 2 x params x tokens.
-Embedding lookups are not matrix products, so `params` counts the encoder layers only.
+training settings. Tokens are what the encoder runs: every collate pads a batch to its longest
+example, so an example costs its batch's longest length, from the data's token lengths
+(xlt.cost.tokens: the prepared data's sample, else a table measured on real text, else
+--max-length), less with length_bucketing. Training costs 2 x params x tokens forward plus
+4 x trainable params x tokens backward (frozen layers below the boundary get no backward pass);
+evaluation 2 x params x tokens. Embedding lookups are not matrix products, so `params` counts the
+encoder layers only; a masked LM's output projection to the vocabulary (tied to the embedding,
+but a matrix product at every position) is counted on top (MLM_RULES).
 A job's seconds are its FLOPs at the profile's rates plus what the FLOP model does not see
 (xlt.cost.profile.OVERHEADS): the start-up, a per-optimiser-step overhead (optimiser update,
 collate, dispatch per layer) and a per-evaluation-batch overhead. Steps follow
 xlt.core.training.total_optimizer_steps (--max-steps > 0 overrides --epochs); a training job
-evaluates its --dev/--dev-sts data every --eval-every steps and after the last.
+evaluates its --dev/--dev-sts data every --eval-every steps and after the last. With --compile,
+a training step takes the profile's compile_step_ratio of its eager time and the job pays
+compile_s once (xlt.cost.profile).
 """
 from __future__ import annotations
 
@@ -20,21 +27,13 @@ import re
 from dataclasses import asdict, dataclass
 
 from xlt.core import settings
-from xlt.core.model_files import split_revision
-from xlt.core.plan import RESULTS, model_ref, shared_jobs
+from xlt.core.plan import RESULTS, shared_jobs
+from xlt.cost import tokens
+from xlt.cost.profile import COMPILE_S
+from xlt.cost.retention import keeps_model, model_kept
+from xlt.cost.shapes import hub_cache_gib, model_shape
 
-# the rules whose outputs keep a trained model (the others keep metrics, logits or stores only:
-# MonoX teachers and students, adapt); tests/cost checks this against the rules' outputs
-KEEPS_MODEL = ("build_demo_model", "finetune", "train_sbert", "train_dual")
-# hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
-KNOWN_MODELS = {
-    "bert-base-multilingual-cased": (119547, 768, 12),
-    "GroNLP/bert-base-dutch-cased": (30073, 768, 12),
-    "FacebookAI/roberta-large": (50265, 1024, 24),
-    "xlm-roberta-base": (250002, 768, 12),
-    "FacebookAI/xlm-roberta-base": (250002, 768, 12),
-}
-DEFAULT_SHAPE = (30522, 768, 12)
+
 # rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
 KNOWN_ROWS = {
     ("facebook/xnli", "train"): 392702, ("facebook/xnli", "dev"): 2490, ("facebook/xnli", "test"): 5010,
@@ -44,10 +43,16 @@ KNOWN_ROWS = {
 }
 DEFAULT_ROWS = 2000
 EVAL_BATCH = 64  # examples per evaluation batch where a job's flags do not say (predict_logits' default)
+# benchmarks/prefix_cache.py --mbert --device cuda (BENCHMARKS.md, docs/performance.md)
+PREFIX_CACHE_GPU = "saved 1.7 % over the whole freeze-depth sweep at mBERT's shape (measured)"
 DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
 BYTES_PER_ROW = 400  # a prepared JSONL row, text pair plus label
 TRAIN_FLAGS = ("--epochs", "--max-steps")
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
+# a MonoX job's --split: monox_split's folder, cut from its task dataset's train split
+SPLIT_DIR = re.compile(rf"^{RESULTS}/runs/monox/splits/([^/]+)/")
+# masked LMs: their logits cover the vocabulary at every position (xlt.data.demo_model, xlt.families.adapt)
+MLM_RULES = ("build_demo_model", "adapt_mlm", "adapt_reference_perplexity")
 
 
 @dataclass
@@ -61,47 +66,11 @@ class JobCost:
     train_tokens: int
     eval_tokens: int
     scratch_gib: float = 0.0  # a running job's checkpoint, deleted when it finishes
-
-
-def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
-    """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id
-    (pinned to a revision or not)."""
-    ref, revision = split_revision(ref)
-    for spec in config["models"].values():
-        if spec.get("path") == ref:
-            cached = cached_shape(ref, revision) if spec["source"] == "hub" else None
-            return cached or KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
-    if ref.startswith(f"{RESULTS}/models/"):
-        spec = config["models"][ref.split("/")[2]]
-        return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
-    if ref.startswith(f"{RESULTS}/runs/"):  # a fine-tuned model: the shape of the model its family starts from
-        family = config[ref.split("/")[2]]
-        names = family.get("models") or family.get("students") or []
-        if names:
-            return model_shape(config, model_ref(config, names[0]))
-    return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)
-
-
-def cached_shape(hub_id: str, revision: str | None = None) -> tuple[int, int, int] | None:
-    """(vocab, hidden, layers) from the model's config.json in the hub cache the jobs read (after
-    `xlt prefetch`, or the rehearsal's stand-ins), read without network; None when not cached."""
-    import json
-    import os
-
-    from huggingface_hub import try_to_load_from_cache
-
-    from xlt.core.prefetch import cache_dir
-
-    hub_cache = os.environ.get("HF_HUB_CACHE") or str(cache_dir() / "hub")
-    path = try_to_load_from_cache(hub_id, "config.json", cache_dir=hub_cache, revision=revision)
-    if not isinstance(path, str):
-        return None
-    with open(path) as f:
-        config = json.load(f)
-    try:
-        return config["vocab_size"], config["hidden_size"], config["num_hidden_layers"]
-    except KeyError:
-        return None
+    flops: float = 0.0  # training and evaluation FLOPs of the whole job
+    step_flops: float = 0.0  # the largest unit of work it hands the accelerator: one step, or one evaluation batch
+    temp_gib: float = 0.0  # a temp() model directory, deleted once the rules that read it have run
+    slots: int = 1  # gpu_sharing slots (xlt.cost.sharing), set by plan()
+    gpu_seconds: float = 0.0  # accelerator occupancy with gpu_sharing (xlt.cost.sharing), set by plan()
 
 
 def prepared_rows(dataset: str, split: str) -> int | None:
@@ -144,14 +113,46 @@ def _value(args: list[str], flag: str, default):
     return type(default)(float(found[0])) if found and isinstance(default, (int, float)) else (found[0] if found else default)
 
 
-def _file_rows(config: dict, paths) -> list[int]:
-    """Rows of each prepared data file among `paths` (other arguments left out)."""
+def _data_files(paths) -> list[tuple[str, str]]:
+    """(dataset, split) of each prepared data file among `paths` (other arguments left out)."""
     out = []
     for path in paths:
         match = DATA_FILE.match(str(path).split("=", 1)[-1])
         if match:
-            out.append(rows(config, match.group(1), match.group(3)))
+            out.append((match.group(1), match.group(3)))
     return out
+
+
+def _file_rows(config: dict, paths) -> list[int]:
+    """Rows of each prepared data file among `paths` (other arguments left out)."""
+    return [rows(config, dataset, split) for dataset, split in _data_files(paths)]
+
+
+def _adapt_sets(config: dict, args: list[str], flags: tuple[str, ...], max_length: int, batch: int) -> list[tuple[int, float]]:
+    """(rows, tokens a row) of each fixed-masked set an adapt job scores after `flags`: the family's
+    own files (xlt.families.adapt.plan.eval_sets), `eval_sentences` rows of the target's held-out
+    text or, size-matched, of the multilingual set's sentences (planned at its longer field)."""
+    family = config.get("adapt") or {}
+    if not family:
+        return []
+    target, multi = family["target"], family["multilingual"]
+    n = min(family["eval_sentences"], rows(config, target["dataset"], target["eval_split"]))
+    out = []
+    for path in (p for flag in flags for p in _values(args, flag)):
+        source = (multi["dataset"], multi["split"]) if "/multilingual/" in path else (target["dataset"], target["eval_split"])
+        out.append((n, tokens.example_tokens(tokens.length_summaries(config, *source)[0], "adapt_mlm", max_length, batch)))
+    return out
+
+
+def _flag(args: list[str], flag: str) -> bool:
+    return str(_value(args, flag, "False")).strip().lower() in ("true", "yes", "1", "on")
+
+
+def _tokens_per_example(config: dict, rule: str, files: list[tuple[str, str]], max_length: int, batch: int,
+                        bucketing: bool = False) -> list[float]:
+    """Tokens each file's examples cost, padded as their batches are (xlt.cost.tokens)."""
+    return [tokens.example_tokens(tokens.length_summaries(config, dataset, split)[0], rule, max_length, batch, bucketing)
+            for dataset, split in files]
 
 
 def _data_rows(config: dict, paths) -> int:
@@ -208,66 +209,87 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         if _value(args, "--mode", "") == "self_train":  # MonoX self-training: the gold run, then --rounds more
             trainings = 1 + _value(args, "--rounds", 1)
             steps, passes = steps * trainings, passes * trainings
-    train_tokens = steps * batch * max_length  # --grad-accum splits a batch; it does not add examples
+    train_files = _data_files(train_paths) or [(m.group(1), "train") for m in map(SPLIT_DIR.match, train_paths) if m]
+    bucketing = _flag(args, "--length-bucketing")
+    per_example = (_tokens_per_example(config, rule, train_files[:1], max_length, batch, bucketing) or [max_length])[0]
+    if rule == "build_demo_model":
+        per_example = max_length
+    train_tokens = steps * batch * per_example  # --grad-accum splits a batch; it does not add examples
     depth = max(_value(args, "--freeze-depth", -1), 0)
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
+    head = (vocab * hidden + hidden * hidden) if model and rule in MLM_RULES else 0  # the MLM head: transform + vocabulary
+    # forward and the backward to its input; the tied projection's own gradient only where the
+    # embedding trains (the demo's pretraining; adapt never trains the embeddings)
+    train_flops += (4 + (2 if rule == "build_demo_model" else 0)) * head * train_tokens
     step_layers = layers if model else 0
     cached = trains and depth > 0 and ("--cache-frozen-prefix" in args or "--prefix-states" in args)
     if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
-        once = 2 * (params - trainable) * train_rows * max_length if "--prefix-states" not in args else 0
+        once = 2 * (params - trainable) * train_rows * per_example if "--prefix-states" not in args else 0
         train_flops = 6 * trainable * train_tokens + once
         step_layers = layers - min(depth, layers)
-    eval_examples = (other_eval_rows + dev_rows * passes) if model else 0
-    eval_tokens = eval_examples * max_length
-    eval_flops = 2 * params * eval_tokens
     eval_batch = _value(args, "--eval-batch-size", 0) or (EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH))
+    dev_tokens, other_tokens = (sum(n * t for n, t in zip(_file_rows(config, paths), _tokens_per_example(
+        config, rule, _data_files(paths), max_length, eval_batch))) for paths in (dev_paths, other_paths))
+    eval_tokens = (other_tokens + dev_tokens * passes) if model else 0
+    eval_flops = 2 * (params + head) * eval_tokens
     # each file of each pass is batched on its own
     dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
                                   for paths in (dev_paths, other_paths))
     eval_batches = (other_batches + dev_batches * passes) if model else 0
-    seconds = (overhead_seconds(profile, step_layers, steps, batch)
-               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"]
-               + train_flops / profile["train_flops"] + eval_flops / profile["eval_flops"])
+    if model and rule in ("adapt_mlm", "adapt_reference_perplexity"):
+        # every checkpoint (step 0 and each --eval-every) scores --target and --eval; --test and --data once
+        for flags, times in ((("--target", "--eval"), passes + 1), (("--test", "--data"), 1)):
+            for n, per_row in _adapt_sets(config, args, flags, max_length, eval_batch):
+                eval_tokens += times * n * per_row
+                eval_batches += times * math.ceil(n / eval_batch)
+        eval_flops = 2 * (params + head) * eval_tokens
+    train_s = overhead_seconds(profile, step_layers, steps, batch) - profile["overhead_s"] + train_flops / profile["train_flops"]
+    if trains and _flag(args, "--compile"):  # the training steps run compiled (evaluation stays eager)
+        train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)
+    seconds = (profile["overhead_s"] + train_s + eval_flops / profile["eval_flops"]
+               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"])
     all_params = params + vocab * hidden if model else 0
     # FLOPs leave the embedding out (a lookup, not a matrix product), but at --freeze-depth -1 (nothing
     # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it
     held = trainable + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
-    disk = 4 * all_params if rule in KEEPS_MODEL else 0
+    # a MonoX teacher or student saves its weights only when config keep_models adds --save-model
+    disk = 4 * all_params if rule in keeps_model() or "--save-model" in args else 0
+    temp = 0 if rule not in keeps_model() or model_kept(config, family, run_id) else disk
+    disk -= temp
+    step_flops = ((6 * trainable if cached else 2 * params + 4 * trainable) * batch * per_example
+                  if trains else 2 * params * eval_batch * max_length)
+    flops = train_flops + eval_flops
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
         disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
                                    for split in _splits(spec))
     if rule in ("prefix_states", "prefix_states_dual"):  # one eval-mode pass through the deepest stored layer
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
-        # an upper bound: the store strips padding (and the dual store holds each of a pair's two sentences once)
-        eval_tokens = train_rows * (2 if rule == "prefix_states_dual" else 1) * max_length
+        # computed padded to each batch's longest; stored without padding (an upper bound for the dual
+        # store, which holds each of a pair's two sentences once)
+        summaries = tokens.length_summaries(config, *train_files[0])[0] if train_files else None
+        sentences = 2 if rule == "prefix_states_dual" and summaries is None else 1  # else RULE_FORMS counts both
+        eval_tokens = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch)
+        stored = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch, padded=False)
+        flops = 2 * params * max(depths) / layers * eval_tokens
+        step_flops = flops / max(math.ceil(train_rows / EVAL_BATCH), 1)
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
-                   + 2 * params * max(depths) / layers * eval_tokens / profile["eval_flops"])
-        disk = len(depths) * eval_tokens * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
+                   + flops / profile["eval_flops"])
+        disk = len(depths) * stored * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
     scratch = 0
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30)
+                   scratch / 2**30, flops, step_flops, temp / 2**30)
 
 
 def _splits(spec: dict) -> list[str]:
     return list(spec["splits"]) if isinstance(spec["splits"], (list, dict)) else []
-
-
-def hub_cache_gib(config: dict) -> float:
-    """Hub weights downloaded once per model (fp32 safetensors)."""
-    total = 0
-    for spec in config["models"].values():
-        if spec["source"] == "hub":
-            vocab, hidden, layers = model_shape(config, spec["path"])
-            total += 4 * (12 * hidden * hidden * layers + vocab * hidden)
-    return total / 2**30
 
 
 def all_jobs(config: dict):
@@ -284,30 +306,54 @@ def all_jobs(config: dict):
 
 
 def plan(config: dict, profile: dict) -> dict:
+    from xlt.cost import sharing
+
     jobs = [job_cost(config, *job, profile=profile) for job in all_jobs(config)]
+    sharing.apply(jobs, config, profile)
     families = {}
     for job in jobs:
-        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "peak_memory_gib": 0.0, "disk_gib": 0.0})
+        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "gpu_hours": 0.0, "peak_memory_gib": 0.0,
+                                             "disk_gib": 0.0, "temp_gib": 0.0})
         f["jobs"] += 1
         f["hours"] += job.seconds / 3600
+        f["gpu_hours"] += job.gpu_seconds / 3600
         f["peak_memory_gib"] = max(f["peak_memory_gib"], job.peak_memory_gib)
         f["disk_gib"] += job.disk_gib
+        f["temp_gib"] += job.temp_gib
     hub = hub_cache_gib(config)
     total = {"jobs": len(jobs), "hours": sum(f["hours"] for f in families.values()),
+             "gpu_hours": sum(f["gpu_hours"] for f in families.values()),
              "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
              "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub,
+             "temp_gib": sum(f["temp_gib"] for f in families.values()),
              "scratch_gib": max((j.scratch_gib for j in jobs), default=0.0)}
     return {"profile": {k: v for k, v in profile.items() if k != "measured"}, "families": families, "total": total,
-            "jobs": [asdict(j) for j in jobs]}
+            "gpu_sharing": dict(config.get("gpu_sharing") or {"slots_per_gpu": 1}), "jobs": [asdict(j) for j in jobs]}
 
 
 def format_table(result: dict) -> str:
-    unit = "GPU-h" if result["profile"].get("gpu") else "CPU-h"
+    """Per family: jobs, the jobs' own hours, accelerator hours with gpu_sharing (the same without
+    it, or on a CPU profile), one job's peak memory, and the disk the sweep leaves."""
+    gpu = bool(result["profile"].get("gpu"))
+    slots = int(result.get("gpu_sharing", {}).get("slots_per_gpu", 1))
     lines = [f"profile: {result['profile']['name']} ({result['profile']['source']})",
-             f"{'family':<14}{'jobs':>6}{unit:>12}{'peak mem GiB':>14}{'disk GiB':>11}"]
+             f"{'family':<14}{'jobs':>6}{'job-h' if gpu else 'CPU-h':>10}" + (f"{'GPU-h':>10}" if gpu else "")
+             + f"{'peak mem GiB':>14}{'disk GiB':>11}"]
     for name, f in [*result["families"].items(), ("total", result["total"])]:
-        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>12.2f}{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
-    lines.append(f"(total disk includes {result['total']['hub_cache_gib']:.2f} GiB of hub cache; a running training job "
-                 f"also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
+        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>10.2f}" + (f"{f['gpu_hours']:>10.2f}" if gpu else "")
+                     + f"{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
+    if gpu:
+        lines.append(f"(job-h: each job's own hours, summed; GPU-h: what the jobs occupy a GPU for with {slots} "
+                     f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain is assumed, not measured))")
+    lines.append(f"(disk: what the sweep leaves, {result['total']['hub_cache_gib']:.2f} GiB of hub cache included; "
+                 f"temp() model directories, {result['total']['temp_gib']:.2f} GiB in all, go once their readers ran; "
+                 f"a running training job also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
                  "peak memory is one job's, accelerator when it has one)")
+    lines.append("tokens: each batch padded to its longest example, from the data's token lengths (xlt.cost.tokens)")
+    if "compile_step_ratio" in result["profile"]:
+        lines.append(f"torch.compile (jobs with compile: true): a training step x{result['profile']['compile_step_ratio']:.3f} "
+                     f"(measured at batch 128 x 128 tokens, assumed at other shapes) + "
+                     f"{result['profile'].get('compile_s', COMPILE_S):.0f} s a job (assumed, not measured)")
+    if result["profile"].get("gpu"):
+        lines.append(f"frozen-prefix cache: not a GPU saving to count on; on an H100 it {PREFIX_CACHE_GPU}")
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.manifest import NAME as MANIFEST
@@ -31,46 +32,40 @@ CATEGORY = "Cost"
 WITHIN = 2.0  # a plan "holds" when it is within this factor of the measured wall time
 
 
-def _metrics_templates() -> dict[str, dict[str, tuple[tuple[str, ...], str | None]]]:
+SHARED = {"build_demo_model": (("model",), None)}  # the shared jobs (xlt.core.plan.shared_jobs) that load a model
+
+
+def ledger() -> dict[str, dict[str, tuple[tuple[str, ...], str | None]]]:
     """family -> rule -> (the wildcards of its job key, the metrics file whose manifest entry
     describes the job, or None): every rule that loads a model, each of which carries
-    `benchmark: benchmark_pattern(family, rule, wildcards)` in workflow/rules."""
-    from xlt.families.adapt import plan as adapt
-    from xlt.families.alignment import plan as alignment
-    from xlt.families.dual import plan as dual
-    from xlt.families.freeze_depth import plan as freeze_depth
-    from xlt.families.monox import plan as monox
-    from xlt.families.sbert import plan as sbert
-
-    run = ("run_id",)
-    return {
-        "shared": {"build_demo_model": (("model",), None)},
-        "freeze_depth": {"prefix_states": (("model",), None),
-                         "finetune": (run, f"{freeze_depth.RUN}/train.json"),
-                         "evaluate_xnli": (run, f"{freeze_depth.RUN}/eval.json")},
-        "sbert": {"train_sbert": (run, f"{sbert.RUN}/train.json"), "eval_sbert": (run, f"{sbert.RUN}/eval.json")},
-        "adapt": {"adapt_mlm": (run, adapt.RUN), "adapt_reference_perplexity": (run, adapt.REFERENCE)},
-        "monox": {"train_teacher": (run, f"{monox.TEACHER}/metrics.json"),
-                  "distill": (run, f"{monox.STUDENT}/metrics.json")},
-        "dual": {"prefix_states_dual": (("model",), None),
-                 "train_dual": (run, dual.TRAIN_METRICS), "tatoeba_dual": (run, dual.TATOEBA),
-                 "mine": (("run_id", "pair"), dual.MINED)},
-        "alignment": {"align_layers": (run, alignment.METRICS)},
-    }
+    `benchmark: benchmark_pattern(family, rule, wildcards)` in its rules file. "shared" holds
+    the demo model; each registered family declares its own (its plan's LEDGER)."""
+    return {"shared": SHARED, **{name: dict(registry.plan(name).LEDGER) for name in registry.names()}}
 
 
-LEDGER = _metrics_templates()
-# the rules that load a model, by family
-LEDGER_RULES = {family: tuple(rules) for family, rules in LEDGER.items()}
+def ledger_rules() -> dict[str, tuple[str, ...]]:
+    """The rules that load a model, by family."""
+    return {family: tuple(rules) for family, rules in ledger().items()}
+
+
+def __getattr__(name: str):
+    # LEDGER and LEDGER_RULES, read when asked for: a family on XLT_FAMILY_PATH counts too
+    if name == "LEDGER":
+        return ledger()
+    if name == "LEDGER_RULES":
+        return ledger_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 COLUMNS = ("family", "rule", "run_id", "device", "planned_s", "measured_s", "planned_over_measured", "cpu_time_s",
            "samples_per_s", "planned_peak_memory_gib", "peak_rss_mib", "peak_gpu_mib", "rss_from")
 
 
 def benchmark_pattern(family: str, rule: str, wildcards: tuple[str, ...] = ("run_id",)) -> str:
     """A rule's `benchmark:` path, its wildcards in the order its outputs name them."""
-    if LEDGER.get(family, {}).get(rule, (None,))[0] != tuple(wildcards):
+    if ledger().get(family, {}).get(rule, (None,))[0] != tuple(wildcards):
         raise XltError(f"rule {rule} ({family}) is not in xlt.cost.ledger.LEDGER with wildcards {tuple(wildcards)}; "
-                       "add it there so `xlt cost-table` reads its benchmark file")
+                       f"add it to the LEDGER of {family}'s plan so `xlt cost-table` reads its benchmark file")
     return f"{BENCHMARK_DIR}/{family}/{rule}/" + "/".join(f"{{{w}}}" for w in wildcards) + ".tsv"
 
 
@@ -80,7 +75,7 @@ def benchmark_file(family: str, rule: str, key: str) -> str:
 
 def metrics_file(family: str, rule: str, key: str) -> str | None:
     """The metrics JSON the job writes (its manifest.json lies beside it), or None."""
-    wildcards, template = LEDGER[family][rule]
+    wildcards, template = ledger()[family][rule]
     if template is None:
         return None
     values = key.split("/")
@@ -93,8 +88,9 @@ def ledger_jobs(config: dict):
     """(family, rule, job key) of every job of `config` that loads a model."""
     from xlt.cost.estimate import all_jobs
 
+    rules = ledger_rules()
     for family, rule, key, _ in all_jobs(config):
-        if rule in LEDGER_RULES.get(family, ()):
+        if rule in rules.get(family, ()):
             yield family, rule, key
 
 
@@ -138,9 +134,9 @@ def read_manifest_job(metrics: str | Path) -> dict:
 def cost_rows(plan: dict, root: str | Path = ".") -> tuple[list[dict], list[str]]:
     """One row per model-loading job of the plan whose benchmark file exists under `root`, and
     the benchmark files that were looked for but missing."""
-    out, missing = [], []
+    out, missing, rules = [], [], ledger_rules()
     for job in plan["jobs"]:
-        if job["rule"] not in LEDGER_RULES.get(job["family"], ()):
+        if job["rule"] not in rules.get(job["family"], ()):
             continue
         family, rule, key = job["family"], job["rule"], job["run_id"]
         path = Path(root) / benchmark_file(family, rule, key)
@@ -166,7 +162,8 @@ def cost_rows(plan: dict, root: str | Path = ".") -> tuple[list[dict], list[str]
     return out, missing
 
 
-DISK_COLUMNS = ("family", "jobs", "planned_disk_gib", "measured_disk_gib", "planned_over_measured", "measured_in")
+DISK_COLUMNS = ("family", "jobs", "planned_disk_gib", "measured_disk_gib", "planned_over_measured", "measured_in",
+                "planned_temp_gib")
 
 
 def directory_gib(path: Path) -> float:
@@ -176,16 +173,21 @@ def directory_gib(path: Path) -> float:
 
 def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None = None) -> list[dict]:
     """Planned disk per family (the sum over its jobs, xlt.cost.estimate) beside what its outputs
-    take now: results/runs/<family> (results/data for the shared data jobs), and the hub cache."""
+    take now: results/runs/<family> (results/data for the shared data jobs), and the hub cache.
+    Trained models that are temp() outputs (config keep_models: false) are gone by then: planned
+    apart (planned_temp_gib), in neither disk column."""
     root = Path(root)
     planned: dict[str, list[float]] = {}
+    temp: dict[str, float] = {}
     for job in plan["jobs"]:
         planned.setdefault(job["family"], []).append(job["disk_gib"])
+        temp[job["family"]] = temp.get(job["family"], 0.0) + job.get("temp_gib", 0.0)
     rows = []
     for family, disks in planned.items():
         where = root / RESULTS / ("data" if family == "shared" else f"runs/{family}")
         rows.append({"family": family, "jobs": len(disks), "planned_disk_gib": sum(disks),
-                     "measured_disk_gib": directory_gib(where), "measured_in": str(where.relative_to(root))})
+                     "measured_disk_gib": directory_gib(where), "measured_in": str(where.relative_to(root)),
+                     "planned_temp_gib": round(temp[family], 6)})
     if hub_cache is not None:
         rows.append({"family": "hub cache", "jobs": 0, "planned_disk_gib": plan["total"]["hub_cache_gib"],
                      "measured_disk_gib": directory_gib(Path(hub_cache)), "measured_in": str(hub_cache)})

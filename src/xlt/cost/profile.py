@@ -69,8 +69,7 @@ def two_point_fit(flops_per_token: float, tokens_per_step: tuple[int, int], toke
 # = 28.08 ms a step. Of it, 4.73 ms is fixed: the frozen-prefix benchmark's depth-12 cached step
 # (211.46 steps/s, no encoder layer trained; fp32, same H100); the other 23.35 ms over 12 layers is
 # 1.95 ms a layer. Cross-check: the plan's 32 x 128 step gives 990 samples/s; the project's loop was
-# measured at 1,035 (transformers.Trainer 903). torch.compile (451,301 tokens/s at batch 128) is not
-# planned: the jobs run eager (--compile False).
+# measured at 1,035 (transformers.Trainer 903). torch.compile: COMPILE_STEP_RATIO below.
 MBERT_TOKEN_FLOPS = 6 * 12 * 768**2 * 12
 H100_MEASURED = {"tokens_per_step": (32 * 128, 128 * 128), "tokens_per_s": (126783.0, 364288.6), "fixed_step_s": 1 / 211.46}
 H100_LOOP = two_point_fit(MBERT_TOKEN_FLOPS, H100_MEASURED["tokens_per_step"], H100_MEASURED["tokens_per_s"],
@@ -78,15 +77,28 @@ H100_LOOP = two_point_fit(MBERT_TOKEN_FLOPS, H100_MEASURED["tokens_per_step"], H
 H100_SOURCE = ("measured on an H100 80GB HBM3 (bf16 autocast, eager, fused AdamW; benchmarks/mfu.py at mBERT shape, "
                "batch 32 and 128 x 128 tokens: 126,783 and 364,289 tokens/s): two-point fit, 494 TFLOP/s effective train "
                "rate + 28.1 ms a step (4.7 ms fixed + 1.95 ms a layer); evaluation derived (forward = 1/3 of a step)")
+# torch.compile (--compile True, xlt.core.training.compiled_loss). Speed-up measured on the same H100
+# at batch 128 x 128 tokens (benchmarks/mfu.py --mfu-compile, static shapes): 451,301 against 364,289
+# tokens/s eager, a step 36.30 ms instead of 44.98 (x0.807). The plan applies that ratio to a whole
+# training step (FLOPs and per-step overhead) at every batch shape and for dynamic shapes
+# (dynamic=True): assumed, not measured (a step of a small batch is mostly kernel launches, which
+# compiling fuses, but that was not timed). Evaluation stays eager. Compiling itself: not
+# measured; assumed COMPILE_S a job (dynamo and inductor on the forward and backward graphs of a
+# 12-layer encoder, commonly 30-60 s on a 16-core host; doubled for symbolic shapes and a margin).
+COMPILE_STEP_RATIO = H100_MEASURED["tokens_per_s"][1] / 451300.8
+COMPILE_S = 120.0
 # A100: not measured; the H100's fit with its FLOP rate scaled by the datasheet ratio 312/989 (dense
 # bf16). The overheads are host-side launches and stay the H100's.
 A100_LOOP = {**H100_LOOP, "train_flops": H100_LOOP["train_flops"] * 312 / 989, "eval_flops": H100_LOOP["eval_flops"] * 312 / 989}
 # train/eval: effective FLOP/s; memory_gib: accelerator memory; the rest: OVERHEADS
 KNOWN = {
-    "h100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, "source": H100_SOURCE, **H100_LOOP},
+    "h100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, "source": H100_SOURCE, **H100_LOOP,
+             "compile_step_ratio": COMPILE_STEP_RATIO, "compile_s": COMPILE_S},
     "a100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, **A100_LOOP,
+             "compile_step_ratio": COMPILE_STEP_RATIO, "compile_s": COMPILE_S,
              "source": "not measured: the H100 measurement's fit (bf16, eager) with the FLOP rate scaled by the datasheet "
-                       "ratio 312/989 TFLOP/s dense bf16 (156 TFLOP/s effective); per-step overheads the H100's"},
+                       "ratio 312/989 TFLOP/s dense bf16 (156 TFLOP/s effective); per-step overheads and torch.compile's "
+                       "step ratio the H100's"},
     "v100": {"train_flops": 0.2 * 125e12, "eval_flops": 0.3 * 125e12, "memory_gib": 32, "overhead_s": 30,
              "gpu": True, "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed" + GPU_LOOP_SOURCE,
              **GPU_LOOP},

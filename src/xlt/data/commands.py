@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import DATA, Verb
+
+GROUP = DATA
 
 
 def _build_demo_model_arguments(p):
@@ -37,6 +39,8 @@ def _prepare_data_arguments(p):
     p.add_argument("--out", required=True, help="output directory for this dataset")
     p.add_argument("--world", type=json.loads, default=None, help="demo sources: the synthetic languages as JSON "
                    "(config demo_world.languages; with --config, read from it)")
+    p.add_argument("--tokenizer", default=None, help="a model (hub id or directory) whose tokenizer counts a sample of "
+                   "each split's token lengths into info.json, for `xlt plan` (default: none recorded)")
 
 
 def _prepare_data(args):
@@ -53,7 +57,7 @@ def _prepare_data(args):
         if args.dataset not in datasets:
             raise XltError(f"dataset {args.dataset!r} is not declared under datasets: in {args.config}")
         spec = datasets[args.dataset]
-    info = prepare(args.dataset, spec, args.out, world=world)
+    info = prepare(args.dataset, spec, args.out, world=world, tokenizer=args.tokenizer)
     print(info["counts"])
 
 

@@ -14,9 +14,12 @@ def output_files(out_dir: str | Path, spec: dict) -> list[Path]:
     return [out_dir / lang / f"{split}.jsonl" for split, langs in split_languages(spec).items() for lang in langs]
 
 
-def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", world: dict | None = None) -> dict:
+def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", world: dict | None = None,
+            tokenizer: str | None = None) -> dict:
     """Load every (split, language) first, then write them all: a missing file fails
-    before anything is written."""
+    before anything is written. With `tokenizer` (a model's hub id or directory), info.json also
+    records a sample of each split's token lengths (xlt.data.token_lengths) for `xlt plan`."""
+    loaded_tokenizer = _tokenizer(tokenizer) if tokenizer else None
     loaded = {}
     for split, langs in split_languages(spec).items():
         for lang in langs:
@@ -34,8 +37,24 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
         from xlt.data import demo
 
         info["world"] = demo.describe(sorted(set(lang for lang, _ in loaded) - {"en"}), world)
+    if loaded_tokenizer is not None:
+        from xlt.data.token_lengths import sample
+
+        info["token_lengths"] = {split: sample({lang: loaded[(lang, split)] for lang in langs}, loaded_tokenizer, tokenizer)
+                                 for split, langs in split_languages(spec).items()}
     write_json(out_dir / "info.json", info)
     return info
+
+
+def _tokenizer(ref: str):
+    """The tokenizer a length sample is counted with; a clear error before any data is loaded."""
+    from xlt.core.models import load_tokenizer
+
+    try:
+        return load_tokenizer(ref)
+    except (OSError, ValueError) as err:
+        raise XltError(f"--tokenizer {ref}: cannot load its tokenizer ({err}); run `xlt prefetch --config CONFIG` "
+                       "for a hub model, or pass a model directory") from None
 
 
 def _origin(name: str, spec: dict, lang: str, split: str, root: str | Path) -> str:

@@ -104,27 +104,28 @@ def tracking_args(config: dict, dataset: str, split: str, langs: Sequence[str]) 
 
 def add_tracking_arguments(p, table: str) -> None:
     """--track-test / --track-dev; `table` names the checkpoint-choice table they feed."""
-    p.add_argument("--track-test", action="append", default=[], metavar="LANG=FILE",
+    from xlt.core.verbs import key_value
+
+    lang_file = key_value("LANG=FILE", "de=results/data/xnli/de/test.jsonl")
+    p.add_argument("--track-test", action="append", default=[], metavar="LANG=FILE", type=lang_file,
                    help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
                         f"{table} (repeatable)")
-    p.add_argument("--track-dev", action="append", default=[], metavar="LANG=FILE",
+    p.add_argument("--track-dev", action="append", default=[], metavar="LANG=FILE", type=lang_file,
                    help="that language's dev set, for the target-dev (oracle) choice (repeatable)")
 
 
 def tracking_identity(args) -> tuple[dict, list[str]]:
     """--track-test / --track-dev for a resumable run's key: their languages (settings) and
     files (inputs); the tracked scores live in the checkpointed history."""
-    pairs = {flag: [value.partition("=") for value in getattr(args, flag)] for flag in ("track_test", "track_dev")}
-    return ({flag: [lang for lang, _, _ in values] for flag, values in pairs.items()},
-            [path for values in pairs.values() for _, _, path in values])
+    pairs = {flag: getattr(args, flag) for flag in ("track_test", "track_dev")}
+    return ({flag: [lang for lang, _ in values] for flag, values in pairs.items()},
+            [path for values in pairs.values() for _, path in values])
 
 
-def _tracked_sets(values: list[str], flag: str, fields, needs: str) -> dict:
-    from xlt.core.verbs import key_value_pairs
+def _tracked_sets(pairs: list[tuple[str, str]], fields, needs: str) -> dict:
     from xlt.data.records import read_records
 
-    return {lang: read_records(path, fields, needs)
-            for lang, path in key_value_pairs(values, flag, "LANG=FILE", "de=results/data/xnli/de/test.jsonl")}
+    return {lang: read_records(path, fields, needs) for lang, path in pairs}
 
 
 def read_tracking(args, fields, needs: str) -> tuple[dict, dict]:
@@ -132,8 +133,8 @@ def read_tracking(args, fields, needs: str) -> tuple[dict, dict]:
     model loads: every file is read, every dev language has its test set."""
     from xlt.core.errors import XltError
 
-    track_test = _tracked_sets(args.track_test, "--track-test", fields, needs)
-    track_dev = _tracked_sets(args.track_dev, "--track-dev", fields, needs)
+    track_test = _tracked_sets(args.track_test, fields, needs)
+    track_dev = _tracked_sets(args.track_dev, fields, needs)
     if set(track_dev) - set(track_test):
         raise XltError(f"--track-dev names {sorted(set(track_dev) - set(track_test))} without their --track-test")
     return track_test, track_dev

@@ -18,7 +18,9 @@ MetricsFile (family "sbert"): values are fractions; the printed table shows them
 """
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import EVALUATION, Verb, add_run_arguments
+
+GROUP = EVALUATION
 
 
 def _eval_embeddings_arguments(parser) -> None:
@@ -66,12 +68,11 @@ def _eval_embeddings_arguments(parser) -> None:
                    "'query: ' for E5 (the config's models.<name>.prompt; default none)")
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
-    parser.add_argument("--axes", default="{}", help="extra sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
-    parser.add_argument("--run-id", help="run id stored in the metrics file (default: from model, pooling, layer)")
+    add_run_arguments(parser, "--axes", "--run-id", run_id_default="from the model, pooling, layer and normalisation")
     parser.add_argument("--family", default="sbert", help="experiment family the rows belong to (sbert, dual)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
     parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation")
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
+    add_run_arguments(parser, "--device")
 
 
 def _eval_embeddings(args) -> None:

@@ -1,9 +1,14 @@
 """`xlt rehearse`: the paper sweep's config with offline stand-ins, ready for `snakemake`."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import WORKFLOW, Verb
 
-RUN = ("HF_HUB_OFFLINE=1 snakemake --cores 2 --directory {out} --configfile {out}/config.yaml")
+GROUP = WORKFLOW
+
+# `xlt job-server` (xlt.jobserver): the sweep's ~500 small jobs fork from one process that has
+# imported torch and transformers, instead of each spending more CPU on the imports than on its work
+RUN = ("HF_HUB_OFFLINE=1 xlt job-server --hf-cache {out}/resources/hf -- "
+       "snakemake --cores 2 --directory {out} --configfile {out}/config.yaml")
 
 
 def _arguments(p):

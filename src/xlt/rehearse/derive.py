@@ -1,6 +1,7 @@
 """The rehearsal's config: the paper config with the same sweep, and only what cannot run here
-changed (training capped at a few steps, hub split slices scaled to the stand-in data, one CPU a
-job, no GPU); the models and datasets keep their hub ids, found in the stand-in cache."""
+changed (training capped at a few steps and not compiled, hub split slices scaled to the stand-in
+data, MonoX's unlabelled pool and the t-SNE pictures' sample scaled down, one CPU a job, no GPU);
+the models and datasets keep their hub ids, found in the stand-in cache."""
 from __future__ import annotations
 
 import copy
@@ -10,6 +11,12 @@ from xlt.rehearse.datasets import SLICE
 STEPS = 4  # optimiser steps of every training job: seconds each on a CPU
 SLICE_SCALE = 250  # a 10,000-row slice becomes 40 rows
 REHEARSAL_MEM_MB = 2000
+# MonoX's unlabelled pool: the paper's is 80% of XNLI's train set, which with a training size of
+# 10,000 labelled examples would be 40,000 sentences for every teacher (24 layers) to label
+POOL_ROWS = 200
+# the alignment family's t-SNE pictures: pairs a language (paper: 200 of Tatoeba's 1,000; the stand-in
+# has 60). At 200 every picture is t-SNE on 960 points, 1,000 iterations: 20 CPU-s of each align job
+TSNE_SAMPLE = 10
 # one seed, two freeze depths, the first value of other axes: the fewest jobs that still run
 # every rule (a test compares the rule set with the paper config's)
 CUT_AXES = {"seeds": 1, "depths": 2, "freeze_depths": 2, "layers": 1, "poolings": 1, "margins": 1, "scales": 1,
@@ -18,6 +25,8 @@ CUT_AXES = {"seeds": 1, "depths": 2, "freeze_depths": 2, "layers": 1, "poolings"
 
 def _cap(training: dict) -> None:
     training.update(max_steps=STEPS, eval_every=STEPS // 2, log_every=1)
+    if training.get("compile"):  # inductor's C++ build takes minutes a job on a CPU: a few steps run eager
+        training["compile"] = False
     if "checkpoint_every" in training:
         training["checkpoint_every"] = STEPS // 2
 
@@ -28,6 +37,16 @@ def _scaled_slice(split: str) -> str:
         return split
     low, high = (str(int(bound) // SLICE_SCALE) if bound else "" for bound in match.group(2, 3))
     return f"{match.group(1)}[{low}:{high}]"
+
+
+def _small_pool(monox: dict) -> None:
+    """Each MonoX task's `labelled_fraction` such that its largest training size leaves POOL_ROWS
+    unlabelled examples (the stand-in train split is sized to fit, xlt.rehearse.datasets): the
+    sizes, and with them the job graph, stay the paper's."""
+    for task in monox.get("tasks", []):
+        sizes = [size for size in (monox.get("size"), *task.get("sizes", [])) if isinstance(size, int)]
+        if "labelled_fraction" in task and sizes:
+            task["labelled_fraction"] = round(max(sizes) / (max(sizes) + POOL_ROWS), 4)
 
 
 def _families(config: dict) -> list[dict]:
@@ -50,10 +69,17 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
             _cap(family["training"])
         if "training" in family.get("distill", {}):  # the dual family's distilled runs override the family's
             _cap(family["distill"]["training"])
+        # adapt's other schemes checkpoint less often than its curve runs (scheme_eval), as in the paper
+        if isinstance(family.get("scheme_eval"), dict) and family["scheme_eval"].get("eval_every"):
+            family["scheme_eval"]["eval_every"] = STEPS
         for task in family.get("tasks", []):
             for key in ("training", "teacher_training"):
                 if key in task:
                     _cap(task[key])
+    if isinstance(config.get("monox"), dict):
+        _small_pool(config["monox"])
+    if isinstance(config.get("alignment"), dict):
+        config["alignment"]["tsne_sample"] = min(config["alignment"].get("tsne_sample", TSNE_SAMPLE), TSNE_SAMPLE)
     for spec in config.get("datasets", {}).values():
         if "split_names" in spec:
             spec["split_names"] = {split: _scaled_slice(name) for split, name in spec["split_names"].items()}

@@ -2,7 +2,9 @@
 curves."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import ANALYSIS, Verb
+
+GROUP = ANALYSIS
 
 
 def _aggregate_arguments(p):

@@ -1,4 +1,4 @@
-"""The seed studies' published numbers (``paper_results/<family>.csv``) beside ours.
+"""The seed studies' published numbers (each family's ``paper_results.csv``) beside ours.
 
 A paper row is ``setting, language, metric, value, source``. ``setting`` is ``key=value``
 pairs joined by ``;``, each key a column of the family's run table. Values are in our tables'
@@ -37,16 +37,17 @@ not computed, no run with that setting or language, family not in this config, d
 from __future__ import annotations
 
 import re
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
+from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.model_files import split_revision
 from xlt.report import paper_match
 
 COLUMNS = ["setting", "language", "metric", "value", "source"]
+PUBLISHED = "paper_results.csv"  # a family's published numbers, in its folder
 # the metric names our evaluations write (xlt.evaluate, xlt.families.*)
 METRICS = {"accuracy", "pearson", "spearman", "perplexity", "error", "mean_error", "accuracy@1", "mean_accuracy@1"}
 # ISO 639-1 codes, `avg` (an average over the paper's languages) or a named mixture such as `xnli-mix`
@@ -91,14 +92,19 @@ def check(table: pd.DataFrame, name: str) -> pd.DataFrame:
     return table
 
 
-def paper_dir() -> Path:
-    return Path(str(resources.files("xlt.report") / "paper_results"))
+def published_files(folder: Path | None = None) -> dict[str, Path]:
+    """family -> its published numbers: `PUBLISHED` in the folder of every registered family
+    that has one, or with `folder`, that folder's `<family>.csv` files."""
+    if folder is not None:
+        return {path.stem: path for path in sorted(Path(folder).glob("*.csv"))}
+    return {name: registry.folder(name) / PUBLISHED for name in registry.names()
+            if (registry.folder(name) / PUBLISHED).is_file()}
 
 
 def load(family: str, folder: Path | None = None) -> pd.DataFrame:
     """The published rows for `family` (empty when its seed study printed no comparable number)."""
-    path = (folder or paper_dir()) / f"{family}.csv"
-    if not path.exists():
+    path = published_files(folder).get(family)
+    if path is None:
         return pd.DataFrame(columns=COLUMNS)
     return check(pd.read_csv(path, dtype={"setting": str, "language": str, "metric": str, "source": str}), str(path))
 
@@ -189,7 +195,7 @@ def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str])
         rows = rows[same]
     rows, reason = _narrow(rows, family, checks)
     for key, value in setting.items():
-        if not rows.empty and (family, key, value) in paper_match.DOMAIN_MEANS:
+        if not rows.empty and (key, value) in paper_match.domain_means(family):
             rows, reason = paper_match.domain_mean(rows, family, key, value)
     notes = "; ".join(note for *_, note in checks if note)
     if notes and not rows.empty:
@@ -276,8 +282,9 @@ def family_tables(config: dict) -> dict[str, str]:
     """family -> its run table, for the enabled families that have published numbers."""
     from xlt.core import settings
 
-    return {name: settings.plan_module(name).TABLE for name in settings.FAMILIES
-            if settings.family(config, name) is not None and (paper_dir() / f"{name}.csv").exists()}
+    published = published_files()
+    return {name: settings.plan_module(name).TABLE for name in registry.names()
+            if settings.family(config, name) is not None and name in published}
 
 
 def targets(config: dict) -> list[str]:
@@ -297,7 +304,7 @@ def config_args(config: dict) -> str:
     args = [a for name in config["models"] for a in ("--model", f"{name}={model_ref(config, name)}")]
     if config["report"].get("rehearsal"):
         args.append("--rehearsal")
-    for name in settings.FAMILIES:
+    for name in registry.names():
         evaluation = (settings.family(config, name) or {}).get("eval", {})
         if isinstance(evaluation.get("split"), str):
             args += ["--split", f"{name}={evaluation['split']}"]
@@ -305,7 +312,7 @@ def config_args(config: dict) -> str:
 
 
 def published_families(folder: Path | None = None) -> list[str]:
-    return sorted(path.stem for path in (folder or paper_dir()).glob("*.csv"))
+    return sorted(published_files(folder))
 
 
 def compare(tables: dict[str, str | Path], *, demo: bool, models: dict[str, str] | None = None,

@@ -1,15 +1,20 @@
 """`xlt paper-delta`: ours minus the seed studies' published numbers, as a table and a figure."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import ANALYSIS, Verb, key_value
+
+GROUP = ANALYSIS
 
 
 def _arguments(p):
-    p.add_argument("tables", nargs="+", help="FAMILY=CSV run tables from `xlt aggregate`")
+    p.add_argument("tables", nargs="+", metavar="FAMILY=CSV", help="run tables from `xlt aggregate`",
+                   type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
     p.add_argument("--model", action="append", default=[], metavar="NAME=REF",
+                   type=key_value("NAME=REF", "mbert=bert-base-multilingual-cased"),
                    help="a config model name and the hub id or path its jobs load (repeat per model); "
                         "published rows match on the loaded model, not the name")
     p.add_argument("--split", action="append", default=[], metavar="FAMILY=SPLIT",
+                   type=key_value("FAMILY=SPLIT", "freeze_depth=test"),
                    help="the evaluation split of a family whose table has no split column (config <family>.eval.split)")
     p.add_argument("--demo", action="store_true", help="a demo run: no overlay, and the figure says why")
     p.add_argument("--rehearsal", action="store_true",
@@ -20,13 +25,9 @@ def _arguments(p):
 
 def _run(args):
     from xlt.core.io import atomic_path
-    from xlt.core.verbs import key_value_pairs
     from xlt.report import paper
 
-    tables = dict(key_value_pairs(args.tables, "run table", "FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
-    models = dict(key_value_pairs(args.model, "--model", "NAME=REF", "mbert=bert-base-multilingual-cased"))
-    splits = dict(key_value_pairs(args.split, "--split", "FAMILY=SPLIT", "freeze_depth=test"))
-    delta = paper.compare(tables, demo=args.demo, models=models, splits=splits)
+    delta = paper.compare(dict(args.tables), demo=args.demo, models=dict(args.model), splits=dict(args.split))
     with atomic_path(args.out_table) as tmp:
         delta.to_csv(tmp, index=False)
     with atomic_path(args.out_plot) as tmp:

@@ -170,7 +170,10 @@ def test_caption_renders_the_validated_settings(kind, heading):
     assert "Checkpoints every 25 steps." in demo  # the family's training override, not the shared 40
     assert "max_steps=100 (family override)" in demo
     paper = _caption("config/paper.yaml", kind)
-    assert "not about mBERT or real languages" not in paper and "Checkpoints every 50 steps." in paper
+    assert "not about mBERT or real languages" not in paper
+    assert ("Checkpoints: the curve runs (schemes 0-12) every 50 steps on the\ntarget and the multilingual set; the "
+            "other schemes' runs every 100 steps on\nthe target set (early stopping), the multilingual set once, on "
+            "the selected model,") in paper
     assert "at most 10000 sentences per set" in paper
     if kind == "perplexity-vs-step":
         assert "split dev) and on the size-matched multilingual set" in demo and "over seeds 1, 2, 3" in paper
@@ -309,3 +312,48 @@ def test_word_nll_figure_is_written_with_a_panel_per_measure(tmp_path):
     assert labels[-1] == "bertje\nuntouched (native)" and len(labels) == 5
     heights = sorted(round(b.get_height(), 2) for b in top.patches)
     assert 3.0 in heights
+
+
+def _mixed_protocols():
+    """_table() as a sweep with adapt.curve / adapt.scheme_eval writes it: 0-12 is the curve run
+    (target and multilingual at every checkpoint, steps 0, 10, 20); 9-12 scores the multilingual
+    set on the final model only (scheme_eval.multilingual: final) and gradual never (none), both
+    at fewer checkpoints (steps 0 and 20: scheme_eval.eval_every). Every record has bounds."""
+    table = _table()
+    step, scheme = table["step"], table["scheme"]
+    multi = table.lang == "multilingual"
+    others = scheme.isin(["9-12", "gradual-start4-step4-every1epochs"])
+    drop = (others & (step == 10)) | (others & multi & step.notna()) | ((scheme == "gradual-start4-step4-every1epochs") & multi)
+    table = table[~drop].reset_index(drop=True)
+    ppl = table.metric == "perplexity"
+    table["ci_low"] = np.where(ppl, table.value * 0.9, np.nan)
+    table["ci_high"] = np.where(ppl, table.value * 1.1, np.nan)
+    return table
+
+
+def test_figures_and_tables_build_from_runs_with_and_without_multilingual_records(tmp_path):
+    table = _mixed_protocols()
+    for kind, plot in PLOTS.items():
+        if kind != "adapt-word-nll":
+            plot(table, tmp_path / f"{kind}.png")
+    fig = perplexity_vs_step(table, tmp_path / "curves.png")
+    assert [ax.get_title() for ax in fig.axes] == ["layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)"]
+    assert _line(fig.axes[0], "multilingual (dev)")[0] == [0, 10, 20]  # the curve run keeps its curves
+    assert _line(fig.axes[1], "nl dev") == ([0, 20], pytest.approx([42.0, 21.0]))
+    # no multilingual checkpoints: no (empty) curve; 9-12's final multilingual evaluation is still its
+    # selected model's diamond beside nl dev's, gradual has nl dev's only
+    assert [line.get_label() for line in fig.axes[1].lines if line.get_label() == "multilingual (dev)"] == []
+    assert [line.get_label() for line in fig.axes[2].lines if line.get_label() == "multilingual (dev)"] == []
+    assert [len([c for c in ax.containers if c.get_label() == "_interval"]) for ax in fig.axes] == [2, 2, 1]
+    summary = final_perplexity_table(table).set_index("scheme")
+    assert summary.loc["9-12", "multilingual/dev mean"] == pytest.approx(62.0)  # the final evaluation's
+    assert math.isnan(summary.loc["gradual-start4-step4-every1epochs", "multilingual/dev mean"])
+    assert summary.loc["gradual-start4-step4-every1epochs", "nl/test mean"] == pytest.approx(13.0)
+    ax = final_perplexity(table, tmp_path / "final.png").axes[0]
+    bars = [c for c in ax.containers if hasattr(c, "patches")]
+    assert [p.get_height() for p in bars[2].patches][:2] == pytest.approx([85.0, 62.0])
+    assert math.isnan(bars[2].patches[2].get_height())
+    words = word_nll_table(_with_word_nll().pipe(lambda t: t[~t.index.isin(
+        t.index[(t.scheme == "gradual-start4-step4-every1epochs") & (t.lang == "multilingual")])]))
+    assert math.isnan(words.set_index(["metric", "scheme"]).loc[("nll_per_word", "gradual-start4-step4-every1epochs"),
+                                                                 "multilingual/dev mean"])

@@ -218,3 +218,90 @@ def test_targets_end_with_the_training_curves_of_every_mlm_run(demo):
 def test_plan_and_config_check_do_not_import_torch():
     code = "import sys, xlt.families.adapt.plan; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _evaluations(job) -> dict:
+    """--eval-every and the evaluation files after --target / --eval / --test of an adapt_mlm job."""
+    argv = _argv(job)
+    return {"every": argv[argv.index("--eval-every") + 1],
+            **{flag: [argv[i + 1] for i, a in enumerate(argv) if a == flag] for flag in ("--target", "--eval", "--test")}}
+
+
+def test_paper_curve_runs_score_both_sets_every_50_steps_and_scheme_runs_the_dutch_dev_set_every_100():
+    """Seed 003: the curves (A.2) measure "at every 50 steps ... the Dutch validation set and ... the
+    XNLI validation set" with all layers trained; the layer schemes (A.3) early-stop "at every 100 steps"."""
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
+    runs_ = jobs(paper)["adapt_mlm"]
+    multi, dev, test = f"{EVAL}/multilingual/dev.jsonl", f"{EVAL}/nl/dev.jsonl", f"{EVAL}/nl/test.jsonl"
+    curve = {run_id: _evaluations(job) for run_id, job in runs_.items() if job.axes["scheme"] == "0-12"}
+    others = {run_id: _evaluations(job) for run_id, job in runs_.items() if job.axes["scheme"] != "0-12"}
+    assert len(curve) == 3 and len(others) == 12
+    assert all(e == {"every": "50", "--target": [dev], "--eval": [multi], "--test": [test]} for e in curve.values())
+    # the multilingual set once, on the selected model (a final number per scheme), never per checkpoint
+    assert all(e == {"every": "100", "--target": [dev], "--eval": [], "--test": [test, multi]} for e in others.values())
+
+
+def test_published_table1_steps_are_checkpoints_of_the_paper_curve_runs():
+    """Every published perplexity-at-step row (Table 1, steps #1, #501, #1501: our 0, 500, 1500) is a
+    checkpoint of the curve runs of its scheme, on the Dutch and the multilingual set."""
+    import pandas as pd
+
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
+    published = pd.read_csv(ROOT / "src" / "xlt" / "families" / "adapt" / "paper_results.csv")
+    settings_ = [dict(kv.split("=") for kv in s.split(";")) for s in published.setting if "step=" in s]
+    assert len(settings_) == 6
+    for setting in settings_:
+        for job in (j for j in jobs(paper)["adapt_mlm"].values() if j.axes["scheme"] == setting["scheme"]):
+            evaluations = _evaluations(job)
+            assert (int(setting["step"]) - 1) % int(evaluations["every"]) == 0
+            assert evaluations["--eval"] == [f"{EVAL}/multilingual/dev.jsonl"]
+
+
+def test_default_adapt_evaluations_are_every_run_a_curve_run(demo):
+    """Without curve / scheme_eval every run scores the target and multilingual sets every
+    training.eval_every steps (config.yaml and config/tiny.yaml plan what they planned before)."""
+    for config in (demo, yaml.safe_load((ROOT / "config" / "tiny.yaml").read_text())):
+        validated = validate(copy.deepcopy(config))
+        assert validated["adapt"]["curve"] == {"schemes": "all"}
+        assert validated["adapt"]["scheme_eval"] == {"eval_every": None, "multilingual": "checkpoints"}
+        every = str(validated["adapt"]["training"].get("eval_every", validated["training"]["eval_every"]))
+        multi = f"{EVAL}/multilingual/dev.jsonl"
+        for job in jobs(validated)["adapt_mlm"].values():
+            evaluations = _evaluations(job)
+            assert evaluations["every"] == every and evaluations["--eval"] == [multi] and len(evaluations["--test"]) == 1
+            assert multi in job.inputs["sets"]
+
+
+@pytest.mark.parametrize("multilingual, eval_args, test_args", [
+    ("checkpoints", ["multilingual"], ["qab"]),
+    ("final", [], ["qab", "multilingual"]),
+    ("none", [], ["qab"]),
+])
+def test_scheme_eval_decides_the_other_schemes_evaluations(demo, multilingual, eval_args, test_args):
+    config = validate(_with(demo, adapt__curve={"schemes": ["0-12", "gradual-start4-step4-every30steps"]},
+                            adapt__scheme_eval={"eval_every": 50, "multilingual": multilingual}))
+    plan = jobs(config)["adapt_mlm"]
+    assert _argv(plan["demo-mbert-layers0-12-seed1"]) == _argv(jobs(validate(copy.deepcopy(demo)))["adapt_mlm"][
+        "demo-mbert-layers0-12-seed1"])  # a curve run is planned as before
+    assert _evaluations(plan["demo-mbert-gradual-start4-step4-every30steps-seed1"])["every"] == "25"
+    scheme = plan["demo-mbert-layers9-12-seed1"]
+    evaluations = _evaluations(scheme)
+    assert evaluations["every"] == "50" and evaluations["--target"] == [f"{EVAL}/qab/dev.jsonl"]
+    assert [Path(p).parent.name for p in evaluations["--eval"]] == eval_args
+    assert [Path(p).parent.name for p in evaluations["--test"]] == test_args
+    assert (f"{EVAL}/multilingual/dev.jsonl" in scheme.inputs["sets"]) == (multilingual != "none")
+    # eval_every null: the family's training.eval_every
+    unset = validate(_with(demo, adapt__curve={"schemes": ["0-12"]}, adapt__scheme_eval={"multilingual": multilingual}))
+    assert _evaluations(jobs(unset)["adapt_mlm"]["demo-mbert-layers9-12-seed1"])["every"] == "25"
+
+
+@pytest.mark.parametrize("changes, fragment", [
+    ({"adapt__curve": {"schemes": ["0-12", "6-12"]}}, r"adapt.curve.schemes names \['6-12'\], not schemes of model "
+                                                      r"'demo-mbert'; use the runs' scheme names \['0-12', '9-12'"),
+    ({"adapt__curve": {"schemes": []}}, r"config error at adapt.curve.schemes"),
+    ({"adapt__scheme_eval": {"eval_every": 0}}, r"config error at adapt.scheme_eval.eval_every"),
+    ({"adapt__scheme_eval": {"multilingual": "sometimes"}}, r"config error at adapt.scheme_eval.multilingual"),
+])
+def test_curve_and_scheme_eval_errors_name_the_key(demo, changes, fragment):
+    with pytest.raises(XltError, match=fragment):
+        validate(_with(demo, **changes))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bag_of_words import sentence
+from helpers.bag_of_words import sentence
 from xlt import cli
 from xlt.core.metrics import examples_path, read_examples
 from xlt.families.alignment.commands import VERBS, layer_table

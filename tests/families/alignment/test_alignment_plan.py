@@ -170,7 +170,7 @@ def test_plan_imports_no_torch():
 
 @pytest.mark.slow
 def test_dry_run_runs_the_planned_commands(tmp_path):
-    from workflow_runs import job_counts, snakemake, workflow_copy
+    from helpers.workflow_runs import job_counts, snakemake, workflow_copy
 
     work = workflow_copy(tmp_path)
     proc = snakemake(work, "-n", "-p", "--cores", "1")

@@ -307,7 +307,7 @@ def test_frozen_prefix_cache_is_off_by_default_and_per_job_when_asked():
     plain = plan.jobs(config)
     assert "prefix_states_dual" not in plain  # the default plans what it planned before
     assert not any("--cache-frozen-prefix" in job.args for job in plain["train_dual"].values())
-    config = validate(small_config(freeze_depths=[-1, 1], cache_frozen_prefix=True))
+    config = validate(small_config(freeze_depths=[-1, 1], cache_frozen_prefix=True, allow_mixed_caching=True))
     cached = plan.jobs(config)["train_dual"]
     for run_id, job in cached.items():
         frozen = job.axes["freeze_depth"] >= 0  # depth -1 freezes nothing: it trains uncached
@@ -317,7 +317,7 @@ def test_frozen_prefix_cache_is_off_by_default_and_per_job_when_asked():
 
 
 def test_shared_prefix_store_one_job_per_model_read_by_every_frozen_depth():
-    config = validate(small_config(freeze_depths=[-1, 0, 2], cache_frozen_prefix=True,
+    config = validate(small_config(freeze_depths=[-1, 0, 2], cache_frozen_prefix=True, allow_mixed_caching=True,
                                    prefix_states={"shared": True, "storage_dtype": "float32", "max_gib": 3}))
     jobs = plan.jobs(config)
     store = "results/prefix_states/dual/tiny"
@@ -325,10 +325,10 @@ def test_shared_prefix_store_one_job_per_model_read_by_every_frozen_depth():
     assert job.args == [
         "--model", "results/models/tiny", "--train", "results/data/bt/qaa/train.jsonl",
         "--train", "results/data/bt/qab/train.jsonl", "--depths", "0,2", "--max-length", 24, "--batch-size", 8,
-        "--storage-dtype", "float32", "--max-gib", 3, "--device", "auto", "--out", store]
+        "--storage-dtype", "float32", "--max-gib", 3, "--precision", "auto", "--device", "auto", "--out", store]
     assert job.inputs == {"model": ["results/models/tiny"], "train": "results/data/bt/info.json"}
     parsed = cli.build_parser("dual-prefix-states").parse_args(["dual-prefix-states", *map(str, job.args)])
-    assert (parsed.depths, parsed.max_gib, parsed.storage_dtype) == ("0,2", 3.0, "float32")
+    assert (parsed.depths, parsed.max_gib, parsed.storage_dtype, parsed.precision) == ("0,2", 3.0, "float32", "auto")
     for train in jobs["train_dual"].values():
         args = cli.build_parser("train-dual").parse_args(["train-dual", *map(str, train.args)])
         if train.axes["freeze_depth"] < 0:
@@ -337,8 +337,8 @@ def test_shared_prefix_store_one_job_per_model_read_by_every_frozen_depth():
             assert args.prefix_states == store and train.inputs["prefix_states"] == store
             assert not args.cache_frozen_prefix
             # the store was written from the same files with the same tokenisation
-            assert (args.train, args.max_length) == (parsed.train, parsed.max_length)
-    assert plan.jobs(validate(small_config(freeze_depths=[-1], cache_frozen_prefix=True,
+            assert (args.train, args.max_length, args.precision) == (parsed.train, parsed.max_length, parsed.precision)
+    assert plan.jobs(validate(small_config(freeze_depths=[-1], cache_frozen_prefix=True, allow_mixed_caching=True,
                                            prefix_states={"shared": True})))["prefix_states_dual"] == {}
 
 
@@ -347,6 +347,13 @@ def test_shared_prefix_store_needs_the_cache():
         validate(small_config(prefix_states={"shared": True}))
     with pytest.raises(XltError, match="max_gib"):
         validate(small_config(cache_frozen_prefix=True, prefix_states={"shared": True, "max_gib": 0}))
+
+
+def test_a_sweep_mixing_cached_and_uncached_depths_is_refused_unless_allowed():
+    with pytest.raises(XltError, match=r"dual.freeze_depths also has depth -1, .* Set dual.allow_mixed_caching: true"):
+        validate(small_config(freeze_depths=[-1, 1], cache_frozen_prefix=True))
+    assert validate(small_config(freeze_depths=[0, 1], cache_frozen_prefix=True))["dual"]["allow_mixed_caching"] is False
+    assert validate(small_config(freeze_depths=[-1, 1]))["dual"]["allow_mixed_caching"] is False
 
 
 @pytest.mark.parametrize("rule", ["index", "text", None])
@@ -450,12 +457,11 @@ def test_paper_distils_the_english_sbert_run_into_mbert_with_the_authors_setting
 
 
 def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_tests():
-    from xlt.analysis.compare import REFERENCES
     from xlt.core.choices import DUAL_OBJECTIVES
     from xlt.families.dual import distill_plan
 
     schema = yaml.safe_load((REPO / "src" / "xlt" / "families" / "dual" / "schema.yaml").read_text())
     assert tuple(schema["properties"]["objectives"]["items"]["enum"]) == DUAL_OBJECTIVES
     assert schema["properties"]["objectives"]["default"] == [plan.ADDITIVE] == [DUAL_OBJECTIVES[0]]
-    assert REFERENCES["dual"] == ("objective", (distill_plan.TEACHER, *DUAL_OBJECTIVES))
+    assert plan.REFERENCE_AXIS == ("objective", (distill_plan.TEACHER, *DUAL_OBJECTIVES))
     assert distill_plan.DISTILL in DUAL_OBJECTIVES

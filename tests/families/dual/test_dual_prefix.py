@@ -78,8 +78,9 @@ def eval_mode_prefix(model, depth):
         module.register_forward_pre_hook(to_eval)
 
 
-def library_run(root, depth, mode):
-    """train_dual on the tiny inputs: uncached with the prefix in train or eval mode, or cached."""
+def library_run(root, depth, mode, precision="auto"):
+    """train_dual on the tiny inputs: uncached with the prefix in train or eval mode, or cached
+    (`precision`: TrainArgs.precision; auto is fp32 on a CPU)."""
     from xlt.core.freezing import freeze
     from xlt.core.models import load_tokenizer
     from xlt.core.sentence_encoder import SentenceEncoder
@@ -92,10 +93,12 @@ def library_run(root, depth, mode):
     model = SentenceEncoder.from_pretrained(str(root / "model"), pooling="mean", layer=-1)
     freeze(model.encoder, depth)
     bitexts = {split: load_bitexts(files(root, split), ["qaa", "qac"]) for split in ("train", "dev")}
-    args = TrainArgs(max_steps=4, batch_size=8, lr=2e-3, max_length=32, eval_every=2, device="cpu", seed=3)
+    args = TrainArgs(max_steps=4, batch_size=8, lr=2e-3, max_length=32, eval_every=2, device="cpu", seed=3,
+                     precision=precision)
     cached = None
     if mode == "cached":
-        cached = prepare_cached_dual(model, depth, pairs_from_bitexts(bitexts["train"]), tokenizer, 32, 8, "cpu")
+        cached = prepare_cached_dual(model, depth, pairs_from_bitexts(bitexts["train"]), tokenizer, 32, 8, "cpu",
+                                     precision=precision)
     elif mode == "eval-prefix":
         eval_mode_prefix(model, depth)
     losses = []
@@ -117,6 +120,17 @@ def test_cached_training_is_the_eval_mode_prefix_run(inputs, depth):
     assert max(abs(a - b) for a, b in zip(plain_losses, reference_losses)) > 1e-4
 
 
+def test_cached_training_under_bf16_autocast_is_the_eval_mode_prefix_run(inputs):
+    """bf16 autocast on a CPU stands in for a bf16 GPU: the cache runs the prefix under the
+    training's autocast, so the cached run is the uncached bf16 run with its prefix in eval mode."""
+    reference, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix", "bf16")
+    cached, cached_losses, cached_result = library_run(inputs, 2, "cached", "bf16")
+    assert cached_result.precision == reference_result.precision == "bfloat16"
+    assert cached_losses == pytest.approx(reference_losses, abs=1e-6)
+    for (name, param), other in zip(cached.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(param, other, atol=1e-6, rtol=1e-5, msg=name)
+
+
 def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
     from xlt.core.prefix_store import hidden_file
 
@@ -136,6 +150,10 @@ def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
         assert torch.equal(shared[name], per_job[name]), name
     assert per_job_meta["cache_frozen_prefix"] and per_job_meta["cache_s"] > 0
     assert shared_meta["prefix_states"] == str(tmp_path / "store")
+    # how the prefix ran, as table columns; the store's precision is the run's (fp32 on a CPU)
+    assert meta["precision"] == "fp32"
+    for run_meta in (per_job_meta, shared_meta):
+        assert (run_meta["axes"]["cache_frozen_prefix"], run_meta["axes"]["prefix_precision"]) == (True, "fp32")
     assert shared_meta["loss_curve"] == per_job_meta["loss_curve"] and shared_meta["history"] == per_job_meta["history"]
     # the layer above the boundary trained, the frozen prefix did not
     changed = {name for name in per_job if not torch.equal(per_job[name], initial[name])}
@@ -150,6 +168,7 @@ def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
     (["--max-length", "16", "--prefix-states", "STORE"], "max_length = 32, this run has 16"),
     (["--prefix-states", "OTHER"], "sentences_sha256"),
     (["--prefix-states", "NOWHERE"], "not a prefix-state store"),
+    (["--precision", "bf16", "--prefix-states", "STORE"], "precision = 'fp32', this run has 'bfloat16'"),
 ])
 def test_bad_cache_input_stops_before_training(inputs, tmp_path_factory, tmp_path, capsys, extra, message):
     stores = tmp_path_factory.getbasetemp() / "dual-stores"

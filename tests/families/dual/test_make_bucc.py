@@ -93,7 +93,9 @@ def test_make_bucc_verb_writes_files_that_mine_reads(tmp_path):
 
 
 def test_make_bucc_rejects_bad_bitext_argument(tmp_path, capsys):
-    assert cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(tmp_path), "--bitext", "dev"]) == 2
-    assert "give SPLIT=FILE.jsonl" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage_error:  # a usage error, before the verb runs
+        cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(tmp_path), "--bitext", "dev"])
+    assert usage_error.value.code == 2
+    assert "argument --bitext: 'dev': give SPLIT=FILE.jsonl" in capsys.readouterr().err
     assert cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(tmp_path), "--bitext", f"dev={tmp_path}/no.jsonl"]) == 2
     assert "does not exist" in capsys.readouterr().err

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from bag_of_words import sentence
+from helpers.bag_of_words import sentence
 from xlt import cli
 
 

@@ -2,7 +2,7 @@
 import pytest
 import yaml
 
-from workflow_runs import REPO, job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import REPO, job_counts, snakemake, workflow_copy
 from xlt.core import settings
 from xlt.families.dual import plan
 

@@ -47,6 +47,22 @@ def finetune(root, out, depth, *extra):
     return load_file(out / "model" / "model.safetensors"), read_json(out / "train.json")["meta"]
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_cached_finetune_runs_the_prefix_at_the_training_precision(tiny_run_inputs, tmp_path, precision):
+    """bf16 autocast on a CPU stands in for a bf16 GPU: the cached run's prefix computes under the
+    same autocast as the uncached run's forward, so (dropout 0) both save the same parameters; the
+    metrics record how the prefix ran as axes (table columns)."""
+    flags = ("--precision", precision)
+    plain, plain_meta = finetune(tiny_run_inputs, tmp_path / "plain", 1, *flags)
+    cached, cached_meta = finetune(tiny_run_inputs, tmp_path / "cached", 1, "--cache-frozen-prefix", *flags)
+    label = {"fp32": "fp32", "bf16": "bfloat16"}[precision]
+    assert plain_meta["precision"] == cached_meta["precision"] == label
+    assert plain_meta["axes"]["cache_frozen_prefix"] is False and cached_meta["axes"]["cache_frozen_prefix"] is True
+    assert plain_meta["axes"]["prefix_precision"] == cached_meta["axes"]["prefix_precision"] == label
+    for name in plain:
+        torch.testing.assert_close(cached[name], plain[name], atol=1e-5, rtol=1e-4, msg=name)
+
+
 @pytest.mark.parametrize("depth", [1, LAYERS])
 def test_cached_finetune_saves_the_uncached_parameters(tiny_run_inputs, tmp_path, depth):
     initial = load_file(tiny_run_inputs / "model" / "model.safetensors")
@@ -70,6 +86,7 @@ def test_depth_minus_one_falls_back_to_uncached_training(tiny_run_inputs, tmp_pa
     with caplog.at_level(logging.INFO, logger="xlt.core.prefix_cache"):
         params, meta = finetune(tiny_run_inputs, tmp_path / "all", -1, "--cache-frozen-prefix")
     assert not meta["cache_frozen_prefix"]
+    assert meta["axes"]["cache_frozen_prefix"] is False and meta["axes"]["prefix_precision"] == "fp32"
     assert "nothing is frozen" in caplog.text and "training uncached" in caplog.text
     initial = load_file(tiny_run_inputs / "model" / "model.safetensors")
     assert not torch.equal(params["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"])
@@ -91,3 +108,23 @@ def test_wall_s_is_the_whole_job_not_the_metrics_files_lifetime(tiny_run_inputs,
     monkeypatch.setattr(xlt.core.models, "load_classifier", slow_load)
     _, meta = finetune(tiny_run_inputs, tmp_path / "timed", 1)
     assert meta["wall_s"] >= 0.5 + meta["train_wall_s"]
+
+
+def test_the_freeze_depth_table_says_how_each_runs_prefix_ran(tiny_run_inputs, tmp_path):
+    """finetune -> evaluate -> aggregate: the table has cache_frozen_prefix and prefix_precision
+    columns, from the run's axes (depth -1 trains uncached even with --cache-frozen-prefix)."""
+    from xlt.report.aggregate import aggregate
+
+    evals = []
+    for depth in (-1, 2):
+        out = tmp_path / f"d{depth}"
+        finetune(tiny_run_inputs, out, depth, "--cache-frozen-prefix")
+        assert main(["evaluate", "--model", str(out / "model"), "--data", str(tiny_run_inputs / "dev.jsonl"),
+                     "--langs", "en", "--train-metrics", str(out / "train.json"), "--max-length", "32",
+                     "--device", "cpu", "--out", str(out / "eval.json")]) == 0
+        evals.append(out / "eval.json")
+    table = aggregate(evals, resamples=100)
+    assert {"cache_frozen_prefix", "prefix_precision"} <= set(table.columns)
+    runs = table.drop_duplicates("run_id")
+    assert dict(zip(runs.freeze_depth, runs.cache_frozen_prefix)) == {-1: False, 2: True}
+    assert set(runs.prefix_precision) == {"fp32"}

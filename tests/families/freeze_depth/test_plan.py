@@ -153,10 +153,11 @@ def test_shared_prefix_states_one_job_per_model_read_by_every_frozen_depth():
         "--model", "results/models/demo-mbert", "--head", "pooler", "--num-labels", 3,
         "--train", "results/data/demo-nli/en/train.jsonl", "--depths", "0,5,12",  # -1 has no prefix
         "--max-length", 48, "--batch-size", 32, "--storage-dtype", "float16", "--max-gib", 2.5,
-        "--device", "auto", "--out", store]
+        "--precision", "auto", "--device", "auto", "--out", store]
     assert job.inputs == {"model": ["results/models/demo-mbert"], "data": "results/data/demo-nli/info.json"}
     args = build_parser("prefix-states").parse_args(["prefix-states", *map(str, job.args)])
     assert (args.depths, args.max_gib, args.storage_dtype, args.max_length) == ("0,5,12", 2.5, "float16", 48)
+    assert args.precision == "auto"  # the finetune jobs' precision: the pass runs under their autocast
     finetune = jobs["finetune"]
     assert len(finetune) == 8  # 4 depths x 2 seeds, one store
     config["freeze_depth"]["prefix_states"]["shared"] = False
@@ -169,6 +170,7 @@ def test_shared_prefix_states_one_job_per_model_read_by_every_frozen_depth():
             assert job.inputs["prefix_states"] == store
             parsed = build_parser("finetune").parse_args(["finetune", *map(str, job.args)])
             assert parsed.prefix_states == store and parsed.max_length == args.max_length
+            assert parsed.precision == args.precision
     # the store's pass batches as training does, so fp32 storage is bitwise the per-job cache
     assert args.batch_size == build_parser("finetune").parse_args(
         ["finetune", *map(str, finetune["demo-mbert-depth05-seed1"].args)]).batch_size
@@ -192,3 +194,24 @@ def test_shared_prefix_states_settings_are_validated():
         config["freeze_depth"]["prefix_states"] = bad
         with pytest.raises(XltError, match=rf"config error at freeze_depth.prefix_states.*{where}|{where}.*"):
             validate(config)
+
+
+def test_a_sweep_mixing_cached_and_uncached_depths_is_refused_unless_allowed():
+    """With cache_frozen_prefix, depth -1 trains uncached (dropout in every layer) beside cached
+    depths (frozen layers without dropout): the config check refuses that unless told."""
+    config = demo_config()
+    assert config["freeze_depth"]["allow_mixed_caching"] is True  # the demo says so explicitly
+    del config["freeze_depth"]["allow_mixed_caching"]
+    with pytest.raises(XltError, match=r"freeze_depth.cache_frozen_prefix: true .* freeze_depth.depths also has "
+                                       r"depth -1, .* Set freeze_depth.allow_mixed_caching: true"):
+        validate(config)
+    config = demo_config()
+    config["freeze_depth"].update(depths=[-1, 4], allow_mixed_caching=False)
+    with pytest.raises(XltError, match="allow_mixed_caching"):
+        validate(config)
+    # nothing mixes: every depth cached, or none
+    for change in ({"depths": [0, 6]}, {"cache_frozen_prefix": False}):
+        config = demo_config()
+        del config["freeze_depth"]["allow_mixed_caching"]
+        config["freeze_depth"].update(change)
+        assert validate(config)["freeze_depth"]["allow_mixed_caching"] is False

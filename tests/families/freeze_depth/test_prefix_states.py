@@ -70,6 +70,26 @@ def test_finetune_from_a_float32_store_is_the_per_job_cache_bitwise(inputs, tmp_
         assert not torch.equal(shared["classifier.weight"], initial["classifier.weight"])
 
 
+def test_a_store_is_computed_at_the_finetune_jobs_precision_and_refused_at_another(inputs, tmp_path, capsys):
+    """bf16 autocast on a CPU stands in for a bf16 GPU: the store's pass runs under the autocast of
+    its --precision, a finetune job of another precision refuses it, one of the same precision
+    trains bitwise what its own per-job cache trains."""
+    assert prefix_states(inputs, tmp_path / "store", "--storage-dtype", "float32", "--precision", "bf16",
+                         depths="1") == 0
+    assert read_json(tmp_path / "store" / "meta.json")["precision"] == "bfloat16"
+    argv = ["finetune", *common(inputs), "--dev", str(inputs / "dev.jsonl"), "--freeze-depth", "1",
+            "--out", str(tmp_path / "fp32"), "--prefix-states", str(tmp_path / "store"), "--precision", "fp32"]
+    assert main(argv) == 2
+    assert "was written for precision = 'bfloat16', this run has 'fp32'" in capsys.readouterr().err
+    shared, shared_meta = finetune(inputs, tmp_path / "shared", 1, "--prefix-states", str(tmp_path / "store"),
+                                   "--precision", "bf16")
+    per_job, per_job_meta = finetune(inputs, tmp_path / "per-job", 1, "--cache-frozen-prefix", "--precision", "bf16")
+    for name in shared:
+        assert torch.equal(shared[name], per_job[name]), name
+    assert shared_meta["axes"]["prefix_precision"] == per_job_meta["axes"]["prefix_precision"] == "bfloat16"
+    assert shared_meta["axes"]["cache_frozen_prefix"] is True
+
+
 def test_a_float16_store_halves_the_disk_and_trains_the_top_only(inputs, tmp_path):
     assert prefix_states(inputs, tmp_path / "store", depths="2") == 0  # float16 is the default
     stored = np.load(tmp_path / "store" / "hidden_depth02.npy")

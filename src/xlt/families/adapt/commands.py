@@ -3,7 +3,9 @@
 (the final-perplexity table). Heavy imports stay inside the functions."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("adapt", "adapt a masked LM to a target language, perplexity and summaries")
 
 
 def _sample_texts_arguments(p):
@@ -89,8 +91,7 @@ def _adapt_mlm_arguments(p):
     p.add_argument("--bootstrap-confidence", type=float, default=DEFAULT_CONFIDENCE,
                    help="interval level (config statistics.confidence)")
     _add_word_nll_arguments(p)
-    p.add_argument("--run-id", default=None, help="run id in the metrics file (default: --out's directory name)")
-    p.add_argument("--axes", default="{}", help="JSON object: the sweep row, stored as meta.axes")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
     p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
     p.add_argument("--checkpoint-dir", type=Path, default=None,
                    help="resumable training state (default: <--out's directory>/checkpoint, not an output); "
@@ -215,11 +216,10 @@ def _perplexity_arguments(p):
     p.add_argument("--max-sentences", type=int, default=None, help="use the first N non-empty sentences per file")
     p.add_argument("--max-length", type=int, default=128, help="tokens per sentence (longer ones are cut)")
     p.add_argument("--batch-size", type=int, default=16, help="sentences per forward pass")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda, ...")
+    add_run_arguments(p, "--device")
     _add_word_nll_arguments(p)
     p.add_argument("--family", default="mlm", help="family name in the metrics file (e.g. adapt)")
-    p.add_argument("--run-id", default=None, help="run id in the metrics file (default: --out's directory name)")
-    p.add_argument("--axes", default="{}", help="JSON object stored as meta.axes (columns in `xlt aggregate`)")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
     p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
 
 

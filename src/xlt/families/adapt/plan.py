@@ -6,7 +6,8 @@ Four kinds of jobs, all read from the validated settings here:
   the test set, the multilingual set size-matched to the target set, and the sentences of
   the layer comparison with the native model;
 - `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps
-  (with the bootstrap intervals of config `statistics:`);
+  (with the bootstrap intervals of config `statistics:`): a curve run (`curve.schemes`) the target
+  and multilingual sets every training.eval_every steps, another run as `scheme_eval` says;
 - `adapt_reference_perplexity`: the untouched native and transfer models on the same
   fixed-masked sets (`xlt perplexity`);
 - then the tidy table, the final-perplexity summary and the figures.
@@ -20,7 +21,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
-from xlt.core.scheme_names import REFERENCE_SCHEME
+from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
 FAMILY = "adapt"
@@ -45,6 +46,20 @@ REFERENCE_PREFIX = "reference-"
 # wildcard constraints of the rules whose run ids are not plain run names
 REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
 EVAL_SET_ID = "[^/]+/[^/]+"
+
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS: tuple[str, ...] = ()
+# the adapted runs' final perplexities and the untouched models'
+EVALUATIONS = ("adapt_mlm", "adapt_reference_perplexity")
+LEDGER = {"adapt_mlm": (("run_id",), RUN), "adapt_reference_perplexity": (("run_id",), REFERENCE)}
+KEEPS_MODEL: tuple[str, ...] = ()
+BASELINE = ("scheme", REFERENCE_SCHEME)  # the untouched pre-trained model
+REFERENCE_AXIS = None
+DERIVED_AXES = frozenset({"role"})  # "adapted" for every scheme but the pre-trained reference's
+# the schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual
+ORDERS = {"scheme": scheme_order}
+PAPER_ONE_BASED = frozenset({"step"})  # seed 003 numbers its steps from 1 (xlt.report.paper_match)
+PAPER_DOMAIN_MEANS: dict = {}
 
 
 def schemes(config: dict, model: str) -> list:
@@ -87,6 +102,14 @@ def check(config: dict) -> None:
     if k < 1:
         raise XltError(f"{FAMILY}.training.eval_every (K, steps between perplexity/distance checkpoints) must be "
                        f"at least 1, got {k}")
+    curve = family["curve"]["schemes"]
+    if curve != "all":
+        for model in family["models"]:
+            names = [s.name for s in schemes(config, model)]
+            unknown = [name for name in curve if name not in names]
+            if unknown:
+                raise XltError(f"{FAMILY}.curve.schemes names {unknown}, not schemes of model {model!r}; "
+                               f"use the runs' scheme names {names} or 'all'")
     layers = family["compare"]["layers"]
     if layers != "all":
         top = min(settings.model_layers(config, m) for m in [*family["models"], family["native"]])
@@ -183,22 +206,46 @@ def _bootstrap(config: dict) -> list:
             "--bootstrap-confidence", statistics["confidence"]]
 
 
+def is_curve_run(config: dict, scheme: str) -> bool:
+    """Whether the runs of `scheme` (its name) record the perplexity curves (adapt.curve)."""
+    curve = config[FAMILY]["curve"]["schemes"]
+    return curve == "all" or scheme in curve
+
+
+def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
+    """(training settings, evaluation arguments, evaluation files) of a run of `scheme`: a curve run
+    scores the target and multilingual sets every training.eval_every steps; another run the target
+    set every scheme_eval.eval_every steps and the multilingual set as scheme_eval.multilingual says."""
+    keys = eval_set_keys(config)
+    training = settings.training(config, FAMILY)
+    target, multi, test = (eval_file(keys[role]) for role in ("target", "multilingual", "test"))
+    when = "checkpoints"
+    if not is_curve_run(config, scheme):
+        scheme_eval = config[FAMILY]["scheme_eval"]
+        when = scheme_eval["multilingual"]
+        if scheme_eval["eval_every"] is not None:
+            training = {**training, "eval_every": scheme_eval["eval_every"]}
+    args = ["--target", target, *(["--eval", multi] if when == "checkpoints" else []), "--test", test,
+            *(["--test", multi] if when == "final" else [])]
+    files = [eval_file(k) for role, k in keys.items() if role != "multilingual" or when != "none"]
+    return training, args, files
+
+
 def _adapt_jobs(config: dict) -> list[Job]:
     family = config[FAMILY]
     target = family["target"]
     keys = eval_set_keys(config)
     compare = family["compare"]
     layers = [] if compare["layers"] == "all" else ["--compare-layers", *compare["layers"]]
-    training = settings.training(config, FAMILY)
     out = []
     for row in runs(config):
         axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted"}
+        training, evaluations, files = _evaluations(config, row["scheme"])
         inputs = {"model": model_input(config, row["model"]), "native": model_input(config, family["native"]),
-                  "data": data_info(target["dataset"]), "sets": [eval_file(k) for k in keys.values()]}
+                  "data": data_info(target["dataset"]), "sets": files}
         args = ["--model", model_ref(config, row["model"]),
                 "--train", data_file(target["dataset"], target["lang"], target["train_split"]),
-                "--target", eval_file(keys["target"]), "--eval", eval_file(keys["multilingual"]),
-                "--test", eval_file(keys["test"]), "--native", model_ref(config, family["native"]),
+                *evaluations, "--native", model_ref(config, family["native"]),
                 "--compare", eval_file(keys["compare"]), *layers, "--compare-levels", *compare["levels"],
                 "--scheme", scheme_arg(row["scheme_spec"]), "--select", family["select"], *_masking(family),
                 *_word_nll(family),

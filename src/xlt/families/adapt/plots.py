@@ -41,7 +41,10 @@ def _runs(table: pd.DataFrame) -> list[tuple[str, str]]:
 
 def _band(ax, group: pd.DataFrame, **style) -> None:
     """The mean over seeds against the step, a band of +- one sd, and where every seed has bounds
-    at a step, a darker band of the 95 % bootstrap interval (nothing more where none has)."""
+    at a step, a darker band of the 95 % bootstrap interval (nothing more where none has). Nothing
+    for no records (a run that never scored the set at a checkpoint: adapt.scheme_eval)."""
+    if group.empty:
+        return
     stats = group.groupby("step")["value"].agg(["mean", "std"]).fillna(0.0)
     line, = ax.plot(stats.index, stats["mean"], **style)
     ax.fill_between(stats.index, stats["mean"] - stats["std"], stats["mean"] + stats["std"],
@@ -120,7 +123,11 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("MLM perplexity (fixed masks, log scale)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    # every panel's entries, once: a run of adapt.scheme_eval may lack the multilingual curve
+    legend = {}
+    for ax in axes[0]:
+        legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels()) if label not in legend})
+    handles, labels = list(legend.values()), list(legend)
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(title or "Perplexity during target-language MLM training (mean over seeds; light band +- sd, "
                  "darker band 95 % bootstrap interval)")

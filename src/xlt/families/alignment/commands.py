@@ -8,7 +8,9 @@ it per analysed model from the aggregated table.
 """
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("alignment", "per-layer cross-lingual alignment of an encoder: retrieval, cosine gap")
 
 
 def _align_arguments(p):
@@ -36,10 +38,7 @@ def _align_arguments(p):
                    help="seed of the pair sample, the projection and the cosine gap's random pairs (default 0)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences encoded at once (default 64)")
     p.add_argument("--max-length", type=int, default=128, help="tokens per sentence; longer ones are truncated (default 128)")
-    p.add_argument("--device", default="auto", help="torch device: auto (GPU if present), cpu, cuda, ...")
-    p.add_argument("--run-id", default=None, help="run id stored in the metrics file (default: model name)")
-    p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
-    p.add_argument("--out-metrics", required=True, help="metrics JSON")
+    add_run_arguments(p, "--device", "--run-id", "--axes", "--out-metrics", run_id_default="the --model directory's name")
     p.add_argument("--out-table", help="CSV: one row per layer, one column per language/direction")
     p.add_argument("--out-plots", help="directory for retrieval_by_layer.png and the projection grid")
 
@@ -132,7 +131,7 @@ def _align(args):
 
 def _gap_plot_arguments(p):
     p.add_argument("--table", required=True, help="the alignment family's tidy CSV from `xlt aggregate`")
-    p.add_argument("--run-id", required=True, help="the analysed model's run id (e.g. pretrained-mbert)")
+    add_run_arguments(p, "--run-id")  # required: the analysed run's rows, e.g. pretrained-mbert
     p.add_argument("--out", required=True, help="PNG path")
     p.add_argument("--title", default="", help="figure title (default: '<run id>: cosine gap of translations by layer')")
 

@@ -33,6 +33,18 @@ CATEGORY = "Cross-lingual alignment by layer"
 # a trained model analysed here: the source family's run directory holds it
 SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
 
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS = ("dual", "freeze_depth")  # it analyses their trained models
+EVALUATIONS = ("align_layers",)
+LEDGER = {"align_layers": (("run_id",), METRICS)}
+KEEPS_MODEL: tuple[str, ...] = ()
+BASELINE = None
+REFERENCE_AXIS = None
+DERIVED_AXES: frozenset[str] = frozenset()
+ORDERS: dict = {}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+PAPER_DOMAIN_MEANS: dict = {}
+
 
 def check(config: dict) -> None:
     family = config[FAMILY]
@@ -148,4 +160,12 @@ def targets(config: dict) -> list[str]:
         return []
     per_run = [f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()]
     gaps = [GAP_PLOT.format(run_id=row["run_id"]) for row in rows]
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run + gaps
+    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run + gaps + kept_models(config)
+
+
+def kept_models(config: dict) -> list[str]:
+    """The freeze_depth models analysed here. The finetune rule's model directory is a temp() output
+    (config keep_models: false); as workflow targets these stay, so a changed alignment setting
+    reruns the analysis, not the fine-tuning (the dual models it reads go once it has run)."""
+    return [SOURCE_MODEL.format(source=row["source"], source_run=row["source_run"])
+            for row in runs(config) if row["source"] == "freeze_depth"]

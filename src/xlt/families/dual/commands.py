@@ -15,9 +15,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
 from xlt.core.errors import XltError
 from xlt.families.dual.mining_commands import VERBS as MINING_VERBS
+
+GROUP = family_group("dual", "train a LaBSE-style dual encoder; mine parallel sentences BUCC-style")
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +63,13 @@ def _train_dual_arguments(p) -> None:
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--cache-frozen-prefix", action="store_true",
                    help="run the frozen layers once per distinct training sentence (eval mode: no dropout below the "
-                        "boundary) and train only the layers above; needs --freeze-depth >= 0")
+                        "boundary; at the training's --precision) and train only the layers above; needs "
+                        "--freeze-depth >= 0")
     p.add_argument("--prefix-states", default=None, metavar="DIR",
                    help="read the frozen layers' output from this store (`xlt dual-prefix-states`, one pass for the "
                         "whole sweep) instead of computing it; --cache-frozen-prefix's semantics")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--run-id", default=None, help="run id stored in train.json (default: the --out directory's name)")
-    p.add_argument("--axes", default="{}", help="further sweep values as JSON, stored in train.json (the workflow "
-                   "passes the config's model name)")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_train_arguments(p)
@@ -103,6 +104,7 @@ def _train_dual(args) -> None:
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers, load_tokenizer
+    from xlt.core.prefix_cache import prefix_axes
     from xlt.core.sentence_encoder import SentenceEncoder
     from xlt.core.training import result_meta, train_args_from
     from xlt.data.bitext_files import load_bitexts, resolve_langs
@@ -146,6 +148,7 @@ def _train_dual(args) -> None:
                      "symmetric": args.symmetric, "normalize": True}
     model.save(out / "model", tokenizer)
 
+    metrics.axes.update(prefix_axes(cached.dataset.states if cached else None, result.precision))
     metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {
         "model": args.model, "prompt": args.prompt,
@@ -188,16 +191,20 @@ def _cached_prefix(args, model, tokenizer, train_bitexts, targs):
 
     pairs = pairs_from_bitexts(train_bitexts)
     if args.prefix_states:
+        from xlt.core.models import pick_device
+        from xlt.core.training import autocast_dtype, precision_label
         from xlt.families.dual.prefix import load_cached_dual
 
+        # the store's pass must have run under the autocast this run trains with
+        precision = precision_label(autocast_dtype(targs.precision, pick_device(targs.device))[0])
         return load_cached_dual(model, args.freeze_depth, args.prefix_states, pairs,
-                                {"model": args.model, "max_length": targs.max_length})
+                                {"model": args.model, "max_length": targs.max_length, "precision": precision})
     if args.cache_frozen_prefix:
         from xlt.core.models import pick_device
         from xlt.families.dual.prefix import prepare_cached_dual
 
         return prepare_cached_dual(model, args.freeze_depth, pairs, tokenizer, targs.max_length, targs.batch_size,
-                                   pick_device(targs.device))
+                                   pick_device(targs.device), precision=targs.precision)
     return None
 
 
@@ -224,6 +231,7 @@ def _dual_prefix_states(args) -> None:
     from xlt.core.manifest import sha256
     from xlt.core.models import config_hidden_size, config_num_layers, load_encoder, load_tokenizer, pick_device
     from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
+    from xlt.core.training import autocast_dtype, precision_label
     from xlt.data.bitext_files import load_bitexts, resolve_langs
     from xlt.families.dual.dual_encoder import pairs_from_bitexts, with_prompt
     from xlt.families.dual.prefix import STORE_SETTINGS, distinct_sentences, sentence_collate, store_expected
@@ -244,20 +252,23 @@ def _dual_prefix_states(args) -> None:
     check_store_size(nbytes, args.max_gib, depths=depths, tokens=sum(lengths), hidden_size=hidden_size,
                      storage_dtype=args.storage_dtype, settings=STORE_SETTINGS, depths_setting="dual.freeze_depths")
     device = pick_device(args.device)
+    amp_dtype = autocast_dtype(args.precision, device)[0]  # the train-dual jobs' autocast
     model = load_encoder(args.model).to(device)
     meta = write_prefix_store(model, depths, sentences, collate, args.batch_size, lengths, args.out, device,
-                              args.storage_dtype, settings=STORE_SETTINGS, meta={
-                                  **store_expected(args.model, args.max_length, sentences), "family": "dual",
-                                  "train": args.train, "train_sha256": [sha256(f) for f in args.train]})
+                              args.storage_dtype, settings=STORE_SETTINGS, amp_dtype=amp_dtype, meta={
+                                  **store_expected(args.model, args.max_length, sentences, precision_label(amp_dtype)),
+                                  "family": "dual", "train": args.train, "train_sha256": [sha256(f) for f in args.train]})
     print(f"stored depths {meta['depths']} of {meta['examples']} distinct sentences ({meta['tokens']} tokens, "
-          f"{meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB in {meta['compute_s']:.1f} s")
+          f"{meta['precision']} compute, {meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB "
+          f"in {meta['compute_s']:.1f} s")
 
 
 VERBS = {
     "train-dual": Verb("Train a dual encoder (shared encoder, additive-margin softmax over in-batch negatives); "
                        "keep the best dev retrieval checkpoint", _train_dual_arguments, _train_dual),
     "dual-prefix-states": Verb("Store the frozen-prefix hidden states of the dual training sentences at every freeze "
-                               "depth of the sweep in one pass (frozen layers in eval mode)",
+                               "depth of the sweep in one pass (frozen layers in eval mode, under the train-dual "
+                               "jobs' autocast)",
                                _dual_prefix_states_arguments, _dual_prefix_states),
     **MINING_VERBS,
 }

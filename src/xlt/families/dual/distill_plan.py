@@ -6,7 +6,7 @@ distilled into the student meet on the same test sets) or a model of `models:`. 
 is model x pooling (distill.poolings, else the family's) x batch size x freeze depth x seed (no
 margin or scale); with
 `distill.evaluate_teacher` the teacher gets the family's evaluation as one more row (objective
-`teacher`), the zero-shot baseline of the paired tests (xlt.analysis.compare.REFERENCES).
+`teacher`), the zero-shot baseline of the paired tests (the plan's REFERENCE_AXIS, xlt.analysis.compare).
 """
 from __future__ import annotations
 

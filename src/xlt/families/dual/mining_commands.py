@@ -17,18 +17,20 @@ import logging
 from pathlib import Path
 
 from xlt.core.errors import XltError
-from xlt.core.verbs import Verb, key_value_pairs
+from xlt.core.verbs import Verb, add_run_arguments, key_value
 
 log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- make-bucc
 
+BITEXT_EXAMPLE = "dev=results/data/demo-bitext/qaa/dev.jsonl"
+
 def _make_bucc_arguments(p) -> None:
     p.add_argument("--pair", required=True, help="SRC-TGT as in the file names, e.g. qaa-en or de-en")
     p.add_argument("--out", required=True, help="directory for the BUCC-layout files")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--bitext", action="append", metavar="SPLIT=FILE.jsonl",
+    source.add_argument("--bitext", action="append", metavar="SPLIT=FILE.jsonl", type=key_value("SPLIT=FILE.jsonl", BITEXT_EXAMPLE),
                         help="build split SPLIT from this normalised bitext (text = SRC side, text_pair = TGT side); repeatable")
     source.add_argument("--hub-dataset", help="hub dataset in mteb/bucc-bitext-mining's format (config = pair)")
     p.add_argument("--gold-fraction", type=float, default=0.5,
@@ -42,12 +44,10 @@ def _make_bucc_arguments(p) -> None:
                    help="seed of the gold/distractor choice (bitext, mixed with the split name) or of the tuning/test split (hub)")
 
 
-def _parse_bitext_args(values: list[str]) -> list[tuple[str, str]]:
-    example = "dev=results/data/demo-bitext/qaa/dev.jsonl"
-    out = key_value_pairs(values, "--bitext", "SPLIT=FILE.jsonl", example)
+def _check_bitext_args(out: list[tuple[str, str]]) -> list[tuple[str, str]]:
     for split, path in out:
         if "." in split or "/" in split:  # the split names the mining files ({pair}.{split}.src)
-            raise XltError(f"--bitext {split}={path}: give SPLIT=FILE.jsonl, e.g. {example}")
+            raise XltError(f"--bitext {split}={path}: give SPLIT=FILE.jsonl, e.g. {BITEXT_EXAMPLE}")
         if not Path(path).is_file():
             raise XltError(f"--bitext {split}={path}: file {path} does not exist; write it with `xlt prepare-data`")
     splits = [s for s, _ in out]
@@ -68,7 +68,7 @@ def _make_bucc(args) -> None:
         from xlt.data.bitext_files import bitexts_from_records
 
         splits = []
-        for split, path in _parse_bitext_args(args.bitext):
+        for split, path in _check_bitext_args(args.bitext):
             bitext = bitexts_from_records(args.pair, read_jsonl(path), origin=path)
             seed = zlib.crc32(f"{args.seed}/{split}".encode())
             splits.append(bucc_from_bitext(bitext.texts, bitext.english, args.pair, split, args.gold_fraction, seed))
@@ -107,10 +107,7 @@ def _mine_arguments(parser) -> None:
     parser.add_argument("--strategy", default="max", choices=STRATEGIES, help="candidate extraction (default max)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder forward pass (default 64)")
     parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation (default 128)")
-    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
-    parser.add_argument("--run-id", default=None, help="run id stored in the metrics file (default: model name)")
-    parser.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta (the workflow passes them)")
-    parser.add_argument("--out-metrics", required=True, help="metrics JSON")
+    add_run_arguments(parser, "--device", "--run-id", "--axes", "--out-metrics", run_id_default="the --model directory's name")
     parser.add_argument("--out-pairs", help="TSV of the test-split pairs predicted parallel: src_id, tgt_id, margin "
                         "(a target of the tuning split as '{split}:{id}')")
 

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from xlt.core import settings
+from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.families.dual import distill_plan
@@ -43,6 +44,24 @@ ADDITIVE = "additive_margin"
 # one store of frozen-prefix states per model (the family's training bitext and max_length are the
 # sweep's): every train_dual job of a depth >= 0 reads its boundary from it (prefix_states.shared)
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
+
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS = ("sbert",)  # the distilled students' teacher can be an sbert run (distill_plan)
+EVALUATIONS = ("tatoeba_dual",)
+LEDGER = {"prefix_states_dual": (("model",), None), "train_dual": (("run_id",), TRAIN_METRICS),
+          "tatoeba_dual": (("run_id",), TATOEBA), "mine": (("run_id", "pair"), MINED)}
+KEEPS_MODEL = ("train_dual",)
+BASELINE = ("trained", False)  # the untrained encoder
+# the zero-shot teacher, then the additive-margin runs, then the distilled students: each against
+# every earlier objective on the same items (xlt.analysis.compare)
+OBJECTIVE_ORDER = (distill_plan.TEACHER, *DUAL_OBJECTIVES)
+REFERENCE_AXIS = ("objective", OBJECTIVE_ORDER)
+# whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
+DERIVED_AXES = frozenset({"cache_frozen_prefix"})
+ORDERS = {"objective": lambda value: (OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER
+                                     else len(OBJECTIVE_ORDER), value)}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+PAPER_DOMAIN_MEANS: dict = {}
 
 
 def check_grad_accum(grad_accum: int, where: str) -> None:
@@ -119,7 +138,7 @@ def check(config: dict) -> None:
         settings.require_split(config, family["sts"]["dataset"], family["sts"]["split"], family["sts"]["langs"],
                                f"{FAMILY}.sts")
     distill_plan.check(config, FAMILY)
-    check_prefix_states(config, FAMILY)
+    check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
     check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]

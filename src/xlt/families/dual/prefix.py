@@ -5,17 +5,21 @@ With the embeddings and the first N layers frozen, every step recomputes the sam
 states for both sides of every pair. In cached mode the frozen prefix runs once per distinct
 training sentence (either side of any pair, in order of first appearance), in eval mode, and
 training runs layers N+1..L and the pooling (xlt.core.cached_top.CachedSentenceTop) on the
-stored states. Semantics, as for the freeze_depth family's cache:
+stored states. Semantics, as for the freeze_depth family's cache (xlt.core.prefix_cache):
+- the prefix runs under the training's autocast (its --precision on its device), as uncached
+  training runs it; a store computed under another precision is refused;
 - the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
-  included). With dropout 0 this is uncached training; otherwise it is uncached training with
-  the frozen modules in eval mode (same batches, same padding, same dropout draws above);
+  included), where uncached training runs them in train mode, with dropout: the remaining
+  difference. With dropout 0 this is uncached training (same batches, same padding, same
+  precision);
 - depth -1 freezes nothing (the embeddings train), so it cannot be cached: refused;
 - evaluation (dev retrieval, Tatoeba, mining) runs the full model on raw text as before.
 
 A sweep over freeze depths can share one pass: `xlt dual-prefix-states` writes the states of
 every depth of the sweep into one store (xlt.core.prefix_store, without labels) and each depth's
-run reads its boundary. The store records the model, max_length and a digest of the distinct
-sentences (their order is the store's), so a store written for other data is refused.
+run reads its boundary. The store records the model, max_length, the precision and a digest of
+the distinct sentences (their order is the store's), so a store written for other data or
+another autocast is refused.
 """
 from __future__ import annotations
 
@@ -69,9 +73,11 @@ def check_cacheable(depth: int) -> None:
                        "to cache; drop --cache-frozen-prefix / --prefix-states or use a depth >= 0")
 
 
-def store_expected(model: str, max_length: int, sentences: Sequence[str]) -> dict:
-    """The meta values a store must have been written with to serve this run."""
-    return {"model": model, "max_length": max_length, "sentences_sha256": sentences_digest(sentences)}
+def store_expected(model: str, max_length: int, sentences: Sequence[str], precision: str) -> dict:
+    """The meta values a store must have been written with to serve this run (`precision`: what
+    the run's autocast computes in, xlt.core.train_args.precision_label)."""
+    return {"model": model, "max_length": max_length, "sentences_sha256": sentences_digest(sentences),
+            "precision": precision}
 
 
 @dataclass
@@ -94,29 +100,39 @@ class CachedDual:
 
 
 def prepare_cached_dual(model, depth: int, pairs: Sequence[tuple[str, str]], tokenizer, max_length: int,
-                        batch_size: int, device) -> CachedDual:
-    """Run the frozen prefix of `model` (a SentenceEncoder) once per distinct sentence."""
+                        batch_size: int, device, precision: str = "fp32") -> CachedDual:
+    """Run the frozen prefix of `model` (a SentenceEncoder) once per distinct sentence, under the
+    autocast the run's `precision` (TrainArgs.precision) trains with on `device`."""
+    import torch
+
+    from xlt.core.training import autocast_dtype
+
     check_cacheable(depth)
+    device = torch.device(device)
+    amp_dtype, _ = autocast_dtype(precision, device)
     model.to(device)
     sentences, indexed = distinct_sentences(pairs)
     started = time.time()
     states = cache_examples(model.encoder, depth, sentences, sentence_collate(tokenizer, max_length), batch_size,
-                            device)
+                            device, amp_dtype=amp_dtype)
     cache_s = time.time() - started
-    log.info("cached the frozen prefix (embeddings + %d layers) of %d distinct sentences (%d pairs) in %.2f s (%.1f MB)",
-             depth, len(sentences), len(indexed), cache_s, states.states.nbytes / 2**20)
+    log.info("cached the frozen prefix (embeddings + %d layers, %s) of %d distinct sentences (%d pairs) in %.2f s "
+             "(%.1f MB)", depth, states.states.precision, len(sentences), len(indexed), cache_s,
+             states.states.nbytes / 2**20)
     return CachedDual(CachedSentenceTop(model, depth), states, cache_s, indexed)
 
 
 def load_cached_dual(model, depth: int, path, pairs: Sequence[tuple[str, str]], expected: dict) -> CachedDual:
-    """CachedDual from a store written by `xlt dual-prefix-states` for this model and data."""
+    """CachedDual from a store written by `xlt dual-prefix-states` for this model, data and
+    precision (`expected`: model, max_length, precision)."""
     from xlt.core.prefix_store import check_store_matches, read_prefix_store, read_store_meta
 
     check_cacheable(depth)
     started = time.time()
     sentences, indexed = distinct_sentences(pairs)
     meta = read_store_meta(path)
-    check_store_matches(path, meta, store_expected(expected["model"], expected["max_length"], sentences), RERUN)
+    check_store_matches(path, meta, store_expected(expected["model"], expected["max_length"], sentences,
+                                                   expected["precision"]), RERUN)
     states = read_prefix_store(path, depth, model.encoder)
     load_s = time.time() - started
     log.info("read the stored frozen prefix (embeddings + %d layers, %s) of %d sentences from %s in %.2f s",

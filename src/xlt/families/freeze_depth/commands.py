@@ -1,7 +1,9 @@
 """`xlt finetune` and `xlt evaluate`: the freeze-depth family's jobs."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 
 CLASSIFICATION_FIELDS = ("text", "label")
 CLASSIFICATION_NEEDS = ("this family trains and scores a classifier and needs an nli or sentiment dataset "
@@ -32,14 +34,13 @@ def _finetune_arguments(p):
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task (3 for NLI)")
     p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
     p.add_argument("--cache-frozen-prefix", action="store_true",
-                   help="compute the frozen layers once (frozen part without dropout) and train only the top")
+                   help="compute the frozen layers once (frozen part without dropout, at the training's "
+                        "--precision) and train only the top")
     p.add_argument("--prefix-states", default=None, metavar="DIR",
                    help="read the frozen part's output from this store (`xlt prefix-states`, one pass for the whole "
                         "sweep) instead of computing it; implies --cache-frozen-prefix's semantics")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--run-id", default=None, help="the run's id, recorded in its metrics (default: the --out directory's name)")
-    p.add_argument("--axes", default="{}", help="further sweep values of this run as JSON, recorded in its metrics "
-                   "(e.g. '{\"warmup_ratio\": 0.05}')")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
     add_tracking_arguments(p, "OUT/checkpoints.json")
@@ -55,6 +56,7 @@ def _finetune(args):
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import load_classifier, load_tokenizer, require_model_files, save_model
+    from xlt.core.prefix_cache import prefix_axes
     from xlt.core.training import result_meta, seed_everything, train, train_args_from
     from xlt.data.records import read_records
 
@@ -85,21 +87,27 @@ def _finetune(args):
     cached = None
     if args.prefix_states:  # the sweep's shared store (`xlt prefix-states`): this depth's boundary only
         from xlt.core.manifest import sha256
+        from xlt.core.models import pick_device
         from xlt.core.prefix_store import load_cached_training
+        from xlt.core.training import autocast_dtype, precision_label
 
+        # the store's pass must have run under the autocast this run trains with
+        precision = precision_label(autocast_dtype(targs.precision, pick_device(targs.device))[0])
         cached = load_cached_training(model, args.freeze_depth, args.prefix_states, train_set, expected={
-            "model": args.model, "train_sha256": sha256(args.train), "max_length": targs.max_length})
+            "model": args.model, "train_sha256": sha256(args.train), "max_length": targs.max_length,
+            "precision": precision})
     elif args.cache_frozen_prefix:
         from xlt.core.models import pick_device
         from xlt.core.cached_top import prepare_cached_training
 
         cached = prepare_cached_training(model, args.freeze_depth, train_set, collate, targs.batch_size,
-                                         pick_device(targs.device))
+                                         pick_device(targs.device), precision=targs.precision)
     identity = _finetune_identity(args)  # after the store's checks
     if cached is not None:
         from xlt.core.prefix_cache import collate_prefix_states
 
-        # frozen layers ran once, in eval mode (the documented "frozen part without dropout"); a resumed
+        # frozen layers ran once, in eval mode (the documented "frozen part without dropout") under the
+        # training's autocast; a resumed
         # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
         result = train(cached.top, cached.dataset, collate_prefix_states, classification_loss, targs,
                        lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir, identity=identity)
@@ -107,7 +115,10 @@ def _finetune(args):
         result = train(model, train_set, collate, classification_loss, targs, evaluate, checkpoint_dir=checkpoint_dir,
                        identity=identity)
     save_model(model, tokenizer, out / "model")
-    axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes}
+    # how the frozen prefix ran: cached (once, eval mode) or in every step (train mode, with dropout),
+    # and in which precision (the training's; a store's is checked equal): columns of the tables
+    axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes,
+            **prefix_axes(cached.dataset.states if cached else None, result.precision)}
     # the checkpoint-choice table (empty without --track-test): written first, train.json marks the job done
     write_choices(out / "checkpoints.json", "freeze_depth", args.run_id or out.name, axes, result.history,
                   result.best_step, track_test)
@@ -156,6 +167,7 @@ def _prefix_states(args):
     from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, pick_device, require_model_files
     from xlt.core.cached_top import _task_head
     from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
+    from xlt.core.training import autocast_dtype
     from xlt.data.records import read_records
 
     depths = parse_depths(args.depths)
@@ -178,12 +190,14 @@ def _prefix_states(args):
         raise XltError(f"{err}; or freeze_depth.prefix_states.shared: false") from None
     device = pick_device(args.device)
     model.to(device)
+    amp_dtype = autocast_dtype(args.precision, device)[0]  # the finetune jobs' autocast
     meta = write_prefix_store(model, depths, train_set, collate, args.batch_size, lengths, args.out, device,
                               args.storage_dtype, meta={"model": args.model, "train": args.train,
                                                         "train_sha256": sha256(args.train),
-                                                        "max_length": args.max_length})
+                                                        "max_length": args.max_length}, amp_dtype=amp_dtype)
     print(f"stored depths {meta['depths']} of {meta['examples']} examples ({meta['tokens']} tokens, "
-          f"{meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB in {meta['compute_s']:.1f} s")
+          f"{meta['precision']} compute, {meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB "
+          f"in {meta['compute_s']:.1f} s")
 
 
 def _evaluate_arguments(p):
@@ -194,7 +208,7 @@ def _evaluate_arguments(p):
     p.add_argument("--family", default="freeze_depth", help="experiment family recorded in the metrics")
     p.add_argument("--max-length", type=int, default=128, help="longest input in tokens; longer inputs are truncated")
     p.add_argument("--batch-size", type=int, default=64, help="examples per forward pass")
-    p.add_argument("--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N")
+    add_run_arguments(p, "--device")
     p.add_argument("--out", required=True, help="metrics JSON path")
 
 
@@ -233,6 +247,7 @@ def _num_labels(model_dir: str) -> int:
 VERBS = {
     "finetune": Verb("Fine-tune a classifier with the first N layers frozen; keep the best dev checkpoint", _finetune_arguments, _finetune),
     "prefix-states": Verb("Store the frozen-prefix hidden states of every depth of a freeze-depth sweep in one pass "
-                          "(frozen layers in eval mode)", _prefix_states_arguments, _prefix_states),
+                          "(frozen layers in eval mode, under the finetune jobs' autocast)", _prefix_states_arguments,
+                          _prefix_states),
     "evaluate": Verb("Zero-shot classification accuracy of a fine-tuned model per language, and the average", _evaluate_arguments, _evaluate),
 }

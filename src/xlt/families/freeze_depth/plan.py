@@ -32,6 +32,20 @@ CLASSIFICATION_TASKS = ("nli", "sentiment")
 # sweep's): every depth's finetune job reads its boundary from it (prefix_states.shared)
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS: tuple[str, ...] = ()
+EVALUATIONS = ("evaluate_xnli",)
+LEDGER = {"prefix_states": (("model",), None), "finetune": (("run_id",), TRAIN_METRICS),
+          "evaluate_xnli": (("run_id",), f"{RUN}/eval.json")}
+KEEPS_MODEL = ("finetune",)
+BASELINE = ("freeze_depth", -1)  # nothing frozen
+REFERENCE_AXIS = None
+# whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
+DERIVED_AXES = frozenset({"cache_frozen_prefix"})
+ORDERS: dict = {}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+PAPER_DOMAIN_MEANS: dict = {}
+
 
 def check(config: dict) -> None:
     family = config[FAMILY]
@@ -47,7 +61,9 @@ def check(config: dict) -> None:
     for split in ("train", "dev"):
         settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
     settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
-    check_prefix_states(config, FAMILY)
+    depths = [d for model in family["models"]
+              for d in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")]
+    check_prefix_states(config, FAMILY, depths, f"{FAMILY}.depths")
 
 
 def runs(config: dict) -> list[dict]:

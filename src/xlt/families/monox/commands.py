@@ -1,7 +1,9 @@
 """`xlt monox-split`, `xlt train-teacher`, `xlt distill` and `xlt monox-table`: the MonoX jobs."""
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("monox", "MonoX's teacher and students (fine-tune, self-train, KD, PL); its zero-shot table")
 
 TRACKED_FIELDS = ("text", "label")
 TRACKED_NEEDS = ("the checkpoint-choice table scores a classifier and needs labelled records (text, [text_pair,] "
@@ -39,9 +41,9 @@ def _job_arguments(p, role: str, out_help: str, checkpoint_help: str) -> None:
     from xlt.core.train_args import add_train_arguments
 
     p.add_argument("--source-lang", default="en", help="language of the training data (its dev accuracy is recorded under it)")
-    p.add_argument("--axes", default=None, help="the sweep row as JSON (meta.axes of the metrics file)")
+    add_run_arguments(p, "--axes", axes_default="the job's own arguments: model, size, seed, ...")
     p.add_argument("--save-model", default=None, help=f"also save the fine-tuned {role} to this directory")
-    p.add_argument("--run-id", default=None, help="the run's id in the metrics file (default: the output directory's name)")
+    add_run_arguments(p, "--run-id", run_id_default="the --out directory's name")
     p.add_argument("--out", required=True, help=out_help)
     p.add_argument("--checkpoint-dir", default=None, help=checkpoint_help)
     add_train_arguments(p)

@@ -44,6 +44,19 @@ CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("monox-accuracy-heatmap", "monox-accuracy-vs-size", "monox-accuracy-vs-temperature")
 AXES_LEFT_OUT = ("run_id", "role", "teacher_run_id")  # sweep-row bookkeeping, not meta.axes
 
+# what the tables that join families read (xlt.core.family_plan.FamilyPlan)
+READS: tuple[str, ...] = ()
+EVALUATIONS = ("train_teacher", "distill")
+LEDGER = {"train_teacher": (("run_id",), TEACHER_METRICS), "distill": (("run_id",), STUDENT_METRICS)}
+KEEPS_MODEL: tuple[str, ...] = ()  # teachers and students keep metrics and logits
+BASELINE = ("mode", "finetune")  # the student fine-tuned on gold labels only
+REFERENCE_AXIS = None
+DERIVED_AXES: frozenset[str] = frozenset()
+ORDERS: dict = {}
+PAPER_ONE_BASED: frozenset[str] = frozenset()
+# seed 002 averages CLS over its three domains; our table has one task per domain
+PAPER_DOMAIN_MEANS = {("task", "cls"): ("cls-books", "cls-dvd", "cls-music")}
+
 
 def tasks(family: dict) -> dict[str, dict]:
     """dataset name -> its entry of `monox.tasks` (a list in the config)."""
@@ -222,9 +235,16 @@ def _teacher_job(config: dict, row: dict) -> Job:
             "--size", row["size"], "--num-labels", num_labels(config, task),
             "--eval-data", data_file(task, source, split), "--eval-langs", source, "--source-lang", source,
             "--seed", row["seed"], *flag_args(training(config, task, "teacher")), "--axes", json.dumps(axes),
-            "--run-id", row["run_id"], "--out", TEACHER.format(run_id=row["run_id"])]
+            "--run-id", row["run_id"], "--out", TEACHER.format(run_id=row["run_id"]),
+            *saved_model_args(config, TEACHER, row["run_id"])]
     return Job(row["run_id"], args, axes=axes, inputs={
         "split": split_files(task, row["seed"]), "model": model_input(config, row["teacher"]), "data": data_info(task)})
+
+
+def saved_model_args(config: dict, run: str, run_id: str) -> list[str]:
+    """Teachers and students keep predictions, logits and metrics, not weights; with config
+    keep_models they also save the trained model to <run>/model (the rules' `model` output)."""
+    return ["--save-model", f"{run.format(run_id=run_id)}/model"] if config.get("keep_models") else []
 
 
 def teacher_logits(teacher_run_id: str) -> str:
@@ -254,7 +274,8 @@ def _student_job(config: dict, row: dict) -> Job:
             "--eval-data", *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
             "--eval-langs", ",".join(evaluation["langs"]), "--source-lang", family["source_lang"],
             "--seed", row["seed"], *flag_args(training(config, task)), "--axes", json.dumps(axes),
-            "--run-id", row["run_id"], "--out", f"{STUDENT.format(run_id=row['run_id'])}/metrics.json"]
+            "--run-id", row["run_id"], "--out", f"{STUDENT.format(run_id=row['run_id'])}/metrics.json",
+            *saved_model_args(config, STUDENT, row["run_id"])]
     inputs = {"split": split_files(task, row["seed"]), "model": model_input(config, row["student"]),
               "teacher": [teacher_logits(row["teacher_run_id"])] if row["teacher_run_id"] else [],
               "data": data_info(task)}

@@ -9,7 +9,9 @@ The family's runs are scored by the shared `xlt eval-embeddings` (xlt.evaluate.c
 """
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import Verb, add_run_arguments, family_group
+
+GROUP = family_group("sbert", "train an SBERT-style sentence encoder on NLI (`eval-embeddings` scores it)")
 
 
 def _train_sbert_arguments(p):
@@ -32,8 +34,7 @@ def _train_sbert_arguments(p):
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
     p.add_argument("--checkpoint-dir", default=None,
                    help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
-    p.add_argument("--run-id", default=None, help="run id stored in train.json (default: the --out folder's name)")
-    p.add_argument("--axes", default="{}", help="sweep axes as JSON, stored in the metrics meta")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
     add_train_arguments(p)
 
 

@@ -7,7 +7,9 @@ missing table or data file). The workflow passes `--spec` and `--table` from
 """
 from __future__ import annotations
 
-from xlt.core.verbs import Verb
+from xlt.core.verbs import ANALYSIS, Verb, key_value
+
+GROUP = ANALYSIS
 
 FAILED_STATUS = 1
 
@@ -17,38 +19,23 @@ def _arguments(p) -> None:
     source.add_argument("--spec", help="what the checks need as JSON (xlt.report.positive_control.plan.spec; the workflow passes it)")
     source.add_argument("--config", help="a workflow config: the spec and the family tables from it (results/tables/...)")
     p.add_argument("--table", action="append", default=[], metavar="FAMILY=CSV",
+                   type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
                    help="a family's tidy table, repeatable (with --config: overrides that family's default path)")
     p.add_argument("--out", required=True, help="CSV of the checks")
 
 
-def _parse_tables(values: list[str]) -> dict[str, str]:
-    from xlt.core.verbs import key_value_pairs
-
-    return dict(key_value_pairs(values, "--table", "FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
-
-
 def resolve(spec: dict) -> dict:
-    """The spec with its data files counted: freeze_depth's `label_files` become `labels` (the
-    distinct gold labels of the evaluation sets), alignment's `bitext_files` become
-    `candidates` (language -> sentences in its test bitext)."""
-    from xlt.core.errors import XltError
-    from xlt.core.io import read_jsonl
+    """The spec with its data files counted: each family's `resolve` (its positive_control.py,
+    where it has one) turns the paths of its entry into counts (freeze_depth's `label_files`
+    become `labels`, the distinct gold labels of the evaluation sets; alignment's
+    `bitext_files` become `candidates`, language -> sentences in its test bitext)."""
+    from xlt.core import registry
 
     spec = dict(spec)
-    if "freeze_depth" in spec and "label_files" in spec["freeze_depth"]:
-        entry = dict(spec["freeze_depth"])
-        labels = {row["label"] for path in entry.pop("label_files") for row in read_jsonl(path)}
-        if len(labels) < 2:
-            raise XltError(f"the freeze_depth evaluation sets have {len(labels)} distinct label(s); "
-                           "chance accuracy needs the label count of a classification task")
-        spec["freeze_depth"] = {**entry, "labels": len(labels)}
-    if "alignment" in spec and "bitext_files" in spec["alignment"]:
-        entry = dict(spec["alignment"])
-        counts = {lang: len(read_jsonl(path)) for lang, path in entry.pop("bitext_files").items()}
-        empty = [lang for lang, n in counts.items() if n == 0]
-        if empty:
-            raise XltError(f"the alignment test bitext of {empty} is empty")
-        spec["alignment"] = {**entry, "candidates": counts}
+    for family in registry.names():
+        module = registry.positive_control(family) if family in spec else None
+        if module is not None and hasattr(module, "resolve"):
+            spec[family] = module.resolve(spec[family])
     return spec
 
 
@@ -59,10 +46,10 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
     from xlt.report.aggregate import read_table
 
     from xlt.core.errors import XltError
-    from xlt.report.positive_control.checks import FAMILY_ORDER
+    from xlt.report.positive_control.checks import check_names
 
     tables = {}
-    for family in FAMILY_ORDER:
+    for family in check_names():
         if family not in spec:
             continue
         if family not in paths:
@@ -87,9 +74,9 @@ def _positive_control(args) -> int:
         from xlt.report.positive_control import plan
 
         config = load(args.config)
-        spec, paths = plan.spec(config), {**plan.tables(config), **_parse_tables(args.table)}
+        spec, paths = plan.spec(config), {**plan.tables(config), **dict(args.table)}
     else:
-        spec, paths = json.loads(args.spec), _parse_tables(args.table)
+        spec, paths = json.loads(args.spec), dict(args.table)
     spec = resolve(spec)
     checks = positive_control(read_tables(spec, paths), spec)
     with atomic_path(args.out) as tmp:

@@ -175,6 +175,70 @@ def test_compile_trains_through_torch_compile(monkeypatch):
     assert not torch.equal(compiled.weight, make_model().weight)
 
 
+def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
+    # dynamically padded batches change their sequence length (and the short last batch its size)
+    # from batch to batch: compiled with dynamic=True, one graph serves them all (static shapes
+    # would compile once per length)
+    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
+        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
+    real_compile, kwargs_seen, graphs = torch.compile, [], []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def compile_counting(model, **kwargs):
+        kwargs_seen.append(kwargs)
+        return real_compile(model, backend=counting_backend, **kwargs)
+
+    monkeypatch.setattr(torch, "compile", compile_counting)
+    torch._dynamo.reset()
+    g = torch.Generator().manual_seed(0)
+    data = [{"x": torch.randn(int(n), 4, generator=g), "y": torch.tensor(int(n) % 2)}
+            for n in torch.randint(2, 12, (37,), generator=g)]
+
+    def padded(examples):  # pad to the longest in the batch, as the text collates do
+        longest = max(e["x"].shape[0] for e in examples)
+        x = torch.stack([torch.nn.functional.pad(e["x"], (0, 0, 0, longest - e["x"].shape[0])) for e in examples])
+        return {"x": x, "y": torch.stack([e["y"] for e in examples])}
+
+    def mean_pooled_loss(model, batch):
+        return torch.nn.functional.cross_entropy(model(batch["x"]).mean(1), batch["y"])
+
+    train(make_model(), data, padded, mean_pooled_loss, args(max_steps=12, compile=True))
+    assert kwargs_seen == [{"dynamic": True}]
+    assert len(graphs) == 1
+
+
+def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
+    # sbert trains ModuleDict({"encoder", "head"}) and its loss indexes it: torch.compile of the
+    # dict itself is not subscriptable, so each module is compiled
+    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
+        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
+    real_compile, compiled_modules = torch.compile, []
+
+    def compile_eager(model, **kwargs):
+        compiled_modules.append(model)
+        return real_compile(model, backend="eager", **kwargs)
+
+    monkeypatch.setattr(torch, "compile", compile_eager)
+    torch._dynamo.reset()
+    data = toy_problem()
+
+    def make_dict():
+        torch.manual_seed(0)
+        return torch.nn.ModuleDict({"encoder": torch.nn.Linear(4, 3), "head": torch.nn.Linear(3, 2)})
+
+    def dict_loss(m, batch):
+        return torch.nn.functional.cross_entropy(m["head"](m["encoder"](batch["x"])), batch["y"])
+
+    plain, compiled = make_dict(), make_dict()
+    train(plain, data, collate, dict_loss, args(max_steps=5))
+    train(compiled, data, collate, dict_loss, args(max_steps=5, compile=True))
+    assert compiled_modules == [compiled["encoder"], compiled["head"]]
+    assert torch.allclose(compiled["head"].weight, plain["head"].weight, atol=1e-6)
+
+
 def test_the_curve_holds_every_logged_and_evaluated_step_as_the_history_does():
     data = toy_problem()
     scores = iter([0.3, 0.5, 0.4])

@@ -337,3 +337,65 @@ def test_moving_the_top_model_moves_the_whole_model():
     top = CachedTopModel(model, 1)
     assert top.double() is top
     assert {p.dtype for p in model.parameters()} == {torch.float64}
+
+
+def autocast_hidden_states(model, batch, depth: int, amp_dtype) -> torch.Tensor:
+    """The full model's own forward in eval mode under the autocast the training loop uses."""
+    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    with torch.no_grad(), torch.autocast("cpu", dtype=amp_dtype):
+        return model(**inputs, output_hidden_states=True).hidden_states[depth]
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])
+def test_prefix_runs_under_the_training_autocast(arch):
+    """A bf16 run's cached states are the uncached bf16-autocast forward's, not fp32 states."""
+    model = tiny_classifier(arch).eval()
+    batches = example_batches(model, n_batches=2)
+    depth = mid_depth()
+    states = compute_prefix_states(model, depth, batches, amp_dtype=torch.bfloat16)
+    fp32 = compute_prefix_states(model, depth, batches)
+    assert (states.precision, fp32.precision) == ("bfloat16", "fp32")
+    index = 0
+    for batch in batches:
+        reference = autocast_hidden_states(model, batch, depth, torch.bfloat16)
+        for row in range(reference.shape[0]):
+            length = int(batch["attention_mask"][row].sum())
+            torch.testing.assert_close(states.example(index)[0], reference[row, :length].float(), atol=0, rtol=0)
+            index += 1
+    # not vacuous: an fp32 prefix (what the cache computed before it ran under the training's
+    # autocast) is off the bf16 forward by far more than fp32 rounding
+    assert (states.hidden - fp32.hidden).abs().max() > 1e-5
+    # the autocast stays inside the pass: the caller's code between batches runs in fp32
+    assert not torch.is_autocast_enabled("cpu")
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])
+def test_cached_training_under_bf16_autocast_matches_uncached(arch):
+    """Through the training loop with precision bf16 on a CPU (dropout 0): prepare_cached_training
+    runs the prefix under the loop's autocast, so cached training ends where uncached training ends."""
+    from xlt.core.cached_top import prepare_cached_training
+    from xlt.core.classification import classification_loss
+    from xlt.core.training import TrainArgs, train
+
+    depth = mid_depth()
+    generator = torch.Generator().manual_seed(5)
+    examples = [{"ids": torch.randint(5, VOCAB, (int(n),), generator=generator).tolist(), "label": int(n) % 3}
+                for n in torch.randint(3, 14, (20,), generator=generator)]
+    args = TrainArgs(epochs=2, batch_size=4, lr=1e-3, warmup_ratio=0.0, device="cpu", precision="bf16", seed=3)
+    initial = tiny_classifier(arch)
+    collate = token_collate(initial.config.pad_token_id)
+
+    uncached = copy.deepcopy(initial)
+    freeze(uncached, depth)
+    result = train(uncached, examples, collate, classification_loss, args)
+    assert result.precision == "bfloat16"
+
+    cached = copy.deepcopy(initial)
+    prepared = prepare_cached_training(cached, depth, examples, collate, 8, "cpu", precision=args.precision)
+    assert prepared.dataset.states.precision == "bfloat16"
+    train(prepared.top, prepared.dataset, collate_prefix_states, classification_loss, args)
+
+    after_uncached = dict(uncached.named_parameters())
+    for name, param in cached.named_parameters():
+        torch.testing.assert_close(param, after_uncached[name], atol=1e-5, rtol=1e-5, msg=name)
+    assert not torch.allclose(cached.classifier.weight, initial.classifier.weight, atol=1e-4)

@@ -26,7 +26,7 @@ def xnli_row(lang, gold, s1, s2, pair_id):
 
 def shared_data() -> Path:
     env = os.environ.get("XLT_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 
 def test_hf_label_order():

@@ -15,7 +15,7 @@ from xlt.core import prefetch, settings
 from xlt.cli import main as xlt_main
 from xlt.core.errors import XltError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HUB_XNLI = {"source": "hf", "task": "nli", "path": "facebook/xnli", "name": "{lang}", "languages": ["en", "fr", "de"],
             "splits": {"train": ["en"], "dev": ["en"], "test": "all"}, "split_names": {"dev": "validation"}}
 

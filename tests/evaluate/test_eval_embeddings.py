@@ -23,7 +23,7 @@ SIMILARITIES = ("cosine", "euclidean", "manhattan", "dot")
 
 def shared_data() -> Path | None:
     """/work/shared/data seen from the repository (or $XLT_SHARED_DATA); None when absent."""
-    candidates = [os.environ.get("XLT_SHARED_DATA"), Path(__file__).resolve().parents[1] / ".." / "shared" / "data"]
+    candidates = [os.environ.get("XLT_SHARED_DATA"), Path(__file__).resolve().parents[2] / ".." / "shared" / "data"]
     return next((Path(c).resolve() for c in candidates if c and Path(c).is_dir()), None)
 
 

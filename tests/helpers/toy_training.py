@@ -1,12 +1,12 @@
 """A toy version of xlt's training loop with resumable checkpoints, run as a subprocess by
-tests/test_checkpoint.py (kill -9, SIGTERM) and as a SLURM job by tests/test_slurm.py.
+tests/core/test_checkpoint.py (kill -9, SIGTERM) and as a SLURM job by tests/slurm/test_slurm.py.
 
 Same ingredients as the real loop: AdamW with decay/no-decay groups, LambdaLR linear
 warm-up and decay, gradient accumulation and clipping, a per-epoch permutation seeded by
 (seed, epoch), evaluation every K steps with best-parameter selection; plus dropout and
 NumPy/Python noise so that every random number generator the checkpoint restores matters.
 
-    python tests/toy_training.py OUT_DIR --checkpoint-dir DIR [--checkpoint-every N]
+    python tests/helpers/toy_training.py OUT_DIR --checkpoint-dir DIR [--checkpoint-every N]
         [--sleep S]
 
 writes OUT_DIR/params.pt (final parameters) and OUT_DIR/metrics.json.
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 from xlt.core.checkpoint import GracefulStop, load_checkpoint, remove_checkpoint, restore, save_checkpoint  # noqa: E402
 
 N_EXAMPLES, DIM, BATCH, GRAD_ACCUM = 50, 8, 8, 2

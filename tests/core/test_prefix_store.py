@@ -227,3 +227,45 @@ def test_fp16_overflow_is_refused(tmp_path):
     with pytest.raises(XltError, match="not finite in float16.*storage_dtype: float32"):
         write_store(model, raw_examples(), tmp_path / "store", "float16", depths=[0])
     np.testing.assert_equal((tmp_path / "store").exists(), False)
+
+
+def test_store_pass_runs_under_the_training_autocast_and_records_it(tmp_path):
+    """A bf16 run's store holds the bf16-autocast forward's states and says so; a run of another
+    precision (and a finetune job checks its own) is refused."""
+    model = tiny_classifier("bert", dropout=0.1).eval()
+    examples = raw_examples()
+    collate = token_collate(model.config.pad_token_id)
+    lengths = token_lengths(examples, collate, BATCH)
+    meta = write_prefix_store(model, DEPTHS, examples, collate, BATCH, lengths, tmp_path / "bf16",
+                              storage_dtype="float32", amp_dtype=torch.bfloat16)
+    assert meta["precision"] == "bfloat16" and read_store_meta(tmp_path / "bf16")["precision"] == "bfloat16"
+    assert write_store(model, examples, tmp_path / "fp32")["precision"] == "fp32"
+    depth = DEPTHS[1]
+    states, fp32 = (read_prefix_store(tmp_path / name, depth) for name in ("bf16", "fp32"))
+    assert (states.precision, fp32.precision) == ("bfloat16", "fp32")
+    batch = collate(examples[:BATCH])
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        reference = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                          output_hidden_states=True).hidden_states[depth]
+    for row in range(BATCH):
+        length = len(examples[row]["ids"])
+        torch.testing.assert_close(states.example(row)[0], reference[row, :length].float(), atol=0, rtol=0)
+    assert (states.hidden - fp32.hidden).abs().max() > 1e-5  # the fp32 pass is not the bf16 forward
+    with pytest.raises(XltError, match="precision = 'bfloat16', this run has 'fp32'"):
+        load_cached_training(copy.deepcopy(model), depth, tmp_path / "bf16", examples, expected={"precision": "fp32"})
+    cached = load_cached_training(copy.deepcopy(model), depth, tmp_path / "bf16", examples,
+                                  expected={"precision": "bfloat16"})
+    assert cached.dataset.states.precision == "bfloat16"
+
+
+def test_a_store_without_a_recorded_precision_was_computed_in_fp32(tmp_path):
+    """Stores written before the pass ran under autocast have no `precision`: they are fp32."""
+    import json
+
+    write_store(tiny_classifier("bert"), raw_examples(), tmp_path / "store")
+    meta_file = tmp_path / "store" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    del meta["precision"]
+    meta_file.write_text(json.dumps(meta))
+    assert read_store_meta(tmp_path / "store")["precision"] == "fp32"
+    assert read_prefix_store(tmp_path / "store", 0).precision == "fp32"

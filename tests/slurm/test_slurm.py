@@ -7,7 +7,7 @@ Runs only when asked, with XLT_TEST_SLURM=1 (.ci/run sets it), and needs root:
 tests/slurm/slurm_up.sh writes /etc/slurm, starts munged/slurmctld/slurmd and installs
 Debian's slurm-wlm and munge with apt-get when missing; skipped otherwise, so a plain
 `pytest` never installs anything. Run alone with `XLT_TEST_SLURM=1 pytest -m slurm
-tests/test_slurm.py` (the profile checks need no cluster and always run).
+tests/slurm/test_slurm.py` (the profile checks need no cluster and always run).
 """
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ import pytest
 import torch
 import yte
 
-from workflow_runs import ASK_SLURM as ASK
-from workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
+from helpers.workflow_runs import ASK_SLURM as ASK
+from helpers.workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
 from xlt.core import settings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
 # model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
@@ -125,7 +125,7 @@ def test_light_rules_are_local_and_model_rules_request_config_resources():
     assert set(MODEL_RULES) <= set(rules), set(MODEL_RULES) - set(rules)
     for rule, family in MODEL_RULES.items():
         assert rule not in local, rule
-        assert f'**job_resources("{family}")' in rules[rule], f"{rule} must request job_resources({family!r})"
+        assert f'**job_resources("{family}", "{rule}")' in rules[rule], f"{rule} must request job_resources({family!r}, {rule!r})"
         assert f'threads: job_threads("{family}")' in rules[rule], f"{rule} must run on job_threads({family!r})"
 
 
@@ -190,8 +190,7 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     """SIGUSR1 to a running training job (what `--signal=USR1@300` sends before the time
     limit): it checkpoints and exits, Snakemake's retry resubmits it through sbatch, and
     the resumed run ends with exactly the result of an uninterrupted one."""
-    sys.path.insert(0, str(REPO / "tests"))
-    import toy_training
+    from helpers import toy_training
 
     (tmp_path / "empty.yaml").write_text("{}\n")
     cmd = slurm_snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
@@ -225,6 +224,28 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     assert json.loads((tmp_path / "results" / "toy" / "metrics.json").read_text()) == json.loads((tmp_path / "reference" / "metrics.json").read_text())
 
 
+@pytest.mark.slurm
+def test_jobs_sharing_a_gpu_ask_slurm_for_shards(slurm_cluster, tmp_path):
+    """A job of 2 slots under gpu_sharing (4 a GPU, slurm: shard) goes through the profile as
+    --gres=shard:2, not a whole GPU, and the test cluster (4 shards a GPU) runs it on one GPU."""
+    (tmp_path / "empty.yaml").write_text("{}\n")
+    cmd = slurm_snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
+                          "--snakefile", str(SLURM_DIR / "shards" / "Snakefile"))
+    run = subprocess.run(cmd, cwd=tmp_path, env=slurm_env(), capture_output=True, text=True, timeout=600)
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-5000:]
+    run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
+    jobs = _slurm_jobs(run_id)
+    assert len(jobs) == 2 and all(job["JobState"] == "COMPLETED" for job in jobs), jobs
+    for job in jobs:
+        # --gres is per node (TresPerNode); no whole GPU besides (--gpus would be TresPerJob)
+        assert job.get("JOB_GRES") == "shard:2" and job.get("TresPerNode") == "gres:shard:2", job
+        assert "gpu" not in job.get("TresPerJob", ""), job
+    for name in ("a", "b"):
+        start, end, device = (tmp_path / "results" / f"{name}.txt").read_text().split()
+        assert device in {"0", "1"}  # SLURM gave the job one GPU's shards
+
+
 def test_plain_pytest_runs_no_apt_get(tmp_path):
     """Without XLT_TEST_SLURM=1 the real-SLURM tests skip with the reason and call no apt-get
     (a fake one on PATH records any call)."""
@@ -239,5 +260,5 @@ def test_plain_pytest_runs_no_apt_get(tmp_path):
                           str(Path(__file__))], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert not called.exists(), f"apt-get was called: {called.read_text()}"
-    assert re.search(r"2 skipped", out.stdout), out.stdout
+    assert re.search(r"3 skipped", out.stdout), out.stdout
     assert f"set {ASK}=1 to run it" in out.stdout

@@ -15,12 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import toy_training
 
 from xlt.core import checkpoint as ckpt
 
-TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS))
-import toy_training  # noqa: E402
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _tiny_setup(seed: int = 0):
@@ -116,7 +115,7 @@ def _toy(out: Path, ckdir: Path, *extra: str) -> list[str]:
 
 def _start_toy(out: Path, ckdir: Path, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent / "src"), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, str(TESTS / "toy_training.py"), *_toy(out, ckdir, *extra)],
+    return subprocess.Popen([sys.executable, str(TESTS / "helpers" / "toy_training.py"), *_toy(out, ckdir, *extra)],
                             stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -1,0 +1,119 @@
+"""One training process of benchmarks/gpu_check.py: a random-init BERT classifier trained with
+xlt.core.training.train on XNLI-like token sequences, every step's start time recorded.
+
+Lengths: drawn from the plan's own length table for facebook/xnli sentence pairs
+(xlt.cost.tokens.KNOWN_LENGTHS, measured by benchmarks/padding.py), by inverse transform
+sampling of its percentiles (xlt.cost.tokens.quantile), truncated at `max_length`; the collate
+pads each batch to its longest example (benchmarks/loop.py's pad_collate), as the project's
+collate does. So the sample and the plan's prediction read the same length distribution.
+
+Timestamps are wall-clock (time.time()), comparable between processes on one machine: the
+loop reads the loss (`loss.item()`) every step, so a step's start marks the GPU finishing the
+previous step's backward pass.
+
+    python benchmarks/gpu_worker.py '<JSON spec>'   (prints one JSON line; gpu_check.py starts it)
+"""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from pathlib import Path
+
+from loop import TokenCounter, pad_collate
+
+XNLI = "facebook/xnli"  # the paper's freeze-depth training data (config/paper.yaml: datasets.xnli)
+
+
+def sample_lengths(n: int, max_length: int, seed: int, dataset: str = XNLI) -> list[int]:
+    """`n` sentence-pair lengths (tokens, [CLS]/[SEP] included) drawn from the plan's table."""
+    import numpy as np
+
+    from xlt.cost.tokens import KNOWN_LENGTHS, quantile
+
+    u = np.random.default_rng(seed).random(n)
+    lengths = np.rint(quantile(KNOWN_LENGTHS[dataset]["pair"], u, max_length)).astype(int)
+    return np.maximum(lengths, 3).tolist()  # at least [CLS] a [SEP]
+
+
+def xnli_like_examples(n: int, max_length: int, vocab: int, seed: int) -> list[dict]:
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    labels = torch.randint(0, 3, (n,), generator=g).tolist()
+    return [{"input_ids": torch.randint(5, vocab, (length,), generator=g).tolist(), "label": label}
+            for length, label in zip(sample_lengths(n, max_length, seed), labels)]
+
+
+class UsefulTokenCounter(TokenCounter):
+    """Also records each batch's real (unpadded) tokens."""
+
+    def __init__(self, collate):
+        super().__init__(collate)
+        self.useful = []
+
+    def __call__(self, examples):
+        batch = super().__call__(examples)
+        self.useful.append(int(batch["attention_mask"].sum()))
+        return batch
+
+
+def wait_for_go(barrier: str, index: int, timeout_s: float) -> None:
+    """Concurrent workers: say ready, then wait until the driver starts all of them at once."""
+    folder = Path(barrier)
+    (folder / f"ready-{index}").write_text("")
+    deadline = time.time() + timeout_s
+    while not (folder / "go").exists():
+        if time.time() > deadline:
+            raise SystemExit(f"worker {index}: no go signal in {timeout_s:.0f} s")
+        time.sleep(0.02)
+
+
+def run(spec: dict) -> dict:
+    import torch
+
+    from shapes import SHAPES, random_classifier
+    from xlt.core.classification import classification_loss
+    from xlt.core.freezing import freeze
+    from xlt.core.models import pick_device
+    from xlt.core.training import TrainArgs, train
+
+    started = time.time()
+    if spec.get("threads"):
+        torch.set_num_threads(spec["threads"])
+    if spec.get("compile_backend"):  # the smoke test's CPU stand-in for inductor (see gpu_check.py)
+        torch.compile = functools.partial(torch.compile, backend=spec["compile_backend"])
+    shape = SHAPES[spec["shape"]]
+    steps, batch = spec["steps"], spec["batch_size"]
+    examples = xnli_like_examples(steps * batch, spec["max_length"], shape.vocab, spec["seed"])
+    model = random_classifier(shape, spec["seed"])
+    if spec["depth"] >= 0:
+        freeze(model, spec["depth"])
+    device = pick_device(spec["device"])
+    model.to(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    if spec.get("barrier"):
+        wait_for_go(spec["barrier"], spec["index"], spec.get("barrier_timeout_s", 300))
+    collate = UsefulTokenCounter(pad_collate)
+    marks = []
+    args = TrainArgs(max_steps=steps, batch_size=batch, lr=2e-5, weight_decay=0.01, warmup_ratio=0.1,
+                     max_grad_norm=1.0, max_length=spec["max_length"], seed=spec["seed"], precision="auto",
+                     device=str(device), log_every=10**9, length_bucketing=spec["bucketing"],
+                     compile=spec["compile"])
+    train_start = time.time()
+    train(model, examples, collate, classification_loss, args, on_step=lambda step, epoch: marks.append(time.time()))
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    end = time.time()
+    return {"setup_s": train_start - started, "train_start": train_start, "step_starts": marks, "end": end,
+            "padded_tokens": collate.sizes, "useful_tokens": collate.useful, "device": str(device),
+            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+            "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
+            "threads": torch.get_num_threads()}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(json.loads(sys.argv[1]))), flush=True)

@@ -1,0 +1,105 @@
+"""What an experiment family provides: its `plan.py` is a `FamilyPlan`, its folder the rest.
+
+A family is a package `xlt.families.<name>` (or one in a folder of XLT_FAMILY_PATH,
+xlt.core.registry). The workflow, the cli and the tables that join families (paired tests,
+cost ledger, positive control, published numbers) loop over the registered families and read
+what each declares here; none of them names a family. Besides `plan.py` the folder holds:
+
+- `schema.yaml`: the family's config section (`<name>:`), every key with its default;
+- `commands.py`: `VERBS`, the `xlt` verbs its rules call (xlt.core.verbs.Verb);
+- `plots.py` (optional): `PLOTS`, plot kind -> function `(table, out, title="") -> Figure`;
+- `positive_control.py` (optional): a `PositiveControl`, the demo's checks on the family's
+  table, with `positive_control.yaml`, the schema of its thresholds
+  (`positive_control.<name>:` in the config);
+- `paper_results.csv` (optional): the seed study's published numbers (xlt.report.paper);
+- `rules.smk` (families outside the package only): its Snakemake rules, which the Snakefile
+  includes; the built-in families' rules are `workflow/rules/<name>.smk`.
+
+Plan modules are torch-free and cheap to import: `xlt config check` imports every one.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Protocol
+
+
+class FamilyPlan(Protocol):
+    """A family's `plan.py`: its runs and jobs, and what the shared tables need from it."""
+
+    FAMILY: str
+    """The family's name: its config section, its folder, the `family` column of shared tables."""
+
+    TABLE: str
+    """Its tidy table (`xlt aggregate`), which the positive control and the paired tests read."""
+
+    READS: tuple[str, ...]
+    """Families whose plans this one reads (alignment analyses dual's and freeze_depth's
+    models): they are checked and planned before it."""
+
+    EVALUATIONS: tuple[str, ...]
+    """Rules whose jobs evaluate and write per-example outputs beside their metrics file: the
+    paired tests and the seed spread (xlt.analysis.targets) read those. Each is in `LEDGER`
+    with its metrics file."""
+
+    LEDGER: Mapping[str, tuple[tuple[str, ...], str | None]]
+    """Every rule that loads a model -> (the wildcards of its job key, in the order its outputs
+    name them; the metrics file the job writes, a template over those wildcards, or None). Each
+    such rule carries `benchmark: benchmark_pattern(family, rule, wildcards)`
+    (xlt.cost.ledger)."""
+
+    KEEPS_MODEL: tuple[str, ...]
+    """Rules whose outputs keep a trained model (its disk counts in the plan, xlt.cost.estimate)."""
+
+    BASELINE: tuple[str, Any] | None
+    """(axis, value): the run every other value of that axis is compared with in the paired
+    tests (nothing frozen, an untrained encoder), or None."""
+
+    REFERENCE_AXIS: tuple[str, tuple[Any, ...]] | None
+    """(axis, its values in comparison order): along it every value is compared with every
+    earlier one, an axis either run lacks matching anything (the dual family's objective), or None."""
+
+    DERIVED_AXES: frozenset[str]
+    """Axes that follow from the others and are no comparison's own (adapt's `role`)."""
+
+    ORDERS: Mapping[str, Callable[[Any], Any]]
+    """Axis -> sort key of its values, where their natural order is not the plain one."""
+
+    PAPER_ONE_BASED: frozenset[str]
+    """Setting keys the seed study counts from 1 where our tables count from 0 (xlt.report.paper_match)."""
+
+    PAPER_DOMAIN_MEANS: Mapping[tuple[str, str], tuple[str, ...]]
+    """(setting key, published value) -> the values of our rows whose mean it is (xlt.report.paper_match)."""
+
+    def check(self, config: dict) -> None:
+        """Raise XltError for what the schema cannot say (an undeclared model, a missing split)."""
+
+    def runs(self, config: dict) -> list[dict]:
+        """One row per run, with its `run_id` and axes (`xlt sweep` prints them)."""
+
+    def jobs(self, config: dict) -> dict[str, dict[str, Any]]:
+        """Rule -> job key -> xlt.core.plan.Job: each job's `xlt` arguments, inputs and axes."""
+
+    def targets(self, config: dict) -> list[str]:
+        """The tables and plots `rule all` asks for."""
+
+
+class PositiveControl(Protocol):
+    """A family's `positive_control.py`: effects the demo world must show in its table
+    (xlt.report.positive_control). May also define `resolve(entry) -> entry`, which the job
+    runs on its spec entry to count data files (chance levels), and `datasets(config)`, the
+    datasets whose prepared files `resolve` reads (inputs of the job)."""
+
+    CHECK_NAMES: tuple[str, ...]
+    """Its checks' names, in report order (also the rows of a disabled family)."""
+
+    def spec(self, config: dict) -> dict:
+        """What the checks need from the validated config (JSON), with `not_run`: check name
+        -> why the sweep cannot answer it."""
+
+    def checks(self, table: Any, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
+        """Check rows (xlt.report.positive_control.rows.row) from the family's table."""
+
+
+def missing_members(module: Any, protocol: type = FamilyPlan) -> list[str]:
+    """The names of `protocol` that `module` does not define."""
+    names = [n for n in vars(protocol) if not n.startswith("_")] + list(protocol.__annotations__)
+    return [n for n in dict.fromkeys(names) if not hasattr(module, n)]

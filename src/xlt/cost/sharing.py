@@ -1,0 +1,88 @@
+"""Several small jobs on one GPU: how many slots a job takes, and what the GPU is then occupied for.
+
+Measured on an H100 (xlt.cost.profile.H100_MEASURED, mBERT shape, bf16, eager): a batch of
+32 x 128 tokens trains at 126,783 tokens/s, a batch of 128 x 128 at 364,289. The batch-32 job
+spends most of its step launching kernels and leaves the GPU idle in between; jobs of the
+seeds' batch sizes (8-32) fill it only when several run at once. A GPU holds
+`gpu_sharing.slots_per_gpu` slots; a job takes as many as the work of one of its steps needs,
+a step as large as the measured batch of 128 x 128 (SATURATING_STEP_FLOPS) taking all of them,
+and at least as many as its planned peak memory needs of `gpu_sharing.memory_gib`.
+
+What sharing gains is assumed, not measured: k jobs on one GPU together reach at most the
+throughput of one saturating step (the batch-128 rate), and of that only SHARING_EFFICIENCY.
+Without MPS, separate processes time-slice the GPU rather than run kernels side by side, so
+the fraction is set well below 1. A job's GPU occupancy is then its seconds x
+max(1/k, its own FLOP rate / (SHARING_EFFICIENCY x the saturating rate)), never more than its
+seconds: for a batch-32 mBERT step (0.35 of the batch-128 rate) 0.58 of its seconds with 4
+slots a GPU, a 1.7x saving, where the ideal (efficiency 1) would give 0.35.
+"""
+from __future__ import annotations
+
+import math
+
+from xlt.cost.profile import H100_MEASURED, MBERT_TOKEN_FLOPS
+
+# the measured batch of 128 x 128 tokens at mBERT's shape: the step that fills an H100 on its own
+SATURATING_STEP_FLOPS = MBERT_TOKEN_FLOPS * H100_MEASURED["tokens_per_step"][1]
+SATURATING_LAYERS = 12
+# share of the saturating throughput that jobs sharing a GPU reach together: assumed (no
+# measurement of concurrent jobs yet); a profile may set its own `sharing_efficiency`
+SHARING_EFFICIENCY = 0.6
+
+
+def job_slots(step_flops: float, peak_memory_gib: float, sharing: dict) -> int:
+    """Slots of one GPU a job takes (config `gpu_sharing`): by the work of one of its steps, and
+    by its planned peak memory; 1 to slots_per_gpu."""
+    capacity = int(sharing["slots_per_gpu"])
+    if capacity <= 1:
+        return 1
+    by_work = math.ceil(capacity * step_flops / SATURATING_STEP_FLOPS - 1e-9)
+    by_memory = math.ceil(capacity * peak_memory_gib / sharing["memory_gib"] - 1e-9)
+    return min(capacity, max(1, by_work, by_memory))
+
+
+def saturated_rate(profile: dict) -> float:
+    """FLOP/s of one saturating step on the profile's accelerator: its FLOPs over the step time the
+    profile plans for it (for h100: the measured batch-128 rate, 364,289 tokens/s at mBERT's shape)."""
+    tokens = H100_MEASURED["tokens_per_step"][1]
+    step = (profile.get("step_s", 0.0) + SATURATING_LAYERS * (profile.get("step_layer_s", 0.0)
+            + profile.get("step_example_layer_s", 0.0) * tokens / 128)
+            + SATURATING_STEP_FLOPS / profile["train_flops"])
+    return SATURATING_STEP_FLOPS / step
+
+
+def gpu_seconds(seconds: float, flops: float, slots: int, capacity: int, profile: dict) -> float:
+    """Seconds of a GPU a job occupies when it shares one with capacity // slots jobs of its kind:
+    its own seconds when alone or on a CPU profile, else (module docstring) at most its seconds
+    and at least its share 1/k."""
+    peers = capacity // max(slots, 1)
+    if not profile.get("gpu") or peers <= 1 or seconds <= 0:
+        return seconds
+    efficiency = profile.get("sharing_efficiency", SHARING_EFFICIENCY)
+    own_rate = flops / seconds
+    return seconds * min(1.0, max(1.0 / peers, own_rate / (efficiency * saturated_rate(profile))))
+
+
+def apply(jobs: list, config: dict, profile: dict) -> None:
+    """Set each JobCost's slots and gpu_seconds from the config's gpu_sharing. A job that runs no
+    model (data preparation, splits) shares nothing and is charged its own seconds, as before."""
+    sharing = config.get("gpu_sharing") or {"slots_per_gpu": 1}
+    for job in jobs:
+        job.slots = job_slots(job.step_flops, job.peak_memory_gib, sharing) if job.flops else 1
+        job.gpu_seconds = (gpu_seconds(job.seconds, job.flops, job.slots, int(sharing["slots_per_gpu"]), profile)
+                           if job.flops else job.seconds)
+
+
+def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:
+    """Job key -> slots, for every job of `rule` (the workflow's `gpu_slots` resource)."""
+    from xlt.core import settings
+    from xlt.cost.estimate import job_cost
+    from xlt.cost.profile import KNOWN
+
+    sharing = config.get("gpu_sharing") or {"slots_per_gpu": 1}
+    jobs = settings.plan_module(family).jobs(config).get(rule, {})
+    out = {}
+    for key, job in jobs.items():
+        cost = job_cost(config, family, rule, key, job.args, profile={"name": "cpu", **KNOWN["cpu"]})
+        out[key] = job_slots(cost.step_flops, cost.peak_memory_gib, sharing) if cost.flops else 1
+    return out

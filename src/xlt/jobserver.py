@@ -1,0 +1,354 @@
+"""A fork server for `xlt` jobs: one process imports torch, transformers and the other heavy
+libraries once, then each `xlt` call of a workflow run runs in a fork of it.
+
+A rehearsal job's own work (a few optimiser steps on a tiny model) takes about a CPU-second, its
+imports about five: of 496 jobs, the imports would be most of the run. `xlt job-server -- COMMAND`
+runs COMMAND (snakemake) with XLT_JOB_SERVER naming the server's socket. An `xlt` call that finds
+the variable sends the server its arguments, working directory, environment and its stdin, stdout
+and stderr, and exits with the job's exit status; the job runs `xlt.cli.main` in a fork, as a
+fresh process would. Signals the call receives are passed on to the job.
+
+The server declines a call (which then runs in its own process, as without the server) whose
+environment differs from the server's in a variable the libraries read once, at import: the
+Hugging Face caches and offline switches, PYTHONPATH and the like. A forked job would not see it.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from xlt.core.console import QUIET_ENV
+from xlt.core.verbs import WORKFLOW, Verb
+
+VARIABLE = "XLT_JOB_SERVER"
+# read at import by torch, transformers, huggingface_hub, datasets, tqdm, matplotlib or Python itself
+IMPORT_TIME_PREFIXES = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TORCH", "PYTORCH_", "CUDA_", "TOKENIZERS_",
+                        "DATASETS_", "TQDM_", "PYTHON", "MPL", "XDG_CACHE_HOME", "NO_COLOR", "LD_", "KMP_", "OPENBLAS_CORETYPE")
+THREAD_VARIABLE = "OMP_NUM_THREADS"  # Snakemake sets it to the rule's threads; applied with torch.set_num_threads
+# verbs that set import-time variables themselves before importing the libraries (prefetch --check)
+DECLINED_VERBS = ("prefetch", "job-server")
+PRELOAD = ("torch", "transformers", "transformers.models.bert.modeling_bert",
+           "transformers.models.roberta.modeling_roberta", "transformers.models.auto.tokenization_auto",
+           "datasets", "numpy", "pandas", "scipy.stats", "sklearn.manifold", "xlt.report.figures",
+           "xlt.core.training", "xlt.core.models")
+_HEADER = struct.Struct("!I")
+
+
+def import_environment(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME_PREFIXES)}
+
+
+# ---------------------------------------------------------------- the client: an `xlt` call
+
+def run_remote(argv: list[str]) -> int | None:
+    """Run `xlt argv` in the server that XLT_JOB_SERVER names: the job's exit status, or None
+    when there is no server to reach or it declines the call (the caller then runs it itself)."""
+    path = os.environ.get(VARIABLE)
+    if not path or (argv and argv[0] in DECLINED_VERBS):
+        return None
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(path)
+    except OSError as err:
+        print(f"xlt: job server {path} unreachable ({err}); running in this process", file=sys.stderr)
+        return None
+    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    socket.send_fds(client, [_HEADER.pack(len(payload)) + payload], [0, 1, 2])
+
+    def forward(signum, _frame):
+        client.sendall(f"signal {signum}\n".encode())
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    reply = _read_line(client)
+    if reply.startswith("declined"):
+        return None
+    if not reply.startswith("status "):  # the server went away mid-job
+        print(f"xlt: job server {path} ended without the job's status", file=sys.stderr)
+        return 1
+    status = int(reply.split()[1])
+    if status < 0:  # the job was killed by a signal: end the same way
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    return status
+
+
+def _read_line(sock: socket.socket) -> str:
+    data = b""
+    while not data.endswith(b"\n"):
+        try:
+            chunk = sock.recv(256)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return data.decode().strip()
+
+
+# ---------------------------------------------------------------- the server
+
+class Server:
+    def __init__(self, path: str, environment: dict[str, str], set_by_imports: dict[str, str],
+                 stats: str | None = None):
+        self.path = path
+        self.stats = stats
+        self.environment = import_environment(environment)  # as the libraries found it
+        # what they set themselves (torch: KMP_DUPLICATE_LIB_OK): a caller that imported them too has it
+        self.set_by_imports = set_by_imports
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(64)
+        self.handlers: set[int] = set()
+        self.forked = self.declined = 0
+
+    def decline_reason(self, request: dict, fds: list[int]) -> str | None:
+        argv = request["argv"]
+        if argv and argv[0] in DECLINED_VERBS:
+            return f"verb {argv[0]}"
+        env = dict(request["env"])
+        if not all(os.isatty(fd) for fd in fds[1:3]):  # as console.configure() sets them in a fresh job
+            env = {**QUIET_ENV, **env}
+        theirs = import_environment(env)
+        differ = sorted(k for k in theirs.keys() | self.environment.keys() if theirs.get(k) != self.environment.get(k)
+                        and not (k in self.set_by_imports and theirs.get(k) == self.set_by_imports[k]))
+        return f"import-time variables differ: {', '.join(differ)}" if differ else None
+
+    def accept(self) -> None:
+        conn, _ = self.listener.accept()
+        request, fds = _receive(conn)
+        reason = self.decline_reason(request, fds)
+        if reason:
+            self.declined += 1
+            print(f"xlt job-server: declined `xlt {' '.join(request['argv'][:1])}` ({reason})", file=sys.stderr)
+            conn.sendall(b"declined\n")
+            conn.close()
+            for fd in fds:
+                os.close(fd)
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the server's passes it on to the command
+                self.listener.close()
+                _handle(conn, request, fds, self.stats)
+            finally:
+                os._exit(1)
+        self.forked += 1
+        self.handlers.add(pid)
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+
+    def reap(self) -> None:
+        for pid in list(self.handlers):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                self.handlers.discard(pid)
+
+    def close(self) -> None:
+        self.listener.close()
+        for pid in self.handlers:
+            os.waitpid(pid, 0)
+        Path(self.path).unlink(missing_ok=True)
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    size = _HEADER.unpack(data[:_HEADER.size])[0]
+    body = data[_HEADER.size:]
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            raise ConnectionError("the xlt call closed its connection mid-request")
+        body += chunk
+    return json.loads(body), list(fds)
+
+
+def _handle(conn: socket.socket, request: dict, fds: list[int], stats: str | None) -> None:
+    """In a fork of the server: run the job in a fork of this process, pass on the signals the
+    caller forwards (its hang-up ends the job) and answer with the job's exit status. With
+    `stats`, append the job's verb, run id, CPU and wall seconds to that file."""
+    started = time.monotonic()
+    job = os.fork()
+    if job == 0:
+        conn.close()
+        _run_job(request, fds)
+    for fd in fds:
+        os.close(fd)
+    done = os.pidfd_open(job)
+    watching = [conn, done]
+    while True:
+        ready, _, _ = select.select(watching, [], [])
+        if done in ready:
+            _, wait_status, usage = os.wait4(job, 0)
+            status = os.waitstatus_to_exitcode(wait_status)
+            if stats:
+                _record(stats, request["argv"], usage.ru_utime + usage.ru_stime, time.monotonic() - started)
+            try:
+                conn.sendall(f"status {status}\n".encode())
+            except OSError:
+                pass  # the caller is gone
+            os._exit(0)
+        message = conn.recv(256).decode()
+        if not message:  # the caller ended without waiting: end its job too
+            os.kill(job, signal.SIGTERM)
+            watching = [done]
+        for line in message.splitlines():
+            if line.startswith("signal "):
+                os.kill(job, int(line.split()[1]))
+
+
+def _record(stats: str, argv: list[str], cpu_s: float, wall_s: float) -> None:
+    run_id = argv[argv.index("--run-id") + 1] if "--run-id" in argv[:-1] else ""
+    with open(stats, "a") as f:  # one short line a write: jobs ending together do not interleave
+        f.write(f"{argv[0] if argv else ''}\t{run_id}\t{cpu_s:.3f}\t{wall_s:.3f}\n")
+
+
+def _run_job(request: dict, fds: list[int]) -> None:
+    """In the job's process: become the caller (stdio, directory, environment, argv), run the verb, exit."""
+    code = 1
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.environ.pop(VARIABLE, None)  # the job runs here; an `xlt` it starts itself runs on its own
+        sys.argv = ["xlt", *request["argv"]]
+        _fresh_runtime()
+        from xlt.cli import main
+
+        try:
+            code = main(request["argv"])
+        except SystemExit as exit_:
+            code = _exit_code(exit_.code)
+    except BaseException:  # noqa: BLE001 (as an uncaught exception ends a fresh process)
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _fresh_runtime() -> None:
+    """What a fresh process would have that a fork shares with the server: the thread count
+    Snakemake asks for, and numpy's unseeded random state (Python's `random` reseeds itself)."""
+    import numpy as np
+    import torch
+
+    threads = os.environ.get(THREAD_VARIABLE)
+    torch.set_num_threads(int(threads) if threads and threads.isdigit() and int(threads) > 0 else os.cpu_count())
+    np.random.seed()
+
+
+def preload() -> None:
+    """Import what the jobs import, build what transformers builds once a process, and freeze
+    the result: the collector then never walks those objects, in the server or in a job (where
+    walking them would also copy every page the fork shares)."""
+    import gc
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    try:  # the checkpoint key renamings of every architecture (~1,500 regexes), built at a job's first load
+        from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+
+        get_checkpoint_conversion_mapping("bert")
+    except ImportError:  # another transformers version: each job builds its own
+        pass
+    gc.collect()
+    gc.freeze()
+
+
+def serve(command: list[str], hf_cache: str | None = None, stats: str | None = None) -> int:
+    """Run `command` with a job server for its `xlt` calls; its exit status. `hf_cache`: the
+    Hugging Face cache the workflow's jobs read (the Snakefile points them at its resources/hf
+    unless HF_HUB_CACHE says otherwise; the server must import the libraries with the same).
+    `stats`: a TSV file to append each forked job's verb, run id, CPU and wall seconds to."""
+    from xlt.core.prefetch import cache_dir, cache_environment
+
+    env = dict(os.environ)  # the command's
+    if hf_cache:
+        for name, value in cache_environment(cache_dir(hf_cache)).items():
+            env.setdefault(name, value)
+    os.environ.update(env)
+    # the server's libraries start no thread pools: a fork only copies the calling thread
+    for name in (THREAD_VARIABLE, "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    os.environ.update({k: v for k, v in QUIET_ENV.items() if k not in os.environ})  # jobs write log files
+    imported_with = dict(os.environ)
+    preload()
+    # not a TemporaryDirectory: its clean-up at exit would run in every job too (they are forks)
+    tmp = tempfile.mkdtemp(prefix="xlt-job-server-")
+    set_by_imports = {k: v for k, v in os.environ.items() if k not in imported_with}
+    if stats:
+        Path(stats).write_text("verb\trun_id\tcpu_s\twall_s\n")
+        stats = str(Path(stats).resolve())
+    server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports, stats)
+    try:
+        proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
+        # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up
+        signal.signal(signal.SIGTERM, lambda signum, _frame: proc.send_signal(signum))
+        finished = os.pidfd_open(proc.pid)
+        try:
+            while True:
+                ready, _, _ = select.select([server.listener, finished], [], [], 1.0)
+                server.reap()
+                if server.listener in ready:
+                    server.accept()
+                if finished in ready:
+                    break
+        except KeyboardInterrupt:
+            pass
+        status = proc.wait()
+    finally:
+        server.close()
+        os.rmdir(tmp)
+    print(f"xlt job-server: {server.forked} jobs forked, {server.declined} declined", file=sys.stderr)
+    return 128 - status if status < 0 else status  # a command killed by a signal: as a shell reports it
+
+
+def _arguments(p):
+    p.add_argument("--hf-cache", default=None,
+                   help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)")
+    p.add_argument("--stats", default=None, help="TSV file: each job's verb, run id, CPU and wall seconds")
+    p.add_argument("command", nargs="+", help="the command whose `xlt` calls the server runs (after --), "
+                                              "e.g. -- snakemake --cores 2")
+
+
+def _run(args):
+    return serve(args.command, args.hf_cache, args.stats)
+
+
+GROUP = WORKFLOW
+VERBS = {"job-server": Verb("Run a command (snakemake) whose `xlt` jobs fork from one process that has imported "
+                            "torch and transformers once (the rehearsal's hundreds of small jobs)", _arguments, _run)}

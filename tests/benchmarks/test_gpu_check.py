@@ -1,0 +1,127 @@
+"""benchmarks/gpu_check.sh --smoke (the device check's code paths on the CPU, tiny shape): every
+section written, every figure computed from what was measured and what the plan says; and the
+pieces it is built from (the length sample, the plan's prediction, the concurrent window, the
+budget) checked against independent counts."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import gpu_check  # noqa: E402
+import gpu_worker  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu-check")
+    env = {**os.environ, "PYTHON": sys.executable}
+    proc = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(out), "--smoke"], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out, json.loads((out / "gpu_check.json").read_text()), (out / "gpu_check.md").read_text()
+
+
+def test_smoke_writes_every_section(smoke):
+    out, results, md = smoke
+    log = (out / "gpu_check.log").read_text()
+    assert log.startswith("# GPU check: estimated")
+    assert "depth 1, bucketed, compiled: " in log and "planned (measured / planned " in log
+    for key in ("torch", "transformers", "gpu", "nvidia_smi", "git_commit", "cuda"):
+        assert key in results["environment"]
+    runs = results["paper_shape"]
+    assert [(r["compile"], r["bucketing"], r["depth"]) for r in runs] == [(False, True, 1), (False, False, 1), (True, True, 1)]
+    assert [r["processes"] for r in results["concurrency"]] == [1, 2]
+    assert not [r for r in runs + results["concurrency"] if "skipped" in r]
+    for heading in ("## Environment", "## 1. Paper shape", "## 2. Concurrency"):
+        assert heading in md
+    for row in ("| 1 | bucketed | False | 5 |", "| 1 | random | False | 5 |", "| 1 | bucketed | True | 5 |",
+                "\n| 1 | 1 | 4 |", "\n| 2 | 1 | 4 |"):
+        assert row in md
+
+
+def test_smoke_ratios_are_measured_over_planned(smoke):
+    _, results, _ = smoke
+    eager, random_batches, compiled = results["paper_shape"]
+    for r in (eager, random_batches, compiled):
+        m = r["measured"]
+        assert m["timed_steps"] == 8 - 3
+        assert r["ratio"] == pytest.approx(m["step_s"] / r["planned"]["step_s"])
+        assert r["within"] == (1 / gpu_check.WITHIN <= r["ratio"] <= gpu_check.WITHIN)
+        assert m["useful_tokens_per_example"] <= m["padded_tokens_per_example"] <= 128
+    assert compiled["compile_step_ratio"] == pytest.approx(compiled["measured"]["step_s"] / eager["measured"]["step_s"])
+    assert compiled["compile_s"] == pytest.approx(compiled["measured"]["startup_excess_s"]
+                                                  - eager["measured"]["startup_excess_s"])
+    # bucketing pads less than random batches, in the sample and in the plan
+    assert eager["measured"]["padded_tokens_per_example"] < random_batches["measured"]["padded_tokens_per_example"]
+    assert eager["planned"]["padded_tokens_per_example"] < random_batches["planned"]["padded_tokens_per_example"]
+    one, two = results["concurrency"]
+    assert one["speedup_vs_one"] == 1.0
+    assert two["speedup_vs_one"] == pytest.approx(two["useful_tokens_per_s"] / one["useful_tokens_per_s"])
+    assert len(two["step_s_each"]) == 2 and two["window_s"] > 0
+
+
+def test_plan_prediction_is_the_plans_job_cost():
+    from xlt.cost import profile, tokens
+
+    s = gpu_check.settings(gpu_check.build_parser().parse_args(["--out", "x"]))
+    h100 = profile.load("h100")
+    eager = gpu_check.planned(s, {"compile": False, "bucketing": True, "depth": -1}, h100)
+    compiled = gpu_check.planned(s, {"compile": True, "bucketing": True, "depth": -1}, h100)
+    deep = gpu_check.planned(s, {"compile": False, "bucketing": True, "depth": 8}, h100)
+    assert compiled["step_s"] == pytest.approx(eager["step_s"] * h100["compile_step_ratio"])
+    assert compiled["compile_s"] == h100["compile_s"] and eager["compile_s"] == 0
+    assert deep["step_s"] < eager["step_s"]
+    xnli = tokens.KNOWN_LENGTHS[gpu_worker.XNLI]
+    assert eager["padded_tokens_per_example"] == pytest.approx(
+        tokens.example_tokens(xnli, "finetune", 128, 32, bucketing=True), rel=1e-6)
+    # the profile's own step: overheads + 6 x params x tokens / rate (mBERT, nothing frozen)
+    batch_tokens = 32 * eager["padded_tokens_per_example"]
+    by_hand = (h100["step_s"] + 12 * h100["step_layer_s"] + 32 * 12 * h100["step_example_layer_s"]
+               + 6 * 12 * 768**2 * 12 * batch_tokens / h100["train_flops"])
+    assert eager["step_s"] == pytest.approx(by_hand)
+
+
+def test_length_sample_follows_the_plans_table():
+    from xlt.cost import tokens
+
+    lengths = gpu_worker.sample_lengths(20000, 128, seed=3)
+    assert max(lengths) <= 128 and min(lengths) >= 3
+    expected = tokens.useful_length(tokens.KNOWN_LENGTHS[gpu_worker.XNLI]["pair"], 128)
+    assert sum(lengths) / len(lengths) == pytest.approx(expected, rel=0.02)
+
+
+def test_concurrent_window_counts_only_the_overlap():
+    # A: steps of 10 tokens starting at 0,1,2,3, ends at 4; B: steps of 20 tokens at 1.5, 2.5, ends 3.5.
+    # Past warm-up (1 step): A from 1, B from 2.5; the window is 2.5 .. 3.5 (B ends first):
+    # A does 10 tokens a second there, B 20: 30 tokens/s together
+    a = {"step_starts": [0.0, 1.0, 2.0, 3.0], "end": 4.0, "useful_tokens": [10] * 4, "padded_tokens": [12] * 4}
+    b = {"step_starts": [1.5, 2.5], "end": 3.5, "useful_tokens": [20] * 2, "padded_tokens": [40] * 2}
+    out = gpu_check.aggregate([a, b], warmup=1)
+    assert out["window_s"] == pytest.approx(1.0)
+    assert out["useful_tokens_per_s"] == pytest.approx(30.0)
+    assert out["padded_tokens_per_s"] == pytest.approx(52.0)
+
+
+def test_over_budget_skips_with_a_note_and_still_writes(tmp_path):
+    assert gpu_check.main(["--out", str(tmp_path), "--smoke", "--budget-s", "0"]) == 0
+    results = json.loads((tmp_path / "gpu_check.json").read_text())
+    rows = results["paper_shape"] + results["concurrency"]
+    assert len(rows) == 5 and all(r["skipped"].startswith("over budget") for r in rows)
+    assert results["environment"]["torch"]
+    assert "skipped: over budget" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_environment_names_the_commit_without_a_git_checkout(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "REPO", tmp_path)  # a copy of the tree without .git
+    monkeypatch.setenv("XLT_COMMIT", "abc1234")
+    assert gpu_check.environment()["git_commit"] == "abc1234"
+    monkeypatch.delenv("XLT_COMMIT")
+    assert gpu_check.environment()["git_commit"].startswith("unknown")

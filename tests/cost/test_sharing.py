@@ -1,0 +1,146 @@
+"""GPU sharing (xlt.cost.sharing, config gpu_sharing): the slots a job takes, what the plan charges
+it with several jobs on one GPU, and how the workflow passes the slots to Snakemake and SLURM."""
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from xlt.core import settings
+from xlt.core.cluster import gpu_job_resources
+from xlt.core.errors import XltError
+from xlt.cost import estimate, profile, sharing
+from xlt.cost.profile import H100_MEASURED, MBERT_TOKEN_FLOPS
+
+FOUR = {"slots_per_gpu": 4, "memory_gib": 40, "slurm": "shard"}
+
+
+def test_config_keys_are_validated_with_defaults():
+    config = settings.load("config.yaml")
+    assert config["gpu_sharing"] == {"slots_per_gpu": 1, "memory_gib": 40, "slurm": "shard"}
+    assert config["keep_models"] is False
+    paper = settings.load("config/paper.yaml")
+    assert paper["gpu_sharing"]["slots_per_gpu"] == 4
+    for bad in ({"gpu_sharing": {"slots_per_gpu": 0}}, {"gpu_sharing": {"slurm": "mps"}},
+                {"gpu_sharing": {"per_gpu": 2}}, {"keep_models": "yes"}):
+        broken = {**copy.deepcopy(paper), **bad}
+        with pytest.raises(XltError, match="gpu_sharing|keep_models"):
+            settings.validate(broken)
+
+
+def test_a_job_takes_slots_by_its_step_and_its_memory():
+    batch32 = MBERT_TOKEN_FLOPS * 32 * 128
+    assert sharing.job_slots(batch32, 4.0, FOUR) == 1  # a quarter of the saturating step
+    assert sharing.job_slots(MBERT_TOKEN_FLOPS * 128 * 128, 4.0, FOUR) == 4  # fills the GPU alone
+    assert sharing.job_slots(MBERT_TOKEN_FLOPS * 64 * 128, 4.0, FOUR) == 2
+    assert sharing.job_slots(batch32, 25.0, FOUR) == 3  # 25 of 40 GiB: three quarters of the memory
+    assert sharing.job_slots(batch32 * 100, 100.0, FOUR) == 4  # never more than the GPU holds
+    assert sharing.job_slots(batch32, 4.0, {**FOUR, "slots_per_gpu": 1}) == 1
+
+
+def test_the_saturating_rate_is_the_measured_batch_128_throughput():
+    rate = sharing.saturated_rate(profile.load("h100"))
+    assert rate / MBERT_TOKEN_FLOPS == pytest.approx(H100_MEASURED["tokens_per_s"][1], rel=1e-3)
+
+
+def test_occupancy_is_bounded_by_the_saturating_rate_and_the_share():
+    h100 = profile.load("h100")
+    saturating = sharing.saturated_rate(h100)
+    batch32_rate = MBERT_TOKEN_FLOPS * H100_MEASURED["tokens_per_s"][0]
+    # a batch-32 job: 0.35 of the batch-128 rate, of which sharing reaches 0.6: 0.58 of its seconds
+    got = sharing.gpu_seconds(100.0, batch32_rate * 100, 1, 4, h100)
+    assert got == pytest.approx(100 * batch32_rate / (sharing.SHARING_EFFICIENCY * saturating))
+    assert 55 < got < 60
+    assert sharing.gpu_seconds(100.0, 1e10, 1, 4, h100) == pytest.approx(25.0)  # idle-bound: its 1/4 share
+    assert sharing.gpu_seconds(100.0, 1e10, 4, 4, h100) == 100.0  # alone on the GPU
+    assert sharing.gpu_seconds(100.0, 1e10, 1, 1, h100) == 100.0  # no sharing configured
+    assert sharing.gpu_seconds(100.0, saturating * 100, 1, 4, h100) == 100.0  # never more than its own time
+    assert sharing.gpu_seconds(100.0, 1e10, 1, 4, profile.load("cpu")) == 100.0  # CPUs are not shared
+
+
+def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
+    config = settings.load("config/paper.yaml")
+    h100 = profile.load("h100")
+    shared = estimate.plan(config, h100)
+    alone = estimate.plan({**config, "gpu_sharing": {**config["gpu_sharing"], "slots_per_gpu": 1}}, h100)
+    assert shared["total"]["hours"] == pytest.approx(alone["total"]["hours"])  # the jobs' own time is the same
+    assert alone["total"]["gpu_hours"] == pytest.approx(alone["total"]["hours"])
+    assert shared["total"]["gpu_hours"] < 0.5 * shared["total"]["hours"]
+    for family, f in shared["families"].items():
+        assert f["gpu_hours"] <= f["hours"] + 1e-9, family
+    slots = {(j["rule"], j["slots"]) for j in shared["jobs"]}
+    assert ("finetune", 1) in slots and ("train_dual", 4) in slots  # batch 32 x 128 vs 256 x 64
+    table = estimate.format_table(shared)
+    assert "job-h" in table and "GPU-h" in table and "4 slot(s) a GPU" in table
+
+
+def test_rules_slots_are_the_plans():
+    config = settings.load("config/paper.yaml")
+    planned = {(j["family"], j["rule"], j["run_id"]): j["slots"] for j in estimate.plan(config, profile.load("h100"))["jobs"]}
+    for family, rule in (("freeze_depth", "finetune"), ("monox", "train_teacher"), ("dual", "mine")):
+        got = sharing.rule_slots(config, family, rule)
+        assert got and all(planned[(family, rule, key)] == n for key, n in got.items()), rule
+
+
+def test_slurm_gets_shards_or_a_whole_gpu(monkeypatch):
+    config = settings.load("config/paper.yaml")
+    monkeypatch.delenv("XLT_SLURM_GPU_MODEL", raising=False)
+    shard = gpu_job_resources(config, "monox", 2)
+    assert shard["gres"] == "shard:2" and "gpu" not in shard and shard["gpu_slots"] == 2
+    whole = gpu_job_resources({**config, "gpu_sharing": {**config["gpu_sharing"], "slurm": "gpu"}}, "monox", 2)
+    assert whole["gpu"] == 1 and "gres" not in whole and whole["gpu_slots"] == 2
+    alone = gpu_job_resources({**config, "gpu_sharing": {**config["gpu_sharing"], "slots_per_gpu": 1}}, "monox", 1)
+    assert alone["gpu"] == 1 and "gres" not in alone
+    monkeypatch.setenv("XLT_SLURM_GPU_MODEL", "a100")
+    with pytest.raises(XltError, match="XLT_SLURM_GPU_MODEL"):
+        gpu_job_resources(config, "monox", 2)
+
+
+def test_the_slurm_executor_turns_the_shards_into_sbatch_gres():
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    class Job:
+        resources = type("R", (dict,), {"__getattr__": dict.__getitem__})(
+            gpu_job_resources(settings.load("config/paper.yaml"), "freeze_depth", 1))
+
+    assert set_gres_string(Job()).strip() == "--gres=shard:1"
+
+
+@pytest.mark.slow
+def test_snakemake_runs_as_many_jobs_on_a_gpu_as_its_slots_allow(tmp_path):
+    """What the workflow relies on: under `--resources gpu_slots=N` jobs of one slot run N at a
+    time, and a job of N slots runs alone."""
+    (tmp_path / "Snakefile").write_text(textwrap.dedent("""\
+        import time
+        SLOTS = {"a": 1, "b": 1, "c": 1, "d": 1, "big": 2}
+        rule all:
+            input: expand("{name}.txt", name=SLOTS)
+        rule job:
+            output: "{name}.txt"
+            resources: gpu_slots=lambda wildcards: SLOTS[wildcards.name]
+            run:
+                start = time.time()
+                time.sleep(1.5)
+                open(output[0], "w").write(f"{start} {time.time()}")
+        """))
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "4", "--resources", "gpu_slots=2", "-q"],
+                   cwd=tmp_path, check=True, capture_output=True, timeout=300)
+    spans = {p.stem: tuple(map(float, p.read_text().split())) for p in tmp_path.glob("*.txt")}
+    slots = {"a": 1, "b": 1, "c": 1, "d": 1, "big": 2}
+
+    def load_at(t):
+        return sum(slots[n] for n, (s, e) in spans.items() if s <= t < e)
+
+    assert max(load_at(s) for s, _ in spans.values()) == 2
+    assert max(sum(1 for s, e in spans.values() if s <= t < e) for t, _ in spans.values()) == 2
+    big_start, big_end = spans["big"]
+    assert all(e <= big_start or s >= big_end for n, (s, e) in spans.items() if n != "big")
+
+
+def test_jobs_that_run_no_model_are_charged_their_own_seconds():
+    planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100"))
+    light = [j for j in planned["jobs"] if j["rule"] in ("prepare_data", "monox_split")]
+    assert light and all(j["gpu_seconds"] == j["seconds"] and j["slots"] == 1 for j in light)
