@@ -292,3 +292,35 @@ def test_the_match_axis_leaves_the_pairs_as_they_were_and_never_pairs_two_rules(
     mixed = [run(tmp_path / "index", "untrained", untrained | {"match": "index"}, 0.1, 1),
              run(tmp_path / "text", "m0-text", runs[1][1] | {"match": "text"}, 0.6, 2)]
     assert paired_tests(read_runs(mixed), "dual", resamples=200).empty
+
+
+def test_dual_objectives_pair_the_distilled_student_with_the_teacher_and_each_additive_margin_run(tmp_path):
+    """The reference axis: every objective against every earlier one on the same items, an axis
+    either run lacks matching anything; other poolings and the untrained encoder stay apart."""
+    none = {"margin": None, "scale": None, "batch_size": None, "freeze_depth": None, "seed": None}
+    runs = {
+        "untrained": {"model": "m", "objective": None, "pooling": "mean", "trained": False, **none},
+        "teacher": {"model": "m", "objective": "teacher", "pooling": "mean", "trained": True, **none},
+        "am0": {"model": "m", "objective": "additive_margin", "margin": 0, "scale": 10, "pooling": "mean",
+                "batch_size": 32, "freeze_depth": -1, "seed": 1, "trained": True},
+        "am3": {"model": "m", "objective": "additive_margin", "margin": 0.3, "scale": 10, "pooling": "mean",
+                "batch_size": 32, "freeze_depth": -1, "seed": 1, "trained": True},
+        "kd": {"model": "m", "objective": "mse_distill", "margin": None, "scale": None, "pooling": "mean",
+               "batch_size": 32, "freeze_depth": -1, "seed": 1, "trained": True},
+        "kd-cls": {"model": "m", "objective": "mse_distill", "margin": None, "scale": None, "pooling": "cls",
+                   "batch_size": 32, "freeze_depth": -1, "seed": 1, "trained": True},
+    }
+    shares = {"untrained": 0.1, "teacher": 0.3, "am0": 0.6, "am3": 0.7, "kd": 0.9, "kd-cls": 0.9}
+    paths = [write_classifier_run(tmp_path, "dual", run_id, axes, {"qac": predictions(shares[run_id], i)})
+             for i, (run_id, axes) in enumerate(runs.items())]
+    table = paired_tests(read_runs(paths), "dual", resamples=200)
+    reference = table[table.comparison == "vs_reference"]
+    assert set(zip(reference.run_a, reference.run_b)) == {
+        ("teacher", "am0"), ("teacher", "am3"), ("teacher", "kd"), ("am0", "kd"), ("am3", "kd")}
+    assert (reference.axis == "objective").all()
+    kd = reference[(reference.run_a == "teacher") & (reference.run_b == "kd")].iloc[0]
+    assert kd["a"] == "teacher" and kd["b"] == "mse_distill"
+    assert kd["diff"] == pytest.approx(0.6) and kd["test"] == "mcnemar" and kd["significant"]
+    # the untrained encoder still meets every trained run with its pooling (the family's baseline)
+    baseline = table[table.comparison == "vs_baseline"]
+    assert set(baseline.run_b) == {"teacher", "am0", "am3", "kd"}

@@ -59,10 +59,10 @@ def test_family_training_override_stays_an_override():
 
 def test_a_family_is_off_when_absent_or_disabled():
     config = demo_config()
-    del config["sbert"]
+    del config["monox"]  # (not sbert: the demo's dual family distils from an sbert run)
     config["adapt"] = {"enabled": False}
     validate(config)
-    assert settings.family(config, "sbert") is None and settings.family(config, "adapt") is None
+    assert settings.family(config, "monox") is None and settings.family(config, "adapt") is None
     assert settings.family(config, "freeze_depth") is not None
 
 

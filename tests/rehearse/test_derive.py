@@ -26,6 +26,7 @@ def _without_changes(config: dict) -> dict:
     for value in config.values():
         if isinstance(value, dict) and "resources" in value:
             value.pop("training", None)
+            value.get("distill", {}).pop("training", None)
             value.get("scheme_eval", {}).pop("eval_every", None)
             for key in ("cpus", "gpus", "mem_mb"):
                 value["resources"].pop(key, None)
@@ -46,6 +47,9 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     assert derived["report"]["rehearsal"] is True and "rehearsal" not in PAPER["report"]
     assert derived["training"]["max_steps"] == STEPS and derived["monox"]["tasks"][0]["training"]["max_steps"] == STEPS
     assert all(derived[f]["training"]["max_steps"] == STEPS for f in ("sbert", "adapt", "monox", "dual"))
+    # the distilled runs' own settings (5 epochs in the paper) are capped too
+    assert derived["dual"]["distill"]["training"]["max_steps"] == STEPS
+    assert derived["dual"]["distill"]["training"]["lr"] == PAPER["dual"]["distill"]["training"]["lr"]
     # adapt's curve runs checkpoint every STEPS // 2 steps, its other schemes' runs once at the end
     assert derived["adapt"]["scheme_eval"]["eval_every"] == STEPS and PAPER["adapt"]["scheme_eval"]["eval_every"] == 100
     # the paper compiles its long jobs; four steps on a CPU run eager (compiling takes minutes there)
@@ -77,6 +81,11 @@ def test_cut_down_keeps_one_seed_and_two_depths():
     assert cut["freeze_depth"]["seeds"] == [1] and cut["freeze_depth"]["depths"] == [-1, 0]
     assert cut["alignment"]["freeze_depths"] == [-1, 0]
     assert cut["adapt"]["schemes"] == PAPER["adapt"]["schemes"]  # each scheme is planned differently
+    # both objectives stay, and the distilled student's teacher is still an sbert run of the cut sweep
+    from xlt.families.dual import plan as dual
+
+    cut = validate(copy.deepcopy(cut))
+    assert {row["objective"] for row in dual.runs(cut)} == {"additive_margin", "mse_distill"}
 
 
 def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path):

@@ -14,11 +14,12 @@ WORLD = {"qaa": {"overlap": 0.5, "order": "SVO", "adjectives": "pre"},
          "qab": {"overlap": 0.2, "order": "SVO", "adjectives": "post"},
          "qac": {"overlap": 0.0, "order": "SOV", "adjectives": "post"}}
 THRESHOLDS = {"freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.20, "order_tolerance": 0.0, "depth_gain": 0.10},
-              "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.20},
+              "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.20, "distill_gain": 0.20},
               "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.80, "max_majority_share": 0.70},
               "sbert": {"spearman_gain": 0.10}}
 MODEL = "m"  # freeze_depth's model column: the config's model name
 DUAL_RUNS = ("m-margin0-scale10-mean-bs32-depthnone-seed1", "m-margin0.3-scale10-mean-bs32-depthnone-seed1")
+KD_RUN, TEACHER_RUN = "m-distill-mean-bs32-depthnone-seed1", "teacher-m-mean-L-1-depthnone-seed1"
 SBERT_RUN, SBERT_BASE = "m-mean-L-1-depthnone-seed1", "m-mean-L-1-untrained"
 
 
@@ -64,10 +65,12 @@ def alignment_table(centred=None, raw=0.0):
 
 
 def dual_table(errors=None):
-    """mean_error (and per-direction error) per run and language: untrained 0.9, runs 0.5 and 0.6."""
+    """mean_error (and per-direction error) per run and language: untrained 0.9, runs 0.5 and 0.6;
+    the distilled student 0.4 and its teacher scored zero-shot 0.85."""
     errors = errors or {}
     rows = []
-    for run, trained, default in ((DUAL_RUNS[0], True, 0.5), (DUAL_RUNS[1], True, 0.6), ("m-mean-untrained", False, 0.9)):
+    for run, trained, default in ((DUAL_RUNS[0], True, 0.5), (DUAL_RUNS[1], True, 0.6), ("m-mean-untrained", False, 0.9),
+                                  (KD_RUN, True, 0.4), (TEACHER_RUN, True, 0.85)):
         for lang in ("qaa", "qab", "qac"):
             value = errors.get((run, lang), default)
             base = {"family": "dual", "run_id": run, "trained": trained, "pooling": "mean", "lang": lang,
@@ -149,7 +152,8 @@ def spec():
         "world": copy.deepcopy(WORLD), "thresholds": copy.deepcopy(THRESHOLDS),
         "freeze_depth": {"source_lang": "en", "labels": 3, "models": {MODEL: {"name": "m", "layers": 4}}},
         "alignment": {"runs": ["pretrained-m"], "metric": "bitext_retrieval_acc_centered", "candidates": {"qaa": 100, "qab": 100, "qac": 100}},
-        "dual": {"pairs": {run: "m-mean-untrained" for run in DUAL_RUNS}, "langs": ["qaa", "qab", "qac"]},
+        "dual": {"pairs": {run: "m-mean-untrained" for run in DUAL_RUNS}, "langs": ["qaa", "qab", "qac"],
+                 "distill": {KD_RUN: TEACHER_RUN}, "distill_lang": "qac"},
         "monox": {"source_lang": "en", "modes": ["finetune", "self_train", "kd", "pl"]},
         "sbert": {"pairs": {SBERT_RUN: SBERT_BASE}, "lang": "en", "dataset": "demo-sts", "split": "test"},
         "adapt": {"target": "qab", "target_split": "test", "multilingual": "multilingual", "multilingual_split": "dev",
@@ -177,7 +181,7 @@ def test_a_world_that_shows_every_effect_passes_every_check():
     assert {(f, c) for f, c in zip(result.family, result.check)} == {(f, c) for f, names in CHECK_NAMES.items() for c in names}
     # per subject: 4 freeze_depth, 2 alignment, 2 runs x 3 languages, 3 accuracies + 4 shares, 1, 3 schemes + 1
     assert result.groupby("family", sort=False).size().to_dict() == {
-        "freeze_depth": 4, "alignment": 2, "dual": 6, "monox": 7, "sbert": 1, "adapt": 4}
+        "freeze_depth": 4, "alignment": 2, "dual": 7, "monox": 7, "sbert": 1, "adapt": 4}
 
 
 def test_observed_values_are_what_the_checks_compared():
@@ -271,6 +275,22 @@ def test_dual_fails_per_run_and_language():
     assert bad["expected"] == "<= untrained 0.900 - 0.2 = 0.700 (mean of both directions)"
     # exactly at the bar passes
     assert only_failures(run({"dual": dual_table({(DUAL_RUNS[1], "qac"): 0.7})})) == []
+
+
+def test_distilled_student_must_beat_the_zero_shot_teacher_on_the_zero_overlap_language():
+    result = run({"dual": dual_table({(KD_RUN, "qac"): 0.7})})  # 0.7 > 0.85 - 0.2
+    assert only_failures(result) == [("dual", CHECK_NAMES["dual"][1])]
+    bad = result[result["pass"] == FAIL].iloc[0]
+    assert bad["subject"] == f"qac (overlap 0), {KD_RUN}" and bad["observed"] == "0.700"
+    assert bad["expected"] == "<= zero-shot teacher 0.850 - 0.2 = 0.650 (mean of both directions)"
+    # the other languages do not count
+    assert only_failures(run({"dual": dual_table({(KD_RUN, "qaa"): 0.99, (KD_RUN, "qac"): 0.6})})) == []
+    missing = run({"dual": dual_table().query("run_id != @TEACHER_RUN").reset_index(drop=True)})
+    assert only_failures(missing) == [("dual", CHECK_NAMES["dual"][1])]
+    not_run = {**spec()["dual"], "not_run": {CHECK_NAMES["dual"][1]: "no distilled runs"}}
+    del not_run["distill"]
+    rows = run(spec_overrides={"dual": not_run})
+    assert rows[rows.check == CHECK_NAMES["dual"][1]]["pass"].tolist() == [NOT_RUN]
 
 
 MX = CHECK_NAMES["monox"]

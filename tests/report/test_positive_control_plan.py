@@ -46,7 +46,7 @@ def test_schema_defaults_are_the_issue_thresholds():
     assert config["positive_control"] == {
         "enabled": True,
         "freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.2, "order_tolerance": 0.0, "depth_gain": 0.1},
-        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2},
+        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2, "distill_gain": 0.1},
         "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.8, "max_majority_share": 0.7},
         "sbert": {"spearman_gain": 0.1}, "known_failures": {}}
     config = demo_config()
@@ -74,9 +74,12 @@ def test_the_demo_spec():
         "runs": ["pretrained-demo-mbert"], "metric": "bitext_retrieval_acc_centered",
         "bitext_files": {lang: f"results/data/demo-bitext/{lang}/test.jsonl" for lang in ("qaa", "qab", "qac")},
         "not_run": {}}
+    distilled = "demo-mbert-distill-mean-bs32-depthnone-seed1"
     assert spec["dual"] == {"pairs": {"demo-mbert-margin0-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
                                       "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained"},
-                            "langs": ["qaa", "qab", "qac"], "not_run": {}}
+                            "langs": ["qaa", "qab", "qac"], "not_run": {},
+                            # the zero-overlap language, against the sbert teacher scored by the dual evaluation
+                            "distill": {distilled: "teacher-demo-mbert-mean-L-1-depthnone-seed1"}, "distill_lang": "qac"}
     assert spec["monox"] == {"source_lang": "en", "modes": ["finetune", "self_train", "kd", "pl"], "not_run": {}}
     assert spec["sbert"] == {"pairs": {f"demo-mbert-{p}-L-1-depthnone-seed1": f"demo-mbert-{p}-L-1-untrained"
                                        for p in ("mean", "max", "cls")},
@@ -127,6 +130,11 @@ FD, AL = CHECK_NAMES["freeze_depth"], CHECK_NAMES["alignment"]
      {AL[1]: "layer 0 (the embeddings) is not in alignment.layers"}),
     (lambda c: c["dual"].update(baselines=False), "dual",
      {"training lowers the retrieval error": "dual.baselines is false: no untrained encoder to compare with"}),
+    (lambda c: c["dual"].update(objectives=["additive_margin"]), "dual",
+     {"distillation beats the zero-shot teacher without overlap": "no distilled runs: mse_distill is not in dual.objectives"}),
+    (lambda c: c["dual"]["distill"].update(evaluate_teacher=False), "dual",
+     {"distillation beats the zero-shot teacher without overlap":
+      "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"}),
     (lambda c: c["sbert"].update(baselines=False), "sbert",
      {"training raises source-language STS": "sbert.baselines is false: no untrained model to compare with"}),
     (lambda c: c["sbert"]["eval"].pop("sts"), "sbert", {"training raises source-language STS": "no en STS set in sbert.eval.sts"}),
@@ -199,12 +207,12 @@ def test_verb_passes_writes_the_table_and_prints_it(tmp_path, capsys):
     out = tmp_path / "positive_control.csv"
     assert cli.main(["positive-control", "--spec", json.dumps(spec), *table_args, "--out", str(out)]) == 0
     result = pd.read_csv(out)
-    assert set(result["pass"]) == {PASS} and len(result) == 24
+    assert set(result["pass"]) == {PASS} and len(result) == 25  # 24 + the distilled student
     row = result[result.check == "high-overlap language above chance, nothing frozen"].iloc[0]
     assert row["expected"] == ">= chance 1/3 + 0.2 = 0.533"  # 3 labels counted from the data files
     assert "chance 1/100 = 0.100" in result[result.family == "alignment"].iloc[0]["expected"]  # 100 pairs counted
     printed = capsys.readouterr().out
-    assert "positive control: 24 passed, 0 failed, 0 known failures, 0 not run" in printed and "FAILED" not in printed
+    assert "positive control: 25 passed, 0 failed, 0 known failures, 0 not run" in printed and "FAILED" not in printed
 
 
 def test_verb_exits_1_after_writing_the_table_when_a_check_fails(tmp_path, capsys):
@@ -216,7 +224,7 @@ def test_verb_exits_1_after_writing_the_table_when_a_check_fails(tmp_path, capsy
     result = pd.read_csv(out)
     assert list(result[result["pass"] == FAIL].subject) == ["m, scheme 2-4"]
     printed = capsys.readouterr().out
-    assert "23 passed, 1 failed, 0 known failures, 0 not run" in printed
+    assert "24 passed, 1 failed, 0 known failures, 0 not run" in printed
     failures = printed.split("FAILED (1)")[1].splitlines()[1:]
     assert failures == ["     NO  adapt: target perplexity falls [m, scheme 2-4]",
                         "         expected < untouched 100.000 (qab test perplexity, the selected model); observed 120.000"]
@@ -233,7 +241,7 @@ def test_a_known_failure_is_reported_but_fails_the_run_only_once_it_passes(tmp_p
     result = pd.read_csv(out, keep_default_na=False)
     known = result[result["pass"] == FAIL]
     assert list(known.subject) == ["m, scheme 2-4"] and list(known.known_failure) == ["issue 13"]
-    assert "23 passed, 0 failed, 1 known failures, 0 not run" in capsys.readouterr().out
+    assert "24 passed, 0 failed, 1 known failures, 0 not run" in capsys.readouterr().out
     # another check failing still fails the run
     spec, table_args = write_inputs(tmp_path, {**crafted_tables(), "adapt": adapt_table({("2-4", "multilingual"): 75})})
     spec["known_failures"] = {key: "issue 13"}

@@ -5,7 +5,10 @@ an evaluated set both scored (same kind, same dimensions, same gold): neighbouri
 the axis, and every value against the family's baseline (its plan's `BASELINE`: nothing
 frozen, the finetune student, the untrained encoder, adapt's untouched pre-trained model). A baseline run
 leaves the axes it does not have empty (an untrained encoder has no margin, a pre-trained
-model no seed), and those match anything. Two accuracies on the same examples get McNemar's
+model no seed), and those match anything. Along a family's reference axis (its plan's `REFERENCE_AXIS`: the
+dual family's objective) every value is compared with every earlier one, and an axis that either run
+lacks matches anything (a distilled student has no margin, the zero-shot teacher no seed), so the
+distilled student meets the teacher and each additive-margin run on the same items. Two accuracies on the same examples get McNemar's
 exact test; correlations and perplexities a paired bootstrap (perplexities only on the same
 sentences with the same masks: a model with another tokenizer masks other tokens and is not
 compared). The difference is always `b - a` with its paired-bootstrap interval, and the
@@ -114,11 +117,15 @@ def _axis_order(family: str | None, axis: str):
     return lambda value: (0,) if value is None else (1, key(value))
 
 
-def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None, family: str | None = None) -> bool:
-    """Same value on every axis but `axis`; the wildcard run's empty axes match anything."""
+def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None, family: str | None = None,
+           either_empty: bool = False) -> bool:
+    """Same value on every axis but `axis`; the wildcard run's empty axes match anything (with
+    `either_empty`, either run's)."""
     for key in (set(a.axes) | set(b.axes)) - {axis} - _not_axes(family):
         va, vb = a.axes.get(key), b.axes.get(key)
         if wildcard is not None and wildcard.axes.get(key) is None:
+            continue
+        if either_empty and (va is None or vb is None):
             continue
         if _hashable(va) != _hashable(vb):
             return False
@@ -153,6 +160,25 @@ def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
                 if (base.run_id, b.run_id) not in seen:
                     seen.add((base.run_id, b.run_id))
                     out.append((axis, "vs_baseline", base, b))
+    return out + _reference_pairs(runs, family, seen)
+
+
+def _reference_pairs(runs: list[Run], family: str, seen: set) -> list[tuple[str, str, Run, Run]]:
+    """Along the family's reference axis: each run against every run of an earlier value that
+    agrees where both have the axis ("vs_reference"; b the later value)."""
+    reference = _declared(family, "REFERENCE_AXIS", None)
+    if reference is None:
+        return []
+    axis, values = reference
+    out = []
+    for a in runs:
+        for b in runs:
+            va, vb = a.axes.get(axis), b.axes.get(axis)
+            if va not in values or vb not in values or values.index(va) >= values.index(vb):
+                continue
+            if (a.run_id, b.run_id) not in seen and _agree(a, b, axis, family=family, either_empty=True):
+                seen.add((a.run_id, b.run_id))
+                out.append((axis, "vs_reference", a, b))
     return out
 
 

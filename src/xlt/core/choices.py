@@ -9,6 +9,9 @@ POOLING_MODES = ("cls", "mean", "max")  # xlt.core.pooling
 SYMMETRIC_MODES = ("sum", "mean", "none")  # xlt.losses.additive_margin
 # symmetric modes a dual encoder may train with: both directions, summed or averaged
 DUAL_SYMMETRIC = tuple(mode for mode in SYMMETRIC_MODES if mode != "none")
+# the dual family's objective axis: LaBSE's additive-margin softmax, or multilingual knowledge
+# distillation from a fixed teacher (xlt.families.dual.distill); the first is the default
+DUAL_OBJECTIVES = ("additive_margin", "mse_distill")
 ADAPT_SELECT = ("best", "last")  # xlt.families.adapt.adaptation: which checkpoint an adaptation keeps
 SIMILARITY_LEVELS = ("sentence", "word")  # xlt.families.adapt.similarity
 HEADS = ("auto", "pooler", "mean")  # xlt.core.heads: the classification head of a fine-tuned encoder

@@ -53,6 +53,10 @@ class FamilyPlan(Protocol):
     """(axis, value): the run every other value of that axis is compared with in the paired
     tests (nothing frozen, an untrained encoder), or None."""
 
+    REFERENCE_AXIS: tuple[str, tuple[Any, ...]] | None
+    """(axis, its values in comparison order): along it every value is compared with every
+    earlier one, an axis either run lacks matching anything (the dual family's objective), or None."""
+
     DERIVED_AXES: frozenset[str]
     """Axes that follow from the others and are no comparison's own (adapt's `role`)."""
 

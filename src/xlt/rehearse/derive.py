@@ -67,6 +67,8 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
         family.setdefault("resources", {}).update(gpus=0, cpus=1, mem_mb=REHEARSAL_MEM_MB)
         if "training" in family:
             _cap(family["training"])
+        if "training" in family.get("distill", {}):  # the dual family's distilled runs override the family's
+            _cap(family["distill"]["training"])
         # adapt's other schemes checkpoint less often than its curve runs (scheme_eval), as in the paper
         if isinstance(family.get("scheme_eval"), dict) and family["scheme_eval"].get("eval_every"):
             family["scheme_eval"]["eval_every"] = STEPS

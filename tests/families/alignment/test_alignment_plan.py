@@ -30,11 +30,13 @@ def demo_config(**alignment):
 def test_rows_cover_pretrained_dual_and_freeze_depth_models():
     config = demo_config(freeze_depths=[-1, 6])
     rows = plan.runs(config)
-    assert [r["source"] for r in rows] == ["pretrained", "dual", "dual", "freeze_depth", "freeze_depth"]
+    # the dual runs: both additive margins and the distilled student
+    assert [r["source"] for r in rows] == ["pretrained", "dual", "dual", "dual", "freeze_depth", "freeze_depth"]
     assert rows[0] == {"run_id": "pretrained-demo-mbert", "source": "pretrained", "model": "demo-mbert", "source_run": None}
     assert rows[1]["source_run"] == dual_plan.runs(config)[0]["run_id"]
-    assert [r["source_run"] for r in rows[3:]] == ["demo-mbert-depthnone-seed1", "demo-mbert-depth06-seed1"]
-    assert [r["run_id"] for r in rows[3:]] == ["freeze_depth-demo-mbert-depthnone-seed1", "freeze_depth-demo-mbert-depth06-seed1"]
+    assert rows[3]["source_run"] == "demo-mbert-distill-mean-bs32-depthnone-seed1"
+    assert [r["source_run"] for r in rows[4:]] == ["demo-mbert-depthnone-seed1", "demo-mbert-depth06-seed1"]
+    assert [r["run_id"] for r in rows[4:]] == ["freeze_depth-demo-mbert-depthnone-seed1", "freeze_depth-demo-mbert-depth06-seed1"]
 
 
 def test_named_dual_runs_and_first_seed_only():
@@ -74,7 +76,7 @@ def test_align_job_runs_the_complete_command():
     jobs = plan.jobs(config)
     assert list(jobs) == ["align_layers"]
     assert list(jobs["align_layers"]) == ["pretrained-demo-mbert", "dual-demo-mbert-margin0-scale10-mean-bs32-depthnone-seed1",
-                                          f"dual-{DUAL_RUN}"]
+                                          f"dual-{DUAL_RUN}", "dual-demo-mbert-distill-mean-bs32-depthnone-seed1"]
     job = jobs["align_layers"][f"dual-{DUAL_RUN}"]
     run = f"results/runs/alignment/dual-{DUAL_RUN}"
     assert [str(a) for a in job.args] == [
@@ -113,8 +115,8 @@ def test_targets_are_the_table_the_figure_and_every_run_picture():
     assert targets[:3] == ["results/tables/alignment.csv", "results/tables/alignment_summary.csv", "results/plots/alignment/alignment-by-layer.png"]
     assert targets[3:5] == ["results/runs/alignment/pretrained-demo-mbert/plots/retrieval_by_layer.png",
                             "results/runs/alignment/pretrained-demo-mbert/plots/pca_layers.png"]
-    assert len(targets) == 3 + 3 * 2 + 3  # table, summary, figure, two pictures per run, a gap figure per run
-    assert targets[-3:] == [f"results/plots/alignment/cosine-gap/{row['run_id']}.png" for row in plan.runs(config)]
+    assert len(targets) == 3 + 4 * 2 + 4  # table, summary, figure, two pictures per run, a gap figure per run
+    assert targets[-4:] == [f"results/plots/alignment/cosine-gap/{row['run_id']}.png" for row in plan.runs(config)]
 
 
 def test_paper_sweep_analyses_mbert_every_dual_run_and_four_depths():
@@ -176,7 +178,7 @@ def test_dry_run_runs_the_planned_commands(tmp_path):
     counts = job_counts(output)
     config = demo_config()
     jobs = plan.jobs(config)["align_layers"]
-    assert counts["align_layers"] == len(jobs) == 3
+    assert counts["align_layers"] == len(jobs) == 4
     assert counts["aggregate_alignment"] == counts["plot_alignment"] == 1
     shell = sorted(line.split("Shell command: ", 1)[1] for line in output.splitlines() if "Shell command: xlt align " in line)
     assert shell == sorted(f"xlt align {job.cli} > results/logs/alignment/{run_id}.log 2>&1" for run_id, job in jobs.items())

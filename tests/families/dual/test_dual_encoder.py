@@ -114,8 +114,9 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     metrics = json.loads((out / "train.json").read_text())
     meta = metrics["meta"]
     assert meta["family"] == "dual" and meta["run_id"] == "tiny"
-    assert meta["axes"] == {"margin": 0.3, "scale": 10.0, "pooling": "mean", "batch_size": 16, "freeze_depth": -1,
-                            "seed": 3, "trained": True, "match": "index",  # the dev retrieval's rule, a table column
+    assert meta["axes"] == {"objective": "additive_margin", "margin": 0.3, "scale": 10.0, "pooling": "mean",
+                            "batch_size": 16, "freeze_depth": -1, "seed": 3, "trained": True,
+                            "match": "index",  # the dev retrieval's rule, a table column
                             "cache_frozen_prefix": False, "prefix_precision": "fp32"}  # how the frozen part ran
     assert meta["loss"]["symmetric"] == "sum" and meta["train_pairs"] == {"qaa": 96, "qac": 96}
     curve = [point["loss"] for point in meta["loss_curve"]]

@@ -223,3 +223,57 @@ def test_error_vs_axis_without_intervals_draws_no_bands(tmp_path):
         assert not [a for a in [*ax.collections, *ax.patches] if a.get_label() == "_interval"]
         assert len(ax.collections) == 2  # only the two lines' error bars (+- sd over seeds)
         assert len(fig.axes[0].containers) == 2
+
+
+def objectives_table():
+    """mean_error per language (and STS Spearman) of the untrained encoder, the zero-shot teacher,
+    two additive-margin runs and a distilled student, with intervals."""
+    none = {"margin": np.nan, "scale": np.nan, "batch_size": np.nan, "freeze_depth": np.nan, "seed": np.nan}
+    runs = [("u", {"objective": np.nan, "trained": False, **none}, 0.9, 0.1),
+            ("t", {"objective": "teacher", "trained": True, **none}, 0.8, 0.7),
+            ("a0", {"objective": "additive_margin", "margin": 0, "scale": 10, "batch_size": 32, "freeze_depth": -1,
+                    "seed": 1, "trained": True}, 0.5, 0.3),
+            ("a3", {"objective": "additive_margin", "margin": 0.3, "scale": 10, "batch_size": 32, "freeze_depth": -1,
+                    "seed": 1, "trained": True}, 0.4, 0.35),
+            ("kd", {"objective": "mse_distill", "margin": np.nan, "scale": np.nan, "batch_size": 32, "freeze_depth": -1,
+                    "seed": 1, "trained": True}, 0.2, 0.65)]
+    rows = []
+    for run, axes, err, rho in runs:
+        for lang in ("qaa", "qac"):
+            base = {"run_id": run, "pooling": "mean", **axes, "lang": lang, "split": "test"}
+            rows.append({**base, "metric": "mean_error", "value": err, "ci_low": err - 0.05, "ci_high": err + 0.05})
+            rows.append({**base, "metric": "error", "direction": "xx->en", "value": err})
+            rows.append({**base, "metric": "spearman", "similarity": "cosine", "value": rho, "ci_low": rho - 0.1,
+                         "ci_high": rho + 0.1})
+    return pd.DataFrame(rows)
+
+
+def test_objectives_figure_has_a_bar_per_objective_and_language_with_interval_whiskers(tmp_path):
+    fig = PLOTS["dual-objectives"](objectives_table(), tmp_path / "o.png")
+    assert (tmp_path / "o.png").read_bytes()[:8] == PNG
+    error_panel, sts_panel = fig.axes
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert labels == ["untrained", "teacher (zero-shot)", "objective=additive_margin margin=0",
+                      "objective=additive_margin margin=0.3", "objective=mse_distill"]
+    heights = [round(bar.get_height(), 6) for bar in error_panel.patches]
+    assert heights == [90.0, 90.0, 80.0, 80.0, 50.0, 50.0, 40.0, 40.0, 20.0, 20.0]  # percent, qaa and qac per group
+    assert [round(b.get_height(), 6) for b in sts_panel.patches][-2:] == [0.65, 0.65]
+    from matplotlib.container import BarContainer
+
+    bars = [c for c in error_panel.containers if isinstance(c, BarContainer)]
+    assert len(bars) == 5 and all(c.errorbar is not None for c in bars)  # the 95 % interval of every bar
+    whiskers = bars[-1].errorbar.lines[2][0].get_segments()
+    assert [(round(seg[0][1], 6), round(seg[1][1], 6)) for seg in whiskers] == [(15.0, 25.0), (15.0, 25.0)]
+
+
+def test_objectives_figure_needs_a_distilled_run(tmp_path):
+    table = objectives_table()
+    with pytest.raises(XltError, match="no distilled runs"):
+        PLOTS["dual-objectives"](table[table.objective != "mse_distill"], tmp_path / "o.png")
+
+
+def test_margin_curves_leave_the_other_objectives_out(tmp_path):
+    table = objectives_table()
+    fig = PLOTS["dual-error-vs-margin"](table, tmp_path / "m.png")
+    lines = fig.axes[0].get_legend_handles_labels()[1]
+    assert "untrained" in lines and not any("distill" in line or "teacher" in line for line in lines)

@@ -51,17 +51,20 @@ def test_xlt_sweep_prints_the_dual_runs(capsys, tmp_path):
     assert "tiny-margin0-scale5-cls-bs8-depth01-seed3" in out and RUN in out
 
 
-def test_demo_dual_sweep_is_margin_0_and_03():
+def test_demo_dual_sweep_is_margin_0_and_03_and_one_distilled_run():
     runs = plan.runs(validate(demo_config()))
-    assert [r["margin"] for r in runs] == [0, 0.3]
+    assert [(r["objective"], r["margin"]) for r in runs] == [("additive_margin", 0), ("additive_margin", 0.3),
+                                                             ("mse_distill", None)]
     assert runs[1]["run_id"] == "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1"
-    assert {k for k in runs[0]} == {"run_id", "model", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed"}
+    assert runs[2]["run_id"] == "demo-mbert-distill-mean-bs32-depthnone-seed1" and runs[2]["scale"] is None
+    assert {k for k in runs[0]} == {"run_id", "model", "objective", "margin", "scale", "pooling", "batch_size",
+                                    "freeze_depth", "seed"}
 
 
 def test_every_axis_is_swept_as_a_product_with_unique_readable_ids():
     config = demo_config()
     config["dual"].update(margins=[0, 0.1, 0.25], scales=[5, 10], poolings=["mean", "cls"], batch_sizes=[8, 16],
-                          freeze_depths=[-1, 3], seeds=[1, 2])
+                          freeze_depths=[-1, 3], seeds=[1, 2], objectives=["additive_margin"])
     runs = plan.runs(validate(config))
     assert len(runs) == 3 * 2 * 2 * 2 * 2 * 2
     expected = set(itertools.product([0, 0.1, 0.25], [5, 10], ["mean", "cls"], [8, 16], [-1, 3], [1, 2]))
@@ -72,13 +75,13 @@ def test_every_axis_is_swept_as_a_product_with_unique_readable_ids():
 
 def test_defaults_batch_size_from_training_and_dev_from_train_dataset():
     config = demo_config()
-    for key in ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds", "symmetric"):
+    for key in ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds", "symmetric", "objectives"):
         config["dual"].pop(key)
     config["training"]["batch_size"] = 24
     validate(config)
     assert plan.bitext_spec(config, "dev") == {"dataset": "demo-bitext", "langs": ["qaa", "qab", "qac"], "split": "dev"}
-    (run,) = plan.runs(config)
-    assert (run["margin"], run["scale"], run["pooling"], run["batch_size"], run["freeze_depth"], run["seed"]) == (0.3, 10, "mean", 24, -1, 1)
+    (run,) = plan.runs(config)  # the objective axis defaults to the additive margin alone
+    assert run["objective"] == "additive_margin" and (run["margin"], run["scale"], run["pooling"], run["batch_size"], run["freeze_depth"], run["seed"]) == (0.3, 10, "mean", 24, -1, 1)
     assert config["dual"]["symmetric"] == "sum"
     # the schema fills the mining defaults (the demo names only source, dataset, langs and gold_fraction)
     mining = config["dual"]["mining"]
@@ -141,7 +144,7 @@ def test_mining_pairs():
 
 
 def test_paper_sweep_has_the_seeds_margins():
-    runs = plan.runs(validate(paper_config()))
+    runs = [r for r in plan.runs(validate(paper_config())) if r["objective"] == "additive_margin"]
     assert sorted({r["margin"] for r in runs}) == [0, 0.1, 0.2, 0.3, 0.4]
     assert len(runs) == 5 * 2 * 2
 
@@ -168,7 +171,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--max-length", "24", "--precision", "auto", "--device", "auto", "--log-every", "20",
         "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear",
         "--axes", '{"model": "tiny"}', "--run-id", RUN, "--out", run_dir]
-    axes = '{"model": "tiny", "margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "trained": true}'
+    axes = '{"model": "tiny", "objective": "additive_margin", "margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "trained": true}'
     tatoeba = jobs["tatoeba_dual"][RUN]
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
@@ -179,7 +182,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     # the untrained encoder: the same evaluation of the pretrained model, no training axes
     baseline = jobs["tatoeba_dual"][BASELINE]
     assert baseline.inputs == {"model": ["results/models/tiny"], "data": "results/data/bt/info.json"}
-    untrained = ('{"model": "tiny", "margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
+    untrained = ('{"model": "tiny", "objective": null, "margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
                  '"seed": null, "trained": false}')
     assert [str(a) for a in baseline.args] == [
         "--model", "results/models/tiny", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
@@ -362,3 +365,103 @@ def test_dev_selection_and_tatoeba_test_use_the_one_configured_match(rule):
     baseline = [str(a) for a in jobs["tatoeba_dual"][BASELINE].args]
     expected = rule or "index"
     assert [args[args.index("--match") + 1] for args in (train, test, baseline)] == [expected] * 3
+
+
+def distill_config(**distill):
+    """small_config with an sbert family (the teacher's run) and the mse_distill objective."""
+    config = small_config(objectives=["additive_margin", "mse_distill"],
+                          distill={"teacher": {"sbert_run": "tiny-max-L-2-depthnone-seed1"}, **distill},
+                          sts={"dataset": "sts", "langs": ["en", "qab"]})
+    config["datasets"]["nli"] = {"source": "demo", "task": "nli", "languages": ["en"], "splits": {"train": ["en"], "dev": ["en"]},
+                                 "sizes": {"train": 10, "dev": 5}}
+    config["datasets"]["sts"] = {"source": "demo", "task": "sts", "languages": ["en", "qab"],
+                                 "splits": {"dev": ["en"], "test": "all"}, "sizes": {"dev": 5, "test": 5}}
+    config["sbert"] = {"models": ["tiny"], "poolings": ["max"], "layers": [-2], "train": {"dataset": "nli", "lang": "en"},
+                       "dev": {"dataset": "nli", "lang": "en"}, "eval": {"sts": {"dataset": "sts", "langs": ["en"]}}}
+    return config
+
+
+KD_RUN = "tiny-distill-cls-bs8-depth01-seed3"
+TEACHER_RUN = "teacher-tiny-max-L-2-depthnone-seed1"
+
+
+def test_distilled_runs_read_the_sbert_runs_model_as_teacher_and_the_teacher_is_scored_too():
+    config = validate(distill_config(training={"lr": 2.0e-5, "batch_size": 4}))
+    rows = plan.runs(config)
+    assert [r["run_id"] for r in rows] == [RUN, KD_RUN.replace("bs8", "bs4")]  # distill.training's batch size
+    jobs = plan.jobs(config)
+    kd = jobs["train_dual"][KD_RUN.replace("bs8", "bs4")]
+    teacher_dir = "results/runs/sbert/tiny-max-L-2-depthnone-seed1/model"
+    assert kd.inputs["teacher"] == [teacher_dir]  # the DAG trains the sbert run first
+    args = [str(a) for a in kd.args]
+    at = args.index("--objective")
+    assert args[at:at + 10] == ["--objective", "mse_distill", "--teacher", teacher_dir, "--teacher-pooling", "max",
+                                "--teacher-layer", "-2", "--pooling", "cls"]
+    assert "--margin" not in args and "--symmetric" not in args
+    assert args[args.index("--lr") + 1] == "2e-05" and args[args.index("--batch-size") + 1] == "4"
+    assert args[args.index("--max-steps") + 1] == "7"  # the family's other settings stay
+    # the teacher's own evaluation: its model directory, pooling and layer, objective "teacher"
+    teacher = jobs["tatoeba_dual"][TEACHER_RUN]
+    assert teacher.inputs["model"] == [teacher_dir]
+    targs = [str(a) for a in teacher.args]
+    assert targs[:6] == ["--model", teacher_dir, "--pooling", "max", "--layer", "-2"]
+    assert '"objective": "teacher"' in targs[targs.index("--axes") + 1]
+    # dual.sts: every evaluation scores the STS sets too, beside the Tatoeba ones
+    for job in jobs["tatoeba_dual"].values():
+        assert [a for a in map(str, job.args) if a.endswith(".jsonl")] == [
+            "results/data/bt/qab/test.jsonl", "results/data/sts/en/test.jsonl", "results/data/sts/qab/test.jsonl"]
+        assert job.inputs["data"] == ["results/data/bt/info.json", "results/data/sts/info.json"]
+    assert f"results/runs/dual/{TEACHER_RUN}/tatoeba.json" in plan.metrics_files(config)
+    assert "results/plots/dual/dual-objectives.png" in plan.targets(config)
+
+
+def test_a_model_teacher_has_its_own_pooling_and_layer():
+    config = distill_config(teacher={"model": "tiny", "pooling": "cls"})
+    config = validate(config)
+    kd = plan.jobs(config)["train_dual"][KD_RUN]
+    args = [str(a) for a in kd.args]
+    assert args[args.index("--teacher") + 1] == "results/models/tiny" and kd.inputs["teacher"] == ["results/models/tiny"]
+    assert args[args.index("--teacher-pooling") + 1] == "cls" and args[args.index("--teacher-layer") + 1] == "-1"
+    assert "teacher-tiny" in plan.jobs(config)["tatoeba_dual"]
+    assert "teacher-tiny" not in plan.jobs(validate(distill_config(teacher={"model": "tiny"}, evaluate_teacher=False)))[
+        "tatoeba_dual"]
+
+
+@pytest.mark.parametrize("teacher, message", [
+    ({}, r"name its teacher with exactly one of dual.distill.teacher.sbert_run .* or dual.distill.teacher.model"),
+    ({"sbert_run": "tiny-max-L-2-depthnone-seed1", "model": "tiny"}, "exactly one of"),
+    ({"sbert_run": "nope"}, r"dual.distill.teacher.sbert_run: 'nope' is not a trained run of the sbert family; "
+                            r"its trained runs: tiny-max-L-2-depthnone-seed1"),
+    ({"sbert_run": "tiny-max-L-2-depthnone-seed1", "pooling": "mean"}, "pooling and layer come from the sbert run"),
+    ({"model": "labse"}, r"dual.distill.teacher.model: unknown model 'labse'"),
+])
+def test_teacher_errors_name_the_key(teacher, message):
+    config = distill_config()
+    config["dual"]["distill"]["teacher"] = teacher
+    with pytest.raises(XltError, match=message):
+        validate(config)
+
+
+def test_paper_distils_the_english_sbert_run_into_mbert_with_the_authors_settings():
+    config = validate(paper_config())
+    (kd,) = [r for r in plan.runs(config) if r["objective"] == "mse_distill"]
+    assert kd["run_id"] == "mbert-distill-mean-bs64-depthnone-seed1" and kd["pooling"] == "mean"
+    args = [str(a) for a in plan.jobs(config)["train_dual"][kd["run_id"]].args]
+    settings_ = {flag: args[args.index(flag) + 1] for flag in ("--teacher", "--batch-size", "--lr", "--warmup-ratio",
+                                                               "--epochs", "--max-steps", "--max-length")}
+    assert settings_ == {"--teacher": "results/runs/sbert/mbert-mean-L-1-depthnone-seed1/model", "--batch-size": "64",
+                         "--lr": "2e-05", "--warmup-ratio": "0.1", "--epochs": "5", "--max-steps": "0",
+                         "--max-length": "128"}
+    assert args[args.index("--train") + 1] == "results/data/talks/ar/train.jsonl"  # the dual family's TED talks pairs
+    assert "teacher-mbert-mean-L-1-depthnone-seed1" in plan.jobs(config)["tatoeba_dual"]
+
+
+def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_tests():
+    from xlt.core.choices import DUAL_OBJECTIVES
+    from xlt.families.dual import distill_plan
+
+    schema = yaml.safe_load((REPO / "src" / "xlt" / "families" / "dual" / "schema.yaml").read_text())
+    assert tuple(schema["properties"]["objectives"]["items"]["enum"]) == DUAL_OBJECTIVES
+    assert schema["properties"]["objectives"]["default"] == [plan.ADDITIVE] == [DUAL_OBJECTIVES[0]]
+    assert plan.REFERENCE_AXIS == ("objective", (distill_plan.TEACHER, *DUAL_OBJECTIVES))
+    assert distill_plan.DISTILL in DUAL_OBJECTIVES

@@ -17,16 +17,22 @@ def test_dry_run_lists_dual_and_alignment_jobs(tmp_path, configfile):
     dual, mining = config["dual"], config["dual"]["mining"]
     runs = len(dual["models"]) * len(dual["margins"]) * len(dual["scales"]) * len(dual["poolings"]) \
         * len(dual["batch_sizes"]) * len(dual["freeze_depths"]) * len(dual["seeds"])
+    distilling = "mse_distill" in dual["objectives"]  # both configs: the students and the teacher's own row
+    assert distilling and "additive_margin" in dual["objectives"]
+    distill = dual["distill"]
+    runs += len(dual["models"]) * len(distill.get("poolings", dual["poolings"])) \
+        * (1 if "batch_size" in distill["training"] else len(dual["batch_sizes"])) * len(dual["freeze_depths"]) \
+        * len(dual["seeds"])
     pairs = len(mining.get("langs", mining.get("pairs", [])))
     align = config["alignment"]
     depth_runs = len(align["freeze_depths"]) * len(config["freeze_depth"]["models"])
     assert counts["train_dual"] == runs == len(plan.runs(config))
     baselines = len(dual["models"]) * len(dual["poolings"])  # the untrained encoder (dual.baselines, default on)
-    assert counts["tatoeba_dual"] == runs + baselines == runs + len(plan.baselines(config))
+    assert counts["tatoeba_dual"] == runs + baselines + 1 == runs + len(plan.baselines(config)) + 1
     assert counts["mine"] == runs * pairs
     assert counts["make_bucc"] == pairs
     assert counts["align_layers"] == len(align["models"]) + runs + depth_runs == len(settings.plan_module("alignment").runs(config))
     for rule in ("aggregate_dual", "aggregate_alignment", "plot_alignment"):
         assert counts[rule] == 1
     figures = [t for t in plan.targets(config) if t.endswith(".png") and t != plan.CURVES]  # xlt plot's figures
-    assert counts["plot_dual"] == 2 + (len(dual["margins"]) > 1) + (len(dual["scales"]) > 1) == len(figures)
+    assert counts["plot_dual"] == 3 + (len(dual["margins"]) > 1) + (len(dual["scales"]) > 1) == len(figures)

@@ -54,6 +54,7 @@ EVALUATIONS = ("adapt_mlm", "adapt_reference_perplexity")
 LEDGER = {"adapt_mlm": (("run_id",), RUN), "adapt_reference_perplexity": (("run_id",), REFERENCE)}
 KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("scheme", REFERENCE_SCHEME)  # the untouched pre-trained model
+REFERENCE_AXIS = None
 DERIVED_AXES = frozenset({"role"})  # "adapted" for every scheme but the pre-trained reference's
 # the schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual
 ORDERS = {"scheme": scheme_order}

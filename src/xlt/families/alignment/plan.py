@@ -39,6 +39,7 @@ EVALUATIONS = ("align_layers",)
 LEDGER = {"align_layers": (("run_id",), METRICS)}
 KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = None
+REFERENCE_AXIS = None
 DERIVED_AXES: frozenset[str] = frozenset()
 ORDERS: dict = {}
 PAPER_ONE_BASED: frozenset[str] = frozenset()

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 def _train_dual_arguments(p) -> None:
     from xlt.core.choices import POOLING_MODES
     from xlt.core.train_args import add_train_arguments
-    from xlt.core.choices import DUAL_SYMMETRIC
+    from xlt.core.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC
     from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
 
     p.add_argument("--model", required=True, help="hub id or local directory of the encoder to start from")
@@ -42,6 +42,16 @@ def _train_dual_arguments(p) -> None:
                         "another index counts")
     p.add_argument("--train-langs", help="comma-separated codes, one per --train (default: parent directory names)")
     p.add_argument("--dev-langs", help="comma-separated codes, one per --dev (default: parent directory names)")
+    p.add_argument("--objective", choices=DUAL_OBJECTIVES, default=DUAL_OBJECTIVES[0],
+                   help="additive_margin: LaBSE's in-batch softmax (default); mse_distill: the student's vectors of "
+                        "both sides regress onto a fixed --teacher's vector of the English side (Reimers & Gurevych "
+                        "2020; --margin, --scale and --symmetric do not apply)")
+    p.add_argument("--teacher", default=None, help="mse_distill: hub id or local directory of the teacher sentence "
+                   "encoder (e.g. an sbert run's model directory); it embeds each distinct English sentence once")
+    p.add_argument("--teacher-pooling", default=None, choices=POOLING_MODES,
+                   help="mse_distill: the teacher's pooling (default: what its directory recorded, else mean)")
+    p.add_argument("--teacher-layer", type=int, default=None,
+                   help="mse_distill: the teacher's pooled hidden state (default: what its directory recorded, else -1)")
     p.add_argument("--margin", type=float, default=0.3, help="additive margin taken off the positive pairs' cosine (LaBSE 0.3)")
     p.add_argument("--scale", type=float, default=10.0, help="cosine scale before the softmax (LaBSE 10)")
     p.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the last layer (default mean)")
@@ -75,6 +85,14 @@ def _check_train_dual(args) -> None:
     from xlt.families.dual.plan import check_grad_accum
 
     check_grad_accum(args.grad_accum, "--grad-accum")
+    distill = args.objective == "mse_distill"
+    if distill and not args.teacher:
+        raise XltError("--objective mse_distill needs --teacher: the sentence encoder whose English vectors the "
+                       "student learns (e.g. an sbert run's model directory)")
+    if args.teacher and not distill:
+        raise XltError(f"--teacher is only read by --objective mse_distill, not {args.objective}")
+    if distill and (args.cache_frozen_prefix or args.prefix_states):
+        raise XltError("--objective mse_distill trains on raw text: drop --cache-frozen-prefix / --prefix-states")
     if args.cache_frozen_prefix or args.prefix_states:
         from xlt.families.dual.prefix import check_cacheable
 
@@ -94,7 +112,9 @@ def _train_dual(args) -> None:
 
     targs = train_args_from(args)
     out = Path(args.out)
-    axes = {"margin": args.margin, "scale": args.scale, "pooling": args.pooling, "batch_size": targs.batch_size,
+    distill = args.objective == "mse_distill"  # margin and scale are the additive-margin loss's, not its axes
+    axes = {"objective": args.objective, "margin": None if distill else args.margin,
+            "scale": None if distill else args.scale, "pooling": args.pooling, "batch_size": targs.batch_size,
             "freeze_depth": args.freeze_depth, "seed": targs.seed, "trained": True, "match": args.match}
     metrics = MetricsFile("dual", args.run_id or out.name, axes=parse_axes(args.axes) | axes)
     # all input checks before the model is loaded
@@ -116,16 +136,23 @@ def _train_dual(args) -> None:
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     cached = _cached_prefix(args, model, tokenizer, train_bitexts, targs)
     identity = _train_dual_identity(args, train_bitexts, dev_bitexts)  # after the store's checks
-    result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached,
-                        identity)
+    if distill:
+        from xlt.families.dual.distill_commands import train_distilled
+
+        result, loss_meta = train_distilled(args, model, tokenizer, train_bitexts, dev_bitexts, targs, losses,
+                                            checkpoint_dir, identity, out)
+    else:
+        result = train_dual(model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir,
+                            cached, identity)
+        loss_meta = {"name": "additive_margin_softmax", "margin": args.margin, "scale": args.scale,
+                     "symmetric": args.symmetric, "normalize": True}
     model.save(out / "model", tokenizer)
 
     metrics.axes.update(prefix_axes(cached.dataset.states if cached else None, result.precision))
     metrics.curve = result.curve
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {
         "model": args.model, "prompt": args.prompt,
-        "loss": {"name": "additive_margin_softmax", "margin": args.margin, "scale": args.scale,
-                 "symmetric": args.symmetric, "normalize": True},
+        "loss": loss_meta,
         "train_pairs": {b.lang: len(b.texts) for b in train_bitexts},
         "dev_pairs": {b.lang: len(b.texts) for b in dev_bitexts},
         "loss_curve": _curve(losses, targs.log_every),  # batches of this process (after a resume: from the checkpoint on)
@@ -149,11 +176,13 @@ def _train_dual_identity(args, train_bitexts, dev_bitexts) -> dict:
     from xlt.core.prefix_store import store_files
 
     settings = {"family": "dual", "model": args.model, "pooling": args.pooling, "prompt": args.prompt,
-                "freeze_depth": args.freeze_depth,
+                "freeze_depth": args.freeze_depth, "objective": args.objective,
+                "teacher": args.teacher, "teacher_pooling": args.teacher_pooling, "teacher_layer": args.teacher_layer,
                 "cache_frozen_prefix": args.cache_frozen_prefix, "prefix_states": bool(args.prefix_states),
                 "train_langs": [b.lang for b in train_bitexts], "dev_langs": [b.lang for b in dev_bitexts]}
     store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
-    return run_identity(settings, [*args.train, *args.dev, *model_inputs(args.model), *store])
+    teacher = model_inputs(args.teacher) if args.teacher else []
+    return run_identity(settings, [*args.train, *args.dev, *model_inputs(args.model), *store, *teacher])
 
 
 def _cached_prefix(args, model, tokenizer, train_bitexts, targs):

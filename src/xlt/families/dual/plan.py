@@ -1,11 +1,13 @@
-"""The dual-encoder sweep (seed 004): model x margin x scale x pooling x batch size x freeze depth x seed.
+"""The dual-encoder sweep (seed 004): model x objective x margin x scale x pooling x batch size x freeze depth x seed.
 
 Each run trains a LaBSE-style dual encoder (`train_dual`), then scores Tatoeba-style
 retrieval (`tatoeba_dual`, `xlt eval-embeddings`) and, with `dual.mining`, BUCC-style
 mining per language pair (`mine`) on files `make_bucc` writes once per pair. With
 `dual.baselines` the untrained encoder, one per (model, pooling), gets the same Tatoeba
-evaluation (`tatoeba_dual` again; its rows say trained false). Everything a job needs comes
-from the validated settings here.
+evaluation (`tatoeba_dual` again; its rows say trained false). The objective axis adds runs
+distilled from a fixed teacher (`mse_distill`, xlt.families.dual.distill_plan: no margin or scale)
+and the teacher's own evaluation row. With `dual.sts` every evaluation also scores STS. Everything
+a job needs comes from the validated settings here.
 """
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import json
 from pathlib import Path
 
 from xlt.core import settings
+from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
+from xlt.families.dual import distill_plan
 from xlt.core.plan import (RESULTS, Job, by_run_id, check_prefix_states, data_file, data_info, flag_args, model_input,
                             model_ref, prompt_args, shared_prefix, store_args, stored_depths)
 
@@ -31,25 +35,31 @@ SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several language
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
-PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining")
+PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining", "dual-objectives")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
-AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
+AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
 UNTRAINED = "untrained"  # run id suffix of a baseline, as in the sbert family
-SWEPT = ("margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
+SWEPT = ("objectives", "margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
+ADDITIVE = "additive_margin"
 # one store of frozen-prefix states per model (the family's training bitext and max_length are the
 # sweep's): every train_dual job of a depth >= 0 reads its boundary from it (prefix_states.shared)
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
+READS = ("sbert",)  # the distilled students' teacher can be an sbert run (distill_plan)
 EVALUATIONS = ("tatoeba_dual",)
 LEDGER = {"prefix_states_dual": (("model",), None), "train_dual": (("run_id",), TRAIN_METRICS),
           "tatoeba_dual": (("run_id",), TATOEBA), "mine": (("run_id", "pair"), MINED)}
 KEEPS_MODEL = ("train_dual",)
 BASELINE = ("trained", False)  # the untrained encoder
+# the zero-shot teacher, then the additive-margin runs, then the distilled students: each against
+# every earlier objective on the same items (xlt.analysis.compare)
+OBJECTIVE_ORDER = (distill_plan.TEACHER, *DUAL_OBJECTIVES)
+REFERENCE_AXIS = ("objective", OBJECTIVE_ORDER)
 # whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
-ORDERS: dict = {}
+ORDERS = {"objective": lambda value: (OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER
+                                     else len(OBJECTIVE_ORDER), value)}
 PAPER_ONE_BASED: frozenset[str] = frozenset()
 PAPER_DOMAIN_MEANS: dict = {}
 
@@ -123,6 +133,11 @@ def check(config: dict) -> None:
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
+    if "sts" in family:
+        settings.require_task(config, family["sts"]["dataset"], ("sts",), f"{FAMILY}.sts.dataset")
+        settings.require_split(config, family["sts"]["dataset"], family["sts"]["split"], family["sts"]["langs"],
+                               f"{FAMILY}.sts")
+    distill_plan.check(config, FAMILY)
     check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
     check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
     for axis in SWEPT:
@@ -153,23 +168,24 @@ def check(config: dict) -> None:
 
 
 def runs(config: dict) -> list[dict]:
-    """One row per dual-encoder training run: model x margin x scale x pooling x batch size x freeze depth x seed."""
+    """One row per dual-encoder training run: additive-margin runs (model x margin x scale x pooling
+    x batch size x freeze depth x seed), then distilled runs (xlt.families.dual.distill_plan.runs)."""
     family = settings.family(config, FAMILY)
     if family is None:
         return []
     number = settings.number_label
-    return [{"run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
-                       f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
-             "model": model, "margin": margin, "scale": scale, "pooling": pooling,
-             "batch_size": batch_size, "freeze_depth": depth, "seed": seed}
-            for model in family["models"]
-            for margin in family["margins"]
-            for scale in family["scales"]
-            for pooling in family["poolings"]
-            for batch_size in batch_sizes(config)
-            for depth in family["freeze_depths"]
-            for seed in family["seeds"]]
-
+    additive = [{"run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
+                           f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
+                 "model": model, "objective": ADDITIVE, "margin": margin, "scale": scale, "pooling": pooling,
+                 "batch_size": batch_size, "freeze_depth": depth, "seed": seed}
+                for model in family["models"] if ADDITIVE in family["objectives"]
+                for margin in family["margins"]
+                for scale in family["scales"]
+                for pooling in family["poolings"]
+                for batch_size in batch_sizes(config)
+                for depth in family["freeze_depths"]
+                for seed in family["seeds"]]
+    return additive + distill_plan.runs(config, FAMILY, batch_sizes(config))
 
 
 
@@ -183,12 +199,25 @@ def baselines(config: dict) -> list[dict]:
             for model in family["models"] for pooling in family["poolings"]]
 
 
-def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict) -> Job:
-    """`xlt eval-embeddings` on the Tatoeba sets: the same command for a trained run and a baseline."""
+def _sts_files(config: dict) -> tuple[list, list]:
+    """`--sts FILE ...` of `dual.sts` and its dataset's data input (none without it)."""
+    sts = config[FAMILY].get("sts")
+    if not sts:
+        return [], []
+    return ([arg for lang in sts["langs"] for arg in ("--sts", data_file(sts["dataset"], lang, sts["split"]))],
+            [data_info(sts["dataset"])])
+
+
+def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict, layer: int | None = None) -> Job:
+    """`xlt eval-embeddings` on the Tatoeba (and `dual.sts`) sets: the same command for a trained
+    run, a baseline and the distillation teacher (with its own pooled layer)."""
     spec = config[FAMILY]["tatoeba"]
-    return Job(run_id, axes=axes, inputs={"model": model_files, "data": data_info(spec["dataset"])}, args=[
-        "--model", model, "--pooling", axes["pooling"], *prompt_args(config, axes["model"]),
-        *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
+    sts_args, sts_data = _sts_files(config)
+    data = [data_info(spec["dataset"]), *[d for d in sts_data if d != data_info(spec["dataset"])]]
+    return Job(run_id, axes=axes, inputs={"model": model_files, "data": data[0] if len(data) == 1 else data}, args=[
+        "--model", model, "--pooling", axes["pooling"], *(["--layer", layer] if layer is not None else []),
+        *prompt_args(config, axes["model"]),
+        *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)], *sts_args,
         "--match", spec["match"], "--axes", json.dumps(axes), "--run-id", run_id, "--family", FAMILY,
         "--max-length", settings.training(config, FAMILY)["max_length"], "--out", TATOEBA.format(run_id=run_id)])
 
@@ -249,12 +278,19 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         prefix_args, prefix_inputs = _prefix_args(config, row)
         # dev selection scores retrieval by the Tatoeba test's rule (one rule for both)
         args += ["--match", family["tatoeba"]["match"]]
-        args += ["--margin", row["margin"], "--scale", row["scale"], "--pooling", row["pooling"],
-                 "--symmetric", family["symmetric"], *prompt_args(config, row["model"]),
+        if row["objective"] == ADDITIVE:  # the command line as before the objective axis
+            objective_args, run_training = ["--margin", row["margin"], "--scale", row["scale"], "--pooling",
+                                            row["pooling"], "--symmetric", family["symmetric"]], training
+        else:  # distilled: trains on raw text (no frozen-prefix store), the teacher is an input
+            (objective_args, teacher_inputs), run_training = (distill_plan.train_args(config, FAMILY),
+                                                              distill_plan.training(config, FAMILY))
+            objective_args += ["--pooling", row["pooling"]]
+            prefix_args, prefix_inputs = [], teacher_inputs
+        args += [*objective_args, *prompt_args(config, row["model"]),
                  "--freeze-depth", row["freeze_depth"], *prefix_args,
                  "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
-                 *flag_args({**training, "batch_size": row["batch_size"]}),
+                 *flag_args({**run_training, "batch_size": row["batch_size"]}),
                  "--axes", json.dumps({"model": row["model"]}), "--run-id", run_id, "--out", run_dir]
         train.append(Job(run_id, args, axes=axes, inputs={
             "model": model_input(config, row["model"]),
@@ -275,6 +311,12 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         axes = {"model": row["model"]} | {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
         tatoeba.append(_tatoeba_job(config, row["run_id"], model_ref(config, row["model"]),
                                     model_input(config, row["model"]), axes))
+    teacher = distill_plan.teacher_row(config, FAMILY)
+    if teacher:  # the fixed teacher, scored zero-shot by the same evaluation (objective "teacher")
+        axes = ({"model": teacher["model"]} | {axis: None for axis in AXES}
+                | {"objective": distill_plan.TEACHER, "pooling": teacher["pooling"], "trained": True})
+        tatoeba.append(_tatoeba_job(config, teacher["run_id"], teacher["ref"], teacher["inputs"], axes,
+                                    layer=teacher["layer"]))
     out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
     if mining and mining["source"] != "local":  # local BUCC files are read where they are
         inputs = {"data": data_info(mining["dataset"])} if mining["source"] == "bitext" else {}
@@ -294,7 +336,9 @@ def metrics_files(config: dict) -> list[str]:
         run_id = row["run_id"]
         files += [TRAIN_METRICS.format(run_id=run_id), TATOEBA.format(run_id=run_id)]
         files += [MINED.format(run_id=run_id, pair=pair) for pair in mining_pairs(config)]
-    return files + [TATOEBA.format(run_id=row["run_id"]) for row in baselines(config)]
+    teacher = distill_plan.teacher_row(config, FAMILY)
+    return (files + [TATOEBA.format(run_id=row["run_id"]) for row in baselines(config)]
+            + ([TATOEBA.format(run_id=teacher["run_id"])] if teacher else []))
 
 
 def plot_kinds(config: dict) -> list[str]:
@@ -302,7 +346,8 @@ def plot_kinds(config: dict) -> list[str]:
     family = config[FAMILY]
     skipped = {"dual-error-vs-margin": len(family["margins"]) < 2,
                "dual-error-vs-scale": len(family["scales"]) < 2,
-               "dual-mining": not mining_pairs(config)}
+               "dual-mining": not mining_pairs(config),
+               "dual-objectives": not distill_plan.distilling(config, FAMILY)}
     return [kind for kind in PLOT_KINDS if not skipped.get(kind)]
 
 

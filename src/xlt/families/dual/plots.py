@@ -13,7 +13,8 @@ import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
 
-DUAL_AXES = ("margin", "scale", "pooling", "batch_size", "freeze_depth")
+DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth")
+ADDITIVE = "additive_margin"  # the objective whose runs have a margin and a scale
 DIRECTIONS = ("xx->en", "en->xx")
 
 
@@ -29,7 +30,9 @@ def run_labels(table: pd.DataFrame, axes=DUAL_AXES, skip=()) -> pd.Series:
     varying = [a for a in axes if a in table.columns and a not in skip and table[a].nunique(dropna=True) > 1]
     if not varying:
         return pd.Series(["all runs"] * len(table), index=table.index)
-    return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r)), axis=1)
+    # an axis a run does not have (a distilled run's margin) is left out of its label
+    return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r) if pd.notna(v)),
+                                axis=1)
 
 
 def split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -59,7 +62,9 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str):
     per combination of the other axes, one panel per direction; where the table has them, a
     band (a grey span for the untrained line) shows the 95 % bootstrap interval."""
     err, untrained = split_baselines(_rows(table, "error", "run the Tatoeba evaluation (tatoeba_dual) first"))
-    err = err.copy()
+    if "objective" in err.columns:  # margin and scale are the additive-margin runs' axes (dual-objectives: the rest)
+        err = err[err["objective"].isna() | (err["objective"] == ADDITIVE)]
+    err = err.drop(columns=["objective"], errors="ignore").copy()
     err["line"] = run_labels(err, skip=(x,))
     if not untrained.empty:
         err["line"] = err["line"].replace("all runs", "trained")  # beside the untrained line
@@ -135,9 +140,17 @@ def mining_table(table: pd.DataFrame, out, title: str = ""):
                    halfwidth=halfwidth_grid(rows, "run", "column", scale=100))
 
 
+def objectives(table: pd.DataFrame, out, title: str = ""):
+    """xlt.families.dual.objective_plot.objectives: error and STS per language by objective."""
+    from xlt.families.dual.objective_plot import objectives as draw
+
+    return draw(table, out, title)
+
+
 PLOTS = {
     "dual-error-vs-margin": error_vs_margin,
     "dual-error-vs-scale": error_vs_scale,
     "dual-tatoeba-heatmap": tatoeba_heatmap,
     "dual-mining": mining_table,
+    "dual-objectives": objectives,
 }

@@ -1,4 +1,6 @@
-"""dual's positive control: training lowers the Tatoeba retrieval error below the untrained encoder's."""
+"""dual's positive control: additive-margin training lowers the Tatoeba retrieval error below the
+untrained encoder's; a distilled student's error falls below its zero-shot teacher's without overlap
+(distill_check.py)."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -7,9 +9,9 @@ import pandas as pd
 
 from xlt.core import settings
 from xlt.report.positive_control.rows import missing, need_columns, num, row
-from xlt.report.positive_control.world import describe as language
+from xlt.report.positive_control.world import describe as language, overlap_ranking
 
-CHECK_NAMES = ("training lowers the retrieval error",)
+CHECK_NAMES = ("training lowers the retrieval error", "distillation beats the zero-shot teacher without overlap")
 
 
 def spec(config: dict) -> dict:
@@ -17,7 +19,7 @@ def spec(config: dict) -> dict:
     languages with bitext; `not_run`: checks the sweep cannot answer."""
     from xlt.families.dual import plan as dual
 
-    (name,) = CHECK_NAMES
+    name = CHECK_NAMES[0]
     langs = [lang for lang in config["dual"]["tatoeba"]["langs"] if lang in settings.demo_world(config)]
     baseline = {(row["model"], row["pooling"]): row["run_id"] for row in dual.baselines(config)}
     not_run = {}
@@ -25,19 +27,48 @@ def spec(config: dict) -> dict:
         not_run[name] = "no demo_world language in dual.tatoeba.langs"
     if not baseline:
         not_run[name] = "dual.baselines is false: no untrained encoder to compare with"
-    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in dual.runs(config) if baseline},
-            "langs": langs, "not_run": not_run}
+    # the additive-margin runs; a distilled student is held to its teacher by the distillation check
+    additive = [row for row in dual.runs(config) if row["objective"] == dual.ADDITIVE]
+    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in additive if baseline},
+            "langs": langs, "not_run": not_run, **_distill_spec(config, langs, not_run)}
+
+
+def _distill_spec(config: dict, langs: list[str], not_run: dict) -> dict:
+    """The distillation check's part of the spec: each distilled run with the teacher's
+    evaluation row, on the lowest-overlap demo language (or the reason it is not run)."""
+    from xlt.families.dual import distill_plan, plan as dual
+
+    name = CHECK_NAMES[1]
+    teacher = distill_plan.teacher_row(config, dual.FAMILY)
+    distilled = [row["run_id"] for row in dual.runs(config) if row["objective"] == distill_plan.DISTILL]
+    if not distilled:
+        not_run[name] = "no distilled runs: mse_distill is not in dual.objectives"
+    elif teacher is None:
+        not_run[name] = "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"
+    elif not langs:
+        not_run[name] = "no demo_world language in dual.tatoeba.langs"
+    if name in not_run:
+        return {}
+    lowest = [lang for lang in overlap_ranking(settings.demo_world(config)) if lang in langs][-1]
+    return {"distill": {run: teacher["run_id"] for run in distilled}, "distill_lang": lowest}
 
 
 def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
-    """Tatoeba error (mean_error: both directions averaged) of every trained run against the
-    untrained encoder with the same model and pooling, per demo language.
+    """Tatoeba error (mean_error: both directions averaged) of every additive-margin run against
+    the untrained encoder with the same model and pooling, per demo language; then the
+    distillation check (distill_check.py).
 
     spec: pairs (trained run id -> baseline run id), langs (the demo languages with bitext)."""
+    from xlt.families.dual.distill_check import distill_rows
+
+    need_columns(table, "dual", ["run_id", "lang", "metric", "value"])
+    error = table[table.metric == "mean_error"].groupby(["run_id", "lang"])["value"].mean()
+    return _training_rows(error, spec, world, thresholds) + distill_rows(error, spec, world, thresholds)
+
+
+def _training_rows(error: pd.Series, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
     family = "dual"
     name = CHECK_NAMES[0]
-    need_columns(table, family, ["run_id", "lang", "metric", "value"])
-    error = table[table.metric == "mean_error"].groupby(["run_id", "lang"])["value"].mean()
     drop = thresholds["error_drop"]
     rows = []
     for run, baseline in spec["pairs"].items():

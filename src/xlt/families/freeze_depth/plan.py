@@ -39,6 +39,7 @@ LEDGER = {"prefix_states": (("model",), None), "finetune": (("run_id",), TRAIN_M
           "evaluate_xnli": (("run_id",), f"{RUN}/eval.json")}
 KEEPS_MODEL = ("finetune",)
 BASELINE = ("freeze_depth", -1)  # nothing frozen
+REFERENCE_AXIS = None
 # whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
 ORDERS: dict = {}

@@ -50,6 +50,7 @@ EVALUATIONS = ("train_teacher", "distill")
 LEDGER = {"train_teacher": (("run_id",), TEACHER_METRICS), "distill": (("run_id",), STUDENT_METRICS)}
 KEEPS_MODEL: tuple[str, ...] = ()  # teachers and students keep metrics and logits
 BASELINE = ("mode", "finetune")  # the student fine-tuned on gold labels only
+REFERENCE_AXIS = None
 DERIVED_AXES: frozenset[str] = frozenset()
 ORDERS: dict = {}
 PAPER_ONE_BASED: frozenset[str] = frozenset()

@@ -39,6 +39,7 @@ EVALUATIONS = ("eval_sbert",)
 LEDGER = {"train_sbert": (("run_id",), f"{RUN}/train.json"), "eval_sbert": (("run_id",), f"{RUN}/eval.json")}
 KEEPS_MODEL = ("train_sbert",)
 BASELINE = ("trained", False)  # the untrained encoder
+REFERENCE_AXIS = None
 DERIVED_AXES: frozenset[str] = frozenset()
 ORDERS: dict = {}
 PAPER_ONE_BASED: frozenset[str] = frozenset()

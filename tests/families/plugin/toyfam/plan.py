@@ -18,6 +18,7 @@ EVALUATIONS = ("toy_eval",)
 LEDGER = {"toy_eval": (("run_id",), METRICS)}
 KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("bias", 0.0)  # the fair coin
+REFERENCE_AXIS = None
 DERIVED_AXES: frozenset[str] = frozenset()
 ORDERS: dict = {}
 PAPER_ONE_BASED: frozenset[str] = frozenset()

@@ -1,0 +1,42 @@
+"""The `mse_distill` objective of `xlt train-dual`: teacher vectors once, then the distillation
+(xlt.families.dual.distill), and what the run's metadata records about both."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from xlt.core.sentence_encoder import read_pooling
+
+
+def teacher_settings(args) -> tuple[str, int]:
+    """The teacher's pooling and layer: the flags, else what its directory recorded, else mean / last."""
+    saved = read_pooling(args.teacher)
+    pooling = args.teacher_pooling or saved.get("pooling", "mean")
+    layer = args.teacher_layer if args.teacher_layer is not None else saved.get("layer", -1)
+    return pooling, layer
+
+
+def train_distilled(args, student, tokenizer, train_bitexts, dev_bitexts, targs, losses, checkpoint_dir,
+                    identity: dict, out: Path):
+    """Train `student` in place by distillation; returns the training result and the loss's metadata
+    (teacher, its vectors' file, the projection when the widths differ)."""
+    import torch
+
+    from xlt.core.models import pick_device
+    from xlt.families.dual.distill import LOSS_NAME, PROJECTION_FILE, TEACHER_FILE, teacher_sentences, teacher_vectors, \
+        train_distill
+    from xlt.families.dual.dual_encoder import pairs_from_bitexts
+
+    pooling, layer = teacher_settings(args)
+    sentences = teacher_sentences(pairs_from_bitexts(train_bitexts))
+    vectors, stored = teacher_vectors(args.teacher, pooling, layer, sentences, targs.max_length, targs.batch_size,
+                                      pick_device(targs.device), out / TEACHER_FILE)
+    model, result = train_distill(student, tokenizer, train_bitexts, dev_bitexts, vectors, sentences, targs,
+                                  args.match, losses, checkpoint_dir, identity)
+    projection = None
+    if model.projection is not None:
+        torch.save(model.projection.state_dict(), out / PROJECTION_FILE)
+        projection = {"from": student.dim, "to": int(vectors.shape[1]), "file": PROJECTION_FILE, "trained": True}
+    return result, {"name": LOSS_NAME, "teacher": args.teacher, "teacher_pooling": pooling, "teacher_layer": layer,
+                    "teacher_dim": int(vectors.shape[1]), "student_dim": student.dim,
+                    "teacher_vectors": {**stored, "dtype": str(vectors.dtype)}, "projection": projection,
+                    "normalize": False}

@@ -1,0 +1,65 @@
+"""The dual family's objectives side by side (`dual-objectives`): per language, the Tatoeba
+error (both directions averaged) and, with `dual.sts`, the STS cosine Spearman of the untrained
+encoder, the distillation teacher scored zero-shot, every additive-margin run and every distilled
+student, means over seeds with the 95 % bootstrap interval as whiskers."""
+from __future__ import annotations
+
+from xlt.report.figures import error_lengths, mean_intervals, save  # first: it selects the headless backend
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from xlt.core.errors import XltError  # noqa: E402
+from xlt.families.dual.plots import run_labels, split_baselines  # noqa: E402
+
+# bar order: before training, zero-shot teacher, then the trained objectives
+ORDER = {"untrained": 0, "teacher": 1, "additive_margin": 2, "mse_distill": 3}
+
+
+def _groups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each row with its bar label and the label's place in ORDER."""
+    trained, untrained = split_baselines(rows)
+    trained = trained.assign(group=run_labels(trained, skip=("pooling", "batch_size", "freeze_depth")),
+                             rank=trained["objective"].map(ORDER).fillna(len(ORDER)))
+    trained.loc[trained["objective"] == "teacher", "group"] = "teacher (zero-shot)"
+    return pd.concat([untrained.assign(group="untrained", rank=ORDER["untrained"]), trained])
+
+
+def _panel(ax, rows: pd.DataFrame, ylabel: str, scale: float) -> None:
+    rows = _groups(rows)
+    langs = sorted(rows["lang"].astype(str).unique())
+    groups = rows.drop_duplicates("group").sort_values(["rank", "group"])["group"].tolist()
+    width = 0.8 / len(groups)
+    for i, group in enumerate(groups):
+        part = rows[rows.group == group]
+        values = part.groupby("lang")["value"].mean().reindex(langs)
+        x = np.arange(len(langs)) + (i - (len(groups) - 1) / 2) * width
+        bounds = mean_intervals(part, "lang")
+        yerr = None if bounds is None else error_lengths(values, bounds.ci_low.reindex(langs),
+                                                         bounds.ci_high.reindex(langs), scale=scale)
+        ax.bar(x, scale * values, width, yerr=yerr, capsize=2, label=group)
+    ax.set_xticks(np.arange(len(langs)), langs)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, axis="y")
+
+
+def objectives(table: pd.DataFrame, out, title: str = ""):
+    if "objective" not in table.columns or not (table["objective"] == "mse_distill").any():
+        raise XltError("the table has no distilled runs (objective mse_distill); add mse_distill to dual.objectives")
+    error = table[table.metric == "mean_error"]
+    sts = table[(table.metric == "spearman") & (table.get("similarity", "cosine") == "cosine")
+                & (table.get("split", "test") == "test")]
+    if error.empty:
+        raise XltError("the table has no mean_error records; run the Tatoeba evaluation (tatoeba_dual) first")
+    panels = [(error, "Tatoeba retrieval error % (mean of both directions)", 100)]
+    if not sts.empty:
+        panels.append((sts, "STS Spearman (cosine)", 1))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.4), squeeze=False)
+    for ax, (rows, ylabel, scale) in zip(axes[0], panels):
+        _panel(ax, rows, ylabel, scale)
+    # below the panels: the bars of a high error reach the top of the axes
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8)
+    fig.suptitle(title or "Objectives: untrained, zero-shot teacher, additive margin, distilled student")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return save(fig, out, tight=False)

@@ -1,0 +1,103 @@
+"""`xlt train-dual --objective mse_distill`: the teacher embeds each distinct English sentence
+once (forward passes counted), its float16 vectors are stored in the run directory and reused,
+the student learns them, and a teacher of another width gets a trained projection."""
+import json
+
+import numpy as np
+import pytest
+
+from xlt import cli
+from xlt.data import demo
+from xlt.families.dual import distill
+
+
+def write_bitext(root, lang, split, size):
+    path = root / "demo-bitext" / lang / f"{split}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in demo.generate("bitext", lang, split, size, 13)))
+    return str(path)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Every sentence the teacher embeds (distill.encode is its only forward pass)."""
+    seen = []
+
+    def counting(model, tokenizer, sentences, **kwargs):
+        seen.extend(sentences)
+        return encode(model, tokenizer, sentences, **kwargs)
+
+    encode = distill.encode
+    monkeypatch.setattr(distill, "encode", counting)
+    return seen
+
+
+def distill_argv(tmp_path, student, teacher, out, steps=24):
+    argv = ["train-dual", "--objective", "mse_distill", "--model", str(student), "--teacher", str(teacher),
+            "--pooling", "mean", "--max-steps", str(steps), "--batch-size", "16", "--lr", "2e-3", "--eval-every", "8",
+            "--max-length", "32", "--log-every", "8", "--device", "cpu", "--seed", "3", "--out", str(out),
+            "--run-id", "tiny-distill"]
+    for lang in ("qaa", "qac"):
+        argv += ["--train", write_bitext(tmp_path, lang, "train", 48), "--dev", write_bitext(tmp_path, lang, "dev", 16)]
+    return argv
+
+
+def test_teacher_embeds_each_distinct_english_sentence_once_across_epochs(tmp_path, demo_model_dir, counted):
+    out = tmp_path / "run"
+    # 96 pairs, 24 steps of 16: four epochs over the data, one teacher pass
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, out)) == 0
+    english = [json.loads(line)["text_pair"] for lang in ("qaa", "qac")
+               for line in open(tmp_path / "demo-bitext" / lang / "train.jsonl")]
+    assert len(set(english)) < len(english)  # the demo bitext is multi-way: English repeats across languages
+    assert sorted(counted) == sorted(set(english))
+    stored = np.load(out / distill.TEACHER_FILE)
+    assert stored["vectors"].dtype == np.float16 and stored["vectors"].shape == (len(set(english)), 32)
+
+    meta = json.loads((out / "train.json").read_text())["meta"]
+    assert meta["axes"]["objective"] == "mse_distill" and meta["axes"]["margin"] is None
+    loss = meta["loss"]
+    assert loss["name"] == "mse_distillation" and loss["projection"] is None
+    assert loss["teacher"] == str(demo_model_dir) and loss["teacher_vectors"]["computed"] is True
+    assert loss["teacher_vectors"]["sentences"] == len(set(english))
+    curve = [point["loss"] for point in meta["loss_curve"]]
+    assert curve[-1] < curve[0]  # the student moves onto the teacher's vectors
+
+    # a rerun in the same run directory reads the stored vectors: no teacher pass at all
+    counted.clear()
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, out)) == 0
+    assert counted == []
+    assert json.loads((out / "train.json").read_text())["meta"]["loss"]["teacher_vectors"]["computed"] is False
+
+
+def test_stored_vectors_of_another_teacher_are_recomputed(tmp_path, demo_model_dir, counted):
+    out = tmp_path / "run"
+    np.savez(out.mkdir() or out / distill.TEACHER_FILE, vectors=np.zeros((3, 32), np.float16), key=np.array("other"))
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, out, steps=2)) == 0
+    assert counted  # the stale file was not trusted
+
+
+def test_a_teacher_of_another_width_trains_a_projection_recorded_in_the_metadata(tmp_path, demo_model_dir, counted):
+    from xlt.data.demo_model import build_demo_model
+
+    teacher = tmp_path / "teacher"
+    build_demo_model(teacher, ["mixed"], layers=1, hidden_size=16, heads=2, pretrain_steps=1, corpus_size=50,
+                     vocab_size=200)
+    out = tmp_path / "run"
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, teacher, out, steps=4)) == 0
+    loss = json.loads((out / "train.json").read_text())["meta"]["loss"]
+    assert loss["projection"] == {"from": 32, "to": 16, "file": distill.PROJECTION_FILE, "trained": True}
+    import torch
+
+    assert torch.load(out / distill.PROJECTION_FILE)["weight"].shape == (16, 32)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ([], "needs --teacher"),
+    (["--teacher", "x", "--objective", "additive_margin"], "only read by --objective mse_distill"),
+])
+def test_bad_teacher_settings_fail_before_training(tmp_path, demo_model_dir, capsys, extra, message):
+    argv = ["train-dual", "--model", str(demo_model_dir), "--train", write_bitext(tmp_path, "qaa", "train", 8),
+            "--dev", write_bitext(tmp_path, "qaa", "dev", 8), "--out", str(tmp_path / "run")]
+    argv += extra if extra else ["--objective", "mse_distill"]
+    assert cli.main(argv) != 0
+    assert message in capsys.readouterr().err
