@@ -314,10 +314,16 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
         Path(stats).write_text("verb\trun_id\tcpu_s\twall_s\n")
         stats = str(Path(stats).resolve())
     server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports, stats)
+    # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up; the
+    # handler is in place before the command starts, so a stop that comes early is not lost
+    started, early = [], []
+    signal.signal(signal.SIGTERM, lambda signum, _frame: (started[0].send_signal(signum) if started
+                                                          else early.append(signum)))
     try:
         proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
-        # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up
-        signal.signal(signal.SIGTERM, lambda signum, _frame: proc.send_signal(signum))
+        started.append(proc)
+        for signum in early:
+            proc.send_signal(signum)
         finished = os.pidfd_open(proc.pid)
         try:
             while True:

@@ -142,8 +142,10 @@ SHELL = {">", ">>", "2>&1", "|", "&&", ";"}  # where a rule's command line ends 
 def with_prefix_stores(work: Path) -> str:
     """The demo config with both shared frozen-prefix stores on: the prefix-states rules' commands."""
     config = yaml.safe_load((work / "config.yaml").read_text())
-    config["freeze_depth"].update(depths=[-1, 0, 7], cache_frozen_prefix=True, prefix_states={"shared": True})
-    config["dual"].update(freeze_depths=[-1, 6], cache_frozen_prefix=True, prefix_states={"shared": True})
+    config["freeze_depth"].update(depths=[-1, 0, 7], cache_frozen_prefix=True, allow_mixed_caching=True,
+                                  prefix_states={"shared": True})
+    config["dual"].update(freeze_depths=[-1, 6], cache_frozen_prefix=True, allow_mixed_caching=True,
+                          prefix_states={"shared": True})
     (work / "stores.yaml").write_text(yaml.safe_dump(config))
     return "stores.yaml"
 
