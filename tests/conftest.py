@@ -18,6 +18,18 @@ from helpers.workflow_runs import ASK_SLURM, SLURM_DIR, SNAKEMAKE, local_env, sl
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored():
+    """Each test leaves os.environ as it found it: verbs run in-process set variables (`xlt
+    prefetch` points HF_HUB_CACHE/HF_DATASETS_CACHE at its cache, `--check` turns the hub
+    offline) that would otherwise reach every later test's subprocesses, e.g. a workflow run's
+    jobs reading a removed temporary cache."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 def shared_data_dir() -> Path:
     """../shared/data beside the checkout (or $XLT_SHARED_DATA); tests skip when absent."""
     return Path(os.environ.get("XLT_SHARED_DATA", REPO.parent / "shared" / "data"))
