@@ -33,15 +33,6 @@ def check_names() -> dict[str, tuple[str, ...]]:
             if (module := registry.positive_control(name)) is not None}
 
 
-def __getattr__(name: str):
-    # CHECK_NAMES and FAMILY_ORDER, read when asked for: a family on XLT_FAMILY_PATH counts too
-    if name == "CHECK_NAMES":
-        return check_names()
-    if name == "FAMILY_ORDER":
-        return tuple(check_names())
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def check_key(family: str, check: str) -> str:
     """How `positive_control.known_failures` names a check."""
     return f"{family}: {check}"
