@@ -61,6 +61,25 @@ def test_occupancy_is_bounded_by_the_saturating_rate_and_the_share():
     assert sharing.gpu_seconds(100.0, 1e10, 1, 4, profile.load("cpu")) == 100.0  # CPUs are not shared
 
 
+def test_a_jobs_phases_are_charged_each_at_its_own_rate():
+    """A job of idle-bound training steps and saturating evaluations (adapt: batch-8 MLM steps, then
+    perplexity in batches of 128): each phase by its own rate, not the job's average, which the
+    evaluations' FLOPs would lift to the cap and so charge the idle steps in full."""
+    h100 = profile.load("h100")
+    # an evaluation batch of 128 has no optimiser step: its FLOPs run faster than the training step's
+    saturating = sharing.saturated_rate(h100)
+    evaluation_rate = 2.5 * saturating
+    job = estimate.JobCost("adapt", "adapt_mlm", "run", seconds=h100["overhead_s"] + 800.0 + 200.0,
+                           peak_memory_gib=3.0, disk_gib=0.0, train_tokens=1, eval_tokens=1,
+                           flops=1e10 + 200.0 * evaluation_rate, step_flops=1.0, train_seconds=800.0, train_flops=1e10)
+    sharing.apply([job], {"gpu_sharing": FOUR}, h100)
+    assert job.slots == 1
+    # start-up and idle steps: a quarter each; the saturating evaluations: all of their 200 s
+    assert job.gpu_seconds == pytest.approx((h100["overhead_s"] + 800.0) / 4 + 200.0)
+    average = sharing.gpu_seconds(job.seconds, job.flops, 1, 4, h100)
+    assert average > job.gpu_seconds + 300  # one average rate charges the idle steps near in full
+
+
 def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")

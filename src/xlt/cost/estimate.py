@@ -71,6 +71,10 @@ class JobCost:
     temp_gib: float = 0.0  # a temp() model directory, deleted once the rules that read it have run
     slots: int = 1  # gpu_sharing slots (xlt.cost.sharing), set by plan()
     gpu_seconds: float = 0.0  # accelerator occupancy with gpu_sharing (xlt.cost.sharing), set by plan()
+    # the training steps' part of `seconds` and `flops` (compile included); the start-up and the
+    # evaluations are the rest: xlt.cost.sharing charges each phase by its own rate
+    train_seconds: float = 0.0
+    train_flops: float = 0.0
 
 
 def prepared_rows(dataset: str, split: str) -> int | None:
@@ -284,8 +288,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
+    trained = rule not in ("prefix_states", "prefix_states_dual")
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30, flops, step_flops, temp / 2**30)
+                   scratch / 2**30, flops, step_flops, temp / 2**30,
+                   train_seconds=train_s if trained else 0.0, train_flops=train_flops if trained else 0.0)
 
 
 def _splits(spec: dict) -> list[str]:

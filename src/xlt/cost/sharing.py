@@ -11,10 +11,13 @@ and at least as many as its planned peak memory needs of `gpu_sharing.memory_gib
 What sharing gains is assumed, not measured: k jobs on one GPU together reach at most the
 throughput of one saturating step (the batch-128 rate), and of that only SHARING_EFFICIENCY.
 Without MPS, separate processes time-slice the GPU rather than run kernels side by side, so
-the fraction is set well below 1. A job's GPU occupancy is then its seconds x
-max(1/k, its own FLOP rate / (SHARING_EFFICIENCY x the saturating rate)), never more than its
-seconds: for a batch-32 mBERT step (0.35 of the batch-128 rate) 0.58 of its seconds with 4
-slots a GPU, a 1.7x saving, where the ideal (efficiency 1) would give 0.35.
+the fraction is set well below 1. A phase of a job (its start-up, its training steps, its
+evaluations) then occupies the GPU for its seconds x max(1/k, its own FLOP rate / (SHARING_EFFICIENCY
+x the saturating rate)), never more than its seconds: for a batch-32 mBERT step (0.35 of the
+batch-128 rate) 0.58 of its seconds with 4 slots a GPU, a 1.7x saving, where the ideal
+(efficiency 1) would give 0.35. Phases are charged apart because one job mixes both kinds: adapt's
+batch-8 training steps leave the GPU idle between kernels while its evaluations in batches of 128
+fill it; at the job's average rate the evaluations' FLOPs would hide the idle steps.
 """
 from __future__ import annotations
 
@@ -52,24 +55,32 @@ def saturated_rate(profile: dict) -> float:
 
 
 def gpu_seconds(seconds: float, flops: float, slots: int, capacity: int, profile: dict) -> float:
-    """Seconds of a GPU a job occupies when it shares one with capacity // slots jobs of its kind:
-    its own seconds when alone or on a CPU profile, else (module docstring) at most its seconds
-    and at least its share 1/k."""
+    """Seconds of a GPU one phase of a job (`seconds` of work, `flops` in them) occupies when the job
+    shares one with capacity // slots jobs of its kind: its own seconds when alone or on a CPU
+    profile, else (module docstring) at most its seconds and at least its share 1/k."""
     peers = capacity // max(slots, 1)
     if not profile.get("gpu") or peers <= 1 or seconds <= 0:
-        return seconds
+        return max(seconds, 0.0)
     efficiency = profile.get("sharing_efficiency", SHARING_EFFICIENCY)
     own_rate = flops / seconds
     return seconds * min(1.0, max(1.0 / peers, own_rate / (efficiency * saturated_rate(profile))))
 
 
+def phases(job, profile: dict) -> list[tuple[float, float]]:
+    """(seconds, FLOPs) of a job's start-up (no FLOPs), training steps and evaluations (the rest)."""
+    startup = min(profile.get("overhead_s", 0.0), job.seconds)
+    evaluation = max(job.seconds - startup - job.train_seconds, 0.0)
+    return [(startup, 0.0), (job.train_seconds, job.train_flops), (evaluation, job.flops - job.train_flops)]
+
+
 def apply(jobs: list, config: dict, profile: dict) -> None:
-    """Set each JobCost's slots and gpu_seconds from the config's gpu_sharing. A job that runs no
-    model (data preparation, splits) shares nothing and is charged its own seconds, as before."""
+    """Set each JobCost's slots and gpu_seconds from the config's gpu_sharing, phase by phase. A job
+    that runs no model (data preparation, splits) shares nothing and is charged its own seconds."""
     sharing = config.get("gpu_sharing") or {"slots_per_gpu": 1}
+    capacity = int(sharing["slots_per_gpu"])
     for job in jobs:
         job.slots = job_slots(job.step_flops, job.peak_memory_gib, sharing) if job.flops else 1
-        job.gpu_seconds = (gpu_seconds(job.seconds, job.flops, job.slots, int(sharing["slots_per_gpu"]), profile)
+        job.gpu_seconds = (sum(gpu_seconds(s, f, job.slots, capacity, profile) for s, f in phases(job, profile))
                            if job.flops else job.seconds)
 
 
