@@ -99,6 +99,22 @@ def test_adapt_curve_runs_train_to_the_last_published_checkpoint_and_the_other_r
     assert all(_flag(job, "--checkpoint-every") == str(max(steps) // 2) for job in curve.values())
 
 
+def test_a_paper_configs_own_curve_training_is_capped_or_extended(monkeypatch):
+    """A paper config that gives its curve runs their own training (here longer and compiled) gets
+    them extended to the last published step on their own schedule, and capped, not left at paper
+    length, where the family has no published steps."""
+    from xlt.rehearse import derive as module
+
+    paper = copy.deepcopy(PAPER)
+    paper["adapt"]["curve"]["training"] = {"max_steps": 30000, "eval_every": 25, "compile": True}
+    curve = derive(paper)["adapt"]["curve"]["training"]
+    assert (curve["max_steps"], curve["eval_every"], curve["compile"]) == (max(_published_steps()), 25, False)
+    monkeypatch.setattr(module, "published_steps", lambda family: [])
+    curve = derive(paper)["adapt"]["curve"]["training"]
+    assert (curve["max_steps"], curve["eval_every"], curve["compile"]) == (STEPS, STEPS // 2, False)
+    assert "training" not in derive(PAPER)["adapt"]["curve"]  # nothing published, nothing to reach
+
+
 def test_a_published_step_off_the_papers_schedule_is_refused(monkeypatch):
     from xlt.rehearse import derive as module
 

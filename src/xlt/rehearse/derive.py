@@ -44,11 +44,11 @@ def published_steps(family: str) -> list[int]:
 
 
 def _curve_training(adapt: dict, paper_training: dict) -> None:
-    """adapt's curve runs (adapt.curve.schemes) train to the family's last published checkpoint,
-    evaluated every eval_every steps of the paper's (`paper_training`: its shared and adapt
-    training), so every published step is one of their checkpoints and its row is matched; the
-    other adapt runs keep the cap. Only the curve runs, through adapt.curve.training: the paper's
-    own setting for what they alone do."""
+    """adapt's curve runs (adapt.curve.schemes) train to the family's last published checkpoint and
+    evaluate every eval_every steps of the paper's curve runs (`paper_training`: the paper config's
+    shared, adapt and adapt.curve training), so every published step is one of their checkpoints
+    and its published row is matched. Set in adapt.curve.training, the setting of the curve runs
+    alone: the other adapt runs keep the cap."""
     steps = published_steps("adapt")
     every = paper_training.get("eval_every") or 0
     if not steps or max(steps) < 1 or every < 1:
@@ -56,7 +56,7 @@ def _curve_training(adapt: dict, paper_training: dict) -> None:
     off_schedule = [step for step in steps if step % every]
     if off_schedule:
         raise XltError(f"adapt's published steps {off_schedule} (ours) are no checkpoints of the paper's "
-                         f"eval_every {every}: the rehearsal cannot evaluate them as the paper config would")
+                       f"eval_every {every}: the rehearsal cannot evaluate them as the paper config would")
     curve = adapt.setdefault("curve", {})
     training = curve.setdefault("training", {})
     training.update(max_steps=max(steps), eval_every=every, log_every=every)
@@ -93,8 +93,6 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
     derived file reads like the paper's)."""
     config = copy.deepcopy(paper)
     config.setdefault("report", {})["rehearsal"] = True
-    if isinstance(config.get("adapt"), dict) and config["adapt"].get("enabled", True):
-        _curve_training(config["adapt"], {**paper.get("training", {}), **paper["adapt"].get("training", {})})
     _cap(config.setdefault("training", {}))
     for family in _families(config):
         # this machine's resources: jobs of seconds on tiny models, run side by side (Snakemake caps
@@ -104,6 +102,8 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
             _cap(family["training"])
         if "training" in family.get("distill", {}):  # the dual family's distilled runs override the family's
             _cap(family["distill"]["training"])
+        if "training" in family.get("curve", {}):  # adapt's curve runs' own (_curve_training extends them)
+            _cap(family["curve"]["training"])
         # adapt's other schemes checkpoint less often than its curve runs (scheme_eval), as in the paper
         if isinstance(family.get("scheme_eval"), dict) and family["scheme_eval"].get("eval_every"):
             family["scheme_eval"]["eval_every"] = STEPS
@@ -111,6 +111,10 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
             for key in ("training", "teacher_training"):
                 if key in task:
                     _cap(task[key])
+    adapt = paper.get("adapt")
+    if isinstance(adapt, dict) and adapt.get("enabled", True):
+        _curve_training(config["adapt"], {**paper.get("training", {}), **adapt.get("training", {}),
+                                          **adapt.get("curve", {}).get("training", {})})
     if isinstance(config.get("monox"), dict):
         _small_pool(config["monox"])
     if isinstance(config.get("alignment"), dict):
