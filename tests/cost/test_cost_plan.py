@@ -243,8 +243,8 @@ def test_adapt_evaluations_are_planned_from_each_runs_flags():
     scheme_eval.eval_every steps. A curve run is planned as before."""
     def eval_tokens(multilingual: str, eval_every=None) -> dict:
         config = settings.load("config.yaml")
-        config["adapt"].update(curve={"schemes": ["0-12"]}, scheme_eval={"eval_every": eval_every,
-                                                                        "multilingual": multilingual})
+        config["adapt"].update(curve={"schemes": ["0-12"], "training": {}},
+                               scheme_eval={"eval_every": eval_every, "multilingual": multilingual})
         planned = settings.plan_module("adapt").jobs(config)["adapt_mlm"]
         return {run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
                 for run_id, job in planned.items()}

@@ -44,6 +44,9 @@ def test_cut_down_rehearsal_runs_every_rule_of_the_paper_sweep(tmp_path):
     assert set(delta.matched) == {"yes", "no"} and (delta[delta.matched == "no"].reason != "").all()
     matched = set(delta[delta.matched == "yes"].family)
     assert {"sbert", "adapt", "monox"} <= matched
+    # adapt's curve run trains to Table 1's last published step (#1501, our 1500): #1, #501 and #1501 all match
+    steps = delta[(delta.family == "adapt") & delta.setting.str.contains("step=")]
+    assert len(steps) == 6 and set(steps.matched) == {"yes"}, steps.reason.tolist()
     uncased = delta[delta.setting.str.contains("bert-base-multilingual-uncased")]
     assert len(uncased) and uncased.reason.str.startswith("different model").all()
     # the plan beside what the run wrote, per family

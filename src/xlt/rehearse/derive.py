@@ -1,11 +1,13 @@
 """The rehearsal's config: the paper config with the same sweep, and only what cannot run here
-changed (training capped at a few steps and not compiled, hub split slices scaled to the stand-in
-data, MonoX's unlabelled pool and the t-SNE pictures' sample scaled down, one CPU a job, no GPU);
-the models and datasets keep their hub ids, found in the stand-in cache."""
+changed (training capped at a few steps and not compiled, but adapt's curve runs trained to the
+last published checkpoint; hub split slices scaled to the stand-in data, MonoX's unlabelled pool
+and the t-SNE pictures' sample scaled down, one CPU a job, no GPU); the models and datasets keep
+their hub ids, found in the stand-in cache."""
 from __future__ import annotations
 
 import copy
 
+from xlt.core.errors import XltError
 from xlt.rehearse.datasets import SLICE
 
 STEPS = 4  # optimiser steps of every training job: seconds each on a CPU
@@ -29,6 +31,37 @@ def _cap(training: dict) -> None:
         training["compile"] = False
     if "checkpoint_every" in training:
         training["checkpoint_every"] = STEPS // 2
+
+
+def published_steps(family: str) -> list[int]:
+    """The checkpoints, in our step numbering (xlt.report.paper_match), of the family's published
+    per-step numbers (its paper_results.csv rows with a `step=` setting); [] when it has none."""
+    from xlt.report import paper, paper_match
+
+    steps = {paper_match.ours(family, "step", setting["step"])[0]
+             for setting in map(paper.parse_setting, paper.load(family).setting) if "step" in setting}
+    return sorted(int(step) for step in steps)
+
+
+def _curve_training(adapt: dict, paper_training: dict) -> None:
+    """adapt's curve runs (adapt.curve.schemes) train to the family's last published checkpoint and
+    evaluate every eval_every steps of the paper's curve runs (`paper_training`: the paper config's
+    shared, adapt and adapt.curve training), so every published step is one of their checkpoints
+    and its published row is matched. Set in adapt.curve.training, the setting of the curve runs
+    alone: the other adapt runs keep the cap."""
+    steps = published_steps("adapt")
+    every = paper_training.get("eval_every") or 0
+    if not steps or max(steps) < 1 or every < 1:
+        return
+    off_schedule = [step for step in steps if step % every]
+    if off_schedule:
+        raise XltError(f"adapt's published steps {off_schedule} (ours) are no checkpoints of the paper's "
+                       f"eval_every {every}: the rehearsal cannot evaluate them as the paper config would")
+    curve = adapt.setdefault("curve", {})
+    training = curve.setdefault("training", {})
+    training.update(max_steps=max(steps), eval_every=every, log_every=every)
+    if "checkpoint_every" in paper_training:  # one resumable save half way, as the capped jobs make one
+        training["checkpoint_every"] = max(steps) // 2
 
 
 def _scaled_slice(split: str) -> str:
@@ -69,6 +102,8 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
             _cap(family["training"])
         if "training" in family.get("distill", {}):  # the dual family's distilled runs override the family's
             _cap(family["distill"]["training"])
+        if "training" in family.get("curve", {}):  # adapt's curve runs' own (_curve_training extends them)
+            _cap(family["curve"]["training"])
         # adapt's other schemes checkpoint less often than its curve runs (scheme_eval), as in the paper
         if isinstance(family.get("scheme_eval"), dict) and family["scheme_eval"].get("eval_every"):
             family["scheme_eval"]["eval_every"] = STEPS
@@ -76,6 +111,10 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
             for key in ("training", "teacher_training"):
                 if key in task:
                     _cap(task[key])
+    adapt = paper.get("adapt")
+    if isinstance(adapt, dict) and adapt.get("enabled", True):
+        _curve_training(config["adapt"], {**paper.get("training", {}), **adapt.get("training", {}),
+                                          **adapt.get("curve", {}).get("training", {})})
     if isinstance(config.get("monox"), dict):
         _small_pool(config["monox"])
     if isinstance(config.get("alignment"), dict):

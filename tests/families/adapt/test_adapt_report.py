@@ -191,6 +191,27 @@ def test_caption_renders_the_validated_settings(kind, heading):
         assert "``nll_per_word`` and ``nll_per_char``" in paper and "compare only between models with one tokenizer" in paper
 
 
+def test_caption_says_what_the_curve_runs_train_with():
+    """adapt.curve.training (the rehearsal's config sets it) in the checkpoint sentence and the
+    training line, marked as the curve runs' own."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import jinja2
+    import yaml
+
+    from xlt.core.settings import validate
+
+    root = Path(__file__).resolve().parents[3]
+    config = yaml.safe_load((root / "config" / "paper.yaml").read_text())
+    config["adapt"]["curve"]["training"] = {"max_steps": 1500, "eval_every": 25}
+    text = jinja2.Template((root / "src" / "xlt" / "families" / "adapt" / "caption.rst").read_text()).render(
+        snakemake=SimpleNamespace(config=validate(config), wildcards={"kind": "perplexity-vs-step"}))
+    assert "the curve runs (schemes 0-12) every 25 steps on the\ntarget" in text
+    assert "eval_every=25 (curve runs only), max_steps=1500 (curve runs only)." in text
+    assert "(curve runs only)" not in _caption("config/paper.yaml", "perplexity-vs-step")
+
+
 def _with_intervals():
     """_table() with bootstrap bounds (value x 0.9 .. x 1.1) where adapt has them: the final
     evaluations and the untouched models, not the per-step curves."""

@@ -262,7 +262,7 @@ def test_default_adapt_evaluations_are_every_run_a_curve_run(demo):
     training.eval_every steps (config.yaml and config/tiny.yaml plan what they planned before)."""
     for config in (demo, yaml.safe_load((ROOT / "config" / "tiny.yaml").read_text())):
         validated = validate(copy.deepcopy(config))
-        assert validated["adapt"]["curve"] == {"schemes": "all"}
+        assert validated["adapt"]["curve"] == {"schemes": "all", "training": {}}
         assert validated["adapt"]["scheme_eval"] == {"eval_every": None, "multilingual": "checkpoints"}
         every = str(validated["adapt"]["training"].get("eval_every", validated["training"]["eval_every"]))
         multi = f"{EVAL}/multilingual/dev.jsonl"
@@ -295,7 +295,32 @@ def test_scheme_eval_decides_the_other_schemes_evaluations(demo, multilingual, e
     assert _evaluations(jobs(unset)["adapt_mlm"]["demo-mbert-layers9-12-seed1"])["every"] == "25"
 
 
+def test_curve_training_overrides_the_training_of_the_curve_runs_only(demo):
+    """adapt.curve.training (e.g. a curve that runs longer and checkpoints more often than the layer
+    schemes' runs) reaches the curve runs' flags, on top of the family's training; every other run
+    is planned exactly as without it."""
+    curve = {"schemes": ["0-12"]}
+    longer = validate(_with(demo, adapt__curve={**curve, "training": {"max_steps": 300, "eval_every": 10}}))
+    plain = jobs(validate(_with(demo, adapt__curve=curve)))["adapt_mlm"]
+    plan = jobs(longer)["adapt_mlm"]
+    assert set(plan) == set(plain)
+    argv = _argv(plan["demo-mbert-layers0-12-seed1"])
+    assert argv[argv.index("--max-steps") + 1] == "300" and _evaluations(plan["demo-mbert-layers0-12-seed1"])["every"] == "10"
+    before = _argv(plain["demo-mbert-layers0-12-seed1"])
+    assert [a for a in argv if a not in ("300", "10")] == [a for a in before if a not in ("100", "25")]
+    assert argv[argv.index("--lr") + 1] == "0.001"  # the family's override still applies beneath
+    for run_id in ("demo-mbert-layers9-12-seed1", "demo-mbert-gradual-start4-step4-every30steps-seed1"):
+        assert _argv(plan[run_id]) == _argv(plain[run_id])
+        assert _argv(plan[run_id])[_argv(plan[run_id]).index("--max-steps") + 1] == "100"
+    # curve.schemes all: every run is a curve run and gets it
+    every = jobs(validate(_with(demo, adapt__curve={"training": {"max_steps": 300}})))["adapt_mlm"]
+    assert all(_argv(job)[_argv(job).index("--max-steps") + 1] == "300" for job in every.values())
+
+
 @pytest.mark.parametrize("changes, fragment", [
+    ({"adapt__curve": {"training": {"eval_every": 0}}}, r"adapt.curve.training.eval_every \(steps between the "
+                                                         r"curve runs' checkpoints\) must be at least 1, got 0"),
+    ({"adapt__curve": {"training": {"steps": 10}}}, r"config error at adapt.curve.training"),
     ({"adapt__curve": {"schemes": ["0-12", "6-12"]}}, r"adapt.curve.schemes names \['6-12'\], not schemes of model "
                                                       r"'demo-mbert'; use the runs' scheme names \['0-12', '9-12'"),
     ({"adapt__curve": {"schemes": []}}, r"config error at adapt.curve.schemes"),

@@ -6,8 +6,9 @@ Four kinds of jobs, all read from the validated settings here:
   the test set, the multilingual set size-matched to the target set, and the sentences of
   the layer comparison with the native model;
 - `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps
-  (with the bootstrap intervals of config `statistics:`): a curve run (`curve.schemes`) the target
-  and multilingual sets every training.eval_every steps, another run as `scheme_eval` says;
+  (with the bootstrap intervals of config `statistics:`): a curve run (`curve.schemes`, trained
+  with `curve.training` over the family's training) the target and multilingual sets every
+  eval_every steps, another run as `scheme_eval` says;
 - `adapt_reference_perplexity`: the untouched native and transfer models on the same
   fixed-masked sets (`xlt perplexity`);
 - then the tidy table, the final-perplexity summary and the figures.
@@ -102,6 +103,9 @@ def check(config: dict) -> None:
     if k < 1:
         raise XltError(f"{FAMILY}.training.eval_every (K, steps between perplexity/distance checkpoints) must be "
                        f"at least 1, got {k}")
+    if family["curve"]["training"].get("eval_every", 1) < 1:
+        raise XltError(f"{FAMILY}.curve.training.eval_every (steps between the curve runs' checkpoints) must be "
+                       f"at least 1, got {family['curve']['training']['eval_every']}")
     curve = family["curve"]["schemes"]
     if curve != "all":
         for model in family["models"]:
@@ -212,19 +216,29 @@ def is_curve_run(config: dict, scheme: str) -> bool:
     return curve == "all" or scheme in curve
 
 
+def run_training(config: dict, scheme: str) -> dict:
+    """The training settings of a run of `scheme` (its name): the shared and the family's, with
+    curve.training on top for a curve run and scheme_eval.eval_every (when set) for another."""
+    family = config[FAMILY]
+    training = settings.training(config, FAMILY)
+    if is_curve_run(config, scheme):
+        return {**training, **family["curve"]["training"]}
+    if family["scheme_eval"]["eval_every"] is not None:
+        return {**training, "eval_every": family["scheme_eval"]["eval_every"]}
+    return training
+
+
 def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
     """(training settings, evaluation arguments, evaluation files) of a run of `scheme`: a curve run
-    scores the target and multilingual sets every training.eval_every steps; another run the target
-    set every scheme_eval.eval_every steps and the multilingual set as scheme_eval.multilingual says."""
+    scores the target and multilingual sets every eval_every steps of its training (run_training);
+    another run the target set every scheme_eval.eval_every steps and the multilingual set as
+    scheme_eval.multilingual says."""
     keys = eval_set_keys(config)
-    training = settings.training(config, FAMILY)
+    training = run_training(config, scheme)
     target, multi, test = (eval_file(keys[role]) for role in ("target", "multilingual", "test"))
     when = "checkpoints"
     if not is_curve_run(config, scheme):
-        scheme_eval = config[FAMILY]["scheme_eval"]
-        when = scheme_eval["multilingual"]
-        if scheme_eval["eval_every"] is not None:
-            training = {**training, "eval_every": scheme_eval["eval_every"]}
+        when = config[FAMILY]["scheme_eval"]["multilingual"]
     args = ["--target", target, *(["--eval", multi] if when == "checkpoints" else []), "--test", test,
             *(["--test", multi] if when == "final" else [])]
     files = [eval_file(k) for role, k in keys.items() if role != "multilingual" or when != "none"]
