@@ -67,12 +67,6 @@ def _texts(tokenizer):
     return ["een", *DUTCH, *ENGLISH]
 
 
-@pytest.fixture
-def full_logits(monkeypatch):
-    """Every model falls back to the full forward: the reference path."""
-    monkeypatch.setattr(masked_head, "split_masked_lm", lambda model: "forced by the test")
-
-
 def _rows_the_head_sees(model):
     """A forward hook on the output projection: the rows each call of it projects."""
     seen = []
