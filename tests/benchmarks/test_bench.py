@@ -145,3 +145,26 @@ def test_loop_spawns_its_workers_from_the_script_file(monkeypatch):
     (cmd, env), = calls
     assert cmd[:3] == [sys.executable, str(BENCHMARKS / "loop.py"), "--worker"]
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(BENCHMARKS.parent / "src")
+
+
+def test_sparse_mlm_head_benchmark_counts_the_head_on_the_masked_rows_only():
+    """benchmarks/sparse_mlm_head.py on a tiny shape: the FLOPs torch counts differ between the
+    full and the sparse path by exactly the head's matrix products on the unmasked rows (forward
+    for a perplexity batch; forward, input and weight gradients for a training step), and the
+    losses agree."""
+    import sparse_mlm_head
+
+    args = ["--hidden", "16", "--layers", "1", "--heads", "2", "--vocab", "300", "--seq-len", "16",
+            "--batch-size", "4", "--eval-batch-size", "6", "--steps", "1", "--warmup", "0", "--threads", "1"]
+    lines = []
+    result = sparse_mlm_head.main(args, echo=lines.append)
+    full, sparse, share = result["full"], result["sparse"], result["masked_share"]
+    head = 16 * 16 + 16 * 300  # transform + vocabulary projection, multiply-adds a row
+    unmasked_train, unmasked_eval = round(4 * 16 * (1 - share["train"])), round(6 * 16 * (1 - share["eval"]))
+    assert 0 < unmasked_train < 4 * 16 and 0 < unmasked_eval < 6 * 16
+    assert full["eval_flops"] - sparse["eval_flops"] == 2 * unmasked_eval * head
+    assert full["train_flops"] - sparse["train_flops"] == 6 * unmasked_train * head
+    assert full["train_logits"] == 4 * 16 * 300 and sparse["train_logits"] == round(4 * 16 * share["train"]) * 300
+    assert sparse["first_loss"] == pytest.approx(full["first_loss"], rel=1e-5)
+    assert sparse["eval_loss"] == pytest.approx(full["eval_loss"], rel=1e-5)
+    assert "| perplexity batch, GFLOP |" in "\n".join(lines)

@@ -129,7 +129,28 @@ def test_a_masked_lm_pays_its_vocabulary_projection():
            "--max-steps", "10", "--batch-size", "8", "--max-length", "128"]
     job = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", mlm, UNIT)
     params, head = 12 * 768 ** 2 * 12, 119547 * 768 + 768 ** 2
-    assert job.seconds == pytest.approx((6 * params + 4 * head) * job.train_tokens)
+    # adapt's head runs at the masked positions only (sparse prediction): the config's share of them
+    share = paper["adapt"]["mlm_probability"]
+    assert share == 0.15
+    assert job.seconds == pytest.approx((6 * params + 4 * share * head) * job.train_tokens)
+    # the job's own --mlm-probability wins over the config's
+    wider = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", [*mlm, "--mlm-probability", "0.4"], UNIT)
+    assert wider.seconds == pytest.approx((6 * params + 4 * 0.4 * head) * job.train_tokens)
+    # a compiled training step runs the model's whole forward: the head at every position, plus the compile
+    compiled = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", [*mlm, "--compile", "True"], UNIT)
+    assert compiled.seconds == pytest.approx((6 * params + 4 * head) * job.train_tokens + profile.COMPILE_S)
+
+
+def test_adapt_evaluation_pays_the_vocabulary_head_on_the_masked_share_only():
+    paper = settings.load("config/paper.yaml")
+    ref = ["--model", "bert-base-multilingual-cased", "--data", "results/runs/adapt/eval/nl/dev.jsonl",
+           "--batch-size", "128", "--max-length", "128"]
+    params, head = 12 * 768 ** 2 * 12, 119547 * 768 + 768 ** 2
+    for share in (0.15, 0.3):
+        job = estimate.job_cost(paper, "adapt", "adapt_reference_perplexity", "r",
+                                [*ref, "--mlm-probability", str(share)], UNIT)
+        assert job.eval_tokens > 0 and job.train_tokens == 0
+        assert job.flops == pytest.approx(2 * (params + share * head) * job.eval_tokens)
 
 
 def test_compile_scales_training_steps_and_pays_its_compile_time():

@@ -11,7 +11,11 @@ example, so an example costs its batch's longest length, from the data's token l
 4 x trainable params x tokens backward (frozen layers below the boundary get no backward pass);
 evaluation 2 x params x tokens. Embedding lookups are not matrix products, so `params` counts the
 encoder layers only; a masked LM's output projection to the vocabulary (tied to the embedding,
-but a matrix product at every position) is counted on top (MLM_RULES).
+but a matrix product) is counted on top (MLM_RULES): at every position for the demo model's
+pretraining, at the masked share of the positions (--mlm-probability, else the config's
+adapt.mlm_probability) for adapt's jobs, whose head runs on the masked positions only
+(xlt.families.adapt.masked_head; an upper bound, as padding and special tokens are never masked),
+except in a compiled training step, which runs the model's whole forward.
 A job's seconds are its FLOPs at the profile's rates plus what the FLOP model does not see
 (xlt.cost.profile.OVERHEADS): the start-up, a per-optimiser-step overhead (optimiser update,
 collate, dispatch per layer) and a per-evaluation-batch overhead. Steps follow
@@ -51,8 +55,10 @@ TRAIN_FLAGS = ("--epochs", "--max-steps")
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
 # a MonoX job's --split: monox_split's folder, cut from its task dataset's train split
 SPLIT_DIR = re.compile(rf"^{RESULTS}/runs/monox/splits/([^/]+)/")
-# masked LMs: their logits cover the vocabulary at every position (xlt.data.demo_model, xlt.families.adapt)
+# masked LMs: their head projects onto the vocabulary (xlt.data.demo_model, xlt.families.adapt)
 MLM_RULES = ("build_demo_model", "adapt_mlm", "adapt_reference_perplexity")
+# ... at the masked positions only (sparse prediction, xlt.families.adapt.masked_head)
+SPARSE_MLM_RULES = ("adapt_mlm", "adapt_reference_perplexity")
 
 
 @dataclass
@@ -148,6 +154,18 @@ def _adapt_sets(config: dict, args: list[str], flags: tuple[str, ...], max_lengt
     return out
 
 
+def head_share(config: dict, rule: str, args: list[str]) -> float:
+    """The share of a masked LM's positions its vocabulary head projects: the masked share for
+    adapt's sparse prediction (the job's --mlm-probability, else the config's), else all."""
+    if rule not in SPARSE_MLM_RULES:
+        return 1.0
+    given = _values(args, "--mlm-probability")
+    configured = (config.get("adapt") or {}).get("mlm_probability")
+    if given:
+        return float(given[0])
+    return float(configured) if configured is not None else 1.0  # unknown: the head counted in full
+
+
 def _flag(args: list[str], flag: str) -> bool:
     return str(_value(args, flag, "False")).strip().lower() in ("true", "yes", "1", "on")
 
@@ -223,9 +241,12 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     trainable = params * (layers - min(depth, layers)) / layers if model else 0
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
     head = (vocab * hidden + hidden * hidden) if model and rule in MLM_RULES else 0  # the MLM head: transform + vocabulary
+    eval_share = head_share(config, rule, args)
+    # a compiled training step runs the whole forward, the head at every position (masked_head)
+    train_share = 1.0 if trains and _flag(args, "--compile") else eval_share
     # forward and the backward to its input; the tied projection's own gradient only where the
     # embedding trains (the demo's pretraining; adapt never trains the embeddings)
-    train_flops += (4 + (2 if rule == "build_demo_model" else 0)) * head * train_tokens
+    train_flops += (4 + (2 if rule == "build_demo_model" else 0)) * head * train_share * train_tokens
     step_layers = layers if model else 0
     cached = trains and depth > 0 and ("--cache-frozen-prefix" in args or "--prefix-states" in args)
     if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
@@ -236,7 +257,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     dev_tokens, other_tokens = (sum(n * t for n, t in zip(_file_rows(config, paths), _tokens_per_example(
         config, rule, _data_files(paths), max_length, eval_batch))) for paths in (dev_paths, other_paths))
     eval_tokens = (other_tokens + dev_tokens * passes) if model else 0
-    eval_flops = 2 * (params + head) * eval_tokens
+    eval_flops = 2 * (params + head * eval_share) * eval_tokens
     # each file of each pass is batched on its own
     dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
                                   for paths in (dev_paths, other_paths))
@@ -247,7 +268,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
             for n, per_row in _adapt_sets(config, args, flags, max_length, eval_batch):
                 eval_tokens += times * n * per_row
                 eval_batches += times * math.ceil(n / eval_batch)
-        eval_flops = 2 * (params + head) * eval_tokens
+        eval_flops = 2 * (params + head * eval_share) * eval_tokens
     train_s = overhead_seconds(profile, step_layers, steps, batch) - profile["overhead_s"] + train_flops / profile["train_flops"]
     if trains and _flag(args, "--compile"):  # the training steps run compiled (evaluation stays eager)
         train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)

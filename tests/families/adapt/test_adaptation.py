@@ -38,9 +38,11 @@ def test_gradual_unfreezing_pattern_inside_a_training_run(scheme_spec, expected_
 
     def record_pattern(module, args, kwargs):
         if module.training:
-            seen.append((_layer_flags(module), module.bert.embeddings.word_embeddings.weight.requires_grad))
+            seen.append((_layer_flags(model), model.bert.embeddings.word_embeddings.weight.requires_grad))
 
-    model.register_forward_pre_hook(record_pattern, with_kwargs=True)
+    # on the encoder: the training step runs it, and the vocabulary head on the masked rows, not the
+    # whole model's forward (xlt.families.adapt.masked_head)
+    model.bert.register_forward_pre_hook(record_pattern, with_kwargs=True)
     args = TrainArgs(max_steps=8, batch_size=4, lr=5e-3, warmup_ratio=0.0, eval_every=4, device="cpu", log_every=100)
     result = adapt(model, tokenizer, DUTCH, scheme, args, target, select="last")
 

@@ -47,8 +47,8 @@ from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.core.metrics import record
+from xlt.families.adapt.masked_head import masked_logits
 from xlt.families.adapt.mlm import (
-    IGNORE_INDEX,
     FixedMasking,
     TokenizerInfo,
     mask_tokens,
@@ -175,12 +175,11 @@ class MlmCollate:
 
 def mlm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """Mean cross-entropy over the batch's masked tokens; 0 (with a graph) when none is masked,
-    where the mean that transformers computes would be nan."""
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-    labels = batch["labels"]
-    loss_sum = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1),
-                               ignore_index=IGNORE_INDEX, reduction="sum")
-    return loss_sum / max(1, int((labels != IGNORE_INDEX).sum()))
+    where the mean that transformers computes would be nan. The vocabulary head runs on the
+    masked positions only (`masked_logits`): the same loss and gradients as the full logits."""
+    logits, targets = masked_logits(model, batch["input_ids"], batch["attention_mask"], batch["labels"])
+    loss_sum = F.cross_entropy(logits.float(), targets, reduction="sum")
+    return loss_sum / max(1, targets.numel())
 
 
 class NativeComparison:

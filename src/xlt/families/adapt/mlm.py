@@ -25,8 +25,7 @@ from torch import nn
 
 from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl
-
-IGNORE_INDEX = -100  # label of unmasked positions; cross_entropy skips it
+from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits  # noqa: F401 (IGNORE_INDEX re-exported)
 
 
 @dataclass(frozen=True)
@@ -214,7 +213,8 @@ def perplexity(
     token equal weight (a mean of per-batch means would overweight batches with few masks).
     The model runs in eval mode (dropout off; the seed study left it on, see its A.4) and is
     put back in its previous mode. Works for any AutoModelForMaskedLM: only input_ids and
-    attention_mask are passed and `.logits` is read.
+    attention_mask are passed; the vocabulary head runs on the masked positions only where the
+    model's layout allows (`masked_logits`), else the full logits are read.
 
     `per_sentence` also returns every sentence's summed loss and masked-token count (the
     per-example outputs the bootstrap resamples); the set's perplexity is computed exactly as
@@ -235,17 +235,16 @@ def perplexity(
                     sentence_loss += [0.0] * labels.shape[0]
                     sentence_tokens += [0] * labels.shape[0]
                 continue
-            logits = model(
-                input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device)
-            ).logits
+            # only masked positions are scored (and projected); float32 so half-precision models sum stably
+            logits, targets = masked_logits(model, batch["input_ids"].to(device),
+                                            batch["attention_mask"].to(device), labels)
             selected = labels != IGNORE_INDEX
-            # only masked positions are scored; float32 so half-precision models sum stably
-            loss_sum = F.cross_entropy(logits[selected].float(), labels[selected], reduction="sum")
+            loss_sum = F.cross_entropy(logits.float(), targets, reduction="sum")
             total_loss += float(loss_sum)
             total_tokens += int(selected.sum())
             if per_sentence:
-                token_loss = F.cross_entropy(logits[selected].float(), labels[selected], reduction="none")
-                rows = selected.nonzero()[:, 0]  # row-major: the same order as logits[selected]
+                token_loss = F.cross_entropy(logits.float(), targets, reduction="none")
+                rows = selected.nonzero()[:, 0]  # row-major: the order of masked_logits' rows
                 by_row = torch.zeros(labels.shape[0], dtype=torch.float64, device=device)
                 by_row.index_add_(0, rows, token_loss.double())
                 sentence_loss += by_row.tolist()

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from xlt.core.errors import XltError
+from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +137,13 @@ def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int =
             for row, (copy, _, _) in enumerate(chunk):
                 input_ids[row, :len(copy)] = torch.tensor(copy)
                 attention[row, :len(copy)] = 1
-            logits = model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits
-            rows = torch.arange(len(chunk), device=device)
-            positions = torch.tensor([pos for _, pos, _ in chunk], device=device)
-            labels = torch.tensor([label for _, _, label in chunk], device=device)
+            # one scored position a row: the vocabulary head runs on those rows alone (masked_logits)
+            labels = torch.full((len(chunk), width), IGNORE_INDEX, dtype=torch.long)
+            for row, (_, pos, label) in enumerate(chunk):
+                labels[row, pos] = label
+            logits, targets = masked_logits(model, input_ids.to(device), attention.to(device), labels.to(device))
             # float32: half-precision models sum stably
-            total += float(F.cross_entropy(logits[rows, positions].float(), labels, reduction="sum"))
+            total += float(F.cross_entropy(logits.float(), targets, reduction="sum"))
     finally:
         model.train(was_training)
     return WordNll(nll=total, words=words, chars=chars, pieces=len(jobs), sentences=sentences)
