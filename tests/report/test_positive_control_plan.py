@@ -48,7 +48,7 @@ def test_schema_defaults_are_the_issue_thresholds():
     assert config["positive_control"] == {
         "enabled": True,
         "freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.2, "order_tolerance": 0.0, "depth_gain": 0.1},
-        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2, "distill_gain": 0.1},
+        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2, "distill_gain": 0.3},
         "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.8, "max_majority_share": 0.7},
         "sbert": {"spearman_gain": 0.1}, "known_failures": {}}
     config = demo_config()
