@@ -304,15 +304,14 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
                    + flops / profile["eval_flops"])
         disk = len(depths) * stored * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
+        train_s, train_flops = 0.0, 0.0  # no training steps: one evaluation-like pass
     scratch = 0
     if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
-    trained = rule not in ("prefix_states", "prefix_states_dual")
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30, flops, step_flops, temp / 2**30,
-                   train_seconds=train_s if trained else 0.0, train_flops=train_flops if trained else 0.0)
+                   scratch / 2**30, flops, step_flops, temp / 2**30, train_seconds=train_s, train_flops=train_flops)
 
 
 def _splits(spec: dict) -> list[str]:
