@@ -304,18 +304,32 @@ def token_collate(pad_token_id: int):
     return collate
 
 
-@pytest.mark.parametrize("arch", ["bert", "distilbert"])
-def test_cached_examples_through_the_training_loop_match_uncached(arch):
-    from xlt.core.classification import classification_loss
-    from xlt.core.training import TrainArgs, train
+def training_case(arch: str, precision: str):
+    """(depth, examples, TrainArgs, untrained model, collate) of a small cached-vs-uncached training comparison."""
+    from xlt.core.training import TrainArgs
 
-    depth = mid_depth()
     generator = torch.Generator().manual_seed(5)
     examples = [{"ids": torch.randint(5, VOCAB, (int(n),), generator=generator).tolist(), "label": int(n) % 3}
                 for n in torch.randint(3, 14, (20,), generator=generator)]
-    args = TrainArgs(epochs=2, batch_size=4, lr=1e-3, warmup_ratio=0.0, device="cpu", precision="fp32", seed=3)
+    args = TrainArgs(epochs=2, batch_size=4, lr=1e-3, warmup_ratio=0.0, device="cpu", precision=precision, seed=3)
     initial = tiny_classifier(arch)
-    collate = token_collate(initial.config.pad_token_id)
+    return mid_depth(), examples, args, initial, token_collate(initial.config.pad_token_id)
+
+
+def assert_trained_alike(cached, uncached, initial) -> None:
+    """Cached training ended where uncached training ended, and it did train."""
+    after_uncached = dict(uncached.named_parameters())
+    for name, param in cached.named_parameters():
+        torch.testing.assert_close(param, after_uncached[name], atol=1e-5, rtol=1e-5, msg=name)
+    assert not torch.allclose(cached.classifier.weight, initial.classifier.weight, atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])
+def test_cached_examples_through_the_training_loop_match_uncached(arch):
+    from xlt.core.classification import classification_loss
+    from xlt.core.training import train
+
+    depth, examples, args, initial, collate = training_case(arch, "fp32")
 
     uncached = copy.deepcopy(initial)
     freeze(uncached, depth)
@@ -326,10 +340,7 @@ def test_cached_examples_through_the_training_loop_match_uncached(arch):
     assert len(dataset) == len(examples)
     train(CachedTopModel(cached, depth), dataset, collate_prefix_states, classification_loss, args)
 
-    after_uncached = dict(uncached.named_parameters())
-    for name, param in cached.named_parameters():
-        torch.testing.assert_close(param, after_uncached[name], atol=1e-5, rtol=1e-5, msg=name)
-    assert not torch.allclose(cached.classifier.weight, initial.classifier.weight, atol=1e-4)
+    assert_trained_alike(cached, uncached, initial)
 
 
 def test_moving_the_top_model_moves_the_whole_model():
@@ -375,15 +386,9 @@ def test_cached_training_under_bf16_autocast_matches_uncached(arch):
     runs the prefix under the loop's autocast, so cached training ends where uncached training ends."""
     from xlt.core.cached_top import prepare_cached_training
     from xlt.core.classification import classification_loss
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.training import train
 
-    depth = mid_depth()
-    generator = torch.Generator().manual_seed(5)
-    examples = [{"ids": torch.randint(5, VOCAB, (int(n),), generator=generator).tolist(), "label": int(n) % 3}
-                for n in torch.randint(3, 14, (20,), generator=generator)]
-    args = TrainArgs(epochs=2, batch_size=4, lr=1e-3, warmup_ratio=0.0, device="cpu", precision="bf16", seed=3)
-    initial = tiny_classifier(arch)
-    collate = token_collate(initial.config.pad_token_id)
+    depth, examples, args, initial, collate = training_case(arch, "bf16")
 
     uncached = copy.deepcopy(initial)
     freeze(uncached, depth)
@@ -395,7 +400,4 @@ def test_cached_training_under_bf16_autocast_matches_uncached(arch):
     assert prepared.dataset.states.precision == "bfloat16"
     train(prepared.top, prepared.dataset, collate_prefix_states, classification_loss, args)
 
-    after_uncached = dict(uncached.named_parameters())
-    for name, param in cached.named_parameters():
-        torch.testing.assert_close(param, after_uncached[name], atol=1e-5, rtol=1e-5, msg=name)
-    assert not torch.allclose(cached.classifier.weight, initial.classifier.weight, atol=1e-4)
+    assert_trained_alike(cached, uncached, initial)
