@@ -151,26 +151,32 @@ def test_boolean_training_flags_round_trip_through_the_command_line():
         parser.parse_args(["--compile", "maybe"])
 
 
+def patch_compile(monkeypatch, backend) -> list:
+    """torch.compile with `backend` (fast on a CPU) in place of inductor; returns the (model, kwargs)
+    of every call the training loop makes. Skips where dynamo is not supported."""
+    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
+        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
+    real_compile, calls = torch.compile, []
+
+    def compile_with_backend(model, **kwargs):
+        calls.append((model, kwargs))
+        return real_compile(model, backend=backend, **kwargs)
+
+    monkeypatch.setattr(torch, "compile", compile_with_backend)
+    torch._dynamo.reset()
+    return calls
+
+
 def test_compile_trains_through_torch_compile(monkeypatch):
     # Inductor's C++ compile of even this model takes ~90 s on the shared 2-core CPU, so the
     # test compiles with the aot_eager backend: dynamo traces the model and AOTAutograd builds
     # the joint forward/backward graph, only the final code generation is skipped.
-    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
-        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
-    real_compile = torch.compile
-    compiled_models = []
-
-    def compile_aot_eager(model, **kwargs):
-        compiled_models.append(model)
-        return real_compile(model, backend="aot_eager", **kwargs)
-
-    monkeypatch.setattr(torch, "compile", compile_aot_eager)
-    torch._dynamo.reset()
+    calls = patch_compile(monkeypatch, "aot_eager")
     data = toy_problem()
     plain, compiled = make_model(), make_model()
     train(plain, data, collate, loss_fn, args(max_steps=5))
     train(compiled, data, collate, loss_fn, args(max_steps=5, compile=True))
-    assert compiled_models == [compiled]
+    assert [model for model, _ in calls] == [compiled]
     assert torch.allclose(compiled.weight, plain.weight, atol=1e-6)
     assert not torch.equal(compiled.weight, make_model().weight)
 
@@ -179,20 +185,13 @@ def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
     # dynamically padded batches change their sequence length (and the short last batch its size)
     # from batch to batch: compiled with dynamic=True, one graph serves them all (static shapes
     # would compile once per length)
-    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
-        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
-    real_compile, kwargs_seen, graphs = torch.compile, [], []
+    graphs = []
 
     def counting_backend(gm, example_inputs):
         graphs.append(gm)
         return gm.forward
 
-    def compile_counting(model, **kwargs):
-        kwargs_seen.append(kwargs)
-        return real_compile(model, backend=counting_backend, **kwargs)
-
-    monkeypatch.setattr(torch, "compile", compile_counting)
-    torch._dynamo.reset()
+    calls = patch_compile(monkeypatch, counting_backend)
     g = torch.Generator().manual_seed(0)
     data = [{"x": torch.randn(int(n), 4, generator=g), "y": torch.tensor(int(n) % 2)}
             for n in torch.randint(2, 12, (37,), generator=g)]
@@ -206,23 +205,14 @@ def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
         return torch.nn.functional.cross_entropy(model(batch["x"]).mean(1), batch["y"])
 
     train(make_model(), data, padded, mean_pooled_loss, args(max_steps=12, compile=True))
-    assert kwargs_seen == [{"dynamic": True}]
+    assert [kwargs for _, kwargs in calls] == [{"dynamic": True}]
     assert len(graphs) == 1
 
 
 def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
     # sbert trains ModuleDict({"encoder", "head"}) and its loss indexes it: torch.compile of the
     # dict itself is not subscriptable, so each module is compiled
-    if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
-        pytest.skip("torch.compile (dynamo) is not supported by this torch/Python build")
-    real_compile, compiled_modules = torch.compile, []
-
-    def compile_eager(model, **kwargs):
-        compiled_modules.append(model)
-        return real_compile(model, backend="eager", **kwargs)
-
-    monkeypatch.setattr(torch, "compile", compile_eager)
-    torch._dynamo.reset()
+    calls = patch_compile(monkeypatch, "eager")
     data = toy_problem()
 
     def make_dict():
@@ -235,7 +225,7 @@ def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
     plain, compiled = make_dict(), make_dict()
     train(plain, data, collate, dict_loss, args(max_steps=5))
     train(compiled, data, collate, dict_loss, args(max_steps=5, compile=True))
-    assert compiled_modules == [compiled["encoder"], compiled["head"]]
+    assert [model for model, _ in calls] == [compiled["encoder"], compiled["head"]]
     assert torch.allclose(compiled["head"].weight, plain["head"].weight, atol=1e-6)
 
 
