@@ -62,3 +62,28 @@ def test_a_trainable_embedding_costs_memory_not_flops():
     assert nothing.seconds == pytest.approx(embeddings.seconds)
     assert (nothing.peak_memory_gib - embeddings.peak_memory_gib) * 2**30 == pytest.approx(12 * vocab * hidden)
     assert (nothing.scratch_gib - embeddings.scratch_gib) * 2**30 == pytest.approx(12 * vocab * hidden)
+
+
+def test_a_frozen_layers_share_is_the_measured_one_and_predicts_the_third_depth():
+    """Frozen-prefix benchmark on the H100 (uncached steps a second at depths 0, 6, 12 and with no
+    encoder layer run): the share fitted from depths 0 and 12 puts depth 6 where it was measured."""
+    measured = profile.PREFIX_CACHE_STEPS_PER_S
+    share = profile.frozen_layer_share(measured)
+    assert share == pytest.approx(0.287, abs=0.001) and profile.FROZEN_LAYER_SHARE == share
+    bare, trained = 1 / measured["no_layer"], (1 / measured[0] - 1 / measured["no_layer"]) / 12
+    depth6 = bare + 6 * trained + 6 * share * trained
+    assert depth6 == pytest.approx(1 / measured[6], rel=0.01)
+
+
+def test_the_plan_charges_a_frozen_layer_its_share_of_a_step():
+    """A finetune at --freeze-depth d runs d layers forward only: per step, their dispatch costs
+    FROZEN_LAYER_SHARE of a trained layer's (FLOPs free here, so only the overheads count)."""
+    loop = {**profile.load("h100"), "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 0.0}
+    base = ["--model", "bert-base-multilingual-cased", "--train", "results/data/xnli/en/train.jsonl",
+            "--max-steps", "100", "--batch-size", "32", "--max-length", "128"]
+    seconds = {d: estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", str(d)], loop).seconds
+               for d in (-1, 0, 6, 12)}
+    assert seconds[-1] == pytest.approx(seconds[0])  # the embeddings are no encoder layer
+    per_layer = 100 * loop["step_layer_s"]
+    assert seconds[0] - seconds[6] == pytest.approx(6 * per_layer * (1 - profile.FROZEN_LAYER_SHARE))
+    assert seconds[0] - seconds[12] == pytest.approx(12 * per_layer * (1 - profile.FROZEN_LAYER_SHARE))

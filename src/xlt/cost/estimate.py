@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from xlt.core import settings
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.cost import tokens
-from xlt.cost.profile import COMPILE_S
+from xlt.cost.profile import COMPILE_S, FROZEN_LAYER_SHARE
 from xlt.cost.retention import keeps_model, model_kept
 from xlt.cost.shapes import hub_cache_gib, model_shape
 
@@ -81,6 +81,10 @@ class JobCost:
     # evaluations are the rest: xlt.cost.sharing charges each phase by its own rate
     train_seconds: float = 0.0
     train_flops: float = 0.0
+    compiled: bool = False  # its training steps run compiled (--compile)
+    # it loads a model, so its rule asks for a GPU (workflow job_resources); data preparation and
+    # splits ask for none and occupy no GPU
+    loads_model: bool = False
 
 
 def prepared_rows(dataset: str, split: str) -> int | None:
@@ -196,13 +200,26 @@ def evaluations(steps: int, eval_every: int, train_rows: int, batch_size: int) -
     return steps // every + (1 if steps % every else 0)
 
 
-def overhead_seconds(profile: dict, layers: int, steps: int = 0, examples_per_step: int = 0, eval_batches: int = 0) -> float:
+def overhead_seconds(profile: dict, layers: int, steps: int = 0, examples_per_step: int = 0, eval_batches: int = 0,
+                     frozen: float = 0.0) -> float:
     """What the FLOP model does not count: start-up, `steps` optimiser steps of `examples_per_step`
-    examples each and `eval_batches` evaluation batches, through a model of `layers` layers."""
-    step = profile.get("step_s", 0.0) + profile.get("step_layer_s", 0.0) * layers \
-        + profile.get("step_example_layer_s", 0.0) * examples_per_step * layers
+    examples each and `eval_batches` evaluation batches, through a model of `layers` layers, of
+    which `frozen` (at the bottom) a training step runs forward only (xlt.cost.profile.FROZEN_LAYER_SHARE)."""
+    stepped = layers - frozen * (1 - profile.get("frozen_layer_share", FROZEN_LAYER_SHARE))
+    step = profile.get("step_s", 0.0) + profile.get("step_layer_s", 0.0) * stepped \
+        + profile.get("step_example_layer_s", 0.0) * examples_per_step * stepped
     batch = profile.get("eval_batch_s", 0.0) + profile.get("eval_batch_layer_s", 0.0) * layers
     return profile["overhead_s"] + steps * step + eval_batches * batch
+
+
+def frozen_layers(family: str, args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float:
+    """Encoder layers at the bottom that a training step runs forward only, on average over its
+    steps: --freeze-depth's, or what the family's plan says (its optional `frozen_layers` with these
+    arguments: adapt's layer schemes)."""
+    plan = settings.plan_module(family) if family in settings.FAMILIES else None
+    if plan is not None and hasattr(plan, "frozen_layers"):
+        return min(float(plan.frozen_layers(args, layers, steps, steps_per_epoch)), layers)
+    return float(min(max(_value(args, "--freeze-depth", -1), 0), layers))
 
 
 def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, profile: dict) -> JobCost:
@@ -238,7 +255,8 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         per_example = max_length
     train_tokens = steps * batch * per_example  # --grad-accum splits a batch; it does not add examples
     depth = max(_value(args, "--freeze-depth", -1), 0)
-    trainable = params * (layers - min(depth, layers)) / layers if model else 0
+    frozen = frozen_layers(family, args, layers, steps, math.ceil(train_rows / batch)) if trains and model else depth
+    trainable = params * (layers - min(frozen, layers)) / layers if model else 0  # on average over the steps
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
     head = (vocab * hidden + hidden * hidden) if model and rule in MLM_RULES else 0  # the MLM head: transform + vocabulary
     eval_share = head_share(config, rule, args)
@@ -252,7 +270,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
         once = 2 * (params - trainable) * train_rows * per_example if "--prefix-states" not in args else 0
         train_flops = 6 * trainable * train_tokens + once
-        step_layers = layers - min(depth, layers)
+        step_layers, frozen = layers - frozen, 0.0
     eval_batch = _value(args, "--eval-batch-size", 0) or (EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH))
     dev_tokens, other_tokens = (sum(n * t for n, t in zip(_file_rows(config, paths), _tokens_per_example(
         config, rule, _data_files(paths), max_length, eval_batch))) for paths in (dev_paths, other_paths))
@@ -269,15 +287,18 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
                 eval_tokens += times * n * per_row
                 eval_batches += times * math.ceil(n / eval_batch)
         eval_flops = 2 * (params + head * eval_share) * eval_tokens
-    train_s = overhead_seconds(profile, step_layers, steps, batch) - profile["overhead_s"] + train_flops / profile["train_flops"]
+    train_s = (overhead_seconds(profile, step_layers, steps, batch, frozen=frozen) - profile["overhead_s"]
+               + train_flops / profile["train_flops"])
     if trains and _flag(args, "--compile"):  # the training steps run compiled (evaluation stays eager)
         train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)
     seconds = (profile["overhead_s"] + train_s + eval_flops / profile["eval_flops"]
                + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"])
     all_params = params + vocab * hidden if model else 0
     # FLOPs leave the embedding out (a lookup, not a matrix product), but at --freeze-depth -1 (nothing
-    # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it
-    held = trainable + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
+    # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it.
+    # Memory is a peak: every layer above --freeze-depth (a gradual scheme's last stage trains them all)
+    held = params * (layers - min(depth, layers)) / layers \
+        + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
     activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
     # a MonoX teacher or student saves its weights only when config keep_models adds --save-model
@@ -311,7 +332,8 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
     return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30, flops, step_flops, temp / 2**30, train_seconds=train_s, train_flops=train_flops)
+                   scratch / 2**30, flops, step_flops, temp / 2**30, train_seconds=train_s, train_flops=train_flops,
+                   compiled=trains and _flag(args, "--compile"), loads_model=bool(model))
 
 
 def _splits(spec: dict) -> list[str]:

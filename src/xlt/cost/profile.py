@@ -26,7 +26,8 @@ DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
 # What a job pays besides its FLOPs (seconds; xlt.cost.estimate.job_cost adds them up):
 #   overhead_s          once per job (interpreter, torch and transformers imports);
 #   step_s + (step_layer_s + step_example_layer_s x examples) x layers   once per optimiser step
-#     (the per-example part: the elementwise work of every layer, layer norms, activations, softmax);
+#     (the per-example part: the elementwise work of every layer, layer norms, activations, softmax;
+#     a frozen layer, forward only, counts FROZEN_LAYER_SHARE of a layer);
 #   eval_batch_s + eval_batch_layer_s x layers                   once per evaluation batch.
 OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "eval_batch_s", "eval_batch_layer_s")
 # CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, one torch thread as
@@ -86,6 +87,24 @@ H100_SOURCE = ("measured on an H100 80GB HBM3 (bf16 autocast, eager, fused AdamW
 # measured; assumed COMPILE_S a job (dynamo and inductor on the forward and backward graphs of a
 # 12-layer encoder, commonly 30-60 s on a 16-core host; doubled for symbolic shapes and a margin).
 COMPILE_STEP_RATIO = H100_MEASURED["tokens_per_s"][1] / 451300.8
+# A frozen layer below the trained ones runs forward only (no backward pass, no optimiser update).
+# Measured on the same H100 (benchmarks/prefix_cache.py --mbert --device cuda, fp32, batch 32 x 128
+# tokens; /work/shared/measurements/h100-prefix-cache.md), uncached steps a second by freeze depth,
+# and the step with no encoder layer run (depth 12, cached). Per layer, a frozen one costs
+# (depth-12 step - no-layer step) / (depth-0 step - no-layer step) = 0.287 of a trained one; that
+# linear model puts depth 6 at 40.48 ms, measured 40.54. The share is measured with FLOPs included
+# (a forward is 1/3 of a step's FLOPs), so for the per-step overhead alone it errs high. Every
+# profile uses it: the ratio is one of launches and work, forward against forward and backward.
+PREFIX_CACHE_STEPS_PER_S = {0: 16.59, 6: 24.67, 12: 48.33, "no_layer": 211.46}
+
+
+def frozen_layer_share(steps_per_s: dict = PREFIX_CACHE_STEPS_PER_S, layers: int = 12) -> float:
+    """What a frozen (forward-only) layer adds to a training step, as a share of a trained layer."""
+    bare = 1 / steps_per_s["no_layer"]
+    return (1 / steps_per_s[layers] - bare) / (1 / steps_per_s[0] - bare)
+
+
+FROZEN_LAYER_SHARE = frozen_layer_share()
 COMPILE_S = 120.0
 # A100: not measured; the H100's fit with its FLOP rate scaled by the datasheet ratio 312/989 (dense
 # bf16). The overheads are host-side launches and stay the H100's.

@@ -44,44 +44,53 @@ def job_slots(step_flops: float, peak_memory_gib: float, sharing: dict) -> int:
     return min(capacity, max(1, by_work, by_memory))
 
 
-def saturated_rate(profile: dict) -> float:
+def saturated_rate(profile: dict, compiled: bool = False) -> float:
     """FLOP/s of one saturating step on the profile's accelerator: its FLOPs over the step time the
-    profile plans for it (for h100: the measured batch-128 rate, 364,289 tokens/s at mBERT's shape)."""
+    profile plans for it (for h100: the measured batch-128 rate, 364,289 tokens/s at mBERT's shape;
+    compiled, 451,301 tokens/s, also measured: the step x compile_step_ratio)."""
     tokens = H100_MEASURED["tokens_per_step"][1]
     step = (profile.get("step_s", 0.0) + SATURATING_LAYERS * (profile.get("step_layer_s", 0.0)
             + profile.get("step_example_layer_s", 0.0) * tokens / 128)
             + SATURATING_STEP_FLOPS / profile["train_flops"])
+    if compiled:
+        step *= profile.get("compile_step_ratio", 1.0)
     return SATURATING_STEP_FLOPS / step
 
 
-def gpu_seconds(seconds: float, flops: float, slots: int, capacity: int, profile: dict) -> float:
-    """Seconds of a GPU one phase of a job (`seconds` of work, `flops` in them) occupies when the job
-    shares one with capacity // slots jobs of its kind: its own seconds when alone or on a CPU
-    profile, else (module docstring) at most its seconds and at least its share 1/k."""
+def gpu_seconds(seconds: float, flops: float, slots: int, capacity: int, profile: dict, compiled: bool = False) -> float:
+    """Seconds of a GPU one phase of a job (`seconds` of work, `flops` in them, `compiled` or eager)
+    occupies when the job shares one with capacity // slots jobs of its kind: its own seconds when
+    alone or on a CPU profile, else (module docstring) at most its seconds and at least its share 1/k."""
     peers = capacity // max(slots, 1)
     if not profile.get("gpu") or peers <= 1 or seconds <= 0:
         return max(seconds, 0.0)
     efficiency = profile.get("sharing_efficiency", SHARING_EFFICIENCY)
     own_rate = flops / seconds
-    return seconds * min(1.0, max(1.0 / peers, own_rate / (efficiency * saturated_rate(profile))))
+    return seconds * min(1.0, max(1.0 / peers, own_rate / (efficiency * saturated_rate(profile, compiled))))
 
 
-def phases(job, profile: dict) -> list[tuple[float, float]]:
-    """(seconds, FLOPs) of a job's start-up (no FLOPs), training steps and evaluations (the rest)."""
+def phases(job, profile: dict) -> list[tuple[float, float, bool]]:
+    """(seconds, FLOPs, compiled) of a job's start-up (no FLOPs), training steps (compiled when the
+    job is) and evaluations (the rest; always eager)."""
     startup = min(profile.get("overhead_s", 0.0), job.seconds)
     evaluation = max(job.seconds - startup - job.train_seconds, 0.0)
-    return [(startup, 0.0), (job.train_seconds, job.train_flops), (evaluation, job.flops - job.train_flops)]
+    return [(startup, 0.0, False), (job.train_seconds, job.train_flops, job.compiled),
+            (evaluation, job.flops - job.train_flops, False)]
 
 
 def apply(jobs: list, config: dict, profile: dict) -> None:
     """Set each JobCost's slots and gpu_seconds from the config's gpu_sharing, phase by phase. A job
-    that runs no model (data preparation, splits) shares nothing and is charged its own seconds."""
+    that loads no model (data preparation, splits) asks for no GPU: no GPU seconds on a GPU
+    profile (on a CPU profile every job's seconds count)."""
     sharing = config.get("gpu_sharing") or {"slots_per_gpu": 1}
     capacity = int(sharing["slots_per_gpu"])
     for job in jobs:
-        job.slots = job_slots(job.step_flops, job.peak_memory_gib, sharing) if job.flops else 1
-        job.gpu_seconds = (sum(gpu_seconds(s, f, job.slots, capacity, profile) for s, f in phases(job, profile))
-                           if job.flops else job.seconds)
+        if not job.loads_model:
+            job.slots, job.gpu_seconds = 1, (0.0 if profile.get("gpu") else job.seconds)
+            continue
+        job.slots = job_slots(job.step_flops, job.peak_memory_gib, sharing)
+        job.gpu_seconds = sum(gpu_seconds(s, f, job.slots, capacity, profile, compiled)
+                              for s, f, compiled in phases(job, profile))
 
 
 def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:
@@ -95,5 +104,5 @@ def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:
     out = {}
     for key, job in jobs.items():
         cost = job_cost(config, family, rule, key, job.args, profile={"name": "cpu", **KNOWN["cpu"]})
-        out[key] = job_slots(cost.step_flops, cost.peak_memory_gib, sharing) if cost.flops else 1
+        out[key] = job_slots(cost.step_flops, cost.peak_memory_gib, sharing) if cost.loads_model else 1
     return out

@@ -330,3 +330,28 @@ def test_curve_training_overrides_the_training_of_the_curve_runs_only(demo):
 def test_curve_and_scheme_eval_errors_name_the_key(demo, changes, fragment):
     with pytest.raises(XltError, match=fragment):
         validate(_with(demo, **changes))
+
+
+def test_the_plan_runs_a_schemes_untrained_bottom_layers_forward_only():
+    """xlt.cost.estimate asks the adapt plan how many bottom layers a step runs without a backward
+    pass: a range scheme's start, the gradual scheme's mean over its stages; fewer FLOPs and less
+    per-step dispatch than training every layer, and never more than training them all."""
+    from xlt.core import settings
+    from xlt.cost import estimate, profile
+    from xlt.families.adapt import plan as adapt_plan
+
+    assert adapt_plan.frozen_layers(["--scheme", "6-12"], 12, 300, 100) == 6
+    assert adapt_plan.frozen_layers(["--scheme", "0-12"], 12, 300, 100) == 0
+    gradual = json.dumps({"gradual": {"every_epochs": 1, "step": 4, "start": 4}})
+    assert adapt_plan.frozen_layers(["--scheme", gradual], 12, 300, 100) == pytest.approx((8 + 4 + 0) / 3)
+    assert adapt_plan.frozen_layers(["--scheme", gradual], 12, 150, 100) == pytest.approx((100 * 8 + 50 * 4) / 150)
+    assert adapt_plan.frozen_layers(["--data", "x"], 12, 10, 10) == 0  # no scheme: nothing frozen
+
+    config = settings.load("config/paper.yaml")
+    h100 = profile.load("h100")
+    costs = {job.run_id.split("-seed")[0]: estimate.job_cost(config, "adapt", "adapt_mlm", job.run_id, job.args, h100)
+             for job in adapt_plan.jobs(config)["adapt_mlm"].values() if job.run_id.endswith("seed1")}
+    full, six, one = costs["mbert-layers0-12"], costs["mbert-layers6-12"], costs["mbert-layers11-12"]
+    assert one.train_seconds < six.train_seconds < full.train_seconds
+    assert one.train_flops < six.train_flops < full.train_flops
+    assert one.peak_memory_gib == full.peak_memory_gib  # memory is a peak: planned for every layer trained

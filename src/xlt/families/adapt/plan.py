@@ -23,7 +23,7 @@ from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
 from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
-from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
+from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, run_label, scheme_arg, trainable_layers
 
 FAMILY = "adapt"
 DIR = f"{RESULTS}/runs/{FAMILY}"
@@ -284,6 +284,18 @@ def _reference_jobs(config: dict) -> list[Job]:
                              "--run-id", row["run_id"], "--axes", json.dumps(axes),
                              "--out", REFERENCE.format(run_id=row["run_id"])]))
     return out
+
+
+def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float:
+    """For the plan (xlt.cost.estimate): encoder layers below an adaptation step's lowest trained
+    one, which it runs forward only, on average over the run's steps ("6-12": 6; the seed's gradual
+    scheme over three epochs: 8, 4, 0). A job without --scheme trains nothing frozen."""
+    if "--scheme" not in args:
+        return 0.0
+    scheme = parse_scheme(parse_scheme_arg(str(args[args.index("--scheme") + 1])), layers)
+    bottoms = [min(trainable_layers(scheme, step, step // max(steps_per_epoch, 1), layers)) - 1
+               for step in range(max(steps, 1))]
+    return sum(bottoms) / len(bottoms)
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
