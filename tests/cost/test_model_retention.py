@@ -57,10 +57,12 @@ def test_the_plans_disk_is_what_the_sweep_leaves():
     keep = estimate.plan({**config, "keep_models": True}, h100)
     assert temp["total"]["temp_gib"] > 30 and keep["total"]["temp_gib"] == 0
     # with keep_models every trained model stays, MonoX teachers' and students' too (--save-model)
-    assert keep["total"]["disk_gib"] == pytest.approx(temp["total"]["disk_gib"] + temp["total"]["temp_gib"]
-                                                      + keep["families"]["monox"]["disk_gib"])
-    assert keep["families"]["monox"]["disk_gib"] > 50 and temp["families"]["monox"]["disk_gib"] == 0
-    assert temp["total"]["disk_gib"] < 10  # hub cache, prepared data and alignment's four freeze_depth models
+    weights = keep["families"]["monox"]["disk_gib"] - temp["families"]["monox"]["disk_gib"]
+    assert keep["total"]["disk_gib"] == pytest.approx(temp["total"]["disk_gib"] + temp["total"]["temp_gib"] + weights)
+    # without keep_models MonoX leaves its splits and teachers' logits only (xlt.cost.outputs)
+    assert weights > 50 and 0 < temp["families"]["monox"]["disk_gib"] < 2
+    # hub cache, prepared data, alignment's four freeze_depth models and the data-sized outputs
+    assert temp["total"]["disk_gib"] < 15
     jobs = settings.plan_module("monox").jobs({**config, "keep_models": True})
     assert all("--save-model" in job.args for rule in ("train_teacher", "distill") for job in jobs[rule].values())
     assert not any("--save-model" in job.args for job in settings.plan_module("monox").jobs(config)["distill"].values())

@@ -32,25 +32,17 @@ from dataclasses import asdict, dataclass
 
 from xlt.core import settings
 from xlt.core.plan import RESULTS, shared_jobs
-from xlt.cost import tokens
+from xlt.cost import outputs, tokens
+from xlt.cost.data_size import BYTES_PER_ROW, bytes_per_row, rows
 from xlt.cost.profile import COMPILE_S, FROZEN_LAYER_SHARE
 from xlt.cost.retention import keeps_model, model_kept
 from xlt.cost.shapes import hub_cache_gib, model_shape
 
 
-# rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
-KNOWN_ROWS = {
-    ("facebook/xnli", "train"): 392702, ("facebook/xnli", "dev"): 2490, ("facebook/xnli", "test"): 5010,
-    ("sentence-transformers/all-nli", "train"): 942069, ("sentence-transformers/all-nli", "dev"): 19657,
-    ("PhilipMay/stsb_multi_mt", "dev"): 1500, ("PhilipMay/stsb_multi_mt", "test"): 1379,
-    ("mteb/tatoeba-bitext-mining", "test"): 1000,
-}
-DEFAULT_ROWS = 2000
 EVAL_BATCH = 64  # examples per evaluation batch where a job's flags do not say (predict_logits' default)
 # benchmarks/prefix_cache.py --mbert --device cuda (BENCHMARKS.md, docs/performance.md)
 PREFIX_CACHE_GPU = "saved 1.7 % over the whole freeze-depth sweep at mBERT's shape (measured)"
 DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
-BYTES_PER_ROW = 400  # a prepared JSONL row, text pair plus label
 TRAIN_FLAGS = ("--epochs", "--max-steps")
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
 # a MonoX job's --split: monox_split's folder, cut from its task dataset's train split
@@ -85,37 +77,6 @@ class JobCost:
     # it loads a model, so its rule asks for a GPU (workflow job_resources); data preparation and
     # splits ask for none and occupy no GPU
     loads_model: bool = False
-
-
-def prepared_rows(dataset: str, split: str) -> int | None:
-    """Rows per language of a split `xlt prepare-data` has written (its info.json counts, the
-    largest language's), so a plan made after the data step (the cost ledger's) plans the data the
-    jobs read rather than the hub's published sizes; None before."""
-    import json
-    from pathlib import Path
-
-    info = Path(RESULTS) / "data" / dataset / "info.json"
-    if not info.is_file():
-        return None
-    counts = [n for key, n in json.loads(info.read_text()).get("counts", {}).items() if key.endswith(f"/{split}")]
-    return max(counts) if counts else None
-
-
-def rows(config: dict, dataset: str, split: str) -> int:
-    spec = config["datasets"].get(dataset)
-    if spec is None:
-        return DEFAULT_ROWS
-    if "sizes" in spec and split in spec["sizes"]:
-        return int(spec["sizes"][split])
-    prepared = prepared_rows(dataset, split)
-    if prepared is not None:
-        return prepared
-    name = spec.get("split_names", {}).get(split, "")
-    sliced = re.search(r"\[(\d*):(\d*)\]", name)
-    if sliced:
-        return int(sliced.group(2) or 0) - int(sliced.group(1) or 0)
-    known = KNOWN_ROWS.get((spec.get("path"), split), DEFAULT_ROWS)
-    return min(known, spec["max_rows"]) if "max_rows" in spec else known
 
 
 def _values(args: list[str], flag: str) -> list[str]:
@@ -308,10 +269,14 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     step_flops = ((6 * trainable if cached else 2 * params + 4 * trainable) * batch * per_example
                   if trains else 2 * params * eval_batch * max_length)
     flops = train_flops + eval_flops
+    # a MonoX split folder is no data file: its rows are its task's train split's
+    read_rows = train_rows or (rows(config, *train_files[0]) if train_files else 0)
+    row_bytes = bytes_per_row(train_files[0][0]) if train_files else BYTES_PER_ROW
+    disk += outputs.output_bytes(rule, args, read_rows, dev_rows, row_bytes, hidden)
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
-        disk = BYTES_PER_ROW * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
-                                   for split in _splits(spec))
+        disk = bytes_per_row(run_id) * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
+                                           for split in _splits(spec))
     if rule in ("prefix_states", "prefix_states_dual"):  # one eval-mode pass through the deepest stored layer
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
         # computed padded to each batch's longest; stored without padding (an upper bound for the dual
