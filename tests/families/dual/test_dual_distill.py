@@ -101,3 +101,49 @@ def test_bad_teacher_settings_fail_before_training(tmp_path, demo_model_dir, cap
     argv += extra if extra else ["--objective", "mse_distill"]
     assert cli.main(argv) != 0
     assert message in capsys.readouterr().err
+
+
+def test_length_bucketing_batches_pairs_of_similar_length(tmp_path, demo_model_dir, counted, monkeypatch):
+    """config/paper.yaml buckets the distillation's batches: the examples give their lengths (both
+    sides' words; tuples alone would be refused), the loop orders every pair by them, and the run
+    trains."""
+    from xlt.core import bucketing
+
+    pairs = [("ein zwei drei vier", "one two three four"), ("kurz", "short"), ("a b c d e f", "a b c d e f g")]
+    examples = distill.distill_examples(pairs, ["one two three four", "short", "a b c d e f g"])
+    assert examples.lengths() == [8, 2, 13] and [row for *_, row in examples] == [0, 1, 2]
+
+    orders = []
+    bucketed_order = bucketing.bucketed_order
+    monkeypatch.setattr("xlt.core.training.bucketed_order",
+                        lambda order, lengths, *a, **k: orders.append(lengths) or bucketed_order(order, lengths, *a, **k))
+    out = tmp_path / "run"
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, out) + ["--length-bucketing", "True"]) == 0
+    assert orders and len(orders[0]) == 96  # every pair measured, in every epoch
+    curve = [point["loss"] for point in json.loads((out / "train.json").read_text())["meta"]["loss_curve"]]
+    assert curve[-1] < curve[0]
+
+
+def test_a_compiled_distillation_runs_the_student_through_the_compiled_module(tmp_path, demo_model_dir, counted,
+                                                                             monkeypatch):
+    """With --compile the loss calls what torch.compile returned (the student's encoder inside it),
+    not the plain student beside it: a compile that is never called would cost its time for nothing."""
+    import torch
+
+    calls = []
+
+    class Counting:  # stands in for torch.compile's module: counts its calls, runs the module eagerly
+        def __init__(self, module):
+            self.module = module
+
+        def __call__(self, *args, **kwargs):
+            calls.append(1)
+            return self.module(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.module, name)
+
+    monkeypatch.setattr(torch, "compile", lambda module, **kwargs: Counting(module))
+    argv = distill_argv(tmp_path, demo_model_dir, demo_model_dir, tmp_path / "run", steps=6) + ["--compile", "True"]
+    assert cli.main(argv) == 0
+    assert len(calls) == 6  # one call a training step

@@ -92,6 +92,11 @@ class DistillStudent(nn.Module):
     def projection(self) -> nn.Module | None:
         return self.loss.projection
 
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        """The student's sentence vectors: the loss calls the module itself, so that with
+        `compile` (xlt.core.training.compiled_loss) the compiled module runs the encoder."""
+        return self.student(input_ids, attention_mask, token_type_ids)
+
 
 def make_collate(tokenizer, max_length: int, vectors: np.ndarray):
     """(text, english, teacher row) examples -> rows [0, B) English, [B, 2B) the translations, and
@@ -109,7 +114,7 @@ def make_collate(tokenizer, max_length: int, vectors: np.ndarray):
 def make_loss(losses: list[float] | None = None):
     def loss_fn(model: DistillStudent, batch: dict) -> torch.Tensor:
         n = batch["pairs"]
-        embeddings = model.student(**{k: v for k, v in batch.items() if k not in ("pairs", "teacher")}).float()
+        embeddings = model(**{k: v for k, v in batch.items() if k not in ("pairs", "teacher")}).float()
         loss = model.loss(embeddings[:n], embeddings[n:], batch["teacher"].to(embeddings.device).float())
         if losses is not None:
             losses.append(loss.item())
@@ -118,10 +123,19 @@ def make_loss(losses: list[float] | None = None):
     return loss_fn
 
 
-def distill_examples(pairs: Sequence[tuple[str, str]], sentences: Sequence[str]) -> list[tuple[str, str, int]]:
+class DistillExamples(list):
+    """(text, english, teacher row) examples. Their `lengths()` (whitespace words of both sides)
+    let length_bucketing sort them (xlt.core.bucketing): each example's loss is its own (MSE onto
+    its teacher vector), so which pairs share a batch does not change what is learnt."""
+
+    def lengths(self) -> list[int]:
+        return [len(text.split()) + len(english.split()) for text, english, _ in self]
+
+
+def distill_examples(pairs: Sequence[tuple[str, str]], sentences: Sequence[str]) -> DistillExamples:
     """Each (text, english) pair with the row of its English sentence's teacher vector."""
     row = {sentence: i for i, sentence in enumerate(sentences)}
-    return [(text, english, row[english]) for text, english in pairs]
+    return DistillExamples((text, english, row[english]) for text, english in pairs)
 
 
 def train_distill(student: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext],
