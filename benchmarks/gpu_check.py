@@ -14,19 +14,21 @@ short still leaves the sections it finished):
    (xlt.cost.estimate.job_cost at the h100 profile) and measured / planned; for compiled runs the
    step ratio to eager (profile compile_step_ratio) and the compile time (profile compile_s) =
    what the first steps took beyond steady-state steps, less the same for the eager run.
-2. concurrency: N = 1, 2, 4, 8 eager batch-32 training processes of that shape started together
-   on one GPU (a file barrier after model set-up); aggregate useful tokens/s over the window all
-   of them were in steady state, against one process (the `gpu_sharing` gain the plan assumes).
+2. concurrency: N = 1, 2, 4, 8 eager training processes of that shape started together on one
+   GPU (a file barrier after model set-up), at batch 32 (freeze_depth's) and at batch 8 (MonoX's
+   students and adapt's runs, whose steps the plan shares most); aggregate useful tokens/s over
+   the window all of them were in steady state, against one process of the same batch (the
+   `gpu_sharing` gain the plan assumes).
 3. environment: torch, transformers, GPU, memory, driver (nvidia-smi), git commit.
 
 Every section is time-bounded (--budget-s, the estimate printed up front): a run whose estimate
 no longer fits is skipped with a note, and a run is stopped at the budget. Order: the cheap eager
 runs, then concurrency, then the compiled runs (minutes of compiling each).
 
---smoke: the same code paths on the CPU in seconds (tiny shape, a handful of steps, N = 1, 2,
+--smoke: the same code paths on the CPU in seconds (tiny shape, a handful of steps, N = 1, 2 at batch 8,
 torch.compile's "eager" backend instead of inductor, the cpu profile); for tests/benchmarks.
 
-    python benchmarks/gpu_check.py --out OUT [--smoke] [--budget-s 450]
+    python benchmarks/gpu_check.py --out OUT [--smoke] [--budget-s 540]
 """
 from __future__ import annotations
 
@@ -55,10 +57,12 @@ ESTIMATE_S = {"gpu": {"eager": 25, "compile": 120, "round": 20, "per_process": 2
 def settings(args) -> dict:
     if args.smoke:
         return {"shape": "tiny", "max_length": 128, "batch_size": 8, "steps": 8, "warmup": 3, "depths": (1,),
-                "concurrency": (1, 2), "concurrency_steps": 6, "concurrency_warmup": 2, "device": "cpu",
+                "concurrency": (1, 2), "concurrency_batch_sizes": (8,), "concurrency_steps": 6,
+                "concurrency_warmup": 2, "device": "cpu",
                 "compile_backend": "eager", "plan_gpu": "cpu", "estimates": ESTIMATE_S["smoke"], "threads": 1}
     return {"shape": "mbert", "max_length": 128, "batch_size": 32, "steps": args.steps + args.warmup,
             "warmup": args.warmup, "depths": (-1, 8), "concurrency": tuple(args.concurrency),
+            "concurrency_batch_sizes": tuple(args.concurrency_batch_sizes),
             "concurrency_steps": args.concurrency_steps + 10, "concurrency_warmup": 10, "device": "cuda",
             "compile_backend": None, "plan_gpu": "h100", "estimates": ESTIMATE_S["gpu"], "threads": 0}
 
@@ -192,37 +196,40 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
     return row
 
 
-def concurrency_round(s: dict, n: int, budget: Budget, scratch: Path) -> dict:
+def concurrency_round(s: dict, n: int, batch_size: int, budget: Budget, scratch: Path) -> dict:
     cost = s["estimates"]["round"] + n * s["estimates"]["per_process"]
     if budget.left() < cost:
-        return {"processes": n, "skipped": f"over budget: {budget.left():.0f} s left, a round takes ~{cost} s"}
+        return {"processes": n, "batch_size": batch_size,
+                "skipped": f"over budget: {budget.left():.0f} s left, a round takes ~{cost} s"}
     barrier = Path(tempfile.mkdtemp(prefix=f"barrier-{n}-", dir=scratch))
     threads = s["threads"] or max(1, machine.cpus() // n)
     run = {"compile": False, "bucketing": True, "depth": -1}
     procs = [start_worker(worker_spec(s, run, steps=s["concurrency_steps"], threads=threads, barrier=str(barrier),
-                                      index=i, barrier_timeout_s=budget.left()), scratch) for i in range(n)]
+                                      index=i, barrier_timeout_s=budget.left(), batch_size=batch_size), scratch)
+             for i in range(n)]
     while len(list(barrier.glob("ready-*"))) < n and budget.left() > 0 and all(p.poll() is None for p in procs):
         time.sleep(0.05)
     (barrier / "go").write_text("")
     results = [finish(p, budget.left()) for p in procs]
     errors = [r["error"] for r in results if "error" in r]
     if errors:
-        return {"processes": n, "skipped": errors[0]}
-    each = [summarise(r, s["concurrency_warmup"], s["batch_size"]) for r in results]
-    return {"processes": n, "threads_each": threads, "timed_steps_each": each[0]["timed_steps"],
+        return {"processes": n, "batch_size": batch_size, "skipped": errors[0]}
+    each = [summarise(r, s["concurrency_warmup"], batch_size) for r in results]
+    return {"processes": n, "batch_size": batch_size, "threads_each": threads, "timed_steps_each": each[0]["timed_steps"],
             "step_s_each": [e["step_s"] for e in each], "peak_gib_each": [e["peak_gib"] for e in each],
             **aggregate(results, s["concurrency_warmup"])}
 
 
 def concurrency_table(rows: list[dict]) -> None:
-    """Speed-up of each N's aggregate over one process, and its padded tokens/s as a share of the
-    profile's saturating rate (the H100's batch-128 x 128 eager throughput)."""
+    """Speed-up of each N's aggregate over one process of the same batch size, and its padded
+    tokens/s as a share of the profile's saturating rate (the H100's batch-128 x 128 eager throughput)."""
     from xlt.cost.profile import H100_MEASURED
 
-    one = next((r for r in rows if r["processes"] == 1 and "skipped" not in r), None)
     for r in rows:
         if "skipped" in r:
             continue
+        one = next((o for o in rows if o["processes"] == 1 and o["batch_size"] == r["batch_size"]
+                    and "skipped" not in o), None)
         r["speedup_vs_one"] = r["useful_tokens_per_s"] / one["useful_tokens_per_s"] if one else float("nan")
         r["share_of_saturating"] = r["padded_tokens_per_s"] / H100_MEASURED["tokens_per_s"][1]
 
@@ -279,13 +286,13 @@ def markdown(results: dict) -> str:
     lines += ["", "## 2. Concurrency: N training processes on one GPU", "",
               "Eager, bucketed, depth -1; tokens/s summed over the window all N were in steady state; "
               "saturating = the profile's H100 batch-128 x 128 eager rate (xlt.cost.profile.H100_MEASURED).", "",
-              "| N | threads each | timed steps each | window s | useful tokens/s | padded tokens/s | speed-up vs N=1 "
-              "| padded / saturating | ms/step each | peak GiB each |", "|" + "---|" * 10]
+              "| batch | N | threads each | timed steps each | window s | useful tokens/s | padded tokens/s "
+              "| speed-up vs N=1 | padded / saturating | ms/step each | peak GiB each |", "|" + "---|" * 11]
     for r in results["concurrency"]:
         if "skipped" in r:
-            lines.append(f"| {r['processes']} | skipped: {r['skipped'][:200]} |" + " |" * 8)
+            lines.append(f"| {r['batch_size']} | {r['processes']} | skipped: {r['skipped'][:200]} |" + " |" * 8)
             continue
-        lines.append(f"| {r['processes']} | {r['threads_each']} | {r['timed_steps_each']} | {r['window_s']:.1f} "
+        lines.append(f"| {r['batch_size']} | {r['processes']} | {r['threads_each']} | {r['timed_steps_each']} | {r['window_s']:.1f} "
                      f"| {r['useful_tokens_per_s']:.0f} | {r['padded_tokens_per_s']:.0f} | {r['speedup_vs_one']:.2f} "
                      f"| {r['share_of_saturating']:.2f} | {', '.join(f'{1e3 * x:.1f}' for x in r['step_s_each'])} "
                      f"| {', '.join(_f(x, '.1f') for x in r['peak_gib_each'])} |")
@@ -311,7 +318,7 @@ def estimate_s(s: dict) -> float:
     eager, compiled = paper_runs(s)
     e = s["estimates"]
     return (len(eager) * e["eager"] + len(compiled) * e["compile"]
-            + sum(e["round"] + n * e["per_process"] for n in s["concurrency"]))
+            + len(s["concurrency_batch_sizes"]) * sum(e["round"] + n * e["per_process"] for n in s["concurrency"]))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -319,10 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="folder for gpu_check.json and gpu_check.md")
     p.add_argument("--smoke", action="store_true", help="CPU, tiny shape, a handful of steps (tests)")
-    p.add_argument("--budget-s", type=float, default=450.0, help="stop starting runs beyond this many seconds")
+    p.add_argument("--budget-s", type=float, default=540.0, help="stop starting runs beyond this many seconds")
     p.add_argument("--steps", type=int, default=200, help="timed steps of each paper-shape run")
     p.add_argument("--warmup", type=int, default=20, help="warm-up steps before them")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8], help="processes per round")
+    p.add_argument("--concurrency-batch-sizes", type=int, nargs="+", default=[32, 8],
+                   help="batch sizes of the concurrency rounds (every N at each)")
     p.add_argument("--concurrency-steps", type=int, default=60, help="timed steps of each concurrent process")
     return p
 
@@ -351,13 +360,14 @@ def main(argv: list[str] | None = None) -> int:
             results["paper_shape"].append(paper_run(s, run, profile, budget, Path(scratch), results["paper_shape"]))
             write(out, results, started)
             print(f"{one_line(results['paper_shape'][-1])}; {budget.left():.0f} s of budget left", flush=True)
-        for n in s["concurrency"]:
-            results["concurrency"].append(concurrency_round(s, n, budget, Path(scratch)))
-            concurrency_table(results["concurrency"])
-            write(out, results, started)
-            r = results["concurrency"][-1]
-            got = r.get("skipped") or f"{r['useful_tokens_per_s']:.0f} useful tokens/s, x{r['speedup_vs_one']:.2f} one process"
-            print(f"concurrency N={n}: {got}; {budget.left():.0f} s of budget left", flush=True)
+        for batch_size in s["concurrency_batch_sizes"]:
+            for n in s["concurrency"]:
+                results["concurrency"].append(concurrency_round(s, n, batch_size, budget, Path(scratch)))
+                concurrency_table(results["concurrency"])
+                write(out, results, started)
+                r = results["concurrency"][-1]
+                got = r.get("skipped") or f"{r['useful_tokens_per_s']:.0f} useful tokens/s, x{r['speedup_vs_one']:.2f} one process"
+                print(f"concurrency batch {batch_size} N={n}: {got}; {budget.left():.0f} s of budget left", flush=True)
         for run in compiled:
             results["paper_shape"].append(paper_run(s, run, profile, budget, Path(scratch), results["paper_shape"]))
             write(out, results, started)

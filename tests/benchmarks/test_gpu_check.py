@@ -38,12 +38,12 @@ def test_smoke_writes_every_section(smoke):
         assert key in results["environment"]
     runs = results["paper_shape"]
     assert [(r["compile"], r["bucketing"], r["depth"]) for r in runs] == [(False, True, 1), (False, False, 1), (True, True, 1)]
-    assert [r["processes"] for r in results["concurrency"]] == [1, 2]
+    assert [(r["batch_size"], r["processes"]) for r in results["concurrency"]] == [(8, 1), (8, 2)]
     assert not [r for r in runs + results["concurrency"] if "skipped" in r]
     for heading in ("## Environment", "## 1. Paper shape", "## 2. Concurrency"):
         assert heading in md
     for row in ("| 1 | bucketed | False | 5 |", "| 1 | random | False | 5 |", "| 1 | bucketed | True | 5 |",
-                "\n| 1 | 1 | 4 |", "\n| 2 | 1 | 4 |"):
+                "\n| 8 | 1 | 1 | 4 |", "\n| 8 | 2 | 1 | 4 |"):
         assert row in md
 
 
