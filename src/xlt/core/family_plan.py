@@ -78,6 +78,10 @@ class FamilyPlan(Protocol):
     def jobs(self, config: dict) -> dict[str, dict[str, Any]]:
         """Rule -> job key -> xlt.core.plan.Job: each job's `xlt` arguments, inputs and axes."""
 
+    # Optional: frozen_layers(args, layers, steps, steps_per_epoch) -> float, the encoder layers at
+    # the bottom that a training job's steps run forward only, on average over its steps, where the
+    # job's --freeze-depth does not say it (adapt's layer schemes; xlt.cost.estimate prices them).
+
     def targets(self, config: dict) -> list[str]:
         """The tables and plots `rule all` asks for."""
 

@@ -18,11 +18,14 @@ adapt.mlm_probability) for adapt's jobs, whose head runs on the masked positions
 except in a compiled training step, which runs the model's whole forward.
 A job's seconds are its FLOPs at the profile's rates plus what the FLOP model does not see
 (xlt.cost.profile.OVERHEADS): the start-up, a per-optimiser-step overhead (optimiser update,
-collate, dispatch per layer) and a per-evaluation-batch overhead. Steps follow
+collate, dispatch per layer; a frozen layer, run forward only, at FROZEN_LAYER_SHARE of a trained
+one, the frozen layers from --freeze-depth or the family plan's `frozen_layers`) and a
+per-evaluation-batch overhead. Steps follow
 xlt.core.training.total_optimizer_steps (--max-steps > 0 overrides --epochs); a training job
 evaluates its --dev/--dev-sts data every --eval-every steps and after the last. With --compile,
 a training step takes the profile's compile_step_ratio of its eager time and the job pays
-compile_s once (xlt.cost.profile).
+compile_s once (xlt.cost.profile). A job's disk is the model it keeps, the data it prepares
+(xlt.cost.data_size) and the outputs that grow with its data (xlt.cost.outputs).
 """
 from __future__ import annotations
 

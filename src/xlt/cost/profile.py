@@ -87,6 +87,7 @@ H100_SOURCE = ("measured on an H100 80GB HBM3 (bf16 autocast, eager, fused AdamW
 # measured; assumed COMPILE_S a job (dynamo and inductor on the forward and backward graphs of a
 # 12-layer encoder, commonly 30-60 s on a 16-core host; doubled for symbolic shapes and a margin).
 COMPILE_STEP_RATIO = H100_MEASURED["tokens_per_s"][1] / 451300.8
+COMPILE_S = 120.0
 # A frozen layer below the trained ones runs forward only (no backward pass, no optimiser update).
 # Measured on the same H100 (benchmarks/prefix_cache.py --mbert --device cuda, fp32, batch 32 x 128
 # tokens; /work/shared/measurements/h100-prefix-cache.md), uncached steps a second by freeze depth,
@@ -105,7 +106,6 @@ def frozen_layer_share(steps_per_s: dict = PREFIX_CACHE_STEPS_PER_S, layers: int
 
 
 FROZEN_LAYER_SHARE = frozen_layer_share()
-COMPILE_S = 120.0
 # A100: not measured; the H100's fit with its FLOP rate scaled by the datasheet ratio 312/989 (dense
 # bf16). The overheads are host-side launches and stay the H100's.
 A100_LOOP = {**H100_LOOP, "train_flops": H100_LOOP["train_flops"] * 312 / 989, "eval_flops": H100_LOOP["eval_flops"] * 312 / 989}

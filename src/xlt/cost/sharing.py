@@ -9,7 +9,8 @@ a step as large as the measured batch of 128 x 128 (SATURATING_STEP_FLOPS) takin
 and at least as many as its planned peak memory needs of `gpu_sharing.memory_gib`.
 
 What sharing gains is assumed, not measured: k jobs on one GPU together reach at most the
-throughput of one saturating step (the batch-128 rate), and of that only SHARING_EFFICIENCY.
+throughput of one saturating step (the batch-128 rate; for compiled training steps the measured
+compiled one), and of that only SHARING_EFFICIENCY.
 Without MPS, separate processes time-slice the GPU rather than run kernels side by side, so
 the fraction is set well below 1. A phase of a job (its start-up, its training steps, its
 evaluations) then occupies the GPU for its seconds x max(1/k, its own FLOP rate / (SHARING_EFFICIENCY
