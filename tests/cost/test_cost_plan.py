@@ -1,4 +1,5 @@
 """xlt plan / xlt calibrate: job counts from the workflow's planning code, FLOP arithmetic, profiles."""
+import copy
 import json
 
 import pytest
@@ -264,3 +265,15 @@ def test_adapt_evaluations_are_planned_from_each_runs_flags():
     # the target set at 5 checkpoints (every 25 steps), at 3 (every 50: 0, 50, 100) or at 2 (every 100)
     fewer = {k: none[scheme] - eval_tokens("none", eval_every=k)[scheme] for k in (50, 100)}
     assert fewer[50] > 0 and 2 * fewer[100] == 3 * fewer[50]
+
+
+def test_a_declared_dataset_no_job_reads_is_not_planned():
+    """The workflow prepares what its jobs read: a dataset only declared (the cut-down rehearsal's
+    CLS domains beyond its two MonoX tasks) gets no prepare_data job in the plan either."""
+    config = settings.load("config.yaml")
+    unused = copy.deepcopy(config["datasets"]["demo-nli"])
+    config["datasets"]["spare-nli"] = unused
+    prepared = {run_id for family, rule, run_id, _ in estimate.all_jobs(config) if rule == "prepare_data"}
+    assert "spare-nli" not in prepared and "demo-nli" in prepared
+    paper = settings.load("config/paper.yaml")
+    assert {run_id for _, rule, run_id, _ in estimate.all_jobs(paper) if rule == "prepare_data"} == set(paper["datasets"])

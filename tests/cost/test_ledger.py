@@ -151,7 +151,12 @@ def test_disk_rows_put_each_familys_planned_disk_beside_its_outputs(tmp_path):
     (tmp_path / "hub" / "w").write_bytes(b"z" * 2**19)
     rows = {r["family"]: r for r in ledger.disk_rows(planned, tmp_path, tmp_path / "hub")}
     families = {j["family"] for j in planned["jobs"]}
-    assert set(rows) == families | {"hub cache"}
+    assert set(rows) == families | {"hub cache", "total"}
+    total = rows["total"]  # every row above summed, and its own ratio
+    assert total["planned_disk_gib"] == pytest.approx(sum(r["planned_disk_gib"] for f, r in rows.items() if f != "total"),
+                                                      abs=1e-5)
+    assert total["measured_disk_gib"] == pytest.approx((2**20 + 2**10 + 2**19) / 2**30, rel=1e-3)
+    assert total["planned_over_measured"] == pytest.approx(total["planned_disk_gib"] / total["measured_disk_gib"], rel=1e-2)
     fd = rows["freeze_depth"]
     assert fd["measured_disk_gib"] == pytest.approx(2**20 / 2**30, rel=1e-3) and fd["measured_in"] == "results/runs/freeze_depth"
     assert fd["planned_disk_gib"] == pytest.approx(sum(j["disk_gib"] for j in planned["jobs"] if j["family"] == "freeze_depth"),

@@ -52,6 +52,8 @@ def test_cut_down_rehearsal_runs_every_rule_of_the_paper_sweep(tmp_path):
     # the plan beside what the run wrote, per family
     disk = pd.read_csv(results / "tables" / "cost_disk.csv")
     assert {"freeze_depth", "monox", "hub cache"} <= set(disk.family) and (disk.measured_disk_gib > 0).any()
+    total = disk[disk.family == "total"].iloc[0]  # the plan's disk within 2x of what the rehearsal wrote
+    assert 0.5 <= total.planned_disk_gib / total.measured_disk_gib <= 2, disk.to_string()
     report = (results / "report.html").read_text(errors="replace")
     assert "Rehearsal run: offline stand-ins, not results" in report
     assert yaml.safe_load((out / "config.yaml").read_text())["report"]["rehearsal"] is True

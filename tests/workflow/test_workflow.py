@@ -176,7 +176,7 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
     assert set(cost[~cost.rule.isin(without_metrics)].rss_from) == {"manifest"}
     assert (work / "results" / "plots" / "cost" / "plan-vs-actual.png").stat().st_size > 5000
     disk = pd.read_csv(work / "results" / "tables" / "cost_disk.csv")  # planned beside measured, per family
-    assert set(disk.family) == {*cost.family, "shared", "hub cache"} and (disk.planned_disk_gib >= 0).all()
+    assert set(disk.family) == {*cost.family, "shared", "hub cache", "total"} and (disk.planned_disk_gib >= 0).all()
     assert (disk[disk.family.isin(["shared", "freeze_depth"])].measured_disk_gib > 0).all()
     # a training-curves figure per family that trains, from every training run's curve CSV
     for family in ("freeze_depth", "sbert", "adapt", "monox", "dual"):

@@ -48,6 +48,7 @@ PREFIX_CACHE_GPU = "saved 1.7 % over the whole freeze-depth sweep at mBERT's sha
 DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
 TRAIN_FLAGS = ("--epochs", "--max-steps")
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
+PREPARED = re.compile(rf"{RESULTS}/data/([^/\s]+)/")  # a prepared dataset's folder, anywhere in a string
 # a MonoX job's --split: monox_split's folder, cut from its task dataset's train split
 SPLIT_DIR = re.compile(rf"^{RESULTS}/runs/monox/splits/([^/]+)/")
 # masked LMs: their head projects onto the vocabulary (xlt.data.demo_model, xlt.families.adapt)
@@ -309,16 +310,28 @@ def _splits(spec: dict) -> list[str]:
 
 
 def all_jobs(config: dict):
-    """(family, rule, run id, args) for every job the workflow runs, from the planning code the rules read."""
+    """(family, rule, run id, args) for every job the workflow runs, from the planning code the rules
+    read. A declared dataset no job reads is never prepared (the workflow runs what its targets
+    need): its prepare_data job is left out."""
+    family_jobs = [(family, rule, run_id, job) for family in settings.FAMILIES if settings.family(config, family)
+                   for rule, jobs in settings.plan_module(family).jobs(config).items() for run_id, job in jobs.items()]
+    read = {match for *_, job in family_jobs for text in _strings([job.args, job.inputs])
+            for match in PREPARED.findall(text)}
     for rule, jobs in shared_jobs(config).items():
         for run_id, job in jobs.items():
-            yield "shared", rule, run_id, job.args
-    for family in settings.FAMILIES:
-        if settings.family(config, family) is None:
-            continue
-        for rule, jobs in settings.plan_module(family).jobs(config).items():
-            for run_id, job in jobs.items():
-                yield family, rule, run_id, job.args
+            if rule != "prepare_data" or run_id in read:
+                yield "shared", rule, run_id, job.args
+    for family, rule, run_id, job in family_jobs:
+        yield family, rule, run_id, job.args
+
+
+def _strings(value) -> list[str]:
+    """Every string inside nested lists, tuples and dicts (a job's arguments and inputs)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return [str(value)]
 
 
 def plan(config: dict, profile: dict) -> dict:

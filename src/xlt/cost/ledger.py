@@ -173,7 +173,8 @@ def directory_gib(path: Path) -> float:
 
 def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None = None) -> list[dict]:
     """Planned disk per family (the sum over its jobs, xlt.cost.estimate) beside what its outputs
-    take now: results/runs/<family> (results/data for the shared data jobs), and the hub cache.
+    take now: results/runs/<family> (results/data for the shared data jobs), the hub cache, and
+    their total.
     Trained models that are temp() outputs (config keep_models: false) are gone by then: planned
     apart (planned_temp_gib), in neither disk column."""
     root = Path(root)
@@ -191,6 +192,10 @@ def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None =
     if hub_cache is not None:
         rows.append({"family": "hub cache", "jobs": 0, "planned_disk_gib": plan["total"]["hub_cache_gib"],
                      "measured_disk_gib": directory_gib(Path(hub_cache)), "measured_in": str(hub_cache)})
+    rows.append({"family": "total", "jobs": sum(r["jobs"] for r in rows),
+                 "planned_disk_gib": sum(r["planned_disk_gib"] for r in rows),
+                 "measured_disk_gib": sum(r["measured_disk_gib"] for r in rows), "measured_in": "the rows above",
+                 "planned_temp_gib": round(sum(temp.values()), 6)})
     for row in rows:
         row["planned_over_measured"] = (round(row["planned_disk_gib"] / row["measured_disk_gib"], 3)
                                         if row["measured_disk_gib"] else None)
