@@ -147,6 +147,8 @@ def test_disk_rows_put_each_familys_planned_disk_beside_its_outputs(tmp_path):
     (tmp_path / "results" / "runs" / "freeze_depth" / "r" / "model.bin").write_bytes(b"x" * 2**20)
     (tmp_path / "results" / "data").mkdir(parents=True)
     (tmp_path / "results" / "data" / "d.jsonl").write_bytes(b"y" * 2**10)
+    (tmp_path / "results" / "models" / "demo-mbert").mkdir(parents=True)
+    (tmp_path / "results" / "models" / "demo-mbert" / "w.bin").write_bytes(b"m" * 2**21)
     (tmp_path / "hub").mkdir()
     (tmp_path / "hub" / "w").write_bytes(b"z" * 2**19)
     rows = {r["family"]: r for r in ledger.disk_rows(planned, tmp_path, tmp_path / "hub")}
@@ -155,14 +157,16 @@ def test_disk_rows_put_each_familys_planned_disk_beside_its_outputs(tmp_path):
     total = rows["total"]  # every row above summed, and its own ratio
     assert total["planned_disk_gib"] == pytest.approx(sum(r["planned_disk_gib"] for f, r in rows.items() if f != "total"),
                                                       abs=1e-5)
-    assert total["measured_disk_gib"] == pytest.approx((2**20 + 2**10 + 2**19) / 2**30, rel=1e-3)
+    assert total["measured_disk_gib"] == pytest.approx((2**20 + 2**10 + 2**21 + 2**19) / 2**30, rel=1e-3)
     assert total["planned_over_measured"] == pytest.approx(total["planned_disk_gib"] / total["measured_disk_gib"], rel=1e-2)
     fd = rows["freeze_depth"]
     assert fd["measured_disk_gib"] == pytest.approx(2**20 / 2**30, rel=1e-3) and fd["measured_in"] == "results/runs/freeze_depth"
     assert fd["planned_disk_gib"] == pytest.approx(sum(j["disk_gib"] for j in planned["jobs"] if j["family"] == "freeze_depth"),
                                                    abs=1e-6)
     assert fd["planned_over_measured"] == pytest.approx(fd["planned_disk_gib"] / fd["measured_disk_gib"], rel=1e-2)
-    assert rows["shared"]["measured_in"] == "results/data" and rows["shared"]["measured_disk_gib"] > 0
+    # the shared jobs prepare data and build the demo models: both folders are theirs
+    assert rows["shared"]["measured_in"] == "results/data, results/models"
+    assert rows["shared"]["measured_disk_gib"] == pytest.approx((2**10 + 2**21) / 2**30, rel=1e-3)
     assert rows["sbert"]["measured_disk_gib"] == 0 and rows["sbert"]["planned_over_measured"] is None
     assert rows["hub cache"]["measured_disk_gib"] == pytest.approx(2**19 / 2**30, rel=1e-3)
     # the demo's sbert models are temp() outputs: planned apart, not in the disk the sweep leaves

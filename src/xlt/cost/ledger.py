@@ -173,8 +173,8 @@ def directory_gib(path: Path) -> float:
 
 def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None = None) -> list[dict]:
     """Planned disk per family (the sum over its jobs, xlt.cost.estimate) beside what its outputs
-    take now: results/runs/<family> (results/data for the shared data jobs), the hub cache, and
-    their total.
+    take now: results/runs/<family> (results/data and results/models for the shared jobs, which
+    prepare the data and build the demo models), the hub cache, and their total.
     Trained models that are temp() outputs (config keep_models: false) are gone by then: planned
     apart (planned_temp_gib), in neither disk column."""
     root = Path(root)
@@ -185,9 +185,11 @@ def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None =
         temp[job["family"]] = temp.get(job["family"], 0.0) + job.get("temp_gib", 0.0)
     rows = []
     for family, disks in planned.items():
-        where = root / RESULTS / ("data" if family == "shared" else f"runs/{family}")
+        # the shared jobs write the prepared data and the demo models
+        where = [root / RESULTS / part for part in (("data", "models") if family == "shared" else (f"runs/{family}",))]
         rows.append({"family": family, "jobs": len(disks), "planned_disk_gib": sum(disks),
-                     "measured_disk_gib": directory_gib(where), "measured_in": str(where.relative_to(root)),
+                     "measured_disk_gib": sum(directory_gib(w) for w in where),
+                     "measured_in": ", ".join(str(w.relative_to(root)) for w in where),
                      "planned_temp_gib": round(temp[family], 6)})
     if hub_cache is not None:
         rows.append({"family": "hub cache", "jobs": 0, "planned_disk_gib": plan["total"]["hub_cache_gib"],
