@@ -126,7 +126,8 @@ def make_loss(losses: list[float] | None = None):
 class DistillExamples(list):
     """(text, english, teacher row) examples. Their `lengths()` (whitespace words of both sides)
     let length_bucketing sort them (xlt.core.bucketing): each example's loss is its own (MSE onto
-    its teacher vector), so which pairs share a batch does not change what is learnt."""
+    its teacher vector, no in-batch negatives), so batches of similar length change the order of
+    the pairs and the padding, not what any pair contributes."""
 
     def lengths(self) -> list[int]:
         return [len(text.split()) + len(english.split()) for text, english, _ in self]
