@@ -37,6 +37,7 @@ from xlt.core import settings
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.cost import outputs, tokens
 from xlt.cost.data_size import BYTES_PER_ROW, bytes_per_row, rows
+from xlt.cost.job_args import value as _value, values as _values
 from xlt.cost.profile import COMPILE_S, FROZEN_LAYER_SHARE
 from xlt.cost.retention import keeps_model, model_kept
 from xlt.cost.shapes import hub_cache_gib, model_shape
@@ -81,15 +82,6 @@ class JobCost:
     # it loads a model, so its rule asks for a GPU (workflow job_resources); data preparation and
     # splits ask for none and occupy no GPU
     loads_model: bool = False
-
-
-def _values(args: list[str], flag: str) -> list[str]:
-    return [str(args[i + 1]) for i, a in enumerate(args[:-1]) if a == flag]
-
-
-def _value(args: list[str], flag: str, default):
-    found = _values(args, flag)
-    return type(default)(float(found[0])) if found and isinstance(default, (int, float)) else (found[0] if found else default)
 
 
 def _data_files(paths) -> list[tuple[str, str]]:

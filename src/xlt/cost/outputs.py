@@ -16,12 +16,10 @@ whatever the data's size (the paper rehearsal's, per family: BENCHMARKS.md).
 """
 from __future__ import annotations
 
+from xlt.cost.job_args import value
+
 LOGIT_ROW_BYTES = 4 * (40 + 10)  # a logits row's id and part name; its logits on top
 TEACHER_VECTOR_BYTES = 2  # float16
-
-
-def _value(args: list[str], flag: str, default: str = "") -> str:
-    return str(args[args.index(flag) + 1]) if flag in args[:-1] else default
 
 
 def output_bytes(rule: str, args: list[str], train_rows: int, dev_rows: int, row_bytes: float, hidden: int) -> float:
@@ -31,7 +29,7 @@ def output_bytes(rule: str, args: list[str], train_rows: int, dev_rows: int, row
     if rule == "monox_split":
         return (train_rows + dev_rows) * row_bytes
     if rule == "train_teacher":
-        return train_rows * (LOGIT_ROW_BYTES + 4 * int(_value(args, "--num-labels", "2")))
-    if rule == "train_dual" and _value(args, "--objective") == "mse_distill":
+        return train_rows * (LOGIT_ROW_BYTES + 4 * value(args, "--num-labels", 2))
+    if rule == "train_dual" and value(args, "--objective", "") == "mse_distill":
         return train_rows * hidden * TEACHER_VECTOR_BYTES
     return 0.0
