@@ -65,6 +65,9 @@ def test_demo_and_paper_configs_expand(demo):
     ({"adapt__target__test_split": "dev"}, r"adapt.target: eval_split and test_split are both 'dev'"),
     ({"adapt__multilingual__langs": ["en", "de"]}, r"adapt.multilingual: dataset 'demo-corpus' has no dev split for \['de'\]"),
     ({"adapt__training__eval_every": 0}, r"adapt.training.eval_every \(K"),
+    # the MLM loss is a mean over masked tokens, which micro-batches split unevenly
+    ({"adapt__training__grad_accum": 2}, r"training.grad_accum \(adapt's training\) 2: adapt's MLM loss is a mean"),
+    ({"adapt__curve": {"training": {"grad_accum": 4}}}, r"adapt.curve.training.grad_accum 4: adapt's MLM loss"),
     ({"adapt__compare": {"layers": [0, 13]}}, r"adapt.compare.layers \[13\] are outside 0..12"),
     ({"adapt__select": "worst"}, r"config error at adapt.select"),
     ({"adapt__schemes": [{"gradual": {"every_steps": 10, "step": 4, "speed": 2}}]}, r"config error at adapt.schemes.0"),

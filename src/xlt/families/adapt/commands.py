@@ -104,8 +104,10 @@ def _validate_adapt_mlm(args) -> tuple[object, dict]:
     from xlt.core.metrics import parse_axes
     from xlt.core.models import config_num_layers
     from xlt.families.adapt.adaptation import file_dims
+    from xlt.families.adapt.plan import check_grad_accum
     from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg
 
+    check_grad_accum(args.grad_accum, "--grad-accum")
     files = [args.train, args.target, *args.eval, *args.test] + ([args.compare] if args.compare else [])
     missing = [str(f) for f in files if not f.is_file()]
     if missing:

@@ -79,8 +79,21 @@ def schemes(config: dict, model: str) -> list:
     return parsed
 
 
+def check_grad_accum(grad_accum: int, where: str) -> None:
+    """adapt trains without gradient accumulation: its MLM loss is a mean over a batch's masked
+    tokens, and micro-batches hold different numbers of them (masks are drawn per micro-batch), so
+    the example-share weighting of xlt.core.training would not give the batch's token mean."""
+    if grad_accum > 1:
+        raise XltError(f"{where} {grad_accum}: adapt's MLM loss is a mean over masked tokens, which micro-batches "
+                       "split unevenly, so accumulating them is not the batch's loss; set it to 1 and pick a "
+                       "batch size that fits memory")
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
+    for where, training in (("training.grad_accum (adapt's training)", settings.training(config, FAMILY)),
+                            (f"{FAMILY}.curve.training.grad_accum", family["curve"]["training"])):
+        check_grad_accum(training.get("grad_accum", 1), where)
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
         schemes(config, model)
