@@ -145,7 +145,7 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--test", f"{EVAL}/qab/test.jsonl", "--native", "results/models/demo-native-qab",
         "--compare", f"{EVAL}/qab/compare.jsonl", "--compare-levels", "sentence", "word",
         "--scheme", '{"gradual": {"every_steps": 30, "step": 4, "start": 4}}', "--select", "best",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40", "--max-unk-share", "0.01",
         "--eval-batch-size", "16", "--bootstrap-resamples", "1000", "--bootstrap-seed", "0", "--bootstrap-confidence", "0.95", "--seed", "1", *TRAINING,
         "--run-id", "demo-mbert-gradual-start4-step4-every30steps-seed1",
         "--axes", json.dumps({"model": "demo-mbert", "scheme": "gradual-start4-step4-every30steps", "seed": 1,
@@ -162,7 +162,7 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
     assert _argv(native) == [
         "--model", "results/models/demo-native-qab", "--data", f"{EVAL}/qab/dev.jsonl",
         "--data", f"{EVAL}/multilingual/dev.jsonl", "--data", f"{EVAL}/qab/test.jsonl",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40", "--max-unk-share", "0.01",
         "--batch-size", "16", "--max-length", "48",
         "--family", "adapt", "--run-id", "reference-demo-native-qab",
         "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native"}),

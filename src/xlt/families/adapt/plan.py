@@ -212,7 +212,8 @@ def _masking(family: dict) -> list:
 
 def _word_nll(family: dict) -> list:
     """The word-level NLL subset (final evaluations and the untouched models): the same for all."""
-    return ["--pll-sentences", family["word_nll"]["sentences"], "--pll-words", family["word_nll"]["words"]]
+    return ["--pll-sentences", family["word_nll"]["sentences"], "--pll-words", family["word_nll"]["words"],
+            "--max-unk-share", family["word_nll"]["max_unk_share"]]
 
 
 def _bootstrap(config: dict) -> list:
