@@ -73,3 +73,13 @@ def draw_splits(sentences: list[str], sizes: dict[str, int], seed: int, name: st
 def digest(sentences: list[str]) -> str:
     """sha256 of the sentences, one a line: the manifest's fingerprint of a split."""
     return hashlib.sha256("".join(s + "\n" for s in sentences).encode("utf-8")).hexdigest()
+
+
+def text_unit(spec: dict) -> str:
+    """What one record of a corpus dataset is: "sentence" where it is drawn as sentences
+    (`sentences`) or read from a txt file (one sentence a line), else "document" (a row as the
+    source holds it: a Wikipedia row is a whole article). Published numbers of a study that
+    trained on sentences are matched only by runs on sentences (adapt's `text_unit` axis)."""
+    if "sentences" in spec or (spec["source"] == "local" and spec.get("format") == "txt"):
+        return "sentence"
+    return "document"

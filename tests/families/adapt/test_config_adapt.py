@@ -149,7 +149,7 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--eval-batch-size", "16", "--bootstrap-resamples", "1000", "--bootstrap-seed", "0", "--bootstrap-confidence", "0.95", "--seed", "1", *TRAINING,
         "--run-id", "demo-mbert-gradual-start4-step4-every30steps-seed1",
         "--axes", json.dumps({"model": "demo-mbert", "scheme": "gradual-start4-step4-every30steps", "seed": 1,
-                              "role": "adapted"}),
+                              "role": "adapted", "text_unit": "document"}),
         "--out", "results/runs/adapt/demo-mbert-gradual-start4-step4-every30steps-seed1/metrics.json"]
     assert gradual.inputs == {
         "model": ["results/models/demo-mbert"], "native": ["results/models/demo-native-qab"],
@@ -165,7 +165,7 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40", "--max-unk-share", "0.01",
         "--batch-size", "16", "--max-length", "48",
         "--family", "adapt", "--run-id", "reference-demo-native-qab",
-        "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native"}),
+        "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native", "text_unit": "document"}),
         "--out", "results/runs/adapt/reference-demo-native-qab/perplexity.json"]
     assert native.inputs == {"model": ["results/models/demo-native-qab"],
                              "sets": [f"{EVAL}/qab/dev.jsonl", f"{EVAL}/multilingual/dev.jsonl", f"{EVAL}/qab/test.jsonl"]}
@@ -358,3 +358,18 @@ def test_the_plan_runs_a_schemes_untrained_bottom_layers_forward_only():
     assert one.train_seconds < six.train_seconds < full.train_seconds
     assert one.train_flops < six.train_flops < full.train_flops
     assert one.peak_memory_gib == full.peak_memory_gib  # memory is a peak: planned for every layer trained
+
+
+def test_every_run_records_the_text_unit_it_trains_and_is_scored_on():
+    """The published numbers (seed 003) are on sentences; a run says whether it was (xlt.report.paper)."""
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
+    planned = jobs(paper)
+    assert {job.axes["text_unit"] for rule in ("adapt_mlm", "adapt_reference_perplexity")
+            for job in planned[rule].values()} == {"sentence"}
+    articles = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    wiki = articles["datasets"]["nl-wiki"]
+    del wiki["sentences"]  # the whole articles, as the config read them before
+    wiki["split_names"] = {"train": "train[:80000]", "dev": "train[80000:90000]", "test": "train[90000:100000]"}
+    planned = jobs(validate(articles))
+    assert {job.axes["text_unit"] for job in planned["adapt_mlm"].values()} == {"document"}
+
