@@ -373,3 +373,19 @@ def test_every_run_records_the_text_unit_it_trains_and_is_scored_on():
     planned = jobs(validate(articles))
     assert {job.axes["text_unit"] for job in planned["adapt_mlm"].values()} == {"document"}
 
+
+def test_the_paper_scores_the_seeds_10000_dutch_and_10000_xnli_validation_sentences():
+    """Seed 003 A.1: 10,000 Dutch validation and test sentences each, and 10,000 sentences "randomly
+    picked from the original XNLI validation set", size-matched to the Dutch set."""
+    from xlt.data.sentences import text_unit
+
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
+    wiki, sets = paper["datasets"]["nl-wiki"], eval_sets(paper)
+    assert text_unit(wiki) == "sentence"
+    assert sets["nl/dev"]["max_size"] == wiki["sentences"]["sizes"]["dev"] == 10000  # every drawn sentence
+    assert sets["nl/test"]["max_size"] == wiki["sentences"]["sizes"]["test"] == 10000
+    multi = sets["multilingual/dev"]
+    assert multi["size_of"] == "nl/dev" and multi["fields"] == ["text", "text_pair"]  # premises and hypotheses
+    assert {dataset for dataset, _, _ in multi["sources"]} == {"xnli-validation"} and len(multi["sources"]) == 15
+    assert paper["datasets"]["xnli-validation"]["split_names"] == {"dev": "validation"}
+
