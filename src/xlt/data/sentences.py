@@ -8,7 +8,9 @@ once, and the splits are consecutive, disjoint slices of one seeded shuffle of t
 
 The segmenter is syntok (segtok's successor): pure Python, and it does not end a sentence at an
 abbreviation followed by a lower-case word or a number (Dutch "o.a.", "d.w.z.", "ca.", "jan.
-1920"), where pysbd 0.3.4's Dutch rules and sentencex 1.0.32 do. A line break always ends a
+1920"), where pysbd 0.3.4's Dutch rules and sentencex 1.0.32 do. It still cuts at a title before
+an initial ("Prof. dr. | A. de Vries") and at "blz." before a page number: rare in running text,
+and each such piece is a fragment, not another article's text. A line break always ends a
 sentence: Wikipedia's text puts headings and paragraphs on lines of their own.
 """
 from __future__ import annotations
