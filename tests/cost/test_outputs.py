@@ -46,6 +46,13 @@ def test_the_ted_talks_are_planned_at_the_configs_max_rows():
     assert margin["train_tokens"] > 2.4e6 * 2 * 20  # one epoch of 12 x 200,000 pairs, two sentences each
 
 
+def test_a_sentence_draw_is_planned_at_its_sizes():
+    """adapt's Dutch Wikipedia is 80,000 / 10,000 / 10,000 drawn sentences (seed 003), not a slice
+    of the hub's split; without its sizes the plan would take DEFAULT_ROWS (2,000)."""
+    config = settings.load("config/paper.yaml")
+    assert [data_size.rows(config, "nl-wiki", split) for split in ("train", "dev", "test")] == [80000, 10000, 10000]
+
+
 def test_prepared_data_are_planned_at_their_own_bytes_a_row(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert data_size.bytes_per_row("xnli") == data_size.BYTES_PER_ROW  # not prepared: assumed

@@ -39,6 +39,7 @@ def _without_changes(config: dict) -> dict:
                 task.pop("teacher_training", None)
     for spec in config["datasets"].values():
         spec.pop("split_names", None)
+        spec.pop("sentences", None)
     config["alignment"].pop("tsne_sample", None)
     return config
 
@@ -58,9 +59,9 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     # the paper compiles its long jobs; four steps on a CPU run eager (compiling takes minutes there)
     assert PAPER["freeze_depth"]["training"]["compile"] and PAPER["monox"]["tasks"][0]["training"]["compile"]
     assert not any(section.get("compile") for section in _training_sections(derived))
-    # Dutch Wikipedia's 80k/10k/10k slices scaled with the stand-in data, split names kept
-    assert derived["datasets"]["nl-wiki"]["split_names"] == {"train": "train[:320]", "dev": "train[320:360]",
-                                                             "test": "train[360:400]"}
+    # Dutch Wikipedia's 80k/10k/10k sentences scaled with the stand-in data, from fewer articles
+    assert derived["datasets"]["nl-wiki"]["sentences"] == {"pool": "train[:160]", "seed": 1,
+                                                           "sizes": {"train": 320, "dev": 40, "test": 40}}
     assert derived["datasets"]["xnli"]["split_names"] == {"dev": "validation"}
     # the t-SNE pictures sample fewer pairs (t-SNE on 960 points was most of an align job's CPU)
     assert derived["alignment"]["tsne_sample"] == TSNE_SAMPLE < PAPER["alignment"]["tsne_sample"]

@@ -10,13 +10,13 @@ from xlt.report import paper
 MBERT = {"mbert": "bert-base-multilingual-cased", "roberta-large": "FacebookAI/roberta-large"}
 
 
-def _adapt(steps, seeds=(1, 2)):
+def _adapt(steps, seeds=(1, 2), text_unit="sentence"):
     rows = []
     for seed in seeds:
         for step in steps:
             for lang, base in (("nl", 10.0), ("multilingual", 6.0)):
                 rows.append({"family": "adapt", "run_id": f"mbert-layers0-12-seed{seed}", "model": "mbert",
-                             "scheme": "0-12", "seed": float(seed), "role": "adapted", "lang": lang,
+                             "scheme": "0-12", "seed": float(seed), "role": "adapted", "text_unit": text_unit, "lang": lang,
                              "step": float(step), "split": "dev", "metric": "perplexity",
                              "value": base + step / 1000 + seed, "ci_low": base - 1, "ci_high": base + 9})
     return pd.DataFrame(rows)
@@ -41,6 +41,15 @@ def test_a_run_that_stops_before_a_published_step_says_which_step_it_needed():
     assert late.reason.str.startswith("no run with that setting (published step=1501 is our step 1500; "
                                       "ours: 0, 50, 100)").all()
     assert set(delta[delta.setting.str.endswith("step=1")].matched) == {"yes"}
+
+
+def test_runs_on_articles_match_no_number_published_for_sentences():
+    """Seed 003 trained and scored on Wikipedia sentences (A.1): a run on whole articles has other
+    steps and perplexities, so none of its rows stands beside those numbers."""
+    delta = paper.deltas(_adapt(range(0, 1551, 50), text_unit="document"), "adapt", models=MBERT)
+    curve = delta[delta.setting.str.contains("step=")]
+    assert len(curve) == 6 and set(curve.matched) == {"no"}
+    assert curve.reason.str.startswith("no run with that setting (text_unit=sentence; ours: document)").all()
 
 
 def _monox(domains, value):

@@ -61,7 +61,8 @@ def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
-            hf_split = spec.get("split_names", {}).get(split, split)
+            # a corpus drawn as sentences reads every split from its one pool of documents
+            hf_split = spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
             for lang in langs:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None
                 key = (spec["path"], config_name, hf_split, spec.get("revision"))

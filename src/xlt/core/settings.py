@@ -102,6 +102,8 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
         _fill_training_defaults(config)
         _check_local_models(config)
         _check_demo_languages(config)
+        for name, spec in config["datasets"].items():
+            check_sentences(name, spec)
         for name in (*registry.names(), *CHECKS):
             if family(config, name) is not None:
                 plan_module(name).check(config)
@@ -309,6 +311,16 @@ def split_languages(spec: dict) -> dict[str, list[str]]:
     if isinstance(splits, dict):
         return {s: list(langs) if langs != "all" else languages for s, langs in splits.items()}
     return {s: languages for s in splits}
+
+
+def check_sentences(name: str, spec: dict) -> None:
+    """A dataset drawn as sentences (datasets.<name>.sentences) is a corpus with one size per split."""
+    if "sentences" not in spec:
+        return
+    splits = sorted(split_languages(spec))
+    if spec["task"] != "corpus" or sorted(spec["sentences"]["sizes"]) != splits:
+        raise XltError(f"datasets.{name}.sentences: needs task corpus and one size per split {splits}; it has task "
+                       f"{spec['task']} and sizes for {sorted(spec['sentences']['sizes'])}: fix datasets.{name}")
 
 
 def dataset_languages(config: dict, dataset: str, split: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Rows and bytes of a configured dataset's splits, as the plan counts them (xlt.cost.estimate):
-the config's own sizes, else what `xlt prepare-data` wrote (its info.json counts and the files'
+the config's own sizes (demo `sizes`, a sentence draw's `sentences.sizes`), else what `xlt prepare-data` wrote (its info.json counts and the files'
 bytes), else the hub's published sizes (KNOWN_ROWS) and an assumed BYTES_PER_ROW."""
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ def rows(config: dict, dataset: str, split: str) -> int:
         return DEFAULT_ROWS
     if "sizes" in spec and split in spec["sizes"]:
         return int(spec["sizes"][split])
+    drawn = spec.get("sentences", {}).get("sizes", {})  # a corpus drawn as sentences: exactly these
+    if split in drawn:
+        return int(drawn[split])
     prepared = prepared_rows(dataset, split)
     if prepared is not None:
         return prepared

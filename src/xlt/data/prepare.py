@@ -5,7 +5,7 @@ from pathlib import Path
 
 from xlt.core.errors import XltError
 from xlt.core.io import write_json, write_jsonl
-from xlt.core.settings import split_languages
+from xlt.core.settings import check_sentences, split_languages
 from xlt.data.sources import load_records, local_path
 
 
@@ -21,9 +21,10 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
     records a sample of each split's token lengths (xlt.data.token_lengths) for `xlt plan`."""
     loaded_tokenizer = _tokenizer(tokenizer) if tokenizer else None
     loaded = {}
+    drawn = _sentence_splits(name, spec, root, world) if spec.get("sentences") else {}
     for split, langs in split_languages(spec).items():
         for lang in langs:
-            records = load_records(name, spec, lang, split, root, world)
+            records = drawn[(lang, split)] if drawn else load_records(name, spec, lang, split, root, world)
             if not records:  # rows there were, but none with a gold label
                 raise XltError(f"dataset {name}: split {split} of {lang}{_origin(name, spec, lang, split, root)} has no "
                                f"labelled rows (all labels negative); fill it, or drop {lang} from datasets.{name}.splits")
@@ -33,6 +34,8 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
     for (lang, split), records in loaded.items():
         counts[f"{lang}/{split}"] = write_jsonl(out_dir / lang / f"{split}.jsonl", records)
     info = {"name": name, "task": spec["task"], "source": spec["source"], "counts": counts}
+    if drawn:
+        info["sentences"] = _sentence_manifest(spec["sentences"], loaded)
     if spec["source"] == "demo":  # what the synthetic languages share with English, for the report
         from xlt.data import demo
 
@@ -44,6 +47,32 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
                                  for split, langs in split_languages(spec).items()}
     write_json(out_dir / "info.json", info)
     return info
+
+
+def _sentence_splits(name: str, spec: dict, root: str | Path, world: dict | None) -> dict[tuple[str, str], list[dict]]:
+    """(lang, split) -> sentence records: each language's documents read once from the pool split,
+    cut into sentences and drawn into the splits (xlt.data.sentences)."""
+    from xlt.data.sentences import corpus_sentences, draw_splits
+
+    check_sentences(name, spec)
+    options, splits = spec["sentences"], split_languages(spec)
+    out = {}
+    for lang in sorted({lang for langs in splits.values() for lang in langs}):
+        documents = [r["text"] for r in load_records(name, spec, lang, options["pool"], root, world)]
+        wanted = {split: size for split, size in options["sizes"].items() if lang in splits[split]}
+        drawn = draw_splits(corpus_sentences(documents, options["min_words"]), wanted, options["seed"], name)
+        out.update({(lang, split): [{"text": s} for s in sentences] for split, sentences in drawn.items()})
+    return out
+
+
+def _sentence_manifest(options: dict, loaded: dict) -> dict:
+    """How the sentences were made, and each split's count and sha256 (xlt.data.sentences.digest)."""
+    from xlt.data.sentences import digest, segmenter_version
+
+    return {"segmenter": segmenter_version(), "pool": options["pool"], "seed": options["seed"],
+            "min_words": options["min_words"],
+            "splits": {f"{lang}/{split}": {"count": len(records), "sha256": digest([r["text"] for r in records])}
+                       for (lang, split), records in loaded.items()}}
 
 
 def _tokenizer(ref: str):

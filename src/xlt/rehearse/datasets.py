@@ -26,6 +26,7 @@ ROWS_OTHER = 60
 DEFAULT_LABELS = {"nli": ["entailment", "neutral", "contradiction"], "sentiment": ["negative", "positive"]}
 SLICE = re.compile(r"^(\w+)\[(\d*):(\d*)\]$")
 BUCC_SOURCES, BUCC_TARGETS, BUCC_GOLD = 80, 100, 50
+ARTICLE_SENTENCES = (3, 6)  # sentences of a stand-in corpus row (an article)
 
 
 def base_split(hf_split: str) -> tuple[str, int]:
@@ -43,6 +44,9 @@ def _rows(task: str, columns: dict, lang: str, split: str, count: int, rng: rand
     for i in range(count):
         ids = sentence_ids(rng)
         row = {col["text"]: render(ids, lang)}
+        if task == "corpus":  # an article: several sentences, a line each (no full stop: a word-level stand-in
+            # vocabulary has no "." token), so a corpus drawn as sentences (xlt.data.sentences) finds several
+            row[col["text"]] = "\n".join(render(sentence_ids(rng), lang) for _ in range(rng.randint(*ARTICLE_SENTENCES)))
         if task == "bitext":  # the language's side and its English translation
             row[col["text_pair"]] = render(ids, "en")
         elif task in ("nli", "sts"):
@@ -121,7 +125,8 @@ def hf_loads(config: dict) -> dict[tuple, dict]:
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
-            base, needed = base_split(spec.get("split_names", {}).get(split, split))
+            hf_split = spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
+            base, needed = base_split(hf_split)
             needed = max(needed, required.get((name, split), 0))
             for lang in langs:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None

@@ -122,6 +122,10 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
     for spec in config.get("datasets", {}).values():
         if "split_names" in spec:
             spec["split_names"] = {split: _scaled_slice(name) for split, name in spec["split_names"].items()}
+        if "sentences" in spec:  # fewer articles, and as many fewer sentences drawn from them
+            sentences = spec["sentences"]
+            sentences["pool"] = _scaled_slice(sentences.get("pool", "train"))
+            sentences["sizes"] = {split: max(1, size // SLICE_SCALE) for split, size in sentences["sizes"].items()}
     if cut_down:
         for family in _families(config):
             _cut(family)

@@ -322,6 +322,23 @@ def test_word_nll_rows_are_added_and_the_perplexity_table_is_unchanged():
         word_nll_table(_table())
 
 
+def test_the_unk_share_per_language_stands_beside_the_word_nll_with_the_flagged_languages():
+    table = _with_word_nll()
+    rows = []
+    for run_id in sorted(set(table.run_id)):
+        base = table[table.run_id == run_id].iloc[0][["family", "run_id", "model", "scheme", "seed", "role"]].to_dict()
+        for lang, share in (("nl", 0.001), ("en", 0.002), ("th", 0.05 if base["role"] != "native" else 0.0)):
+            split = "test" if lang == "nl" else "dev"
+            rows += [{**base, "metric": "unk_share", "value": share, "lang": lang, "split": split},
+                     {**base, "metric": "unk_flagged", "value": float(share > 0.01), "lang": lang, "split": split}]
+    words = word_nll_table(pd.concat([table, pd.DataFrame(rows)], ignore_index=True))
+    unk = words[words.metric == "unk_share"].set_index(["role", "scheme"])
+    assert unk.loc[("transfer", "pre-trained"), "th/dev mean"] == 0.05
+    assert unk.loc[("native", "pre-trained"), "nl/test mean"] == 0.001
+    flagged = words.set_index(["metric", "role", "scheme"])["unk flagged"]
+    assert flagged[("nll_per_word", "adapted", "0-12")] == "th" and flagged[("nll_per_word", "native", "pre-trained")] == ""
+
+
 def test_word_nll_figure_is_written_with_a_panel_per_measure(tmp_path):
     out = tmp_path / "word-nll.png"
     fig = word_nll(_with_word_nll(), out)

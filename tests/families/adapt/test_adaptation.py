@@ -232,6 +232,8 @@ def test_adapt_mlm_validates_before_training(workspace, tmp_path):
     out = tmp_path / "metrics.json"
     with pytest.raises(XltError, match="out of range for a model with 2 layers"):
         run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-12"))
+    with pytest.raises(XltError, match="--grad-accum 2: adapt's MLM loss is a mean over masked tokens"):
+        run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2", "--grad-accum", "2"))
     with pytest.raises(XltError, match="not valid JSON"):
         run_verb("adapt-mlm", _argv(root, out, "--scheme", "{gradual: 1}"))
     argv = _argv(root, out, "--scheme", "0-2")

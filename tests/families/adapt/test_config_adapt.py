@@ -65,6 +65,9 @@ def test_demo_and_paper_configs_expand(demo):
     ({"adapt__target__test_split": "dev"}, r"adapt.target: eval_split and test_split are both 'dev'"),
     ({"adapt__multilingual__langs": ["en", "de"]}, r"adapt.multilingual: dataset 'demo-corpus' has no dev split for \['de'\]"),
     ({"adapt__training__eval_every": 0}, r"adapt.training.eval_every \(K"),
+    # the MLM loss is a mean over masked tokens, which micro-batches split unevenly
+    ({"adapt__training__grad_accum": 2}, r"training.grad_accum \(adapt's training\) 2: adapt's MLM loss is a mean"),
+    ({"adapt__curve": {"training": {"grad_accum": 4}}}, r"adapt.curve.training.grad_accum 4: adapt's MLM loss"),
     ({"adapt__compare": {"layers": [0, 13]}}, r"adapt.compare.layers \[13\] are outside 0..12"),
     ({"adapt__select": "worst"}, r"config error at adapt.select"),
     ({"adapt__schemes": [{"gradual": {"every_steps": 10, "step": 4, "speed": 2}}]}, r"config error at adapt.schemes.0"),
@@ -142,11 +145,11 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--test", f"{EVAL}/qab/test.jsonl", "--native", "results/models/demo-native-qab",
         "--compare", f"{EVAL}/qab/compare.jsonl", "--compare-levels", "sentence", "word",
         "--scheme", '{"gradual": {"every_steps": 30, "step": 4, "start": 4}}', "--select", "best",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40", "--max-unk-share", "0.01",
         "--eval-batch-size", "16", "--bootstrap-resamples", "1000", "--bootstrap-seed", "0", "--bootstrap-confidence", "0.95", "--seed", "1", *TRAINING,
         "--run-id", "demo-mbert-gradual-start4-step4-every30steps-seed1",
         "--axes", json.dumps({"model": "demo-mbert", "scheme": "gradual-start4-step4-every30steps", "seed": 1,
-                              "role": "adapted"}),
+                              "role": "adapted", "text_unit": "document"}),
         "--out", "results/runs/adapt/demo-mbert-gradual-start4-step4-every30steps-seed1/metrics.json"]
     assert gradual.inputs == {
         "model": ["results/models/demo-mbert"], "native": ["results/models/demo-native-qab"],
@@ -159,10 +162,10 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
     assert _argv(native) == [
         "--model", "results/models/demo-native-qab", "--data", f"{EVAL}/qab/dev.jsonl",
         "--data", f"{EVAL}/multilingual/dev.jsonl", "--data", f"{EVAL}/qab/test.jsonl",
-        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40",
+        "--mask-seed", "1234", "--mlm-probability", "0.15", "--pll-sentences", "200", "--pll-words", "40", "--max-unk-share", "0.01",
         "--batch-size", "16", "--max-length", "48",
         "--family", "adapt", "--run-id", "reference-demo-native-qab",
-        "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native"}),
+        "--axes", json.dumps({"model": "demo-native-qab", "scheme": "pre-trained", "role": "native", "text_unit": "document"}),
         "--out", "results/runs/adapt/reference-demo-native-qab/perplexity.json"]
     assert native.inputs == {"model": ["results/models/demo-native-qab"],
                              "sets": [f"{EVAL}/qab/dev.jsonl", f"{EVAL}/multilingual/dev.jsonl", f"{EVAL}/qab/test.jsonl"]}
@@ -355,3 +358,34 @@ def test_the_plan_runs_a_schemes_untrained_bottom_layers_forward_only():
     assert one.train_seconds < six.train_seconds < full.train_seconds
     assert one.train_flops < six.train_flops < full.train_flops
     assert one.peak_memory_gib == full.peak_memory_gib  # memory is a peak: planned for every layer trained
+
+
+def test_every_run_records_the_text_unit_it_trains_and_is_scored_on():
+    """The published numbers (seed 003) are on sentences; a run says whether it was (xlt.report.paper)."""
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
+    planned = jobs(paper)
+    assert {job.axes["text_unit"] for rule in ("adapt_mlm", "adapt_reference_perplexity")
+            for job in planned[rule].values()} == {"sentence"}
+    articles = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    wiki = articles["datasets"]["nl-wiki"]
+    del wiki["sentences"]  # the whole articles, as the config read them before
+    wiki["split_names"] = {"train": "train[:80000]", "dev": "train[80000:90000]", "test": "train[90000:100000]"}
+    planned = jobs(validate(articles))
+    assert {job.axes["text_unit"] for job in planned["adapt_mlm"].values()} == {"document"}
+
+
+def test_the_paper_scores_the_seeds_10000_dutch_and_10000_xnli_validation_sentences():
+    """Seed 003 A.1: 10,000 Dutch validation and test sentences each, and 10,000 sentences "randomly
+    picked from the original XNLI validation set", size-matched to the Dutch set."""
+    from xlt.data.sentences import text_unit
+
+    paper = validate(yaml.safe_load((ROOT / "config" / "paper.yaml").read_text()))
+    wiki, sets = paper["datasets"]["nl-wiki"], eval_sets(paper)
+    assert text_unit(wiki) == "sentence"
+    assert sets["nl/dev"]["max_size"] == wiki["sentences"]["sizes"]["dev"] == 10000  # every drawn sentence
+    assert sets["nl/test"]["max_size"] == wiki["sentences"]["sizes"]["test"] == 10000
+    multi = sets["multilingual/dev"]
+    assert multi["size_of"] == "nl/dev" and multi["fields"] == ["text", "text_pair"]  # premises and hypotheses
+    assert {dataset for dataset, _, _ in multi["sources"]} == {"xnli-validation"} and len(multi["sources"]) == 15
+    assert paper["datasets"]["xnli-validation"]["split_names"] == {"dev": "validation"}
+

@@ -115,5 +115,23 @@ def test_the_subset_is_spread_over_the_set_and_records_are_named():
     assert spread_subset(list("abc"), 10) == list("abc")
     from xlt.families.adapt.word_nll import WordNll
 
-    records = word_nll_records(WordNll(nll=12.0, words=4, chars=8, pieces=6, sentences=2), lang="nl", split="dev")
+    records = word_nll_records(WordNll(nll=12.0, words=4, chars=8, pieces=6, sentences=2), 0.01, lang="nl", split="dev")
     assert {r["metric"]: r["value"] for r in records} == {"nll_per_word": 3.0, "nll_per_char": 1.5, "pll_words": 4.0}
+
+
+def test_unk_pieces_are_counted_per_language_and_a_share_above_the_limit_is_flagged(whole, split, caplog):
+    """[UNK] is scored like any piece; its share per language stands beside the NLL, flagged above 1 %."""
+    model_a, _ = _models(whole, split)
+    texts, langs = ["ac bd ad bc", "ac zz bd", "bd ac"], ["en", "de", "en"]  # zz: no piece of the vocabulary
+    result = word_nll(model_a, whole, texts, device="cpu", langs=langs)
+    assert result.unk_by_lang == {"en": (0, 6), "de": (1, 3)}
+    assert whole.tokenize("zz") == ["[UNK]"]
+    records = word_nll_records(result, 0.01, lang="multilingual", split="dev")
+    share = {(r["metric"], r["lang"]): r["value"] for r in records if r["metric"].startswith("unk")}
+    assert share == {("unk_share", "en"): 0.0, ("unk_flagged", "en"): 0.0,
+                     ("unk_share", "de"): pytest.approx(1 / 3), ("unk_flagged", "de"): 1.0}
+    assert "de/dev: 33.33 % of the scored pieces are the unknown token" in caplog.text
+    # one language (no langs): the set's own
+    alone = word_nll_records(word_nll(model_a, whole, texts[:1], device="cpu"), 0.01, lang="nl", split="dev")
+    assert [(r["metric"], r["lang"], r["value"]) for r in alone if r["metric"].startswith("unk")] == [
+        ("unk_share", "nl", 0.0), ("unk_flagged", "nl", 0.0)]

@@ -90,6 +90,8 @@ def test_adapt_mlm_scores_words_in_its_final_evaluation_only(workspace):
     assert {(r["lang"], r["split"]) for r in per_word} == {("nld", "dev"), ("multilingual", "dev")}
     assert all("step" not in r for r in per_word)  # a forward pass per piece: final evaluation only
     assert set(_final(records, "nll_per_char")) == set(_final(records, "pll_words")) == set(_final(records, "perplexity"))
+    # the [UNK] share of the scored pieces beside them (these sets name no language per sentence: the set's)
+    assert set(_final(records, "unk_share")) == set(_final(records, "unk_flagged")) == set(_final(records, "perplexity"))
 
 
 def test_bad_word_settings_fail_before_loading(workspace, tmp_path):

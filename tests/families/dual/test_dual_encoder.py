@@ -196,6 +196,8 @@ def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_
     (["--freeze-depth", "2"], "leaves nothing to train in a model with 2 layers"),
     # in-batch negatives: micro-batches would change the loss, not only the memory
     (["--batch-size", "8", "--grad-accum", "2"], "--grad-accum 2: the dual encoder's loss uses in-batch negatives"),
+    # distillation accumulates (a mean over examples): the first problem named is the missing teacher
+    (["--objective", "mse_distill", "--batch-size", "8", "--grad-accum", "2"], "--objective mse_distill needs --teacher"),
 ])
 def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, extra, message):
     train, dev = write_bitext(tmp_path, "qaa", "train", 8), write_bitext(tmp_path, "qaa", "dev", 4)

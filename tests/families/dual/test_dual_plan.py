@@ -250,6 +250,17 @@ def test_targets_and_aggregated_files():
                                           ] + [f"results/runs/dual/{BASELINE}/tatoeba.json"]
 
 
+def test_distillation_alone_accumulates_gradients():
+    """mse_distill's loss is a mean over examples, exact under micro-batching; the margin's is not."""
+    config = copy.deepcopy(demo_config())
+    config["dual"].update(objectives=["mse_distill"])
+    config["dual"]["training"].update(grad_accum=2)
+    validate(config)
+    config = copy.deepcopy(demo_config())
+    config["dual"]["distill"]["training"].update(grad_accum=2)  # the distilled runs' own setting
+    validate(config)
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda c: c["dual"].update(models=["labse"]), r"dual.models: unknown model 'labse'; declared models: demo-mbert"),
     (lambda c: c["dual"]["train"].update(dataset="demo-nli"), r"dual.train.dataset: dataset 'demo-nli' is a nli dataset; this needs a bitext"),

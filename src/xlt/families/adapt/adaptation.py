@@ -54,6 +54,7 @@ from xlt.families.adapt.mlm import (
     mask_tokens,
     perplexity,
     perplexity_examples,
+    read_text_langs,
     read_texts,
 )
 from xlt.core.training import TrainArgs, TrainResult, train
@@ -84,6 +85,7 @@ class EvalSet:
     texts: list[str] = field(default_factory=list)
     tokenizer: object = None
     max_length: int = 128
+    langs: list[str] | None = None  # each text's language (a pooled set's differ): the [UNK] share per language
 
     @classmethod
     def from_file(cls, path, tokenizer, mask_seed: int, mlm_probability: float, max_length: int) -> "EvalSet":
@@ -91,7 +93,7 @@ class EvalSet:
         texts = read_texts(path)
         masked = FixedMasking(tokenizer, texts, seed=mask_seed, mlm_probability=mlm_probability,
                               max_length=max_length)
-        return cls(dims["lang"], dims["split"], masked, texts, tokenizer, max_length)
+        return cls(dims["lang"], dims["split"], masked, texts, tokenizer, max_length, read_text_langs(path, dims["lang"]))
 
     @property
     def dims(self) -> dict[str, str]:
@@ -108,6 +110,7 @@ class WordNllSettings:
 
     sentences: int
     max_words: int = 40
+    max_unk_share: float = 0.01  # the schema's default of adapt.word_nll.max_unk_share
 
 
 def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None,
@@ -132,9 +135,10 @@ def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step:
         if examples_out is not None:
             examples_out.append(perplexity_examples(result, eval_set.masked, **dims))
         if word_level is not None and word_level.sentences > 0:
+            langs = spread_subset(eval_set.langs, word_level.sentences) if eval_set.langs else None
             scored = word_nll(model, eval_set.tokenizer, spread_subset(eval_set.texts, word_level.sentences),
-                              word_level.max_words, eval_set.max_length, batch_size, device)
-            records += word_nll_records(scored, **dims)
+                              word_level.max_words, eval_set.max_length, batch_size, device, langs)
+            records += word_nll_records(scored, word_level.max_unk_share, **dims)
     return records
 
 

@@ -42,16 +42,18 @@ def _add_word_nll_arguments(p):
                    help="sentences per set (spread over it) scored for NLL per word and per character, the "
                         "tokenizer-independent measure (word-level pseudo-log-likelihood; 0 = none)")
     p.add_argument("--pll-words", type=int, default=40, help="first words of each of those sentences scored")
+    p.add_argument("--max-unk-share", type=float, default=0.01,
+                   help="a language whose scored pieces are more often the unknown token is flagged (unk_flagged)")
 
 
 def _word_level(args):
     from xlt.core.errors import XltError
     from xlt.families.adapt.adaptation import WordNllSettings
 
-    if args.pll_sentences < 0 or args.pll_words < 1:
-        raise XltError(f"--pll-sentences must be >= 0 and --pll-words >= 1, got {args.pll_sentences} and "
-                       f"{args.pll_words}")
-    return WordNllSettings(args.pll_sentences, args.pll_words) if args.pll_sentences else None
+    if args.pll_sentences < 0 or args.pll_words < 1 or not 0 <= args.max_unk_share < 1:
+        raise XltError(f"--pll-sentences must be >= 0, --pll-words >= 1 and --max-unk-share in [0, 1), got "
+                       f"{args.pll_sentences}, {args.pll_words} and {args.max_unk_share}")
+    return WordNllSettings(args.pll_sentences, args.pll_words, args.max_unk_share) if args.pll_sentences else None
 
 
 def _adapt_mlm_arguments(p):
@@ -104,8 +106,10 @@ def _validate_adapt_mlm(args) -> tuple[object, dict]:
     from xlt.core.metrics import parse_axes
     from xlt.core.models import config_num_layers
     from xlt.families.adapt.adaptation import file_dims
+    from xlt.families.adapt.plan import check_grad_accum
     from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg
 
+    check_grad_accum(args.grad_accum, "--grad-accum")
     files = [args.train, args.target, *args.eval, *args.test] + ([args.compare] if args.compare else [])
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
@@ -252,7 +256,8 @@ def _perplexity(args):
 
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_tokenizer, pick_device
-    from xlt.families.adapt.mlm import FixedMasking, load_masked_lm, perplexity, perplexity_examples, read_texts
+    from xlt.families.adapt.mlm import (FixedMasking, load_masked_lm, perplexity, perplexity_examples, read_text_langs,
+                                        read_texts)
     from xlt.families.adapt.word_nll import spread_subset, word_nll, word_nll_records
 
     log = logging.getLogger("xlt.families.adapt.commands")
@@ -275,9 +280,10 @@ def _perplexity(args):
         metrics.add("mlm_loss", result.loss, **dims)
         metrics.add("masked_tokens", result.tokens, **dims)
         if word_level is not None:  # the tokenizer-independent counterpart (word_nll)
+            text_langs = read_text_langs(path, lang)[:len(texts)]
             scored = word_nll(model, tokenizer, spread_subset(texts, word_level.sentences), word_level.max_words,
-                              args.max_length, args.batch_size, device)
-            metrics.extend(word_nll_records(scored, **dims))
+                              args.max_length, args.batch_size, device, spread_subset(text_langs, word_level.sentences))
+            metrics.extend(word_nll_records(scored, word_level.max_unk_share, **dims))
         metrics.examples.append(perplexity_examples(result, fixed, **dims))
         metrics.meta["files"][str(path)] = {"lang": lang, "sentences": len(texts), "mask_fingerprint": fixed.fingerprint}
         log.info("%s (%s): perplexity %.4f over %d masked tokens", path, lang, result.perplexity, result.tokens)

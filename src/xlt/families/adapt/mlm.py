@@ -296,6 +296,13 @@ def iter_texts(records: Iterable[dict], source: str) -> Iterator[str]:
             yield text
 
 
+def read_text_langs(path: str | Path, default: str) -> list[str]:
+    """The language of each text `read_texts` reads from `path`: a record's `lang` (a pooled set's,
+    xlt.data.sample), else `default`."""
+    return [rec.get("lang", default) for rec in read_jsonl(path)
+            if isinstance(rec, dict) and isinstance(rec.get("text"), str) and rec["text"].strip()]
+
+
 def read_texts(path: str | Path, max_sentences: int | None = None) -> list[str]:
     """The non-empty `text` values of a normalised JSONL file, in file order."""
     path = Path(path)

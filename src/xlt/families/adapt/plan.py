@@ -56,7 +56,8 @@ LEDGER = {"adapt_mlm": (("run_id",), RUN), "adapt_reference_perplexity": (("run_
 KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("scheme", REFERENCE_SCHEME)  # the untouched pre-trained model
 REFERENCE_AXIS = None
-DERIVED_AXES = frozenset({"role"})  # "adapted" for every scheme but the pre-trained reference's
+# role: "adapted" for every scheme but the pre-trained reference's; text_unit: the one corpus of every run
+DERIVED_AXES = frozenset({"role", "text_unit"})
 # the schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual
 ORDERS = {"scheme": scheme_order}
 PAPER_ONE_BASED = frozenset({"step"})  # seed 003 numbers its steps from 1 (xlt.report.paper_match)
@@ -79,8 +80,21 @@ def schemes(config: dict, model: str) -> list:
     return parsed
 
 
+def check_grad_accum(grad_accum: int, where: str) -> None:
+    """adapt trains without gradient accumulation: its MLM loss is a mean over a batch's masked
+    tokens, and micro-batches hold different numbers of them (masks are drawn per micro-batch), so
+    the example-share weighting of xlt.core.training would not give the batch's token mean."""
+    if grad_accum > 1:
+        raise XltError(f"{where} {grad_accum}: adapt's MLM loss is a mean over masked tokens, which micro-batches "
+                       "split unevenly, so accumulating them is not the batch's loss; set it to 1 and pick a "
+                       "batch size that fits memory")
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
+    for where, training in (("training.grad_accum (adapt's training)", settings.training(config, FAMILY)),
+                            (f"{FAMILY}.curve.training.grad_accum", family["curve"]["training"])):
+        check_grad_accum(training.get("grad_accum", 1), where)
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
         schemes(config, model)
@@ -199,7 +213,8 @@ def _masking(family: dict) -> list:
 
 def _word_nll(family: dict) -> list:
     """The word-level NLL subset (final evaluations and the untouched models): the same for all."""
-    return ["--pll-sentences", family["word_nll"]["sentences"], "--pll-words", family["word_nll"]["words"]]
+    return ["--pll-sentences", family["word_nll"]["sentences"], "--pll-words", family["word_nll"]["words"],
+            "--max-unk-share", family["word_nll"]["max_unk_share"]]
 
 
 def _bootstrap(config: dict) -> list:
@@ -245,6 +260,14 @@ def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
     return training, args, files
 
 
+def _text_unit(config: dict) -> str:
+    """What a text of the target corpus is (sentence or document): an axis of every run, so the
+    published numbers, measured on sentences, match only runs on sentences (xlt.report.paper)."""
+    from xlt.data.sentences import text_unit
+
+    return text_unit(config["datasets"][config[FAMILY]["target"]["dataset"]])
+
+
 def _adapt_jobs(config: dict) -> list[Job]:
     family = config[FAMILY]
     target = family["target"]
@@ -253,7 +276,7 @@ def _adapt_jobs(config: dict) -> list[Job]:
     layers = [] if compare["layers"] == "all" else ["--compare-layers", *compare["layers"]]
     out = []
     for row in runs(config):
-        axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted"}
+        axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted", "text_unit": _text_unit(config)}
         training, evaluations, files = _evaluations(config, row["scheme"])
         inputs = {"model": model_input(config, row["model"]), "native": model_input(config, family["native"]),
                   "data": data_info(target["dataset"]), "sets": files}
@@ -276,7 +299,7 @@ def _reference_jobs(config: dict) -> list[Job]:
     files = [eval_file(keys[role]) for role in ("target", "multilingual", "test")]
     out = []
     for row in references(config):
-        axes = {"model": row["model"], "scheme": REFERENCE_SCHEME, "role": row["role"]}
+        axes = {"model": row["model"], "scheme": REFERENCE_SCHEME, "role": row["role"], "text_unit": _text_unit(config)}
         out.append(Job(row["run_id"], axes=axes, inputs={"model": model_input(config, row["model"]), "sets": files},
                        args=["--model", model_ref(config, row["model"]), *[a for f in files for a in ("--data", f)],
                              *_masking(family), *_word_nll(family), "--batch-size", family["eval_batch_size"],

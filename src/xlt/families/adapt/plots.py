@@ -191,7 +191,8 @@ def word_nll(table: pd.DataFrame, out: str | Path, title: str = ""):
     pseudo-log-likelihood of the same words (xlt.families.adapt.word_nll); linear scale, since
     these are log-likelihoods already; bars +- one sd over seeds."""
     summary = word_nll_table(table)
-    fig, axes = plt.subplots(len(WORD_METRICS), 1, figsize=(1.6 + 1.5 * (len(summary) // len(WORD_METRICS)), 8.0),
+    bars = int((summary.metric == WORD_METRICS[0]).sum())  # the table's unk_share block is no panel
+    fig, axes = plt.subplots(len(WORD_METRICS), 1, figsize=(1.6 + 1.5 * bars, 8.0),
                              squeeze=False)
     for ax, metric in zip(axes[:, 0], WORD_METRICS):
         _bars(ax, summary[summary.metric == metric].reset_index(drop=True), digits=2, log_scale=False)

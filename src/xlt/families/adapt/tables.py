@@ -79,7 +79,16 @@ def final_perplexity_table(table: pd.DataFrame, metric: str = "perplexity") -> p
 def word_nll_table(table: pd.DataFrame) -> pd.DataFrame:
     """`final_perplexity_table` of NLL per word and of NLL per character (nats), stacked, with a
     leading `metric` column: the numbers that compare across tokenizers (no intervals: the
-    word-level scores keep no per-sentence outputs)."""
-    parts = [final_perplexity_table(table, metric).assign(metric=metric) for metric in WORD_METRICS]
+    word-level scores keep no per-sentence outputs). Beside them, where the runs recorded it, the
+    [UNK] share of the scored pieces per language (metric unk_share, columns `<lang>/<split>`: a
+    pooled set's languages one by one), and `unk flagged`: the languages of a row's model whose
+    share was above adapt.word_nll.max_unk_share in any seed (their NLL is flattered)."""
+    metrics = [*WORD_METRICS, *(["unk_share"] if "unk_share" in set(table.metric) else [])]
+    parts = [final_perplexity_table(table, metric).assign(metric=metric) for metric in metrics]
     out = pd.concat(parts, ignore_index=True)
+    if "unk_share" in metrics:
+        flags = final_records(table, "unk_flagged")
+        flagged = flags[flags.value > 0].groupby(["model", "role", "scheme"])["lang"].agg(
+            lambda langs: ", ".join(sorted(set(langs))))
+        out["unk flagged"] = [flagged.get((m, r, s), "") for m, r, s in zip(out.model, out.role, out.scheme)]
     return out[["metric"] + [c for c in out.columns if c != "metric"]]

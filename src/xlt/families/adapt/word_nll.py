@@ -15,6 +15,11 @@ log P(word | the other words) left to right by the chain rule, however many ther
 
     nll_per_word = -sum(PLL) / whitespace words scored
     nll_per_char = -sum(PLL) / characters of those words (spaces not counted)
+    unk_share    = scored pieces that are the tokenizer's unknown token / scored pieces, per language
+
+An [UNK] piece is scored like any other, but predicting "unknown" is easy and says nothing of the
+word: a language whose text the tokenizer often cannot cut has a flattered NLL. Its share stands
+beside the NLL, per language, and a share above `max_unk_share` is flagged (`unk_flagged`).
 
 Why not the fixed 80/10/10 masks: 15 % of the pieces are masked, so a word is often masked only
 in part, and the 10 % random / 10 % unchanged positions corrupt or show the answer; their
@@ -43,6 +48,8 @@ class WordNll(NamedTuple):
     chars: int  # their characters
     pieces: int  # word pieces scored (one forward pass each)
     sentences: int
+    # language -> (scored pieces that are [UNK], scored pieces): the [UNK] share per language
+    unk_by_lang: dict = {}
 
     @property
     def per_word(self) -> float:
@@ -102,16 +109,20 @@ def l2r_copies(input_ids: Sequence[int], word_of: Sequence[int | None], mask_id:
 
 @torch.no_grad()
 def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int = 40, max_length: int = 128,
-             batch_size: int = 16, device=None) -> WordNll:
+             batch_size: int = 16, device=None, langs: Sequence[str] | None = None) -> WordNll:
     """-PLL (word-l2r) of `texts` summed over every scored piece, with the words and characters
-    scored. Eval mode (dropout off), the model's previous mode restored afterwards."""
+    scored, and the [UNK] pieces among them per language (`langs`, one a text; None: one language,
+    named ""). Eval mode (dropout off), the model's previous mode restored afterwards."""
     if tokenizer.mask_token_id is None or not getattr(tokenizer, "is_fast", False):
         raise XltError("word-level NLL needs a fast tokenizer of a masked LM (mask token and word_ids())")
     device = torch.device(device) if device is not None else next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     jobs: list[tuple[list[int], int, int]] = []  # (masked input, scored position, label)
     words = chars = sentences = 0
-    for text in texts:
+    unk_by_lang: dict[str, tuple[int, int]] = {}
+    if langs is not None and len(langs) != len(texts):
+        raise ValueError(f"{len(langs)} languages for {len(texts)} texts")
+    for text, lang in zip(texts, langs if langs is not None else [""] * len(texts)):
         ids, word_of, text_words = scored_words(tokenizer, text, max_words, max_length)
         kept = sorted({w for w in word_of if w is not None})
         if len(kept) < len(text_words):
@@ -122,7 +133,10 @@ def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int =
         sentences += 1
         words += len(kept)
         chars += sum(len(text_words[w]) for w in kept)
-        jobs += [(copy, pos, ids[pos]) for copy, pos in l2r_copies(ids, word_of, tokenizer.mask_token_id)]
+        scored = [(copy, pos, ids[pos]) for copy, pos in l2r_copies(ids, word_of, tokenizer.mask_token_id)]
+        unk, pieces = unk_by_lang.get(lang, (0, 0))
+        unk_by_lang[lang] = (unk + sum(label == tokenizer.unk_token_id for _, _, label in scored), pieces + len(scored))
+        jobs += scored
     if not jobs:
         raise XltError(f"none of {len(texts)} sentences has a word to score")
     was_training = model.training
@@ -146,12 +160,22 @@ def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int =
             total += float(F.cross_entropy(logits.float(), targets, reduction="sum"))
     finally:
         model.train(was_training)
-    return WordNll(nll=total, words=words, chars=chars, pieces=len(jobs), sentences=sentences)
+    return WordNll(nll=total, words=words, chars=chars, pieces=len(jobs), sentences=sentences, unk_by_lang=unk_by_lang)
 
 
-def word_nll_records(result: WordNll, **dims) -> list[dict]:
-    """The tidy records of one set: NLL per word and per character (nats), and the words scored."""
+def word_nll_records(result: WordNll, max_unk_share: float, **dims) -> list[dict]:
+    """The tidy records of one set: NLL per word and per character (nats), and the words scored;
+    then per language of its texts (lang = that language, "" = the set's own) the [UNK] share of
+    the scored pieces and whether it is above `max_unk_share` (unk_flagged 1, with a warning)."""
     from xlt.core.metrics import record
 
-    return [record("nll_per_word", result.per_word, **dims), record("nll_per_char", result.per_char, **dims),
-            record("pll_words", result.words, **dims)]
+    records = [record("nll_per_word", result.per_word, **dims), record("nll_per_char", result.per_char, **dims),
+               record("pll_words", result.words, **dims)]
+    for lang, (unk, pieces) in sorted(result.unk_by_lang.items()):
+        share = unk / pieces
+        where = {**dims, "lang": lang or dims.get("lang")}
+        if share > max_unk_share:
+            log.warning("%s/%s: %.2f %% of the scored pieces are the unknown token (above %.2f %%): its NLL per "
+                        "word is flattered", where.get("lang"), dims.get("split"), 100 * share, 100 * max_unk_share)
+        records += [record("unk_share", share, **where), record("unk_flagged", float(share > max_unk_share), **where)]
+    return records

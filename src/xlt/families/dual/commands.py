@@ -84,8 +84,9 @@ def _check_train_dual(args) -> None:
         raise XltError(f"--batch-size {args.batch_size}: in-batch negatives need at least 2 pairs per batch")
     from xlt.families.dual.plan import check_grad_accum
 
-    check_grad_accum(args.grad_accum, "--grad-accum")
     distill = args.objective == "mse_distill"
+    if not distill:  # in-batch negatives; distillation's per-example MSE accumulates exactly
+        check_grad_accum(args.grad_accum, "--grad-accum")
     if distill and not args.teacher:
         raise XltError("--objective mse_distill needs --teacher: the sentence encoder whose English vectors the "
                        "student learns (e.g. an sbert run's model directory)")

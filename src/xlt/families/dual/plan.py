@@ -65,9 +65,11 @@ PAPER_DOMAIN_MEANS: dict = {}
 
 
 def check_grad_accum(grad_accum: int, where: str) -> None:
-    """The dual encoder trains without gradient accumulation: its loss scores each pair against
-    the other pairs of its batch (in-batch negatives), so micro-batches would give every pair fewer
-    negatives, another loss, not the same batch in less memory (no cached-negatives scheme here)."""
+    """The additive-margin dual encoder trains without gradient accumulation: its loss scores each
+    pair against the other pairs of its batch (in-batch negatives), so micro-batches would give every
+    pair fewer negatives, another loss, not the same batch in less memory (no cached-negatives scheme
+    here). mse_distill accumulates: its MSE is a mean over examples, which xlt.core.training's
+    example-share weighting of micro-batches sums to exactly."""
     if grad_accum > 1:
         raise XltError(f"{where} {grad_accum}: the dual encoder's loss uses in-batch negatives, so splitting a batch "
                        "into micro-batches changes the loss (fewer negatives per pair), not only the memory; set it "
@@ -139,7 +141,8 @@ def check(config: dict) -> None:
                                f"{FAMILY}.sts")
     distill_plan.check(config, FAMILY)
     check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
-    check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
+    if ADDITIVE in family["objectives"]:  # distillation's loss is a mean over examples: it accumulates exactly
+        check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
