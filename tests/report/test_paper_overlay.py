@@ -45,7 +45,7 @@ def _write(tmp, family, run_id, axes, records):
 
 def _records(config, tmp):
     """family -> metrics files with the records each family's jobs write (values made up)."""
-    files = {"freeze_depth": [], "sbert": [], "adapt": [], "monox": []}
+    files = {"freeze_depth": [], "sbert": [], "adapt": [], "monox": [], "dual": []}
     for i, axes in enumerate(_job_axes(config, "freeze_depth", "evaluate_xnli")):
         run_id = f"{axes['model']}-depth{axes['freeze_depth']}-seed{axes['seed']}"
         recs = [("accuracy", 0.6 + i / 1000, {"lang": lang})  # no split: see eval.split
@@ -78,6 +78,13 @@ def _records(config, tmp):
         run_id = f"{i}-{axes['model']}-{axes['task']}-{axes['mode']}-{axes['size']}-seed{axes['seed']}"
         recs.append(("accuracy", 0.8, {"lang": "en", "split": "dev"}))
         files["monox"].append(_write(tmp, "monox", run_id, axes, recs))
+    for run_id, job in settings.plan_module("dual").jobs(config)["tatoeba_dual"].items():
+        # every STS file the job scores (--sts), one record per similarity, as eval-embeddings writes them
+        sts = [Path(str(v)) for flag, v in zip(job.args, job.args[1:]) if flag == "--sts"]
+        recs = [("spearman", 0.5, {"similarity": s, "dataset": path.parts[-3], "lang": path.parts[-2],
+                                   "split": path.stem}) for path in sts for s in ("cosine", "euclidean", "manhattan", "dot")]
+        recs.append(("mean_error", 0.4, {"dataset": "tatoeba", "lang": "deu", "split": "test"}))
+        files["dual"].append(_write(tmp, "dual", run_id, job.axes, recs))
     return files
 
 
@@ -184,7 +191,27 @@ def test_the_published_cls_number_is_the_mean_over_our_three_domains(delta):
         assert cls.run_id.str.contains(f"-{mode}-").all() and cls.note.str.startswith("mean over 3 domain rows").all()
         assert cls.ci_low.isna().all() and cls.ci_high.isna().all()
         assert cls.ours.tolist() == pytest.approx([0.8] * 3)
-    assert set(_rows(delta, "dual").reason) == {paper.NOT_IN_CONFIG}
+
+
+def test_the_published_untrained_mbert_sts2017_numbers_match_the_dual_baseline(delta):
+    """The anchor of dual's untrained baselines (issue 35, item 6): Reimers & Gurevych's mBERT mean
+    pooling on STS 2017 (extended), AR-AR, ES-ES and EN-EN, is our untrained mean-pooled mBERT on
+    the same sets (config dual.sts); the paper names no similarity, so each of ours is a row, noted."""
+    mbert = _rows(delta, "dual", model="bert-base-multilingual-cased")
+    languages = mbert[mbert.lang != "avg"]
+    assert set(languages.matched) == {"yes"}, languages.reason.tolist()
+    assert sorted(set(languages.lang)) == ["ar", "en", "es"] and len(languages) == 3 * 4
+    assert set(languages.run_id) == {"mbert-mean-untrained"}
+    for lang, rows in languages.groupby("lang"):
+        assert sorted(rows.note.str.extract(r"similarity=(\w+)")[0]) == ["cosine", "dot", "euclidean", "manhattan"]
+    assert languages.note.str.endswith("(the paper names none)").all()
+    assert languages.delta.tolist() == pytest.approx((0.5 - languages.theirs).tolist())
+    # its average is over ten columns, seven of them cross-lingual pairs: no row of ours is that
+    average = mbert[mbert.lang == "avg"]
+    assert len(average) == 1 and average.reason.iloc[0].startswith("no run in that language")
+    for other in ("labse", "laser", "distiluse-base-multilingual-cased"):
+        rows = _rows(delta, "dual", model=other)
+        assert set(rows.matched) == {"no"} and rows.reason.str.startswith("different model").all()
 
 
 def test_the_overlay_draws_matched_rows_only_and_says_why_when_none(delta, tmp_path):

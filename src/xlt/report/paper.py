@@ -201,7 +201,21 @@ def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str])
     if notes and not rows.empty:
         before = rows["note"] if "note" in rows.columns else [None] * len(rows)
         rows = rows.assign(note=[f"{n}; {notes}" if isinstance(n, str) else notes for n in before])
-    return rows, reason
+    return _unnamed(rows, setting), reason
+
+
+def _unnamed(rows: pd.DataFrame, setting: dict[str, str]) -> pd.DataFrame:
+    """Where the matched rows differ in a column the published setting does not name (dual's STS
+    rows, one per similarity), each row's `note` says its value: the paper picked one of them
+    without saying which. Seeds are replicates (one row each), not noted."""
+    unnamed = [c for c in rows.columns if c not in paper_match.NOT_KEYS | set(setting) | {"family", "metric", "lang", "seed"}
+               and rows[c].nunique(dropna=True) > 1]
+    if not unnamed:
+        return rows
+    notes = [", ".join(f"{c}={_text(v)}" for c, v in zip(unnamed, values)) + " (the paper names none)"
+             for values in rows[unnamed].itertuples(index=False)]
+    before = rows["note"] if "note" in rows.columns else [None] * len(rows)
+    return rows.assign(note=[f"{n}; {m}" if isinstance(n, str) else m for n, m in zip(before, notes)])
 
 
 def _unmatched(family: str, theirs: dict, reason: str) -> dict:
