@@ -27,7 +27,9 @@ Matching a published row against a run-table row (`deltas`), in this order:
   update), so it is our ``step`` s-1 (#1 -> 0, #501 -> 500, #1501 -> 1500); MonoX's
   ``task=cls`` is the mean over the three CLS domains, so it is matched by the mean of our
   cls-books, cls-dvd and cls-music rows of one run setting, when all three are there (no
-  interval for the mean). A matched row's ``note`` says which rule made it.
+  interval for the mean). A matched row's ``note`` says which rule made it;
+- a column the published setting leaves unnamed but our matched rows vary in (dual's STS rows,
+  one per similarity; seeds aside) gives one matched row per value, each ``note`` naming it.
 
 `deltas` accounts for every published number: one row per matching run-table row (so one per
 seed when seeds match), ``matched`` yes, ours minus theirs in ``delta``; or one row with
