@@ -205,7 +205,7 @@ def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
     assert all(0 < j["disk_gib"] < 0.1 for j in by_rule["train_teacher"])
     # mBERT's fp32 weights: kept for the freeze_depth runs alignment analyses, temp() for the others
     kept = {path.split("/")[3] for path in settings.plan_module("alignment").kept_models(settings.load("config/paper.yaml"))}
-    assert len(kept) == 4
+    assert len(kept) == 5  # four depths of the cased sweep and the uncased anchor at depth -1
     assert all(j["disk_gib"] > 0.5 and j["temp_gib"] == 0 for j in by_rule["finetune"] if j["run_id"] in kept)
     assert all(j["disk_gib"] == 0 and j["temp_gib"] > 0.5 for j in by_rule["finetune"] if j["run_id"] not in kept)
     assert all(j["disk_gib"] == 0 and j["temp_gib"] > 0.5 for r in ("train_sbert", "train_dual") for j in by_rule[r]

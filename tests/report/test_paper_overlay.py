@@ -18,9 +18,16 @@ from xlt.report import paper
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def config():
-    return settings.load(REPO / "config" / "paper.yaml")
+@pytest.fixture(scope="module", params=["paper", "rehearsal"])
+def config(request):
+    """config/paper.yaml, and the config `xlt rehearse` derives from it (its paper_delta.csv is
+    the rehearsal's: the same models and axes, so the same published rows must match)."""
+    import yaml
+
+    from xlt.rehearse.derive import derive
+
+    raw = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    return settings.validate(derive(raw) if request.param == "rehearsal" else raw)
 
 
 def _job_axes(config, family, rule):
@@ -38,10 +45,11 @@ def _write(tmp, family, run_id, axes, records):
 
 def _records(config, tmp):
     """family -> metrics files with the records each family's jobs write (values made up)."""
-    files = {"freeze_depth": [], "sbert": [], "adapt": [], "monox": []}
+    files = {"freeze_depth": [], "sbert": [], "adapt": [], "monox": [], "dual": []}
     for i, axes in enumerate(_job_axes(config, "freeze_depth", "evaluate_xnli")):
         run_id = f"{axes['model']}-depth{axes['freeze_depth']}-seed{axes['seed']}"
-        recs = [("accuracy", 0.6 + i / 1000, {"lang": lang}) for lang in ("en", "zh", "de")]  # no split: see eval.split
+        recs = [("accuracy", 0.6 + i / 1000, {"lang": lang})  # no split: see eval.split
+                for lang in config["freeze_depth"]["eval"]["langs"]]  # every language evaluate_xnli scores
         recs.append(("accuracy", 0.6, {"lang": "avg"}))
         files["freeze_depth"].append(_write(tmp, "freeze_depth", run_id, axes, recs))
     for job in settings.plan_module("sbert").jobs(config)["eval_sbert"].values():
@@ -70,6 +78,13 @@ def _records(config, tmp):
         run_id = f"{i}-{axes['model']}-{axes['task']}-{axes['mode']}-{axes['size']}-seed{axes['seed']}"
         recs.append(("accuracy", 0.8, {"lang": "en", "split": "dev"}))
         files["monox"].append(_write(tmp, "monox", run_id, axes, recs))
+    for run_id, job in settings.plan_module("dual").jobs(config)["tatoeba_dual"].items():
+        # every STS file the job scores (--sts), one record per similarity, as eval-embeddings writes them
+        sts = [Path(str(v)) for flag, v in zip(job.args, job.args[1:]) if flag == "--sts"]
+        recs = [("spearman", 0.5, {"similarity": s, "dataset": path.parts[-3], "lang": path.parts[-2],
+                                   "split": path.stem}) for path in sts for s in ("cosine", "euclidean", "manhattan", "dot")]
+        recs.append(("mean_error", 0.4, {"dataset": "tatoeba", "lang": "deu", "split": "test"}))
+        files["dual"].append(_write(tmp, "dual", run_id, job.axes, recs))
     return files
 
 
@@ -81,7 +96,7 @@ def delta(config, tmp_path_factory):
         tables[family] = tmp / "tables" / f"{family}.csv"
         assert main(["aggregate", *map(str, files), "--out", str(tables[family])]) == 0
     assert "split" not in pd.read_csv(tables["freeze_depth"]).columns  # the defect this guards against
-    assert set(pd.read_csv(tables["freeze_depth"]).model) == {"mbert"}
+    assert set(pd.read_csv(tables["freeze_depth"]).model) == {"mbert", "mbert-uncased"}
     out = tmp / "paper_delta.csv"
     args = [f"{family}={path}" for family, path in tables.items()] + shlex.split(paper.config_args(config))
     assert main(["paper-delta", *args, "--out-table", str(out), "--out-plot", str(tmp / "overlay.png")]) == 0
@@ -124,14 +139,18 @@ def test_the_cased_mbert_rows_match_through_the_loaded_model(delta):
     assert set(student.matched) == {"yes"} and len(student) == 3 and student.run_id.str.contains("finetune").all()
 
 
+def test_the_published_uncased_xnli_numbers_match_the_uncased_anchor_runs(delta):
+    """The depth -1 anchor of freeze_depth (issue 35, item 6): the published zero-shot XNLI rows
+    are the uncased mBERT's, and config/paper.yaml sweeps it at depth -1 beside the cased model:
+    each of the six published languages matches the three seeds' runs, and no cased run."""
+    uncased = _rows(delta, "freeze_depth", model="bert-base-multilingual-uncased", freeze_depth=-1)
+    assert set(uncased.matched) == {"yes"}, uncased.reason.tolist()
+    assert len(uncased) == 6 * 3 and sorted(set(uncased.lang)) == ["ar", "de", "en", "es", "ur", "zh"]
+    assert set(uncased.run_id) == {f"mbert-uncased-depth-1-seed{seed}" for seed in (1, 2, 3)}  # this file's ids
+    assert len(_rows(delta, "freeze_depth")) == len(uncased)  # every published freeze_depth number matched
+
+
 def test_unmatched_rows_say_why(delta):
-    uncased = _rows(delta, "freeze_depth", model="bert-base-multilingual-uncased")
-    assert len(uncased) == 6 and set(uncased.matched) == {"no"}
-    assert uncased.reason.str.startswith("different model: the config trains bert-base-multilingual-cased (mbert), "
-                                         "the paper reports bert-base-multilingual-uncased").all()
-    # en, zh and de are in our (made-up) runs at depth -1 on the test split: the model is all that differs
-    assert uncased[uncased.lang.isin(["en", "zh", "de"])].reason.str.contains("rest of this setting").all()
-    assert not uncased[uncased.lang == "ar"].reason.str.contains("rest of this setting").any()
     monolingual = _rows(delta, "monox", model="roberta-base")
     assert monolingual.reason.str.startswith("different model").all()
     steps = _rows(delta, "adapt", step=501)  # our made-up runs evaluate at steps 0, 50 and 100 only
@@ -172,7 +191,27 @@ def test_the_published_cls_number_is_the_mean_over_our_three_domains(delta):
         assert cls.run_id.str.contains(f"-{mode}-").all() and cls.note.str.startswith("mean over 3 domain rows").all()
         assert cls.ci_low.isna().all() and cls.ci_high.isna().all()
         assert cls.ours.tolist() == pytest.approx([0.8] * 3)
-    assert set(_rows(delta, "dual").reason) == {paper.NOT_IN_CONFIG}
+
+
+def test_the_published_untrained_mbert_sts2017_numbers_match_the_dual_baseline(delta):
+    """The anchor of dual's untrained baselines (issue 35, item 6): Reimers & Gurevych's mBERT mean
+    pooling on STS 2017 (extended), AR-AR, ES-ES and EN-EN, is our untrained mean-pooled mBERT on
+    the same sets (config dual.sts); the paper names no similarity, so each of ours is a row, noted."""
+    mbert = _rows(delta, "dual", model="bert-base-multilingual-cased")
+    languages = mbert[mbert.lang != "avg"]
+    assert set(languages.matched) == {"yes"}, languages.reason.tolist()
+    assert sorted(set(languages.lang)) == ["ar", "en", "es"] and len(languages) == 3 * 4
+    assert set(languages.run_id) == {"mbert-mean-untrained"}
+    for lang, rows in languages.groupby("lang"):
+        assert sorted(rows.note.str.extract(r"similarity=(\w+)")[0]) == ["cosine", "dot", "euclidean", "manhattan"]
+    assert languages.note.str.endswith("(the paper names none)").all()
+    assert languages.delta.tolist() == pytest.approx((0.5 - languages.theirs).tolist())
+    # its average is over ten columns, seven of them cross-lingual pairs: no row of ours is that
+    average = mbert[mbert.lang == "avg"]
+    assert len(average) == 1 and average.reason.iloc[0].startswith("no run in that language")
+    for other in ("labse", "laser", "distiluse-base-multilingual-cased"):
+        rows = _rows(delta, "dual", model=other)
+        assert set(rows.matched) == {"no"} and rows.reason.str.startswith("different model").all()
 
 
 def test_the_overlay_draws_matched_rows_only_and_says_why_when_none(delta, tmp_path):

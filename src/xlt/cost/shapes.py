@@ -8,6 +8,7 @@ from xlt.core.plan import RESULTS, model_ref
 # hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
 KNOWN_MODELS = {
     "bert-base-multilingual-cased": (119547, 768, 12),
+    "bert-base-multilingual-uncased": (105879, 768, 12),  # its config.json (vocab_size, hidden_size, layers)
     "GroNLP/bert-base-dutch-cased": (30073, 768, 12),
     "FacebookAI/roberta-large": (50265, 1024, 24),
     "xlm-roberta-base": (250002, 768, 12),

@@ -27,7 +27,9 @@ Matching a published row against a run-table row (`deltas`), in this order:
   update), so it is our ``step`` s-1 (#1 -> 0, #501 -> 500, #1501 -> 1500); MonoX's
   ``task=cls`` is the mean over the three CLS domains, so it is matched by the mean of our
   cls-books, cls-dvd and cls-music rows of one run setting, when all three are there (no
-  interval for the mean). A matched row's ``note`` says which rule made it.
+  interval for the mean). A matched row's ``note`` says which rule made it;
+- a column the published setting leaves unnamed but our matched rows vary in (dual's STS rows,
+  one per similarity; seeds aside) gives one matched row per value, each ``note`` naming it.
 
 `deltas` accounts for every published number: one row per matching run-table row (so one per
 seed when seeds match), ``matched`` yes, ours minus theirs in ``delta``; or one row with
@@ -201,7 +203,21 @@ def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str])
     if notes and not rows.empty:
         before = rows["note"] if "note" in rows.columns else [None] * len(rows)
         rows = rows.assign(note=[f"{n}; {notes}" if isinstance(n, str) else notes for n in before])
-    return rows, reason
+    return _unnamed(rows, setting), reason
+
+
+def _unnamed(rows: pd.DataFrame, setting: dict[str, str]) -> pd.DataFrame:
+    """Where the matched rows differ in a column the published setting does not name (dual's STS
+    rows, one per similarity), each row's `note` says its value: the paper picked one of them
+    without saying which. Seeds are replicates (one row each), not noted."""
+    unnamed = [c for c in rows.columns if c not in paper_match.NOT_KEYS | set(setting) | {"family", "metric", "lang", "seed"}
+               and rows[c].nunique(dropna=True) > 1]
+    if not unnamed:
+        return rows
+    notes = [", ".join(f"{c}={_text(v)}" for c, v in zip(unnamed, values)) + " (the paper names none)"
+             for values in rows[unnamed].itertuples(index=False)]
+    before = rows["note"] if "note" in rows.columns else [None] * len(rows)
+    return rows.assign(note=[f"{n}; {m}" if isinstance(n, str) else m for n, m in zip(before, notes)])
 
 
 def _unmatched(family: str, theirs: dict, reason: str) -> dict:

@@ -124,8 +124,10 @@ def test_paper_sweep_analyses_mbert_every_dual_run_and_four_depths():
     rows = plan.runs(config)
     assert sum(r["source"] == "pretrained" for r in rows) == 1
     assert sum(r["source"] == "dual" for r in rows) == len(dual_plan.runs(config))
+    # and the uncased anchor of the freeze_depth sweep, swept at depth -1 only (config model_depths)
     assert [r["source_run"] for r in rows if r["source"] == "freeze_depth"] == [
-        "mbert-depthnone-seed1", "mbert-depth00-seed1", "mbert-depth04-seed1", "mbert-depth08-seed1"]
+        "mbert-depthnone-seed1", "mbert-depth00-seed1", "mbert-depth04-seed1", "mbert-depth08-seed1",
+        "mbert-uncased-depthnone-seed1"]
     job = plan.jobs(config)["align_layers"]["pretrained-mbert"]
     assert job.args[:2] == ["--model", "bert-base-multilingual-cased"] and job.inputs["model"] == []
     assert "--english-label eng" in job.cli and "--tsne-sample 200" in job.cli

@@ -266,6 +266,18 @@ def test_objectives_figure_has_a_bar_per_objective_and_language_with_interval_wh
     assert [(round(seg[0][1], 6), round(seg[1][1], 6)) for seg in whiskers] == [(15.0, 25.0), (15.0, 25.0)]
 
 
+def test_objectives_figure_draws_one_sts_panel_per_dataset(tmp_path):
+    """Two STS sets share language codes (en in stsb-multi and STS 2017), not items: a panel each."""
+    table = objectives_table()
+    sts = table[table.metric == "spearman"]
+    other = sts.assign(dataset="sts2017-extended", value=sts.value / 2)
+    table = pd.concat([table.assign(dataset=np.where(table.metric == "spearman", "stsb-multi", "tatoeba")), other])
+    fig = PLOTS["dual-objectives"](table, tmp_path / "o.png")
+    assert [ax.get_ylabel() for ax in fig.axes[1:]] == ["STS Spearman (cosine), stsb-multi",
+                                                        "STS Spearman (cosine), sts2017-extended"]
+    assert [round(b.get_height(), 6) for b in fig.axes[2].patches][-2:] == [0.325, 0.325]
+
+
 def test_objectives_figure_needs_a_distilled_run(tmp_path):
     table = objectives_table()
     with pytest.raises(XltError, match="no distilled runs"):

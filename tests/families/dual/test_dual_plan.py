@@ -476,3 +476,27 @@ def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_test
     assert schema["properties"]["objectives"]["default"] == [plan.ADDITIVE] == [DUAL_OBJECTIVES[0]]
     assert plan.REFERENCE_AXIS == ("objective", (distill_plan.TEACHER, *DUAL_OBJECTIVES))
     assert distill_plan.DISTILL in DUAL_OBJECTIVES
+
+
+def test_dual_sts_takes_a_list_of_sets_each_scored_and_read():
+    raw = distill_config()
+    raw["datasets"]["sts2"] = {**raw["datasets"]["sts"], "languages": ["qab"]}
+    raw["dual"]["sts"] = [{"dataset": "sts", "langs": ["en"]}, {"dataset": "sts2", "langs": ["qab"]}]
+    config = validate(raw)
+    assert [s["split"] for s in plan.sts_sets(config)] == ["test", "test"]  # the default, in each set
+    for job in plan.jobs(config)["tatoeba_dual"].values():
+        assert [a for a in map(str, job.args) if a.endswith(".jsonl")] == [
+            "results/data/bt/qab/test.jsonl", "results/data/sts/en/test.jsonl", "results/data/sts2/qab/test.jsonl"]
+        assert job.inputs["data"] == ["results/data/bt/info.json", "results/data/sts/info.json",
+                                      "results/data/sts2/info.json"]
+    raw["dual"]["sts"] = [{"dataset": "sts", "langs": ["en"]}, {"dataset": "sts", "langs": ["qab"]}]
+    with pytest.raises(XltError, match=r"dual.sts lists a dataset more than once"):
+        validate(raw)
+
+
+def test_the_paper_sweep_scores_sts2017_beside_stsb_multi():
+    jobs = plan.jobs(validate(paper_config()))["tatoeba_dual"]
+    args = [str(a) for a in jobs["mbert-mean-untrained"].args]
+    assert [a for a in args if "sts2017-extended" in a] == [
+        f"results/data/sts2017-extended/{lang}/test.jsonl" for lang in ("ar", "es", "en")]
+    assert sum("stsb-multi" in a for a in args) == 10

@@ -215,3 +215,27 @@ def test_a_sweep_mixing_cached_and_uncached_depths_is_refused_unless_allowed():
         del config["freeze_depth"]["allow_mixed_caching"]
         config["freeze_depth"].update(change)
         assert validate(config)["freeze_depth"]["allow_mixed_caching"] is False
+
+
+def test_model_depths_sweeps_a_model_at_its_own_depths():
+    """An anchor model (the one a published number is for) runs at that number's depth alone."""
+    raw = demo_config()
+    raw["models"]["demo-anchor"] = dict(raw["models"]["demo-mbert"])
+    raw["freeze_depth"]["models"] = ["demo-mbert", "demo-anchor"]
+    raw["freeze_depth"]["model_depths"] = {"demo-anchor": [-1]}
+    config = validate(raw)
+    plan.check(config)
+    runs = plan.runs(config)
+    assert [r["freeze_depth"] for r in runs if r["model"] == "demo-mbert"] == list(range(-1, 13))
+    assert [r["run_id"] for r in runs if r["model"] == "demo-anchor"] == ["demo-anchor-depthnone-seed1"]
+    assert list(plan.jobs(config)["finetune"])[-1] == "demo-anchor-depthnone-seed1"
+
+
+def test_model_depths_of_an_unswept_model_or_out_of_range_are_refused():
+    raw = demo_config()
+    raw["freeze_depth"]["model_depths"] = {"demo-other": [-1]}
+    with pytest.raises(XltError, match="freeze_depth.model_depths: demo-other not in freeze_depth.models"):
+        plan.check(validate(raw))
+    raw["freeze_depth"]["model_depths"] = {"demo-mbert": [13]}
+    with pytest.raises(XltError, match="freeze_depth.model_depths.demo-mbert"):
+        plan.check(validate(raw))

@@ -52,8 +52,10 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
     if error.empty:
         raise XltError("the table has no mean_error records; run the Tatoeba evaluation (tatoeba_dual) first")
     panels = [(error, "Tatoeba retrieval error % (mean of both directions)", 100)]
-    if not sts.empty:
-        panels.append((sts, "STS Spearman (cosine)", 1))
+    # one panel per STS dataset: two sets share language codes (en in both), not items
+    for dataset, rows in (sts.groupby("dataset", sort=False) if "dataset" in sts.columns else [(None, sts)]):
+        if not rows.empty:
+            panels.append((rows, f"STS Spearman (cosine){f', {dataset}' if dataset else ''}", 1))
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.4), squeeze=False)
     for ax, (rows, ylabel, scale) in zip(axes[0], panels):
         _panel(ax, rows, ylabel, scale)

@@ -135,10 +135,12 @@ def check(config: dict) -> None:
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.{role}")
-    if "sts" in family:
-        settings.require_task(config, family["sts"]["dataset"], ("sts",), f"{FAMILY}.sts.dataset")
-        settings.require_split(config, family["sts"]["dataset"], family["sts"]["split"], family["sts"]["langs"],
-                               f"{FAMILY}.sts")
+    datasets = [sts["dataset"] for sts in sts_sets(config)]
+    if len(set(datasets)) < len(datasets):
+        raise XltError(f"{FAMILY}.sts lists a dataset more than once ({datasets}); its rows would be one set's")
+    for sts in sts_sets(config):
+        settings.require_task(config, sts["dataset"], ("sts",), f"{FAMILY}.sts.dataset")
+        settings.require_split(config, sts["dataset"], sts["split"], sts["langs"], f"{FAMILY}.sts")
     distill_plan.check(config, FAMILY)
     check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
     if ADDITIVE in family["objectives"]:  # distillation's loss is a mean over examples: it accumulates exactly
@@ -202,13 +204,18 @@ def baselines(config: dict) -> list[dict]:
             for model in family["models"] for pooling in family["poolings"]]
 
 
-def _sts_files(config: dict) -> tuple[list, list]:
-    """`--sts FILE ...` of `dual.sts` and its dataset's data input (none without it)."""
+def sts_sets(config: dict) -> list[dict]:
+    """`dual.sts` as a list of STS sets (one mapping or a list of them in the config; none without it)."""
     sts = config[FAMILY].get("sts")
-    if not sts:
-        return [], []
-    return ([arg for lang in sts["langs"] for arg in ("--sts", data_file(sts["dataset"], lang, sts["split"]))],
-            [data_info(sts["dataset"])])
+    return [] if not sts else [sts] if isinstance(sts, dict) else list(sts)
+
+
+def _sts_files(config: dict) -> tuple[list, list]:
+    """`--sts FILE ...` of every `dual.sts` set and their datasets' data inputs (none without it)."""
+    sets = sts_sets(config)
+    return ([arg for sts in sets for lang in sts["langs"]
+             for arg in ("--sts", data_file(sts["dataset"], lang, sts["split"]))],
+            [data_info(sts["dataset"]) for sts in sets])
 
 
 def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict, layer: int | None = None) -> Job:

@@ -51,7 +51,11 @@ def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
-        settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
+        model_depths(config, model)
+    unswept = sorted(set(family["model_depths"]) - set(family["models"]))
+    if unswept:
+        raise XltError(f"{FAMILY}.model_depths: {', '.join(unswept)} not in {FAMILY}.models "
+                       f"({', '.join(family['models'])}); a model's depths need the model in the sweep")
     train, evaluation = family["train"], family["eval"]
     for role in ("train", "eval"):
         settings.require_task(config, family[role]["dataset"], CLASSIFICATION_TASKS, f"{FAMILY}.{role}.dataset")
@@ -61,9 +65,16 @@ def check(config: dict) -> None:
     for split in ("train", "dev"):
         settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
     settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
-    depths = [d for model in family["models"]
-              for d in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")]
+    depths = [d for model in family["models"] for d in model_depths(config, model)]
     check_prefix_states(config, FAMILY, depths, f"{FAMILY}.depths")
+
+
+def model_depths(config: dict, model: str) -> list[int]:
+    """The depths `model` is swept at: its `model_depths` entry where it has one, else `depths`."""
+    family = config[FAMILY]
+    if model in family["model_depths"]:
+        return settings.freeze_depths(config, family["model_depths"][model], model, f"{FAMILY}.model_depths.{model}")
+    return settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
 
 
 def runs(config: dict) -> list[dict]:
@@ -73,7 +84,7 @@ def runs(config: dict) -> list[dict]:
         return []
     rows = []
     for model in family["models"]:
-        for depth in settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths"):
+        for depth in model_depths(config, model):
             for seed in family["seeds"]:
                 row = {"run_id": f"{model}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
                        "freeze_depth": depth, "seed": seed}

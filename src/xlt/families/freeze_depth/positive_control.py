@@ -14,6 +14,7 @@ from xlt.core.io import read_jsonl
 from xlt.core.plan import data_file, data_info
 from xlt.report.positive_control.rows import missing, need_columns, num, row
 from xlt.report.positive_control.world import describe as language, high_overlap, overlap_ranking
+from xlt.families.freeze_depth.plan import model_depths
 
 CHECK_NAMES = (
     "source-language accuracy, nothing frozen",
@@ -40,7 +41,7 @@ def spec(config: dict) -> dict:
         not_run[names[0]] = f"the training language {source} is not in freeze_depth.eval.langs"
     for model in family["models"]:
         n = settings.model_layers(config, model)
-        depths = settings.freeze_depths(config, family["depths"], model, "freeze_depth.depths")
+        depths = model_depths(config, model)
         if -1 not in depths:
             for name in names[:3]:
                 not_run[name] = "depth -1 (nothing frozen) is not in freeze_depth.depths"
