@@ -39,6 +39,10 @@ class TrainArgs:
     schedule: str = "linear"  # the learning rate after warm-up: linear decay to 0, constant, or cosine to 0
 
 
+# settings the config's `training` gets only where it sets them (their flags' defaults are the same
+# values): a config without them plans the command lines it planned before they existed
+NOT_FILLED = ("warmup_steps", "adam_epsilon")
+
 SCHEDULES = ("linear", "constant", "cosine")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
