@@ -60,6 +60,9 @@ REFERENCE_AXIS = ("objective", OBJECTIVE_ORDER)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
 # the training budget: runs of different budgets are still paired, and each row says both (xlt.analysis.compare)
 BUDGET_AXIS = budget.AXIS
+# each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation):
+# objectives are paired across batch sizes, at the budgets their rows state
+RECIPE_AXES = frozenset({"batch_size"})
 ORDERS = {"objective": lambda value: (OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER
                                      else len(OBJECTIVE_ORDER), value)}
 PAPER_ONE_BASED: frozenset[str] = frozenset()
