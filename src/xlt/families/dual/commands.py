@@ -203,6 +203,9 @@ def _train_dual_identity(args, train_bitexts, dev_bitexts) -> dict:
                 "teacher": args.teacher, "teacher_pooling": args.teacher_pooling, "teacher_layer": args.teacher_layer,
                 "cache_frozen_prefix": args.cache_frozen_prefix, "prefix_states": bool(args.prefix_states),
                 "train_langs": [b.lang for b in train_bitexts], "dev_langs": [b.lang for b in dev_bitexts]}
+    # the distillation's data settings, where set (an unset one keys the checkpoint as before they existed)
+    settings |= {key: getattr(args, key) for key, default in (("distill_examples", "pairs"),
+                 ("max_sentences_per_language", 0), ("max_sentence_chars", 0)) if getattr(args, key) != default}
     store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
     teacher = model_inputs(args.teacher) if args.teacher else []
     return run_identity(settings, [*args.train, *args.dev, *model_inputs(args.model), *store, *teacher])
