@@ -324,3 +324,36 @@ def test_dual_objectives_pair_the_distilled_student_with_the_teacher_and_each_ad
     # the untrained encoder still meets every trained run with its pooling (the family's baseline)
     baseline = table[table.comparison == "vs_baseline"]
     assert set(baseline.run_b) == {"teacher", "am0", "am3", "kd"}
+
+
+def test_objectives_of_other_budgets_are_paired_and_the_row_says_both_budgets(tmp_path):
+    """Issue 35: the distillation's recipe (64 sentences, 24M seen) against the margin's (256 pairs,
+    4.8M): the objectives still meet across their own batch sizes, every row states both budgets,
+    and the budget-matched distilled run is the one with equal_budget true."""
+    none = {"margin": None, "scale": None, "batch_size": None, "freeze_depth": None, "seed": None,
+            "sentences_seen": None}
+    trained = {"model": "m", "pooling": "mean", "freeze_depth": -1, "seed": 1, "trained": True}
+    runs = {
+        "teacher": {"model": "m", "objective": "teacher", "pooling": "mean", "trained": True, **none},
+        "am": {**trained, "objective": "additive_margin", "margin": 0.3, "scale": 10, "batch_size": 256,
+               "sentences_seen": 4_800_000},
+        "kd": {**trained, "objective": "mse_distill", "margin": None, "scale": None, "batch_size": 64,
+               "sentences_seen": 24_000_000},
+        "kd-matched": {**trained, "objective": "mse_distill", "margin": None, "scale": None, "batch_size": 64,
+                       "sentences_seen": 4_800_000},
+    }
+    shares = {"teacher": 0.3, "am": 0.7, "kd": 0.9, "kd-matched": 0.8}
+    paths = [write_classifier_run(tmp_path, "dual", run_id, axes, {"qac": predictions(shares[run_id], i)})
+             for i, (run_id, axes) in enumerate(runs.items())]
+    table = paired_tests(read_runs(paths), "dual", resamples=200)
+    rows = {(r.run_a, r.run_b): r for r in table.itertuples()}
+    assert set(rows) == {("teacher", "am"), ("teacher", "kd"), ("teacher", "kd-matched"), ("am", "kd"),
+                         ("am", "kd-matched"), ("kd-matched", "kd")}
+    assert (rows["am", "kd"].budget_a, rows["am", "kd"].budget_b, rows["am", "kd"].equal_budget) == (
+        4_800_000, 24_000_000, False)
+    assert rows["am", "kd-matched"].equal_budget is True
+    assert rows["teacher", "kd"].equal_budget is None  # the teacher has no training budget
+    # the two distilled runs differ in budget alone: compared along it
+    assert rows["kd-matched", "kd"].axis == "sentences_seen"
+    # a family without a budget axis keeps its columns
+    assert "budget_a" not in paired_tests(read_runs(paths), "freeze_depth", resamples=200).columns

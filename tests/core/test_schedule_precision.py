@@ -93,6 +93,27 @@ def test_cosine_follows_a_half_cosine_to_zero(monkeypatch):
     assert lrs[WARMUP] == pytest.approx(PEAK) and lrs[-1] < lrs[WARMUP + 3] < lrs[WARMUP]
 
 
+def test_warmup_steps_overrides_the_ratio(monkeypatch):
+    """make_multilingual.py warms up for a number of steps (10,000), not a share of them."""
+    lrs = used_learning_rates(monkeypatch, warmup_steps=4)
+    assert lrs == pytest.approx(transformers_rates("linear", warmup=4))
+
+
+def test_adam_epsilon_reaches_the_optimiser(monkeypatch):
+    seen = []
+    original = torch.optim.AdamW.step
+
+    def recording_step(self, *args, **kwargs):
+        seen.append(self.param_groups[0]["eps"])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, TrainArgs(max_steps=2, device="cpu", precision="fp32",
+                                                                    adam_epsilon=1e-6))
+    assert seen == [1e-6, 1e-6]
+    assert TrainArgs().adam_epsilon == 1e-8  # torch's default: other families' runs do not change
+
+
 def test_an_unknown_schedule_is_a_clear_error():
     with pytest.raises(XltError, match="unknown learning-rate schedule 'step'; choose one of linear, constant, cosine"):
         train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, TrainArgs(max_steps=1, device="cpu", schedule="step"))

@@ -54,6 +54,9 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     # the distilled runs' own settings (5 epochs in the paper) are capped too
     assert derived["dual"]["distill"]["training"]["max_steps"] == STEPS
     assert derived["dual"]["distill"]["training"]["lr"] == PAPER["dual"]["distill"]["training"]["lr"]
+    # its 10,000 warm-up steps would outlast the 4 steps: the capped run warms up by its ratio
+    assert PAPER["dual"]["distill"]["training"]["warmup_steps"] == 10000
+    assert "warmup_steps" not in derived["dual"]["distill"]["training"]
     # adapt's curve runs checkpoint every STEPS // 2 steps, its other schemes' runs once at the end
     assert derived["adapt"]["scheme_eval"]["eval_every"] == STEPS and PAPER["adapt"]["scheme_eval"]["eval_every"] == 100
     # the paper compiles its long jobs; four steps on a CPU run eager (compiling takes minutes there)

@@ -8,7 +8,12 @@ leaves the axes it does not have empty (an untrained encoder has no margin, a pr
 model no seed), and those match anything. Along a family's reference axis (its plan's `REFERENCE_AXIS`: the
 dual family's objective) every value is compared with every earlier one, and an axis that either run
 lacks matches anything (a distilled student has no margin, the zero-shot teacher no seed), so the
-distilled student meets the teacher and each additive-margin run on the same items. Two accuracies on the same examples get McNemar's
+distilled student meets the teacher and each additive-margin run on the same items. A family's budget
+axis (its plan's optional `BUDGET_AXIS`: the dual family's sentences_seen) does not keep those
+reference pairs apart, so runs of different budgets are paired, but each row says both budgets
+(`budget_a`, `budget_b`) and whether they are equal (`equal_budget`; empty where a run has no
+training budget, as the teacher and the untrained encoder); nor do its `RECIPE_AXES`, settings each
+reference value has its own of (dual's batch size). Two accuracies on the same examples get McNemar's
 exact test; correlations and perplexities a paired bootstrap (perplexities only on the same
 sentences with the same masks: a model with another tokenizer masks other tokens and is not
 compared). The difference is always `b - a` with its paired-bootstrap interval, and the
@@ -50,6 +55,18 @@ def _declared(family: str | None, name: str, default):
         return default
     value = getattr(registry.plan(family), name)
     return default if value is None else value
+def _optional(family: str | None, name: str, default):
+    """A registered family's optional plan member (BUDGET_AXIS, RECIPE_AXES), else `default`."""
+    if family is None or family not in registry.names():
+        return default
+    return getattr(registry.plan(family), name, default)
+
+
+def _budget_axis(family: str | None) -> str | None:
+    return _optional(family, "BUDGET_AXIS", None)
+
+
+BUDGET_COLUMNS = ["budget_a", "budget_b", "equal_budget"]
 TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
                 "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
@@ -118,10 +135,10 @@ def _axis_order(family: str | None, axis: str):
 
 
 def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None, family: str | None = None,
-           either_empty: bool = False) -> bool:
-    """Same value on every axis but `axis`; the wildcard run's empty axes match anything (with
-    `either_empty`, either run's)."""
-    for key in (set(a.axes) | set(b.axes)) - {axis} - _not_axes(family):
+           either_empty: bool = False, ignore: frozenset = frozenset()) -> bool:
+    """Same value on every axis but `axis` and `ignore`; the wildcard run's empty axes match
+    anything (with `either_empty`, either run's)."""
+    for key in (set(a.axes) | set(b.axes)) - {axis} - _not_axes(family) - ignore:
         va, vb = a.axes.get(key), b.axes.get(key)
         if wildcard is not None and wildcard.axes.get(key) is None:
             continue
@@ -170,13 +187,17 @@ def _reference_pairs(runs: list[Run], family: str, seen: set) -> list[tuple[str,
     if reference is None:
         return []
     axis, values = reference
+    # the budget, and the axes that are part of each reference value's own recipe (the dual family's
+    # batch size: 256 pairs of the margin, 64 sentences of the distillation), do not keep pairs apart
+    ignore = frozenset({_budget_axis(family)} - {None}) | frozenset(_optional(family, "RECIPE_AXES", ()))
     out = []
     for a in runs:
         for b in runs:
             va, vb = a.axes.get(axis), b.axes.get(axis)
             if va not in values or vb not in values or values.index(va) >= values.index(vb):
                 continue
-            if (a.run_id, b.run_id) not in seen and _agree(a, b, axis, family=family, either_empty=True):
+            if (a.run_id, b.run_id) not in seen and _agree(a, b, axis, family=family, either_empty=True,
+                                                                 ignore=ignore):
                 seen.add((a.run_id, b.run_id))
                 out.append((axis, "vs_reference", a, b))
     return out
@@ -233,18 +254,28 @@ def _compare_perplexity(x: dict, y: dict, resamples: int, seed: int, confidence:
 def paired_tests(runs: list[Run], family: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                 confidence: float = DEFAULT_CONFIDENCE, alpha: float = 0.05) -> pd.DataFrame:
     rows = []
+    budget = _budget_axis(family)
     for axis, comparison, a, b in pairs(runs, family):
+        budgets = _budgets(a, b, budget) if budget else {}
         for key in sorted(set(a.sets) & set(b.sets), key=str):
             numbers = compare_sets(a.sets[key], b.sets[key], resamples, seed, confidence)
             if numbers is None:
                 continue
             rows.append({"family": family, "axis": axis, "a": a.axes.get(axis), "b": b.axes.get(axis),
                          "comparison": comparison, "kind": key[0], "set": _describe(key), **numbers,
-                         "run_a": a.run_id, "run_b": b.run_id})
-    table = pd.DataFrame(rows, columns=[c for c in TEST_COLUMNS if c not in ("p_holm", "significant")])
+                         "run_a": a.run_id, "run_b": b.run_id, **budgets})
+    columns = TEST_COLUMNS + (BUDGET_COLUMNS if budget else [])
+    table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "significant")])
     table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
     table["significant"] = table["p_holm"] < alpha
-    return table[TEST_COLUMNS]
+    return table[columns]
+
+
+def _budgets(a: Run, b: Run, axis: str) -> dict:
+    """Both runs' training budgets and whether they are equal (None where either has none)."""
+    budget_a, budget_b = a.axes.get(axis), b.axes.get(axis)
+    equal = None if budget_a is None or budget_b is None else budget_a == budget_b
+    return {"budget_a": budget_a, "budget_b": budget_b, "equal_budget": equal}
 
 
 def seeds_table(table: pd.DataFrame) -> pd.DataFrame:

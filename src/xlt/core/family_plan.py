@@ -81,6 +81,12 @@ class FamilyPlan(Protocol):
     # Optional: frozen_layers(args, layers, steps, steps_per_epoch) -> float, the encoder layers at
     # the bottom that a training job's steps run forward only, on average over its steps, where the
     # job's --freeze-depth does not say it (adapt's layer schemes; xlt.cost.estimate prices them).
+    # Optional: example_shape(rule, args) -> (training examples a data row, share of a row's tokens
+    # an example has), where a training job's examples are not its data rows (dual's distillation on
+    # single sentences: 2, 0.5; xlt.cost.estimate). Optional: BUDGET_AXIS, the axis holding a run's
+    # training budget (dual's sentences_seen): the paired tests pair runs of different budgets and
+    # say both budgets in the row (xlt.analysis.compare). Optional: RECIPE_AXES, axes each value of
+    # REFERENCE_AXIS has its own setting of (dual's batch size), which do not keep reference pairs apart.
 
     def targets(self, config: dict) -> list[str]:
         """The tables and plots `rule all` asks for."""

@@ -212,10 +212,10 @@ def _repeated_values(value, where: str) -> list[str]:
 def _fill_training_defaults(config: dict) -> None:
     """The shared `training` section gets TrainArgs' defaults (the one place they live) for
     every key the schema knows; a family's own `training` stays an override."""
-    from xlt.core.train_args import TrainArgs
+    from xlt.core.train_args import NOT_FILLED, TrainArgs
 
     known = schema()["$defs"]["training"]["properties"]
-    defaults = {f.name: f.default for f in fields(TrainArgs) if f.name in known}
+    defaults = {f.name: f.default for f in fields(TrainArgs) if f.name in known and f.name not in NOT_FILLED}
     config["training"] = {**defaults, **config.get("training", {})}
 
 

@@ -23,6 +23,8 @@ class TrainArgs:
     lr: float = 2e-5
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
+    warmup_steps: int = 0  # > 0 overrides warmup_ratio (sentence-transformers' fit counts warm-up in steps)
+    adam_epsilon: float = 1e-8  # AdamW's eps (torch's default); make_multilingual.py uses 1e-6
     max_grad_norm: float = 1.0
     grad_accum: int = 1
     eval_every: int = 0  # optimiser steps between evaluations; 0 = at the end of every epoch
@@ -36,6 +38,10 @@ class TrainArgs:
     compile: bool = False  # run the model's forward through torch.compile (worth it on GPUs, long runs)
     schedule: str = "linear"  # the learning rate after warm-up: linear decay to 0, constant, or cosine to 0
 
+
+# settings the config's `training` gets only where it sets them (their flags' defaults are the same
+# values): a config without them plans the command lines it planned before they existed
+NOT_FILLED = ("warmup_steps", "adam_epsilon")
 
 SCHEDULES = ("linear", "constant", "cosine")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -65,6 +71,8 @@ TRAIN_HELP = {
     "lr": "peak learning rate, reached at the end of warm-up",
     "weight_decay": "AdamW weight decay (not on biases and LayerNorm weights)",
     "warmup_ratio": "share of the optimiser steps spent warming the learning rate up from 0",
+    "warmup_steps": "optimiser steps spent warming the learning rate up from 0; > 0 overrides --warmup-ratio",
+    "adam_epsilon": "AdamW's eps, added to the denominator of every update",
     "max_grad_norm": "clip the gradient to this global norm; 0 = no clipping",
     "grad_accum": "micro-batches each batch of --batch-size is split into, their gradients accumulated "
                   "(same results up to float rounding, less memory; not for the dual encoder's in-batch negatives)",

@@ -95,10 +95,15 @@ def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], arg
     # one: 3.4x for the demo model's optimiser step on a CPU (BENCHMARKS.md), as transformers.Trainer
     # uses by default. A device or torch build without it gets the default implementation.
     try:
-        return torch.optim.AdamW(groups, lr=args.lr, fused=True)
+        return torch.optim.AdamW(groups, lr=args.lr, eps=args.adam_epsilon, fused=True)
     except (RuntimeError, ValueError):
         log.info("no fused AdamW for %s in this torch build; using the default implementation", device)
-        return torch.optim.AdamW(groups, lr=args.lr)
+        return torch.optim.AdamW(groups, lr=args.lr, eps=args.adam_epsilon)
+
+
+def warmup_steps(args: TrainArgs, total: int) -> int:
+    """Warm-up steps: `warmup_steps` when set (> 0), else `warmup_ratio` of the run's steps."""
+    return args.warmup_steps if args.warmup_steps > 0 else int(args.warmup_ratio * total)
 
 
 def autocast_dtype(precision: str, device: torch.device) -> tuple[torch.dtype | None, str]:
@@ -212,7 +217,7 @@ def train(
         raise XltError("nothing to train: every parameter is frozen")
     optimizer = _optimizer(model, params, args, device)
     total = total_optimizer_steps(len(examples), args)
-    scheduler = lr_schedule(optimizer, args.schedule, int(args.warmup_ratio * total), total)
+    scheduler = lr_schedule(optimizer, args.schedule, warmup_steps(args, total), total)
     amp_dtype, why = autocast_dtype(args.precision, device)
     log.info("precision: %s", why)
     # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through

@@ -179,6 +179,15 @@ def frozen_layers(family: str, args: list[str], layers: int, steps: int, steps_p
     return float(min(max(_value(args, "--freeze-depth", -1), 0), layers))
 
 
+def _example_shape(family: str, rule: str, args: list[str]) -> tuple[int, float]:
+    """(training examples a data row, a row's tokens an example has) of a training job: the family
+    plan's optional example_shape(rule, args), else (1, 1.0)."""
+    plan = settings.plan_module(family) if family in settings.FAMILIES else None
+    if plan is not None and hasattr(plan, "example_shape"):
+        return plan.example_shape(rule, args)
+    return 1, 1.0
+
+
 def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, profile: dict) -> JobCost:
     args = [str(a) for a in args]
     model = _values(args, "--model")
@@ -196,6 +205,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     other_paths = [a for a in args if DATA_FILE.match(a.split("=", 1)[-1]) and a not in train_paths + dev_paths]
     train_rows, dev_rows, other_eval_rows = (_data_rows(config, paths) for paths in (train_paths, dev_paths, other_paths))
     trains = rule == "build_demo_model" or any(flag in args for flag in TRAIN_FLAGS)
+    # a family whose training examples are not its data rows (the dual family's distillation on
+    # single sentences: two examples a pair, each half a pair's tokens) says so (its plan's example_shape)
+    examples_a_row, tokens_share = _example_shape(family, rule, args) if trains else (1, 1.0)
+    data_rows, train_rows = train_rows, train_rows * examples_a_row
     steps, passes = 0, 1
     if rule == "build_demo_model":
         steps = _value(args, "--pretrain-steps", 300)
@@ -208,6 +221,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     train_files = _data_files(train_paths) or [(m.group(1), "train") for m in map(SPLIT_DIR.match, train_paths) if m]
     bucketing = _flag(args, "--length-bucketing")
     per_example = (_tokens_per_example(config, rule, train_files[:1], max_length, batch, bucketing) or [max_length])[0]
+    per_example *= tokens_share
     if rule == "build_demo_model":
         per_example = max_length
     train_tokens = steps * batch * per_example  # --grad-accum splits a batch; it does not add examples
@@ -266,7 +280,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
                   if trains else 2 * params * eval_batch * max_length)
     flops = train_flops + eval_flops
     # a MonoX split folder is no data file: its rows are its task's train split's
-    read_rows = train_rows or (rows(config, *train_files[0]) if train_files else 0)
+    read_rows = data_rows or (rows(config, *train_files[0]) if train_files else 0)
     row_bytes = bytes_per_row(train_files[0][0]) if train_files else BYTES_PER_ROW
     disk += outputs.output_bytes(rule, args, read_rows, dev_rows, row_bytes, hidden)
     if rule == "prepare_data":

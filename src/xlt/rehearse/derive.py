@@ -27,6 +27,9 @@ CUT_AXES = {"seeds": 1, "depths": 2, "freeze_depths": 2, "layers": 1, "poolings"
 
 def _cap(training: dict) -> None:
     training.update(max_steps=STEPS, eval_every=STEPS // 2, log_every=1)
+    # a warm-up counted in steps (the dual distillation's 10,000) would outlast the capped run: its
+    # warmup_ratio applies instead
+    training.pop("warmup_steps", None)
     if training.get("compile"):  # inductor's C++ build takes minutes a job on a CPU: a few steps run eager
         training["compile"] = False
     if "checkpoint_every" in training:

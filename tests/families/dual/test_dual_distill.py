@@ -147,3 +147,60 @@ def test_a_compiled_distillation_runs_the_student_through_the_compiled_module(tm
     argv = distill_argv(tmp_path, demo_model_dir, demo_model_dir, tmp_path / "run", steps=6) + ["--compile", "True"]
     assert cli.main(argv) == 0
     assert len(calls) == 6  # one call a training step
+
+
+def test_sentence_examples_are_parallel_sentences_datasets():
+    """make_multilingual.py (ParallelSentencesDataset.add_dataset): per language each English sentence
+    and each of its distinct translations is one example labelled with the English teacher row; a
+    translation equal to its English sentence counts once, and each language brings its English again."""
+    from xlt.data.bitext_files import Bitext
+
+    bitexts = [Bitext("de", ["hallo", "welt", "Paris"], ["hello", "world", "Paris"]),
+               Bitext("fr", ["bonjour", "salut"], ["hello", "hello"])]
+    examples = distill.sentence_examples(bitexts, ["hello", "world", "Paris"])
+    assert list(examples) == [("hello", 0), ("hallo", 0), ("world", 1), ("welt", 1), ("Paris", 2),
+                              ("hello", 0), ("bonjour", 0), ("salut", 0)]
+    assert examples.lengths() == [1] * 8
+
+
+def test_select_pairs_applies_the_scripts_filters():
+    from xlt.core.errors import XltError
+    from xlt.data.bitext_files import Bitext
+
+    bitext = Bitext("de", ["a" * 5, "b" * 300, "c", "d"], ["e", "f", "g" * 251, "h"])
+    kept = distill.select_pairs([bitext], max_per_language=0, max_chars=250)[0]
+    assert kept.texts == ["a" * 5, "d"] and kept.english == ["e", "h"]
+    assert distill.select_pairs([bitext], max_per_language=3)[0].texts == ["a" * 5, "b" * 300, "c"]
+    assert distill.select_pairs([bitext])[0].texts == bitext.texts  # 0: no limit
+    with pytest.raises(XltError, match="max_sentence_chars 1"):
+        distill.select_pairs([bitext], max_chars=1)
+
+
+def test_sentence_batches_hold_single_sentences_and_count_the_budget(tmp_path, demo_model_dir, counted,
+                                                                    monkeypatch):
+    """--distill-examples sentences: a batch of 16 is 16 sentences (not 16 pairs, 32), and the run
+    records sentences_seen = steps x 16; pairs record steps x 32."""
+    batches = []
+    collate = distill.make_sentence_collate
+    monkeypatch.setattr(distill, "make_sentence_collate", lambda *a: (
+        lambda chunk, inner=collate(*a): batches.append(len(chunk)) or inner(chunk)))
+    out = tmp_path / "run"
+    argv = distill_argv(tmp_path, demo_model_dir, demo_model_dir, out, steps=6)
+    assert cli.main(argv + ["--distill-examples", "sentences", "--max-sentences-per-language", "40"]) == 0
+    assert batches == [16] * 6
+    meta = json.loads((out / "train.json").read_text())["meta"]
+    assert meta["sentences_seen"] == 6 * 16
+    assert meta["loss"]["examples"] == "sentences" and meta["loss"]["train_pairs_used"] == {"qaa": 40, "qac": 40}
+    curve = [point["loss"] for point in meta["loss_curve"]]
+    assert all(np.isfinite(curve))
+    pairs_out = tmp_path / "pairs"
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, pairs_out, steps=2)) == 0
+    assert json.loads((pairs_out / "train.json").read_text())["meta"]["sentences_seen"] == 2 * 32
+
+
+def test_the_scripts_settings_are_refused_for_the_additive_margin(tmp_path, demo_model_dir, capsys):
+    argv = ["train-dual", "--model", str(demo_model_dir), "--train", write_bitext(tmp_path, "qaa", "train", 8),
+            "--dev", write_bitext(tmp_path, "qaa", "dev", 8), "--out", str(tmp_path / "run"),
+            "--distill-examples", "sentences"]
+    assert cli.main(argv) != 0
+    assert "--distill-examples: only read by --objective mse_distill" in capsys.readouterr().err

@@ -289,3 +289,17 @@ def test_margin_curves_leave_the_other_objectives_out(tmp_path):
     fig = PLOTS["dual-error-vs-margin"](table, tmp_path / "m.png")
     lines = fig.axes[0].get_legend_handles_labels()[1]
     assert "untrained" in lines and not any("distill" in line or "teacher" in line for line in lines)
+
+
+def test_objectives_figure_states_each_trained_bars_budget(tmp_path):
+    """Issue 35: the distillation's recipe (24M sentences) and its budget-matched twin (4.8M, the
+    margin runs') are two bars, each legend entry with its sentences_seen; the teacher and the
+    untrained encoder have none."""
+    table = objectives_table()
+    table["sentences_seen"] = table["run_id"].map({"a0": 4_800_000, "a3": 4_800_000, "kd": 24_000_000})
+    matched = table[table.run_id == "kd"].assign(run_id="kd-matched", sentences_seen=4_800_000)
+    fig = PLOTS["dual-objectives"](pd.concat([table, matched], ignore_index=True), tmp_path / "o.png")
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert labels == ["untrained", "teacher (zero-shot)", "objective=additive_margin margin=0, 4.8M sentences",
+                      "objective=additive_margin margin=0.3, 4.8M sentences", "objective=mse_distill, 24M sentences",
+                      "objective=mse_distill, 4.8M sentences"]

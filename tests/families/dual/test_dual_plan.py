@@ -58,7 +58,7 @@ def test_demo_dual_sweep_is_margin_0_and_03_and_one_distilled_run():
     assert runs[1]["run_id"] == "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1"
     assert runs[2]["run_id"] == "demo-mbert-distill-mean-bs32-depthnone-seed1" and runs[2]["scale"] is None
     assert {k for k in runs[0]} == {"run_id", "model", "objective", "margin", "scale", "pooling", "batch_size",
-                                    "freeze_depth", "seed"}
+                                    "freeze_depth", "seed", "sentences_seen"}
 
 
 def test_every_axis_is_swept_as_a_product_with_unique_readable_ids():
@@ -170,8 +170,9 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--warmup-ratio", "0.1", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "0",
         "--max-length", "24", "--precision", "auto", "--device", "auto", "--log-every", "20",
         "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear",
-        "--axes", '{"model": "tiny"}', "--run-id", RUN, "--out", run_dir]
-    axes = '{"model": "tiny", "objective": "additive_margin", "margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "trained": true}'
+        # the planned budget: 7 steps x 8 pairs x 2 sentences
+        "--axes", '{"model": "tiny", "sentences_seen": 112}', "--run-id", RUN, "--out", run_dir]
+    axes = '{"model": "tiny", "objective": "additive_margin", "margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "sentences_seen": 112, "trained": true}'
     tatoeba = jobs["tatoeba_dual"][RUN]
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
@@ -183,7 +184,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     baseline = jobs["tatoeba_dual"][BASELINE]
     assert baseline.inputs == {"model": ["results/models/tiny"], "data": "results/data/bt/info.json"}
     untrained = ('{"model": "tiny", "objective": null, "margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
-                 '"seed": null, "trained": false}')
+                 '"seed": null, "sentences_seen": null, "trained": false}')
     assert [str(a) for a in baseline.args] == [
         "--model", "results/models/tiny", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
         "--match", "index", "--axes", untrained, "--run-id", BASELINE, "--family", "dual", "--max-length", "24",
@@ -454,17 +455,93 @@ def test_teacher_errors_name_the_key(teacher, message):
 
 
 def test_paper_distils_the_english_sbert_run_into_mbert_with_the_authors_settings():
+    """make_multilingual.py (UKPLab/sentence-transformers f9f3a436): 64 single sentences a batch,
+    5 epochs over every language's sentences, 10,000 warm-up steps, AdamW eps 1e-6, sentences of at
+    most 250 characters, at most 500,000 a language, evaluation every 1,000 steps."""
     config = validate(paper_config())
-    (kd,) = [r for r in plan.runs(config) if r["objective"] == "mse_distill"]
+    kd, matched = [r for r in plan.runs(config) if r["objective"] == "mse_distill"]
     assert kd["run_id"] == "mbert-distill-mean-bs64-depthnone-seed1" and kd["pooling"] == "mean"
     args = [str(a) for a in plan.jobs(config)["train_dual"][kd["run_id"]].args]
-    settings_ = {flag: args[args.index(flag) + 1] for flag in ("--teacher", "--batch-size", "--lr", "--warmup-ratio",
-                                                               "--epochs", "--max-steps", "--max-length")}
+    flags = ("--teacher", "--batch-size", "--lr", "--warmup-steps", "--adam-epsilon", "--epochs", "--max-steps",
+             "--max-length", "--eval-every", "--weight-decay", "--max-grad-norm", "--distill-examples",
+             "--max-sentences-per-language", "--max-sentence-chars")
+    settings_ = {flag: args[args.index(flag) + 1] for flag in flags}
     assert settings_ == {"--teacher": "results/runs/sbert/mbert-mean-L-1-depthnone-seed1/model", "--batch-size": "64",
-                         "--lr": "2e-05", "--warmup-ratio": "0.1", "--epochs": "5", "--max-steps": "0",
-                         "--max-length": "128"}
+                         "--lr": "2e-05", "--warmup-steps": "10000", "--adam-epsilon": "1e-06", "--epochs": "5",
+                         "--max-steps": "0", "--max-length": "128", "--eval-every": "1000", "--weight-decay": "0.01",
+                         "--max-grad-norm": "1.0", "--distill-examples": "sentences",
+                         "--max-sentences-per-language": "500000", "--max-sentence-chars": "250"}
     assert args[args.index("--train") + 1] == "results/data/talks/ar/train.jsonl"  # the dual family's TED talks pairs
     assert "teacher-mbert-mean-L-1-depthnone-seed1" in plan.jobs(config)["tatoeba_dual"]
+
+
+def test_paper_runs_carry_their_budget_and_a_distilled_run_matches_the_margin_runs():
+    """12 languages x 200,000 pairs (talks' max_rows): a margin run, 1 epoch of 256 pairs, sees
+    9,375 x 512 = 4.8M sentences; the recipe 5 epochs of 4.8M sentences in 64s, 24M; the matched
+    twin 75,000 steps of 64, the margin runs' 4.8M."""
+    config = validate(paper_config())
+    rows = plan.runs(config)
+    assert {r["sentences_seen"] for r in rows if r["objective"] == "additive_margin"} == {4_800_000}
+    kd, matched = [r for r in rows if r["objective"] == "mse_distill"]
+    assert kd["sentences_seen"] == 24_000_000 and kd["max_steps"] is None
+    assert matched["run_id"] == "mbert-distill-matched-mean-bs64-depthnone-seed1"
+    assert matched["sentences_seen"] == 4_800_000 and matched["max_steps"] == 75_000
+    jobs = plan.jobs(config)
+    args = [str(a) for a in jobs["train_dual"][matched["run_id"]].args]
+    assert args[args.index("--max-steps") + 1] == "75000"
+    assert '"sentences_seen": 4800000' in args[args.index("--axes") + 1]
+    tatoeba = [str(a) for a in jobs["tatoeba_dual"][kd["run_id"]].args]
+    assert '"sentences_seen": 24000000' in tatoeba[tatoeba.index("--axes") + 1]
+
+
+def test_the_recipe_flags_are_left_out_where_the_config_keeps_the_defaults():
+    config = validate(distill_config())
+    args = [str(a) for a in plan.jobs(config)["train_dual"][KD_RUN].args]
+    assert not {"--distill-examples", "--max-sentences-per-language", "--max-sentence-chars"} & set(args)
+    assert [r["run_id"] for r in plan.runs(config)] == [RUN, KD_RUN]  # no matched twin unless asked
+    kd = plan.runs(config)[1]
+    assert kd["sentences_seen"] == 7 * 8 * 2  # pairs: two sentences an example
+
+
+def test_a_matched_distilled_run_trains_for_the_margin_runs_budget():
+    config = validate(distill_config(examples="sentences", match_budget=True, training={"batch_size": 4}))
+    margin, kd, matched = plan.runs(config)
+    assert margin["sentences_seen"] == 112 and kd["sentences_seen"] == 7 * 4  # max_steps 7: steps x 4 sentences
+    assert matched["run_id"] == "tiny-distill-matched-cls-bs4-depth01-seed3"
+    assert matched["max_steps"] == 112 // 4 and matched["sentences_seen"] == 112
+
+
+@pytest.mark.parametrize("dual, message", [
+    ({"objectives": ["mse_distill"]}, "add additive_margin to dual.objectives, or drop match_budget"),
+    ({"batch_sizes": [8, 5], "training": {"max_length": 24, "max_steps": 0}},
+     r"several budgets \(40, 48 sentences\)"),
+    ({"distill": {"match_budget": True, "training": {"batch_size": 5}, "examples": "sentences",
+                  "teacher": {"sbert_run": "tiny-max-L-2-depthnone-seed1"}}},
+     "no whole number of distilled steps of 5 sentences"),
+])
+def test_match_budget_errors_say_why_and_what_to_do(dual, message):
+    config = distill_config(match_budget=True)
+    config["dual"].update(dual)
+    with pytest.raises(XltError, match=message):
+        plan.runs(validate(config))
+
+
+def test_the_cost_plan_prices_single_sentence_examples_as_the_job_runs_them():
+    """--distill-examples sentences: twice the examples, each half a pair's tokens, so the same
+    tokens over twice the steps of half the work (xlt.cost.estimate via plan.example_shape)."""
+    from xlt.cost import estimate
+
+    config = validate(paper_config())
+    args = [str(a) for a in plan.jobs(config)["train_dual"]["mbert-distill-mean-bs64-depthnone-seed1"].args]
+    at = args.index("--distill-examples")
+    pairs = args[:at] + args[at + 2:]
+    from xlt.cost import profile as profiles
+
+    profile = profiles.load("h100")
+    one, two = (estimate.job_cost(config, "dual", "train_dual", "kd", a, profile) for a in (args, pairs))
+    assert one.train_tokens == pytest.approx(two.train_tokens, rel=1e-6)
+    assert one.step_flops == pytest.approx(two.step_flops / 2, rel=1e-6)
+    assert plan.example_shape("train_dual", args) == (2, 0.5) and plan.example_shape("train_dual", pairs) == (1, 1.0)
 
 
 def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_tests():

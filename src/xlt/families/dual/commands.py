@@ -52,6 +52,13 @@ def _train_dual_arguments(p) -> None:
                    help="mse_distill: the teacher's pooling (default: what its directory recorded, else mean)")
     p.add_argument("--teacher-layer", type=int, default=None,
                    help="mse_distill: the teacher's pooled hidden state (default: what its directory recorded, else -1)")
+    p.add_argument("--distill-examples", choices=("pairs", "sentences"), default="pairs",
+                   help="mse_distill: an example is a translation pair (both sides, default) or one sentence, "
+                        "as make_multilingual.py's ParallelSentencesDataset (the English one and each translation)")
+    p.add_argument("--max-sentences-per-language", type=int, default=0,
+                   help="mse_distill: the first N training pairs of each language (after --max-sentence-chars); 0 = all")
+    p.add_argument("--max-sentence-chars", type=int, default=0,
+                   help="mse_distill: skip a training pair with a side longer than N characters; 0 = no limit")
     p.add_argument("--margin", type=float, default=0.3, help="additive margin taken off the positive pairs' cosine (LaBSE 0.3)")
     p.add_argument("--scale", type=float, default=10.0, help="cosine scale before the softmax (LaBSE 10)")
     p.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the last layer (default mean)")
@@ -92,6 +99,14 @@ def _check_train_dual(args) -> None:
                        "student learns (e.g. an sbert run's model directory)")
     if args.teacher and not distill:
         raise XltError(f"--teacher is only read by --objective mse_distill, not {args.objective}")
+    recipe = {"--distill-examples": args.distill_examples != "pairs",
+              "--max-sentences-per-language": args.max_sentences_per_language != 0,
+              "--max-sentence-chars": args.max_sentence_chars != 0}
+    if not distill and any(recipe.values()):
+        raise XltError(f"{', '.join(f for f, set_ in recipe.items() if set_)}: only read by --objective mse_distill, "
+                       f"not {args.objective}")
+    if args.max_sentences_per_language < 0 or args.max_sentence_chars < 0:
+        raise XltError("--max-sentences-per-language and --max-sentence-chars: use 0 (no limit) or a positive number")
     if distill and (args.cache_frozen_prefix or args.prefix_states):
         raise XltError("--objective mse_distill trains on raw text: drop --cache-frozen-prefix / --prefix-states")
     if args.cache_frozen_prefix or args.prefix_states:
@@ -154,6 +169,8 @@ def _train_dual(args) -> None:
     metrics.meta.update(result_meta(result, targs) | count_parameters(model) | {
         "model": args.model, "prompt": args.prompt,
         "loss": loss_meta,
+        # the training budget the objectives are compared at: optimiser steps x sentences a step
+        "sentences_seen": sentences_seen(result.steps, targs.batch_size, args.objective, args.distill_examples),
         "train_pairs": {b.lang: len(b.texts) for b in train_bitexts},
         "dev_pairs": {b.lang: len(b.texts) for b in dev_bitexts},
         "loss_curve": _curve(losses, targs.log_every),  # batches of this process (after a resume: from the checkpoint on)
@@ -169,6 +186,12 @@ def _train_dual(args) -> None:
     log.info("best dev retrieval accuracy %.4f at step %d", result.best_score, result.best_step)
 
 
+def sentences_seen(steps: int, batch_size: int, objective: str, examples: str = "pairs") -> int:
+    """Sentences the student embedded in training: steps x batch x sentences an example (an
+    additive-margin or `pairs` example is a pair, two; a `sentences` example one)."""
+    return steps * batch_size * (1 if objective == "mse_distill" and examples == "sentences" else 2)
+
+
 def _train_dual_identity(args, train_bitexts, dev_bitexts) -> dict:
     """What a resumed train-dual job must share with the one that wrote its checkpoint, besides the
     training and loss settings (xlt.core.training and train_dual key those): model, pooling, depth,
@@ -181,6 +204,9 @@ def _train_dual_identity(args, train_bitexts, dev_bitexts) -> dict:
                 "teacher": args.teacher, "teacher_pooling": args.teacher_pooling, "teacher_layer": args.teacher_layer,
                 "cache_frozen_prefix": args.cache_frozen_prefix, "prefix_states": bool(args.prefix_states),
                 "train_langs": [b.lang for b in train_bitexts], "dev_langs": [b.lang for b in dev_bitexts]}
+    # the distillation's data settings, where set (an unset one keys the checkpoint as before they existed)
+    settings |= {key: getattr(args, key) for key, default in (("distill_examples", "pairs"),
+                 ("max_sentences_per_language", 0), ("max_sentence_chars", 0)) if getattr(args, key) != default}
     store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
     teacher = model_inputs(args.teacher) if args.teacher else []
     return run_identity(settings, [*args.train, *args.dev, *model_inputs(args.model), *store, *teacher])

@@ -12,6 +12,14 @@ sentences) and read back, never recomputed per epoch or on a resumed run. A stud
 width than the teacher's trains a linear projection with it (saved as `PROJECTION_FILE`); the
 evaluations score the student's own pooled vectors.
 
+Two ways to make examples (`--distill-examples`): `pairs` (an example is a translation pair, a
+batch of B pairs is 2B sentences, both sides' MSE summed) or `sentences`, as the authors' script
+(sentence-transformers' ParallelSentencesDataset, used by examples/training/multilingual/
+make_multilingual.py): per language, every distinct sentence of a group that shares an English
+sentence (the English one and each translation) is one example labelled with the teacher's vector
+of that English sentence, so a batch of B is B sentences and an epoch is every language's sentences.
+`select_pairs` applies the script's per-language filters (characters, sentences per language).
+
 Dev selection is the family's: retrieval accuracy on the dev bitext (dual_encoder.make_evaluate).
 """
 from __future__ import annotations
@@ -22,12 +30,14 @@ from typing import Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_settings
 from xlt.core.embeddings import encode
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.errors import XltError
 from xlt.data.bitext_files import Bitext
 from xlt.families.dual.dual_encoder import make_evaluate, pairs_from_bitexts
 from xlt.losses.mse_distillation import MSEDistillationLoss
@@ -37,6 +47,29 @@ log = logging.getLogger(__name__)
 TEACHER_FILE = "teacher_vectors.npz"
 PROJECTION_FILE = "projection.pt"
 LOSS_NAME = "mse_distillation"
+EXAMPLE_KINDS = ("pairs", "sentences")  # --distill-examples
+
+
+def sentences_per_example(kind: str) -> int:
+    """Sentences the student embeds for one example: a pair's two, or one."""
+    return 2 if kind == "pairs" else 1
+
+
+def select_pairs(bitexts: Sequence[Bitext], max_per_language: int = 0, max_chars: int = 0) -> list[Bitext]:
+    """Each language's pairs as make_multilingual.py loads them (ParallelSentencesDataset.load_data):
+    a pair with a side longer than `max_chars` characters is skipped, and the first
+    `max_per_language` pairs kept are used (0: no limit)."""
+    selected = []
+    for bitext in bitexts:
+        kept = [(text, english) for text, english in zip(bitext.texts, bitext.english)
+                if not max_chars or max(len(text), len(english)) <= max_chars]
+        kept = kept[:max_per_language] if max_per_language else kept
+        if len(kept) < 2:
+            raise XltError(f"bitext {bitext.lang}: {len(kept)} pair(s) left of {len(bitext.texts)} after the "
+                           f"distillation's filters (max_sentence_chars {max_chars}, max_sentences_per_language "
+                           f"{max_per_language}); raise or drop them (0: no limit) in dual.distill")
+        selected.append(Bitext(bitext.lang, [t for t, _ in kept], [e for _, e in kept]))
+    return selected
 
 
 def teacher_sentences(pairs: Sequence[tuple[str, str]]) -> list[str]:
@@ -139,15 +172,72 @@ def distill_examples(pairs: Sequence[tuple[str, str]], sentences: Sequence[str])
     return DistillExamples((text, english, row[english]) for text, english in pairs)
 
 
+class DistillSentences(list):
+    """(sentence, teacher row) examples; `lengths()` in whitespace words for length_bucketing."""
+
+    def lengths(self) -> list[int]:
+        return [len(text.split()) for text, _ in self]
+
+
+def sentence_examples(bitexts: Sequence[Bitext], sentences: Sequence[str]) -> DistillSentences:
+    """The examples of ParallelSentencesDataset.add_dataset: per language, each English sentence
+    with the set of itself and its translations; every sentence of the set is one example labelled
+    with the English sentence's teacher row (a translation equal to its English sentence counts once)."""
+    row = {sentence: i for i, sentence in enumerate(sentences)}
+    examples = DistillSentences()
+    for bitext in bitexts:
+        groups: dict[str, dict[str, None]] = {}
+        for text, english in zip(bitext.texts, bitext.english):
+            groups.setdefault(english, {english: None})[text] = None
+        examples.extend((sentence, row[english]) for english, group in groups.items() for sentence in group)
+    return examples
+
+
+def make_sentence_collate(tokenizer, max_length: int, vectors: np.ndarray):
+    """(sentence, teacher row) examples -> the sentences' tokens and their teacher vectors."""
+
+    def collate(chunk: list[tuple[str, int]]) -> dict:
+        return {**tokenize(tokenizer, [text for text, _ in chunk], max_length),
+                "teacher": torch.from_numpy(vectors[[row for _, row in chunk]])}
+
+    return collate
+
+
+def make_sentence_loss(losses: list[float] | None = None):
+    """MSE of each sentence's student vector (projected when the widths differ) onto its teacher vector."""
+
+    def loss_fn(model: DistillStudent, batch: dict) -> torch.Tensor:
+        embeddings = model(**{k: v for k, v in batch.items() if k != "teacher"}).float()
+        if model.projection is not None:
+            embeddings = model.projection(embeddings)
+        loss = F.mse_loss(embeddings, batch["teacher"].to(embeddings.device).float())
+        if losses is not None:
+            losses.append(loss.item())
+        return loss
+
+    return loss_fn
+
+
 def train_distill(student: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext],
                   dev_bitexts: Sequence[Bitext], vectors: np.ndarray, sentences: Sequence[str], args: TrainArgs,
                   match: str, losses: list[float] | None = None, checkpoint_dir: str | Path | None = None,
-                  identity: dict | None = None) -> tuple[DistillStudent, TrainResult]:
-    """Train `student` in place on the stored teacher vectors; the best dev checkpoint is restored."""
+                  identity: dict | None = None, examples: str = "pairs") -> tuple[DistillStudent, TrainResult]:
+    """Train `student` in place on the stored teacher vectors; the best dev checkpoint is restored.
+    `examples`: pairs or sentences (EXAMPLE_KINDS)."""
+    if examples not in EXAMPLE_KINDS:
+        raise XltError(f"distillation examples {examples!r}: choose one of {', '.join(EXAMPLE_KINDS)}")
     model = DistillStudent(student, vectors.shape[1])
     evaluate = make_evaluate(tokenizer, dev_bitexts, args.max_length, match)
-    identity = with_settings(identity, dual_loss={"name": LOSS_NAME, "teacher_dim": int(vectors.shape[1])})
-    result = train(model, distill_examples(pairs_from_bitexts(train_bitexts), sentences),
-                   make_collate(tokenizer, args.max_length, vectors), make_loss(losses), args,
-                   evaluate=lambda m: evaluate(m.student), checkpoint_dir=checkpoint_dir, identity=identity)
+    identity = with_settings(identity, dual_loss={"name": LOSS_NAME, "teacher_dim": int(vectors.shape[1]),
+                                                  **({"examples": examples} if examples != "pairs" else {})})
+    if examples == "sentences":
+        data, collate = (sentence_examples(train_bitexts, sentences),
+                         make_sentence_collate(tokenizer, args.max_length, vectors))
+        loss_fn = make_sentence_loss(losses)
+    else:
+        data, collate = (distill_examples(pairs_from_bitexts(train_bitexts), sentences),
+                         make_collate(tokenizer, args.max_length, vectors))
+        loss_fn = make_loss(losses)
+    result = train(model, data, collate, loss_fn, args, evaluate=lambda m: evaluate(m.student),
+                   checkpoint_dir=checkpoint_dir, identity=identity)
     return model, result

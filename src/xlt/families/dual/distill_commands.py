@@ -22,16 +22,17 @@ def train_distilled(args, student, tokenizer, train_bitexts, dev_bitexts, targs,
     import torch
 
     from xlt.core.models import pick_device
-    from xlt.families.dual.distill import LOSS_NAME, PROJECTION_FILE, TEACHER_FILE, teacher_sentences, teacher_vectors, \
-        train_distill
+    from xlt.families.dual.distill import LOSS_NAME, PROJECTION_FILE, TEACHER_FILE, select_pairs, teacher_sentences, \
+        teacher_vectors, train_distill
     from xlt.families.dual.dual_encoder import pairs_from_bitexts
 
     pooling, layer = teacher_settings(args)
+    train_bitexts = select_pairs(train_bitexts, args.max_sentences_per_language, args.max_sentence_chars)
     sentences = teacher_sentences(pairs_from_bitexts(train_bitexts))
     vectors, stored = teacher_vectors(args.teacher, pooling, layer, sentences, targs.max_length, targs.batch_size,
                                       pick_device(targs.device), out / TEACHER_FILE)
     model, result = train_distill(student, tokenizer, train_bitexts, dev_bitexts, vectors, sentences, targs,
-                                  args.match, losses, checkpoint_dir, identity)
+                                  args.match, losses, checkpoint_dir, identity, examples=args.distill_examples)
     projection = None
     if model.projection is not None:
         torch.save(model.projection.state_dict(), out / PROJECTION_FILE)
@@ -39,4 +40,7 @@ def train_distilled(args, student, tokenizer, train_bitexts, dev_bitexts, targs,
     return result, {"name": LOSS_NAME, "teacher": args.teacher, "teacher_pooling": pooling, "teacher_layer": layer,
                     "teacher_dim": int(vectors.shape[1]), "student_dim": student.dim,
                     "teacher_vectors": {**stored, "dtype": str(vectors.dtype)}, "projection": projection,
-                    "normalize": False}
+                    "normalize": False, "examples": args.distill_examples,
+                    "train_pairs_used": {b.lang: len(b.texts) for b in train_bitexts},
+                    "max_sentences_per_language": args.max_sentences_per_language,
+                    "max_sentence_chars": args.max_sentence_chars}

@@ -7,15 +7,20 @@ is model x pooling (distill.poolings, else the family's) x batch size x freeze d
 margin or scale); with
 `distill.evaluate_teacher` the teacher gets the family's evaluation as one more row (objective
 `teacher`), the zero-shot baseline of the paired tests (the plan's REFERENCE_AXIS, xlt.analysis.compare).
+With `distill.match_budget` each distilled run has a twin (run id `...-distill-matched-...`) trained
+for the additive-margin runs' budget (xlt.families.dual.budget); every run carries its planned
+budget, `sentences_seen`.
 """
 from __future__ import annotations
 
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.plan import model_input, model_ref
+from xlt.families.dual import budget
 
 DISTILL = "mse_distill"
 TEACHER = "teacher"  # the objective value of the teacher's own evaluation row
+ADDITIVE = "additive_margin"
 
 
 def distilling(config: dict, family: str) -> bool:
@@ -73,26 +78,64 @@ def training(config: dict, family: str) -> dict:
     return {**settings.training(config, family), **config[family]["distill"]["training"]}
 
 
-def runs(config: dict, family: str, batch_sizes: list[int]) -> list[dict]:
-    """One row per distilled run: model x pooling x batch size x freeze depth x seed."""
+def planned_budget(config: dict, family: str, batch_size: int, run_training: dict | None = None) -> int | None:
+    """A distilled run's planned sentences_seen (its training: the recipe's, or the matched run's)."""
+    spec = config[family]["distill"]
+    return budget.sentences_seen(config, family, run_training or training(config, family), batch_size,
+                                 spec["examples"], spec["max_sentences_per_language"])
+
+
+def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: list[int | None] = ()) -> list[dict]:
+    """One row per distilled run: model x pooling x batch size x freeze depth x seed, then with
+    distill.match_budget the same runs trained for `additive_budgets`' one budget (`max_steps`)."""
     section = config[family]
     if not distilling(config, family):
         return []
-    extra = section["distill"]["training"]
+    spec = section["distill"]
+    extra = spec["training"]
     sizes = [extra["batch_size"]] if "batch_size" in extra else batch_sizes
-    poolings = section["distill"].get("poolings", section["poolings"])
-    return [{"run_id": f"{model}-distill-{pooling}-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
-             "model": model, "objective": DISTILL, "margin": None, "scale": None, "pooling": pooling,
-             "batch_size": batch_size, "freeze_depth": depth, "seed": seed}
-            for model in section["models"] for pooling in poolings for batch_size in sizes
-            for depth in section["freeze_depths"] for seed in section["seeds"]]
+    poolings = spec.get("poolings", section["poolings"])
+    variants = [("", None)]
+    if spec["match_budget"]:
+        if ADDITIVE not in section["objectives"]:
+            raise XltError(f"{family}.distill.match_budget matches the additive-margin runs' budget: add "
+                           f"additive_margin to {family}.objectives, or drop match_budget")
+        variants += [("-matched", {batch_size: budget.matched_steps(list(additive_budgets), batch_size, spec["examples"],
+                                                                    f"{family}.distill.match_budget")
+                                   for batch_size in sizes})]
+    rows = []
+    for suffix, steps in variants:
+        for model in section["models"]:
+            for pooling in poolings:
+                for batch_size in sizes:
+                    run_training = {**training(config, family), "max_steps": steps[batch_size]} if steps else None
+                    for depth in section["freeze_depths"]:
+                        for seed in section["seeds"]:
+                            rows.append({
+                                "run_id": f"{model}-distill{suffix}-{pooling}-bs{batch_size}"
+                                          f"-depth{settings.depth_label(depth)}-seed{seed}",
+                                "model": model, "objective": DISTILL, "margin": None, "scale": None,
+                                "pooling": pooling, "batch_size": batch_size, "freeze_depth": depth, "seed": seed,
+                                budget.AXIS: planned_budget(config, family, batch_size, run_training),
+                                "max_steps": steps[batch_size] if steps else None})
+    return rows
+
+
+
+# the recipe's data settings -> train-dual flags; given only where they differ from the defaults, so a
+# config without them plans the command lines it planned before
+RECIPE_FLAGS = {"examples": ("--distill-examples", "pairs"),
+                "max_sentences_per_language": ("--max-sentences-per-language", 0),
+                "max_sentence_chars": ("--max-sentence-chars", 0)}
 
 
 def train_args(config: dict, family: str) -> tuple[list, dict]:
     """What a distilled train-dual job adds to the family's flags, and its teacher input."""
-    spec = teacher(config, family)
+    spec, section = teacher(config, family), config[family]["distill"]
+    recipe = [arg for key, (flag, default) in RECIPE_FLAGS.items() if section[key] != default
+              for arg in (flag, section[key])]
     return (["--objective", DISTILL, "--teacher", spec["ref"], "--teacher-pooling", spec["pooling"],
-             "--teacher-layer", spec["layer"]], {"teacher": spec["inputs"]})
+             "--teacher-layer", spec["layer"], *recipe], {"teacher": spec["inputs"]})
 
 
 def teacher_row(config: dict, family: str) -> dict | None:

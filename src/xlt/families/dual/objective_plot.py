@@ -1,7 +1,9 @@
 """The dual family's objectives side by side (`dual-objectives`): per language, the Tatoeba
 error (both directions averaged) and, with `dual.sts`, the STS cosine Spearman of the untrained
 encoder, the distillation teacher scored zero-shot, every additive-margin run and every distilled
-student, means over seeds with the 95 % bootstrap interval as whiskers."""
+student, means over seeds with the 95 % bootstrap interval as whiskers. Each trained bar's label
+states its training budget (sentences_seen, xlt.families.dual.budget), so runs of one objective at
+two budgets (the recipe's and the budget-matched twin) are two bars, and unequal budgets show."""
 from __future__ import annotations
 
 from xlt.report.figures import error_lengths, mean_intervals, save  # first: it selects the headless backend
@@ -10,6 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
+from xlt.families.dual.budget import AXIS as BUDGET  # noqa: E402
 from xlt.families.dual.plots import run_labels, split_baselines  # noqa: E402
 
 # bar order: before training, zero-shot teacher, then the trained objectives
@@ -19,10 +22,21 @@ ORDER = {"untrained": 0, "teacher": 1, "additive_margin": 2, "mse_distill": 3}
 def _groups(rows: pd.DataFrame) -> pd.DataFrame:
     """Each row with its bar label and the label's place in ORDER."""
     trained, untrained = split_baselines(rows)
-    trained = trained.assign(group=run_labels(trained, skip=("pooling", "batch_size", "freeze_depth")),
+    trained = trained.assign(group=run_labels(trained, skip=("pooling", "batch_size", "freeze_depth", BUDGET)),
                              rank=trained["objective"].map(ORDER).fillna(len(ORDER)))
     trained.loc[trained["objective"] == "teacher", "group"] = "teacher (zero-shot)"
+    if BUDGET in trained.columns:
+        seen = pd.to_numeric(trained[BUDGET], errors="coerce")
+        trained.loc[seen.notna(), "group"] = trained["group"] + ", " + seen[seen.notna()].map(sentences_label)
     return pd.concat([untrained.assign(group="untrained", rank=ORDER["untrained"]), trained])
+
+
+def sentences_label(seen: float) -> str:
+    """A budget as the legend says it: 4.8M sentences, 24M sentences, 112 sentences."""
+    for size, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if seen >= size:
+            return f"{seen / size:.3g}{unit} sentences"
+    return f"{int(seen)} sentences"
 
 
 def _panel(ax, rows: pd.DataFrame, ylabel: str, scale: float) -> None:

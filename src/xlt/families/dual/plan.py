@@ -18,7 +18,7 @@ from xlt.core import settings
 from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.families.dual import distill_plan
+from xlt.families.dual import budget, distill_plan
 from xlt.core.plan import (RESULTS, Job, by_run_id, check_prefix_states, data_file, data_info, flag_args, model_input,
                             model_ref, prompt_args, shared_prefix, store_args, stored_depths)
 
@@ -37,7 +37,7 @@ PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining", "dual-objectives")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
-AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed")
+AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed", budget.AXIS)
 UNTRAINED = "untrained"  # run id suffix of a baseline, as in the sbert family
 SWEPT = ("objectives", "margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
 ADDITIVE = "additive_margin"
@@ -58,6 +58,11 @@ OBJECTIVE_ORDER = (distill_plan.TEACHER, *DUAL_OBJECTIVES)
 REFERENCE_AXIS = ("objective", OBJECTIVE_ORDER)
 # whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
+# the training budget: runs of different budgets are still paired, and each row says both (xlt.analysis.compare)
+BUDGET_AXIS = budget.AXIS
+# each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation):
+# objectives are paired across batch sizes, at the budgets their rows state
+RECIPE_AXES = frozenset({"batch_size"})
 ORDERS = {"objective": lambda value: (OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER
                                      else len(OBJECTIVE_ORDER), value)}
 PAPER_ONE_BASED: frozenset[str] = frozenset()
@@ -75,6 +80,15 @@ def check_grad_accum(grad_accum: int, where: str) -> None:
                        "into micro-batches changes the loss (fewer negatives per pair), not only the memory; set it "
                        "to 1 and pick a batch size that fits memory (dual.batch_sizes / --batch-size), or freeze "
                        "a prefix (dual.freeze_depths) to save memory")
+
+
+def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
+    """For xlt.cost.estimate: a distillation on single sentences (--distill-examples sentences) has
+    two examples a data row, each half its tokens; any other job one a row."""
+    flag = "--distill-examples"
+    if rule == "train_dual" and flag in args and args[args.index(flag) + 1] == "sentences":
+        return 2, 0.5
+    return 1, 1.0
 
 
 def batch_sizes(config: dict) -> list[int]:
@@ -182,7 +196,8 @@ def runs(config: dict) -> list[dict]:
     additive = [{"run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
                            f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
                  "model": model, "objective": ADDITIVE, "margin": margin, "scale": scale, "pooling": pooling,
-                 "batch_size": batch_size, "freeze_depth": depth, "seed": seed}
+                 "batch_size": batch_size, "freeze_depth": depth, "seed": seed,
+                 budget.AXIS: budget.sentences_seen(config, FAMILY, settings.training(config, FAMILY), batch_size)}
                 for model in family["models"] if ADDITIVE in family["objectives"]
                 for margin in family["margins"]
                 for scale in family["scales"]
@@ -190,8 +205,7 @@ def runs(config: dict) -> list[dict]:
                 for batch_size in batch_sizes(config)
                 for depth in family["freeze_depths"]
                 for seed in family["seeds"]]
-    return additive + distill_plan.runs(config, FAMILY, batch_sizes(config))
-
+    return additive + distill_plan.runs(config, FAMILY, batch_sizes(config), [row[budget.AXIS] for row in additive])
 
 
 def baselines(config: dict) -> list[dict]:
@@ -294,6 +308,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         else:  # distilled: trains on raw text (no frozen-prefix store), the teacher is an input
             (objective_args, teacher_inputs), run_training = (distill_plan.train_args(config, FAMILY),
                                                               distill_plan.training(config, FAMILY))
+            if row["max_steps"] is not None:  # the budget-matched twin (distill.match_budget)
+                run_training = {**run_training, "max_steps": row["max_steps"]}
             objective_args += ["--pooling", row["pooling"]]
             prefix_args, prefix_inputs = [], teacher_inputs
         args += [*objective_args, *prompt_args(config, row["model"]),
@@ -301,7 +317,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                  "--seed", row["seed"],
                  # the batch size is a sweep axis: it replaces training.batch_size
                  *flag_args({**run_training, "batch_size": row["batch_size"]}),
-                 "--axes", json.dumps({"model": row["model"]}), "--run-id", run_id, "--out", run_dir]
+                 "--axes", json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]}), "--run-id", run_id,
+                 "--out", run_dir]
         train.append(Job(run_id, args, axes=axes, inputs={
             "model": model_input(config, row["model"]),
             "train": data_info(bitext_spec(config, "train")["dataset"]),

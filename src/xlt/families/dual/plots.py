@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
 
-DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth")
+DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "sentences_seen")
 ADDITIVE = "additive_margin"  # the objective whose runs have a margin and a scale
 DIRECTIONS = ("xx->en", "en->xx")
 
