@@ -97,9 +97,11 @@ def test_schema_errors_name_the_key(mutate, where):
     ("lr: 5.0e-4", "lr: .nan", r"training\.lr: nan is not a finite number"),
     ("lr: 5.0e-4", "lr: 1e9", r"training\.lr: 1000000000\.0 is outside \(0, 1\]; set training\.lr within \(0, 1\]"),
     ("weight_decay: 0.01", "weight_decay: 3", r"training\.weight_decay: 3 is outside \[0, 1\]"),
+    # a float where the schema offers an integer or a word (monox's training sizes: a count or `all`)
+    ("sizes: [20, all]", "sizes: [20.0, all]", r"monox\.tasks\.0\.sizes\.0: 20\.0 is a float where a whole number"),
     # non-finite is refused everywhere, in lists and where the schema sets no range
-    ("margins: [0, 0.3]", "margins: [0, -.inf]", r"dual\.margins\[1\]: -inf is not a finite number"),
-    ("scales: [10]", "scales: [.inf]", r"dual\.scales\[0\]: inf is not a finite number"),
+    ("margins: [0, 0.3]", "margins: [0, -.inf]", r"dual\.margins\.1: -inf is not a finite number"),
+    ("scales: [10]", "scales: [.inf]", r"dual\.scales\.0: inf is not a finite number"),
 ])
 def test_numbers_that_cannot_be_meant_are_refused(text, edit, problem):
     source = (REPO / "config.yaml").read_text()

@@ -35,7 +35,7 @@ def check_numbers(value, where: str = "") -> None:
             check_numbers(sub, f"{where}.{key}" if where else str(key))
     elif isinstance(value, list):
         for i, sub in enumerate(value):
-            check_numbers(sub, f"{where}[{i}]")
+            check_numbers(sub, f"{where}.{i}")  # the schema errors' notation
     elif isinstance(value, float) and not math.isfinite(value):
         raise XltError(f"config error at {where or '(top level)'}: {value} is not a finite number; "
                        f"give a finite value in the key's range, or delete the key for its default")
@@ -56,10 +56,18 @@ def _interval(subschema: dict) -> str:
 _RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 
 
+def _float_for_integer(err) -> bool:
+    kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+    return err.validator == "type" and "integer" in kinds and isinstance(err.instance, float)
+
+
 def message(err, where: str) -> str:
     """One line for a jsonschema error at `where`: the key, the bad value and what to write instead."""
-    kinds = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-    if err.validator == "type" and "integer" in kinds and isinstance(err.instance, float):
+    if err.validator in ("oneOf", "anyOf"):  # e.g. a train size: an integer or `all`
+        floats = [sub for sub in err.context if _float_for_integer(sub)]
+        if floats:
+            return message(floats[0], where)
+    if _float_for_integer(err):
         return (f"config error at {where}: {err.instance!r} is a float where a whole number (a count, a "
                 f"step, a seed) is meant; write an integer without a decimal point or exponent")
     if err.validator in _RANGE:
