@@ -219,3 +219,17 @@ def test_numbers_that_cannot_be_meant(project, no_model_loads, capsys, setting, 
     (project / "config/number.yaml").write_text(base.replace("training: {max_steps: 4, ", "training: {" + keys))
     message = stops(capsys, project, "config", "check", "--config", "config/number.yaml")
     assert message == f"config/number.yaml: config error at {problem}"
+
+
+def test_an_item_aligned_dataset_one_item_short(project, no_model_loads, capsys):
+    # base.yaml's nli declared a translated set: its German test split is an item short of the English one
+    base = (project / "config/base.yaml").read_text()
+    assert "    splits: {train: [en], dev: [en], test: all}\n" in base
+    (project / "config/aligned.yaml").write_text(base.replace(
+        "    splits: {train: [en], dev: [en], test: all}\n",
+        "    splits: {train: [en], dev: [en], test: all}\n    item_aligned: true\n", 1))
+    message = stops(capsys, project, "prepare-data", "--config", "config/aligned.yaml", "--dataset", "nli",
+                    "--out", "results/data/nli")
+    assert message == ("dataset nli declares item_aligned, but split test has 3 items in de and 4 in en; fix the "
+                       "files, or set datasets.nli.item_aligned: false (its intervals then resample every language "
+                       "on its own)")
