@@ -409,3 +409,44 @@ def test_unaligned_languages_keep_independent_draws():
     one = record_interval({"metric": "accuracy", "value": 0.0, "lang": "de"}, sets)
     avg = record_interval({"metric": "accuracy", "value": 0.0, "lang": "avg"}, sets)
     assert avg[1] - avg[0] < one[1] - one[0]
+
+
+def _one_item_short(sets: list[dict]) -> list[dict]:
+    """The last language's set an item short: the case detection took for unrelated sets."""
+    last = sets[-1]
+    return [*sets[:-1], dict(last, gold=last["gold"][1:], prediction=last["prediction"][1:])]
+
+
+def test_declared_aligned_sets_that_disagree_are_refused():
+    from xlt.core.errors import XltError
+
+    sets = [dict(one, item_aligned=True) for one in _translated_sets()]
+    avg = {"metric": "accuracy", "value": 0.7, "lang": "avg"}
+    assert record_interval(avg, sets) == record_interval(avg, _translated_sets())  # declared and true: shared draws
+    with pytest.raises(XltError, match=r"declared item-aligned .* \(de: 400, fr: 400, ru: 399 items; .*set "
+                                       r"item_aligned: false"):
+        record_interval(avg, _one_item_short(sets))
+
+
+def test_undeclared_sets_that_do_not_line_up_are_drawn_independently_with_a_warning(caplog):
+    avg = {"metric": "accuracy", "value": 0.7, "lang": "avg"}
+    with caplog.at_level("WARNING", logger="xlt.analysis.intervals"):
+        record_interval(avg, _one_item_short(_translated_sets()))
+    [line] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert "(de: 400, fr: 400, ru: 399 items) do not declare item alignment" in line
+    assert "declare datasets.<name>.item_aligned" in line
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="xlt.analysis.intervals"):
+        record_interval(avg, _translated_sets())  # detected: nothing to say
+        record_interval(avg, [dict(one, item_aligned=False) for one in _one_item_short(_translated_sets())])
+    assert not caplog.records
+
+
+def test_sets_declared_unaligned_draw_independently_even_where_their_gold_agrees():
+    sets = _translated_sets()
+    one = record_interval({"metric": "accuracy", "value": 0.7, "lang": "de"}, sets)
+    avg = {"metric": "accuracy", "value": 0.7, "lang": "avg"}
+    shared = record_interval(avg, sets)
+    independent = record_interval(avg, [dict(s, item_aligned=False) for s in sets])
+    assert shared == pytest.approx(one, abs=1e-12)
+    assert independent[1] - independent[0] < 0.7 * (one[1] - one[0])  # three independent draws: about 1/sqrt(3)

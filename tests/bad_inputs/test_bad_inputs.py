@@ -200,3 +200,36 @@ def test_dataset_whose_task_does_not_fit_the_family(project, no_model_loads, cap
     message = stops(capsys, project, *finetune(train="prepared/sts.jsonl"))
     assert message.startswith("prepared/sts.jsonl line 1 has no 'label' (it has score, text, text_pair); "
                               "this family trains and scores a classifier and needs an nli or sentiment dataset")
+
+
+@pytest.mark.parametrize("setting, problem", [
+    ("lr: .nan", "training.lr: nan is not a finite number; give a finite value in the key's range, or delete "
+                 "the key for its default"),
+    ("lr: .inf", "training.lr: inf is not a finite number; give a finite value in the key's range, or delete "
+                 "the key for its default"),
+    ("lr: 1e9", "training.lr: 1000000000.0 is outside (0, 1]; set training.lr within (0, 1]"),
+    ("max_steps: 4.0e+3", "training.max_steps: 4000.0 is a float where a whole number (a count, a step, a seed) "
+                          "is meant; write an integer without a decimal point or exponent"),
+])
+def test_numbers_that_cannot_be_meant(project, no_model_loads, capsys, setting, problem):
+    # base.yaml with one number no one means, as YAML spells it
+    base = (project / "config/base.yaml").read_text()
+    assert "training: {max_steps: 4, " in base
+    keys = f"{setting}, " if setting.startswith("max_steps") else f"{setting}, max_steps: 4, "
+    (project / "config/number.yaml").write_text(base.replace("training: {max_steps: 4, ", "training: {" + keys))
+    message = stops(capsys, project, "config", "check", "--config", "config/number.yaml")
+    assert message == f"config/number.yaml: config error at {problem}"
+
+
+def test_an_item_aligned_dataset_one_item_short(project, no_model_loads, capsys):
+    # base.yaml's nli declared a translated set: its German test split is an item short of the English one
+    base = (project / "config/base.yaml").read_text()
+    assert "    splits: {train: [en], dev: [en], test: all}\n" in base
+    (project / "config/aligned.yaml").write_text(base.replace(
+        "    splits: {train: [en], dev: [en], test: all}\n",
+        "    splits: {train: [en], dev: [en], test: all}\n    item_aligned: true\n", 1))
+    message = stops(capsys, project, "prepare-data", "--config", "config/aligned.yaml", "--dataset", "nli",
+                    "--out", "results/data/nli")
+    assert message == ("dataset nli declares item_aligned, but split test has 3 items in de and 4 in en; fix the "
+                       "files, or set datasets.nli.item_aligned: false (its intervals then resample every language "
+                       "on its own)")

@@ -296,7 +296,6 @@ def test_run_identity_hashes_contents_in_order_not_paths(tmp_path):
     model.mkdir()
     (model / "config.json").write_text("{}")
     key = ckpt.identity_key(ckpt.run_identity({"lr": 1e-3}, [a, b, *ckpt.model_inputs(str(model))]))
-    assert ckpt.model_inputs("bert-base-multilingual-cased@abc") == []  # a hub id is a setting
     moved = tmp_path / "moved"
     moved.mkdir()
     (moved / "a.jsonl").write_bytes(a.read_bytes())
@@ -305,3 +304,45 @@ def test_run_identity_hashes_contents_in_order_not_paths(tmp_path):
     assert ckpt.identity_key(ckpt.run_identity({"lr": 2e-3}, [a, b, model])) != key
     (model / "config.json").write_text("[]")
     assert ckpt.identity_key(ckpt.run_identity({"lr": 1e-3}, [a, b, model])) != key
+
+
+def _hub_cache(root: Path, hub_id: str, refs: dict[str, str]) -> Path:
+    """The layout huggingface_hub reads offline: refs/<revision> names a commit, snapshots/<commit>/ holds its files."""
+    repo = root / f"models--{hub_id.replace('/', '--')}"
+    for revision, commit in refs.items():
+        (repo / "snapshots" / commit).mkdir(parents=True, exist_ok=True)
+        (repo / "snapshots" / commit / "config.json").write_text("{}")
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / revision).write_text(commit)
+    return root
+
+
+def test_a_hub_model_is_keyed_by_the_commit_its_revision_resolves_to(tmp_path, monkeypatch, caplog):
+    """A branch moves: the same id (or id@main) on another commit is another run; a local
+    directory keeps its content key."""
+    from huggingface_hub import constants
+
+    hub_id, commit_a, commit_b = "xlt-test/tiny", "a" * 40, "b" * 40
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(_hub_cache(tmp_path / "hub", hub_id, {"main": commit_a})))
+    [resolved] = ckpt.model_inputs(hub_id)
+    assert (resolved.ref, resolved.commit) == (hub_id, commit_a)
+    assert ckpt.model_inputs(f"{hub_id}@{commit_b}")[0].commit is None  # not in the cache: unresolved, said so
+    before = {ref: ckpt.run_identity({"model": ref}, ckpt.model_inputs(ref)) for ref in (hub_id, f"{hub_id}@main")}
+    assert ckpt.identity_key(ckpt.run_identity({"model": hub_id}, ckpt.model_inputs(hub_id))) == \
+        ckpt.identity_key(before[hub_id])  # an unchanged cache: the same key, so the run resumes
+    _hub_cache(tmp_path / "hub", hub_id, {"main": commit_b})  # main moved on
+    for ref, identity in before.items():
+        now = ckpt.run_identity({"model": ref}, ckpt.model_inputs(ref))
+        assert ckpt.identity_key(now) != ckpt.identity_key(identity), ref
+        assert ckpt.identity_changes(identity, now) == [f"input {ref} changed (commit {commit_a} -> commit {commit_b})"]
+    # the checkpoint of the old commit is discarded, with the line naming the commits
+    model, optimizer, scheduler = _tiny_setup()
+    ckpt.save_checkpoint(tmp_path / "ck", 2, model, optimizer, scheduler, identity=before[hub_id])
+    with caplog.at_level("INFO", logger="xlt.core"):
+        assert ckpt.load_checkpoint(tmp_path / "ck", identity=ckpt.run_identity({"model": hub_id},
+                                                                                 ckpt.model_inputs(hub_id))) is None
+    assert f"commit {commit_a} -> commit {commit_b}" in _discards(caplog)[0]
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "config.json").write_text("{}")
+    assert ckpt.model_inputs(str(local)) == [local]

@@ -10,6 +10,8 @@ tests check that it is.
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,6 +39,7 @@ from xlt.core.training import TrainArgs, train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
+REPO = Path(__file__).resolve().parents[2]
 DEPTHS = [0, 2, 4]
 BATCH = 4
 
@@ -140,6 +143,30 @@ def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactl
     # ... which is not plain uncached training: there the frozen layers' dropout is on
     plain = dict(train_uncached(initial, depth, examples, eval_frozen=False).named_parameters())
     assert any(not torch.allclose(param, plain[name], atol=1e-5, rtol=1e-5) for name, param in shared.named_parameters())
+
+
+UNCACHED_BOUND = re.compile(r"differ from the uncached run's by at most (\S+) \(tests/core/test_prefix_store\.py")
+
+
+def test_the_documented_difference_from_the_uncached_run_is_what_training_gives(tmp_path):
+    """The store's run is not bitwise the eval-mode uncached run (the pass batches and pads
+    otherwise, so sums run in another order); the docstring and docs/performance.md say by how
+    much, and the same bound, which the measured difference must respect."""
+    import xlt.core.prefix_store as prefix_store
+
+    texts = {"prefix_store": " ".join(prefix_store.__doc__.split()),
+             "performance.md": " ".join((REPO / "docs" / "performance.md").read_text().split())}
+    bounds = {where: UNCACHED_BOUND.findall(text) for where, text in texts.items()}
+    assert all(len(found) == 1 for found in bounds.values()), bounds
+    bound = float(bounds["prefix_store"][0])
+    assert float(bounds["performance.md"][0]) == bound
+    initial = tiny_classifier("bert", dropout=0.1)
+    examples = raw_examples()
+    write_store(initial, examples, tmp_path / "store")
+    shared = dict(train_from_store(initial, 2, tmp_path / "store", examples).named_parameters())
+    reference = dict(train_uncached(initial, 2, examples, eval_frozen=True).named_parameters())
+    largest = max((shared[name] - param).abs().max().item() for name, param in reference.items())
+    assert 0 < largest <= bound, f"measured {largest:.2g}; say what is true in both texts"
 
 
 def test_fp16_store_is_within_rounding_of_fp32_and_trains_close_to_the_reference(tmp_path):

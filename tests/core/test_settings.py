@@ -86,6 +86,37 @@ def test_schema_errors_name_the_key(mutate, where):
         validate(config)
 
 
+@pytest.mark.parametrize("text, edit, problem", [
+    # the cases, as YAML spells them in config.yaml
+    ("sizes: {train: 1500, dev: 150, test: 400}", "sizes: {train: 1500, dev: 1.0e+308, test: 400}",
+     r"datasets\.demo-nli\.sizes\.dev: 1e\+308 is a float where a whole number .* is meant; write an integer"),
+    ("sizes: {train: 1500, dev: 150, test: 400}", "sizes: {train: 1500, dev: 150.0, test: 400}",
+     r"datasets\.demo-nli\.sizes\.dev: 150\.0 is a float where a whole number"),
+    ("sizes: {train: 1500, dev: 150, test: 400}", "sizes: {train: 1500, dev: 100000000000000000000, test: 400}",
+     r"datasets\.demo-nli\.sizes\.dev: 100000000000000000000 does not fit a 64-bit integer"),
+    ("lr: 5.0e-4", "lr: .nan", r"training\.lr: nan is not a finite number"),
+    ("lr: 5.0e-4", "lr: 1e9", r"training\.lr: 1000000000\.0 is outside \(0, 1\]; set training\.lr within \(0, 1\]"),
+    ("weight_decay: 0.01", "weight_decay: 3", r"training\.weight_decay: 3 is outside \[0, 1\]"),
+    # a float where the schema offers an integer or a word (monox's training sizes: a count or `all`)
+    ("sizes: [20, all]", "sizes: [20.0, all]", r"monox\.tasks\.0\.sizes\.0: 20\.0 is a float where a whole number"),
+    # non-finite is refused everywhere, in lists and where the schema sets no range
+    ("margins: [0, 0.3]", "margins: [0, -.inf]", r"dual\.margins\.1: -inf is not a finite number"),
+    ("scales: [10]", "scales: [.inf]", r"dual\.scales\.0: inf is not a finite number"),
+])
+def test_numbers_that_cannot_be_meant_are_refused(text, edit, problem):
+    source = (REPO / "config.yaml").read_text()
+    assert text in source
+    with pytest.raises(XltError, match=rf"^config error at {problem}"):
+        validate(yaml.safe_load(source.replace(text, edit, 1)))
+
+
+def test_a_command_line_nan_is_refused_after_it_becomes_a_number():
+    config = demo_config()
+    config["statistics"] = {"confidence": "nan"}  # Snakemake's --config "statistics={confidence: nan}"
+    with pytest.raises(XltError, match=r"^config error at statistics\.confidence: nan is not a finite number"):
+        validate(config)
+
+
 def test_load_names_a_missing_file(tmp_path):
     with pytest.raises(XltError, match="config file .*nope.yaml not found"):
         settings.load(tmp_path / "nope.yaml")

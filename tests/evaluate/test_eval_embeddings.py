@@ -374,3 +374,23 @@ def test_a_dev_sts_set_is_scored_for_intervals_only(tiny_model, inputs, tmp_path
 
     table = aggregate([out], resamples=50)
     assert table[table.split == "dev"].ci_low.notna().all()  # but the dev rows get their intervals
+
+
+def test_sts_example_sets_carry_the_datasets_item_alignment(tiny_model, tmp_path):
+    """A prepared STS set declared item-aligned (datasets.<name>.item_aligned) hands the
+    declaration to its example sets, where the bootstrap reads it; a file given by hand declares nothing."""
+    from xlt.core.metrics import examples_path, read_examples
+    from xlt.data.prepare import prepare
+
+    spec = {"source": "demo", "task": "sts", "languages": ["en", "qaa"], "splits": ["test"], "sizes": {"test": 8},
+            "item_aligned": True}
+    prepare("demo-sts", spec, tmp_path / "data" / "demo-sts")
+    by_hand = tmp_path / "sts.csv"
+    write_stsbenchmark(by_hand, STS_ROWS)
+    files = [str(tmp_path / "data" / "demo-sts" / lang / "test.jsonl") for lang in ("en", "qaa")]
+    out = tmp_path / "metrics.json"
+    sts = [arg for path in (*files, str(by_hand)) for arg in ("--sts", path)]
+    run_verb(["--model", str(tiny_model), *sts, "--out", str(out), "--device", "cpu"])
+    declared = {(s["dataset"], s["lang"], s.get("item_aligned")) for s in read_examples(examples_path(out))}
+    assert declared == {("demo-sts", "en", True), ("demo-sts", "qaa", True), ("stsbenchmark", "en", None)}
+    assert all("item_aligned" not in r for r in json.loads(out.read_text())["metrics"])

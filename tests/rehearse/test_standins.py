@@ -55,7 +55,8 @@ def test_dataset_standins_load_through_the_hub_loader_offline(tmp_path):
              "datasets": {
                  "xnli": {"source": "hf", "task": "nli", "path": "facebook/xnli", "name": "{lang}",
                           "languages": ["en", "de"], "splits": {"train": ["en"], "test": "all"},
-                          "columns": {"text": "premise", "text_pair": "hypothesis", "label": "label"}},
+                          "columns": {"text": "premise", "text_pair": "hypothesis", "label": "label"},
+                          "item_aligned": True},  # as config/paper.yaml: the stand-in must be one item list too
                  "xnli-validation": {"source": "hf", "task": "nli", "path": "facebook/xnli", "name": "{lang}",
                                      "languages": ["en", "de"], "splits": {"dev": "all"},
                                      "split_names": {"dev": "validation"},
@@ -78,6 +79,8 @@ counts = {{f"{{name}}/{{lang}}/{{split}}": len(load_records(name, config["datase
 # the stand-in articles hold several sentences each: the seed's sentence draw, scaled, runs offline
 counts.update({{f"wiki/{{key}}": n for key, n in prepare("wiki", config["datasets"]["wiki"], "{tmp_path}/data")["counts"].items()}})
 first = load_records("xnli", config["datasets"]["xnli"], "en", "train")[0]
+from xlt.data.item_alignment import check_aligned
+check_aligned("xnli", {{(lang, "test"): load_records("xnli", config["datasets"]["xnli"], lang, "test") for lang in ("en", "de")}})
 print(json.dumps({{"counts": counts, "fields": sorted(first), "missing": missing(config, __import__("pathlib").Path("{tmp_path}"))}}))
 """)
     assert out["counts"] == {"xnli/en/train": 300, "xnli/de/test": 60, "xnli-validation/de/dev": 60,

@@ -14,10 +14,13 @@ errors on an item are correlated across its translations; resampling each langua
 would drop that correlation and make the average's interval too narrow. So the sets of an
 average that are item-aligned (`item_aligned`: labelled or scored sets of equal size with the
 same gold label or score at every position) are resampled with ONE shared draw of item indices.
-Alignment is detected, not declared: no dataset setting has to reach the examples files, and a
-false detection (unrelated sets whose gold happens to agree everywhere) only shares draws
-between items that share nothing but their gold, which leaves the interval about as wide. The
-two
+Alignment is declared per dataset (`datasets.<name>.item_aligned`, xlt.data.item_alignment) and
+reaches the sets as their `item_aligned` setting: declared sets that disagree (one language an
+item short, another gold at a position) are refused, as `xlt prepare-data` refuses their data;
+sets declared unaligned draw independently. Sets that declare nothing (a verb that does not
+pass the declaration, files from before it) are detected from their gold, and an average whose
+sets are labelled or scored but not detected as one item list logs a warning naming them
+and their sizes, instead of drawing them independently in silence. The two
 directions of one language's retrieval are the same sentence pairs, so a ``mean_*`` record
 resamples them with the same draws (a paired bootstrap); the dual encoder's
 ``dev_retrieval_acc_mean`` averages every dev language and direction the same way. Records
@@ -30,6 +33,7 @@ draws as here), and `xlt aggregate` keeps the bounds a record brings.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable
 
 import numpy as np
@@ -45,7 +49,10 @@ from xlt.analysis.bootstrap import (
     resampled_mining,
     resampled_tuned_mining,
 )
+from xlt.core.errors import XltError
 from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
+
+log = logging.getLogger(__name__)
 
 # record metric -> (statistic on the examples, example-set metric it reads or None for any)
 _RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
@@ -145,6 +152,27 @@ def item_aligned(sets: list[dict]) -> bool:
     return all(g.shape == gold[0].shape and np.array_equal(g, gold[0]) for g in gold[1:])
 
 
+def _shared_draws(record: dict, sets: list[dict]) -> bool:
+    """Whether the sets of `record` take one shared draw: as their dataset declares (refused when
+    the data disagree), else as `item_aligned` detects, with a warning where it nearly is."""
+    declared = {one.get("item_aligned") for one in sets}
+    if len(sets) < 2 or declared == {False}:
+        return False
+    detected = item_aligned(sets)
+    where = f"the interval of {record['metric']} ({', '.join(f'{k} {v}' for k, v in record.items() if k not in ('metric', 'value'))})"
+    sizes = ", ".join(f"{one.get('lang')}: {_size(one)}" for one in sets)
+    if True in declared and not detected:
+        raise XltError(f"{where}: its example sets are declared item-aligned (datasets.<name>.item_aligned) but "
+                       f"their items disagree ({sizes} items; or another gold at a position); evaluate every "
+                       f"language on the whole prepared set, or set item_aligned: false for that dataset")
+    if not detected and None in declared and {one["kind"] for one in sets} <= set(_ALIGNABLE_KINDS):
+        log.warning("%s: its sets (%s items) do not declare item alignment and their gold does not line up, so "
+                    "every language draws on its own; if they are translations of one set, an item is missing "
+                    "or out of order: declare datasets.<name>.item_aligned (true: prepare-data names the "
+                    "disagreement; false: silences this)", where, sizes)
+    return detected
+
+
 def _stratum_counts(size: int, stratum: int, resamples: int, seed: int) -> np.ndarray:
     """Resample counts of the `stratum`-th language set of a record: each language draws with its
     own seed (independent samples); a record over one set draws with `seed` itself."""
@@ -165,7 +193,7 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
     # sentence pairs, resampled together (paired); different languages are independent samples,
     # unless they are translations of the same items: then every language takes the same draws
     langs = list(dict.fromkeys(one.get("lang") for one in matched))
-    shared = item_aligned(matched)
+    shared = _shared_draws(record, matched)
     draws = np.mean([_resampled(one, metric, _stratum_counts(_size(one), 0 if shared else langs.index(one.get("lang")),
                                                              resamples, seed))
                      for one in matched], axis=0)

@@ -26,7 +26,7 @@ A resume must never continue a different run: a rerun after editing the learning
 setting or an input file would otherwise go on from the old run's state. So a checkpoint is keyed
 (`run_identity`, `identity_key`): the caller names every setting that changes the result and the
 files the job reads; the key is a sha256 of the settings and of those files' contents (read in
-chunks on every start, nothing cached). `load_checkpoint(..., identity=...)` resumes only a
+chunks on every start, nothing cached), and of the commit a hub model resolves to (`model_inputs`). `load_checkpoint(..., identity=...)` resumes only a
 checkpoint with the same key; another one is removed, with one log line naming what changed,
 and the run trains from the start. A checkpoint written before keys existed counts as another run.
 """
@@ -39,6 +39,7 @@ import os
 import random
 import signal
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any, Iterable
@@ -170,17 +171,36 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def model_inputs(name_or_path: str) -> list[Path]:
+@dataclass(frozen=True)
+class HubCommit:
+    """A hub model as a checkpoint input: the commit the local hub cache resolves its reference
+    (`id` or `id@revision`) to. A branch or tag moves, so the id alone would resume a run of
+    another commit; None: the cache does not hold it yet (the job will download whatever the
+    revision names then)."""
+    ref: str
+    commit: str | None
+
+    def digest(self) -> str:
+        return f"commit {self.commit}" if self.commit else "commit unresolved (not in the hub cache)"
+
+
+def model_inputs(name_or_path: str) -> list[Path | HubCommit]:
     """A local model directory is an input file set (it may be retrained under the same name);
-    a hub id is a setting, its `@revision` pinning the commit."""
-    return [Path(name_or_path)] if Path(name_or_path).is_dir() else []
+    a hub model is the commit its `@revision` (default main) resolves to in the hub cache."""
+    from xlt.core.manifest import resolved_commit
+    from xlt.core.model_files import split_revision
+
+    if Path(name_or_path).is_dir():
+        return [Path(name_or_path)]
+    return [HubCommit(name_or_path, resolved_commit(*split_revision(name_or_path)))]
 
 
-def run_identity(settings: dict, inputs: Iterable[str | os.PathLike] = ()) -> dict:
+def run_identity(settings: dict, inputs: Iterable[str | os.PathLike | HubCommit] = ()) -> dict:
     """What a checkpoint must match to be resumed: `settings` (every value that changes the
-    result; JSON-able, Paths become strings) and the sha256 of each input file, in order."""
+    result; JSON-able, Paths become strings) and the sha256 of each input file (a hub model's
+    resolved commit), in order."""
     return {"settings": json.loads(json.dumps(settings, sort_keys=True, default=str)),
-            "inputs": [[str(p), file_sha256(p)] for p in inputs]}
+            "inputs": [[p.ref, p.digest()] if isinstance(p, HubCommit) else [str(p), file_sha256(p)] for p in inputs]}
 
 
 def with_settings(identity: dict | None, **settings: Any) -> dict:
@@ -207,8 +227,8 @@ def identity_changes(old: dict | None, new: dict) -> list[str]:
     old_inputs, new_inputs = old["inputs"], new["inputs"]
     if len(old_inputs) != len(new_inputs):
         changes.append(f"{len(old_inputs)} input files -> {len(new_inputs)}")
-    changes += [f"input {path} changed" for (_, was_digest), (path, digest) in zip(old_inputs, new_inputs)
-                if was_digest != digest]
+    changes += [f"input {path} changed" + (f" ({was_digest} -> {digest})" if digest.startswith("commit ") else "")
+                for (_, was_digest), (path, digest) in zip(old_inputs, new_inputs) if was_digest != digest]
     return changes or ["same settings and inputs, another key"]
 
 

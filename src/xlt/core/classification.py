@@ -56,18 +56,20 @@ def majority_share(logits: np.ndarray) -> float:
 
 
 def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, batch_size: int = 64,
-                     examples_out: list | None = None) -> list[dict]:
+                     examples_out: list | None = None, item_aligned: bool | None = None) -> list[dict]:
     """Accuracy per language and their macro average (metric "accuracy", lang "avg").
 
     With `examples_out` (a MetricsFile's `examples`), each language's predictions and gold
-    labels are appended to it."""
+    labels are appended to it, with the dataset's `item_aligned` declaration where it has one."""
+    declared = {} if item_aligned is None else {"item_aligned": item_aligned}
     records = []
     for lang, examples in by_lang.items():
         logits = predict_logits(model, tokenizer, examples, max_length, batch_size)
         gold = [e["label"] for e in examples]
         records.append(record("accuracy", accuracy(logits, gold), lang=lang))
         if examples_out is not None:
-            examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold, lang=lang))
+            examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold, lang=lang,
+                                            **declared))
     if records:
         records.append(record("accuracy", float(np.mean([r["value"] for r in records])), lang="avg"))
     return records

@@ -129,7 +129,7 @@ EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted
 # so adding such a set leaves every test table and its Holm correction as it was
 INTERVAL_ONLY = "interval_only"
 # keys of an example set that describe how it was drawn, not a record dimension
-EXAMPLE_SETTINGS = ("mask_seed", INTERVAL_ONLY)
+EXAMPLE_SETTINGS = ("mask_seed", INTERVAL_ONLY, "item_aligned")  # item_aligned: the dataset's declaration
 # every per-example list key of any kind: what is not one of these (or kind / metric /
 # a setting) is a record dimension
 EXAMPLE_LISTS = frozenset(key for keys in EXAMPLE_KINDS.values() for key in keys)

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from xlt.core import registry
+from xlt.core.config_numbers import check_numbers, message, strict_type_checker
 from xlt.core.errors import XltError
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -73,7 +74,8 @@ def _filling_validator():
                     instance[key] = copy.deepcopy(sub["default"])
         yield from check_properties(validator, props, instance, subschema)
 
-    return jsonschema.validators.extend(base, {"properties": properties})
+    return jsonschema.validators.extend(base, {"properties": properties},
+                                        type_checker=strict_type_checker(base.TYPE_CHECKER))
 
 
 def _with_local_ref(sub: dict) -> dict:
@@ -95,10 +97,10 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
         errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
         if _coerce_command_line_strings(config, errors):
             errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+        check_numbers(config)  # before the schema's errors: a NaN passes every range keyword
         if errors:
             err = errors[0]
-            where = ".".join(map(str, err.absolute_path)) or "(top level)"
-            raise XltError(f"config error at {where}: {err.message}")
+            raise XltError(message(err, ".".join(map(str, err.absolute_path)) or "(top level)"))
         _fill_training_defaults(config)
         _check_local_models(config)
         _check_demo_languages(config)

@@ -6,6 +6,7 @@ from pathlib import Path
 from xlt.core.errors import XltError
 from xlt.core.io import write_json, write_jsonl
 from xlt.core.settings import check_sentences, split_languages
+from xlt.data.item_alignment import check_aligned
 from xlt.data.sources import load_records, local_path
 
 
@@ -29,6 +30,8 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
                 raise XltError(f"dataset {name}: split {split} of {lang}{_origin(name, spec, lang, split, root)} has no "
                                f"labelled rows (all labels negative); fill it, or drop {lang} from datasets.{name}.splits")
             loaded[(lang, split)] = records
+    if spec.get("item_aligned"):
+        check_aligned(name, loaded)  # before anything is written
     out_dir = Path(out_dir)
     counts = {}
     for (lang, split), records in loaded.items():
@@ -36,6 +39,8 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
     info = {"name": name, "task": spec["task"], "source": spec["source"], "counts": counts}
     if drawn:
         info["sentences"] = _sentence_manifest(spec["sentences"], loaded)
+    if "item_aligned" in spec:  # read by the evaluating verbs (xlt.data.item_alignment)
+        info["item_aligned"] = spec["item_aligned"]
     if spec["source"] == "demo":  # what the synthetic languages share with English, for the report
         from xlt.data import demo
 

@@ -82,6 +82,7 @@ def _eval_embeddings(args) -> None:
 
     from xlt.core.errors import XltError
     from xlt.core.metrics import MetricsFile, parse_axes
+    from xlt.data.item_alignment import declared_alignment
     from xlt.evaluate.embedding_eval import (
         check_layer,
         check_model_and_layer,
@@ -154,8 +155,10 @@ def _eval_embeddings(args) -> None:
         a, b = embed(pairs.sentences1), embed(pairs.sentences2)
         records = sts_records(a, b, pairs.scores, dataset=source.dataset, lang=source.lang, split=source.split)
         dev = {"interval_only": True} if i >= len(args.sts) else {}  # the --dev-sts files come last
+        declared = declared_alignment([path])
         metrics.examples.extend(sts_examples(a, b, pairs.scores, dataset=source.dataset, lang=source.lang,
-                                             split=source.split, **dev))
+                                             split=source.split, **dev,
+                                             **({} if declared is None else {"item_aligned": declared})))
         metrics.extend(records)
         sts_rows.append((source, len(pairs.scores), records))
     print(format_table(bitext_rows, sts_rows), flush=True)

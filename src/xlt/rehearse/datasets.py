@@ -142,8 +142,10 @@ def write_hf_datasets(config: dict, datasets_cache: Path, seed: int = 0) -> int:
         spec = config["datasets"][load["dataset"]]
         task, columns = spec["task"], spec.get("columns", {})
         labels = [str(n) for n in spec.get("label_names") or DEFAULT_LABELS.get(task, [])]
-        rng = random.Random(f"{seed}:{hub_id}:{config_name}")
-        splits = {split: _rows(task, columns, load["lang"], split, count, rng, labels)
+        # one item list per split, rendered in each language: a translated set (XNLI, stsb_multi_mt)
+        # is the same items in every config, which their `item_aligned: true` declares and prepare-data checks
+        splits = {split: _rows(task, columns, load["lang"], split, count, random.Random(f"{seed}:{hub_id}:{split}"),
+                               labels)
                   for split, count in load["splits"].items()}
         labelled = all(split not in ("unlabeled", "unlabelled") for split in splits)
         write_cached(datasets_cache, hub_id, config_name, splits, _features(task, columns, labels, labelled))

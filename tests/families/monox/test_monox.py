@@ -204,6 +204,14 @@ def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypat
     without_average = training.evaluation_records(None, None, by_lang, 16, with_average=False)
     assert {(r["metric"], r["lang"]) for r in without_average} == set(records) - {("accuracy", "avg")}
     assert all(r["split"] == "test" for r in without_average)
+    # the test sets' item alignment (CLS: false, XNLI: true) goes with their example sets, for the bootstrap
+    for declared in (False, True):
+        sets = []
+        training.evaluation_records(None, None, by_lang, 16, examples_out=sets, item_aligned=declared)
+        assert [(one["lang"], one["item_aligned"]) for one in sets] == [("en", declared), ("xx", declared)]
+    sets = []
+    training.evaluation_records(None, None, by_lang, 16, examples_out=sets)
+    assert not any("item_aligned" in one for one in sets)  # nothing declared: the bootstrap detects it
 
 
 def test_teacher_and_student_tokenize_differently(tokenizers):

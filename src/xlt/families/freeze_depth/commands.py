@@ -220,6 +220,7 @@ def _evaluate(args):
     from xlt.core.io import read_json
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files
+    from xlt.data.item_alignment import declared_alignment
     from xlt.data.records import read_records
 
     langs = args.langs.split(",")
@@ -232,7 +233,8 @@ def _evaluate(args):
     train_meta = read_json(args.train_metrics)["meta"] if args.train_metrics else {}
     metrics = MetricsFile(args.family, train_meta.get("run_id", Path(args.model).parent.name), axes=train_meta.get("axes", {}))
     metrics.meta.update({k: v for k, v in train_meta.items() if k not in ("family", "run_id", "axes", "wall_s", "history")})
-    metrics.extend(accuracy_records(model, tokenizer, by_lang, args.max_length, args.batch_size, metrics.examples))
+    metrics.extend(accuracy_records(model, tokenizer, by_lang, args.max_length, args.batch_size, metrics.examples,
+                                    item_aligned=declared_alignment(args.data)))
     metrics.write(args.out)
     for r in metrics.records:
         print(f"{r['lang']:>6}  accuracy {r['value']:.4f}")

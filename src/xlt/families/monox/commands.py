@@ -131,6 +131,7 @@ def _distill(args):
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
     from xlt.core.training import result_meta, seed_everything
+    from xlt.data.item_alignment import declared_alignment
     from xlt.evaluate.checkpoint_choice import read_tracking, without_predictions, write_choices
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
     from xlt.families.monox.training import evaluation_records, run_student
@@ -167,7 +168,8 @@ def _distill(args):
         "freeze_depth": args.freeze_depth, "split": split.meta, "history": without_predictions(outcome.result.history)})
     metrics.extend(outcome.records)
     metrics.examples.extend(outcome.examples)
-    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples))
+    metrics.extend(evaluation_records(model, tokenizer, by_lang, targs.max_length, examples_out=metrics.examples,
+                                      item_aligned=declared_alignment(args.eval_data)))
     finish(args, metrics, model, tokenizer, args.out, checkpoint_dir)
 
 

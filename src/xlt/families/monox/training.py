@@ -224,12 +224,14 @@ def dev_examples(result: TrainResult, dev: Sequence[dict], source_lang: str) -> 
                         lang=source_lang, split="dev", interval_only=True)]
 
 
-def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int,
-                       with_average: bool = True, examples_out: list | None = None) -> list[dict]:
+def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, with_average: bool = True,
+                       examples_out: list | None = None, item_aligned: bool | None = None) -> list[dict]:
     """Test accuracy per language (split test) and, with `with_average`, their macro average;
     per language also `majority_share`, the share of its test set given the most often
     predicted class (a model that predicts one class for everything has 1.0). With
-    `examples_out` (a MetricsFile's `examples`), predictions and gold labels go there too."""
+    `examples_out` (a MetricsFile's `examples`), predictions and gold labels go there too, with
+    the test set's `item_aligned` declaration where it has one (xlt.data.item_alignment)."""
+    declared = {} if item_aligned is None else {"item_aligned": item_aligned}
     accuracies, shares = [], []
     for lang, examples in by_lang.items():
         logits = predict_logits(model, tokenizer, examples, max_length)
@@ -237,7 +239,7 @@ def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_len
         accuracies.append(record("accuracy", accuracy(logits, gold), lang=lang, split="test"))
         if examples_out is not None:
             examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold,
-                                            lang=lang, split="test"))
+                                            lang=lang, split="test", **declared))
         shares.append(record("majority_share", majority_share(logits), lang=lang, split="test"))
     if with_average and accuracies:
         accuracies.append(record("accuracy", float(np.mean([r["value"] for r in accuracies])), lang="avg", split="test"))
