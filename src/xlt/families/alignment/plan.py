@@ -137,7 +137,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     data = family["data"]
     flags = [arg for lang in data["langs"] for arg in ("--bitext", data_file(data["dataset"], lang, data["split"]))]
     flags += ["--layers", _indices(family["layers"]), "--pooling", family["pooling"],
-              "--max-length", family["max_length"], "--english-label", family["english_label"]]
+              "--max-length", settings.eval_max_length(config), "--english-label", family["english_label"]]
     flags += ["--center"] if family["center"] else []
     if family["tsne_layers"]:
         flags += ["--tsne-layers", _indices(family["tsne_layers"]), "--tsne-sample", family["tsne_sample"],
