@@ -182,3 +182,10 @@ def test_dry_run_runs_the_planned_commands(tmp_path):
     assert counts["aggregate_alignment"] == counts["plot_alignment"] == 1
     shell = sorted(line.split("Shell command: ", 1)[1] for line in output.splitlines() if "Shell command: xlt align " in line)
     assert shell == sorted(f"xlt align {job.cli} > results/logs/alignment/{run_id}.log 2>&1" for run_id, job in jobs.items())
+
+
+def test_the_old_max_length_key_names_its_new_home():
+    config = raw_config()
+    config["alignment"]["max_length"] = 64
+    with pytest.raises(XltError, match=r"drop alignment.max_length and set evaluation: \{max_length: 64\}"):
+        settings.validate(config)

@@ -48,6 +48,10 @@ PAPER_DOMAIN_MEANS: dict = {}
 
 def check(config: dict) -> None:
     family = config[FAMILY]
+    if "max_length" in family:
+        raise XltError(f"{FAMILY}.max_length: the evaluation length is now shared by every family's evaluations, so a "
+                       f"model scored by two families gives one number; drop {FAMILY}.max_length and set "
+                       f"evaluation: {{max_length: {family['max_length']}}}")
     data = family["data"]
     dual_plan.require_bitext(config, data["dataset"], f"{FAMILY}.data.dataset")
     settings.require_split(config, data["dataset"], data["split"], data["langs"], f"{FAMILY}.data")
