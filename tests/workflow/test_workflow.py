@@ -229,3 +229,57 @@ def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
     for frame in (acc, summary[summary.metric == "accuracy"]):
         assert frame.ci_low.notna().all() and (frame.ci_low <= frame.value).all() and (frame.value <= frame.ci_high).all()
     assert len(list((work / "results" / "runs" / "freeze_depth").glob("*/eval.examples.jsonl.gz"))) == 2
+
+
+# the verbs that score a sentence encoder (model, pooling, layer); `xlt align` scores every layer it lists
+ENCODER_EVALUATIONS = ("eval-embeddings", "mine", "align")
+
+
+def scored_encoders(output: str) -> list[tuple[str, str, frozenset | None, str, str]]:
+    """(model, pooling, layers, --max-length, job) of every encoder evaluation a dry run's `-p` prints;
+    layers None means every layer (align --layers all), else the hidden-state indices as given."""
+    import shlex
+
+    scored = []
+    for line in output.splitlines():
+        if not line.startswith("Shell command: xlt "):
+            continue
+        argv = shlex.split(line.removeprefix("Shell command: xlt "))
+        if argv[0] not in ENCODER_EVALUATIONS:
+            continue
+        flags = {flag: value for flag, value in zip(argv, argv[1:]) if flag.startswith("--")}
+        layers = flags.get("--layers" if argv[0] == "align" else "--layer", "-1")  # the verbs' default: last layer
+        scored.append((flags["--model"], flags.get("--pooling", "mean"),
+                       None if layers == "all" else frozenset(layers.split(",")), flags["--max-length"],
+                       f"{argv[0]} {flags.get('--run-id')}"))
+    return scored
+
+
+def test_scored_encoders_reads_model_pooling_layers_and_length():
+    output = "\n".join([
+        "Shell command: xlt eval-embeddings --model m --pooling cls --layer -2 --max-length 64 --run-id a > log 2>&1",
+        "Shell command: xlt align --model m --layers all --pooling mean --max-length 128 --run-id b",
+        "Shell command: xlt mine --model d --pair de-en --max-length 32 --run-id c",
+        "Shell command: xlt train-dual --model m --max-length 16"])
+    assert scored_encoders(output) == [("m", "cls", frozenset({"-2"}), "64", "eval-embeddings a"),
+                                       ("m", "mean", None, "128", "align b"), ("d", "mean", frozenset({"-1"}), "32", "mine c")]
+
+
+@pytest.mark.slow
+def test_paper_dry_run_scores_every_encoder_at_one_max_length(tmp_path):
+    """Issue 35: one model on one test set gives one number in every family's table, so every
+    encoder (model, pooling, layer) of the paper sweep is scored at one --max-length, whichever
+    family's job (sbert's eval, dual's Tatoeba/STS and BUCC, alignment's layers) scores it."""
+    work = workflow_copy(tmp_path)
+    proc = snakemake(work, "-n", "-p", "--cores", "1", "--configfile", "config/paper.yaml")
+    scored = scored_encoders(proc.stdout + proc.stderr)
+    assert {job.split()[0] for *_, job in scored} == set(ENCODER_EVALUATIONS)
+    lengths: dict[tuple, set] = {}
+    for model, pooling, layers, length, job in scored:
+        for other_model, other_pooling, other_layers, other_length, other_job in scored:
+            same_layer = layers is None or other_layers is None or bool(layers & other_layers)
+            if (model, pooling) == (other_model, other_pooling) and same_layer and length != other_length:
+                lengths.setdefault((model, pooling), set()).update({f"{job} at {length}", f"{other_job} at {other_length}"})
+    assert not lengths, "\n".join(f"{key}: {sorted(jobs)}" for key, jobs in lengths.items())
+    encoders = {(model, pooling, layers) for model, pooling, layers, _, _ in scored}
+    assert len(encoders) >= 40  # every family's evaluations were read (47 encoders when issue 35 was filed)

@@ -148,9 +148,9 @@ def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> n
     return _from_pretrained(AutoModelForSequenceClassification, name_or_path, num_labels=num_labels)
 
 
-def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str] | None = None) -> None:
+def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str | bytes] | None = None) -> None:
     """save_pretrained in safetensors (the transformers default), plus the tokenizer and
-    `extra_files` (name -> text), atomically: everything is written into a temporary directory
+    `extra_files` (name -> text or bytes), atomically: everything is written into a temporary directory
     that then replaces `out_dir` as a whole, so a kill mid-save never leaves a directory that
     loads with missing weights, tokenizer or settings."""
     from xlt.core import faults
@@ -161,7 +161,10 @@ def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_fi
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp)
         for name, text in (extra_files or {}).items():
-            (tmp / name).write_text(text, encoding="utf-8")
+            if isinstance(text, bytes):
+                (tmp / name).write_bytes(text)
+            else:
+                (tmp / name).write_text(text, encoding="utf-8")
         faults.reached("save")  # the kill sweep's hook; nothing without XLT_FAULT
 
 

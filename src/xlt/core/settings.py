@@ -259,6 +259,11 @@ def training(config: dict, family_name: str) -> dict:
     return {**config["training"], **config[family_name]["training"]}
 
 
+def eval_max_length(config: dict) -> int:
+    """The one length every sentence-embedding evaluation scores at (`evaluation.max_length`)."""
+    return config["evaluation"]["max_length"]
+
+
 def demo_world(config: dict) -> dict:
     """Synthetic language -> {overlap, order, adjectives}: the world of every demo dataset and model."""
     return config["demo_world"]["languages"]

@@ -111,6 +111,15 @@ def encode_bitexts(model, tokenizer, bitexts: Sequence[Bitext], layers: Sequence
     return encoded
 
 
+def with_projection(encoded: Sequence[EncodedBitext], layer: int, projection, index: int) -> list[EncodedBitext]:
+    """Each bitext with one more index, `index` (the model's last hidden state + 1): its pooled
+    `layer` through a saved encoder's trained projection, the sentence vector the model emits."""
+    from xlt.core.sentence_encoder import project
+
+    return [EncodedBitext(e.lang, {**e.texts, index: project(e.texts[layer], projection)},
+                          {**e.english, index: project(e.english[layer], projection)}) for e in encoded]
+
+
 def layer_alignment(model, tokenizer, bitexts: Sequence[Bitext], layers: str | Sequence[int] | None = "all",
                     pooling: str = "mean", center_languages: bool = False, **encode_kwargs) -> list[dict]:
     """Per-layer bitext retrieval accuracy of `model` in both directions, as metric records."""

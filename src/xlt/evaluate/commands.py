@@ -3,7 +3,8 @@
 `xlt eval-embeddings`: Tatoeba bitext retrieval error and STS correlations of a sentence encoder.
 
 Any encoder in plain transformers layout (local directory or hub id) is pooled into sentence
-vectors (`--pooling`, `--layer`), optionally scaled to unit length (`--normalize`, what a
+vectors (`--pooling`, `--layer`; a saved sentence encoder's trained projection applied, as
+sentence-transformers' Dense module), optionally scaled to unit length (`--normalize`, what a
 sentence-transformers pipeline ending in a Normalize module does), then scored:
 
 - Tatoeba (LASER layout, `--tatoeba-dir`, `--langs`; or normalised bitext JSONL, `--bitext`):
@@ -108,6 +109,10 @@ def _eval_embeddings(args) -> None:
     from xlt.core.embeddings import encode
     from xlt.core.models import load_encoder, load_tokenizer, num_layers as model_layers, pick_device
 
+    from xlt.core.sentence_encoder import project, saved_projection
+
+    # a saved encoder's trained projection is part of its sentence vectors (checked before loading it)
+    projection = saved_projection(args.model, args.pooling, args.layer, num_layers)
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
@@ -116,10 +121,10 @@ def _eval_embeddings(args) -> None:
         check_layer(args.layer, num_layers, args.model)
 
     def embed(sentences: list[str]) -> np.ndarray:
-        vectors = encode(
+        vectors = project(encode(
             model, tokenizer, sentences, pooling=args.pooling, layer=args.layer,
             batch_size=args.batch_size, max_length=args.max_length, device=device, prompt=args.prompt,
-        )
+        ), projection)
         return l2_normalise(vectors).astype(np.float32) if args.normalize else vectors
 
     metrics = MetricsFile(
@@ -132,6 +137,7 @@ def _eval_embeddings(args) -> None:
             "model": args.model,
             "hidden_state_index": args.layer % (num_layers + 1),
             "max_length": args.max_length,
+            "projection": None if projection is None else [projection.in_features, projection.out_features],
             "prompt": args.prompt,
             "batch_size": args.batch_size,
             "device": str(device),

@@ -54,7 +54,7 @@ def test_defaults_come_from_the_schema():
     assert family == {
         "data": {"dataset": "demo-bitext", "langs": ["qaa"], "split": "test"}, "models": ["demo-mbert"],
         "enabled": True, "dual_runs": "all", "freeze_depths": [], "layers": "all", "pooling": "mean", "center": True,
-        "tsne_layers": [], "tsne_sample": 100, "projection": "tsne", "english_label": "en", "max_length": 128,
+        "tsne_layers": [], "tsne_sample": 100, "projection": "tsne", "english_label": "en",
         "resources": {"cpus": 1},
     }
 
@@ -83,7 +83,7 @@ def test_align_job_runs_the_complete_command():
         "--model", f"results/runs/dual/{DUAL_RUN}/model",
         "--bitext", "results/data/demo-bitext/qaa/test.jsonl", "--bitext", "results/data/demo-bitext/qab/test.jsonl",
         "--bitext", "results/data/demo-bitext/qac/test.jsonl",
-        "--layers", "all", "--pooling", "mean", "--max-length", "32", "--english-label", "en", "--center",
+        "--layers", "all", "--pooling", "mean", "--max-length", "48", "--english-label", "en", "--center",
         "--tsne-layers", "0,6,12", "--tsne-sample", "40", "--projection", "tsne",
         "--axes", f'{{"model": "demo-mbert", "source": "dual", "source_run": "{DUAL_RUN}"}}', "--run-id", f"dual-{DUAL_RUN}",
         "--out-metrics", f"{run}/alignment.json", "--out-table", f"{run}/layers.csv", "--out-plots", f"{run}/plots",
@@ -103,7 +103,7 @@ def test_optional_flags_follow_the_settings():
     assert job.run_id == "freeze_depth-demo-mbert-depth00-seed1"
     args = [str(a) for a in job.args]
     assert args[:2] == ["--model", "results/runs/freeze_depth/demo-mbert-depth00-seed1/model"]
-    assert args[8:16] == ["--layers", "0,4", "--pooling", "cls", "--max-length", "32", "--english-label", "eng"]
+    assert args[8:16] == ["--layers", "0,4", "--pooling", "cls", "--max-length", "48", "--english-label", "eng"]
     assert "--center" not in args and "--tsne-layers" not in args and "--tsne-sample" not in args
     assert plan.run_plots(config) == {"by_layer": "retrieval_by_layer.png"}
 
@@ -184,3 +184,10 @@ def test_dry_run_runs_the_planned_commands(tmp_path):
     assert counts["aggregate_alignment"] == counts["plot_alignment"] == 1
     shell = sorted(line.split("Shell command: ", 1)[1] for line in output.splitlines() if "Shell command: xlt align " in line)
     assert shell == sorted(f"xlt align {job.cli} > results/logs/alignment/{run_id}.log 2>&1" for run_id, job in jobs.items())
+
+
+def test_the_old_max_length_key_names_its_new_home():
+    config = raw_config()
+    config["alignment"]["max_length"] = 64
+    with pytest.raises(XltError, match=r"drop alignment.max_length and set evaluation: \{max_length: 64\}"):
+        settings.validate(config)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from xlt import cli
+from xlt.core.sentence_encoder import SentenceEncoder
 from xlt.data import demo
 from xlt.families.dual import distill
 
@@ -85,10 +86,11 @@ def test_a_teacher_of_another_width_trains_a_projection_recorded_in_the_metadata
     out = tmp_path / "run"
     assert cli.main(distill_argv(tmp_path, demo_model_dir, teacher, out, steps=4)) == 0
     loss = json.loads((out / "train.json").read_text())["meta"]["loss"]
-    assert loss["projection"] == {"from": 32, "to": 16, "file": distill.PROJECTION_FILE, "trained": True}
-    import torch
-
-    assert torch.load(out / distill.PROJECTION_FILE)["weight"].shape == (16, 32)
+    assert loss["projection"] == {"from": 32, "to": 16, "file": "model/xlt_projection.safetensors",
+                                  "trained": True}
+    # the projection is saved with the student: it loads as the 16-wide encoder it was trained as
+    student = SentenceEncoder.from_pretrained(str(out / "model"))
+    assert student.dim == 16 and student.projection.weight.shape == (16, 32)
 
 
 @pytest.mark.parametrize("extra, message", [

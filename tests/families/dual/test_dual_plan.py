@@ -33,6 +33,7 @@ def small_config(**dual):
         "datasets": {"bt": {"source": "demo", "task": "bitext", "languages": ["qaa", "qab"],
                             "splits": ["train", "dev", "test"], "sizes": {"train": 10, "dev": 5, "test": 5}}},
         "training": {"max_steps": 7, "lr": 0.01},
+        "evaluation": {"max_length": 40},  # every evaluation job's length; training's is dual.training's 24
         "dual": {"models": ["tiny"], "train": {"dataset": "bt", "langs": ["qaa", "qab"]},
                  "tatoeba": {"dataset": "bt", "langs": ["qab"]}, "margins": [0.2], "scales": [5],
                  "poolings": ["cls"], "batch_sizes": [8], "freeze_depths": [1], "seeds": [3],
@@ -177,7 +178,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
         "--model", f"{run_dir}/model", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
-        "--match", "index", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "24",
+        "--match", "index", "--axes", axes, "--run-id", RUN, "--family", "dual", "--max-length", "40",
         "--out", f"{run_dir}/tatoeba.json"]
     assert f"--axes '{axes}'" in tatoeba.cli  # one shell word
     # the untrained encoder: the same evaluation of the pretrained model, no training axes
@@ -187,7 +188,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
                  '"seed": null, "sentences_seen": null, "trained": false}')
     assert [str(a) for a in baseline.args] == [
         "--model", "results/models/tiny", "--pooling", "cls", "--bitext", "results/data/bt/qab/test.jsonl",
-        "--match", "index", "--axes", untrained, "--run-id", BASELINE, "--family", "dual", "--max-length", "24",
+        "--match", "index", "--axes", untrained, "--run-id", BASELINE, "--family", "dual", "--max-length", "40",
         "--out", f"results/runs/dual/{BASELINE}/tatoeba.json"]
     bucc = jobs["make_bucc"]["qaa-en"]
     assert bucc.inputs == {"data": "results/data/bt/info.json"}
@@ -199,7 +200,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     assert [str(a) for a in mine.args] == [
         "--model", f"{run_dir}/model", "--bucc-dir", "results/bucc/qaa-en", "--pair", "qaa-en",
         "--tune-split", "dev", "--test-split", "test", "--pooling", "cls", "--k", "4", "--strategy", "max",
-        "--max-length", "24", "--axes", axes, "--run-id", RUN, "--out-metrics", f"{run_dir}/mine/qaa-en.json"]
+        "--max-length", "40", "--axes", axes, "--run-id", RUN, "--out-metrics", f"{run_dir}/mine/qaa-en.json"]
     # the rule file's outputs come from the same templates
     assert plan.TATOEBA.format(run_id=RUN) == tatoeba.args[-1]
     assert plan.MINED.format(run_id=RUN, pair="qaa-en") == mine.args[-1]

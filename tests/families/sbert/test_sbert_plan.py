@@ -21,6 +21,7 @@ SMALL = {
         "bitext": {"source": "demo", "task": "bitext", "languages": ["qaa"], "splits": ["test"], "sizes": {"test": 10}},
     },
     "training": {"max_steps": 10, "max_length": 32},
+    "evaluation": {"max_length": 40},  # scored at 40, trained at 32
     "sbert": {
         "models": ["tiny", "mbert"],
         "poolings": ["max"],
@@ -93,7 +94,7 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
     assert argv(trained) == [
         "--model", "results/runs/sbert/tiny-max-L-2-depth01-seed7/model", "--pooling", "max", "--layer", "-2", *files,
         "--axes", '{"model": "tiny", "trained": true, "freeze_depth": 1, "seed": 7}', "--run-id", "tiny-max-L-2-depth01-seed7",
-        "--max-length", "32", "--out", "results/runs/sbert/tiny-max-L-2-depth01-seed7/eval.json",
+        "--max-length", "40", "--out", "results/runs/sbert/tiny-max-L-2-depth01-seed7/eval.json",
     ]
     assert trained.inputs == {"model": "results/runs/sbert/tiny-max-L-2-depth01-seed7/model",
                               "data": ["results/data/sts/info.json", "results/data/bitext/info.json"]}
@@ -101,7 +102,7 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
     assert argv(untrained) == [
         "--model", "bert-base-multilingual-cased", "--pooling", "max", "--layer", "-2", *files,
         "--axes", '{"model": "mbert", "trained": false, "freeze_depth": null, "seed": null}', "--run-id", "mbert-max-L-2-untrained",
-        "--max-length", "32", "--out", "results/runs/sbert/mbert-max-L-2-untrained/eval.json",
+        "--max-length", "40", "--out", "results/runs/sbert/mbert-max-L-2-untrained/eval.json",
     ]
     assert untrained.inputs["model"] == []
     assert jobs["tiny-max-L-2-untrained"].inputs["model"] == ["results/models/tiny"]

@@ -4,7 +4,9 @@ Each --bitext is a normalised JSONL file (text = non-English side, text_pair = E
 Its language comes from --langs (same order as the files) or else from the file's parent
 directory name (results/data/tatoeba/deu/test.jsonl -> deu). Besides retrieval accuracy every
 layer gets the cosine gap of translations (xlt.evaluate.cosine_gap); `xlt align-gap-plot` draws
-it per analysed model from the aggregated table.
+it per analysed model from the aggregated table. A saved encoder with a trained projection (a
+distilled student narrower or wider than its teacher) gets one more index, its last layer + 1:
+its pooled layer through the projection, the sentence vector it emits to every other evaluator.
 """
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def _align(args):
     from xlt.core.models import config_num_layers
     from xlt.data.bitext_files import load_bitexts, resolve_langs
     from xlt.evaluate.alignment import (MATCH, alignment_records, encode_bitexts, only_layers, parse_layers,
-                                        project_layers)
+                                        project_layers, with_projection)
     from xlt.evaluate.cosine_gap import cosine_gap_records
 
     log = logging.getLogger(__name__)
@@ -89,12 +91,22 @@ def _align(args):
     tsne_layers = parse_layers(args.tsne_layers, depth) if args.tsne_layers else []
 
     from xlt.core.models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.sentence_encoder import read_pooling, saved_projection
 
+    # a saved encoder's trained projection (a distilled student's): its output is one more index,
+    # depth + 1, the projection of its pooled layer (checked against --pooling before loading)
+    saved = read_pooling(args.model)
+    projected_layer = saved.get("layer", -1) % (depth + 1)
+    projection = saved_projection(args.model, args.pooling, projected_layer, depth) if "projection" in saved else None
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
-    encoded = encode_bitexts(model, tokenizer, bitexts, sorted(set(layers) | set(tsne_layers)), pooling=args.pooling,
+    encoded_layers = sorted(set(layers) | set(tsne_layers) | ({projected_layer} if projection else set()))
+    encoded = encode_bitexts(model, tokenizer, bitexts, encoded_layers, pooling=args.pooling,
                              batch_size=args.batch_size, max_length=args.max_length, device=device, prompt=args.prompt)
+    if projection is not None:
+        encoded = with_projection(encoded, projected_layer, projection, depth + 1)
+        layers = [*layers, depth + 1]
     in_table = [only_layers(e, layers) for e in encoded]
     records = alignment_records(in_table, examples_out=metrics.examples)
     if args.center:
@@ -109,7 +121,11 @@ def _align(args):
         log.info("%s %s layer %d: %.4f", rec["metric"], rec["lang"], rec["layer"], rec["value"])
 
     metrics.meta.update({"model": args.model, "pooling": args.pooling, "prompt": args.prompt, "layers": layers,
-                         "center": args.center, "cosine_gap": {"random_pairs": "sattolo_derangement", "seed": args.seed},
+                         "center": args.center, "max_length": args.max_length,
+                         "projection": None if projection is None else {
+                             "index": depth + 1, "layer": projected_layer,
+                             "shape": [projection.in_features, projection.out_features]},
+                         "cosine_gap": {"random_pairs": "sattolo_derangement", "seed": args.seed},
                          "bitexts": {b.lang: {"path": str(p), "pairs": len(b.texts)} for b, p in zip(bitexts, args.bitext)}})
     metrics.extend(records + gaps)
     if args.out_plots:

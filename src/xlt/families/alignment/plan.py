@@ -48,6 +48,10 @@ PAPER_DOMAIN_MEANS: dict = {}
 
 def check(config: dict) -> None:
     family = config[FAMILY]
+    if "max_length" in family:
+        raise XltError(f"{FAMILY}.max_length: the evaluation length is now shared by every family's evaluations, so a "
+                       f"model scored by two families gives one number; drop {FAMILY}.max_length and set "
+                       f"evaluation: {{max_length: {family['max_length']}}}")
     data = family["data"]
     dual_plan.require_bitext(config, data["dataset"], f"{FAMILY}.data.dataset")
     settings.require_split(config, data["dataset"], data["split"], data["langs"], f"{FAMILY}.data")
@@ -137,7 +141,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     data = family["data"]
     flags = [arg for lang in data["langs"] for arg in ("--bitext", data_file(data["dataset"], lang, data["split"]))]
     flags += ["--layers", _indices(family["layers"]), "--pooling", family["pooling"],
-              "--max-length", family["max_length"], "--english-label", family["english_label"]]
+              "--max-length", settings.eval_max_length(config), "--english-label", family["english_label"]]
     flags += ["--center"] if family["center"] else []
     if family["tsne_layers"]:
         flags += ["--tsne-layers", _indices(family["tsne_layers"]), "--tsne-sample", family["tsne_sample"],

@@ -9,8 +9,9 @@ The teacher runs once per distinct English sentence (multi-way bitext repeats an
 sentence in every language), before training; its vectors are stored in float16 in the run
 directory (`TEACHER_FILE`, keyed by the teacher's files, pooling, layer, max length and the
 sentences) and read back, never recomputed per epoch or on a resumed run. A student of another
-width than the teacher's trains a linear projection with it (saved as `PROJECTION_FILE`); the
-evaluations score the student's own pooled vectors.
+width than the teacher's trains a linear projection with it: the projection is part of the
+student (`SentenceEncoder.projection`, saved in its model directory), so dev selection and every
+evaluation score the projected vectors the loss trained, as sentence-transformers' Dense module.
 
 Two ways to make examples (`--distill-examples`): `pairs` (an example is a translation pair, a
 batch of B pairs is 2B sentences, both sides' MSE summed) or `sentences`, as the authors' script
@@ -35,7 +36,7 @@ from torch import nn
 
 from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_settings
 from xlt.core.embeddings import encode
-from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.core.errors import XltError
 from xlt.data.bitext_files import Bitext
@@ -45,7 +46,6 @@ from xlt.losses.mse_distillation import MSEDistillationLoss
 log = logging.getLogger(__name__)
 
 TEACHER_FILE = "teacher_vectors.npz"
-PROJECTION_FILE = "projection.pt"
 LOSS_NAME = "mse_distillation"
 EXAMPLE_KINDS = ("pairs", "sentences")  # --distill-examples
 
@@ -102,8 +102,9 @@ def teacher_vectors(teacher: str, pooling: str, layer: int, sentences: Sequence[
 
     tokenizer = load_tokenizer(teacher)
     with torch.no_grad():
-        vectors = encode(encoder.encoder.to(device), tokenizer, list(sentences), pooling=pooling, layer=layer,
-                         batch_size=batch_size, max_length=max_length, device=device).astype(np.float16)
+        vectors = project(encode(encoder.encoder.to(device), tokenizer, list(sentences), pooling=pooling, layer=layer,
+                                 batch_size=batch_size, max_length=max_length, device=device),
+                          encoder.projection).astype(np.float16)
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_name(cache.name + ".partial.npz")
     np.savez(partial, vectors=vectors, key=np.array(key))
@@ -113,17 +114,19 @@ def teacher_vectors(teacher: str, pooling: str, layer: int, sentences: Sequence[
 
 
 class DistillStudent(nn.Module):
-    """The student encoder and, for a teacher of another width, the projection trained with it."""
+    """The student encoder; for a teacher of another width its sentence vectors go through a linear
+    projection trained with it, which the student keeps (and saves) as its own."""
 
     def __init__(self, student: SentenceEncoder, teacher_dim: int):
         super().__init__()
+        if student.dim != teacher_dim:
+            student.projection = nn.Linear(student.hidden_size, teacher_dim)
         self.student = student
-        projection = nn.Linear(student.dim, teacher_dim) if student.dim != teacher_dim else None
-        self.loss = MSEDistillationLoss(projection)
+        self.loss = MSEDistillationLoss()  # the student's vectors are already the teacher's width
 
     @property
     def projection(self) -> nn.Module | None:
-        return self.loss.projection
+        return self.student.projection
 
     def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         """The student's sentence vectors: the loss calls the module itself, so that with

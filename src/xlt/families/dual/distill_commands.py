@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlt.core.sentence_encoder import read_pooling
+from xlt.core.sentence_encoder import PROJECTION_FILE, read_pooling
 
 
 def teacher_settings(args) -> tuple[str, int]:
@@ -19,11 +19,9 @@ def train_distilled(args, student, tokenizer, train_bitexts, dev_bitexts, targs,
                     identity: dict, out: Path):
     """Train `student` in place by distillation; returns the training result and the loss's metadata
     (teacher, its vectors' file, the projection when the widths differ)."""
-    import torch
-
     from xlt.core.models import pick_device
-    from xlt.families.dual.distill import LOSS_NAME, PROJECTION_FILE, TEACHER_FILE, select_pairs, teacher_sentences, \
-        teacher_vectors, train_distill
+    from xlt.families.dual.distill import LOSS_NAME, TEACHER_FILE, select_pairs, teacher_sentences, teacher_vectors, \
+        train_distill
     from xlt.families.dual.dual_encoder import pairs_from_bitexts
 
     pooling, layer = teacher_settings(args)
@@ -34,11 +32,11 @@ def train_distilled(args, student, tokenizer, train_bitexts, dev_bitexts, targs,
     model, result = train_distill(student, tokenizer, train_bitexts, dev_bitexts, vectors, sentences, targs,
                                   args.match, losses, checkpoint_dir, identity, examples=args.distill_examples)
     projection = None
-    if model.projection is not None:
-        torch.save(model.projection.state_dict(), out / PROJECTION_FILE)
-        projection = {"from": student.dim, "to": int(vectors.shape[1]), "file": PROJECTION_FILE, "trained": True}
+    if model.projection is not None:  # saved with the student (model/), which every evaluation loads
+        projection = {"from": student.hidden_size, "to": int(vectors.shape[1]), "file": f"model/{PROJECTION_FILE}",
+                      "trained": True}
     return result, {"name": LOSS_NAME, "teacher": args.teacher, "teacher_pooling": pooling, "teacher_layer": layer,
-                    "teacher_dim": int(vectors.shape[1]), "student_dim": student.dim,
+                    "teacher_dim": int(vectors.shape[1]), "student_dim": student.hidden_size,
                     "teacher_vectors": {**stored, "dtype": str(vectors.dtype)}, "projection": projection,
                     "normalize": False, "examples": args.distill_examples,
                     "train_pairs_used": {b.lang: len(b.texts) for b in train_bitexts},

@@ -36,7 +36,7 @@ from xlt.core.embeddings import encode
 from xlt.core.choices import DUAL_SYMMETRIC
 from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
 from xlt.core.metrics import example_set, record
-from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.families.dual.plan import check_grad_accum
@@ -107,10 +107,12 @@ def make_loss(settings: DualSettings, losses: list[float] | None = None):
 
 def sentence_vectors(model: SentenceEncoder, tokenizer, sentences: Sequence[str], max_length: int,
                      batch_size: int = 64) -> np.ndarray:
-    """The model's own pooling over its own layer, as float arrays (what retrieval scores)."""
+    """The model's own pooling over its own layer, through its projection if it has one, as float
+    arrays (what retrieval scores: the vectors a distilled student was trained to emit)."""
     device = next(model.parameters()).device
-    return encode(model.encoder, tokenizer, list(sentences), pooling=model.pooling.mode, layer=model.pooling.layer,
-                  batch_size=batch_size, max_length=max_length, device=device)
+    return project(encode(model.encoder, tokenizer, list(sentences), pooling=model.pooling.mode,
+                          layer=model.pooling.layer, batch_size=batch_size, max_length=max_length, device=device),
+                   model.projection)
 
 
 def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], max_length: int,

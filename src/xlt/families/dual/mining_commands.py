@@ -139,14 +139,17 @@ def _mine(args) -> None:
         raise XltError(f"--layer {args.layer} is out of range for a model with {depth} layers; use 0..{depth} or -1 for the last")
 
     from xlt.core.models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.sentence_encoder import project, saved_projection
 
+    projection = saved_projection(args.model, args.pooling, args.layer, depth)  # the model's own sentence vectors
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
     kwargs = dict(pooling=args.pooling, layer=args.layer, batch_size=args.batch_size, max_length=args.max_length,
                   device=device, prompt=args.prompt)
-    vectors = {role: (encode(model, tokenizer, data.src_sentences, **kwargs),
-                      encode(model, tokenizer, data.tgt_sentences, **kwargs)) for role, data in splits.items()}
+    vectors = {role: (project(encode(model, tokenizer, data.src_sentences, **kwargs), projection),
+                      project(encode(model, tokenizer, data.tgt_sentences, **kwargs), projection))
+               for role, data in splits.items()}
     # one pool: margins of tuning and test candidates share the k-NN terms, so the threshold
     # tuned on the tuning sources' candidates is on the scale of the test sources' candidates
     mined = pooled_candidates(vectors, splits, k=args.k, strategy=args.strategy)
@@ -156,6 +159,8 @@ def _mine(args) -> None:
     src_lang = splits["test"].src_lang
     metrics.meta.update({
         "model": args.model, "pair": args.pair, "layer": args.layer, "pooling": args.pooling, "prompt": args.prompt,
+        "max_length": args.max_length,
+        "projection": None if projection is None else [projection.in_features, projection.out_features],
         "k": args.k, "strategy": args.strategy, "threshold": threshold,
         "splits": {role: {"name": d.split, "src": len(d.src_ids), "tgt": len(d.tgt_ids), "gold": len(d.gold)}
                    for role, d in splits.items()},

@@ -243,7 +243,7 @@ def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict,
         *prompt_args(config, axes["model"]),
         *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)], *sts_args,
         "--match", spec["match"], "--axes", json.dumps(axes), "--run-id", run_id, "--family", FAMILY,
-        "--max-length", settings.training(config, FAMILY)["max_length"], "--out", TATOEBA.format(run_id=run_id)])
+        "--max-length", settings.eval_max_length(config), "--out", TATOEBA.format(run_id=run_id)])
 
 
 def _prefix_args(config: dict, row: dict) -> tuple[list, dict]:
@@ -332,7 +332,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 "--tune-split", mining["tune_split"], "--test-split", mining["test_split"],
                 "--pooling", row["pooling"], *prompt_args(config, row["model"]), "--k", mining["k"],
                 "--strategy", mining["strategy"],
-                "--max-length", training["max_length"], "--axes", axes_json, "--run-id", run_id,
+                "--max-length", settings.eval_max_length(config), "--axes", axes_json, "--run-id", run_id,
                 "--out-metrics", MINED.format(run_id=run_id, pair=pair)])
     for row in baselines(config):  # the pretrained encoder, no training axes
         axes = {"model": row["model"]} | {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}

@@ -151,7 +151,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             "--model", model, "--pooling", row["pooling"], "--layer", row["layer"], *evaluation,
             *prompt_args(config, row["model"]),
             "--axes", json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}), "--run-id", row["run_id"],
-            "--max-length", training["max_length"], "--out", f"{run_dir}/eval.json"]))
+            "--max-length", settings.eval_max_length(config), "--out", f"{run_dir}/eval.json"]))
     return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}
 
 
