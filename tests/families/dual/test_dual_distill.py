@@ -77,14 +77,18 @@ def test_stored_vectors_of_another_teacher_are_recomputed(tmp_path, demo_model_d
     assert counted  # the stale file was not trusted
 
 
-def test_a_teacher_of_another_width_trains_a_projection_recorded_in_the_metadata(tmp_path, demo_model_dir, counted):
+@pytest.mark.parametrize("examples", ["pairs", "sentences"])
+def test_a_teacher_of_another_width_trains_a_projection_recorded_in_the_metadata(tmp_path, demo_model_dir, counted,
+                                                                                 examples):
+    """Both kinds of example project the student's vectors once (the student owns the projection)."""
     from xlt.data.demo_model import build_demo_model
 
     teacher = tmp_path / "teacher"
     build_demo_model(teacher, ["mixed"], layers=1, hidden_size=16, heads=2, pretrain_steps=1, corpus_size=50,
                      vocab_size=200)
     out = tmp_path / "run"
-    assert cli.main(distill_argv(tmp_path, demo_model_dir, teacher, out, steps=4)) == 0
+    assert cli.main(distill_argv(tmp_path, demo_model_dir, teacher, out, steps=4)
+                    + ["--distill-examples", examples]) == 0
     loss = json.loads((out / "train.json").read_text())["meta"]["loss"]
     assert loss["projection"] == {"from": 32, "to": 16, "file": "model/xlt_projection.safetensors",
                                   "trained": True}

@@ -207,12 +207,11 @@ def make_sentence_collate(tokenizer, max_length: int, vectors: np.ndarray):
 
 
 def make_sentence_loss(losses: list[float] | None = None):
-    """MSE of each sentence's student vector (projected when the widths differ) onto its teacher vector."""
+    """MSE of each sentence's student vector onto its teacher vector (the student's own projection,
+    when the widths differ, is part of its forward)."""
 
     def loss_fn(model: DistillStudent, batch: dict) -> torch.Tensor:
         embeddings = model(**{k: v for k, v in batch.items() if k != "teacher"}).float()
-        if model.projection is not None:
-            embeddings = model.projection(embeddings)
         loss = F.mse_loss(embeddings, batch["teacher"].to(embeddings.device).float())
         if losses is not None:
             losses.append(loss.item())
