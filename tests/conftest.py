@@ -1,11 +1,13 @@
 """Shared fixtures: tiny random encoders of each supported architecture (no downloads), a
-real single-node SLURM when asked for, and the one tiny sweep the workflow tests share."""
+real single-node SLURM when asked for, and what the workflow tests share: one dry run per
+repository config and the one tiny sweep."""
 from __future__ import annotations
 
 import fcntl
 import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers.workflow_runs import ASK_SLURM, SLURM_DIR, SNAKEMAKE, local_env, slurm_env, slurm_snakemake, workflow_copy
+from helpers.workflow_runs import (ASK_SLURM, SLURM_DIR, SNAKEMAKE, DryRuns, local_env, slurm_env, slurm_snakemake,
+                                   workflow_copy)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -131,10 +134,17 @@ def slurm_cluster():
         lock.close()
 
 
+@pytest.fixture(scope="session")
+def dry_runs(tmp_path_factory) -> DryRuns:
+    """The session's dry runs of the repository's configs, each run once and shared by every
+    test that reads one (helpers.workflow_runs.DryRuns)."""
+    return DryRuns(workflow_copy(tmp_path_factory.mktemp("dry-runs")))
+
+
 @dataclass
 class TinySweep:
-    """The tiny sweep (config/tiny.yaml) one test session ran: its workflow copy, how it was
-    run (so a test can run it again the same way), and what Snakemake printed."""
+    """The tiny sweep (config/tiny.yaml) one test session ran: its workflow copy, the Snakemake
+    command (run again the same way, it must find nothing to do), and what the run printed."""
     work: Path
     command: list[str]
     env: dict[str, str]
@@ -165,13 +175,18 @@ def tiny_sweep(request, tmp_path_factory) -> TinySweep:
     if through_slurm:
         # exactly what the profile's header tells users to type
         command, env = slurm_snakemake("--profile", "profiles/cluster", *TINY_SWEEP_ARGS), slurm_env()
+        run_command = command
     else:
         # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
-        # they come last, one at a time with --cores 2 (or 3), each spending its seconds importing
-        # torch on one core while the other idled (~1/5 of the sweep); the jobs' threads stay as configured
+        # they come last, one at a time with --cores 2 (or 3), one core idle; the jobs' threads stay as configured
         command, env = [*SNAKEMAKE, "--cores", "4", *TINY_SWEEP_ARGS], local_env()
+        # its ~40 jobs fork from `xlt job-server` (as `make rehearse` runs them): each job's own
+        # work takes about a CPU-second, importing torch and transformers several; a plain
+        # `snakemake` run of the workflow is test_local_model_directory_and_local_tsv_files's
+        run_command = [sys.executable, "-m", "xlt.cli", "job-server", "--hf-cache", str(work / "resources" / "hf"),
+                       "--", *command]
     started = time.monotonic()
-    run = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
+    run = subprocess.run(run_command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
     seconds = time.monotonic() - started
     log = run.stdout + run.stderr
     if run.returncode != 0:
