@@ -71,3 +71,27 @@ def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     assert not socket_path.parent.exists()
+
+
+def test_a_server_beside_a_process_serves_its_calls_and_ends_with_it(tmp_path):
+    """`xlt job-server --beside PID` (what the Snakefile starts for a local run): it prints its
+    socket, forks the calls sent to it, and ends, socket removed, when process PID ends."""
+    owner = subprocess.Popen(["sleep", "300"])
+    server = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(owner.pid)], cwd=tmp_path,
+                              env=local_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    socket_path = Path(server.stdout.readline().strip())
+    assert socket_path.exists()
+    call = subprocess.run([sys.executable, "-m", "xlt.cli", "--version"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**local_env(), "XLT_JOB_SERVER": str(socket_path)})
+    assert call.returncode == 0 and call.stdout.startswith("xlt ")
+    owner.kill()
+    owner.wait()
+    assert server.wait(timeout=60) == 0
+    assert not socket_path.parent.exists()
+    assert "xlt job-server: 1 jobs forked, 0 declined" in server.stderr.read()
+
+
+def test_a_server_takes_a_command_or_beside_not_both(tmp_path):
+    both = subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--beside", "1", "--", "true"], cwd=tmp_path,
+                          env=local_env(), capture_output=True, text=True)
+    assert both.returncode == 2 and "a command (after --) or --beside PID, not both" in both.stderr
