@@ -7,7 +7,6 @@ import fcntl
 import os
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,18 +174,14 @@ def tiny_sweep(request, tmp_path_factory) -> TinySweep:
     if through_slurm:
         # exactly what the profile's header tells users to type
         command, env = slurm_snakemake("--profile", "profiles/cluster", *TINY_SWEEP_ARGS), slurm_env()
-        run_command = command
     else:
         # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
-        # they come last, one at a time with --cores 2 (or 3), one core idle; the jobs' threads stay as configured
+        # they come last, one at a time with --cores 2 (or 3), one core idle; the jobs' threads stay as
+        # configured. Plain `snakemake`, as a user types it: its jobs fork from the job server the
+        # Snakefile starts beside it (start_job_server in workflow/rules/common.smk)
         command, env = [*SNAKEMAKE, "--cores", "4", *TINY_SWEEP_ARGS], local_env()
-        # its ~40 jobs fork from `xlt job-server` (as `make rehearse` runs them): each job's own
-        # work takes about a CPU-second, importing torch and transformers several; a plain
-        # `snakemake` run of the workflow is test_local_model_directory_and_local_tsv_files's
-        run_command = [sys.executable, "-m", "xlt.cli", "job-server", "--hf-cache", str(work / "resources" / "hf"),
-                       "--", *command]
     started = time.monotonic()
-    run = subprocess.run(run_command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
+    run = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
     seconds = time.monotonic() - started
     log = run.stdout + run.stderr
     if run.returncode != 0:

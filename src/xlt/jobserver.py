@@ -56,7 +56,7 @@ def run_remote(argv: list[str]) -> int | None:
     """Run `xlt argv` in the server that XLT_JOB_SERVER names: the job's exit status, or None
     when there is no server to reach or it declines the call (the caller then runs it itself)."""
     path = os.environ.get(VARIABLE)
-    if not path or (argv and argv[0] in DECLINED_VERBS):
+    if not path or path == "0" or (argv and argv[0] in DECLINED_VERBS):  # 0: the Snakefile starts none
         return None
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

@@ -95,3 +95,12 @@ def test_a_server_takes_a_command_or_beside_not_both(tmp_path):
     both = subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--beside", "1", "--", "true"], cwd=tmp_path,
                           env=local_env(), capture_output=True, text=True)
     assert both.returncode == 2 and "a command (after --) or --beside PID, not both" in both.stderr
+
+
+def test_xlt_job_server_0_runs_every_call_in_its_own_process(monkeypatch, capsys):
+    """XLT_JOB_SERVER=0 turns off the server the Snakefile would start: a call runs on its own, quietly."""
+    from xlt import jobserver
+
+    monkeypatch.setenv(jobserver.VARIABLE, "0")
+    assert jobserver.run_remote(["--version"]) is None
+    assert capsys.readouterr().err == ""
