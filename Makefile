@@ -20,8 +20,8 @@ demo: $(BIN)/snakemake
 test: $(BIN)/snakemake
 	. $(BIN)/activate && python -m pytest -q
 
-# the edit loop: every test but those marked slow (the workflow runs end to end, the dry runs of
-# the configs); `make test` and CI run them all
+# the edit loop: every test but those marked slow (the workflow's runs and dry runs, real models,
+# subprocess sweeps; pyproject.toml's markers); `make test` and CI run them all
 test-fast: $(BIN)/snakemake
 	. $(BIN)/activate && python -m pytest -q -m "not slow"
 

@@ -29,6 +29,7 @@ def smoke(tmp_path_factory):
     return out, json.loads((out / "gpu_check.json").read_text()), (out / "gpu_check.md").read_text()
 
 
+@pytest.mark.slow
 def test_smoke_writes_every_section(smoke):
     out, results, md = smoke
     log = (out / "gpu_check.log").read_text()

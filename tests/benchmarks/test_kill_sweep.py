@@ -35,6 +35,7 @@ def swept(tmp_path_factory):
     return workdir, kill_sweep.sweep(3, JOB, workdir, echo=lines.append, inputs=inputs), lines
 
 
+@pytest.mark.slow
 def test_three_kills_resume_to_the_uninterrupted_result(swept):
     workdir, outcomes, lines = swept
     assert [o.point for o in outcomes] == [Point("step", 30, "TERM"), Point("checkpoint", 2, "KILL"),

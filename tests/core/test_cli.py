@@ -67,6 +67,7 @@ def test_xlt_version_prints_the_version():
     assert out.stdout.startswith(f"xlt {__version__}")
 
 
+@pytest.mark.slow
 def test_xlt_plot_names_the_kinds_for_an_unknown_kind(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("metric,value\n")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers.workflow_runs import local_env
 
 SCRIPT = """
@@ -27,6 +29,7 @@ def _serve(tmp_path: Path, *command: str) -> subprocess.CompletedProcess:
                           env=local_env(), capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_calls_run_in_forks_as_in_their_own_process(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -49,6 +52,7 @@ def test_calls_run_in_forks_as_in_their_own_process(tmp_path):
     assert "xlt job-server: 4 jobs forked, 1 declined" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp_path):
     (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a sentence"}) + "\n")
     (tmp_path / "Snakefile").write_text(
@@ -62,6 +66,7 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
     assert "2 jobs forked, 0 declined" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--", "bash", "-c",
                              'echo "$XLT_JOB_SERVER"; exec sleep 300'], cwd=tmp_path, env=local_env(),
@@ -73,6 +78,7 @@ def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
     assert not socket_path.parent.exists()
 
 
+@pytest.mark.slow
 def test_a_server_beside_a_process_serves_its_calls_and_ends_with_it(tmp_path):
     """`xlt job-server --beside PID` (what the Snakefile starts for a local run): it prints its
     socket, forks the calls sent to it, and ends, socket removed, when process PID ends."""

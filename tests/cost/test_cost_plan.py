@@ -150,6 +150,7 @@ def test_saved_calibration_is_used_and_checked(tmp_path):
     assert profile.load(None, tmp_path / "absent.json")["name"] == "cpu"
 
 
+@pytest.mark.slow
 def test_calibrate_measures_positive_throughput():
     result = profile.calibrate(seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu",
                                threads=1, loop_steps=5)
@@ -181,6 +182,7 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
     assert cost.disk_gib == 13 * tokens * model["hidden_size"] * 2 / 2**30  # depths 0..12 in float16
 
 
+@pytest.mark.slow
 def test_disk_counts_a_model_only_for_the_rules_that_keep_one(dry_runs):
     # the rules whose outputs hold a model directory, read off the paper config's dry run: MonoX
     # teachers and students and adapt runs keep metrics and logits only

@@ -49,6 +49,7 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
     assert "/model" not in " ".join(re.findall(r"^rule distill:\n(?:    .*\n)*?    output: (.*)$", output, re.M))
 
 
+@pytest.mark.slow
 def test_the_plans_disk_is_what_the_sweep_leaves():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")

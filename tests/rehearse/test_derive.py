@@ -8,6 +8,7 @@ import copy
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from helpers.workflow_runs import job_counts, snakemake, workflow_copy
@@ -200,6 +201,7 @@ def test_cut_down_keeps_one_seed_and_two_depths():
     assert {row["objective"] for row in dual.runs(cut)} == {"additive_margin", "mse_distill"}
 
 
+@pytest.mark.slow
 def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path, dry_runs):
     work = workflow_copy(tmp_path)
     for name, config in (("full.yaml", derive(PAPER)), ("cut.yaml", derive(PAPER, cut_down=True))):
