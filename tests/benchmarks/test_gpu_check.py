@@ -48,6 +48,7 @@ def test_smoke_writes_every_section(smoke):
         assert row in md
 
 
+@pytest.mark.slow  # the module's smoke fixture: gpu_check.sh --smoke in a subprocess
 def test_smoke_ratios_are_measured_over_planned(smoke):
     _, results, _ = smoke
     eager, random_batches, compiled = results["paper_shape"]
