@@ -1,10 +1,10 @@
 # Two commands from a fresh clone: `make demo` (set up, then run the offline demo) and
-# `make test` (set up, then run the tests). Each creates .venv first when it is missing;
+# `make test` (set up, then run the tests; `make test-fast` skips the slow ones). Each creates .venv first when it is missing;
 # `make install` only sets up. The recipes are the README's manual steps.
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test rehearse
+.PHONY: install demo test test-fast rehearse
 
 install: $(BIN)/snakemake
 
@@ -19,6 +19,11 @@ demo: $(BIN)/snakemake
 
 test: $(BIN)/snakemake
 	. $(BIN)/activate && python -m pytest -q
+
+# the edit loop: every test but those marked slow (the workflow's runs and dry runs, real models,
+# subprocess sweeps; pyproject.toml's markers); `make test` and CI run them all
+test-fast: $(BIN)/snakemake
+	. $(BIN)/activate && python -m pytest -q -m "not slow"
 
 # the paper sweep (config/paper.yaml) end to end on offline stand-ins: every rule and job of the
 # real sweep in rehearsal/ (docs/rehearsal.md); its numbers are not results

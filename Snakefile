@@ -42,6 +42,7 @@ rule all:
 
 onstart:
     check_hf_cache()
+    start_job_server()
 
 
 onsuccess:

@@ -1,5 +1,6 @@
 """Shared fixtures: tiny random encoders of each supported architecture (no downloads), a
-real single-node SLURM when asked for, and the one tiny sweep the workflow tests share."""
+real single-node SLURM when asked for, and what the workflow tests share: one dry run per
+repository config and the one tiny sweep."""
 from __future__ import annotations
 
 import fcntl
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers.workflow_runs import ASK_SLURM, SLURM_DIR, SNAKEMAKE, local_env, slurm_env, slurm_snakemake, workflow_copy
+from helpers.workflow_runs import (ASK_SLURM, SLURM_DIR, SNAKEMAKE, DryRuns, local_env, slurm_env, slurm_snakemake,
+                                   workflow_copy)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -131,10 +133,17 @@ def slurm_cluster():
         lock.close()
 
 
+@pytest.fixture(scope="session")
+def dry_runs(tmp_path_factory) -> DryRuns:
+    """The session's dry runs of the repository's configs, each run once and shared by every
+    test that reads one (helpers.workflow_runs.DryRuns)."""
+    return DryRuns(workflow_copy(tmp_path_factory.mktemp("dry-runs")))
+
+
 @dataclass
 class TinySweep:
-    """The tiny sweep (config/tiny.yaml) one test session ran: its workflow copy, how it was
-    run (so a test can run it again the same way), and what Snakemake printed."""
+    """The tiny sweep (config/tiny.yaml) one test session ran: its workflow copy, the Snakemake
+    command (run again the same way, it must find nothing to do), and what the run printed."""
     work: Path
     command: list[str]
     env: dict[str, str]
@@ -167,8 +176,9 @@ def tiny_sweep(request, tmp_path_factory) -> TinySweep:
         command, env = slurm_snakemake("--profile", "profiles/cluster", *TINY_SWEEP_ARGS), slurm_env()
     else:
         # --cores 4 on the 2-core test machine: tiny.yaml gives the 8 freeze_depth jobs 2 threads and
-        # they come last, one at a time with --cores 2 (or 3), each spending its seconds importing
-        # torch on one core while the other idled (~1/5 of the sweep); the jobs' threads stay as configured
+        # they come last, one at a time with --cores 2 (or 3), one core idle; the jobs' threads stay as
+        # configured. Plain `snakemake`, as a user types it: its jobs fork from the job server the
+        # Snakefile starts beside it (start_job_server in workflow/rules/common.smk)
         command, env = [*SNAKEMAKE, "--cores", "4", *TINY_SWEEP_ARGS], local_env()
     started = time.monotonic()
     run = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)

@@ -29,6 +29,7 @@ import traceback
 from pathlib import Path
 
 from xlt.core.console import QUIET_ENV
+from xlt.core.errors import XltError
 from xlt.core.verbs import WORKFLOW, Verb
 
 VARIABLE = "XLT_JOB_SERVER"
@@ -55,7 +56,7 @@ def run_remote(argv: list[str]) -> int | None:
     """Run `xlt argv` in the server that XLT_JOB_SERVER names: the job's exit status, or None
     when there is no server to reach or it declines the call (the caller then runs it itself)."""
     path = os.environ.get(VARIABLE)
-    if not path or (argv and argv[0] in DECLINED_VERBS):
+    if not path or path == "0" or (argv and argv[0] in DECLINED_VERBS):  # 0: the Snakefile starts none
         return None
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -289,11 +290,12 @@ def preload() -> None:
     gc.freeze()
 
 
-def serve(command: list[str], hf_cache: str | None = None, stats: str | None = None) -> int:
+def serve(command: list[str], hf_cache: str | None = None, stats: str | None = None, beside: int | None = None) -> int:
     """Run `command` with a job server for its `xlt` calls; its exit status. `hf_cache`: the
     Hugging Face cache the workflow's jobs read (the Snakefile points them at its resources/hf
     unless HF_HUB_CACHE says otherwise; the server must import the libraries with the same).
-    `stats`: a TSV file to append each forked job's verb, run id, CPU and wall seconds to."""
+    `stats`: a TSV file to append each forked job's verb, run id, CPU and wall seconds to.
+    `beside`: no command; serve the calls of process `beside` (and its children) until it ends."""
     from xlt.core.prefetch import cache_dir, cache_environment
 
     env = dict(os.environ)  # the command's
@@ -314,6 +316,8 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
         Path(stats).write_text("verb\trun_id\tcpu_s\twall_s\n")
         stats = str(Path(stats).resolve())
     server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports, stats)
+    if beside is not None:
+        return _serve_beside(server, tmp, beside)
     # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up; the
     # handler is in place before the command starts, so a stop that comes early is not lost
     started, early = [], []
@@ -343,16 +347,52 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
     return 128 - status if status < 0 else status  # a command killed by a signal: as a shell reports it
 
 
+def _serve_beside(server: Server, tmp: str, pid: int) -> int:
+    """Serve until process `pid` ends or SIGTERM comes; the socket's path, printed on stdout once
+    it listens, tells the process that started this server where to send its calls."""
+    watched = os.pidfd_open(pid)
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(0))  # the finally below cleans up
+    print(server.path, flush=True)
+    try:
+        while True:
+            ready, _, _ = select.select([server.listener, watched], [], [], 1.0)
+            server.reap()
+            if server.listener in ready:
+                server.accept()
+            if watched in ready:
+                break
+    finally:
+        server.close()
+        os.rmdir(tmp)
+        print(f"xlt job-server: {server.forked} jobs forked, {server.declined} declined", file=sys.stderr)
+    return 0
+
+
+def start_beside(log: str) -> str | None:
+    """Start a job server for this process's `xlt` calls (Snakemake's local jobs) and return its
+    socket's path for XLT_JOB_SERVER; it ends when this process does. None (the calls then run
+    in their own processes) when it does not come up; `log` gets the server's stderr."""
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(os.getpid())],
+                                stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)
+    return proc.stdout.readline().strip() or None  # empty: it ended before listening
+
+
 def _arguments(p):
     p.add_argument("--hf-cache", default=None,
                    help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)")
     p.add_argument("--stats", default=None, help="TSV file: each job's verb, run id, CPU and wall seconds")
-    p.add_argument("command", nargs="+", help="the command whose `xlt` calls the server runs (after --), "
+    p.add_argument("--beside", type=int, default=None, metavar="PID",
+                   help="no command: serve the `xlt` calls of process PID until it ends (the Snakefile's local runs); "
+                        "prints the socket's path for XLT_JOB_SERVER")
+    p.add_argument("command", nargs="*", help="the command whose `xlt` calls the server runs (after --), "
                                               "e.g. -- snakemake --cores 2")
 
 
 def _run(args):
-    return serve(args.command, args.hf_cache, args.stats)
+    if bool(args.command) == (args.beside is not None):
+        raise XltError("give a command (after --) or --beside PID, not both")
+    return serve(args.command, args.hf_cache, args.stats, args.beside)
 
 
 GROUP = WORKFLOW

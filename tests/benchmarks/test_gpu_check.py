@@ -29,6 +29,7 @@ def smoke(tmp_path_factory):
     return out, json.loads((out / "gpu_check.json").read_text()), (out / "gpu_check.md").read_text()
 
 
+@pytest.mark.slow
 def test_smoke_writes_every_section(smoke):
     out, results, md = smoke
     log = (out / "gpu_check.log").read_text()
@@ -47,6 +48,7 @@ def test_smoke_writes_every_section(smoke):
         assert row in md
 
 
+@pytest.mark.slow  # the module's smoke fixture: gpu_check.sh --smoke in a subprocess
 def test_smoke_ratios_are_measured_over_planned(smoke):
     _, results, _ = smoke
     eager, random_batches, compiled = results["paper_shape"]

@@ -35,6 +35,7 @@ def swept(tmp_path_factory):
     return workdir, kill_sweep.sweep(3, JOB, workdir, echo=lines.append, inputs=inputs), lines
 
 
+@pytest.mark.slow
 def test_three_kills_resume_to_the_uninterrupted_result(swept):
     workdir, outcomes, lines = swept
     assert [o.point for o in outcomes] == [Point("step", 30, "TERM"), Point("checkpoint", 2, "KILL"),
@@ -51,6 +52,7 @@ def test_three_kills_resume_to_the_uninterrupted_result(swept):
     assert [h["step"] for h in history] == [20, 40, 60]
 
 
+@pytest.mark.slow  # the module's swept fixture: a real job killed 3 times
 def test_the_comparison_sees_one_changed_weight_and_one_changed_metric(swept, tmp_path):
     from safetensors.torch import load_file, save_file
 
@@ -73,6 +75,7 @@ def test_the_comparison_sees_one_changed_weight_and_one_changed_metric(swept, tm
     assert len(found) == 2 and name in found[0] and "history" in found[1], found
 
 
+@pytest.mark.slow
 def test_the_atomicity_check_finds_half_written_files_and_ignores_temporaries(swept, tmp_path):
     workdir, _, _ = swept
     reference = workdir / "reference"

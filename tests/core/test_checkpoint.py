@@ -134,6 +134,7 @@ def _same_result(a: Path, b: Path) -> None:
     assert json.loads((a / "metrics.json").read_text()) == json.loads((b / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 def test_killed_toy_training_resumes_to_the_uninterrupted_result(tmp_path):
     # the interrupted runs start first and run in parallel (torch imports are slow)
     killed = _start_toy(tmp_path / "killed", tmp_path / "ck_killed", "--checkpoint-every", "3", "--sleep", "0.05")

@@ -67,6 +67,7 @@ def test_xlt_version_prints_the_version():
     assert out.stdout.startswith(f"xlt {__version__}")
 
 
+@pytest.mark.slow
 def test_xlt_plot_names_the_kinds_for_an_unknown_kind(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("metric,value\n")
@@ -151,7 +152,7 @@ def with_prefix_stores(work: Path) -> str:
 
 
 @pytest.mark.slow
-def test_every_xlt_command_a_dry_run_plans_parses(tmp_path):
+def test_every_xlt_command_a_dry_run_plans_parses(tmp_path, dry_runs):
     """Each `xlt ...` command line of a dry run (the demo, the paper config, both prefix stores on)
     parses with its verb's parser: the rules' templates and the plans' arguments fit the CLI."""
     import contextlib
@@ -164,9 +165,11 @@ def test_every_xlt_command_a_dry_run_plans_parses(tmp_path):
 
     work = workflow_copy(tmp_path)
     called, failed = set(), []
-    for configfile in ("config.yaml", "config/paper.yaml", with_prefix_stores(work)):
-        proc = snakemake(work, "-n", "-p", "--cores", "1", "--configfile", configfile)
-        for line in (proc.stdout + proc.stderr).splitlines():
+    stores = snakemake(work, "-n", "-p", "--cores", "1", "--configfile", with_prefix_stores(work))
+    outputs = {"config.yaml": dry_runs.output("config.yaml"), "config/paper.yaml": dry_runs.output("config/paper.yaml"),
+               "stores.yaml": stores.stdout + stores.stderr}  # the demo's and the paper's dry runs: the session's
+    for configfile, output in outputs.items():
+        for line in output.splitlines():
             if not line.startswith("Shell command: xlt "):
                 continue
             argv = shlex.split(line.removeprefix("Shell command: xlt "))

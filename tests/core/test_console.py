@@ -54,6 +54,7 @@ def finetune_inputs(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_a_finetune_log_file_is_plain_and_shows_progress(finetune_inputs, tmp_path):
     log_path = tmp_path / "finetune.log"
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OMP_NUM_THREADS": "1"}

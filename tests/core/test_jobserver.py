@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers.workflow_runs import local_env
 
 SCRIPT = """
@@ -27,6 +29,7 @@ def _serve(tmp_path: Path, *command: str) -> subprocess.CompletedProcess:
                           env=local_env(), capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_calls_run_in_forks_as_in_their_own_process(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -49,6 +52,7 @@ def test_calls_run_in_forks_as_in_their_own_process(tmp_path):
     assert "xlt job-server: 4 jobs forked, 1 declined" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp_path):
     (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a sentence"}) + "\n")
     (tmp_path / "Snakefile").write_text(
@@ -62,6 +66,7 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
     assert "2 jobs forked, 0 declined" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--", "bash", "-c",
                              'echo "$XLT_JOB_SERVER"; exec sleep 300'], cwd=tmp_path, env=local_env(),
@@ -71,3 +76,37 @@ def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     assert not socket_path.parent.exists()
+
+
+@pytest.mark.slow
+def test_a_server_beside_a_process_serves_its_calls_and_ends_with_it(tmp_path):
+    """`xlt job-server --beside PID` (what the Snakefile starts for a local run): it prints its
+    socket, forks the calls sent to it, and ends, socket removed, when process PID ends."""
+    owner = subprocess.Popen(["sleep", "300"])
+    server = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(owner.pid)], cwd=tmp_path,
+                              env=local_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    socket_path = Path(server.stdout.readline().strip())
+    assert socket_path.exists()
+    call = subprocess.run([sys.executable, "-m", "xlt.cli", "--version"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**local_env(), "XLT_JOB_SERVER": str(socket_path)})
+    assert call.returncode == 0 and call.stdout.startswith("xlt ")
+    owner.kill()
+    owner.wait()
+    assert server.wait(timeout=60) == 0
+    assert not socket_path.parent.exists()
+    assert "xlt job-server: 1 jobs forked, 0 declined" in server.stderr.read()
+
+
+def test_a_server_takes_a_command_or_beside_not_both(tmp_path):
+    both = subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--beside", "1", "--", "true"], cwd=tmp_path,
+                          env=local_env(), capture_output=True, text=True)
+    assert both.returncode == 2 and "a command (after --) or --beside PID, not both" in both.stderr
+
+
+def test_xlt_job_server_0_runs_every_call_in_its_own_process(monkeypatch, capsys):
+    """XLT_JOB_SERVER=0 turns off the server the Snakefile would start: a call runs on its own, quietly."""
+    from xlt import jobserver
+
+    monkeypatch.setenv(jobserver.VARIABLE, "0")
+    assert jobserver.run_remote(["--version"]) is None
+    assert capsys.readouterr().err == ""

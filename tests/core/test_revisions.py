@@ -85,6 +85,7 @@ def _load(refs: list[str], cache) -> list[dict]:
     return [json.loads(line) for line in out.stdout.strip().splitlines()[-len(refs):]]
 
 
+@pytest.mark.slow
 def test_the_pinned_revision_loads_and_a_wrong_one_fails(hub_cache):
     main, v2, by_commit, wrong = _load([HUB_ID, f"{HUB_ID}@v2", f"{HUB_ID}@{COMMIT_B}", f"{HUB_ID}@no-such-tag"], hub_cache)
     assert main["commit"] == COMMIT_A and v2["commit"] == COMMIT_B == by_commit["commit"]

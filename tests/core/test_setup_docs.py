@@ -27,6 +27,9 @@ def test_make_demo_and_make_test_set_up_then_run_the_readme_commands():
     setup = ["python3 -m venv .venv", ".venv/bin/pip install torch==2.13.0", '.venv/bin/pip install -e ".[workflow,test]"']
     assert _make_dry_run("test") == setup + [". .venv/bin/activate && python -m pytest -q"]
     assert _make_dry_run("demo") == setup + [". .venv/bin/activate && snakemake --cores 2"]
+    # the edit loop's subset: the README's own words for it
+    assert _make_dry_run("test-fast") == setup + ['. .venv/bin/activate && python -m pytest -q -m "not slow"']
+    assert "make test-fast" in README
     # the manual steps below the two commands are the same ones
     for line in ("python3 -m venv .venv", "pip install torch==2.13.0", 'pip install -e ".[workflow,test]"'):
         assert line in README

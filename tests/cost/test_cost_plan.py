@@ -150,6 +150,7 @@ def test_saved_calibration_is_used_and_checked(tmp_path):
     assert profile.load(None, tmp_path / "absent.json")["name"] == "cpu"
 
 
+@pytest.mark.slow
 def test_calibrate_measures_positive_throughput():
     result = profile.calibrate(seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu",
                                threads=1, loop_steps=5)
@@ -181,15 +182,12 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
     assert cost.disk_gib == 13 * tokens * model["hidden_size"] * 2 / 2**30  # depths 0..12 in float16
 
 
-def test_disk_counts_a_model_only_for_the_rules_that_keep_one(tmp_path):
+@pytest.mark.slow
+def test_disk_counts_a_model_only_for_the_rules_that_keep_one(dry_runs):
     # the rules whose outputs hold a model directory, read off the paper config's dry run: MonoX
     # teachers and students and adapt runs keep metrics and logits only
-    from helpers.workflow_runs import snakemake, workflow_copy
-
-    work = workflow_copy(tmp_path)
-    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml")
     keeps, rule = set(), None
-    for line in (proc.stdout + proc.stderr).splitlines():
+    for line in dry_runs.output("config/paper.yaml").splitlines():
         if line.startswith(("rule ", "localrule ")) and line.rstrip().endswith(":"):
             rule = line.split()[1].rstrip(":")
         elif line.strip().startswith("output:") and any(o.strip().rstrip(",").endswith("/model")

@@ -17,11 +17,10 @@ def _dry_run(work, *args) -> str:
 
 
 @pytest.mark.slow
-def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_slots(tmp_path):
-    work = workflow_copy(tmp_path)
+def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_slots(tmp_path, dry_runs):
     config = settings.load("config/paper.yaml")
     planned = estimate.plan(config, profile.load("h100"))
-    output = _dry_run(work)
+    output = dry_runs.output("config/paper.yaml")
     removed = set(re.findall(r"^Would remove temporary output (\S+)$", output, re.M))
     kept = set(settings.plan_module("alignment").kept_models(config))
     temp = {retention.MODEL_DIR.format(family=j["family"], run_id=j["run_id"]) for j in planned["jobs"] if j["temp_gib"] > 0}
@@ -42,7 +41,7 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
         seen += 1
     assert seen > 300
     # keep_models: nothing is removed, and MonoX teachers and students save their weights too
-    kept_all = _dry_run(work, "--config", "keep_models=True")
+    kept_all = _dry_run(workflow_copy(tmp_path), "--config", "keep_models=True")
     assert "Would remove temporary output" not in kept_all
     outputs = dict(re.findall(r"^rule (train_teacher|distill):\n(?:    .*\n)*?    output: (.*)$", kept_all, re.M))
     assert set(outputs) == {"train_teacher", "distill"}
@@ -50,6 +49,7 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
     assert "/model" not in " ".join(re.findall(r"^rule distill:\n(?:    .*\n)*?    output: (.*)$", output, re.M))
 
 
+@pytest.mark.slow
 def test_the_plans_disk_is_what_the_sweep_leaves():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")

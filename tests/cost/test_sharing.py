@@ -83,6 +83,7 @@ def test_a_jobs_phases_are_charged_each_at_its_own_rate():
     assert average > job.gpu_seconds + 300  # one average rate charges the idle steps near in full
 
 
+@pytest.mark.slow
 def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")
@@ -163,6 +164,7 @@ def test_snakemake_runs_as_many_jobs_on_a_gpu_as_its_slots_allow(tmp_path):
     assert all(e <= big_start or s >= big_end for n, (s, e) in spans.items() if n != "big")
 
 
+@pytest.mark.slow
 def test_jobs_that_load_no_model_occupy_no_gpu():
     """Their rules ask for no GPU (no job_resources): data preparation and splits are CPU work, on
     a GPU profile 0 GPU-seconds; every job that loads a model has a rule that asks for one."""
@@ -179,6 +181,7 @@ def test_jobs_that_load_no_model_occupy_no_gpu():
     assert all(j["gpu_seconds"] == j["seconds"] for j in on_cpu["jobs"])
 
 
+@pytest.mark.slow
 def test_a_model_job_without_flops_still_shares_the_gpu():
     """BUCC mining loads the trained encoder (its pools are not priced as FLOPs): its start-up
     takes a slot like any model job's, a quarter of its seconds with four slots a GPU."""

@@ -167,6 +167,7 @@ def test_compile_scales_training_steps_and_pays_its_compile_time():
                                         + profile.COMPILE_S)
 
 
+@pytest.mark.slow
 def test_the_paper_config_compiles_exactly_the_training_jobs_the_plan_says_it_pays_for():
     """Pays: less GPU time, as the plan charges it with the config's gpu_sharing (a deep-frozen
     finetune's compiled steps save less than the compile takes in its own seconds, but the GPU
@@ -199,6 +200,7 @@ def test_the_paper_config_compiles_exactly_the_training_jobs_the_plan_says_it_pa
     assert compiled and skipped
 
 
+@pytest.mark.slow
 def test_the_plan_says_what_the_prefix_cache_and_compile_measured(capsys):
     from xlt.cli import main
 

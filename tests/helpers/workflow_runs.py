@@ -54,6 +54,33 @@ def snakemake(work: Path, *args: str, check: bool = True) -> subprocess.Complete
     return proc
 
 
+# the configs in the repository that tests dry-run as they are (a test that edits a config runs its own)
+SHARED_DRY_RUN_CONFIGS = ("config.yaml", "config/tiny.yaml", "config/paper.yaml")
+
+
+class DryRuns:
+    """`snakemake -n -p --cores 1 --configfile CONFIG` of a repository config, run once in one
+    workflow copy and kept: a dry run of config/paper.yaml costs seconds of CPU, and a dozen tests
+    read one. -p adds each job's `Shell command:` line and changes nothing else a test reads; in
+    a fresh copy every job is planned, as with --forceall."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self._runs: dict[str, subprocess.CompletedProcess] = {}
+
+    def __call__(self, configfile: str) -> subprocess.CompletedProcess:
+        if configfile not in SHARED_DRY_RUN_CONFIGS:
+            raise ValueError(f"{configfile}: shared dry runs are of {SHARED_DRY_RUN_CONFIGS} only")
+        if configfile not in self._runs:
+            self._runs[configfile] = snakemake(self.work, "-n", "-p", "--cores", "1", "--configfile", configfile)
+        return self._runs[configfile]
+
+    def output(self, configfile: str) -> str:
+        """What the dry run printed, stdout then stderr."""
+        proc = self(configfile)
+        return proc.stdout + proc.stderr
+
+
 def job_counts(output: str) -> dict:
     """Parse the 'Job stats' table of a dry run."""
     lines = output.splitlines()

@@ -8,6 +8,7 @@ import copy
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from helpers.workflow_runs import job_counts, snakemake, workflow_copy
@@ -204,12 +205,14 @@ def test_cut_down_keeps_one_seed_and_two_depths():
     assert {row["objective"] for row in dual.runs(cut)} == {"additive_margin", "mse_distill"}
 
 
-def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path):
+@pytest.mark.slow
+def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path, dry_runs):
     work = workflow_copy(tmp_path)
     for name, config in (("full.yaml", derive(PAPER)), ("cut.yaml", derive(PAPER, cut_down=True))):
         (work / name).write_text(yaml.safe_dump(config))
     counts = {name: job_counts(snakemake(work, "-n", "--cores", "1", "--configfile", name).stdout)
-              for name in ("config/paper.yaml", "full.yaml", "cut.yaml")}
+              for name in ("full.yaml", "cut.yaml")}
+    counts["config/paper.yaml"] = job_counts(dry_runs("config/paper.yaml").stdout)
     assert counts["full.yaml"] == counts["config/paper.yaml"]
     assert set(counts["cut.yaml"]) == set(counts["config/paper.yaml"])
     assert counts["cut.yaml"]["total"] < counts["config/paper.yaml"]["total"] / 3

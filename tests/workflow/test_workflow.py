@@ -1,6 +1,7 @@
 """The Snakemake DAG end to end, in a scratch copy of the workflow (the package itself is
 imported from the installed `xlt`)."""
 import json
+import re
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -13,10 +14,8 @@ from xlt.cost import ledger
 
 
 @pytest.mark.slow
-def test_paper_config_dry_run_plans_one_finetune_per_depth_offline(tmp_path):
-    work = workflow_copy(tmp_path)
-    proc = snakemake(work, "-n", "--cores", "1", "--configfile", "config/paper.yaml")
-    counts = job_counts(proc.stdout + proc.stderr)
+def test_paper_config_dry_run_plans_one_finetune_per_depth_offline(dry_runs):
+    counts = job_counts(dry_runs.output("config/paper.yaml"))
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     depths = 14 * len(config["freeze_depth"]["models"]) * len(config["freeze_depth"]["seeds"])
     assert counts["finetune"] == depths
@@ -76,13 +75,12 @@ TRACKING = {"finetune": "freeze_depth", "distill": "monox"}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("configfile", ["config.yaml", "config/tiny.yaml"])
-def test_dry_run_declares_every_examples_file_as_an_output(tmp_path, configfile):
+def test_dry_run_declares_every_examples_file_as_an_output(dry_runs, configfile):
     from xlt.core.metrics import examples_path
     from xlt.core.settings import validate
 
-    work = workflow_copy(tmp_path)
-    config = validate(yaml.safe_load((work / configfile).read_text()))
-    jobs = dry_run_jobs(snakemake(work, "-n", "--cores", "1", "--configfile", configfile).stdout)
+    config = validate(yaml.safe_load((REPO / configfile).read_text()))
+    jobs = dry_run_jobs(dry_runs(configfile).stdout)
     for job in jobs:
         outputs = job.get("output", "").split(", ")
         writes = set(WRITES_EXAMPLES.get(job["rule"], ()))
@@ -136,6 +134,11 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
     """What the session's tiny sweep (conftest.tiny_sweep: locally, or through the test SLURM
     when XLT_TEST_SLURM=1) wrote, and that running it again does nothing."""
     work = tiny_sweep.work
+    server_log = work / "results" / "logs" / "job-server.log"  # the server the Snakefile starts for local runs
+    if tiny_sweep.through_slurm:  # SLURM's jobs start their own processes
+        assert not server_log.exists()
+    else:  # every job forked from it, none ran on its own
+        assert re.search(r"xlt job-server: [1-9]\d* jobs forked, 0 declined", server_log.read_text()), server_log.read_text()
     # every per-example file a job wrote is a declared output of it (Snakemake checks and removes it)
     written = {str(path.relative_to(work)) for path in (work / "results").rglob("*.examples.jsonl.gz")}
     assert len(written) >= sum(len(names) for names in WRITES_EXAMPLES.values())

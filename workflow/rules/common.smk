@@ -5,6 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from xlt import jobserver
 from xlt.core import registry, settings
 from xlt.core.cluster import gpu_job_resources
 from xlt.core.metrics import examples_path
@@ -52,6 +53,22 @@ def family_rule_files():
 def check_hf_cache():
     """Offline (HF_HUB_OFFLINE=1), stop before any job if the cache lacks a model or dataset."""
     check_offline(config, CONFIGFILE)
+
+
+JOB_SERVER_LOG = f"{RESULTS}/logs/job-server.log"
+
+
+def start_job_server():
+    """A local run's `xlt` jobs fork from one `xlt job-server` beside Snakemake (xlt.jobserver):
+    most of a demo job's CPU was importing torch and transformers, once a job. It ends with
+    Snakemake. Not for jobs on a cluster (their own processes, on their own nodes), nor when
+    XLT_JOB_SERVER is set: a server already runs (`xlt job-server -- snakemake`), or 0 turns it off."""
+    if not workflow.local_exec or os.environ.get(jobserver.VARIABLE):
+        return
+    os.makedirs(os.path.dirname(JOB_SERVER_LOG), exist_ok=True)
+    path = jobserver.start_beside(JOB_SERVER_LOG)
+    if path:
+        os.environ[jobserver.VARIABLE] = path  # the jobs' shells inherit Snakemake's environment
 
 
 @cache

@@ -83,6 +83,7 @@ def _line_color(ax, label):
     return line.get_color()
 
 
+@pytest.mark.slow
 def test_perplexity_curves_are_seed_means_with_untouched_models_as_references(tmp_path):
     out = tmp_path / "figure.png"
     fig = perplexity_vs_step(_table(), out)
@@ -235,6 +236,7 @@ def _interval_spans(ax):
     return [p for p in ax.patches if p.get_label() == "_interval"]
 
 
+@pytest.mark.slow
 def test_perplexity_curves_draw_reference_bands_and_the_selected_model_interval(tmp_path):
     plain = perplexity_vs_step(_table(), tmp_path / "plain.png")
     assert not _interval_spans(plain.axes[0]) and not [c for c in plain.axes[0].containers]
@@ -258,6 +260,7 @@ def _curve_bands(ax):
     return [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == "_interval"]
 
 
+@pytest.mark.slow
 def test_perplexity_curves_draw_the_band_of_their_checkpoints_intervals(tmp_path):
     """Per-step bounds (adapt-mlm computes them at every checkpoint) give every curve a band from
     the mean of the seeds' bounds at each step; without them (or with final bounds only) none."""
@@ -284,6 +287,7 @@ def test_perplexity_curves_draw_the_band_of_their_checkpoints_intervals(tmp_path
     assert high >= table.loc[curve, "ci_high"].max()  # the bands fit the panel
 
 
+@pytest.mark.slow
 def test_final_perplexity_bars_carry_the_bootstrap_interval(tmp_path):
     plain = final_perplexity(_table(), tmp_path / "plain.png").axes[0]
     assert not [c for c in plain.containers if c.get_label() == "_interval"]
@@ -339,6 +343,7 @@ def test_the_unk_share_per_language_stands_beside_the_word_nll_with_the_flagged_
     assert flagged[("nll_per_word", "adapted", "0-12")] == "th" and flagged[("nll_per_word", "native", "pre-trained")] == ""
 
 
+@pytest.mark.slow
 def test_word_nll_figure_is_written_with_a_panel_per_measure(tmp_path):
     out = tmp_path / "word-nll.png"
     fig = word_nll(_with_word_nll(), out)
@@ -369,6 +374,7 @@ def _mixed_protocols():
     return table
 
 
+@pytest.mark.slow
 def test_figures_and_tables_build_from_runs_with_and_without_multilingual_records(tmp_path):
     table = _mixed_protocols()
     for kind, plot in PLOTS.items():

@@ -152,6 +152,7 @@ def _shared_data():
     return Path(env) if env else Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_first_subword_alignment_on_real_tatoeba_sentences():
     path = _shared_data() / "tatoeba" / "tatoeba.nld-eng.nld"

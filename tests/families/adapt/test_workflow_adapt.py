@@ -1,9 +1,5 @@
 """The Snakemake DAG covers the adapt family, for the offline demo and the paper-scale config."""
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,22 +9,15 @@ ROOT = Path(__file__).resolve().parents[3]
 RULES = ("adapt_eval_set", "adapt_mlm", "adapt_reference_perplexity", "aggregate_adapt", "adapt_summary", "plot_adapt")
 
 
-def _dry_run(*extra: str) -> dict[str, int]:
-    snakemake = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or shutil.which("snakemake")
-    if snakemake is None:
-        pytest.skip("snakemake is not installed")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
-    done = subprocess.run([snakemake, "-n", "--cores", "1", "--nolock", *extra], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, flags=re.MULTILINE))
+def _job_counts(dry_runs, configfile: str) -> dict[str, int]:
+    """The rule counts of the session's dry run of `configfile` (every job planned: a fresh copy)."""
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", dry_runs(configfile).stdout, flags=re.MULTILINE))
     return {rule: int(n) for rule, n in counts.items()}
 
 
 @pytest.mark.slow
-def test_demo_dag_has_the_adapt_jobs():
-    counts = _dry_run("--forceall")
+def test_demo_dag_has_the_adapt_jobs(dry_runs):
+    counts = _job_counts(dry_runs, "config.yaml")
     assert {rule: counts.get(rule) for rule in RULES} == {
         "adapt_eval_set": 4,            # target dev, target test, multilingual, comparison sentences
         "adapt_mlm": 3,                 # 3 schemes x 1 seed
@@ -43,8 +32,8 @@ def test_demo_dag_has_the_adapt_jobs():
 
 
 @pytest.mark.slow
-def test_paper_dag_has_the_adapt_jobs_offline():
-    counts = _dry_run("--forceall", "--configfile", "config/paper.yaml")
+def test_paper_dag_has_the_adapt_jobs_offline(dry_runs):
+    counts = _job_counts(dry_runs, "config/paper.yaml")
     assert counts["adapt_mlm"] == 15  # the seed's 5 schemes x 3 seeds
     assert counts["adapt_reference_perplexity"] == 2 and counts["adapt_eval_set"] == 4
     assert counts["plot_adapt"] == 5 and counts["adapt_summary"] == 1

@@ -14,6 +14,7 @@ from xlt.evaluate.retrieval import retrieval_accuracy
 N_PAIRS = 100
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_minilm_per_layer_retrieval_on_tatoeba_deu_eng():
     deu_path = shared_data_dir() / "tatoeba" / "tatoeba.deu-eng.deu"

@@ -2,17 +2,15 @@
 import pytest
 import yaml
 
-from helpers.workflow_runs import REPO, job_counts, snakemake, workflow_copy
+from helpers.workflow_runs import REPO, job_counts
 from xlt.core import settings
 from xlt.families.dual import plan
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("configfile", ["config.yaml", "config/paper.yaml"])
-def test_dry_run_lists_dual_and_alignment_jobs(tmp_path, configfile):
-    work = workflow_copy(tmp_path)
-    proc = snakemake(work, "-n", "--cores", "1", "--configfile", configfile)
-    counts = job_counts(proc.stdout + proc.stderr)
+def test_dry_run_lists_dual_and_alignment_jobs(dry_runs, configfile):
+    counts = job_counts(dry_runs.output(configfile))
     config = settings.validate(yaml.safe_load((REPO / configfile).read_text()))
     dual, mining = config["dual"], config["dual"]["mining"]
     runs = len(dual["models"]) * len(dual["margins"]) * len(dual["scales"]) * len(dual["poolings"]) \
