@@ -43,12 +43,15 @@ def test_cut_down_rehearsal_runs_every_rule_of_the_paper_sweep(tmp_path, dry_run
     delta = pd.read_csv(results / "tables" / "paper_delta.csv", keep_default_na=False)
     assert set(delta.matched) == {"yes", "no"} and (delta[delta.matched == "no"].reason != "").all()
     matched = set(delta[delta.matched == "yes"].family)
-    assert {"sbert", "adapt", "monox"} <= matched
+    assert {"sbert", "adapt", "monox", "freeze_depth"} <= matched
     # adapt's curve run trains to Table 1's last published step (#1501, our 1500): #1, #501 and #1501 all match
     steps = delta[(delta.family == "adapt") & delta.setting.str.contains("step=")]
     assert len(steps) == 6 and set(steps.matched) == {"yes"}, steps.reason.tolist()
+    # the published XNLI rows are the uncased mBERT's, swept at depth -1 beside the cased model (issue
+    # 35): they match in the languages the cut-down evaluates and say so in the others
     uncased = delta[delta.setting.str.contains("bert-base-multilingual-uncased")]
-    assert len(uncased) and uncased.reason.str.startswith("different model").all()
+    assert (uncased.matched == "yes").any(), uncased.reason.tolist()
+    assert uncased[uncased.matched == "no"].reason.str.startswith("no run in that language").all()
     # the plan beside what the run wrote, per family
     disk = pd.read_csv(results / "tables" / "cost_disk.csv")
     assert {"freeze_depth", "monox", "hub cache"} <= set(disk.family) and (disk.measured_disk_gib > 0).any()

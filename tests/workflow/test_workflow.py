@@ -17,8 +17,11 @@ from xlt.cost import ledger
 def test_paper_config_dry_run_plans_one_finetune_per_depth_offline(dry_runs):
     counts = job_counts(dry_runs.output("config/paper.yaml"))
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    depths = 14 * len(config["freeze_depth"]["models"]) * len(config["freeze_depth"]["seeds"])
-    assert counts["finetune"] == depths
+    family = config["freeze_depth"]
+    # 14 depths a model (-1, 0 .. 12), but a model with its own model_depths entry at those only
+    per_seed = sum(len(family.get("model_depths", {}).get(model, range(14))) for model in family["models"])
+    depths = per_seed * len(family["seeds"])
+    assert counts["finetune"] == depths == 45  # the cased mBERT at 14 depths, the uncased at -1; 3 seeds
     assert counts["evaluate_xnli"] == depths
     assert "build_demo_model" not in counts  # real models come from the hub
 

@@ -5,6 +5,7 @@ import yaml
 from helpers.workflow_runs import REPO, job_counts
 from xlt.core import settings
 from xlt.families.dual import plan
+from xlt.families.freeze_depth.plan import model_depths  # a model may be swept at its own depths only
 
 
 @pytest.mark.slow
@@ -18,12 +19,14 @@ def test_dry_run_lists_dual_and_alignment_jobs(dry_runs, configfile):
     distilling = "mse_distill" in dual["objectives"]  # both configs: the students and the teacher's own row
     assert distilling and "additive_margin" in dual["objectives"]
     distill = dual["distill"]
-    runs += len(dual["models"]) * len(distill.get("poolings", dual["poolings"])) \
+    distilled = len(dual["models"]) * len(distill.get("poolings", dual["poolings"])) \
         * (1 if "batch_size" in distill["training"] else len(dual["batch_sizes"])) * len(dual["freeze_depths"]) \
         * len(dual["seeds"])
+    runs += distilled * (2 if distill.get("match_budget") else 1)  # each with its budget-matched twin
     pairs = len(mining.get("langs", mining.get("pairs", [])))
     align = config["alignment"]
-    depth_runs = len(align["freeze_depths"]) * len(config["freeze_depth"]["models"])
+    depth_runs = sum(len(set(align["freeze_depths"]) & set(model_depths(config, model)))
+                     for model in config["freeze_depth"]["models"])
     assert counts["train_dual"] == runs == len(plan.runs(config))
     baselines = len(dual["models"]) * len(dual["poolings"])  # the untrained encoder (dual.baselines, default on)
     assert counts["tatoeba_dual"] == runs + baselines + 1 == runs + len(plan.baselines(config)) + 1

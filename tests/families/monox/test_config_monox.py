@@ -188,7 +188,7 @@ def test_shipped_configs_validate(name):
 def test_teacher_training_overrides_apply_to_teacher_jobs_only():
     from dataclasses import asdict
 
-    from xlt.core.train_args import TrainArgs
+    from xlt.core.train_args import NOT_FILLED, TrainArgs
 
     config = base_config()
     config["training"] = {"lr": 1e-4, "batch_size": 8}
@@ -196,7 +196,8 @@ def test_teacher_training_overrides_apply_to_teacher_jobs_only():
     config["monox"]["tasks"][0]["training"] = {"max_steps": 60}
     config["monox"]["tasks"][0]["teacher_training"] = {"lr": 2e-3, "max_steps": 100}
     validate(config)
-    # every other setting is TrainArgs' default (the shared section is filled with them)
-    defaults = {k: v for k, v in asdict(TrainArgs()).items() if k != "seed"}
+    # every other setting is TrainArgs' default (the shared section is filled with them, but for
+    # those it gets only where a config sets them)
+    defaults = {k: v for k, v in asdict(TrainArgs()).items() if k != "seed" and k not in NOT_FILLED}
     assert training(config, "senti") == {**defaults, "lr": 1e-4, "batch_size": 16, "max_steps": 60}
     assert training(config, "senti", "teacher") == {**defaults, "lr": 2e-3, "batch_size": 16, "max_steps": 100}
