@@ -239,3 +239,18 @@ def test_model_depths_of_an_unswept_model_or_out_of_range_are_refused():
     raw["freeze_depth"]["model_depths"] = {"demo-mbert": [13]}
     with pytest.raises(XltError, match="freeze_depth.model_depths.demo-mbert"):
         plan.check(validate(raw))
+
+
+def test_the_paper_anchor_runs_train_with_the_published_rows_recipe():
+    """The published XNLI rows (uncased mBERT, nothing frozen) come from google-research/bert's
+    multilingual.md XNLI command: lr 5e-5, 2 epochs, batch 32, 128 tokens, 10 % warm-up. The runs
+    they are matched with train the same way (issue 35: like with like), and so does the cased sweep."""
+    from xlt.core import settings
+
+    config = settings.load(str(REPO / "config" / "paper.yaml"))
+    recipe = {"--lr": "5e-05", "--epochs": "2", "--batch-size": "32", "--max-length": "128", "--warmup-ratio": "0.1"}
+    jobs = plan.jobs(config)["finetune"]
+    assert {run for run in jobs if "uncased" in run} == {f"mbert-uncased-depthnone-seed{s}" for s in (1, 2, 3)}
+    for run, job in jobs.items():
+        flags = dict(zip(job.args[::2], job.args[1::2]))
+        assert {flag: flags[flag] for flag in recipe} == recipe, run
