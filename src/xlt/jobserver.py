@@ -159,6 +159,16 @@ class Server:
             if os.waitpid(pid, os.WNOHANG)[0]:
                 self.handlers.discard(pid)
 
+    def serve_until(self, finished: int) -> None:
+        """Accept calls (and reap their handlers) until the pidfd `finished` says its process ended."""
+        while True:
+            ready, _, _ = select.select([self.listener, finished], [], [], 1.0)
+            self.reap()
+            if self.listener in ready:
+                self.accept()
+            if finished in ready:
+                return
+
     def close(self) -> None:
         self.listener.close()
         for pid in self.handlers:
@@ -328,15 +338,8 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
         started.append(proc)
         for signum in early:
             proc.send_signal(signum)
-        finished = os.pidfd_open(proc.pid)
         try:
-            while True:
-                ready, _, _ = select.select([server.listener, finished], [], [], 1.0)
-                server.reap()
-                if server.listener in ready:
-                    server.accept()
-                if finished in ready:
-                    break
+            server.serve_until(os.pidfd_open(proc.pid))
         except KeyboardInterrupt:
             pass
         status = proc.wait()
@@ -354,13 +357,7 @@ def _serve_beside(server: Server, tmp: str, pid: int) -> int:
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(0))  # the finally below cleans up
     print(server.path, flush=True)
     try:
-        while True:
-            ready, _, _ = select.select([server.listener, watched], [], [], 1.0)
-            server.reap()
-            if server.listener in ready:
-                server.accept()
-            if watched in ready:
-                break
+        server.serve_until(watched)
     finally:
         server.close()
         os.rmdir(tmp)
