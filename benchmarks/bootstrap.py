@@ -3,6 +3,7 @@ Target: under 2 s per metric (issue 15). Set OMP_NUM_THREADS=1 for the one-core 
 
     OMP_NUM_THREADS=1 python benchmarks/bootstrap.py [--n 5000] [--resamples 1000]
 """
+
 import argparse
 import time
 
@@ -23,8 +24,10 @@ print(f"n={args.n} resamples={args.resamples}")
 for metric, a, b in [("accuracy", pred, gold), ("error_rate", pred, gold), ("pearson", x, y), ("spearman", x, y)]:
     start = time.perf_counter()
     interval = bootstrap_interval(metric, a, b, resamples=args.resamples)
-    print(f"{metric:10s} {time.perf_counter() - start:6.3f} s  "
-          f"[{interval.low:.4f}, {interval.high:.4f}] around {interval.estimate:.4f}")
+    print(
+        f"{metric:10s} {time.perf_counter() - start:6.3f} s  "
+        f"[{interval.low:.4f}, {interval.high:.4f}] around {interval.estimate:.4f}"
+    )
 start = time.perf_counter()
 paired_bootstrap("accuracy", pred, gold, gold, gold, resamples=args.resamples)
 print(f"paired accuracy {time.perf_counter() - start:6.3f} s")

@@ -7,6 +7,7 @@ a light job's parser (`xlt aggregate --help`), with the load average.
 Prints a Markdown table; a figure, not a pass/fail test. The heavy modules column lists what of
 torch, transformers, pandas, matplotlib and sklearn the full parser imported (none expected).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,10 @@ def wall_times(argv: list[str], repeats: int) -> list[float]:
 
 def heavy_imports() -> list[str]:
     """The heavy modules building the full parser imports."""
-    code = (f"import sys; from xlt.cli import build_parser; build_parser(); "
-            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    code = (
+        f"import sys; from xlt.cli import build_parser; build_parser(); "
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     return out.split(",") if out else []
 
@@ -57,8 +60,9 @@ def run(repeats: int, echo=print) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks/cli_help.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/cli_help.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=7, help="fresh processes per command (default 7)")
     run(parser.parse_args(argv).repeats)
     return 0

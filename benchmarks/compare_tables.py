@@ -5,6 +5,7 @@ run's results).
 
     python benchmarks/compare_tables.py BEFORE/results/tables AFTER/results/tables
 """
+
 import sys
 from pathlib import Path
 
@@ -18,15 +19,21 @@ names = sorted({p.name for p in a_dir.glob("*.csv")} | {p.name for p in b_dir.gl
 for name in names:
     pa, pb = a_dir / name, b_dir / name
     if not (pa.exists() and pb.exists()):
-        print(f"{name}: only in {'A' if pa.exists() else 'B'}"); ok = False; continue
+        print(f"{name}: only in {'A' if pa.exists() else 'B'}")
+        ok = False
+        continue
     a, b = pd.read_csv(pa), pd.read_csv(pb)
     if list(a.columns) != list(b.columns):
-        print(f"{name}: columns differ\n  A-B {sorted(set(a.columns)-set(b.columns))}\n  B-A {sorted(set(b.columns)-set(a.columns))}\n  order A {list(a.columns)}\n  order B {list(b.columns)}")
+        print(
+            f"{name}: columns differ\n  A-B {sorted(set(a.columns) - set(b.columns))}\n  B-A {sorted(set(b.columns) - set(a.columns))}\n  order A {list(a.columns)}\n  order B {list(b.columns)}"
+        )
         ok = False
         common = [c for c in a.columns if c in b.columns]
         a, b = a[common], b[common]
     if len(a) != len(b):
-        print(f"{name}: {len(a)} rows vs {len(b)}"); ok = False; continue
+        print(f"{name}: {len(a)} rows vs {len(b)}")
+        ok = False
+        continue
     numeric = [c for c in a.columns if pd.api.types.is_float_dtype(a[c]) and c not in TIMING]
     keys = [c for c in a.columns if c not in numeric and c not in TIMING]
     a_s = a.sort_values(keys, kind="stable").reset_index(drop=True)

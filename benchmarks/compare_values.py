@@ -6,6 +6,7 @@ every value of A is in B within 1e-6 and the keys are the same.
 
     python benchmarks/compare_values.py BEFORE/results/tables AFTER/results/tables
 """
+
 import sys
 from pathlib import Path
 
@@ -13,7 +14,18 @@ import numpy as np
 import pandas as pd
 
 FAMILIES = ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment")
-DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset", "checkpoint")
+DIMENSIONS = (
+    "lang",
+    "layer",
+    "step",
+    "direction",
+    "similarity",
+    "split",
+    "model_role",
+    "level",
+    "dataset",
+    "checkpoint",
+)
 TIMING = {"wall_s", "train_wall_s", "cache_s", "samples_per_s"}
 
 
@@ -41,7 +53,9 @@ def main(a_dir: Path, b_dir: Path) -> int:
         worst = float(np.nanmax(diff)) if len(diff) else 0.0
         status = "OK" if not len(missing) and not len(extra) and worst <= 1e-6 else "DIFF"
         ok &= status == "OK"
-        print(f"{family}: {len(common)} values, {len(missing)} only in A, {len(extra)} only in B, max |diff| {worst:.3g} -> {status}")
+        print(
+            f"{family}: {len(common)} values, {len(missing)} only in A, {len(extra)} only in B, max |diff| {worst:.3g} -> {status}"
+        )
     print("ALL EQUAL" if ok else "DIFFERENCES")
     return 0 if ok else 1
 

@@ -30,6 +30,7 @@ torch.compile's "eager" backend instead of inductor, the cpu profile); for tests
 
     python benchmarks/gpu_check.py --out OUT [--smoke] [--budget-s 540]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,21 +51,48 @@ WORKER = Path(__file__).resolve().parent / "gpu_worker.py"
 REPO = Path(__file__).resolve().parents[1]
 WITHIN = 1.3  # the plan's check: a measured step time within this factor of the planned one
 # per-run wall estimates (s) for the budget: process start + model set-up + steps; compile cold
-ESTIMATE_S = {"gpu": {"eager": 25, "compile": 120, "round": 20, "per_process": 2},
-              "smoke": {"eager": 10, "compile": 15, "round": 12, "per_process": 4}}
+ESTIMATE_S = {
+    "gpu": {"eager": 25, "compile": 120, "round": 20, "per_process": 2},
+    "smoke": {"eager": 10, "compile": 15, "round": 12, "per_process": 4},
+}
 
 
 def settings(args) -> dict:
     if args.smoke:
-        return {"shape": "tiny", "max_length": 128, "batch_size": 8, "steps": 8, "warmup": 3, "depths": (1,),
-                "concurrency": (1, 2), "concurrency_batch_sizes": (8,), "concurrency_steps": 6,
-                "concurrency_warmup": 2, "device": "cpu",
-                "compile_backend": "eager", "plan_gpu": "cpu", "estimates": ESTIMATE_S["smoke"], "threads": 1}
-    return {"shape": "mbert", "max_length": 128, "batch_size": 32, "steps": args.steps + args.warmup,
-            "warmup": args.warmup, "depths": (-1, 8), "concurrency": tuple(args.concurrency),
-            "concurrency_batch_sizes": tuple(args.concurrency_batch_sizes),
-            "concurrency_steps": args.concurrency_steps + 10, "concurrency_warmup": 10, "device": "cuda",
-            "compile_backend": None, "plan_gpu": "h100", "estimates": ESTIMATE_S["gpu"], "threads": 0}
+        return {
+            "shape": "tiny",
+            "max_length": 128,
+            "batch_size": 8,
+            "steps": 8,
+            "warmup": 3,
+            "depths": (1,),
+            "concurrency": (1, 2),
+            "concurrency_batch_sizes": (8,),
+            "concurrency_steps": 6,
+            "concurrency_warmup": 2,
+            "device": "cpu",
+            "compile_backend": "eager",
+            "plan_gpu": "cpu",
+            "estimates": ESTIMATE_S["smoke"],
+            "threads": 1,
+        }
+    return {
+        "shape": "mbert",
+        "max_length": 128,
+        "batch_size": 32,
+        "steps": args.steps + args.warmup,
+        "warmup": args.warmup,
+        "depths": (-1, 8),
+        "concurrency": tuple(args.concurrency),
+        "concurrency_batch_sizes": tuple(args.concurrency_batch_sizes),
+        "concurrency_steps": args.concurrency_steps + 10,
+        "concurrency_warmup": 10,
+        "device": "cuda",
+        "compile_backend": None,
+        "plan_gpu": "h100",
+        "estimates": ESTIMATE_S["gpu"],
+        "threads": 0,
+    }
 
 
 def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
@@ -79,23 +107,45 @@ def planned(s: dict, run: dict, profile: dict) -> dict:
     """The plan's seconds for this job shape: xlt.cost.estimate.job_cost on a `finetune` job of
     the same model shape, steps, batch, depth, padding and compile flag, with no dev set (no
     evaluation) and less the job's start-up (profile overhead_s) and compile time (compile_s)."""
-    from xlt.cost import estimate
     from gpu_worker import XNLI
+
+    from xlt.cost import estimate
 
     shape = SHAPES[s["shape"]]
     # a config model (results/models/NAME) carries its shape; the dataset is XNLI by its hub path
     # under a name no prepared data has, so the plan reads the length table the sample was drawn from
-    config = {"models": {"bench": {"source": "local", "vocab_size": shape.vocab, "hidden_size": shape.hidden,
-                                   "layers": shape.layers}},
-              "datasets": {"gpu-check-xnli": {"path": XNLI, "sizes": {"train": 392702}}}}
-    args = ["--model", "results/models/bench", "--train", "results/data/gpu-check-xnli/en/train.jsonl",
-            "--max-steps", s["steps"], "--batch-size", s["batch_size"], "--max-length", s["max_length"],
-            "--freeze-depth", run["depth"], "--length-bucketing", str(run["bucketing"]), "--compile", str(run["compile"])]
+    config = {
+        "models": {
+            "bench": {"source": "local", "vocab_size": shape.vocab, "hidden_size": shape.hidden, "layers": shape.layers}
+        },
+        "datasets": {"gpu-check-xnli": {"path": XNLI, "sizes": {"train": 392702}}},
+    }
+    args = [
+        "--model",
+        "results/models/bench",
+        "--train",
+        "results/data/gpu-check-xnli/en/train.jsonl",
+        "--max-steps",
+        s["steps"],
+        "--batch-size",
+        s["batch_size"],
+        "--max-length",
+        s["max_length"],
+        "--freeze-depth",
+        run["depth"],
+        "--length-bucketing",
+        str(run["bucketing"]),
+        "--compile",
+        str(run["compile"]),
+    ]
     cost = estimate.job_cost(config, "freeze_depth", "finetune", "gpu-check", args, profile)
     compile_s = profile.get("compile_s", estimate.COMPILE_S) if run["compile"] else 0.0
     steps_s = cost.seconds - profile["overhead_s"] - compile_s
-    return {"step_s": steps_s / s["steps"], "compile_s": compile_s,
-            "padded_tokens_per_example": cost.train_tokens / (s["steps"] * s["batch_size"])}
+    return {
+        "step_s": steps_s / s["steps"],
+        "compile_s": compile_s,
+        "padded_tokens_per_example": cost.train_tokens / (s["steps"] * s["batch_size"]),
+    }
 
 
 def summarise(result: dict, warmup: int, batch_size: int) -> dict:
@@ -106,13 +156,20 @@ def summarise(result: dict, warmup: int, batch_size: int) -> dict:
     durations = [b - a for a, b in zip(bounds, bounds[1:])]
     timed = len(starts) - warmup
     median_s = statistics.median(durations[warmup:])
-    return {"steps": len(starts), "timed_steps": timed, "step_s": (end - starts[warmup]) / timed,
-            "median_step_s": median_s, "first_steps_s": starts[warmup] - result["train_start"],
-            "startup_excess_s": end - result["train_start"] - len(starts) * median_s,
-            "slow_steps_after_warmup": sum(d > 3 * median_s for d in durations[warmup:]),
-            "padded_tokens_per_example": statistics.mean(result["padded_tokens"]) / batch_size,
-            "useful_tokens_per_example": statistics.mean(result["useful_tokens"]) / batch_size,
-            "setup_s": result["setup_s"], "peak_gib": result["peak_gib"], "threads": result["threads"]}
+    return {
+        "steps": len(starts),
+        "timed_steps": timed,
+        "step_s": (end - starts[warmup]) / timed,
+        "median_step_s": median_s,
+        "first_steps_s": starts[warmup] - result["train_start"],
+        "startup_excess_s": end - result["train_start"] - len(starts) * median_s,
+        "slow_steps_after_warmup": sum(d > 3 * median_s for d in durations[warmup:]),
+        "padded_tokens_per_example": statistics.mean(result["padded_tokens"]) / batch_size,
+        "useful_tokens_per_example": statistics.mean(result["useful_tokens"]) / batch_size,
+        "setup_s": result["setup_s"],
+        "peak_gib": result["peak_gib"],
+        "threads": result["threads"],
+    }
 
 
 def aggregate(results: list[dict], warmup: int) -> dict:
@@ -141,9 +198,18 @@ class Budget:
 
 
 def worker_spec(s: dict, run: dict, **extra) -> dict:
-    return {"shape": s["shape"], "max_length": s["max_length"], "batch_size": s["batch_size"], "steps": s["steps"],
-            "seed": 1, "device": s["device"], "threads": s["threads"], "compile_backend": s["compile_backend"],
-            **run, **extra}
+    return {
+        "shape": s["shape"],
+        "max_length": s["max_length"],
+        "batch_size": s["batch_size"],
+        "steps": s["steps"],
+        "seed": 1,
+        "device": s["device"],
+        "threads": s["threads"],
+        "compile_backend": s["compile_backend"],
+        **run,
+        **extra,
+    }
 
 
 def worker_env(spec: dict, scratch: Path) -> dict:
@@ -157,8 +223,13 @@ def worker_env(spec: dict, scratch: Path) -> dict:
 
 
 def start_worker(spec: dict, scratch: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(WORKER), json.dumps(spec)], env=worker_env(spec, scratch),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), json.dumps(spec)],
+        env=worker_env(spec, scratch),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float) -> dict:
@@ -187,8 +258,17 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
     row["planned"] = planned(s, run, profile)
     row["ratio"] = row["measured"]["step_s"] / row["planned"]["step_s"]
     row["within"] = 1 / WITHIN <= row["ratio"] <= WITHIN
-    base = next((e for e in eager if "measured" in e and not e["compile"] and e["depth"] == run["depth"]
-                 and e["bucketing"] == run["bucketing"]), None)
+    base = next(
+        (
+            e
+            for e in eager
+            if "measured" in e
+            and not e["compile"]
+            and e["depth"] == run["depth"]
+            and e["bucketing"] == run["bucketing"]
+        ),
+        None,
+    )
     if run["compile"] and base:
         row["compile_step_ratio"] = row["measured"]["step_s"] / base["measured"]["step_s"]
         row["planned_compile_step_ratio"] = profile.get("compile_step_ratio", 1.0)
@@ -199,14 +279,30 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
 def concurrency_round(s: dict, n: int, batch_size: int, budget: Budget, scratch: Path) -> dict:
     cost = s["estimates"]["round"] + n * s["estimates"]["per_process"]
     if budget.left() < cost:
-        return {"processes": n, "batch_size": batch_size,
-                "skipped": f"over budget: {budget.left():.0f} s left, a round takes ~{cost} s"}
+        return {
+            "processes": n,
+            "batch_size": batch_size,
+            "skipped": f"over budget: {budget.left():.0f} s left, a round takes ~{cost} s",
+        }
     barrier = Path(tempfile.mkdtemp(prefix=f"barrier-{n}-", dir=scratch))
     threads = s["threads"] or max(1, machine.cpus() // n)
     run = {"compile": False, "bucketing": True, "depth": -1}
-    procs = [start_worker(worker_spec(s, run, steps=s["concurrency_steps"], threads=threads, barrier=str(barrier),
-                                      index=i, barrier_timeout_s=budget.left(), batch_size=batch_size), scratch)
-             for i in range(n)]
+    procs = [
+        start_worker(
+            worker_spec(
+                s,
+                run,
+                steps=s["concurrency_steps"],
+                threads=threads,
+                barrier=str(barrier),
+                index=i,
+                barrier_timeout_s=budget.left(),
+                batch_size=batch_size,
+            ),
+            scratch,
+        )
+        for i in range(n)
+    ]
     while len(list(barrier.glob("ready-*"))) < n and budget.left() > 0 and all(p.poll() is None for p in procs):
         time.sleep(0.05)
     (barrier / "go").write_text("")
@@ -215,9 +311,15 @@ def concurrency_round(s: dict, n: int, batch_size: int, budget: Budget, scratch:
     if errors:
         return {"processes": n, "batch_size": batch_size, "skipped": errors[0]}
     each = [summarise(r, s["concurrency_warmup"], batch_size) for r in results]
-    return {"processes": n, "batch_size": batch_size, "threads_each": threads, "timed_steps_each": each[0]["timed_steps"],
-            "step_s_each": [e["step_s"] for e in each], "peak_gib_each": [e["peak_gib"] for e in each],
-            **aggregate(results, s["concurrency_warmup"])}
+    return {
+        "processes": n,
+        "batch_size": batch_size,
+        "threads_each": threads,
+        "timed_steps_each": each[0]["timed_steps"],
+        "step_s_each": [e["step_s"] for e in each],
+        "peak_gib_each": [e["peak_gib"] for e in each],
+        **aggregate(results, s["concurrency_warmup"]),
+    }
 
 
 def concurrency_table(rows: list[dict]) -> None:
@@ -228,8 +330,9 @@ def concurrency_table(rows: list[dict]) -> None:
     for r in rows:
         if "skipped" in r:
             continue
-        one = next((o for o in rows if o["processes"] == 1 and o["batch_size"] == r["batch_size"]
-                    and "skipped" not in o), None)
+        one = next(
+            (o for o in rows if o["processes"] == 1 and o["batch_size"] == r["batch_size"] and "skipped" not in o), None
+        )
         r["speedup_vs_one"] = r["useful_tokens_per_s"] / one["useful_tokens_per_s"] if one else float("nan")
         r["share_of_saturating"] = r["padded_tokens_per_s"] / H100_MEASURED["tokens_per_s"][1]
 
@@ -245,11 +348,16 @@ def environment() -> dict:
 
     info = machine.machine_info()
     info["cuda"] = torch.version.cuda
-    info["nvidia_smi"] = command("nvidia-smi", "--query-gpu=name,memory.total,driver_version",
-                                 "--format=csv,noheader") or "not available"
+    info["nvidia_smi"] = (
+        command("nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader")
+        or "not available"
+    )
     # a copy of the working tree without .git (a device machine's): the caller can pass XLT_COMMIT
-    info["git_commit"] = (command("git", "rev-parse", "HEAD") or os.environ.get("XLT_COMMIT")
-                          or "unknown (no git checkout, no XLT_COMMIT)")
+    info["git_commit"] = (
+        command("git", "rev-parse", "HEAD")
+        or os.environ.get("XLT_COMMIT")
+        or "unknown (no git checkout, no XLT_COMMIT)"
+    )
     info["git_dirty"] = bool(command("git", "status", "--porcelain", "--untracked-files=no"))
     return info
 
@@ -260,52 +368,84 @@ def _f(value, fmt: str = ".3g") -> str:
 
 def markdown(results: dict) -> str:
     s, env = results["settings"], results.get("environment", {})
-    lines = [f"# GPU check: {s['shape']} shape, batch {s['batch_size']}, max_length {s['max_length']}",
-             "", f"Estimated {results['estimate_s']:.0f} s, budget {results['budget_s']:.0f} s, "
-             f"took {results.get('elapsed_s', 0):.0f} s; plan profile `{s['plan_gpu']}`.", "", "## Environment", ""]
+    lines = [
+        f"# GPU check: {s['shape']} shape, batch {s['batch_size']}, max_length {s['max_length']}",
+        "",
+        f"Estimated {results['estimate_s']:.0f} s, budget {results['budget_s']:.0f} s, "
+        f"took {results.get('elapsed_s', 0):.0f} s; plan profile `{s['plan_gpu']}`.",
+        "",
+        "## Environment",
+        "",
+    ]
     lines += [f"- {key}: {value}" for key, value in env.items()]
-    lines += ["", "## 1. Paper shape: measured step time against the plan", "",
-              f"Steady state over the steps after {s['warmup']} warm-up steps; planned = xlt.cost.estimate.job_cost "
-              f"(start-up and compile_s left out); within = measured / planned in [1/{WITHIN}, {WITHIN}]. Compile s = "
-              "what the first steps took beyond steady-state steps, less the eager run's.", "",
-              "| depth | batches | compile | timed steps | measured ms/step | planned ms/step | measured / planned "
-              f"| within {WITHIN}x | padded tokens/example (planned) | useful tokens/example | first steps s (slow steps after) "
-              "| compile s (planned) | compile step ratio (planned) | peak GiB |", "|" + "---|" * 14]
+    lines += [
+        "",
+        "## 1. Paper shape: measured step time against the plan",
+        "",
+        f"Steady state over the steps after {s['warmup']} warm-up steps; planned = xlt.cost.estimate.job_cost "
+        f"(start-up and compile_s left out); within = measured / planned in [1/{WITHIN}, {WITHIN}]. Compile s = "
+        "what the first steps took beyond steady-state steps, less the eager run's.",
+        "",
+        "| depth | batches | compile | timed steps | measured ms/step | planned ms/step | measured / planned "
+        f"| within {WITHIN}x | padded tokens/example (planned) | useful tokens/example | first steps s (slow steps after) "
+        "| compile s (planned) | compile step ratio (planned) | peak GiB |",
+        "|" + "---|" * 14,
+    ]
     for r in results["paper_shape"]:
         head = f"| {r['depth']} | {'bucketed' if r['bucketing'] else 'random'} | {r['compile']} "
         if "skipped" in r:
             lines.append(head + f"| skipped: {r['skipped'][:200]} |" + " |" * 10)
             continue
         m, p = r["measured"], r["planned"]
-        compile_cells = (f"{_f(r.get('compile_s'), '.1f')} ({p['compile_s']:.0f}) | {_f(r.get('compile_step_ratio'))} "
-                         f"({_f(r.get('planned_compile_step_ratio'))})") if r["compile"] else "- | -"
-        lines.append(head + f"| {m['timed_steps']} | {1e3 * m['step_s']:.2f} | {1e3 * p['step_s']:.2f} | {r['ratio']:.2f} "
-                     f"| {'yes' if r['within'] else 'no'} | {m['padded_tokens_per_example']:.1f} "
-                     f"({p['padded_tokens_per_example']:.1f}) | {m['useful_tokens_per_example']:.1f} "
-                     f"| {m['first_steps_s']:.1f} ({m['slow_steps_after_warmup']}) | {compile_cells} | {_f(m['peak_gib'], '.1f')} |")
-    lines += ["", "## 2. Concurrency: N training processes on one GPU", "",
-              "Eager, bucketed, depth -1; tokens/s summed over the window all N were in steady state; "
-              "saturating = the profile's H100 batch-128 x 128 eager rate (xlt.cost.profile.H100_MEASURED).", "",
-              "| batch | N | threads each | timed steps each | window s | useful tokens/s | padded tokens/s "
-              "| speed-up vs N=1 | padded / saturating | ms/step each | peak GiB each |", "|" + "---|" * 11]
+        compile_cells = (
+            (
+                f"{_f(r.get('compile_s'), '.1f')} ({p['compile_s']:.0f}) | {_f(r.get('compile_step_ratio'))} "
+                f"({_f(r.get('planned_compile_step_ratio'))})"
+            )
+            if r["compile"]
+            else "- | -"
+        )
+        lines.append(
+            head + f"| {m['timed_steps']} | {1e3 * m['step_s']:.2f} | {1e3 * p['step_s']:.2f} | {r['ratio']:.2f} "
+            f"| {'yes' if r['within'] else 'no'} | {m['padded_tokens_per_example']:.1f} "
+            f"({p['padded_tokens_per_example']:.1f}) | {m['useful_tokens_per_example']:.1f} "
+            f"| {m['first_steps_s']:.1f} ({m['slow_steps_after_warmup']}) | {compile_cells} | {_f(m['peak_gib'], '.1f')} |"
+        )
+    lines += [
+        "",
+        "## 2. Concurrency: N training processes on one GPU",
+        "",
+        "Eager, bucketed, depth -1; tokens/s summed over the window all N were in steady state; "
+        "saturating = the profile's H100 batch-128 x 128 eager rate (xlt.cost.profile.H100_MEASURED).",
+        "",
+        "| batch | N | threads each | timed steps each | window s | useful tokens/s | padded tokens/s "
+        "| speed-up vs N=1 | padded / saturating | ms/step each | peak GiB each |",
+        "|" + "---|" * 11,
+    ]
     for r in results["concurrency"]:
         if "skipped" in r:
             lines.append(f"| {r['batch_size']} | {r['processes']} | skipped: {r['skipped'][:200]} |" + " |" * 8)
             continue
-        lines.append(f"| {r['batch_size']} | {r['processes']} | {r['threads_each']} | {r['timed_steps_each']} | {r['window_s']:.1f} "
-                     f"| {r['useful_tokens_per_s']:.0f} | {r['padded_tokens_per_s']:.0f} | {r['speedup_vs_one']:.2f} "
-                     f"| {r['share_of_saturating']:.2f} | {', '.join(f'{1e3 * x:.1f}' for x in r['step_s_each'])} "
-                     f"| {', '.join(_f(x, '.1f') for x in r['peak_gib_each'])} |")
+        lines.append(
+            f"| {r['batch_size']} | {r['processes']} | {r['threads_each']} | {r['timed_steps_each']} | {r['window_s']:.1f} "
+            f"| {r['useful_tokens_per_s']:.0f} | {r['padded_tokens_per_s']:.0f} | {r['speedup_vs_one']:.2f} "
+            f"| {r['share_of_saturating']:.2f} | {', '.join(f'{1e3 * x:.1f}' for x in r['step_s_each'])} "
+            f"| {', '.join(_f(x, '.1f') for x in r['peak_gib_each'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def one_line(r: dict) -> str:
-    what = f"depth {r['depth']}, {'bucketed' if r['bucketing'] else 'random'}, {'compiled' if r['compile'] else 'eager'}"
+    what = (
+        f"depth {r['depth']}, {'bucketed' if r['bucketing'] else 'random'}, {'compiled' if r['compile'] else 'eager'}"
+    )
     if "skipped" in r:
         return f"{what}: skipped ({r['skipped'][:300]})"
     extra = f"; compile {r['compile_s']:.1f} s, step ratio {r['compile_step_ratio']:.3f}" if "compile_s" in r else ""
-    return (f"{what}: {1e3 * r['measured']['step_s']:.2f} ms/step measured, {1e3 * r['planned']['step_s']:.2f} "
-            f"planned (measured / planned {r['ratio']:.2f}){extra}")
+    return (
+        f"{what}: {1e3 * r['measured']['step_s']:.2f} ms/step measured, {1e3 * r['planned']['step_s']:.2f} "
+        f"planned (measured / planned {r['ratio']:.2f}){extra}"
+    )
 
 
 def write(out: Path, results: dict, started: float) -> None:
@@ -317,21 +457,30 @@ def write(out: Path, results: dict, started: float) -> None:
 def estimate_s(s: dict) -> float:
     eager, compiled = paper_runs(s)
     e = s["estimates"]
-    return (len(eager) * e["eager"] + len(compiled) * e["compile"]
-            + len(s["concurrency_batch_sizes"]) * sum(e["round"] + n * e["per_process"] for n in s["concurrency"]))
+    return (
+        len(eager) * e["eager"]
+        + len(compiled) * e["compile"]
+        + len(s["concurrency_batch_sizes"]) * sum(e["round"] + n * e["per_process"] for n in s["concurrency"])
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="benchmarks/gpu_check.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="benchmarks/gpu_check.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--out", required=True, help="folder for gpu_check.json and gpu_check.md")
     p.add_argument("--smoke", action="store_true", help="CPU, tiny shape, a handful of steps (tests)")
     p.add_argument("--budget-s", type=float, default=540.0, help="stop starting runs beyond this many seconds")
     p.add_argument("--steps", type=int, default=200, help="timed steps of each paper-shape run")
     p.add_argument("--warmup", type=int, default=20, help="warm-up steps before them")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8], help="processes per round")
-    p.add_argument("--concurrency-batch-sizes", type=int, nargs="+", default=[32, 8],
-                   help="batch sizes of the concurrency rounds (every N at each)")
+    p.add_argument(
+        "--concurrency-batch-sizes",
+        type=int,
+        nargs="+",
+        default=[32, 8],
+        help="batch sizes of the concurrency rounds (every N at each)",
+    )
     p.add_argument("--concurrency-steps", type=int, default=60, help="timed steps of each concurrent process")
     return p
 
@@ -342,10 +491,19 @@ def main(argv: list[str] | None = None) -> int:
     s = settings(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"settings": {k: v for k, v in s.items() if k != "estimates"}, "estimate_s": estimate_s(s),
-               "budget_s": args.budget_s, "environment": {}, "paper_shape": [], "concurrency": []}
-    print(f"# GPU check: estimated {results['estimate_s']:.0f} s of device time (budget {args.budget_s:.0f} s); "
-          f"results in {out}", flush=True)
+    results = {
+        "settings": {k: v for k, v in s.items() if k != "estimates"},
+        "estimate_s": estimate_s(s),
+        "budget_s": args.budget_s,
+        "environment": {},
+        "paper_shape": [],
+        "concurrency": [],
+    }
+    print(
+        f"# GPU check: estimated {results['estimate_s']:.0f} s of device time (budget {args.budget_s:.0f} s); "
+        f"results in {out}",
+        flush=True,
+    )
     write(out, results, started)
     results["environment"] = environment()
     print(machine.describe(), flush=True)
@@ -366,7 +524,10 @@ def main(argv: list[str] | None = None) -> int:
                 concurrency_table(results["concurrency"])
                 write(out, results, started)
                 r = results["concurrency"][-1]
-                got = r.get("skipped") or f"{r['useful_tokens_per_s']:.0f} useful tokens/s, x{r['speedup_vs_one']:.2f} one process"
+                got = (
+                    r.get("skipped")
+                    or f"{r['useful_tokens_per_s']:.0f} useful tokens/s, x{r['speedup_vs_one']:.2f} one process"
+                )
                 print(f"concurrency batch {batch_size} N={n}: {got}; {budget.left():.0f} s of budget left", flush=True)
         for run in compiled:
             results["paper_shape"].append(paper_run(s, run, profile, budget, Path(scratch), results["paper_shape"]))

@@ -13,6 +13,7 @@ previous step's backward pass.
 
     python benchmarks/gpu_worker.py '<JSON spec>'   (prints one JSON line; gpu_check.py starts it)
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,8 +43,10 @@ def xnli_like_examples(n: int, max_length: int, vocab: int, seed: int) -> list[d
 
     g = torch.Generator().manual_seed(seed)
     labels = torch.randint(0, 3, (n,), generator=g).tolist()
-    return [{"input_ids": torch.randint(5, vocab, (length,), generator=g).tolist(), "label": label}
-            for length, label in zip(sample_lengths(n, max_length, seed), labels)]
+    return [
+        {"input_ids": torch.randint(5, vocab, (length,), generator=g).tolist(), "label": label}
+        for length, label in zip(sample_lengths(n, max_length, seed), labels)
+    ]
 
 
 class UsefulTokenCounter(TokenCounter):
@@ -72,8 +75,8 @@ def wait_for_go(barrier: str, index: int, timeout_s: float) -> None:
 
 def run(spec: dict) -> dict:
     import torch
-
     from shapes import SHAPES, random_classifier
+
     from xlt.core.classification import classification_loss
     from xlt.core.freezing import freeze
     from xlt.core.models import pick_device
@@ -99,20 +102,38 @@ def run(spec: dict) -> dict:
         wait_for_go(spec["barrier"], spec["index"], spec.get("barrier_timeout_s", 300))
     collate = UsefulTokenCounter(pad_collate)
     marks = []
-    args = TrainArgs(max_steps=steps, batch_size=batch, lr=2e-5, weight_decay=0.01, warmup_ratio=0.1,
-                     max_grad_norm=1.0, max_length=spec["max_length"], seed=spec["seed"], precision="auto",
-                     device=str(device), log_every=10**9, length_bucketing=spec["bucketing"],
-                     compile=spec["compile"])
+    args = TrainArgs(
+        max_steps=steps,
+        batch_size=batch,
+        lr=2e-5,
+        weight_decay=0.01,
+        warmup_ratio=0.1,
+        max_grad_norm=1.0,
+        max_length=spec["max_length"],
+        seed=spec["seed"],
+        precision="auto",
+        device=str(device),
+        log_every=10**9,
+        length_bucketing=spec["bucketing"],
+        compile=spec["compile"],
+    )
     train_start = time.time()
     train(model, examples, collate, classification_loss, args, on_step=lambda step, epoch: marks.append(time.time()))
     if device.type == "cuda":
         torch.cuda.synchronize()
     end = time.time()
-    return {"setup_s": train_start - started, "train_start": train_start, "step_starts": marks, "end": end,
-            "padded_tokens": collate.sizes, "useful_tokens": collate.useful, "device": str(device),
-            "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-            "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
-            "threads": torch.get_num_threads()}
+    return {
+        "setup_s": train_start - started,
+        "train_start": train_start,
+        "step_starts": marks,
+        "end": end,
+        "padded_tokens": collate.sizes,
+        "useful_tokens": collate.useful,
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+        "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
+        "threads": torch.get_num_threads(),
+    }
 
 
 if __name__ == "__main__":

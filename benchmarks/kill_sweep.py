@@ -24,6 +24,7 @@ counts. After the resumed run it checks that no temporary and no checkpoint rema
 other files byte-equal, and train.json equal except its timings (wall_s, train_wall_s,
 samples_per_s, cache_s).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -95,15 +96,21 @@ def plan_points(points: int, job: Job) -> list[Point]:
     if job.checkpoints < 2:
         raise SystemExit("kill_sweep: the job needs at least 2 periodic checkpoints; lower --checkpoint-every")
     middle = (job.checkpoints + 1) // 2
-    special = [Point("checkpoint", middle, "KILL"), Point("save", 1, "KILL"),
-               Point("checkpoint", 2 if middle != 2 else 1, "TERM"), Point("save", 1, "TERM")]
+    special = [
+        Point("checkpoint", middle, "KILL"),
+        Point("save", 1, "KILL"),
+        Point("checkpoint", 2 if middle != 2 else 1, "TERM"),
+        Point("save", 1, "TERM"),
+    ]
     special = special[: 4 if points >= 4 else min(points, 2)]
     n = points - len(special)
     if n == 1:
         steps = [Point("step", job.steps // 2, "TERM")]  # the one step point of a short sweep: the graceful path
     else:
-        steps = [Point("step", math.ceil((i + 1) * job.steps / n), "KILL" if (n - 1 - i) % 2 == 0 else "TERM")
-                 for i in range(n)]
+        steps = [
+            Point("step", math.ceil((i + 1) * job.steps / n), "KILL" if (n - 1 - i) % 2 == 0 else "TERM")
+            for i in range(n)
+        ]
     return steps + special
 
 
@@ -115,7 +122,9 @@ def expected_after_kill(point: Point, job: Job) -> tuple[set[int], int | None]:
             if point.n >= job.steps:  # a signal after the last step lets the run finish
                 return {0}, None
             return {EXIT_PREEMPTED}, point.n  # the loop saves a checkpoint at that step, then exits
-        return {killed}, job.checkpoint_step((point.n - 1) // job.checkpoint_every)  # the hook precedes that step's save
+        return {killed}, job.checkpoint_step(
+            (point.n - 1) // job.checkpoint_every
+        )  # the hook precedes that step's save
     if point.where == "checkpoint":
         if point.signal == "TERM":
             return {EXIT_PREEMPTED}, job.checkpoint_step(point.n)  # the write completes, then the loop stops
@@ -125,12 +134,49 @@ def expected_after_kill(point: Point, job: Job) -> tuple[set[int], int | None]:
 
 
 def finetune_command(inputs: Path, run_dir: Path, job: Job) -> list[str]:
-    return [sys.executable, "-m", "xlt.cli", "finetune", "--model", str(inputs / "model"),
-            "--train", str(inputs / "data" / "en" / "train.jsonl"), "--dev", str(inputs / "data" / "en" / "dev.jsonl"),
-            "--num-labels", "3", "--freeze-depth", "1", "--run-id", RUN_ID, "--out", str(run_dir),
-            "--max-steps", str(job.steps), "--batch-size", "8", "--grad-accum", "2", "--lr", "1e-3",
-            "--warmup-ratio", "0.1", "--eval-every", str(job.eval_every), "--checkpoint-every", str(job.checkpoint_every),
-            "--max-length", "32", "--log-every", "10", "--device", "cpu", "--seed", "3", *job.extra_args]
+    return [
+        sys.executable,
+        "-m",
+        "xlt.cli",
+        "finetune",
+        "--model",
+        str(inputs / "model"),
+        "--train",
+        str(inputs / "data" / "en" / "train.jsonl"),
+        "--dev",
+        str(inputs / "data" / "en" / "dev.jsonl"),
+        "--num-labels",
+        "3",
+        "--freeze-depth",
+        "1",
+        "--run-id",
+        RUN_ID,
+        "--out",
+        str(run_dir),
+        "--max-steps",
+        str(job.steps),
+        "--batch-size",
+        "8",
+        "--grad-accum",
+        "2",
+        "--lr",
+        "1e-3",
+        "--warmup-ratio",
+        "0.1",
+        "--eval-every",
+        str(job.eval_every),
+        "--checkpoint-every",
+        str(job.checkpoint_every),
+        "--max-length",
+        "32",
+        "--log-every",
+        "10",
+        "--device",
+        "cpu",
+        "--seed",
+        "3",
+        *job.extra_args,
+    ]
 
 
 def environment(fault: str | None = None) -> dict:
@@ -150,11 +196,38 @@ def run(cmd: list[str], fault: str | None = None, cwd: Path | None = None) -> su
 def input_commands(root: Path) -> list[list[str]]:
     """The `xlt` argument lists that build the sweep's inputs under `root`."""
     return [
-        ["build-demo-model", "--out", str(root / "model"), "--languages", "en", "--layers", "2",
-         "--hidden-size", "32", "--pretrain-steps", "20", "--vocab-size", "300"],
-        ["prepare-data", "--dataset", "nli", "--out", str(root / "data"), "--spec", json.dumps(
-            {"source": "demo", "task": "nli", "sizes": {"train": 400, "dev": 100}, "languages": ["en"],
-             "splits": ["train", "dev"]})],
+        [
+            "build-demo-model",
+            "--out",
+            str(root / "model"),
+            "--languages",
+            "en",
+            "--layers",
+            "2",
+            "--hidden-size",
+            "32",
+            "--pretrain-steps",
+            "20",
+            "--vocab-size",
+            "300",
+        ],
+        [
+            "prepare-data",
+            "--dataset",
+            "nli",
+            "--out",
+            str(root / "data"),
+            "--spec",
+            json.dumps(
+                {
+                    "source": "demo",
+                    "task": "nli",
+                    "sizes": {"train": 400, "dev": 100},
+                    "languages": ["en"],
+                    "splits": ["train", "dev"],
+                }
+            ),
+        ],
     ]
 
 
@@ -183,8 +256,8 @@ def without_timings(value):
 
 def differences(run_dir: Path, reference: Path) -> list[str]:
     """How the outputs in `run_dir` differ from the reference run's (an empty list: identical)."""
-    from safetensors.torch import load_file
     import torch
+    from safetensors.torch import load_file
 
     out = []
     model, ref_model = run_dir / "model", reference / "model"
@@ -265,8 +338,10 @@ def kill_and_resume(point: Point, job: Job, inputs: Path, run_dir: Path, referen
     problems, temporaries, left = half_written(run_dir, reference)
     statuses, expected_checkpoint = expected_after_kill(point, job)
     if killed.returncode not in statuses or left != expected_checkpoint:
-        problems.append(f"the kill did not land as planned: exit {killed.returncode} (expected {sorted(statuses)}), "
-                        f"checkpoint at step {left} (expected {expected_checkpoint}); log tail:\n{killed.stderr[-1500:]}")
+        problems.append(
+            f"the kill did not land as planned: exit {killed.returncode} (expected {sorted(statuses)}), "
+            f"checkpoint at step {left} (expected {expected_checkpoint}); log tail:\n{killed.stderr[-1500:]}"
+        )
     if point.where in ("checkpoint", "save") and point.signal == "KILL" and temporaries == 0:
         problems.append(f"a SIGKILL inside the {point.where} write left no temporary: the hook is not inside the write")
     resumed = run(cmd)
@@ -274,13 +349,24 @@ def kill_and_resume(point: Point, job: Job, inputs: Path, run_dir: Path, referen
         problems.append(f"the resumed run failed (exit {resumed.returncode}):\n{resumed.stderr[-1500:]}")
     diffs = differences(run_dir, reference) if resumed.returncode == 0 else ["no result"]
     problems += [f"left behind: {p}" for p in leftovers(run_dir)]
-    return Outcome(point, killed.returncode, left, temporaries, resumed_step(resumed.stderr), not diffs,
-                   problems + diffs, time.time() - started)
+    return Outcome(
+        point,
+        killed.returncode,
+        left,
+        temporaries,
+        resumed_step(resumed.stderr),
+        not diffs,
+        problems + diffs,
+        time.time() - started,
+    )
 
 
 def describe(point: Point) -> str:
-    where = {"step": f"after step {point.n}", "checkpoint": f"inside checkpoint write #{point.n}",
-             "save": "inside the final save"}[point.where]
+    where = {
+        "step": f"after step {point.n}",
+        "checkpoint": f"inside checkpoint write #{point.n}",
+        "save": "inside the final save",
+    }[point.where]
     return f"SIG{point.signal} {where}"
 
 
@@ -294,31 +380,39 @@ def sweep(points: int, job: Job, workdir: Path, echo=print, inputs: Path | None 
     if proc.returncode != 0 or leftovers(reference):
         raise SystemExit(f"kill_sweep: the uninterrupted run failed:\n{proc.stderr[-3000:]}")
     extra = f", {shlex.join(job.extra_args)}" if job.extra_args else ""
-    echo(f"uninterrupted run: {job.steps} steps, checkpoints every {job.checkpoint_every}, evaluation every "
-         f"{job.eval_every}{extra}: {time.time() - started:.1f} s\n")
+    echo(
+        f"uninterrupted run: {job.steps} steps, checkpoints every {job.checkpoint_every}, evaluation every "
+        f"{job.eval_every}{extra}: {time.time() - started:.1f} s\n"
+    )
     echo("| # | kill | exit | checkpoint left at step | temporaries left | resumed from step | identical | s |")
     echo("|---|---|---|---|---|---|---|---|")
     outcomes = []
     for i, point in enumerate(plan_points(points, job), start=1):
         outcome = kill_and_resume(point, job, inputs, workdir / f"point{i:02d}", reference)
         outcomes.append(outcome)
-        echo(f"| {i} | {describe(point)} | {outcome.exit_status} | {outcome.left_checkpoint or '-'} | "
-             f"{outcome.temporaries} | {outcome.resumed_from if outcome.resumed_from is not None else 'start'} | "
-             f"{'yes' if outcome.identical and not outcome.problems else 'NO'} | {outcome.seconds:.1f} |")
+        echo(
+            f"| {i} | {describe(point)} | {outcome.exit_status} | {outcome.left_checkpoint or '-'} | "
+            f"{outcome.temporaries} | {outcome.resumed_from if outcome.resumed_from is not None else 'start'} | "
+            f"{'yes' if outcome.identical and not outcome.problems else 'NO'} | {outcome.seconds:.1f} |"
+        )
         for problem in outcome.problems:
             echo(f"    {problem}")
     return outcomes
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="benchmarks/kill_sweep.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/kill_sweep.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--points", type=int, default=20, help="how many kills (default 20)")
     parser.add_argument("--steps", type=int, default=240, help="optimiser steps of the job")
     parser.add_argument("--checkpoint-every", type=int, default=25)
     parser.add_argument("--eval-every", type=int, default=45)
-    parser.add_argument("--finetune-args", default="",
-                        help='more `xlt finetune` flags for every run, e.g. "--cache-frozen-prefix --length-bucketing true"')
+    parser.add_argument(
+        "--finetune-args",
+        default="",
+        help='more `xlt finetune` flags for every run, e.g. "--cache-frozen-prefix --length-bucketing true"',
+    )
     parser.add_argument("--workdir", default=None, help="keep every run here (default: a temporary directory, removed)")
     args = parser.parse_args(argv)
     job = Job(args.steps, args.checkpoint_every, args.eval_every, tuple(shlex.split(args.finetune_args)))

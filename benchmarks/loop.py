@@ -22,6 +22,7 @@ the up-front tokenisation is reported, not timed). "tokens" = random token ids o
 Runs alternate between the runners (ours, Trainer, Trainer, ours, ...) so both see the same
 background load; the table shows medians over the repeats and ratios ours / Trainer.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,9 @@ class LoopConfig:
 CONFIGS = {
     "demo": LoopConfig("demo", "demo", "text", batch_size=32, seq_len=48, steps=60, warmup=10, examples=1500),
     "small": LoopConfig("small", "small", "tokens", batch_size=32, seq_len=128, steps=12, warmup=2, examples=512),
-    "mbert": LoopConfig("mbert", "mbert", "tokens", batch_size=32, seq_len=128, steps=4, warmup=1, examples=256,
-                        lr=2e-5),
+    "mbert": LoopConfig(
+        "mbert", "mbert", "tokens", batch_size=32, seq_len=128, steps=4, warmup=1, examples=256, lr=2e-5
+    ),
     "tiny": LoopConfig("tiny", "tiny", "text", batch_size=8, seq_len=32, steps=6, warmup=2, examples=64),
 }
 RUNNERS = ("ours", "trainer")
@@ -141,9 +143,9 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
     import torch
 
     from xlt.core.classification import classification_loss, make_collate
-    from xlt.data import demo
     from xlt.core.models import pick_device
     from xlt.core.training import TrainArgs, train
+    from xlt.data import demo
 
     torch.set_num_threads(threads)
     device = pick_device(device_name)
@@ -170,10 +172,12 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
             from transformers import DataCollatorWithPadding
 
             started = time.perf_counter()
-            encoded = tokenizer([r["text"] for r in records], [r["text_pair"] for r in records],
-                                truncation=True, max_length=cfg.seq_len)
-            examples = [{**{k: encoded[k][i] for k in encoded.keys()}, "labels": r["label"]}
-                        for i, r in enumerate(records)]
+            encoded = tokenizer(
+                [r["text"] for r in records], [r["text_pair"] for r in records], truncation=True, max_length=cfg.seq_len
+            )
+            examples = [
+                {**{k: encoded[k][i] for k in encoded.keys()}, "labels": r["label"]} for i, r in enumerate(records)
+            ]
             prep_s = time.perf_counter() - started
             collate = TokenCounter(DataCollatorWithPadding(tokenizer))
         else:
@@ -184,9 +188,19 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
     if device.type == "cuda":
         model.to(device)
     if runner == "ours":
-        args = TrainArgs(max_steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, weight_decay=0.01,
-                         warmup_ratio=0.1, max_grad_norm=1.0, max_length=cfg.seq_len, seed=seed,
-                         precision="bf16" if use_bf16 else "fp32", device=str(device), log_every=10**9)
+        args = TrainArgs(
+            max_steps=cfg.steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            weight_decay=0.01,
+            warmup_ratio=0.1,
+            max_grad_norm=1.0,
+            max_length=cfg.seq_len,
+            seed=seed,
+            precision="bf16" if use_bf16 else "fp32",
+            device=str(device),
+            log_every=10**9,
+        )
 
         def on_step(step, epoch):
             if step == cfg.warmup:
@@ -204,15 +218,30 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
 
         out = tempfile.mkdtemp(prefix="xlt-bench-")
         args = TrainingArguments(
-            output_dir=out, max_steps=cfg.steps, per_device_train_batch_size=cfg.batch_size,
-            learning_rate=cfg.lr, weight_decay=0.01, warmup_steps=int(0.1 * cfg.steps),
-            lr_scheduler_type="linear", max_grad_norm=1.0, logging_strategy="no", save_strategy="no",
-            eval_strategy="no", report_to="none", disable_tqdm=True, dataloader_num_workers=0,
-            use_cpu=device.type == "cpu", bf16=use_bf16, seed=seed, remove_unused_columns=False,
+            output_dir=out,
+            max_steps=cfg.steps,
+            per_device_train_batch_size=cfg.batch_size,
+            learning_rate=cfg.lr,
+            weight_decay=0.01,
+            warmup_steps=int(0.1 * cfg.steps),
+            lr_scheduler_type="linear",
+            max_grad_norm=1.0,
+            logging_strategy="no",
+            save_strategy="no",
+            eval_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+            use_cpu=device.type == "cpu",
+            bf16=use_bf16,
+            seed=seed,
+            remove_unused_columns=False,
         )
         # constructed before the memory baseline, like ours' TrainArgs: optimiser state, gradients and
         # activations (what the comparison is about) are only allocated by train()
-        trainer = Trainer(model=model, args=args, train_dataset=examples, data_collator=collate, callbacks=[StartClock()])
+        trainer = Trainer(
+            model=model, args=args, train_dataset=examples, data_collator=collate, callbacks=[StartClock()]
+        )
         start_training = trainer.train
 
     # library imports (Trainer pulls in accelerate) happen above, so they are not counted as training memory
@@ -233,15 +262,25 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
     else:
         peak_mb, mem_kind = _maxrss_mb() - baseline_mb, "peak RSS growth"
     return {
-        "config": cfg.name, "runner": runner, "device": str(device), "threads": threads, "params": params,
+        "config": cfg.name,
+        "runner": runner,
+        "device": str(device),
+        "threads": threads,
+        "params": params,
         "shape": shape.describe(),  # the text configs' vocabulary is the demo tokenizer's, not the preset's
-        "timed_steps": timed, "wall_s": wall, "cpu_s": cpu,
+        "timed_steps": timed,
+        "wall_s": wall,
+        "cpu_s": cpu,
         "samples_per_s": timed * cfg.batch_size / wall,
         "samples_per_cpu_s": timed * cfg.batch_size / max(cpu, 1e-9),
         "padded_tokens_per_s": timed * collate.mean / wall,
         "mean_batch_width": collate.mean / cfg.batch_size,
-        "peak_mb": peak_mb, "memory": mem_kind, "rss_baseline_mb": baseline_mb, "rss_peak_mb": _maxrss_mb(),
-        "prep_s": prep_s, "load": load_average(),
+        "peak_mb": peak_mb,
+        "memory": mem_kind,
+        "rss_baseline_mb": baseline_mb,
+        "rss_peak_mb": _maxrss_mb(),
+        "prep_s": prep_s,
+        "load": load_average(),
     }
 
 
@@ -258,20 +297,33 @@ def _package_env() -> dict:
 def spawn(cfg: LoopConfig, runner: str, device: str, threads: int, seed: int) -> dict:
     payload = json.dumps({"config": asdict(cfg), "runner": runner, "device": device, "threads": threads, "seed": seed})
     # the script file itself (its directory, benchmarks/, is then first on the worker's sys.path)
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", payload], env=_package_env(),
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", payload],
+        env=_package_env(),
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{runner} on {cfg.name} failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def compare(configs: list[str], repeats: int = 3, device: str = "cpu", threads: int = 2, seed: int = 1,
-            steps: int | None = None, echo=print) -> list[dict]:
+def compare(
+    configs: list[str],
+    repeats: int = 3,
+    device: str = "cpu",
+    threads: int = 2,
+    seed: int = 1,
+    steps: int | None = None,
+    echo=print,
+) -> list[dict]:
     """Run every configuration `repeats` times per runner; one summary row per configuration."""
     rows = []
-    echo("| config | model | batch x len | timed steps | ours samples/s | Trainer samples/s | speed ratio "
-         "| ours samples/CPU-s | Trainer samples/CPU-s | CPU ratio | ours peak MB | Trainer peak MB | memory ratio "
-         "| load during runs |")
+    echo(
+        "| config | model | batch x len | timed steps | ours samples/s | Trainer samples/s | speed ratio "
+        "| ours samples/CPU-s | Trainer samples/CPU-s | CPU ratio | ours peak MB | Trainer peak MB | memory ratio "
+        "| load during runs |"
+    )
     echo("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in configs:
         cfg = CONFIGS[name]
@@ -286,25 +338,43 @@ def compare(configs: list[str], repeats: int = 3, device: str = "cpu", threads: 
             for runner in order:
                 runs[runner].append(spawn(cfg, runner, device, threads, seed))
                 loads.append(runs[runner][-1]["load"])
-        med = {runner: {k: statistics.median(run[k] for run in runs[runner])
-                        for k in ("samples_per_s", "samples_per_cpu_s", "peak_mb", "padded_tokens_per_s")}
-               for runner in RUNNERS}
+        med = {
+            runner: {
+                k: statistics.median(run[k] for run in runs[runner])
+                for k in ("samples_per_s", "samples_per_cpu_s", "peak_mb", "padded_tokens_per_s")
+            }
+            for runner in RUNNERS
+        }
         ours, hf = med["ours"], med["trainer"]
-        row = {"config": name, "shape": runs["ours"][0]["shape"], "batch": cfg.batch_size, "seq_len": cfg.seq_len,
-               "timed_steps": cfg.steps - cfg.warmup, "repeats": repeats, "device": runs["ours"][0]["device"],
-               "threads": threads, "ours": ours, "trainer": hf, "runs": runs,
-               "speed_ratio": ours["samples_per_s"] / hf["samples_per_s"],
-               "cpu_ratio": ours["samples_per_cpu_s"] / hf["samples_per_cpu_s"],
-               "memory_ratio": ours["peak_mb"] / hf["peak_mb"] if hf["peak_mb"] > 0 else float("nan"),
-               "loads": loads}
+        row = {
+            "config": name,
+            "shape": runs["ours"][0]["shape"],
+            "batch": cfg.batch_size,
+            "seq_len": cfg.seq_len,
+            "timed_steps": cfg.steps - cfg.warmup,
+            "repeats": repeats,
+            "device": runs["ours"][0]["device"],
+            "threads": threads,
+            "ours": ours,
+            "trainer": hf,
+            "runs": runs,
+            "speed_ratio": ours["samples_per_s"] / hf["samples_per_s"],
+            "cpu_ratio": ours["samples_per_cpu_s"] / hf["samples_per_cpu_s"],
+            "memory_ratio": ours["peak_mb"] / hf["peak_mb"] if hf["peak_mb"] > 0 else float("nan"),
+            "loads": loads,
+        }
         rows.append(row)
-        echo(f"| {name} | {row['shape']} | {cfg.batch_size} x {cfg.seq_len} | {row['timed_steps']} x {repeats} "
-             f"| {ours['samples_per_s']:.1f} | {hf['samples_per_s']:.1f} | {row['speed_ratio']:.2f} "
-             f"| {ours['samples_per_cpu_s']:.1f} | {hf['samples_per_cpu_s']:.1f} | {row['cpu_ratio']:.2f} "
-             f"| {ours['peak_mb']:.0f} | {hf['peak_mb']:.0f} | {row['memory_ratio']:.2f} | {loads[0]} .. {loads[-1]} |")
+        echo(
+            f"| {name} | {row['shape']} | {cfg.batch_size} x {cfg.seq_len} | {row['timed_steps']} x {repeats} "
+            f"| {ours['samples_per_s']:.1f} | {hf['samples_per_s']:.1f} | {row['speed_ratio']:.2f} "
+            f"| {ours['samples_per_cpu_s']:.1f} | {hf['samples_per_cpu_s']:.1f} | {row['cpu_ratio']:.2f} "
+            f"| {ours['peak_mb']:.0f} | {hf['peak_mb']:.0f} | {row['memory_ratio']:.2f} | {loads[0]} .. {loads[-1]} |"
+        )
     memory = runs["ours"][0]["memory"] if rows else ""
-    echo(f"(device {rows[0]['device'] if rows else device}, {threads} threads; peak memory = {memory}; "
-         "medians over repeats; ratio = ours / Trainer, > 1 means ours is faster / uses more memory)")
+    echo(
+        f"(device {rows[0]['device'] if rows else device}, {threads} threads; peak memory = {memory}; "
+        "medians over repeats; ratio = ours / Trainer, > 1 means ours is faster / uses more memory)"
+    )
     return rows
 
 
@@ -313,7 +383,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=0, help="override every configuration's step count")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads per run (1, like a Snakemake job: it sets OMP_NUM_THREADS=1)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads per run (1, like a Snakemake job: it sets OMP_NUM_THREADS=1)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", default=None, help="also write all runs to this JSON file")
 

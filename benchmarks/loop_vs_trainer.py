@@ -1,7 +1,8 @@
 """Benchmark: our training loop vs transformers.Trainer (samples/s, peak memory).
 
-    python benchmarks/loop_vs_trainer.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --loop ...)
+python benchmarks/loop_vs_trainer.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --loop ...)
 """
+
 import sys
 
 from bench import main

@@ -4,6 +4,7 @@ The development machine is shared, so every figure is printed next to the load a
 time it was taken (`load_average()`): a figure measured at load 12 on 2 cores is not comparable
 with one measured on an idle machine.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,6 +72,8 @@ def machine_info() -> dict:
 
 def describe() -> str:
     m = machine_info()
-    return (f"# machine: nproc={m['nproc']} cpu={m['cpu']!r} memory={m['memory_gib']} GiB gpu={m['gpu']} "
-            f"python={m['python']} torch={m['torch']} transformers={m['transformers']} "
-            f"accelerate={m['accelerate']} load(1/5/15 min)={m['load_average']}")
+    return (
+        f"# machine: nproc={m['nproc']} cpu={m['cpu']!r} memory={m['memory_gib']} GiB gpu={m['gpu']} "
+        f"python={m['python']} torch={m['torch']} transformers={m['transformers']} "
+        f"accelerate={m['accelerate']} load(1/5/15 min)={m['load_average']}"
+    )

@@ -18,6 +18,7 @@ The peak is a flag (`--peak-tflops`) or, on a GPU, looked up by device name in P
 
     python benchmarks/mfu.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --mfu ...)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,20 +56,34 @@ def flops_per_token(model, seq_len: int) -> dict:
     embedding = sum(p.numel() for p in encoder_parts(model).embeddings.parameters())
     config = model.config
     attention = 12 * config.num_hidden_layers * config.hidden_size * seq_len
-    return {"params": total, "params_non_embedding": total - embedding,
-            "six_n": 6 * total, "palm": 6 * (total - embedding) + attention}
+    return {
+        "params": total,
+        "params_non_embedding": total - embedding,
+        "six_n": 6 * total,
+        "palm": 6 * (total - embedding) + attention,
+    }
 
 
-def measure(shape_name: str = "mbert", seq_len: int = 128, batch_size: int = 32, steps: int = 20,
-            warmup: int = 5, device: str = "auto", precision: str = "auto", compile: bool = False,
-            threads: int = 0, seed: int = 1, peak_tflops: float | None = None) -> dict:
+def measure(
+    shape_name: str = "mbert",
+    seq_len: int = 128,
+    batch_size: int = 32,
+    steps: int = 20,
+    warmup: int = 5,
+    device: str = "auto",
+    precision: str = "auto",
+    compile: bool = False,
+    threads: int = 0,
+    seed: int = 1,
+    peak_tflops: float | None = None,
+) -> dict:
     import torch
+    from loop import Clock, pad_collate, random_token_examples
+    from shapes import random_classifier
 
     from xlt.core.classification import classification_loss
     from xlt.core.models import pick_device
     from xlt.core.training import TrainArgs, train
-    from loop import Clock, pad_collate, random_token_examples
-    from shapes import random_classifier
 
     if threads:
         torch.set_num_threads(threads)
@@ -85,8 +100,17 @@ def measure(shape_name: str = "mbert", seq_len: int = 128, batch_size: int = 32,
         if step == warmup:
             clock.start()
 
-    args = TrainArgs(max_steps=steps, batch_size=batch_size, lr=2e-5, max_length=seq_len, seed=seed,
-                     precision=precision, device=str(torch_device), log_every=10**9, compile=compile)
+    args = TrainArgs(
+        max_steps=steps,
+        batch_size=batch_size,
+        lr=2e-5,
+        max_length=seq_len,
+        seed=seed,
+        precision=precision,
+        device=str(torch_device),
+        log_every=10**9,
+        compile=compile,
+    )
     train(model, examples, pad_collate, classification_loss, args, on_step=on_step)
     wall, _ = clock.stop()
     tokens_per_s = (steps - warmup) * batch_size * seq_len / wall
@@ -97,14 +121,25 @@ def measure(shape_name: str = "mbert", seq_len: int = 128, batch_size: int = 32,
         if found:
             peak_tflops, key = found
             peak_source = f"table: {key}"
-    result = {"shape": shape_name, "model": shape.describe(), "seq_len": seq_len, "batch_size": batch_size,
-              "device": str(torch_device), "device_name": torch.cuda.get_device_name(torch_device)
-              if torch_device.type == "cuda" else "cpu", "precision": precision, "compile": compile,
-              "timed_steps": steps - warmup, "wall_s": wall, "tokens_per_s": tokens_per_s, **flops,
-              "model_tflops_6n": flops["six_n"] * tokens_per_s / 1e12,
-              "model_tflops_palm": flops["palm"] * tokens_per_s / 1e12,
-              "peak_tflops": peak_tflops, "peak_source": peak_source if peak_tflops else "none",
-              "load": load_average()}
+    result = {
+        "shape": shape_name,
+        "model": shape.describe(),
+        "seq_len": seq_len,
+        "batch_size": batch_size,
+        "device": str(torch_device),
+        "device_name": torch.cuda.get_device_name(torch_device) if torch_device.type == "cuda" else "cpu",
+        "precision": precision,
+        "compile": compile,
+        "timed_steps": steps - warmup,
+        "wall_s": wall,
+        "tokens_per_s": tokens_per_s,
+        **flops,
+        "model_tflops_6n": flops["six_n"] * tokens_per_s / 1e12,
+        "model_tflops_palm": flops["palm"] * tokens_per_s / 1e12,
+        "peak_tflops": peak_tflops,
+        "peak_source": peak_source if peak_tflops else "none",
+        "load": load_average(),
+    }
     if peak_tflops:
         result["mfu_6n"] = result["model_tflops_6n"] / peak_tflops
         result["mfu_palm"] = result["model_tflops_palm"] / peak_tflops
@@ -120,33 +155,54 @@ def table(result: dict) -> str:
         return f"{100 * result[key]:.2f}%" if key in result else "n/a"
 
     peak = f"{result['peak_tflops']:g} ({result['peak_source']})" if result["peak_tflops"] else "n/a (no --peak-tflops)"
-    return "\n".join([
-        "| model | params (non-emb.) | device | precision | compile | batch x len | timed steps | tokens/s "
-        "| model TFLOP/s 6N | MFU 6N | MFU PaLM | peak TFLOP/s | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-        f"| {result['shape']} {result['model']} | {count(result['params'])} ({count(result['params_non_embedding'])}) "
-        f"| {result['device_name']} | {result['precision']} | {result['compile']} "
-        f"| {result['batch_size']} x {result['seq_len']} | {result['timed_steps']} | {result['tokens_per_s']:.0f} "
-        f"| {result['model_tflops_6n']:.4g} | {pct('mfu_6n')} | {pct('mfu_palm')} | {peak} | {result['load']} |",
-    ])
+    return "\n".join(
+        [
+            "| model | params (non-emb.) | device | precision | compile | batch x len | timed steps | tokens/s "
+            "| model TFLOP/s 6N | MFU 6N | MFU PaLM | peak TFLOP/s | load |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| {result['shape']} {result['model']} | {count(result['params'])} ({count(result['params_non_embedding'])}) "
+            f"| {result['device_name']} | {result['precision']} | {result['compile']} "
+            f"| {result['batch_size']} x {result['seq_len']} | {result['timed_steps']} | {result['tokens_per_s']:.0f} "
+            f"| {result['model_tflops_6n']:.4g} | {pct('mfu_6n')} | {pct('mfu_palm')} | {peak} | {result['load']} |",
+        ]
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mfu-shape", default="mbert", choices=sorted(SHAPES),
-                        help="model preset (mbert = bert-base-multilingual-cased's configuration)")
+    parser.add_argument(
+        "--mfu-shape",
+        default="mbert",
+        choices=sorted(SHAPES),
+        help="model preset (mbert = bert-base-multilingual-cased's configuration)",
+    )
     parser.add_argument("--mfu-seq-len", type=int, default=128)
     parser.add_argument("--mfu-batch-size", type=int, default=32)
     parser.add_argument("--mfu-steps", type=int, default=20)
     parser.add_argument("--mfu-warmup", type=int, default=5)
     parser.add_argument("--mfu-precision", default="auto", choices=["auto", "fp32", "bf16"])
     parser.add_argument("--mfu-compile", action="store_true", help="train through torch.compile")
-    parser.add_argument("--peak-tflops", type=float, default=None,
-                        help=f"peak FLOP/s of the device in TFLOP/s; on a GPU default from {sorted(PEAK_TFLOPS)}")
+    parser.add_argument(
+        "--peak-tflops",
+        type=float,
+        default=None,
+        help=f"peak FLOP/s of the device in TFLOP/s; on a GPU default from {sorted(PEAK_TFLOPS)}",
+    )
 
 
 def run(args: argparse.Namespace, echo=print) -> dict:
-    result = measure(args.mfu_shape, args.mfu_seq_len, args.mfu_batch_size, args.mfu_steps, args.mfu_warmup,
-                     args.device, args.mfu_precision, args.mfu_compile, args.threads, args.seed, args.peak_tflops)
+    result = measure(
+        args.mfu_shape,
+        args.mfu_seq_len,
+        args.mfu_batch_size,
+        args.mfu_steps,
+        args.mfu_warmup,
+        args.device,
+        args.mfu_precision,
+        args.mfu_compile,
+        args.threads,
+        args.seed,
+        args.peak_tflops,
+    )
     echo(table(result))
     return result
 

@@ -15,6 +15,7 @@ what the plan's model of each (xlt.cost.tokens.padded_length) predicts from the 
 
     PYTHONPATH=src python benchmarks/padding.py [--json out.json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,10 +59,12 @@ def batch_figures(lengths: list[int], batches: list[list[int]], max_length: int)
     """Tokens per batch: useful, padded to max_length, padded to the batch's longest."""
     full = [b for b in batches if b]
     n = len(full)
-    return {"batches": n,
-            "useful": sum(lengths[i] for b in full for i in b) / n,
-            "pad_to_max_length": sum(len(b) * max_length for b in full) / n,
-            "pad_to_longest": sum(len(b) * max(lengths[i] for i in b) for b in full) / n}
+    return {
+        "batches": n,
+        "useful": sum(lengths[i] for b in full for i in b) / n,
+        "pad_to_max_length": sum(len(b) * max_length for b in full) / n,
+        "pad_to_longest": sum(len(b) * max(lengths[i] for i in b) for b in full) / n,
+    }
 
 
 def main() -> None:
@@ -92,15 +95,19 @@ def main() -> None:
     tokenizer.model_max_length = 10**9  # count untruncated lengths without warnings
 
     xnli = xnli_de(args.data)
-    summaries = {"facebook/xnli (German XNLI test)": sample({"de": xnli}, tokenizer, name, rows=len(xnli)),
-                 "PhilipMay/stsb_multi_mt": sample(stsb(args.data), tokenizer, name, rows=10**9),
-                 "mteb/tatoeba-bitext-mining": sample(tatoeba(args.data), tokenizer, name, rows=10**9)}
+    summaries = {
+        "facebook/xnli (German XNLI test)": sample({"de": xnli}, tokenizer, name, rows=len(xnli)),
+        "PhilipMay/stsb_multi_mt": sample(stsb(args.data), tokenizer, name, rows=10**9),
+        "mteb/tatoeba-bitext-mining": sample(tatoeba(args.data), tokenizer, name, rows=10**9),
+    }
     print(f"tokenizer: {name}")
     for data, summary in summaries.items():
         for form in ("pair", "text", "text_pair"):
             s = summary[form]
-            print(f"{data:<34} {form:<9} n={s['n']:>5} mean={s['mean']:7.2f} " +
-                  " ".join(f"p{k}={v:g}" for k, v in s["percentiles"].items()))
+            print(
+                f"{data:<34} {form:<9} n={s['n']:>5} mean={s['mean']:7.2f} "
+                + " ".join(f"p{k}={v:g}" for k, v in s["percentiles"].items())
+            )
 
     # the training batches: pairs truncated as the collate truncates them
     pair = [min(n, args.max_length) for n in lengths(tokenizer, xnli)["pair"]]
@@ -111,27 +118,49 @@ def main() -> None:
         order = epoch_order(len(xnli), 1, epoch)
         bucketed = bucketed_order(order, proxy, B, 1, epoch)
         for kind, flat in (("random", order), ("bucketed", bucketed)):
-            runs[kind].append(batch_figures(pair, [flat[i:i + B] for i in range(0, len(flat), B)], args.max_length))
+            runs[kind].append(batch_figures(pair, [flat[i : i + B] for i in range(0, len(flat), B)], args.max_length))
     xnli_pair = summaries["facebook/xnli (German XNLI test)"]["pair"]
     mean = {kind: {k: sum(r[k] for r in rs) / len(rs) for k in rs[0]} for kind, rs in runs.items()}
-    model = {"useful": B * useful_length(xnli_pair, args.max_length),
-             "random": B * padded_length(xnli_pair, args.max_length, B),
-             "bucketed": B * padded_length(xnli_pair, args.max_length, B, bucketing=True)}
+    model = {
+        "useful": B * useful_length(xnli_pair, args.max_length),
+        "random": B * padded_length(xnli_pair, args.max_length, B),
+        "bucketed": B * padded_length(xnli_pair, args.max_length, B, bucketing=True),
+    }
     r, b = mean["random"], mean["bucketed"]
-    print(f"\nGerman XNLI test pairs, batch {B}, max_length {args.max_length}, {args.epochs} epochs of the loop's "
-          f"order (seed 1), {r['batches']:.0f} batches an epoch; tokens per batch (plan's model in brackets):")
+    print(
+        f"\nGerman XNLI test pairs, batch {B}, max_length {args.max_length}, {args.epochs} epochs of the loop's "
+        f"order (seed 1), {r['batches']:.0f} batches an epoch; tokens per batch (plan's model in brackets):"
+    )
     print(f"  useful                          {r['useful']:8.1f} ({model['useful']:.1f})")
-    print(f"  padded to max_length            {r['pad_to_max_length']:8.1f}   useful share {r['useful'] / r['pad_to_max_length']:.1%}")
-    print(f"  padded to longest in batch      {r['pad_to_longest']:8.1f} ({model['random']:.1f})   useful share "
-          f"{r['useful'] / r['pad_to_longest']:.1%}")
-    print(f"  longest in batch + bucketing    {b['pad_to_longest']:8.1f} ({model['bucketed']:.1f})   useful share "
-          f"{b['useful'] / b['pad_to_longest']:.1%}")
-    print(f"  max_length / longest: x{r['pad_to_max_length'] / r['pad_to_longest']:.2f}; "
-          f"longest / bucketed: x{r['pad_to_longest'] / b['pad_to_longest']:.2f}")
+    print(
+        f"  padded to max_length            {r['pad_to_max_length']:8.1f}   useful share {r['useful'] / r['pad_to_max_length']:.1%}"
+    )
+    print(
+        f"  padded to longest in batch      {r['pad_to_longest']:8.1f} ({model['random']:.1f})   useful share "
+        f"{r['useful'] / r['pad_to_longest']:.1%}"
+    )
+    print(
+        f"  longest in batch + bucketing    {b['pad_to_longest']:8.1f} ({model['bucketed']:.1f})   useful share "
+        f"{b['useful'] / b['pad_to_longest']:.1%}"
+    )
+    print(
+        f"  max_length / longest: x{r['pad_to_max_length'] / r['pad_to_longest']:.2f}; "
+        f"longest / bucketed: x{r['pad_to_longest'] / b['pad_to_longest']:.2f}"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps({"tokenizer": name, "summaries": summaries, "batches": mean,
-                                               "plan_model": model, "batch_size": B, "max_length": args.max_length},
-                                              indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "tokenizer": name,
+                    "summaries": summaries,
+                    "batches": mean,
+                    "plan_model": model,
+                    "batch_size": B,
+                    "max_length": args.max_length,
+                },
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

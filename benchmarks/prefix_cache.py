@@ -12,6 +12,7 @@ cached states (cached, collation included), plus the one-off caching pass over t
     # on a shared, oversubscribed CPU: count CPU time of one thread instead of wall time
     PYTHONPATH=src python benchmarks/prefix_cache.py --epochs 3 --threads 1 --clock process
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,18 +22,18 @@ import time
 from pathlib import Path
 
 import torch
+from machine import load_average
 from transformers import BertConfig, BertForSequenceClassification
 
-from xlt.core.freezing import freeze
 from xlt.core.cached_top import CachedTopModel
+from xlt.core.freezing import freeze
 from xlt.core.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
-
-from machine import load_average
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="benchmarks/prefix_cache.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/prefix_cache.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mbert", action="store_true", help="real mBERT size: hidden 768, 12 heads, vocab 119547")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=12)
@@ -49,9 +50,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--clock", choices=["wall", "process"], default="wall",
-                        help="process = CPU time of this process: robust on a shared, oversubscribed CPU "
-                             "(use with --threads 1 and --device cpu); wall for GPUs")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "process"],
+        default="wall",
+        help="process = CPU time of this process: robust on a shared, oversubscribed CPU "
+        "(use with --threads 1 and --device cpu); wall for GPUs",
+    )
     args = parser.parse_args(argv)
     if args.clock == "process" and args.device != "cpu":
         parser.error("--clock process measures CPU time; use --clock wall on a GPU")
@@ -69,9 +74,14 @@ def make_batches(args, generator: torch.Generator) -> list[dict]:
         ids = torch.zeros(size, width, dtype=torch.long)
         mask = (torch.arange(width) < lengths[:, None]).long()
         ids[mask.bool()] = torch.randint(1000, args.vocab, (int(lengths.sum()),), generator=generator)
-        batches.append({"input_ids": ids, "attention_mask": mask,
-                        "token_type_ids": torch.zeros_like(ids),
-                        "labels": torch.randint(0, 3, (size,), generator=generator)})
+        batches.append(
+            {
+                "input_ids": ids,
+                "attention_mask": mask,
+                "token_type_ids": torch.zeros_like(ids),
+                "labels": torch.randint(0, 3, (size,), generator=generator),
+            }
+        )
     return batches
 
 
@@ -142,8 +152,12 @@ def measure(depth, base, batches, args, device) -> dict:
         start_index += size
     cached = Trainer(CachedTopModel(model, depth), index_batches, args, device, collate=collate_prefix_states)
     run_interleaved([uncached, cached], args)
-    return {"uncached": uncached.seconds_per_step, "cached": cached.seconds_per_step,
-            "cache_cost": cache_cost, "cache_mb": states.nbytes / 2**20}
+    return {
+        "uncached": uncached.seconds_per_step,
+        "cached": cached.seconds_per_step,
+        "cache_cost": cache_cost,
+        "cache_mb": states.nbytes / 2**20,
+    }
 
 
 def interpolate(depth: int, measured: dict[int, dict], key: str) -> float:
@@ -164,9 +178,15 @@ def main(argv: list[str] | None = None, echo=print) -> dict:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     torch.manual_seed(args.seed)
-    config = BertConfig(vocab_size=args.vocab, hidden_size=args.hidden, num_hidden_layers=args.layers,
-                        num_attention_heads=args.heads, intermediate_size=4 * args.hidden,
-                        max_position_embeddings=max(512, args.seq_len), num_labels=3)
+    config = BertConfig(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        intermediate_size=4 * args.hidden,
+        max_position_embeddings=max(512, args.seq_len),
+        num_labels=3,
+    )
     base = BertForSequenceClassification(config)
     batches = make_batches(args, torch.Generator().manual_seed(args.seed))
     steps_per_epoch = len(batches)
@@ -174,23 +194,30 @@ def main(argv: list[str] | None = None, echo=print) -> dict:
     if not all(-1 <= d <= args.layers for d in depths):
         raise SystemExit(f"--depths must lie in -1..{args.layers}")
 
-    echo(f"BERT hidden={args.hidden} layers={args.layers} heads={args.heads} vocab={args.vocab} "
-         f"seq_len<={args.seq_len} batch={args.batch_size} examples={args.examples} "
-         f"({steps_per_epoch} steps/epoch) storage={args.storage_dtype} device={device} "
-         f"threads={torch.get_num_threads()} clock={args.clock} epochs={args.epochs}\n")
-    echo(f"| depth | uncached steps/s | cached steps/s | step speed-up | cache pass s | cache MB "
-         f"| uncached {args.epochs} ep s | cached {args.epochs} ep s (incl. cache pass) | run speed-up | load |")
+    echo(
+        f"BERT hidden={args.hidden} layers={args.layers} heads={args.heads} vocab={args.vocab} "
+        f"seq_len<={args.seq_len} batch={args.batch_size} examples={args.examples} "
+        f"({steps_per_epoch} steps/epoch) storage={args.storage_dtype} device={device} "
+        f"threads={torch.get_num_threads()} clock={args.clock} epochs={args.epochs}\n"
+    )
+    echo(
+        f"| depth | uncached steps/s | cached steps/s | step speed-up | cache pass s | cache MB "
+        f"| uncached {args.epochs} ep s | cached {args.epochs} ep s (incl. cache pass) | run speed-up | load |"
+    )
     echo("|---|---|---|---|---|---|---|---|---|---|")
     measured, rows = {}, []
     for depth in depths:
         m = measured[depth] = measure(depth, base, batches, args, device)
         run_uncached = args.epochs * steps_per_epoch * m["uncached"]
         run_cached = m["cache_cost"] + args.epochs * steps_per_epoch * m["cached"]
-        rows.append({"depth": depth, **m, "run_uncached_s": run_uncached, "run_cached_s": run_cached,
-                     "load": load_average()})
-        echo(f"| {depth} | {1 / m['uncached']:.2f} | {1 / m['cached']:.2f} | {m['uncached'] / m['cached']:.2f} "
-             f"| {m['cache_cost']:.2f} | {m.get('cache_mb', 0.0):.1f} | {run_uncached:.1f} | {run_cached:.1f} "
-             f"| {run_uncached / run_cached:.2f} | {rows[-1]['load']} |")
+        rows.append(
+            {"depth": depth, **m, "run_uncached_s": run_uncached, "run_cached_s": run_cached, "load": load_average()}
+        )
+        echo(
+            f"| {depth} | {1 / m['uncached']:.2f} | {1 / m['cached']:.2f} | {m['uncached'] / m['cached']:.2f} "
+            f"| {m['cache_cost']:.2f} | {m.get('cache_mb', 0.0):.1f} | {run_uncached:.1f} | {run_cached:.1f} "
+            f"| {run_uncached / run_cached:.2f} | {rows[-1]['load']} |"
+        )
 
     total_uncached = total_cached = 0.0
     for depth in range(-1, args.layers + 1):
@@ -200,28 +227,47 @@ def main(argv: list[str] | None = None, echo=print) -> dict:
         total_uncached += args.epochs * steps_per_epoch * uncached
         total_cached += cache_cost + args.epochs * steps_per_epoch * cached
     interpolated = [d for d in range(0, args.layers + 1) if d not in measured]
-    echo(f"\nWhole sweep -1..{args.layers}, {args.epochs} epochs x {steps_per_epoch} steps "
-         f"(depths {interpolated} interpolated): uncached {total_uncached:.1f} s, cached {total_cached:.1f} s, "
-         f"saving {total_uncached - total_cached:.1f} s ({100 * (1 - total_cached / total_uncached):.1f}%), "
-         f"x{total_uncached / total_cached:.2f}")
+    echo(
+        f"\nWhole sweep -1..{args.layers}, {args.epochs} epochs x {steps_per_epoch} steps "
+        f"(depths {interpolated} interpolated): uncached {total_uncached:.1f} s, cached {total_cached:.1f} s, "
+        f"saving {total_uncached - total_cached:.1f} s ({100 * (1 - total_cached / total_uncached):.1f}%), "
+        f"x{total_uncached / total_cached:.2f}"
+    )
     return {"rows": rows, "sweep_uncached_s": total_uncached, "sweep_cached_s": total_cached}
 
 
 # --- end to end: the real `xlt finetune` job, cached vs uncached -----------------------------
 
-DEMO_FINETUNE_FLAGS = ["--max-steps", "120", "--batch-size", "32", "--lr", "5e-4", "--warmup-ratio", "0.1",
-                       "--eval-every", "40", "--max-length", "48", "--log-every", "20", "--device", "cpu"]
+DEMO_FINETUNE_FLAGS = [
+    "--max-steps",
+    "120",
+    "--batch-size",
+    "32",
+    "--lr",
+    "5e-4",
+    "--warmup-ratio",
+    "0.1",
+    "--eval-every",
+    "40",
+    "--max-length",
+    "48",
+    "--log-every",
+    "20",
+    "--device",
+    "cpu",
+]
 
 
 def _demo_inputs(root: Path, layers: int, train_size: int, seed: int, dropout: float = 0.1) -> Path:
     """A random-init demo-shaped classifier (12 x hidden 64, the demo tokenizer) and demo NLI data."""
     from dataclasses import replace
 
-    from xlt.data import demo
-    from xlt.core.io import write_jsonl
-    from xlt.core.models import save_model
     from loop import demo_tokenizer
     from shapes import SHAPES, random_classifier
+
+    from xlt.core.io import write_jsonl
+    from xlt.core.models import save_model
+    from xlt.data import demo
 
     tokenizer = demo_tokenizer()
     shape = replace(SHAPES["demo"], layers=layers, vocab=len(tokenizer))
@@ -239,8 +285,12 @@ def run_xlt(verb_and_args: list[str], threads: int) -> float:
     from loop import _package_env
 
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "xlt.cli", *verb_and_args], capture_output=True, text=True,
-                          env=_package_env() | {"OMP_NUM_THREADS": str(threads)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "xlt.cli", *verb_and_args],
+        capture_output=True,
+        text=True,
+        env=_package_env() | {"OMP_NUM_THREADS": str(threads)},
+    )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(f"xlt {verb_and_args[0]} failed:\n{proc.stderr[-3000:]}")
@@ -250,27 +300,55 @@ def run_xlt(verb_and_args: list[str], threads: int) -> float:
 def finetune_job(root: Path, depth: int, cached: bool, out: Path, threads: int, extra: list[str] = ()) -> dict:
     import json
 
-    wall = run_xlt(["finetune", "--model", str(root / "model"), "--train", str(root / "train.jsonl"), "--dev",
-                    str(root / "dev.jsonl"), "--num-labels", "3", "--freeze-depth", str(depth), "--out", str(out),
-                    *DEMO_FINETUNE_FLAGS, *extra, *(["--cache-frozen-prefix"] if cached else [])], threads)
+    wall = run_xlt(
+        [
+            "finetune",
+            "--model",
+            str(root / "model"),
+            "--train",
+            str(root / "train.jsonl"),
+            "--dev",
+            str(root / "dev.jsonl"),
+            "--num-labels",
+            "3",
+            "--freeze-depth",
+            str(depth),
+            "--out",
+            str(out),
+            *DEMO_FINETUNE_FLAGS,
+            *extra,
+            *(["--cache-frozen-prefix"] if cached else []),
+        ],
+        threads,
+    )
     meta = json.loads((out / "train.json").read_text())["meta"]
-    return {"job_s": wall, "train_s": meta["train_wall_s"], "cache_s": meta.get("cache_s", 0.0),
-            "cached": meta.get("cache_frozen_prefix", False), "dev_accuracy": meta["best_dev_score"]}
+    return {
+        "job_s": wall,
+        "train_s": meta["train_wall_s"],
+        "cache_s": meta.get("cache_s", 0.0),
+        "cached": meta.get("cache_frozen_prefix", False),
+        "dev_accuracy": meta["best_dev_score"],
+    }
 
 
-def finetune_comparison(depths: list[int], layers: int = 12, threads: int = 1, train_size: int = 1500,
-                        seed: int = 1, echo=print) -> dict:
+def finetune_comparison(
+    depths: list[int], layers: int = 12, threads: int = 1, train_size: int = 1500, seed: int = 1, echo=print
+) -> dict:
     """Demo-sized `xlt finetune` jobs (the demo config's settings) uncached and cached per depth,
     run alternately in fresh processes; the whole sweep -1..L is projected with linear
     interpolation in depth between measured depths (-1 is never cached)."""
     import tempfile
 
     rows = {}
-    echo(f"Demo-shaped finetune jobs (12 x hidden 64 random init, demo NLI {train_size} train / 150 dev, "
-         f"{' '.join(DEMO_FINETUNE_FLAGS)}, OMP_NUM_THREADS={threads}); 'train s' is train() alone, "
-         "'cache s' the caching pass, 'job s' the whole process (imports, loading, evaluation, saving).\n")
-    echo("| depth | uncached job s | cached job s | job speed-up | uncached train s | cached cache s + train s "
-         "| training speed-up | dev acc uncached / cached | load |")
+    echo(
+        f"Demo-shaped finetune jobs (12 x hidden 64 random init, demo NLI {train_size} train / 150 dev, "
+        f"{' '.join(DEMO_FINETUNE_FLAGS)}, OMP_NUM_THREADS={threads}); 'train s' is train() alone, "
+        "'cache s' the caching pass, 'job s' the whole process (imports, loading, evaluation, saving).\n"
+    )
+    echo(
+        "| depth | uncached job s | cached job s | job speed-up | uncached train s | cached cache s + train s "
+        "| training speed-up | dev acc uncached / cached | load |"
+    )
     echo("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="xlt-bench-cache-") as tmp:
         root = _demo_inputs(Path(tmp), layers, train_size, seed)
@@ -279,10 +357,12 @@ def finetune_comparison(depths: list[int], layers: int = 12, threads: int = 1, t
             cached = finetune_job(root, depth, True, Path(tmp) / f"cached{depth}", threads)
             cached_train = cached["cache_s"] + cached["train_s"]
             rows[depth] = {"uncached": plain, "cached": cached, "load": load_average()}
-            echo(f"| {depth} | {plain['job_s']:.1f} | {cached['job_s']:.1f} | {plain['job_s'] / cached['job_s']:.2f} "
-                 f"| {plain['train_s']:.1f} | {cached['cache_s']:.1f} + {cached['train_s']:.1f} "
-                 f"| {plain['train_s'] / cached_train:.2f} | {plain['dev_accuracy']:.3f} / {cached['dev_accuracy']:.3f} "
-                 f"| {rows[depth]['load']} |")
+            echo(
+                f"| {depth} | {plain['job_s']:.1f} | {cached['job_s']:.1f} | {plain['job_s'] / cached['job_s']:.2f} "
+                f"| {plain['train_s']:.1f} | {cached['cache_s']:.1f} + {cached['train_s']:.1f} "
+                f"| {plain['train_s'] / cached_train:.2f} | {plain['dev_accuracy']:.3f} / {cached['dev_accuracy']:.3f} "
+                f"| {rows[depth]['load']} |"
+            )
 
     def at(depth: int, mode: str) -> float:
         if depth in rows:
@@ -298,9 +378,11 @@ def finetune_comparison(depths: list[int], layers: int = 12, threads: int = 1, t
     sweep = list(range(-1, layers + 1))
     uncached_total = sum(at(d, "uncached") for d in sweep)
     cached_total = sum(at(d, "uncached") if d < 0 else at(d, "cached") for d in sweep)
-    echo(f"\nWhole demo sweep -1..{layers} ({len(sweep)} finetune jobs, unmeasured depths interpolated): "
-         f"uncached {uncached_total:.0f} s, cached {cached_total:.0f} s of job time, saving "
-         f"{uncached_total - cached_total:.0f} s ({100 * (1 - cached_total / uncached_total):.0f}%)")
+    echo(
+        f"\nWhole demo sweep -1..{layers} ({len(sweep)} finetune jobs, unmeasured depths interpolated): "
+        f"uncached {uncached_total:.0f} s, cached {cached_total:.0f} s of job time, saving "
+        f"{uncached_total - cached_total:.0f} s ({100 * (1 - cached_total / uncached_total):.0f}%)"
+    )
     return {"rows": rows, "sweep_uncached_s": uncached_total, "sweep_cached_s": cached_total}
 
 
@@ -314,17 +396,43 @@ def _flag(name: str) -> str:
 def prefix_states_job(root: Path, depths: list[int], out: Path, threads: int, storage_dtype: str) -> dict:
     import json
 
-    wall = run_xlt(["prefix-states", "--model", str(root / "model"), "--num-labels", "3",
-                    "--train", str(root / "train.jsonl"), f"--depths={','.join(map(str, depths))}",
-                    "--max-length", _flag("--max-length"), "--batch-size", _flag("--batch-size"),
-                    "--device", _flag("--device"), "--storage-dtype", storage_dtype, "--max-gib", "10",
-                    "--out", str(out)], threads)
+    wall = run_xlt(
+        [
+            "prefix-states",
+            "--model",
+            str(root / "model"),
+            "--num-labels",
+            "3",
+            "--train",
+            str(root / "train.jsonl"),
+            f"--depths={','.join(map(str, depths))}",
+            "--max-length",
+            _flag("--max-length"),
+            "--batch-size",
+            _flag("--batch-size"),
+            "--device",
+            _flag("--device"),
+            "--storage-dtype",
+            storage_dtype,
+            "--max-gib",
+            "10",
+            "--out",
+            str(out),
+        ],
+        threads,
+    )
     meta = json.loads((out / "meta.json").read_text())
     return {"job_s": wall, "compute_s": meta["compute_s"], "mb": meta["nbytes"] / 2**20}
 
 
-def shared_sweep_comparison(layers: int = 12, threads: int = 1, train_size: int = 1500, seed: int = 1,
-                            storage_dtype: str = "float16", echo=print) -> dict:
+def shared_sweep_comparison(
+    layers: int = 12,
+    threads: int = 1,
+    train_size: int = 1500,
+    seed: int = 1,
+    storage_dtype: str = "float16",
+    echo=print,
+) -> dict:
     """The whole freeze-depth sweep -1..L as the workflow runs it, on this machine in one run:
     every depth's `xlt finetune` uncached, against one `xlt prefix-states` job plus every depth
     >= 0's `xlt finetune --prefix-states` (depth -1 trains uncached in both: one job, counted in
@@ -334,39 +442,79 @@ def shared_sweep_comparison(layers: int = 12, threads: int = 1, train_size: int 
     import tempfile
 
     depths = list(range(-1, layers + 1))
-    echo(f"Whole sweep -1..{layers}, demo-shaped ({layers} x hidden 64 random init, dropout 0), demo NLI "
-         f"{train_size} train / 150 dev, {' '.join(DEMO_FINETUNE_FLAGS)}, OMP_NUM_THREADS={threads}, "
-         f"store {storage_dtype}; job s is the whole process (imports, loading, training, evaluation, saving).\n")
+    echo(
+        f"Whole sweep -1..{layers}, demo-shaped ({layers} x hidden 64 random init, dropout 0), demo NLI "
+        f"{train_size} train / 150 dev, {' '.join(DEMO_FINETUNE_FLAGS)}, OMP_NUM_THREADS={threads}, "
+        f"store {storage_dtype}; job s is the whole process (imports, loading, training, evaluation, saving).\n"
+    )
     rows = {}
     with tempfile.TemporaryDirectory(prefix="xlt-bench-shared-") as tmp:
         root = _demo_inputs(Path(tmp), layers, train_size, seed, dropout=0.0)
         store = prefix_states_job(root, [d for d in depths if d >= 0], Path(tmp) / "store", threads, storage_dtype)
-        echo(f"`xlt prefix-states` (depths 0..{layers} in one pass): job {store['job_s']:.1f} s, "
-             f"pass {store['compute_s']:.1f} s, store {store['mb']:.1f} MB\n")
+        echo(
+            f"`xlt prefix-states` (depths 0..{layers} in one pass): job {store['job_s']:.1f} s, "
+            f"pass {store['compute_s']:.1f} s, store {store['mb']:.1f} MB\n"
+        )
         echo("| depth | uncached job s | shared job s | dev acc uncached | dev acc shared | load |")
         echo("|---|---|---|---|---|---|")
         for depth in depths:
             plain = finetune_job(root, depth, False, Path(tmp) / f"plain{depth}", threads)
-            shared = plain if depth < 0 else finetune_job(root, depth, False, Path(tmp) / f"shared{depth}", threads,
-                                                          ["--prefix-states", str(Path(tmp) / "store")])
+            shared = (
+                plain
+                if depth < 0
+                else finetune_job(
+                    root,
+                    depth,
+                    False,
+                    Path(tmp) / f"shared{depth}",
+                    threads,
+                    ["--prefix-states", str(Path(tmp) / "store")],
+                )
+            )
             rows[depth] = {"uncached": plain, "shared": shared, "load": load_average()}
-            echo(f"| {depth} | {plain['job_s']:.1f} | {shared['job_s']:.1f}{' (same job)' if depth < 0 else ''} "
-                 f"| {plain['dev_accuracy']:.4f} | {shared['dev_accuracy']:.4f} | {rows[depth]['load']} |")
+            echo(
+                f"| {depth} | {plain['job_s']:.1f} | {shared['job_s']:.1f}{' (same job)' if depth < 0 else ''} "
+                f"| {plain['dev_accuracy']:.4f} | {shared['dev_accuracy']:.4f} | {rows[depth]['load']} |"
+            )
     uncached = sum(r["uncached"]["job_s"] for r in rows.values())
     shared = store["job_s"] + sum(r["shared"]["job_s"] for r in rows.values())
     same = sum(r["uncached"]["dev_accuracy"] == r["shared"]["dev_accuracy"] for r in rows.values())
     largest = max(abs(r["uncached"]["dev_accuracy"] - r["shared"]["dev_accuracy"]) for r in rows.values())
-    echo(f"\nWhole sweep: uncached {uncached:.1f} s (sum of {len(depths)} jobs), shared {shared:.1f} s "
-         f"(prefix-states {store['job_s']:.1f} s + {len(depths)} jobs): ratio {shared / uncached:.2f}x "
-         f"(target <= 0.6x); dev accuracy equal at {same}/{len(depths)} depths, largest difference {largest:.4f}")
-    return {"rows": rows, "store": store, "sweep_uncached_s": uncached, "sweep_shared_s": shared,
-            "ratio": shared / uncached, "equal_accuracies": same}
+    echo(
+        f"\nWhole sweep: uncached {uncached:.1f} s (sum of {len(depths)} jobs), shared {shared:.1f} s "
+        f"(prefix-states {store['job_s']:.1f} s + {len(depths)} jobs): ratio {shared / uncached:.2f}x "
+        f"(target <= 0.6x); dev accuracy equal at {same}/{len(depths)} depths, largest difference {largest:.4f}"
+    )
+    return {
+        "rows": rows,
+        "store": store,
+        "sweep_uncached_s": uncached,
+        "sweep_shared_s": shared,
+        "ratio": shared / uncached,
+        "equal_accuracies": same,
+    }
 
 
 # --- the dual encoder: `xlt train-dual` at a deep freeze depth, uncached vs --cache-frozen-prefix --------
 
-DEMO_DUAL_FLAGS = ["--max-steps", "60", "--batch-size", "32", "--lr", "1e-3", "--eval-every", "30",
-                   "--max-length", "32", "--log-every", "20", "--device", "cpu", "--seed", "1"]
+DEMO_DUAL_FLAGS = [
+    "--max-steps",
+    "60",
+    "--batch-size",
+    "32",
+    "--lr",
+    "1e-3",
+    "--eval-every",
+    "30",
+    "--max-length",
+    "32",
+    "--log-every",
+    "20",
+    "--device",
+    "cpu",
+    "--seed",
+    "1",
+]
 
 
 def _dual_inputs(root: Path, layers: int, pairs: int, seed: int) -> Path:
@@ -374,11 +522,12 @@ def _dual_inputs(root: Path, layers: int, pairs: int, seed: int) -> Path:
     demo bitext in three languages (multi-way parallel: the English side repeats)."""
     from dataclasses import replace
 
+    from loop import demo_tokenizer
+    from shapes import SHAPES, random_classifier
+
     from xlt.core.io import write_jsonl
     from xlt.core.models import save_model
     from xlt.data import demo
-    from loop import demo_tokenizer
-    from shapes import SHAPES, random_classifier
 
     tokenizer = demo_tokenizer()
     shape = replace(SHAPES["demo"], layers=layers, vocab=len(tokenizer))
@@ -392,25 +541,52 @@ def _dual_inputs(root: Path, layers: int, pairs: int, seed: int) -> Path:
 def dual_job(root: Path, depth: int, cached: bool, out: Path, threads: int) -> dict:
     import json
 
-    files = [arg for lang in ("qaa", "qab", "qac") for split in ("train", "dev")
-             for arg in (f"--{split}", str(root / lang / f"{split}.jsonl"))]
-    wall = run_xlt(["train-dual", "--model", str(root / "model"), *files, "--freeze-depth", str(depth),
-                    "--out", str(out), *DEMO_DUAL_FLAGS, *(["--cache-frozen-prefix"] if cached else [])], threads)
+    files = [
+        arg
+        for lang in ("qaa", "qab", "qac")
+        for split in ("train", "dev")
+        for arg in (f"--{split}", str(root / lang / f"{split}.jsonl"))
+    ]
+    wall = run_xlt(
+        [
+            "train-dual",
+            "--model",
+            str(root / "model"),
+            *files,
+            "--freeze-depth",
+            str(depth),
+            "--out",
+            str(out),
+            *DEMO_DUAL_FLAGS,
+            *(["--cache-frozen-prefix"] if cached else []),
+        ],
+        threads,
+    )
     meta = json.loads((out / "train.json").read_text())["meta"]
-    return {"job_s": wall, "train_s": meta["train_wall_s"], "cache_s": meta["cache_s"],
-            "dev_score": meta["best_dev_score"], "loss_curve": meta["loss_curve"]}
+    return {
+        "job_s": wall,
+        "train_s": meta["train_wall_s"],
+        "cache_s": meta["cache_s"],
+        "dev_score": meta["best_dev_score"],
+        "loss_curve": meta["loss_curve"],
+    }
 
 
-def dual_comparison(depths: list[int], layers: int = 12, threads: int = 1, pairs: int = 400, seed: int = 1,
-                    echo=print) -> dict:
+def dual_comparison(
+    depths: list[int], layers: int = 12, threads: int = 1, pairs: int = 400, seed: int = 1, echo=print
+) -> dict:
     """`xlt train-dual` uncached and with --cache-frozen-prefix per depth, back to back in fresh
     processes. Dropout 0, so the two runs are the same training (equal loss curves and dev scores)."""
     import tempfile
 
-    echo(f"Demo-shaped `xlt train-dual` ({layers} x hidden 64 random init, dropout 0), demo bitext 3 x {pairs} "
-         f"train pairs / 3 x 50 dev, {' '.join(DEMO_DUAL_FLAGS)}, OMP_NUM_THREADS={threads}\n")
-    echo("| depth | uncached job s | cached job s | uncached train s | cached cache s + train s | training speed-up "
-         "| same loss curve | dev score uncached / cached | load |")
+    echo(
+        f"Demo-shaped `xlt train-dual` ({layers} x hidden 64 random init, dropout 0), demo bitext 3 x {pairs} "
+        f"train pairs / 3 x 50 dev, {' '.join(DEMO_DUAL_FLAGS)}, OMP_NUM_THREADS={threads}\n"
+    )
+    echo(
+        "| depth | uncached job s | cached job s | uncached train s | cached cache s + train s | training speed-up "
+        "| same loss curve | dev score uncached / cached | load |"
+    )
     echo("|---|---|---|---|---|---|---|---|---|")
     rows = {}
     with tempfile.TemporaryDirectory(prefix="xlt-bench-dual-") as tmp:
@@ -419,11 +595,13 @@ def dual_comparison(depths: list[int], layers: int = 12, threads: int = 1, pairs
             plain = dual_job(root, depth, False, Path(tmp) / f"plain{depth}", threads)
             cached = dual_job(root, depth, True, Path(tmp) / f"cached{depth}", threads)
             rows[depth] = {"uncached": plain, "cached": cached, "load": load_average()}
-            echo(f"| {depth} | {plain['job_s']:.1f} | {cached['job_s']:.1f} | {plain['train_s']:.1f} "
-                 f"| {cached['cache_s']:.1f} + {cached['train_s']:.1f} "
-                 f"| {plain['train_s'] / (cached['cache_s'] + cached['train_s']):.2f} "
-                 f"| {plain['loss_curve'] == cached['loss_curve']} "
-                 f"| {plain['dev_score']:.4f} / {cached['dev_score']:.4f} | {rows[depth]['load']} |")
+            echo(
+                f"| {depth} | {plain['job_s']:.1f} | {cached['job_s']:.1f} | {plain['train_s']:.1f} "
+                f"| {cached['cache_s']:.1f} + {cached['train_s']:.1f} "
+                f"| {plain['train_s'] / (cached['cache_s'] + cached['train_s']):.2f} "
+                f"| {plain['loss_curve'] == cached['loss_curve']} "
+                f"| {plain['dev_score']:.4f} / {cached['dev_score']:.4f} | {rows[depth]['load']} |"
+            )
     return rows
 
 
@@ -447,7 +625,8 @@ if __name__ == "__main__":
         parser.add_argument("--train-size", type=int, default=1500)
         parser.add_argument("--seed", type=int, default=1)
         opts = parser.parse_args()
-        shared_sweep_comparison(threads=opts.threads, train_size=opts.train_size, seed=opts.seed,
-                                storage_dtype=opts.storage_dtype)
+        shared_sweep_comparison(
+            threads=opts.threads, train_size=opts.train_size, seed=opts.seed, storage_dtype=opts.storage_dtype
+        )
     else:
         main()

@@ -1,4 +1,5 @@
 """Model shapes the benchmarks use: random-init BERT classifiers, from tiny to mBERT's size."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,10 +30,18 @@ SHAPES = {
 def bert_config(shape: Shape, num_labels: int = 3, max_position: int = 512, dropout: float = 0.1):
     from transformers import BertConfig
 
-    return BertConfig(vocab_size=shape.vocab, hidden_size=shape.hidden, num_hidden_layers=shape.layers,
-                      num_attention_heads=shape.heads, intermediate_size=shape.intermediate or 4 * shape.hidden,
-                      max_position_embeddings=max_position, type_vocab_size=2, num_labels=num_labels,
-                      hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+    return BertConfig(
+        vocab_size=shape.vocab,
+        hidden_size=shape.hidden,
+        num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads,
+        intermediate_size=shape.intermediate or 4 * shape.hidden,
+        max_position_embeddings=max_position,
+        type_vocab_size=2,
+        num_labels=num_labels,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
+    )
 
 
 def random_classifier(shape: Shape, seed: int, num_labels: int = 3, dropout: float = 0.1):

@@ -14,6 +14,7 @@ but for rounding).
     # on a shared, oversubscribed CPU: CPU time of one thread instead of wall time
     PYTHONPATH=src python benchmarks/sparse_mlm_head.py --threads 1 --clock process
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,19 +23,19 @@ import time
 
 import torch
 import torch.nn.functional as F
+from machine import load_average
 from torch.utils.flop_counter import FlopCounterMode
 
 from xlt.families.adapt.adaptation import mlm_loss
 from xlt.families.adapt.mlm import IGNORE_INDEX, TokenizerInfo, mask_tokens, perplexity
 
-from machine import load_average
-
 CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="benchmarks/sparse_mlm_head.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/sparse_mlm_head.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mbert", action="store_true", help="mBERT's encoder too: hidden 768, 12 layers, 12 heads")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--layers", type=int, default=2)
@@ -49,8 +50,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--clock", choices=["wall", "process"], default="wall",
-                        help="process = CPU time of this process (use with --threads 1 on a shared CPU); wall for GPUs")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "process"],
+        default="wall",
+        help="process = CPU time of this process (use with --threads 1 on a shared CPU); wall for GPUs",
+    )
     args = parser.parse_args(argv)
     if args.clock == "process" and args.device != "cpu":
         parser.error("--clock process measures CPU time; use --clock wall on a GPU")
@@ -63,8 +68,9 @@ def full_mlm_loss(model, batch: dict) -> torch.Tensor:
     """The loss as adapt computed it before sparse prediction: the head at every position."""
     logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
     labels = batch["labels"]
-    loss_sum = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1),
-                               ignore_index=IGNORE_INDEX, reduction="sum")
+    loss_sum = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
+    )
     return loss_sum / max(1, int((labels != IGNORE_INDEX).sum()))
 
 
@@ -87,16 +93,25 @@ def masked_batch(rows: int, args, generator: torch.Generator, device) -> dict:
     special = torch.zeros_like(ids)
     ids[:, 0], ids[:, -1], special[:, 0], special[:, -1] = 2, 3, 1, 1  # [CLS] ... [SEP]
     masked, labels = mask_tokens(ids, special, info, generator, args.mlm_probability)
-    return {"input_ids": masked.to(device), "attention_mask": torch.ones_like(ids).to(device), "labels": labels.to(device)}
+    return {
+        "input_ids": masked.to(device),
+        "attention_mask": torch.ones_like(ids).to(device),
+        "labels": labels.to(device),
+    }
 
 
 def build_model(args, device):
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(args.seed)
-    config = BertConfig(vocab_size=args.vocab, hidden_size=args.hidden, num_hidden_layers=args.layers,
-                        num_attention_heads=args.heads, intermediate_size=4 * args.hidden,
-                        max_position_embeddings=max(512, args.seq_len))
+    config = BertConfig(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        intermediate_size=4 * args.hidden,
+        max_position_embeddings=max(512, args.seq_len),
+    )
     return BertForMaskedLM(config).to(device)
 
 
@@ -159,6 +174,7 @@ def measure(args) -> dict:
 
         def one_backward():
             loss_fn(model, train_batches[0]).backward()
+
         train_flops = counted_flops(one_backward)
         model.zero_grad(set_to_none=True)
         model.eval()
@@ -167,22 +183,32 @@ def measure(args) -> dict:
         masked = int((train_batches[0]["labels"] != IGNORE_INDEX).sum())
         eval_masked = int((eval_batch["labels"] != IGNORE_INDEX).sum())
         out[name] = {
-            "train_s": statistics.median(times), "eval_s": statistics.median(eval_times),
-            "train_flops": train_flops, "eval_flops": eval_flops,
+            "train_s": statistics.median(times),
+            "eval_s": statistics.median(eval_times),
+            "train_flops": train_flops,
+            "eval_flops": eval_flops,
             "train_logits": (args.batch_size * args.seq_len if name == "full" else masked) * args.vocab,
             "eval_logits": (args.eval_batch_size * args.seq_len if name == "full" else eval_masked) * args.vocab,
-            "first_loss": losses[0], "eval_loss": eval_loss,
+            "first_loss": losses[0],
+            "eval_loss": eval_loss,
         }
-    out["masked_share"] = {"train": masked / (args.batch_size * args.seq_len),
-                           "eval": eval_masked / (args.eval_batch_size * args.seq_len)}
+    out["masked_share"] = {
+        "train": masked / (args.batch_size * args.seq_len),
+        "eval": eval_masked / (args.eval_batch_size * args.seq_len),
+    }
     return out
 
 
 def table(result: dict) -> str:
     full, sparse = result["full"], result["sparse"]
-    rows = [("training step, s", "train_s", "{:.3f}"), ("training step, GFLOP", "train_flops", "{:.1f}"),
-            ("training logits, M values", "train_logits", "{:.1f}"), ("perplexity batch, s", "eval_s", "{:.3f}"),
-            ("perplexity batch, GFLOP", "eval_flops", "{:.1f}"), ("perplexity logits, M values", "eval_logits", "{:.1f}")]
+    rows = [
+        ("training step, s", "train_s", "{:.3f}"),
+        ("training step, GFLOP", "train_flops", "{:.1f}"),
+        ("training logits, M values", "train_logits", "{:.1f}"),
+        ("perplexity batch, s", "eval_s", "{:.3f}"),
+        ("perplexity batch, GFLOP", "eval_flops", "{:.1f}"),
+        ("perplexity logits, M values", "eval_logits", "{:.1f}"),
+    ]
     scale = {"train_flops": 1e-9, "eval_flops": 1e-9, "train_logits": 1e-6, "eval_logits": 1e-6}
     lines = ["| | full logits | masked rows only | sparse / full |", "|---|---|---|---|"]
     for label, key, fmt in rows:
@@ -195,10 +221,12 @@ def table(result: dict) -> str:
 
 def main(argv: list[str] | None = None, echo=print) -> dict:
     args = parse_args(argv)
-    echo(f"BertForMaskedLM L{args.layers} H{args.hidden} A{args.heads} V{args.vocab}; train batch "
-         f"{args.batch_size} x {args.seq_len}, perplexity batch {args.eval_batch_size} x {args.seq_len}, "
-         f"mlm_probability {args.mlm_probability}; device={args.device} threads={args.threads} clock={args.clock} "
-         f"steps={args.steps} (+{args.warmup} warm-up); load {load_average()}")
+    echo(
+        f"BertForMaskedLM L{args.layers} H{args.hidden} A{args.heads} V{args.vocab}; train batch "
+        f"{args.batch_size} x {args.seq_len}, perplexity batch {args.eval_batch_size} x {args.seq_len}, "
+        f"mlm_probability {args.mlm_probability}; device={args.device} threads={args.threads} clock={args.clock} "
+        f"steps={args.steps} (+{args.warmup} warm-up); load {load_average()}"
+    )
     result = measure(args)
     share = result["masked_share"]
     echo(f"masked share of positions: training batch {share['train']:.3f}, perplexity batch {share['eval']:.3f}")

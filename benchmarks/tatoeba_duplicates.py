@@ -14,6 +14,7 @@ With --config, every bitext dataset the config declares is read through `xlt.dat
 (demo sets are generated in memory, nothing is written); --dataset/--split pick one. The
 config's Tatoeba languages that --dir lacks are listed at the end (--paper CONFIG).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,7 @@ def config_sets(path: Path, dataset: str | None, split: str | None) -> dict[str,
     """Every (dataset, split, lang) of the config's bitext datasets, as the prepare step loads them."""
     import yaml
 
-    from xlt.core.settings import validate
-    from xlt.core.settings import split_languages
+    from xlt.core.settings import split_languages, validate
     from xlt.data.sources import load_records
 
     config = validate(yaml.safe_load(path.read_text()))
@@ -74,8 +74,11 @@ def tatoeba_langs(path: Path) -> list[str]:
     import yaml
 
     config = yaml.safe_load(path.read_text())
-    sections = [config.get("dual", {}).get("tatoeba"), config.get("sbert", {}).get("eval", {}).get("bitext"),
-                config.get("alignment", {}).get("data")]
+    sections = [
+        config.get("dual", {}).get("tatoeba"),
+        config.get("sbert", {}).get("eval", {}).get("bitext"),
+        config.get("alignment", {}).get("data"),
+    ]
     return list(dict.fromkeys(lang for s in sections if s for lang in s.get("langs", [])))
 
 
@@ -86,12 +89,19 @@ def main() -> None:
     parser.add_argument("--config", type=Path, help="read the config's bitext datasets instead of --dir")
     parser.add_argument("--dataset", help="with --config: only this dataset")
     parser.add_argument("--split", help="with --config: only this split")
-    parser.add_argument("--paper", type=Path, default=REPO / "config" / "paper.yaml",
-                        help="config whose Tatoeba languages are checked against --dir (default %(default)s)")
+    parser.add_argument(
+        "--paper",
+        type=Path,
+        default=REPO / "config" / "paper.yaml",
+        help="config whose Tatoeba languages are checked against --dir (default %(default)s)",
+    )
     args = parser.parse_args()
 
-    sets = (config_sets(args.config, args.dataset, args.split) if args.config
-            else laser_sets(args.dir, args.langs.split(",") if args.langs else None))
+    sets = (
+        config_sets(args.config, args.dataset, args.split)
+        if args.config
+        else laser_sets(args.dir, args.langs.split(",") if args.langs else None)
+    )
     rows = {key: duplicate_stats(xx, en) for key, (xx, en) in sets.items()}
     columns = list(next(iter(rows.values())))
     print("| set | " + " | ".join(columns) + " |")
@@ -101,9 +111,11 @@ def main() -> None:
         print(f"| {key} | " + " | ".join(cells) + " |")
     if not args.config and args.paper.is_file():
         wanted = tatoeba_langs(args.paper)
-        print(f"\n{args.paper.name} Tatoeba languages ({len(wanted)}): in {args.dir}: "
-              f"{', '.join(l for l in wanted if l in sets) or 'none'}; "
-              f"not there: {', '.join(l for l in wanted if l not in sets) or 'none'}")
+        print(
+            f"\n{args.paper.name} Tatoeba languages ({len(wanted)}): in {args.dir}: "
+            f"{', '.join(l for l in wanted if l in sets) or 'none'}; "
+            f"not there: {', '.join(l for l in wanted if l not in sets) or 'none'}"
+        )
 
 
 if __name__ == "__main__":

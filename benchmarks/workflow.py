@@ -14,6 +14,7 @@ tree) to a JSONL file; snakemake's own process is not counted.
     python benchmarks/workflow.py [benchmarks/bench.py options]    (same as: benchmarks/bench.py --dry-run ...;
     add --demo and --tests for the demo run and the test suite)
 """
+
 from __future__ import annotations
 
 import json
@@ -77,8 +78,14 @@ def timed(cmd: list[str], cwd: Path, env: dict) -> dict:
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
-    return {"wall_s": wall, "cpu_s": _children_cpu_s() - cpu_before, "rc": proc.returncode,
-            "load_before": load_before, "load_after": load_average(), "output": proc.stdout + proc.stderr}
+    return {
+        "wall_s": wall,
+        "cpu_s": _children_cpu_s() - cpu_before,
+        "rc": proc.returncode,
+        "load_before": load_before,
+        "load_after": load_average(),
+        "output": proc.stdout + proc.stderr,
+    }
 
 
 def job_count(output: str) -> int | None:
@@ -98,14 +105,22 @@ def dry_run(repo: Path, configfile: str = "config/paper.yaml", repeats: int = 3,
         raise RuntimeError(f"snakemake -n --configfile {configfile} failed:\n{failed[0]['output'][-3000:]}")
     walls = [r["wall_s"] for r in runs]
     cpus = [r["cpu_s"] for r in runs]
-    result = {"configfile": configfile, "jobs": job_count(runs[0]["output"]), "walls": walls, "cpu_s": cpus,
-              "median_s": statistics.median(walls), "median_cpu_s": statistics.median(cpus),
-              "loads": [(r["load_before"], r["load_after"]) for r in runs]}
+    result = {
+        "configfile": configfile,
+        "jobs": job_count(runs[0]["output"]),
+        "walls": walls,
+        "cpu_s": cpus,
+        "median_s": statistics.median(walls),
+        "median_cpu_s": statistics.median(cpus),
+        "loads": [(r["load_before"], r["load_after"]) for r in runs],
+    }
     echo("| command | jobs planned | runs | median wall s | min .. max wall s | median CPU s | load before .. after |")
     echo("|---|---|---|---|---|---|---|")
-    echo(f"| snakemake -n --cores 1 --configfile {configfile} | {result['jobs']} | {repeats} "
-         f"| {result['median_s']:.1f} | {min(walls):.1f} .. {max(walls):.1f} | {result['median_cpu_s']:.1f} "
-         f"| {runs[0]['load_before']} .. {runs[-1]['load_after']} |")
+    echo(
+        f"| snakemake -n --cores 1 --configfile {configfile} | {result['jobs']} | {repeats} "
+        f"| {result['median_s']:.1f} | {min(walls):.1f} .. {max(walls):.1f} | {result['median_cpu_s']:.1f} "
+        f"| {runs[0]['load_before']} .. {runs[-1]['load_after']} |"
+    )
     return result
 
 
@@ -133,16 +148,32 @@ def demo_run(repo: Path, cores: int = 2, targets: list[str] = (), keep: Path | N
     for job in jobs:
         by_verb.setdefault(job["verb"], []).append(job)
     peak = max(jobs, key=lambda j: j["peak_rss_mb"]) if jobs else None
-    summary = {v: {"jobs": len(js), "max_peak_rss_mb": max(j["peak_rss_mb"] for j in js),
-                   "sum_wall_s": sum(j["wall_s"] for j in js)} for v, js in by_verb.items()}
-    result = {"cores": cores, "wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "jobs": len(jobs),
-              "load_before": run["load_before"], "load_after": run["load_after"], "job_details": jobs,
-              "peak_job": peak, "by_verb": summary}
+    summary = {
+        v: {
+            "jobs": len(js),
+            "max_peak_rss_mb": max(j["peak_rss_mb"] for j in js),
+            "sum_wall_s": sum(j["wall_s"] for j in js),
+        }
+        for v, js in by_verb.items()
+    }
+    result = {
+        "cores": cores,
+        "wall_s": run["wall_s"],
+        "cpu_s": run["cpu_s"],
+        "jobs": len(jobs),
+        "load_before": run["load_before"],
+        "load_after": run["load_after"],
+        "job_details": jobs,
+        "peak_job": peak,
+        "by_verb": summary,
+    }
     largest = f"{peak['peak_rss_mb']:.0f} ({peak['verb']})" if peak else "n/a"
     echo("| command | wall s | CPU s | xlt jobs | largest job peak RSS MB | load before .. after |")
     echo("|---|---|---|---|---|---|")
-    echo(f"| snakemake --cores {cores} {' '.join(targets)} (config.yaml) | {run['wall_s']:.0f} | {run['cpu_s']:.0f} "
-         f"| {len(jobs)} | {largest} | {run['load_before']} .. {run['load_after']} |")
+    echo(
+        f"| snakemake --cores {cores} {' '.join(targets)} (config.yaml) | {run['wall_s']:.0f} | {run['cpu_s']:.0f} "
+        f"| {len(jobs)} | {largest} | {run['load_before']} .. {run['load_after']} |"
+    )
     echo("\n| verb | jobs | max peak RSS MB | summed job wall s |")
     echo("|---|---|---|---|")
     for verb, info in sorted(result["by_verb"].items(), key=lambda kv: -kv[1]["sum_wall_s"]):
@@ -153,18 +184,29 @@ def demo_run(repo: Path, cores: int = 2, targets: list[str] = (), keep: Path | N
 def test_suite(repo: Path, pytest_args: list[str] = (), echo=print) -> dict:
     """`python -m pytest tests -q` in the checkout: wall time and the summary line."""
     env = package_env(repo)
-    run = timed([sys.executable, "-m", "pytest", "tests", "-q", "-rfE", "-p", "no:cacheprovider", *pytest_args], repo, env)
+    run = timed(
+        [sys.executable, "-m", "pytest", "tests", "-q", "-rfE", "-p", "no:cacheprovider", *pytest_args], repo, env
+    )
     lines = run["output"].splitlines()
     summary = next((line for line in reversed(lines) if re.search(r"\d+ (passed|failed|error)", line)), "")
     failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
     echo("| command | wall s | CPU s | result | load before .. after |")
     echo("|---|---|---|---|---|")
-    echo(f"| python -m pytest tests -q {' '.join(pytest_args)} | {run['wall_s']:.0f} | {run['cpu_s']:.0f} "
-         f"| {summary.strip('= ')} | {run['load_before']} .. {run['load_after']} |")
+    echo(
+        f"| python -m pytest tests -q {' '.join(pytest_args)} | {run['wall_s']:.0f} | {run['cpu_s']:.0f} "
+        f"| {summary.strip('= ')} | {run['load_before']} .. {run['load_after']} |"
+    )
     for line in failed:
         echo(f"    {line}")
-    return {"wall_s": run["wall_s"], "cpu_s": run["cpu_s"], "rc": run["rc"], "summary": summary, "failed": failed,
-            "load_before": run["load_before"], "load_after": run["load_after"]}
+    return {
+        "wall_s": run["wall_s"],
+        "cpu_s": run["cpu_s"],
+        "rc": run["rc"],
+        "summary": summary,
+        "failed": failed,
+        "load_before": run["load_before"],
+        "load_after": run["load_after"],
+    }
 
 
 if __name__ == "__main__":

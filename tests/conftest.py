@@ -1,6 +1,7 @@
 """Shared fixtures: tiny random encoders of each supported architecture (no downloads), a
 real single-node SLURM when asked for, and what the workflow tests share: one dry run per
 repository config and the one tiny sweep."""
+
 from __future__ import annotations
 
 import fcntl
@@ -13,9 +14,16 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from helpers.workflow_runs import (ASK_SLURM, SLURM_DIR, SNAKEMAKE, DryRuns, local_env, slurm_env, slurm_snakemake,
-                                   workflow_copy)
+from helpers.workflow_runs import (
+    ASK_SLURM,
+    SLURM_DIR,
+    SNAKEMAKE,
+    DryRuns,
+    local_env,
+    slurm_env,
+    slurm_snakemake,
+    workflow_copy,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,16 +49,39 @@ def tiny_config(arch: str, layers: int = 4, vocab: int = 120, dropout: float = 0
     from transformers import BertConfig, DistilBertConfig, XLMRobertaConfig
 
     if arch == "bert":
-        return BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                          intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=dropout,
-                          attention_probs_dropout_prob=dropout)
+        return BertConfig(
+            vocab_size=vocab,
+            hidden_size=32,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+            hidden_dropout_prob=dropout,
+            attention_probs_dropout_prob=dropout,
+        )
     if arch == "xlmr":
-        return XLMRobertaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                                intermediate_size=64, max_position_embeddings=70, pad_token_id=1,
-                                hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+        return XLMRobertaConfig(
+            vocab_size=vocab,
+            hidden_size=32,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=70,
+            pad_token_id=1,
+            hidden_dropout_prob=dropout,
+            attention_probs_dropout_prob=dropout,
+        )
     if arch == "distilbert":
-        return DistilBertConfig(vocab_size=vocab, dim=32, n_layers=layers, n_heads=2, hidden_dim=64,
-                                max_position_embeddings=64, dropout=dropout, attention_dropout=dropout)
+        return DistilBertConfig(
+            vocab_size=vocab,
+            dim=32,
+            n_layers=layers,
+            n_heads=2,
+            hidden_dim=64,
+            max_position_embeddings=64,
+            dropout=dropout,
+            attention_dropout=dropout,
+        )
     raise ValueError(arch)
 
 
@@ -74,7 +105,9 @@ def demo_model_dir(tmp_path_factory) -> Path:
     from xlt.data.demo_model import build_demo_model
 
     out = tmp_path_factory.mktemp("demo-model")
-    build_demo_model(out, ["mixed"], layers=2, hidden_size=32, heads=2, pretrain_steps=5, corpus_size=200, vocab_size=300)
+    build_demo_model(
+        out, ["mixed"], layers=2, hidden_size=32, heads=2, pretrain_steps=5, corpus_size=200, vocab_size=300
+    )
     return out
 
 
@@ -144,6 +177,7 @@ def dry_runs(tmp_path_factory) -> DryRuns:
 class TinySweep:
     """The tiny sweep (config/tiny.yaml) one test session ran: its workflow copy, the Snakemake
     command (run again the same way, it must find nothing to do), and what the run printed."""
+
     work: Path
     command: list[str]
     env: dict[str, str]

@@ -9,6 +9,7 @@ and name their heading of `xlt --help` in `GROUP` (`xlt.core.verbs`). Those modu
 collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
 line first so a single job can be rerun by hand from its log.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,19 @@ from xlt.core.verbs import Verb, VerbGroup  # noqa: F401  (re-exported: `xlt.cli
 
 def verb_modules() -> tuple[str, ...]:
     """Every layer's commands module, each registered family's among them (xlt.core.registry)."""
-    return ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands",
-            *(f"{registry.PACKAGE}.{family}.commands" for family in registry.names()),
-            "xlt.report.positive_control.commands", "xlt.cost.commands", "xlt.report.paper_commands",
-            "xlt.analysis.commands", "xlt.rehearse.commands", "xlt.jobserver")
+    return (
+        "xlt.data.commands",
+        "xlt.report.commands",
+        "xlt.core.commands",
+        "xlt.evaluate.commands",
+        *(f"{registry.PACKAGE}.{family}.commands" for family in registry.names()),
+        "xlt.report.positive_control.commands",
+        "xlt.cost.commands",
+        "xlt.report.paper_commands",
+        "xlt.analysis.commands",
+        "xlt.rehearse.commands",
+        "xlt.jobserver",
+    )
 
 
 def verbs() -> dict[str, Verb]:
@@ -58,12 +68,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     argument set-up and not every family's."""
     from xlt.core.version import version_string
 
-    parser = argparse.ArgumentParser(prog="xlt", description=__doc__.splitlines()[0],
-                                     epilog="`xlt VERB --help` lists a verb's flags.")
-    parser.add_argument("--version", action="version", version=version_string(),
-                        help="print the xlt version (and git commit of a checkout) and exit")
-    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB",
-                                help="one of the verbs below, listed by what they are for")
+    parser = argparse.ArgumentParser(
+        prog="xlt", description=__doc__.splitlines()[0], epilog="`xlt VERB --help` lists a verb's flags."
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=version_string(),
+        help="print the xlt version (and git commit of a checkout) and exit",
+    )
+    sub = parser.add_subparsers(
+        dest="verb", required=True, metavar="VERB", help="one of the verbs below, listed by what they are for"
+    )
     known, groups = verbs(), verb_groups()
     heading_of = {name: group.title for group, names in groups.items() for name in names}
     for name, verb in known.items():
@@ -77,8 +93,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         for group, names in groups.items():
             heading = parser.add_argument_group(group.title, group.description)
             # help lines only: in the heading's list, not among the parser's arguments
-            heading._group_actions.extend(argparse.Action([], dest=name, metavar=name, help=known[name].help)
-                                          for name in names)
+            heading._group_actions.extend(
+                argparse.Action([], dest=name, metavar=name, help=known[name].help) for name in names
+            )
     return parser
 
 

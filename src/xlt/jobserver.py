@@ -12,6 +12,7 @@ The server declines a call (which then runs in its own process, as without the s
 environment differs from the server's in a variable the libraries read once, at import: the
 Hugging Face caches and offline switches, PYTHONPATH and the like. A forked job would not see it.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -34,15 +35,42 @@ from xlt.core.verbs import WORKFLOW, Verb
 
 VARIABLE = "XLT_JOB_SERVER"
 # read at import by torch, transformers, huggingface_hub, datasets, tqdm, matplotlib or Python itself
-IMPORT_TIME_PREFIXES = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TORCH", "PYTORCH_", "CUDA_", "TOKENIZERS_",
-                        "DATASETS_", "TQDM_", "PYTHON", "MPL", "XDG_CACHE_HOME", "NO_COLOR", "LD_", "KMP_", "OPENBLAS_CORETYPE")
+IMPORT_TIME_PREFIXES = (
+    "HF_",
+    "HUGGINGFACE_",
+    "TRANSFORMERS_",
+    "TORCH",
+    "PYTORCH_",
+    "CUDA_",
+    "TOKENIZERS_",
+    "DATASETS_",
+    "TQDM_",
+    "PYTHON",
+    "MPL",
+    "XDG_CACHE_HOME",
+    "NO_COLOR",
+    "LD_",
+    "KMP_",
+    "OPENBLAS_CORETYPE",
+)
 THREAD_VARIABLE = "OMP_NUM_THREADS"  # Snakemake sets it to the rule's threads; applied with torch.set_num_threads
 # verbs that set import-time variables themselves before importing the libraries (prefetch --check)
 DECLINED_VERBS = ("prefetch", "job-server")
-PRELOAD = ("torch", "transformers", "transformers.models.bert.modeling_bert",
-           "transformers.models.roberta.modeling_roberta", "transformers.models.auto.tokenization_auto",
-           "datasets", "numpy", "pandas", "scipy.stats", "sklearn.manifold", "xlt.report.figures",
-           "xlt.core.training", "xlt.core.models")
+PRELOAD = (
+    "torch",
+    "transformers",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.roberta.modeling_roberta",
+    "transformers.models.auto.tokenization_auto",
+    "datasets",
+    "numpy",
+    "pandas",
+    "scipy.stats",
+    "sklearn.manifold",
+    "xlt.report.figures",
+    "xlt.core.training",
+    "xlt.core.models",
+)
 _HEADER = struct.Struct("!I")
 
 
@@ -51,6 +79,7 @@ def import_environment(env: dict[str, str]) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- the client: an `xlt` call
+
 
 def run_remote(argv: list[str]) -> int | None:
     """Run `xlt argv` in the server that XLT_JOB_SERVER names: the job's exit status, or None
@@ -100,9 +129,11 @@ def _read_line(sock: socket.socket) -> str:
 
 # ---------------------------------------------------------------- the server
 
+
 class Server:
-    def __init__(self, path: str, environment: dict[str, str], set_by_imports: dict[str, str],
-                 stats: str | None = None):
+    def __init__(
+        self, path: str, environment: dict[str, str], set_by_imports: dict[str, str], stats: str | None = None
+    ):
         self.path = path
         self.stats = stats
         self.environment = import_environment(environment)  # as the libraries found it
@@ -122,8 +153,12 @@ class Server:
         if not all(os.isatty(fd) for fd in fds[1:3]):  # as console.configure() sets them in a fresh job
             env = {**QUIET_ENV, **env}
         theirs = import_environment(env)
-        differ = sorted(k for k in theirs.keys() | self.environment.keys() if theirs.get(k) != self.environment.get(k)
-                        and not (k in self.set_by_imports and theirs.get(k) == self.set_by_imports[k]))
+        differ = sorted(
+            k
+            for k in theirs.keys() | self.environment.keys()
+            if theirs.get(k) != self.environment.get(k)
+            and not (k in self.set_by_imports and theirs.get(k) == self.set_by_imports[k])
+        )
         return f"import-time variables differ: {', '.join(differ)}" if differ else None
 
     def accept(self) -> None:
@@ -178,8 +213,8 @@ class Server:
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-    size = _HEADER.unpack(data[:_HEADER.size])[0]
-    body = data[_HEADER.size:]
+    size = _HEADER.unpack(data[: _HEADER.size])[0]
+    body = data[_HEADER.size :]
     while len(body) < size:
         chunk = conn.recv(size - len(body))
         if not chunk:
@@ -331,8 +366,9 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
     # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up; the
     # handler is in place before the command starts, so a stop that comes early is not lost
     started, early = [], []
-    signal.signal(signal.SIGTERM, lambda signum, _frame: (started[0].send_signal(signum) if started
-                                                          else early.append(signum)))
+    signal.signal(
+        signal.SIGTERM, lambda signum, _frame: started[0].send_signal(signum) if started else early.append(signum)
+    )
     try:
         proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
         started.append(proc)
@@ -370,20 +406,36 @@ def start_beside(log: str) -> str | None:
     socket's path for XLT_JOB_SERVER; it ends when this process does. None (the calls then run
     in their own processes) when it does not come up; `log` gets the server's stderr."""
     with open(log, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(os.getpid())],
-                                stdout=subprocess.PIPE, stderr=err, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(os.getpid())],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
     return proc.stdout.readline().strip() or None  # empty: it ended before listening
 
 
 def _arguments(p):
-    p.add_argument("--hf-cache", default=None,
-                   help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)")
+    p.add_argument(
+        "--hf-cache",
+        default=None,
+        help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)",
+    )
     p.add_argument("--stats", default=None, help="TSV file: each job's verb, run id, CPU and wall seconds")
-    p.add_argument("--beside", type=int, default=None, metavar="PID",
-                   help="no command: serve the `xlt` calls of process PID until it ends (the Snakefile's local runs); "
-                        "prints the socket's path for XLT_JOB_SERVER")
-    p.add_argument("command", nargs="*", help="the command whose `xlt` calls the server runs (after --), "
-                                              "e.g. -- snakemake --cores 2")
+    p.add_argument(
+        "--beside",
+        type=int,
+        default=None,
+        metavar="PID",
+        help="no command: serve the `xlt` calls of process PID until it ends (the Snakefile's local runs); "
+        "prints the socket's path for XLT_JOB_SERVER",
+    )
+    p.add_argument(
+        "command",
+        nargs="*",
+        help="the command whose `xlt` calls the server runs (after --), e.g. -- snakemake --cores 2",
+    )
 
 
 def _run(args):
@@ -393,5 +445,11 @@ def _run(args):
 
 
 GROUP = WORKFLOW
-VERBS = {"job-server": Verb("Run a command (snakemake) whose `xlt` jobs fork from one process that has imported "
-                            "torch and transformers once (the rehearsal's hundreds of small jobs)", _arguments, _run)}
+VERBS = {
+    "job-server": Verb(
+        "Run a command (snakemake) whose `xlt` jobs fork from one process that has imported "
+        "torch and transformers once (the rehearsal's hundreds of small jobs)",
+        _arguments,
+        _run,
+    )
+}

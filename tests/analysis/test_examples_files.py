@@ -1,5 +1,6 @@
 """Per-example outputs beside every metrics file: written, read back, and enough to recompute
 the metric without the model."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -13,7 +14,9 @@ from xlt.evaluate.sts import sts_examples, sts_records
 def test_examples_file_sits_beside_the_metrics_and_round_trips(tmp_path):
     metrics = MetricsFile("freeze_depth", "run")
     metrics.add("accuracy", 0.5, lang="de")
-    metrics.examples.append(example_set("classification", "accuracy", prediction=np.array([0, 1]), gold=[1, 1], lang="de"))
+    metrics.examples.append(
+        example_set("classification", "accuracy", prediction=np.array([0, 1]), gold=[1, 1], lang="de")
+    )
     metrics.write(tmp_path / "test.json")
     assert examples_path(tmp_path / "test.json") == str(tmp_path / "test.examples.jsonl.gz")
     (one,) = read_examples(tmp_path / "test.examples.jsonl.gz")
@@ -38,7 +41,9 @@ def test_retrieval_examples_recompute_the_accuracy():
     xx = rng.normal(size=(40, 8))
     en = xx + rng.normal(scale=1.2, size=(40, 8))
     result = bitext_retrieval(xx, en, match="index")
-    by_direction = {r["direction"]: r["value"] for r in retrieval_records(result, lang="de") if r["metric"] == "accuracy@1"}
+    by_direction = {
+        r["direction"]: r["value"] for r in retrieval_records(result, lang="de") if r["metric"] == "accuracy@1"
+    }
     for one in retrieval_examples(result, lang="de"):
         assert np.mean(one["correct"]) == pytest.approx(by_direction[one["direction"]])
         assert point_metric("accuracy", one["retrieved"], one["gold"]) == pytest.approx(by_direction[one["direction"]])

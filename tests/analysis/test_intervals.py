@@ -1,4 +1,5 @@
 """ci_low / ci_high in the aggregated table, from each metrics file's examples file."""
+
 import numpy as np
 import pytest
 
@@ -31,7 +32,9 @@ def test_aggregated_rows_carry_intervals_around_their_values(tmp_path):
     assert (accuracy_rows.ci_low < accuracy_rows.value).all() and (accuracy_rows.value < accuracy_rows.ci_high).all()
     de = metrics.examples[0]
     alone = bootstrap_interval("accuracy", de["prediction"], de["gold"])
-    assert table.loc["de", "ci_low"] == pytest.approx(alone.low) and table.loc["de", "ci_high"] == pytest.approx(alone.high)
+    assert table.loc["de", "ci_low"] == pytest.approx(alone.low) and table.loc["de", "ci_high"] == pytest.approx(
+        alone.high
+    )
     # the average pools 500 examples: narrower than either language's interval
     width = accuracy_rows.ci_high - accuracy_rows.ci_low
     assert width["avg"] < width["de"] and width["avg"] < width["fr"]
@@ -63,8 +66,20 @@ def test_xlt_aggregate_puts_intervals_in_the_table_and_the_summary(tmp_path):
 
     metrics = _classification_run(tmp_path)
     out = tmp_path / "freeze_depth.csv"
-    main(["aggregate", str(tmp_path / "test.json"), "--out", str(out), "--resamples", "500", "--seed", "1",
-          "--confidence", "0.9"])
+    main(
+        [
+            "aggregate",
+            str(tmp_path / "test.json"),
+            "--out",
+            str(out),
+            "--resamples",
+            "500",
+            "--seed",
+            "1",
+            "--confidence",
+            "0.9",
+        ]
+    )
     table, summary = pd.read_csv(out), pd.read_csv(tmp_path / "freeze_depth_summary.csv")
     assert "avg" not in set(table.lang) and summary.lang.tolist() == ["avg"]
     for frame in (table, summary):
@@ -74,10 +89,14 @@ def test_xlt_aggregate_puts_intervals_in_the_table_and_the_summary(tmp_path):
     row = table[(table.lang == "de") & (table.metric == "accuracy")].iloc[0]
     assert (row.ci_low, row.ci_high) == pytest.approx((alone.low, alone.high))
     # the macro average: each language resampled within itself, averaged per resample
-    draws = (resampled_metric("accuracy", np.asarray(de["prediction"]), np.asarray(de["gold"]),
-                              resample_counts(len(de["gold"]), 500, 1))
-             + resampled_metric("accuracy", np.asarray(fr["prediction"]), np.asarray(fr["gold"]),
-                                resample_counts(len(fr["gold"]), 500, 2))) / 2
+    draws = (
+        resampled_metric(
+            "accuracy", np.asarray(de["prediction"]), np.asarray(de["gold"]), resample_counts(len(de["gold"]), 500, 1)
+        )
+        + resampled_metric(
+            "accuracy", np.asarray(fr["prediction"]), np.asarray(fr["gold"]), resample_counts(len(fr["gold"]), 500, 2)
+        )
+    ) / 2
     assert (summary.iloc[0].ci_low, summary.iloc[0].ci_high) == pytest.approx(tuple(np.percentile(draws, [5, 95])))
 
 
@@ -90,9 +109,18 @@ def test_mean_retrieval_resamples_both_directions_with_the_same_draws():
     sets = retrieval_examples(result, lang="de")
     (mean_error,) = [r for r in retrieval_records(result, lang="de") if r["metric"] == "mean_error"]
     counts = resample_counts(60, 400, 7)
-    draws = np.mean([resampled_metric("error_rate", np.asarray(one["correct"], dtype=np.int64), np.ones(60, dtype=np.int64),
-                                      counts) for one in sets], axis=0)
-    assert record_interval(mean_error, sets, resamples=400, seed=7) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+    draws = np.mean(
+        [
+            resampled_metric(
+                "error_rate", np.asarray(one["correct"], dtype=np.int64), np.ones(60, dtype=np.int64), counts
+            )
+            for one in sets
+        ],
+        axis=0,
+    )
+    assert record_interval(mean_error, sets, resamples=400, seed=7) == pytest.approx(
+        tuple(np.percentile(draws, [2.5, 97.5]))
+    )
 
 
 def _perplexity_set(lang, n, seed):
@@ -101,8 +129,9 @@ def _perplexity_set(lang, n, seed):
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, 6, n)
     loss = tokens * rng.gamma(2.0, 1.5, n)
-    return example_set("perplexity", "perplexity", loss=loss, tokens=tokens, masks=["h"] * n, mask_seed=11,
-                       lang=lang, split="dev")
+    return example_set(
+        "perplexity", "perplexity", loss=loss, tokens=tokens, masks=["h"] * n, mask_seed=11, lang=lang, split="dev"
+    )
 
 
 @pytest.mark.parametrize("statistics", [{}, {"resamples": 300, "seed": 4, "confidence": 0.9}])
@@ -127,8 +156,10 @@ def test_repeated_set_intervals_draw_once_per_set_and_reuse_the_draws(monkeypatc
 
     first, other = _perplexity_set("nl", 50, 1), _perplexity_set("multilingual", 70, 2)
     steps = [{**first, "loss": list(np.asarray(first["loss"]) * (1 - 0.1 * step))} for step in range(3)]  # improving
-    expected = [record_interval(record("perplexity", 1.0, lang="nl", split="dev"), [one], resamples=200, seed=3)
-                for one in steps]
+    expected = [
+        record_interval(record("perplexity", 1.0, lang="nl", split="dev"), [one], resamples=200, seed=3)
+        for one in steps
+    ]
     draws = []
     real = module.resample_counts
     monkeypatch.setattr(module, "resample_counts", lambda *args: draws.append(args) or real(*args))
@@ -148,13 +179,15 @@ def test_aggregate_keeps_the_bounds_a_record_brings(tmp_path):
     one = _perplexity_set("nl", 80, 1)
     value = float(np.exp(np.sum(one["loss"]) / np.sum(one["tokens"])))
     brought = {**record("perplexity", value, lang="nl", split="dev", step=0), "ci_low": 1.5, "ci_high": 2.5}
-    MetricsFile("adapt", "r", records=[brought, record("perplexity", value, lang="nl", split="dev")],
-                examples=[one]).write(tmp_path / "metrics.json")
+    MetricsFile(
+        "adapt", "r", records=[brought, record("perplexity", value, lang="nl", split="dev")], examples=[one]
+    ).write(tmp_path / "metrics.json")
     table = aggregate([tmp_path / "metrics.json"], resamples=200)
     step, final = table[table.step.notna()].iloc[0], table[table.step.isna()].iloc[0]
     assert (step.value, step.ci_low, step.ci_high) == (value, 1.5, 2.5)
-    assert (final.ci_low, final.ci_high) == record_interval(record("perplexity", value, lang="nl", split="dev"), [one],
-                                                            resamples=200)
+    assert (final.ci_low, final.ci_high) == record_interval(
+        record("perplexity", value, lang="nl", split="dev"), [one], resamples=200
+    )
 
 
 def _mining_counts(seed=4, n=40):
@@ -184,8 +217,11 @@ def test_mining_resamples_match_drawing_the_sentences_one_by_one():
 
 def test_mining_records_get_intervals_from_their_split_only():
     kept, correct, gold = _mining_counts()
-    sets = [example_set("mining", "mining", kept=kept, correct=correct, gold=gold, lang="de", split="test",
-                        interval_only=True)]
+    sets = [
+        example_set(
+            "mining", "mining", kept=kept, correct=correct, gold=gold, lang="de", split="test", interval_only=True
+        )
+    ]
     p, r = correct.sum() / kept.sum(), correct.sum() / gold.sum()
     for metric, value in (("precision", p), ("recall", r), ("f1", 2 * p * r / (p + r))):
         low, high = record_interval(record(metric, value, lang="de", split="test"), sets)
@@ -201,10 +237,22 @@ def _dev_retrieval_sets(n=50):
         for direction in ("xx->en", "en->xx"):
             correct = rng.random(n) < share
             retrieved = np.where(correct, np.arange(n), (np.arange(n) + 1) % n)
-            sets.append(example_set("retrieval", "dev_retrieval_acc", retrieved=retrieved, gold=np.arange(n),
-                                    correct=correct, lang=lang, direction=direction, split="dev", interval_only=True))
-            records.append(record("dev_retrieval_acc", float(np.mean(correct)), lang=lang, direction=direction,
-                                  split="dev"))
+            sets.append(
+                example_set(
+                    "retrieval",
+                    "dev_retrieval_acc",
+                    retrieved=retrieved,
+                    gold=np.arange(n),
+                    correct=correct,
+                    lang=lang,
+                    direction=direction,
+                    split="dev",
+                    interval_only=True,
+                )
+            )
+            records.append(
+                record("dev_retrieval_acc", float(np.mean(correct)), lang=lang, direction=direction, split="dev")
+            )
     return sets, records
 
 
@@ -219,9 +267,18 @@ def test_dual_dev_retrieval_records_and_their_mean_get_intervals():
     low, high = record_interval(mean, sets, resamples=300, seed=2)
     assert low < mean["value"] < high
     # every language resampled within itself, its two directions with the same draws
-    draws = np.mean([resampled_metric("accuracy", np.asarray(one["correct"], dtype=np.int64), np.ones(50, dtype=np.int64),
-                                      resample_counts(50, 300, 2 + ("qaa", "qac").index(one["lang"]))) for one in sets],
-                    axis=0)
+    draws = np.mean(
+        [
+            resampled_metric(
+                "accuracy",
+                np.asarray(one["correct"], dtype=np.int64),
+                np.ones(50, dtype=np.int64),
+                resample_counts(50, 300, 2 + ("qaa", "qac").index(one["lang"])),
+            )
+            for one in sets
+        ],
+        axis=0,
+    )
     assert (low, high) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
     # Tatoeba's accuracy@1 sets of the same language are not the dev score's
     tatoeba = [{**one, "metric": "accuracy@1"} for one in sets]
@@ -232,10 +289,12 @@ def test_pseudo_label_accuracy_reads_its_own_set_and_no_other():
     rng = np.random.default_rng(2)
     heldout = rng.integers(0, 3, 200)
     pseudo = np.where(rng.random(200) < 0.75, heldout, (heldout + 1) % 3)
-    dev = example_set("classification", "accuracy", prediction=heldout, gold=heldout, lang="en", split="dev",
-                      interval_only=True)
-    pseudo_set = example_set("classification", "pseudo_label_accuracy", prediction=pseudo, gold=heldout,
-                             interval_only=True)
+    dev = example_set(
+        "classification", "accuracy", prediction=heldout, gold=heldout, lang="en", split="dev", interval_only=True
+    )
+    pseudo_set = example_set(
+        "classification", "pseudo_label_accuracy", prediction=pseudo, gold=heldout, interval_only=True
+    )
     value = float(np.mean(pseudo == heldout))
     interval = record_interval(record("pseudo_label_accuracy", value), [dev, pseudo_set])
     alone = bootstrap_interval("accuracy", pseudo, heldout)
@@ -321,15 +380,32 @@ def test_retuned_f1_interval_is_wider_than_the_one_at_the_fixed_threshold():
     from xlt.evaluate.mining import source_counts, tune_threshold
 
     scores, hits, gold = _two_cut_split()
-    mined = [(f"s{i}", f"t{i}-{j}" if hit else f"w{i}-{j}", score)
-             for i, row in enumerate(scores) for j, (score, hit) in enumerate(zip(row, hits[i]))]
+    mined = [
+        (f"s{i}", f"t{i}-{j}" if hit else f"w{i}-{j}", score)
+        for i, row in enumerate(scores)
+        for j, (score, hit) in enumerate(zip(row, hits[i]))
+    ]
     gold_pairs = {(f"s{i}", f"t{i}-{j}") for i, n in enumerate(gold) for j in range(n)}
     threshold, tuned = tune_threshold(mined, gold_pairs)
     assert threshold == 1.5 and tuned["f1"] == pytest.approx(2 / 3)
-    fixed_set = example_set("mining", "mining", **source_counts(mined, gold_pairs, threshold, [f"s{i}" for i in range(42)]),
-                            lang="de", split="tune", interval_only=True)
-    tuning_set = example_set("mining_tuning", "mining", candidate_scores=scores, candidate_gold=hits, gold=gold,
-                             lang="de", split="tune", interval_only=True)
+    fixed_set = example_set(
+        "mining",
+        "mining",
+        **source_counts(mined, gold_pairs, threshold, [f"s{i}" for i in range(42)]),
+        lang="de",
+        split="tune",
+        interval_only=True,
+    )
+    tuning_set = example_set(
+        "mining_tuning",
+        "mining",
+        candidate_scores=scores,
+        candidate_gold=hits,
+        gold=gold,
+        lang="de",
+        split="tune",
+        interval_only=True,
+    )
     f1 = record("f1", tuned["f1"], lang="de", split="tune")
     fixed_low, fixed_high = record_interval(f1, [fixed_set])
     low, high = record_interval(f1, [tuning_set])
@@ -345,10 +421,19 @@ def test_retuned_f1_interval_is_wider_than_the_one_at_the_fixed_threshold():
 def test_tuning_split_records_get_intervals_and_the_test_split_keeps_its_own():
     scores, hits, gold = _tuning_candidates()
     kept, correct, n_gold = _mining_counts()
-    test_set = example_set("mining", "mining", kept=kept, correct=correct, gold=n_gold, lang="de", split="test",
-                           interval_only=True)
-    tuning_set = example_set("mining_tuning", "mining", candidate_scores=scores, candidate_gold=hits, gold=gold,
-                             lang="de", split="tune", interval_only=True)
+    test_set = example_set(
+        "mining", "mining", kept=kept, correct=correct, gold=n_gold, lang="de", split="test", interval_only=True
+    )
+    tuning_set = example_set(
+        "mining_tuning",
+        "mining",
+        candidate_scores=scores,
+        candidate_gold=hits,
+        gold=gold,
+        lang="de",
+        split="tune",
+        interval_only=True,
+    )
     tuned = _tune_by_hand(scores, hits, gold, range(len(gold)))
     for metric in ("precision", "recall", "f1"):
         low, high = record_interval(record(metric, tuned[metric], lang="de", split="tune"), [test_set, tuning_set])
@@ -396,16 +481,21 @@ def test_alignment_is_detected_from_size_and_gold_only():
     shorter = dict(sets[1], gold=sets[1]["gold"][:-1], prediction=sets[1]["prediction"][:-1])
     assert not item_aligned([sets[0], shorter])
     # retrieval's gold is the partner's index, 0..n-1 in any language: never taken for alignment
-    retrieval = [example_set("retrieval", "accuracy@1", retrieved=list(range(5)), gold=list(range(5)),
-                             correct=[1] * 5, lang=lang) for lang in ("de", "fr")]
+    retrieval = [
+        example_set(
+            "retrieval", "accuracy@1", retrieved=list(range(5)), gold=list(range(5)), correct=[1] * 5, lang=lang
+        )
+        for lang in ("de", "fr")
+    ]
     assert not item_aligned(retrieval)
 
 
 def test_unaligned_languages_keep_independent_draws():
     # different items per language (different gold): the stratified bootstrap as before, the
     # average narrower than one language
-    sets = _translated_sets(langs=("de",)) + [dict(_translated_sets(langs=("fr",))[0],
-                                                   gold=list(np.roll(_translated_sets()[0]["gold"], 7)))]
+    sets = _translated_sets(langs=("de",)) + [
+        dict(_translated_sets(langs=("fr",))[0], gold=list(np.roll(_translated_sets()[0]["gold"], 7)))
+    ]
     one = record_interval({"metric": "accuracy", "value": 0.0, "lang": "de"}, sets)
     avg = record_interval({"metric": "accuracy", "value": 0.0, "lang": "avg"}, sets)
     assert avg[1] - avg[0] < one[1] - one[0]
@@ -423,8 +513,11 @@ def test_declared_aligned_sets_that_disagree_are_refused():
     sets = [dict(one, item_aligned=True) for one in _translated_sets()]
     avg = {"metric": "accuracy", "value": 0.7, "lang": "avg"}
     assert record_interval(avg, sets) == record_interval(avg, _translated_sets())  # declared and true: shared draws
-    with pytest.raises(XltError, match=r"declared item-aligned .* \(de: 400, fr: 400, ru: 399 items; .*set "
-                                       r"item_aligned: false"):
+    with pytest.raises(
+        XltError,
+        match=r"declared item-aligned .* \(de: 400, fr: 400, ru: 399 items; .*set "
+        r"item_aligned: false",
+    ):
         record_interval(avg, _one_item_short(sets))
 
 

@@ -1,5 +1,6 @@
 """Bootstrap intervals, paired tests, McNemar and Holm: calibration on simulated data and
 agreement with scipy's reference implementations."""
+
 import numpy as np
 import pytest
 from scipy import stats

@@ -12,6 +12,7 @@ every check (and do load the model), so each bad case fails for its defect alone
 "No model loads" is enforced, not assumed: transformers' `from_pretrained` of every model and
 tokenizer class raises in these tests, and the command must still end with its one-line error.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,10 +38,12 @@ def project(tmp_path, monkeypatch):
     BertModel(config).save_pretrained(tmp_path / "weights")
     for name in ("tiny-bert", "no-tokenizer"):
         shutil.copy(tmp_path / "weights" / "model.safetensors", root / "models" / name)
-    computed = {"results/data/nli/en/train.jsonl": "{\"text\": \"earlier\", \"label\": 0}\n",
-                "results/data/nli/info.json": "{}\n",
-                "results/runs/r1/train.json": "{\"meta\": {}, \"metrics\": []}\n",
-                "results/runs/r1/model/config.json": "{}\n"}
+    computed = {
+        "results/data/nli/en/train.jsonl": '{"text": "earlier", "label": 0}\n',
+        "results/data/nli/info.json": "{}\n",
+        "results/runs/r1/train.json": '{"meta": {}, "metrics": []}\n',
+        "results/runs/r1/model/config.json": "{}\n",
+    }
     for name, text in computed.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -82,9 +85,29 @@ def prepare(dataset: str) -> list[str]:
 
 
 def finetune(train: str = "prepared/train.jsonl", model: str = "models/tiny-bert", depth: int = 1) -> list[str]:
-    return ["finetune", "--model", model, "--train", train, "--dev", "prepared/dev.jsonl", "--num-labels", "3",
-            "--freeze-depth", str(depth), "--out", "results/runs/r1", "--max-steps", "2", "--batch-size", "2",
-            "--max-length", "16", "--device", "cpu"]
+    return [
+        "finetune",
+        "--model",
+        model,
+        "--train",
+        train,
+        "--dev",
+        "prepared/dev.jsonl",
+        "--num-labels",
+        "3",
+        "--freeze-depth",
+        str(depth),
+        "--out",
+        "results/runs/r1",
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "2",
+        "--max-length",
+        "16",
+        "--device",
+        "cpu",
+    ]
 
 
 # ---------------------------------------------------------------- controls: the corpus itself is sound
@@ -124,17 +147,23 @@ def test_tsv_with_a_missing_column(project, no_model_loads, capsys):
 
 def test_wrong_label_names(project, no_model_loads, capsys):
     message = stops(capsys, project, *prepare("wrong-labels"))
-    assert message.startswith("data/wrong-labels/train.en.tsv line 4 has label 'contradicts', which is not in "
-                              "datasets.wrong-labels.label_names ['entailment', 'neutral', 'contradiction']")
+    assert message.startswith(
+        "data/wrong-labels/train.en.tsv line 4 has label 'contradicts', which is not in "
+        "datasets.wrong-labels.label_names ['entailment', 'neutral', 'contradiction']"
+    )
     assert "correct the label in the file or the names in the config" in message
 
 
 def test_empty_split(project, no_model_loads, capsys):
     message = stops(capsys, project, *prepare("empty-split"))
-    assert message == ("dataset empty-split: data/empty-split/train.en.tsv has no rows (an empty train split for en); "
-                       "fill the file, or drop en from datasets.empty-split.splits")
+    assert message == (
+        "dataset empty-split: data/empty-split/train.en.tsv has no rows (an empty train split for en); "
+        "fill the file, or drop en from datasets.empty-split.splits"
+    )
     message = stops(capsys, project, *finetune(train="prepared/empty.jsonl"))
-    assert message.startswith("prepared/empty.jsonl holds no examples (an empty split)") and "xlt prepare-data" in message
+    assert (
+        message.startswith("prepared/empty.jsonl holds no examples (an empty split)") and "xlt prepare-data" in message
+    )
 
 
 def test_language_declared_but_absent(project, no_model_loads, capsys):
@@ -144,8 +173,10 @@ def test_language_declared_but_absent(project, no_model_loads, capsys):
     assert "drop fr from datasets.language-absent.languages" in message
     # the family scores fr, which the dataset does not declare
     message = stops(capsys, project, "config", "check", "--config", "config/language-absent.yaml")
-    assert message == ("config/language-absent.yaml: freeze_depth.eval: dataset 'nli' has no test split for ['fr']; "
-                       "it declares test for ['en', 'de'] (datasets.nli.splits)")
+    assert message == (
+        "config/language-absent.yaml: freeze_depth.eval: dataset 'nli' has no test split for ['fr']; "
+        "it declares test for ['en', 'de'] (datasets.nli.splits)"
+    )
 
 
 def test_model_directory_without_tokenizer_files(project, no_model_loads, capsys):
@@ -159,16 +190,19 @@ def test_model_directory_without_tokenizer_files(project, no_model_loads, capsys
 
 def test_non_utf8_file(project, no_model_loads, capsys):
     message = stops(capsys, project, *prepare("non-utf8"))
-    assert message == ("data/non-utf8/train.en.tsv line 3 is not UTF-8 (byte 0xe9 at column 22); "
-                       "re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8")
+    assert message == (
+        "data/non-utf8/train.en.tsv line 3 is not UTF-8 (byte 0xe9 at column 22); "
+        "re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8"
+    )
     message = stops(capsys, project, "config", "check", "--config", "config/non-utf8.yaml")
     assert message.startswith("config/non-utf8.yaml line 1 is not UTF-8 (byte 0xe9")
 
 
 def test_config_whose_sweep_is_empty(project, no_model_loads, capsys):
     message = stops(capsys, project, "config", "check", "--config", "config/empty-sweep.yaml")
-    assert message.startswith("config/empty-sweep.yaml: the sweep is empty: no experiment family is enabled; "
-                              "add a section for one of ")
+    assert message.startswith(
+        "config/empty-sweep.yaml: the sweep is empty: no experiment family is enabled; add a section for one of "
+    )
     from xlt.core import settings
 
     listed = message.split("one of ", 1)[1].split(" (see", 1)[0].split(", ")
@@ -179,38 +213,60 @@ def test_duplicate_run_ids(project, no_model_loads, capsys):
     for verb in ("config", "sweep"):
         argv = ["config", "check"] if verb == "config" else ["sweep"]
         message = stops(capsys, project, *argv, "--config", "config/duplicate-run-ids.yaml")
-        assert message == ("config/duplicate-run-ids.yaml: freeze_depth: two runs share run id "
-                           "'tiny-bert-depthnone-seed1' (they would overwrite each other's outputs): "
-                           "freeze_depth.seeds lists 1 twice; remove the duplicate")
+        assert message == (
+            "config/duplicate-run-ids.yaml: freeze_depth: two runs share run id "
+            "'tiny-bert-depthnone-seed1' (they would overwrite each other's outputs): "
+            "freeze_depth.seeds lists 1 twice; remove the duplicate"
+        )
 
 
 def test_depth_larger_than_the_models_layer_count(project, no_model_loads, capsys):
     message = stops(capsys, project, "config", "check", "--config", "config/too-deep.yaml")
-    assert message == ("config/too-deep.yaml: freeze depth 3 in freeze_depth.depths is out of range for model "
-                       "'tiny-bert' with 2 layers; allowed: -1 (nothing frozen), 0 (embeddings) .. 2")
+    assert message == (
+        "config/too-deep.yaml: freeze depth 3 in freeze_depth.depths is out of range for model "
+        "'tiny-bert' with 2 layers; allowed: -1 (nothing frozen), 0 (embeddings) .. 2"
+    )
     message = stops(capsys, project, *finetune(depth=3))
-    assert message == ("--freeze-depth 3 is out of range for models/tiny-bert with 2 layers (its config.json); "
-                       "use -1 (nothing frozen), 0 (embeddings) .. 2")
+    assert message == (
+        "--freeze-depth 3 is out of range for models/tiny-bert with 2 layers (its config.json); "
+        "use -1 (nothing frozen), 0 (embeddings) .. 2"
+    )
 
 
 def test_dataset_whose_task_does_not_fit_the_family(project, no_model_loads, capsys):
     message = stops(capsys, project, "config", "check", "--config", "config/sts-for-freeze-depth.yaml")
-    assert message == ("config/sts-for-freeze-depth.yaml: freeze_depth.train.dataset: dataset 'sts' is a sts "
-                       "dataset; this needs a nli or sentiment dataset")
+    assert message == (
+        "config/sts-for-freeze-depth.yaml: freeze_depth.train.dataset: dataset 'sts' is a sts "
+        "dataset; this needs a nli or sentiment dataset"
+    )
     message = stops(capsys, project, *finetune(train="prepared/sts.jsonl"))
-    assert message.startswith("prepared/sts.jsonl line 1 has no 'label' (it has score, text, text_pair); "
-                              "this family trains and scores a classifier and needs an nli or sentiment dataset")
+    assert message.startswith(
+        "prepared/sts.jsonl line 1 has no 'label' (it has score, text, text_pair); "
+        "this family trains and scores a classifier and needs an nli or sentiment dataset"
+    )
 
 
-@pytest.mark.parametrize("setting, problem", [
-    ("lr: .nan", "training.lr: nan is not a finite number; give a finite value in the key's range, or delete "
-                 "the key for its default"),
-    ("lr: .inf", "training.lr: inf is not a finite number; give a finite value in the key's range, or delete "
-                 "the key for its default"),
-    ("lr: 1e9", "training.lr: 1000000000.0 is outside (0, 1]; set training.lr within (0, 1]"),
-    ("max_steps: 4.0e+3", "training.max_steps: 4000.0 is a float where a whole number (a count, a step, a seed) "
-                          "is meant; write an integer without a decimal point or exponent"),
-])
+@pytest.mark.parametrize(
+    "setting, problem",
+    [
+        (
+            "lr: .nan",
+            "training.lr: nan is not a finite number; give a finite value in the key's range, or delete "
+            "the key for its default",
+        ),
+        (
+            "lr: .inf",
+            "training.lr: inf is not a finite number; give a finite value in the key's range, or delete "
+            "the key for its default",
+        ),
+        ("lr: 1e9", "training.lr: 1000000000.0 is outside (0, 1]; set training.lr within (0, 1]"),
+        (
+            "max_steps: 4.0e+3",
+            "training.max_steps: 4000.0 is a float where a whole number (a count, a step, a seed) "
+            "is meant; write an integer without a decimal point or exponent",
+        ),
+    ],
+)
 def test_numbers_that_cannot_be_meant(project, no_model_loads, capsys, setting, problem):
     # base.yaml with one number no one means, as YAML spells it
     base = (project / "config/base.yaml").read_text()
@@ -225,11 +281,26 @@ def test_an_item_aligned_dataset_one_item_short(project, no_model_loads, capsys)
     # base.yaml's nli declared a translated set: its German test split is an item short of the English one
     base = (project / "config/base.yaml").read_text()
     assert "    splits: {train: [en], dev: [en], test: all}\n" in base
-    (project / "config/aligned.yaml").write_text(base.replace(
-        "    splits: {train: [en], dev: [en], test: all}\n",
-        "    splits: {train: [en], dev: [en], test: all}\n    item_aligned: true\n", 1))
-    message = stops(capsys, project, "prepare-data", "--config", "config/aligned.yaml", "--dataset", "nli",
-                    "--out", "results/data/nli")
-    assert message == ("dataset nli declares item_aligned, but split test has 3 items in de and 4 in en; fix the "
-                       "files, or set datasets.nli.item_aligned: false (its intervals then resample every language "
-                       "on its own)")
+    (project / "config/aligned.yaml").write_text(
+        base.replace(
+            "    splits: {train: [en], dev: [en], test: all}\n",
+            "    splits: {train: [en], dev: [en], test: all}\n    item_aligned: true\n",
+            1,
+        )
+    )
+    message = stops(
+        capsys,
+        project,
+        "prepare-data",
+        "--config",
+        "config/aligned.yaml",
+        "--dataset",
+        "nli",
+        "--out",
+        "results/data/nli",
+    )
+    assert message == (
+        "dataset nli declares item_aligned, but split test has 3 items in de and 4 in en; fix the "
+        "files, or set datasets.nli.item_aligned: false (its intervals then resample every language "
+        "on its own)"
+    )

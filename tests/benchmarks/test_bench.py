@@ -3,6 +3,7 @@ figures they print are computed from what they measure (checked against independ
 not hard-coded. The benchmarks are scripts, not part of the package: their modules import
 each other as plain modules, so this test puts <repo>/benchmarks on sys.path (not in a
 conftest.py: a second module named `conftest` would shadow tests/conftest.py's helpers)."""
+
 from __future__ import annotations
 
 import os
@@ -19,9 +20,9 @@ sys.path.insert(0, str(BENCHMARKS))
 import bench  # noqa: E402
 import loop  # noqa: E402
 import mfu  # noqa: E402
-import workflow  # noqa: E402
 from shapes import Shape, bert_config, random_classifier  # noqa: E402
 
+import workflow  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # timings and bitwise comparisons on one thread
 
@@ -126,8 +127,10 @@ def test_bench_script_help_runs_without_importing_torch():
     out = subprocess.run([sys.executable, str(BENCHMARKS / "bench.py"), "--help"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "--prefix-cache" in out.stdout and "--demo-keep" in out.stdout
-    code = (f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); import bench; bench.build_parser().parse_args([]); "
-            "print('torch' in sys.modules)")
+    code = (
+        f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); import bench; bench.build_parser().parse_args([]); "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -142,7 +145,7 @@ def test_loop_spawns_its_workers_from_the_script_file(monkeypatch):
 
     monkeypatch.setattr(loop.subprocess, "run", fake_run)
     assert loop.spawn(loop.CONFIGS["tiny"], "ours", "cpu", 1, 1) == {"ok": 1}
-    (cmd, env), = calls
+    ((cmd, env),) = calls
     assert cmd[:3] == [sys.executable, str(BENCHMARKS / "loop.py"), "--worker"]
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(BENCHMARKS.parent / "src")
 
@@ -154,8 +157,28 @@ def test_sparse_mlm_head_benchmark_counts_the_head_on_the_masked_rows_only():
     losses agree."""
     import sparse_mlm_head
 
-    args = ["--hidden", "16", "--layers", "1", "--heads", "2", "--vocab", "300", "--seq-len", "16",
-            "--batch-size", "4", "--eval-batch-size", "6", "--steps", "1", "--warmup", "0", "--threads", "1"]
+    args = [
+        "--hidden",
+        "16",
+        "--layers",
+        "1",
+        "--heads",
+        "2",
+        "--vocab",
+        "300",
+        "--seq-len",
+        "16",
+        "--batch-size",
+        "4",
+        "--eval-batch-size",
+        "6",
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+        "--threads",
+        "1",
+    ]
     lines = []
     result = sparse_mlm_head.main(args, echo=lines.append)
     full, sparse, share = result["full"], result["sparse"], result["masked_share"]

@@ -1,5 +1,6 @@
 """benchmarks/cli_help.py on one repeat: it times each command and lists the heavy modules the
 full parser imports (figures, not a timed test)."""
+
 import sys
 from pathlib import Path
 

@@ -2,6 +2,7 @@
 section written, every figure computed from what was measured and what the plan says; and the
 pieces it is built from (the length sample, the plan's prediction, the concurrent window, the
 budget) checked against independent counts."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,13 @@ import gpu_worker  # noqa: E402
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpu-check")
     env = {**os.environ, "PYTHON": sys.executable}
-    proc = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(out), "--smoke"], env=env,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), str(out), "--smoke"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out, json.loads((out / "gpu_check.json").read_text()), (out / "gpu_check.md").read_text()
 
@@ -38,13 +44,22 @@ def test_smoke_writes_every_section(smoke):
     for key in ("torch", "transformers", "gpu", "nvidia_smi", "git_commit", "cuda"):
         assert key in results["environment"]
     runs = results["paper_shape"]
-    assert [(r["compile"], r["bucketing"], r["depth"]) for r in runs] == [(False, True, 1), (False, False, 1), (True, True, 1)]
+    assert [(r["compile"], r["bucketing"], r["depth"]) for r in runs] == [
+        (False, True, 1),
+        (False, False, 1),
+        (True, True, 1),
+    ]
     assert [(r["batch_size"], r["processes"]) for r in results["concurrency"]] == [(8, 1), (8, 2)]
     assert not [r for r in runs + results["concurrency"] if "skipped" in r]
     for heading in ("## Environment", "## 1. Paper shape", "## 2. Concurrency"):
         assert heading in md
-    for row in ("| 1 | bucketed | False | 5 |", "| 1 | random | False | 5 |", "| 1 | bucketed | True | 5 |",
-                "\n| 8 | 1 | 1 | 4 |", "\n| 8 | 2 | 1 | 4 |"):
+    for row in (
+        "| 1 | bucketed | False | 5 |",
+        "| 1 | random | False | 5 |",
+        "| 1 | bucketed | True | 5 |",
+        "\n| 8 | 1 | 1 | 4 |",
+        "\n| 8 | 2 | 1 | 4 |",
+    ):
         assert row in md
 
 
@@ -59,8 +74,9 @@ def test_smoke_ratios_are_measured_over_planned(smoke):
         assert r["within"] == (1 / gpu_check.WITHIN <= r["ratio"] <= gpu_check.WITHIN)
         assert m["useful_tokens_per_example"] <= m["padded_tokens_per_example"] <= 128
     assert compiled["compile_step_ratio"] == pytest.approx(compiled["measured"]["step_s"] / eager["measured"]["step_s"])
-    assert compiled["compile_s"] == pytest.approx(compiled["measured"]["startup_excess_s"]
-                                                  - eager["measured"]["startup_excess_s"])
+    assert compiled["compile_s"] == pytest.approx(
+        compiled["measured"]["startup_excess_s"] - eager["measured"]["startup_excess_s"]
+    )
     # bucketing pads less than random batches, in the sample and in the plan
     assert eager["measured"]["padded_tokens_per_example"] < random_batches["measured"]["padded_tokens_per_example"]
     assert eager["planned"]["padded_tokens_per_example"] < random_batches["planned"]["padded_tokens_per_example"]
@@ -83,11 +99,16 @@ def test_plan_prediction_is_the_plans_job_cost():
     assert deep["step_s"] < eager["step_s"]
     xnli = tokens.KNOWN_LENGTHS[gpu_worker.XNLI]
     assert eager["padded_tokens_per_example"] == pytest.approx(
-        tokens.example_tokens(xnli, "finetune", 128, 32, bucketing=True), rel=1e-6)
+        tokens.example_tokens(xnli, "finetune", 128, 32, bucketing=True), rel=1e-6
+    )
     # the profile's own step: overheads + 6 x params x tokens / rate (mBERT, nothing frozen)
     batch_tokens = 32 * eager["padded_tokens_per_example"]
-    by_hand = (h100["step_s"] + 12 * h100["step_layer_s"] + 32 * 12 * h100["step_example_layer_s"]
-               + 6 * 12 * 768**2 * 12 * batch_tokens / h100["train_flops"])
+    by_hand = (
+        h100["step_s"]
+        + 12 * h100["step_layer_s"]
+        + 32 * 12 * h100["step_example_layer_s"]
+        + 6 * 12 * 768**2 * 12 * batch_tokens / h100["train_flops"]
+    )
     assert eager["step_s"] == pytest.approx(by_hand)
 
 

@@ -2,6 +2,7 @@
 inside a checkpoint write, SIGKILL inside the final save, SIGTERM after a step), each resumed and
 compared exactly with an uninterrupted run; and the sweep's checks themselves, shown to catch what
 they are there to catch."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,11 @@ def swept(tmp_path_factory):
 @pytest.mark.slow
 def test_three_kills_resume_to_the_uninterrupted_result(swept):
     workdir, outcomes, lines = swept
-    assert [o.point for o in outcomes] == [Point("step", 30, "TERM"), Point("checkpoint", 2, "KILL"),
-                                           Point("save", 1, "KILL")]
+    assert [o.point for o in outcomes] == [
+        Point("step", 30, "TERM"),
+        Point("checkpoint", 2, "KILL"),
+        Point("save", 1, "KILL"),
+    ]
     for outcome in outcomes:
         assert outcome.problems == [] and outcome.identical, "\n".join(lines)
     # the kills landed where planned (the sweep checks it; here the figures themselves)
@@ -106,6 +110,10 @@ def test_the_points_are_spread_and_alternate():
     assert [p.n for p in steps] == list(range(15, 241, 15))
     assert [p.signal for p in steps] == ["TERM", "KILL"] * 8
     assert sorted((p.where, p.signal) for p in points if p.where != "step") == [
-        ("checkpoint", "KILL"), ("checkpoint", "TERM"), ("save", "KILL"), ("save", "TERM")]
+        ("checkpoint", "KILL"),
+        ("checkpoint", "TERM"),
+        ("save", "KILL"),
+        ("save", "TERM"),
+    ]
     assert kill_sweep.expected_after_kill(Point("step", 150, "KILL"), Job(240, 25, 45)) == ({-9}, 125)
     assert kill_sweep.expected_after_kill(Point("checkpoint", 1, "KILL"), Job(240, 25, 45)) == ({-9}, None)

@@ -1,11 +1,11 @@
 """benchmarks/tatoeba_duplicates.py: the counts behind docs/tatoeba-matching.md's table."""
+
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import shared_data_dir
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -18,8 +18,14 @@ def test_counts_repeated_strings_and_the_queries_the_rules_can_score_differently
     xx = ["a", "b", "b", "c"]
     en = ["x", "x", "x", "z"]
     assert tatoeba_duplicates.duplicate_stats(xx, en) == {
-        "pairs": 4, "xx_dup_strings": 1, "xx_dup_lines": 2, "en_dup_strings": 1, "en_dup_lines": 3,
-        "xx->en_can_differ": 0.75, "en->xx_can_differ": 0.5}
+        "pairs": 4,
+        "xx_dup_strings": 1,
+        "xx_dup_lines": 2,
+        "en_dup_strings": 1,
+        "en_dup_lines": 3,
+        "xx->en_can_differ": 0.75,
+        "en->xx_can_differ": 0.5,
+    }
 
 
 def test_the_demo_bitext_repeats_no_string():

@@ -1,4 +1,5 @@
 """Length bucketing: a permutation per epoch, length-homogeneous batches, less padding."""
+
 from __future__ import annotations
 
 import random
@@ -42,8 +43,9 @@ def test_every_example_once_per_epoch_and_deterministic():
 def test_padding_shrinks_on_mixed_lengths_and_batches_stay_shuffled():
     lengths = mixed_lengths()
     plain = batches_of(epoch_order(len(lengths), 1, 0), 32)
-    bucketed = batches_of(bucketed_order(epoch_order(len(lengths), 1, 0), lengths, 32, seed=1, epoch=0,
-                                         chunk_batches=10), 32)
+    bucketed = batches_of(
+        bucketed_order(epoch_order(len(lengths), 1, 0), lengths, 32, seed=1, epoch=0, chunk_batches=10), 32
+    )
     assert padding_fraction(plain, lengths) == pytest.approx(hand_padding(plain, lengths))
     assert padding_fraction(bucketed, lengths) == pytest.approx(hand_padding(bucketed, lengths))
     assert hand_padding(bucketed, lengths) < 0.5 * hand_padding(plain, lengths)
@@ -108,17 +110,27 @@ def test_bucketed_run_stopped_by_a_signal_resumes_to_the_same_batches(tmp_path):
 
         def collate(chunk):
             seen.append([e["index"] for e in chunk])
-            return {"x": torch.tensor([[len(e["input_ids"]) / 100.0] for e in chunk]),
-                    "y": torch.tensor([e["index"] % 2 for e in chunk])}
+            return {
+                "x": torch.tensor([[len(e["input_ids"]) / 100.0] for e in chunk]),
+                "y": torch.tensor([e["index"] % 2 for e in chunk]),
+            }
 
         def on_step(step, epoch):
             if step == stop_at:
                 os.kill(os.getpid(), signal.SIGTERM)
 
-        args = TrainArgs(max_steps=14, batch_size=8, lr=0.1, device="cpu", length_bucketing=True, seed=2,
-                         log_every=1000)
-        train(model, examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]), args,
-              on_step=on_step, checkpoint_dir=checkpoint_dir)
+        args = TrainArgs(
+            max_steps=14, batch_size=8, lr=0.1, device="cpu", length_bucketing=True, seed=2, log_every=1000
+        )
+        train(
+            model,
+            examples,
+            collate,
+            lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
+            args,
+            on_step=on_step,
+            checkpoint_dir=checkpoint_dir,
+        )
         return model, seen
 
     reference, reference_batches = run(None)

@@ -1,6 +1,7 @@
 """Resumable checkpoints: atomic saves, exact RNG round trips, and a toy training loop that
 is killed (SIGKILL, SIGTERM) in a subprocess and resumed to exactly the parameters and
 metrics of an uninterrupted run."""
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,17 @@ def test_round_trip_restores_state_and_identical_rng_streams(tmp_path):
     model, optimizer, scheduler = _tiny_setup()
     random.seed(3), np.random.seed(3), torch.manual_seed(3)
     random.gauss(0, 1)  # leaves a cached Gaussian in Python's state
-    ckpt.save_checkpoint(tmp_path, 2, model, optimizer, scheduler, extra={"best": np.float32(0.5), "hist": [{"a": np.arange(3)}]},
-                         epoch=1, position=7, order_seed=42)
+    ckpt.save_checkpoint(
+        tmp_path,
+        2,
+        model,
+        optimizer,
+        scheduler,
+        extra={"best": np.float32(0.5), "hist": [{"a": np.arange(3)}]},
+        epoch=1,
+        position=7,
+        order_seed=42,
+    )
     expected = _draws() + [random.gauss(0, 1)]
     expected_params = {k: v.clone() for k, v in model.state_dict().items()}
     expected_lr = scheduler.get_last_lr()
@@ -115,8 +125,12 @@ def _toy(out: Path, ckdir: Path, *extra: str) -> list[str]:
 
 def _start_toy(out: Path, ckdir: Path, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent / "src"), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, str(TESTS / "helpers" / "toy_training.py"), *_toy(out, ckdir, *extra)],
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(TESTS / "helpers" / "toy_training.py"), *_toy(out, ckdir, *extra)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str) -> list[str]:
@@ -183,10 +197,29 @@ def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12, lr=5e-2, identi
             acc = (m(batch["x"]).argmax(-1) == batch["y"]).float().mean().item()
         return {"score": acc, "dev_accuracy": acc}
 
-    args = TrainArgs(max_steps=max_steps, batch_size=8, grad_accum=2, lr=lr, warmup_ratio=0.25, eval_every=3,
-                     device="cpu", log_every=2, checkpoint_every=5, seed=3)
-    result = train(model, examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
-                   args, evaluate, on_step=on_step, checkpoint_dir=checkpoint_dir, identity=identity)
+    args = TrainArgs(
+        max_steps=max_steps,
+        batch_size=8,
+        grad_accum=2,
+        lr=lr,
+        warmup_ratio=0.25,
+        eval_every=3,
+        device="cpu",
+        log_every=2,
+        checkpoint_every=5,
+        seed=3,
+    )
+    result = train(
+        model,
+        examples,
+        collate,
+        lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
+        args,
+        evaluate,
+        on_step=on_step,
+        checkpoint_dir=checkpoint_dir,
+        identity=identity,
+    )
     return model, result
 
 
@@ -206,7 +239,6 @@ def test_shared_training_loop_stops_on_a_signal_and_resumes_exactly(tmp_path):
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), ref_model.state_dict().values()))
     assert result.history == ref.history and len(ref.history) == 4
     assert (result.steps, result.best_step, result.best_score) == (ref.steps, ref.best_step, ref.best_score)
-
 
 
 def _sigterm_at_step_6(step, epoch):
@@ -251,8 +283,9 @@ def test_an_unchanged_rerun_with_an_identity_still_resumes(tmp_path, caplog):
     ref_model, ref = _shared_loop_run(None)
     _stopped_at_step_7(tmp_path / "ck", identity=identity)
     with caplog.at_level("INFO", logger="xlt.core"):
-        model, result = _shared_loop_run(tmp_path / "ck", identity=ckpt.run_identity({"model": "tiny", "margin": 0.3},
-                                                                                     [data]))
+        model, result = _shared_loop_run(
+            tmp_path / "ck", identity=ckpt.run_identity({"model": "tiny", "margin": 0.3}, [data])
+        )
     assert any(r.getMessage().startswith("resumed from step 7") for r in caplog.records)
     assert not _discards(caplog)
     assert _same_weights(model, ref_model) and result.history == ref.history
@@ -270,8 +303,11 @@ def test_a_changed_input_file_or_caller_setting_discards_the_checkpoint(tmp_path
         margin = 0.5
     steps = []
     with caplog.at_level("INFO", logger="xlt.core"):
-        _shared_loop_run(tmp_path / "ck", on_step=lambda step, epoch: steps.append(step),
-                         identity=ckpt.run_identity({"margin": margin}, [data]))
+        _shared_loop_run(
+            tmp_path / "ck",
+            on_step=lambda step, epoch: steps.append(step),
+            identity=ckpt.run_identity({"margin": margin}, [data]),
+        )
     assert steps[0] == 0 and len(steps) == 12  # trained from the start
     [line] = _discards(caplog)
     assert (f"input {data} changed" if change == "input" else "margin 0.3 -> 0.5") in line, line
@@ -329,8 +365,9 @@ def test_a_hub_model_is_keyed_by_the_commit_its_revision_resolves_to(tmp_path, m
     assert (resolved.ref, resolved.commit) == (hub_id, commit_a)
     assert ckpt.model_inputs(f"{hub_id}@{commit_b}")[0].commit is None  # not in the cache: unresolved, said so
     before = {ref: ckpt.run_identity({"model": ref}, ckpt.model_inputs(ref)) for ref in (hub_id, f"{hub_id}@main")}
-    assert ckpt.identity_key(ckpt.run_identity({"model": hub_id}, ckpt.model_inputs(hub_id))) == \
-        ckpt.identity_key(before[hub_id])  # an unchanged cache: the same key, so the run resumes
+    assert ckpt.identity_key(ckpt.run_identity({"model": hub_id}, ckpt.model_inputs(hub_id))) == ckpt.identity_key(
+        before[hub_id]
+    )  # an unchanged cache: the same key, so the run resumes
     _hub_cache(tmp_path / "hub", hub_id, {"main": commit_b})  # main moved on
     for ref, identity in before.items():
         now = ckpt.run_identity({"model": ref}, ckpt.model_inputs(ref))
@@ -340,8 +377,12 @@ def test_a_hub_model_is_keyed_by_the_commit_its_revision_resolves_to(tmp_path, m
     model, optimizer, scheduler = _tiny_setup()
     ckpt.save_checkpoint(tmp_path / "ck", 2, model, optimizer, scheduler, identity=before[hub_id])
     with caplog.at_level("INFO", logger="xlt.core"):
-        assert ckpt.load_checkpoint(tmp_path / "ck", identity=ckpt.run_identity({"model": hub_id},
-                                                                                 ckpt.model_inputs(hub_id))) is None
+        assert (
+            ckpt.load_checkpoint(
+                tmp_path / "ck", identity=ckpt.run_identity({"model": hub_id}, ckpt.model_inputs(hub_id))
+            )
+            is None
+        )
     assert f"commit {commit_a} -> commit {commit_b}" in _discards(caplog)[0]
     local = tmp_path / "local"
     local.mkdir()

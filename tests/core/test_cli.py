@@ -1,5 +1,6 @@
 """The `xlt` command line: verbs are collected cheaply, a light job stays light, `xlt --help`
 lists them by what they are for, and every command the workflow runs parses."""
+
 import os
 import re
 import subprocess
@@ -19,15 +20,19 @@ def test_xlt_verb_builds_only_its_own_parser():
 
 
 def test_a_light_xlt_job_never_imports_torch():
-    code = ("import sys; from xlt.cli import build_parser; build_parser('aggregate').parse_args(['aggregate', 'a.json', "
-            "'--out', 'b.csv']); print('torch' in sys.modules)")
+    code = (
+        "import sys; from xlt.cli import build_parser; build_parser('aggregate').parse_args(['aggregate', 'a.json', "
+        "'--out', 'b.csv']); print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_every_verb_module_keeps_heavy_imports_inside_functions():
-    code = ("import sys; from xlt.cli import verbs; verbs(); "
-            "print(sorted(m for m in ('torch', 'transformers', 'pandas', 'matplotlib') if m in sys.modules))")
+    code = (
+        "import sys; from xlt.cli import verbs; verbs(); "
+        "print(sorted(m for m in ('torch', 'transformers', 'pandas', 'matplotlib') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -37,8 +42,10 @@ HEAVY = ("torch", "transformers", "pandas", "matplotlib", "sklearn")
 
 def test_building_every_verbs_parser_imports_nothing_heavy():
     """`xlt --help` builds the full parser: it must not import torch & co. (4.4 s before)."""
-    code = ("import sys; from xlt.cli import build_parser; build_parser(); "
-            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    code = (
+        "import sys; from xlt.cli import build_parser; build_parser(); "
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -50,11 +57,17 @@ def test_every_flag_of_every_verb_has_help_text():
 
     parser = build_parser()
     verbs = parser._subparsers._group_actions[0].choices
-    missing = [f"{name} {action.option_strings or action.dest}"
-               for name, sub in verbs.items() for action in sub._actions
-               if not isinstance(action, argparse._HelpAction) and not action.help]
-    missing += [str(action.option_strings) for action in parser._actions
-                if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) and not action.help]
+    missing = [
+        f"{name} {action.option_strings or action.dest}"
+        for name, sub in verbs.items()
+        for action in sub._actions
+        if not isinstance(action, argparse._HelpAction) and not action.help
+    ]
+    missing += [
+        str(action.option_strings)
+        for action in parser._actions
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) and not action.help
+    ]
     assert not missing, "flags without help text: " + ", ".join(missing)
 
 
@@ -71,8 +84,21 @@ def test_xlt_version_prints_the_version():
 def test_xlt_plot_names_the_kinds_for_an_unknown_kind(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text("metric,value\n")
-    out = subprocess.run([sys.executable, "-m", "xlt.cli", "plot", "no_such_kind", "--table", str(table),
-                          "--out", str(tmp_path / "p.png")], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xlt.cli",
+            "plot",
+            "no_such_kind",
+            "--table",
+            str(table),
+            "--out",
+            str(tmp_path / "p.png"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert "unknown plot kind 'no_such_kind'" in out.stderr and "accuracy-vs-depth" in out.stderr
 
@@ -93,8 +119,13 @@ def help_sections(text: str) -> dict[str, list[str]]:
 def test_help_lists_every_verb_once_under_its_heading():
     from xlt.cli import verb_groups, verbs
 
-    out = subprocess.run([sys.executable, "-m", "xlt.cli", "--help"], capture_output=True, text=True, check=True,
-                         env={**os.environ, "COLUMNS": "100"})
+    out = subprocess.run(
+        [sys.executable, "-m", "xlt.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "100"},
+    )
     sections = help_sections(out.stdout)
     titles = [group.title for group in verb_groups()]
     assert [title for title in sections if title in titles] == titles  # every heading, in rank order
@@ -118,8 +149,13 @@ def test_headings_come_in_rank_order_and_every_verb_module_names_one():
 
 
 def test_a_verbs_own_help_names_its_heading():
-    out = subprocess.run([sys.executable, "-m", "xlt.cli", "evaluate", "--help"], capture_output=True, text=True,
-                         check=True, env={**os.environ, "COLUMNS": "200"})
+    out = subprocess.run(
+        [sys.executable, "-m", "xlt.cli", "evaluate", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert "[freeze_depth family]" in out.stdout
 
 
@@ -143,10 +179,12 @@ SHELL = {">", ">>", "2>&1", "|", "&&", ";"}  # where a rule's command line ends 
 def with_prefix_stores(work: Path) -> str:
     """The demo config with both shared frozen-prefix stores on: the prefix-states rules' commands."""
     config = yaml.safe_load((work / "config.yaml").read_text())
-    config["freeze_depth"].update(depths=[-1, 0, 7], cache_frozen_prefix=True, allow_mixed_caching=True,
-                                  prefix_states={"shared": True})
-    config["dual"].update(freeze_depths=[-1, 6], cache_frozen_prefix=True, allow_mixed_caching=True,
-                          prefix_states={"shared": True})
+    config["freeze_depth"].update(
+        depths=[-1, 0, 7], cache_frozen_prefix=True, allow_mixed_caching=True, prefix_states={"shared": True}
+    )
+    config["dual"].update(
+        freeze_depths=[-1, 6], cache_frozen_prefix=True, allow_mixed_caching=True, prefix_states={"shared": True}
+    )
     (work / "stores.yaml").write_text(yaml.safe_dump(config))
     return "stores.yaml"
 
@@ -166,14 +204,17 @@ def test_every_xlt_command_a_dry_run_plans_parses(tmp_path, dry_runs):
     work = workflow_copy(tmp_path)
     called, failed = set(), []
     stores = snakemake(work, "-n", "-p", "--cores", "1", "--configfile", with_prefix_stores(work))
-    outputs = {"config.yaml": dry_runs.output("config.yaml"), "config/paper.yaml": dry_runs.output("config/paper.yaml"),
-               "stores.yaml": stores.stdout + stores.stderr}  # the demo's and the paper's dry runs: the session's
+    outputs = {
+        "config.yaml": dry_runs.output("config.yaml"),
+        "config/paper.yaml": dry_runs.output("config/paper.yaml"),
+        "stores.yaml": stores.stdout + stores.stderr,
+    }  # the demo's and the paper's dry runs: the session's
     for configfile, output in outputs.items():
         for line in output.splitlines():
             if not line.startswith("Shell command: xlt "):
                 continue
             argv = shlex.split(line.removeprefix("Shell command: xlt "))
-            argv = argv[:next((i for i, arg in enumerate(argv) if arg in SHELL), len(argv))]  # without `> log`
+            argv = argv[: next((i for i, arg in enumerate(argv) if arg in SHELL), len(argv))]  # without `> log`
             called.add(argv[0])
             stderr = io.StringIO()
             try:

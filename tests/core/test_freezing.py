@@ -1,7 +1,7 @@
 import pytest
 import torch
-
 from conftest import tiny_classifier
+
 from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
 from xlt.core.models import encoder_parts
 

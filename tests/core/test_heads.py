@@ -1,6 +1,7 @@
 """Classification heads: auto picks transformers' head where the checkpoint has a trained
 pooler or classifier and the mask-aware mean head elsewhere; the mean head ignores padding,
 saves and loads back, trains through `xlt finetune`, and caches its frozen prefix exactly."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,11 +9,11 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel
 
 from xlt.cli import main
+from xlt.core.cached_top import CachedTopModel
 from xlt.core.errors import XltError
 from xlt.core.heads import HEAD_FILE, MeanPoolClassifier, choose_head
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.models import load_classifier, save_model
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -27,9 +28,17 @@ def checkpoints(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("heads")
     tokenizer = build_tokenizer(demo_corpus(["en"], 200, 1), 150)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0, num_labels=3)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        num_labels=3,
+    )
     torch.manual_seed(0)
     for name, cls in (("mlm", BertForMaskedLM), ("bare", BertModel), ("classifier", BertForSequenceClassification)):
         save_model(cls(config), tokenizer, root / name)
@@ -101,12 +110,54 @@ def test_finetune_with_the_mean_head_then_evaluate(checkpoints, tmp_path):
     write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 24, 1))
     write_jsonl(tmp_path / "dev.jsonl", demo.generate("nli", "en", "dev", 8, 1))
     out = tmp_path / "run"
-    assert main(["finetune", "--model", str(root / "mlm"), "--train", str(tmp_path / "train.jsonl"),
-                 "--dev", str(tmp_path / "dev.jsonl"), "--num-labels", "3", "--freeze-depth", "1",
-                 "--out", str(out), "--max-steps", "3", "--batch-size", "8", "--max-length", "32",
-                 "--device", "cpu", "--head", "auto"]) == 0
+    assert (
+        main(
+            [
+                "finetune",
+                "--model",
+                str(root / "mlm"),
+                "--train",
+                str(tmp_path / "train.jsonl"),
+                "--dev",
+                str(tmp_path / "dev.jsonl"),
+                "--num-labels",
+                "3",
+                "--freeze-depth",
+                "1",
+                "--out",
+                str(out),
+                "--max-steps",
+                "3",
+                "--batch-size",
+                "8",
+                "--max-length",
+                "32",
+                "--device",
+                "cpu",
+                "--head",
+                "auto",
+            ]
+        )
+        == 0
+    )
     assert read_json(out / "model" / HEAD_FILE)["num_labels"] == 3
-    assert main(["evaluate", "--model", str(out / "model"), "--data", str(tmp_path / "dev.jsonl"), "--langs", "en",
-                 "--out", str(tmp_path / "eval.json"), "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(out / "model"),
+                "--data",
+                str(tmp_path / "dev.jsonl"),
+                "--langs",
+                "en",
+                "--out",
+                str(tmp_path / "eval.json"),
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     accuracy = [r for r in read_json(tmp_path / "eval.json")["metrics"] if r["lang"] == "en"]
     assert len(accuracy) == 1 and 0 <= accuracy[0]["value"] <= 1

@@ -1,5 +1,6 @@
 """Atomic outputs: a directory output (a saved model) replaces its previous version whole or not at
 all, and the fault-injection hook the kill sweep uses is inert unless asked."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """`xlt job-server`: an `xlt` call under it runs in a fork of the server and behaves as in its own
 process (working directory, stdout, stderr, exit status), a call whose import-time environment
 differs runs in its own process, and a failing job fails Snakemake."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers.workflow_runs import local_env
 
 SCRIPT = """
@@ -25,8 +25,14 @@ HF_HOME=$PWD/elsewhere xlt --version > declined.out; echo "declined $?" >> ../st
 
 
 def _serve(tmp_path: Path, *command: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--", *command], cwd=tmp_path,
-                          env=local_env(), capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "xlt.cli", "job-server", "--", *command],
+        cwd=tmp_path,
+        env=local_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
@@ -58,7 +64,8 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
     (tmp_path / "Snakefile").write_text(
         'rule all:\n    input: "good.jsonl", "bad.jsonl"\n\n'
         'rule good:\n    output: "good.jsonl"\n    shell: "xlt sample-texts --data in.jsonl --max-size 1 --out {output}"\n\n'
-        'rule bad:\n    output: "bad.jsonl"\n    shell: "xlt sample-texts --data missing.jsonl --max-size 1 --out {output}"\n')
+        'rule bad:\n    output: "bad.jsonl"\n    shell: "xlt sample-texts --data missing.jsonl --max-size 1 --out {output}"\n'
+    )
     proc = _serve(tmp_path, "snakemake", "--cores", "1", "--keep-going")
     assert proc.returncode == 1
     assert (tmp_path / "good.jsonl").exists() and not (tmp_path / "bad.jsonl").exists()
@@ -68,9 +75,14 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
 
 @pytest.mark.slow
 def test_a_terminated_server_stops_its_command_and_removes_its_socket(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--", "bash", "-c",
-                             'echo "$XLT_JOB_SERVER"; exec sleep 300'], cwd=tmp_path, env=local_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xlt.cli", "job-server", "--", "bash", "-c", 'echo "$XLT_JOB_SERVER"; exec sleep 300'],
+        cwd=tmp_path,
+        env=local_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     socket_path = Path(proc.stdout.readline().strip())
     assert socket_path.exists()
     proc.send_signal(signal.SIGTERM)
@@ -83,12 +95,23 @@ def test_a_server_beside_a_process_serves_its_calls_and_ends_with_it(tmp_path):
     """`xlt job-server --beside PID` (what the Snakefile starts for a local run): it prints its
     socket, forks the calls sent to it, and ends, socket removed, when process PID ends."""
     owner = subprocess.Popen(["sleep", "300"])
-    server = subprocess.Popen([sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(owner.pid)], cwd=tmp_path,
-                              env=local_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(owner.pid)],
+        cwd=tmp_path,
+        env=local_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     socket_path = Path(server.stdout.readline().strip())
     assert socket_path.exists()
-    call = subprocess.run([sys.executable, "-m", "xlt.cli", "--version"], cwd=tmp_path, capture_output=True, text=True,
-                          env={**local_env(), "XLT_JOB_SERVER": str(socket_path)})
+    call = subprocess.run(
+        [sys.executable, "-m", "xlt.cli", "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**local_env(), "XLT_JOB_SERVER": str(socket_path)},
+    )
     assert call.returncode == 0 and call.stdout.startswith("xlt ")
     owner.kill()
     owner.wait()
@@ -98,8 +121,13 @@ def test_a_server_beside_a_process_serves_its_calls_and_ends_with_it(tmp_path):
 
 
 def test_a_server_takes_a_command_or_beside_not_both(tmp_path):
-    both = subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--beside", "1", "--", "true"], cwd=tmp_path,
-                          env=local_env(), capture_output=True, text=True)
+    both = subprocess.run(
+        [sys.executable, "-m", "xlt.cli", "job-server", "--beside", "1", "--", "true"],
+        cwd=tmp_path,
+        env=local_env(),
+        capture_output=True,
+        text=True,
+    )
     assert both.returncode == 2 and "a command (after --) or --beside PID, not both" in both.stderr
 
 

@@ -6,6 +6,7 @@ nothing, so it sits at the bottom (0): anything may import `xlt`. A subpackage n
 fails the test until someone gives it a layer. Imports are collected at module level and inside
 functions alike (a lazy import is still a dependency), relative imports resolved.
 """
+
 from __future__ import annotations
 
 import ast
@@ -15,9 +16,20 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "xlt"
 MAX_LINES = 400
 
-LAYERS = {"xlt": 0, "xlt.core": 0, "xlt.data": 1, "xlt.evaluate": 2, "xlt.losses": 2, "xlt.analysis": 3,
-          "xlt.report": 3, "xlt.cost": 3, "xlt.families": 4, "xlt.rehearse": 4, "xlt.cli": 5,
-          "xlt.jobserver": 5}
+LAYERS = {
+    "xlt": 0,
+    "xlt.core": 0,
+    "xlt.data": 1,
+    "xlt.evaluate": 2,
+    "xlt.losses": 2,
+    "xlt.analysis": 3,
+    "xlt.report": 3,
+    "xlt.cost": 3,
+    "xlt.families": 4,
+    "xlt.rehearse": 4,
+    "xlt.cli": 5,
+    "xlt.jobserver": 5,
+}
 
 # (importer, imported package): upward imports that are unavoidable, at most three, each with its
 # reason. An entry covers `imported` and every module under it. (Verbs collected by module name,
@@ -57,15 +69,16 @@ def imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module
             # `from xlt.x import y`: y may be a submodule (counted) or a name (its module counts)
             out.add(target)
             for alias in node.names:
-                if (SRC / Path(*f"{target}.{alias.name}".split("."))).with_suffix(".py").exists() \
-                        or (SRC / Path(*f"{target}.{alias.name}".split("."))).is_dir():
+                if (SRC / Path(*f"{target}.{alias.name}".split("."))).with_suffix(".py").exists() or (
+                    SRC / Path(*f"{target}.{alias.name}".split("."))
+                ).is_dir():
                     out.add(f"{target}.{alias.name}")
     return {m for m in out if m == "xlt" or m.startswith("xlt.")}
 
@@ -101,12 +114,17 @@ def test_allow_list_is_short_and_used():
 def test_no_cycles_between_core_modules():
     """Within the bottom layer two modules never import each other (heads <-> models was one)."""
     edges = {module_name(p): imports(p) for p in modules()}
-    pairs = sorted((a, b) for a, deps in edges.items() for b in deps
-                   if a < b and a in edges.get(b, ()) and layer(a) == layer(b) == 0)
+    pairs = sorted(
+        (a, b)
+        for a, deps in edges.items()
+        for b in deps
+        if a < b and a in edges.get(b, ()) and layer(a) == layer(b) == 0
+    )
     assert not pairs, f"modules that import each other: {pairs}"
 
 
 def test_no_module_is_over_400_lines():
-    long = [f"{path.relative_to(SRC)}: {n}" for path in modules()
-            if (n := len(path.read_text().splitlines())) > MAX_LINES]
+    long = [
+        f"{path.relative_to(SRC)}: {n}" for path in modules() if (n := len(path.read_text().splitlines())) > MAX_LINES
+    ]
     assert not long, f"modules over {MAX_LINES} lines:\n" + "\n".join(long)

@@ -1,6 +1,7 @@
 """A local model directory is checked for config, weights and tokenizer before anything loads it:
 transformers builds an empty tokenizer (special tokens only) from a directory without tokenizer
 files, and training then runs on [UNK]s."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,6 +33,9 @@ def test_loading_from_a_directory_without_tokenizer_files_stops_before_transform
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"")
     for load in (load_tokenizer, lambda path: load_classifier(path, 3)):
-        with pytest.raises(XltError, match=rf"model directory {tmp_path} has no tokenizer files \(any of tokenizer.json, "
-                                           r"vocab.txt.*\); copy the missing files"):
+        with pytest.raises(
+            XltError,
+            match=rf"model directory {tmp_path} has no tokenizer files \(any of tokenizer.json, "
+            r"vocab.txt.*\); copy the missing files",
+        ):
             load(str(tmp_path))

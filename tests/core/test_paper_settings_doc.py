@@ -1,6 +1,7 @@
 """docs/paper-settings.md gives every training setting of config/paper.yaml its source (a seed
 and section, or an authors' script and commit) or its reason: a key without an entry fails here,
 by name, so whoever adds or moves a setting adds its line."""
+
 from __future__ import annotations
 
 import re
@@ -12,11 +13,23 @@ REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "paper-settings.md"
 # hyperparameters kept beside a `training:` mapping rather than in one (every key of a `training:`
 # mapping, at any depth, is a training setting too)
-TRAINING_NAMES = frozenset({
-    "batch_sizes", "margins", "scales", "symmetric",  # dual's swept recipe
-    "temperature", "temperatures", "threshold", "self_train_rounds", "labelled_fraction", "dev_fraction",  # monox
-    "eval_every", "eval_batch_size", "max_length",  # evaluation cadence and lengths outside `training:`
-})
+TRAINING_NAMES = frozenset(
+    {
+        "batch_sizes",
+        "margins",
+        "scales",
+        "symmetric",  # dual's swept recipe
+        "temperature",
+        "temperatures",
+        "threshold",
+        "self_train_rounds",
+        "labelled_fraction",
+        "dev_fraction",  # monox
+        "eval_every",
+        "eval_batch_size",
+        "max_length",  # evaluation cadence and lengths outside `training:`
+    }
+)
 
 
 def training_keys(config: dict) -> list[str]:
@@ -29,7 +42,8 @@ def training_keys(config: dict) -> list[str]:
             for key, value in node.items():
                 here = f"{path}.{key}" if path else str(key)
                 leaf = not isinstance(value, (dict, list)) or (
-                    isinstance(value, list) and not any(isinstance(item, dict) for item in value))
+                    isinstance(value, list) and not any(isinstance(item, dict) for item in value)
+                )
                 if not leaf:
                     walk(value, here, in_training or key == "training")
                 elif in_training or key in TRAINING_NAMES:  # a value or a list of values (a swept axis)
@@ -54,18 +68,34 @@ def undocumented(config: dict, text: str) -> list[str]:
 def test_every_training_setting_of_the_paper_config_has_an_entry():
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     missing = undocumented(config, DOC.read_text())
-    assert not missing, (f"config/paper.yaml training settings without an entry in docs/paper-settings.md "
-                         f"(add a row: the key in backquotes, its value, its source or reason): {', '.join(missing)}")
+    assert not missing, (
+        f"config/paper.yaml training settings without an entry in docs/paper-settings.md "
+        f"(add a row: the key in backquotes, its value, its source or reason): {', '.join(missing)}"
+    )
 
 
 def test_the_check_names_each_key_it_misses():
-    config = {"training": {"lr": 1e-5, "batch_size": 8},
-              "fam": {"margins": [0.3], "langs": ["en"], "resources": {"gpus": 1},
-                      "tasks": [{"dataset": "xnli", "training": {"max_steps": 10}, "eval": {"split": "test"}}],
-                      "distill": {"training": {"epochs": 5}}}}
-    assert training_keys(config) == ["fam.distill.training.epochs", "fam.margins",
-                                     "fam.tasks[xnli].training.max_steps", "training.batch_size", "training.lr"]
+    config = {
+        "training": {"lr": 1e-5, "batch_size": 8},
+        "fam": {
+            "margins": [0.3],
+            "langs": ["en"],
+            "resources": {"gpus": 1},
+            "tasks": [{"dataset": "xnli", "training": {"max_steps": 10}, "eval": {"split": "test"}}],
+            "distill": {"training": {"epochs": 5}},
+        },
+    }
+    assert training_keys(config) == [
+        "fam.distill.training.epochs",
+        "fam.margins",
+        "fam.tasks[xnli].training.max_steps",
+        "training.batch_size",
+        "training.lr",
+    ]
     text = "| `training.lr` | ... |\n| `fam.margins` | ... |"
-    assert undocumented(config, text) == ["fam.distill.training.epochs", "fam.tasks[xnli].training.max_steps",
-                                          "training.batch_size"]
+    assert undocumented(config, text) == [
+        "fam.distill.training.epochs",
+        "fam.tasks[xnli].training.max_steps",
+        "training.batch_size",
+    ]
     assert undocumented(config, text.replace("training.lr", "training.lr_old"))[-1] == "training.lr"

@@ -3,10 +3,12 @@ import torch
 
 from xlt.core.pooling import Pooling, pool
 
-HIDDEN = torch.tensor([
-    [[1.0, -2.0], [3.0, 4.0], [100.0, 100.0]],   # last token is padding
-    [[-1.0, -1.0], [-3.0, -5.0], [-2.0, 0.0]],   # no padding
-])
+HIDDEN = torch.tensor(
+    [
+        [[1.0, -2.0], [3.0, 4.0], [100.0, 100.0]],  # last token is padding
+        [[-1.0, -1.0], [-3.0, -5.0], [-2.0, 0.0]],  # no padding
+    ]
+)
 MASK = torch.tensor([[1, 1, 0], [1, 1, 1]])
 
 

@@ -3,6 +3,7 @@
 References are independent of xlt.core.prefix_cache: the full transformers model's own forward
 (logits, output_hidden_states) and an ordinary uncached AdamW loop over token batches.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,10 +22,10 @@ from transformers import (
     XLMRobertaForSequenceClassification,
 )
 
+from xlt.core.cached_top import CachedTopModel
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze, trainable_parameters
 from xlt.core.models import encoder_parts
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.prefix_cache import (
     STORAGE_RELATIVE_ERROR,
     PrefixStateDataset,
@@ -52,8 +53,17 @@ def tiny_classifier(arch: str, dropout: float = 0.0, attn: str = "sdpa", num_lab
     torch.manual_seed(seed)
     common = dict(vocab_size=VOCAB, num_labels=num_labels, max_position_embeddings=48)
     if arch == "distilbert":
-        config = DistilBertConfig(dim=32, n_layers=LAYERS, n_heads=4, hidden_dim=64, dropout=dropout,
-                                  attention_dropout=dropout, seq_classif_dropout=dropout, pad_token_id=0, **common)
+        config = DistilBertConfig(
+            dim=32,
+            n_layers=LAYERS,
+            n_heads=4,
+            hidden_dim=64,
+            dropout=dropout,
+            attention_dropout=dropout,
+            seq_classif_dropout=dropout,
+            pad_token_id=0,
+            **common,
+        )
         cls = DistilBertForSequenceClassification
     else:
         config_cls, cls = {
@@ -61,9 +71,17 @@ def tiny_classifier(arch: str, dropout: float = 0.0, attn: str = "sdpa", num_lab
             "roberta": (RobertaConfig, RobertaForSequenceClassification),
             "xlm-roberta": (XLMRobertaConfig, XLMRobertaForSequenceClassification),
         }[arch]
-        config = config_cls(hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=4, intermediate_size=64,
-                            hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
-                            pad_token_id=0 if arch == "bert" else 1, type_vocab_size=2, **common)
+        config = config_cls(
+            hidden_size=32,
+            num_hidden_layers=LAYERS,
+            num_attention_heads=4,
+            intermediate_size=64,
+            hidden_dropout_prob=dropout,
+            attention_probs_dropout_prob=dropout,
+            pad_token_id=0 if arch == "bert" else 1,
+            type_vocab_size=2,
+            **common,
+        )
     config._attn_implementation = attn
     return cls(config)
 
@@ -77,8 +95,11 @@ def token_batch(model, lengths: list[int], padded_to: int, generator: torch.Gene
         span = slice(padded_to - length, padded_to) if row in left_pad_rows else slice(0, length)
         ids[row, span] = torch.randint(5, VOCAB, (length,), generator=generator)
         mask[row, span] = 1
-    batch = {"input_ids": ids, "attention_mask": mask,
-             "labels": torch.randint(0, model.config.num_labels, (len(lengths),), generator=generator)}
+    batch = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "labels": torch.randint(0, model.config.num_labels, (len(lengths),), generator=generator),
+    }
     if not isinstance(model, DistilBertForSequenceClassification):
         batch["token_type_ids"] = (torch.arange(padded_to) >= padded_to // 2).long().expand(len(lengths), -1).clone()
     return batch
@@ -95,8 +116,9 @@ def example_batches(model, n_batches: int = 4, batch_size: int = 4, seed: int = 
 
 
 def cached_batches(states, batch_size: int) -> list[dict]:
-    loader = DataLoader(PrefixStateDataset(states), batch_size=batch_size, shuffle=False,
-                        collate_fn=collate_prefix_states)
+    loader = DataLoader(
+        PrefixStateDataset(states), batch_size=batch_size, shuffle=False, collate_fn=collate_prefix_states
+    )
     return list(loader)
 
 
@@ -130,9 +152,12 @@ def test_prefix_states_are_the_models_hidden_states(arch):
         index = 0
         for batch in batches:
             with torch.no_grad():
-                out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                            **({"token_type_ids": batch["token_type_ids"]} if "token_type_ids" in batch else {}),
-                            output_hidden_states=True)
+                out = model(
+                    input_ids=batch["input_ids"],
+                    attention_mask=batch["attention_mask"],
+                    **({"token_type_ids": batch["token_type_ids"]} if "token_type_ids" in batch else {}),
+                    output_hidden_states=True,
+                )
             reference = out.hidden_states[depth]
             for row in range(reference.shape[0]):
                 length = int(batch["attention_mask"][row].sum())
@@ -222,8 +247,12 @@ def test_prefix_runs_without_dropout_and_restores_training_mode():
     assert torch.equal(first.hidden, second.hidden)
     model.eval()
     with torch.no_grad():
-        reference = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                          token_type_ids=batch["token_type_ids"], output_hidden_states=True).hidden_states[2]
+        reference = model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            token_type_ids=batch["token_type_ids"],
+            output_hidden_states=True,
+        ).hidden_states[2]
     length = int(batch["attention_mask"][0].sum())
     torch.testing.assert_close(first.example(0)[0], reference[0, :length], atol=1e-6, rtol=1e-6)
 
@@ -309,8 +338,10 @@ def training_case(arch: str, precision: str):
     from xlt.core.training import TrainArgs
 
     generator = torch.Generator().manual_seed(5)
-    examples = [{"ids": torch.randint(5, VOCAB, (int(n),), generator=generator).tolist(), "label": int(n) % 3}
-                for n in torch.randint(3, 14, (20,), generator=generator)]
+    examples = [
+        {"ids": torch.randint(5, VOCAB, (int(n),), generator=generator).tolist(), "label": int(n) % 3}
+        for n in torch.randint(3, 14, (20,), generator=generator)
+    ]
     args = TrainArgs(epochs=2, batch_size=4, lr=1e-3, warmup_ratio=0.0, device="cpu", precision=precision, seed=3)
     initial = tiny_classifier(arch)
     return mid_depth(), examples, args, initial, token_collate(initial.config.pad_token_id)

@@ -7,6 +7,7 @@ store's documented semantics: no dropout below the boundary). The models have dr
 "eval mode below the boundary" is a real difference from plain uncached training, and the
 tests check that it is.
 """
+
 from __future__ import annotations
 
 import copy
@@ -16,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from test_prefix_cache import VOCAB, tiny_classifier, token_collate
+
+from xlt.core.cached_top import CachedTopModel
 from xlt.core.classification import classification_loss
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import encoder_parts
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.prefix_cache import STORAGE_RELATIVE_ERROR, cache_examples, collate_prefix_states
 from xlt.core.prefix_store import (
     SIZE_SETTING,
@@ -46,15 +47,18 @@ BATCH = 4
 
 def raw_examples(n: int = 20, seed: int = 5) -> list[dict]:
     generator = torch.Generator().manual_seed(seed)
-    return [{"ids": torch.randint(5, VOCAB, (int(length),), generator=generator).tolist(), "label": int(length) % 3}
-            for length in torch.randint(3, 14, (n,), generator=generator)]
+    return [
+        {"ids": torch.randint(5, VOCAB, (int(length),), generator=generator).tolist(), "label": int(length) % 3}
+        for length in torch.randint(3, 14, (n,), generator=generator)
+    ]
 
 
 def write_store(model, examples, out, storage_dtype="float32", depths=DEPTHS):
     collate = token_collate(model.config.pad_token_id)
     lengths = token_lengths(examples, collate, BATCH)
-    return write_prefix_store(model, depths, examples, collate, BATCH, lengths, out, storage_dtype=storage_dtype,
-                              meta={"max_length": 16})
+    return write_prefix_store(
+        model, depths, examples, collate, BATCH, lengths, out, storage_dtype=storage_dtype, meta={"max_length": 16}
+    )
 
 
 def hold_frozen_in_eval(model, depth: int):
@@ -103,7 +107,8 @@ def test_store_holds_the_models_hidden_states_at_every_boundary(arch, tmp_path):
     assert meta["depths"] == DEPTHS and meta["examples"] == len(examples) and meta["storage_dtype"] == "float32"
     assert meta["tokens"] == sum(len(e["ids"]) for e in examples)
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == sorted(
-        ["meta.json", "offsets.npy", "mask.npy", "labels.npy", *map(hidden_file, DEPTHS)])
+        ["meta.json", "offsets.npy", "mask.npy", "labels.npy", *map(hidden_file, DEPTHS)]
+    )
     model.eval()
     for depth in DEPTHS:
         states = read_prefix_store(tmp_path / "store", depth)
@@ -111,8 +116,9 @@ def test_store_holds_the_models_hidden_states_at_every_boundary(arch, tmp_path):
         for index, example in enumerate(examples):
             ids = torch.tensor([example["ids"]])
             with torch.no_grad():
-                reference = model(input_ids=ids, attention_mask=torch.ones_like(ids),
-                                  output_hidden_states=True).hidden_states[depth][0]
+                reference = model(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True
+                ).hidden_states[depth][0]
             hidden, mask = states.example(index)
             assert mask.tolist() == [1] * len(example["ids"])
             torch.testing.assert_close(hidden, reference, atol=1e-5, rtol=1e-5)
@@ -138,11 +144,14 @@ def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactl
     reference = dict(train_uncached(initial, depth, examples, eval_frozen=True).named_parameters())
     for name, param in shared.named_parameters():
         torch.testing.assert_close(param, reference[name], atol=1e-5, rtol=1e-5, msg=name)
-    assert not torch.allclose(shared.classifier.weight, initial.classifier.weight, atol=1e-4), \
+    assert not torch.allclose(shared.classifier.weight, initial.classifier.weight, atol=1e-4), (
         "nothing trained: the comparison is vacuous"
+    )
     # ... which is not plain uncached training: there the frozen layers' dropout is on
     plain = dict(train_uncached(initial, depth, examples, eval_frozen=False).named_parameters())
-    assert any(not torch.allclose(param, plain[name], atol=1e-5, rtol=1e-5) for name, param in shared.named_parameters())
+    assert any(
+        not torch.allclose(param, plain[name], atol=1e-5, rtol=1e-5) for name, param in shared.named_parameters()
+    )
 
 
 UNCACHED_BOUND = re.compile(r"differ from the uncached run's by at most (\S+) \(tests/core/test_prefix_store\.py")
@@ -154,8 +163,10 @@ def test_the_documented_difference_from_the_uncached_run_is_what_training_gives(
     much, and the same bound, which the measured difference must respect."""
     import xlt.core.prefix_store as prefix_store
 
-    texts = {"prefix_store": " ".join(prefix_store.__doc__.split()),
-             "performance.md": " ".join((REPO / "docs" / "performance.md").read_text().split())}
+    texts = {
+        "prefix_store": " ".join(prefix_store.__doc__.split()),
+        "performance.md": " ".join((REPO / "docs" / "performance.md").read_text().split()),
+    }
     bounds = {where: UNCACHED_BOUND.findall(text) for where, text in texts.items()}
     assert all(len(found) == 1 for found in bounds.values()), bounds
     bound = float(bounds["prefix_store"][0])
@@ -185,12 +196,15 @@ def test_fp16_store_is_within_rounding_of_fp32_and_trains_close_to_the_reference
         assert error.max() > 0, "no value was rounded: the bound was not exercised"
 
     depth = 2
-    runs = {"half": train_from_store(initial, depth, tmp_path / "half", examples),
-            "full": train_from_store(initial, depth, tmp_path / "full", examples),
-            "reference": train_uncached(initial, depth, examples, eval_frozen=True),
-            "plain": train_uncached(initial, depth, examples, eval_frozen=False)}
-    assert any(not torch.equal(a, b) for a, b in zip(runs["half"].parameters(), runs["full"].parameters())), \
+    runs = {
+        "half": train_from_store(initial, depth, tmp_path / "half", examples),
+        "full": train_from_store(initial, depth, tmp_path / "full", examples),
+        "reference": train_uncached(initial, depth, examples, eval_frozen=True),
+        "plain": train_uncached(initial, depth, examples, eval_frozen=False),
+    }
+    assert any(not torch.equal(a, b) for a, b in zip(runs["half"].parameters(), runs["full"].parameters())), (
         "fp16 rounding did not reach training"
+    )
     # Compared as functions: AdamW's update is about lr in size whatever the gradient, so a parameter whose
     # gradient is near zero can move by ~lr either way under any perturbation; the trained model's logits
     # on the training examples are what the rounding must leave (nearly) alone.
@@ -263,8 +277,17 @@ def test_store_pass_runs_under_the_training_autocast_and_records_it(tmp_path):
     examples = raw_examples()
     collate = token_collate(model.config.pad_token_id)
     lengths = token_lengths(examples, collate, BATCH)
-    meta = write_prefix_store(model, DEPTHS, examples, collate, BATCH, lengths, tmp_path / "bf16",
-                              storage_dtype="float32", amp_dtype=torch.bfloat16)
+    meta = write_prefix_store(
+        model,
+        DEPTHS,
+        examples,
+        collate,
+        BATCH,
+        lengths,
+        tmp_path / "bf16",
+        storage_dtype="float32",
+        amp_dtype=torch.bfloat16,
+    )
     assert meta["precision"] == "bfloat16" and read_store_meta(tmp_path / "bf16")["precision"] == "bfloat16"
     assert write_store(model, examples, tmp_path / "fp32")["precision"] == "fp32"
     depth = DEPTHS[1]
@@ -272,16 +295,18 @@ def test_store_pass_runs_under_the_training_autocast_and_records_it(tmp_path):
     assert (states.precision, fp32.precision) == ("bfloat16", "fp32")
     batch = collate(examples[:BATCH])
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        reference = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                          output_hidden_states=True).hidden_states[depth]
+        reference = model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], output_hidden_states=True
+        ).hidden_states[depth]
     for row in range(BATCH):
         length = len(examples[row]["ids"])
         torch.testing.assert_close(states.example(row)[0], reference[row, :length].float(), atol=0, rtol=0)
     assert (states.hidden - fp32.hidden).abs().max() > 1e-5  # the fp32 pass is not the bf16 forward
     with pytest.raises(XltError, match="precision = 'bfloat16', this run has 'fp32'"):
         load_cached_training(copy.deepcopy(model), depth, tmp_path / "bf16", examples, expected={"precision": "fp32"})
-    cached = load_cached_training(copy.deepcopy(model), depth, tmp_path / "bf16", examples,
-                                  expected={"precision": "bfloat16"})
+    cached = load_cached_training(
+        copy.deepcopy(model), depth, tmp_path / "bf16", examples, expected={"precision": "bfloat16"}
+    )
     assert cached.dataset.states.precision == "bfloat16"
 
 

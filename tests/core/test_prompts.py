@@ -1,12 +1,15 @@
 """models.<name>.prompt reaches every job that embeds text with that model or one trained from it."""
+
 import copy
 
 from xlt.core import settings
 
 
 def _jobs_with_prompt(config: dict, family: str) -> dict[str, list[list[str]]]:
-    return {rule: [[str(a) for a in job.args] for job in jobs.values()]
-            for rule, jobs in settings.plan_module(family).jobs(config).items()}
+    return {
+        rule: [[str(a) for a in job.args] for job in jobs.values()]
+        for rule, jobs in settings.plan_module(family).jobs(config).items()
+    }
 
 
 def test_prompt_is_passed_to_training_and_evaluation_alike():
@@ -15,8 +18,11 @@ def test_prompt_is_passed_to_training_and_evaluation_alike():
     config = copy.deepcopy(settings.load("config.yaml"))
     for spec in config["models"].values():
         spec["prompt"] = "query: "
-    prompted = {"sbert": {"train_sbert", "eval_sbert"}, "dual": {"train_dual", "prefix_states_dual", "tatoeba_dual", "mine"},
-                "alignment": {"align_layers"}}
+    prompted = {
+        "sbert": {"train_sbert", "eval_sbert"},
+        "dual": {"train_dual", "prefix_states_dual", "tatoeba_dual", "mine"},
+        "alignment": {"align_layers"},
+    }
     for family, rules in prompted.items():
         if settings.family(config, family) is None:
             continue

@@ -1,5 +1,6 @@
 """A model's `revision` reaches the loaders: a pinned id (`org/name@revision`) loads that
 commit from a hub-layout cache offline, and a revision the cache lacks is a clear error."""
+
 import json
 import os
 import shutil
@@ -26,10 +27,14 @@ def test_pinned_ref_round_trip(tmp_path):
 
 
 def test_model_ref_pins_hub_models_only():
-    config = {"models": {"m": {"source": "hub", "path": HUB_ID, "revision": "v2"},
-                         "plain": {"source": "hub", "path": HUB_ID},
-                         "mine": {"source": "local", "path": "/data/my@model"},
-                         "demo": {"source": "demo"}}}
+    config = {
+        "models": {
+            "m": {"source": "hub", "path": HUB_ID, "revision": "v2"},
+            "plain": {"source": "hub", "path": HUB_ID},
+            "mine": {"source": "local", "path": "/data/my@model"},
+            "demo": {"source": "demo"},
+        }
+    }
     assert model_ref(config, "m") == f"{HUB_ID}@v2"
     assert model_ref(config, "plain") == HUB_ID
     assert model_ref(config, "mine") == "/data/my@model"
@@ -82,12 +87,14 @@ def _load(refs: list[str], cache) -> list[dict]:
     env.pop("HF_HOME", None)
     out = subprocess.run([sys.executable, "-c", LOAD, *refs], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    return [json.loads(line) for line in out.stdout.strip().splitlines()[-len(refs):]]
+    return [json.loads(line) for line in out.stdout.strip().splitlines()[-len(refs) :]]
 
 
 @pytest.mark.slow
 def test_the_pinned_revision_loads_and_a_wrong_one_fails(hub_cache):
-    main, v2, by_commit, wrong = _load([HUB_ID, f"{HUB_ID}@v2", f"{HUB_ID}@{COMMIT_B}", f"{HUB_ID}@no-such-tag"], hub_cache)
+    main, v2, by_commit, wrong = _load(
+        [HUB_ID, f"{HUB_ID}@v2", f"{HUB_ID}@{COMMIT_B}", f"{HUB_ID}@no-such-tag"], hub_cache
+    )
     assert main["commit"] == COMMIT_A and v2["commit"] == COMMIT_B == by_commit["commit"]
     # B's word embeddings are A's plus 1 everywhere
     vocab_times_hidden = v2["sum"] - main["sum"]

@@ -1,5 +1,6 @@
 """training.schedule (linear / constant / cosine after warm-up) as the loop applies it, and
 precision: auto picking bf16 only where CUDA supports it, else fp16 with a gradient scaler."""
+
 from __future__ import annotations
 
 import logging
@@ -40,8 +41,9 @@ def used_learning_rates(monkeypatch, **settings) -> list[float]:
 
     monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
     torch.manual_seed(0)
-    args = TrainArgs(max_steps=STEPS, batch_size=8, lr=PEAK, warmup_ratio=WARMUP / STEPS, device="cpu",
-                     precision="fp32", **settings)
+    args = TrainArgs(
+        max_steps=STEPS, batch_size=8, lr=PEAK, warmup_ratio=WARMUP / STEPS, device="cpu", precision="fp32", **settings
+    )
     train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, args)
     return seen
 
@@ -49,9 +51,11 @@ def used_learning_rates(monkeypatch, **settings) -> list[float]:
 def transformers_rates(kind: str, warmup: int = WARMUP, total: int = STEPS) -> list[float]:
     """The learning rate of each of `total` optimiser steps under transformers' own scheduler."""
     transformers = pytest.importorskip("transformers")
-    make = {"linear": transformers.get_linear_schedule_with_warmup,
-            "constant": lambda opt, w, t: transformers.get_constant_schedule_with_warmup(opt, w),
-            "cosine": transformers.get_cosine_schedule_with_warmup}[kind]
+    make = {
+        "linear": transformers.get_linear_schedule_with_warmup,
+        "constant": lambda opt, w, t: transformers.get_constant_schedule_with_warmup(opt, w),
+        "cosine": transformers.get_cosine_schedule_with_warmup,
+    }[kind]
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=PEAK)
     sched = make(opt, warmup, total)
     rates = []
@@ -108,8 +112,13 @@ def test_adam_epsilon_reaches_the_optimiser(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
-    train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, TrainArgs(max_steps=2, device="cpu", precision="fp32",
-                                                                    adam_epsilon=1e-6))
+    train(
+        torch.nn.Linear(4, 2),
+        toy(),
+        collate,
+        loss_fn,
+        TrainArgs(max_steps=2, device="cpu", precision="fp32", adam_epsilon=1e-6),
+    )
     assert seen == [1e-6, 1e-6]
     assert TrainArgs().adam_epsilon == 1e-8  # torch's default: other families' runs do not change
 
@@ -150,7 +159,9 @@ def test_fp16_trains_through_a_gradient_scaler(monkeypatch):
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 2)
     before = model.weight.detach().clone()
-    result = train(model, toy(), collate, loss_fn, TrainArgs(max_steps=3, batch_size=8, lr=0.1, device="cpu", precision="fp16"))
+    result = train(
+        model, toy(), collate, loss_fn, TrainArgs(max_steps=3, batch_size=8, lr=0.1, device="cpu", precision="fp16")
+    )
     assert result.precision == "float16"
     assert {name for name, enabled in calls if enabled} == {"scale", "unscale_", "step"}
     assert not torch.equal(model.weight, before)

@@ -1,6 +1,6 @@
 import torch
-
 from conftest import tiny_config
+
 from xlt.core.embeddings import encode
 from xlt.core.sentence_encoder import SentenceEncoder, read_pooling, tokenize
 

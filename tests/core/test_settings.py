@@ -72,13 +72,16 @@ def test_the_schema_ships_in_the_package():
     assert all(p.is_relative_to(settings.PACKAGE) for p in [settings.PACKAGE / "core" / "schema.yaml"])
 
 
-@pytest.mark.parametrize("mutate, where", [
-    (lambda c: c["training"].update(lr=-1), "training.lr"),
-    (lambda c: c["training"].update(learning_rate=1e-3), "training"),
-    (lambda c: c["datasets"]["demo-nli"].update(source="s3"), "datasets.demo-nli.source"),
-    (lambda c: c["models"]["demo-mbert"].update(source="hub"), "models.demo-mbert"),  # hub needs a path
-    (lambda c: c["freeze_depth"].update(cpus=4), "freeze_depth"),  # resources go under resources:
-])
+@pytest.mark.parametrize(
+    "mutate, where",
+    [
+        (lambda c: c["training"].update(lr=-1), "training.lr"),
+        (lambda c: c["training"].update(learning_rate=1e-3), "training"),
+        (lambda c: c["datasets"]["demo-nli"].update(source="s3"), "datasets.demo-nli.source"),
+        (lambda c: c["models"]["demo-mbert"].update(source="hub"), "models.demo-mbert"),  # hub needs a path
+        (lambda c: c["freeze_depth"].update(cpus=4), "freeze_depth"),  # resources go under resources:
+    ],
+)
 def test_schema_errors_name_the_key(mutate, where):
     config = copy.deepcopy(demo_config())
     mutate(config)
@@ -86,23 +89,35 @@ def test_schema_errors_name_the_key(mutate, where):
         validate(config)
 
 
-@pytest.mark.parametrize("text, edit, problem", [
-    # the cases, as YAML spells them in config.yaml
-    ("sizes: {train: 1500, dev: 150, test: 400}", "sizes: {train: 1500, dev: 1.0e+308, test: 400}",
-     r"datasets\.demo-nli\.sizes\.dev: 1e\+308 is a float where a whole number .* is meant; write an integer"),
-    ("sizes: {train: 1500, dev: 150, test: 400}", "sizes: {train: 1500, dev: 150.0, test: 400}",
-     r"datasets\.demo-nli\.sizes\.dev: 150\.0 is a float where a whole number"),
-    ("sizes: {train: 1500, dev: 150, test: 400}", "sizes: {train: 1500, dev: 100000000000000000000, test: 400}",
-     r"datasets\.demo-nli\.sizes\.dev: 100000000000000000000 does not fit a 64-bit integer"),
-    ("lr: 5.0e-4", "lr: .nan", r"training\.lr: nan is not a finite number"),
-    ("lr: 5.0e-4", "lr: 1e9", r"training\.lr: 1000000000\.0 is outside \(0, 1\]; set training\.lr within \(0, 1\]"),
-    ("weight_decay: 0.01", "weight_decay: 3", r"training\.weight_decay: 3 is outside \[0, 1\]"),
-    # a float where the schema offers an integer or a word (monox's training sizes: a count or `all`)
-    ("sizes: [20, all]", "sizes: [20.0, all]", r"monox\.tasks\.0\.sizes\.0: 20\.0 is a float where a whole number"),
-    # non-finite is refused everywhere, in lists and where the schema sets no range
-    ("margins: [0, 0.3]", "margins: [0, -.inf]", r"dual\.margins\.1: -inf is not a finite number"),
-    ("scales: [10]", "scales: [.inf]", r"dual\.scales\.0: inf is not a finite number"),
-])
+@pytest.mark.parametrize(
+    "text, edit, problem",
+    [
+        # the cases, as YAML spells them in config.yaml
+        (
+            "sizes: {train: 1500, dev: 150, test: 400}",
+            "sizes: {train: 1500, dev: 1.0e+308, test: 400}",
+            r"datasets\.demo-nli\.sizes\.dev: 1e\+308 is a float where a whole number .* is meant; write an integer",
+        ),
+        (
+            "sizes: {train: 1500, dev: 150, test: 400}",
+            "sizes: {train: 1500, dev: 150.0, test: 400}",
+            r"datasets\.demo-nli\.sizes\.dev: 150\.0 is a float where a whole number",
+        ),
+        (
+            "sizes: {train: 1500, dev: 150, test: 400}",
+            "sizes: {train: 1500, dev: 100000000000000000000, test: 400}",
+            r"datasets\.demo-nli\.sizes\.dev: 100000000000000000000 does not fit a 64-bit integer",
+        ),
+        ("lr: 5.0e-4", "lr: .nan", r"training\.lr: nan is not a finite number"),
+        ("lr: 5.0e-4", "lr: 1e9", r"training\.lr: 1000000000\.0 is outside \(0, 1\]; set training\.lr within \(0, 1\]"),
+        ("weight_decay: 0.01", "weight_decay: 3", r"training\.weight_decay: 3 is outside \[0, 1\]"),
+        # a float where the schema offers an integer or a word (monox's training sizes: a count or `all`)
+        ("sizes: [20, all]", "sizes: [20.0, all]", r"monox\.tasks\.0\.sizes\.0: 20\.0 is a float where a whole number"),
+        # non-finite is refused everywhere, in lists and where the schema sets no range
+        ("margins: [0, 0.3]", "margins: [0, -.inf]", r"dual\.margins\.1: -inf is not a finite number"),
+        ("scales: [10]", "scales: [.inf]", r"dual\.scales\.0: inf is not a finite number"),
+    ],
+)
 def test_numbers_that_cannot_be_meant_are_refused(text, edit, problem):
     source = (REPO / "config.yaml").read_text()
     assert text in source
@@ -134,11 +149,14 @@ def test_config_show_prints_the_effective_config(tmp_path):
 
 
 def test_config_check_imports_no_torch(tmp_path):
-    code = ("import sys; from xlt.cli import main; code = main(['config', 'check', '--config', sys.argv[1]]); "
-            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:5]; "
-            "sys.exit(code)")
-    result = subprocess.run([sys.executable, "-c", code, str(REPO / "config/paper.yaml")], capture_output=True,
-                            text=True, cwd=tmp_path)
+    code = (
+        "import sys; from xlt.cli import main; code = main(['config', 'check', '--config', sys.argv[1]]); "
+        "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:5]; "
+        "sys.exit(code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(REPO / "config/paper.yaml")], capture_output=True, text=True, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert "valid" in result.stdout
 
@@ -150,16 +168,20 @@ def test_config_check_names_the_error(tmp_path):
     path.write_text(yaml.safe_dump(bad))
     result = _xlt("config", "check", "--config", str(path), cwd=tmp_path)
     assert result.returncode == 2
-    assert "freeze depth 13 in freeze_depth.depths is out of range for model 'demo-mbert' with 12 layers" in result.stderr
+    assert (
+        "freeze depth 13 in freeze_depth.depths is out of range for model 'demo-mbert' with 12 layers" in result.stderr
+    )
 
 
 def test_a_demo_language_missing_from_the_demo_world_is_a_config_error():
     from xlt.core import settings
     from xlt.core.errors import XltError
 
-    config = {"models": {"m": {"source": "demo", "languages": ["en", "qab"]}},
-              "datasets": {"d": {"source": "demo", "task": "nli", "languages": ["en", "qaa"], "sizes": {"train": 3}}},
-              "demo_world": {"languages": {"qaa": {"overlap": 0.5}}}}
+    config = {
+        "models": {"m": {"source": "demo", "languages": ["en", "qab"]}},
+        "datasets": {"d": {"source": "demo", "task": "nli", "languages": ["en", "qaa"], "sizes": {"train": 3}}},
+        "demo_world": {"languages": {"qaa": {"overlap": 0.5}}},
+    }
     with pytest.raises(XltError, match=r"models\.m\.languages: \['qab'\] not in demo_world"):
         settings.validate(config)
 

@@ -1,5 +1,6 @@
 """The README's set-up and test commands, the Makefile, .ci/run and the cluster profile agree; the
 README and docs/ name only commands, targets, sections and files that exist."""
+
 from __future__ import annotations
 
 import os
@@ -17,14 +18,24 @@ def _make_dry_run(target: str) -> list[str]:
     # under `make test` the outer make's MAKEFLAGS/MAKELEVEL reach this make, which then prints
     # "make[1]: Entering directory" lines; the recipe is what a user's top-level make would run
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
-    out = subprocess.run(["make", "-n", "-B", "--no-print-directory", target], cwd=REPO, env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["make", "-n", "-B", "--no-print-directory", target],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.splitlines()
 
 
 def test_make_demo_and_make_test_set_up_then_run_the_readme_commands():
     assert "make demo" in README and "make test" in README
-    setup = ["python3 -m venv .venv", ".venv/bin/pip install torch==2.13.0", '.venv/bin/pip install -e ".[workflow,test]"']
+    setup = [
+        "python3 -m venv .venv",
+        ".venv/bin/pip install torch==2.13.0",
+        '.venv/bin/pip install -e ".[workflow,test]"',
+    ]
     assert _make_dry_run("test") == setup + [". .venv/bin/activate && python -m pytest -q"]
     assert _make_dry_run("demo") == setup + [". .venv/bin/activate && snakemake --cores 2"]
     # the edit loop's subset: the README's own words for it
@@ -56,14 +67,19 @@ def _headings(text: str) -> set[str]:
 def test_readme_section_references_exist():
     """`README, "Section"` and `docs/page.md, "Section"` in comments, configs and docs name a
     heading of that page."""
-    texts = [README, *DOCS.values(), (REPO / "config.yaml").read_text(), (REPO / "Makefile").read_text(),
-             (REPO / ".ci" / "run").read_text(), (REPO / "Snakefile").read_text(),
-             *(path.read_text() for path in (REPO / "config").glob("*.yaml")),
-             (REPO / "profiles" / "cluster" / "config.yaml").read_text(),
-             *(path.read_text() for path in (REPO / "workflow").rglob("*.smk")),
-             *(path.read_text() for path in (REPO / "src").rglob("*.py"))]
-    cited = {(page, name) for text in texts
-             for page, name in re.findall(r'(README|docs/[\w-]+\.md), "([^"]+)"', text)}
+    texts = [
+        README,
+        *DOCS.values(),
+        (REPO / "config.yaml").read_text(),
+        (REPO / "Makefile").read_text(),
+        (REPO / ".ci" / "run").read_text(),
+        (REPO / "Snakefile").read_text(),
+        *(path.read_text() for path in (REPO / "config").glob("*.yaml")),
+        (REPO / "profiles" / "cluster" / "config.yaml").read_text(),
+        *(path.read_text() for path in (REPO / "workflow").rglob("*.smk")),
+        *(path.read_text() for path in (REPO / "src").rglob("*.py")),
+    ]
+    cited = {(page, name) for text in texts for page, name in re.findall(r'(README|docs/[\w-]+\.md), "([^"]+)"', text)}
     missing = []
     for page, name in sorted(cited):
         path = REPO / ("README.md" if page == "README" else page)
@@ -135,14 +151,20 @@ def test_readme_links_every_docs_page_once_and_every_link_resolves():
 
 
 def test_every_relative_link_in_docs_resolves():
-    broken = {str(path.relative_to(REPO)): link for path, text in DOCS.items()
-              for link in _links(text) if not (path.parent / link).exists()}
+    broken = {
+        str(path.relative_to(REPO)): link
+        for path, text in DOCS.items()
+        for link in _links(text)
+        if not (path.parent / link).exists()
+    }
     assert not broken, f"docs pages link to missing files: {broken}"
 
 
 def test_readme_is_short_and_shows_a_figure():
     words = len(README.split())
-    assert words <= README_MAX_WORDS, f"README.md has {words} words (at most {README_MAX_WORDS}: reference goes in docs/)"
+    assert words <= README_MAX_WORDS, (
+        f"README.md has {words} words (at most {README_MAX_WORDS}: reference goes in docs/)"
+    )
     images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", README)
     assert images, "README.md embeds no image"
     for image in images:

@@ -1,5 +1,6 @@
 """The tests mirror the package: a test file sits under tests/<path>/ where src/xlt/<path> is the
 package of the module it tests, so a module's tests are found where the module is."""
+
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -20,8 +21,11 @@ def test_no_test_file_sits_at_the_top_of_tests():
 
 def test_every_test_folder_mirrors_a_package_or_is_listed_as_cross_cutting():
     folders = {path.parent.relative_to(TESTS) for path in TESTS.rglob("test_*.py")} - {Path(".")}
-    orphans = sorted(str(folder) for folder in folders
-                     if folder.parts[0] not in CROSS_CUTTING and not (PACKAGE / folder / "__init__.py").is_file())
+    orphans = sorted(
+        str(folder)
+        for folder in folders
+        if folder.parts[0] not in CROSS_CUTTING and not (PACKAGE / folder / "__init__.py").is_file()
+    )
     assert not orphans, f"test folders without a package src/xlt/<folder>: {orphans}"
 
 

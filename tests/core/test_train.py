@@ -54,8 +54,13 @@ def test_gradient_accumulation_splits_the_batch_and_changes_nothing_else(batch_s
     a, b = make_model(), make_model()
     steps = 2 * math.ceil(len(data) / batch_size) + 1  # two epochs, each with a short last batch, and a step more
     train(a, data, collate, loss_fn, args(max_steps=steps, batch_size=batch_size, max_grad_norm=1.0))
-    result = train(b, data, collate, loss_fn, args(max_steps=steps, batch_size=batch_size, grad_accum=grad_accum,
-                                                   max_grad_norm=1.0))
+    result = train(
+        b,
+        data,
+        collate,
+        loss_fn,
+        args(max_steps=steps, batch_size=batch_size, grad_accum=grad_accum, max_grad_norm=1.0),
+    )
     assert torch.allclose(a.weight, b.weight, atol=1e-6) and torch.allclose(a.bias, b.bias, atol=1e-6)
     assert result.samples_per_s * result.wall_s == pytest.approx(2 * len(data) + batch_size)
 
@@ -91,8 +96,15 @@ def test_best_checkpoint_is_restored():
 def test_an_initial_score_lets_the_untouched_parameters_win_as_step_0():
     model = make_model()
     before = model.weight.detach().clone()
-    result = train(model, toy_problem(), collate, loss_fn, args(max_steps=6, eval_every=3),
-                   evaluate=lambda m: {"score": 0.5}, initial_score=0.6)
+    result = train(
+        model,
+        toy_problem(),
+        collate,
+        loss_fn,
+        args(max_steps=6, eval_every=3),
+        evaluate=lambda m: {"score": 0.5},
+        initial_score=0.6,
+    )
     assert (result.best_step, result.best_score) == (0, 0.6) and torch.equal(model.weight, before)
 
 
@@ -118,7 +130,9 @@ def test_nothing_to_train_and_no_examples():
 
 def test_schedule_and_step_count():
     assert total_optimizer_steps(100, TrainArgs(batch_size=10, epochs=2)) == 20
-    assert total_optimizer_steps(100, TrainArgs(batch_size=10, grad_accum=2, epochs=1.5)) == 15  # a step: one batch of 10
+    assert (
+        total_optimizer_steps(100, TrainArgs(batch_size=10, grad_accum=2, epochs=1.5)) == 15
+    )  # a step: one batch of 10
     assert total_optimizer_steps(100, TrainArgs(max_steps=7)) == 7
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     sched = linear_schedule(opt, warmup_steps=2, total_steps=6)
@@ -193,8 +207,10 @@ def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
 
     calls = patch_compile(monkeypatch, counting_backend)
     g = torch.Generator().manual_seed(0)
-    data = [{"x": torch.randn(int(n), 4, generator=g), "y": torch.tensor(int(n) % 2)}
-            for n in torch.randint(2, 12, (37,), generator=g)]
+    data = [
+        {"x": torch.randn(int(n), 4, generator=g), "y": torch.tensor(int(n) % 2)}
+        for n in torch.randint(2, 12, (37,), generator=g)
+    ]
 
     def padded(examples):  # pad to the longest in the batch, as the text collates do
         longest = max(e["x"].shape[0] for e in examples)
@@ -232,8 +248,14 @@ def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
 def test_the_curve_holds_every_logged_and_evaluated_step_as_the_history_does():
     data = toy_problem()
     scores = iter([0.3, 0.5, 0.4])
-    result = train(make_model(), data, collate, loss_fn, args(max_steps=9, eval_every=3, log_every=4),
-                   evaluate=lambda m: {"score": next(scores)})
+    result = train(
+        make_model(),
+        data,
+        collate,
+        loss_fn,
+        args(max_steps=9, eval_every=3, log_every=4),
+        evaluate=lambda m: {"score": next(scores)},
+    )
     assert [row["step"] for row in result.curve] == [3, 4, 6, 8, 9]  # evaluations, log lines, the last step
     assert [row["dev_score"] for row in result.curve] == [0.3, None, 0.5, None, 0.4]
     evaluated = [row for row in result.curve if row["dev_score"] is not None]

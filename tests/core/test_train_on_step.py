@@ -1,5 +1,6 @@
 """The epoch that train() hands to on_step must be the epoch of the batches that step consumes
 (layer schedules such as gradual unfreezing switch on it)."""
+
 import math
 
 import pytest
@@ -19,8 +20,14 @@ def test_on_step_epoch_matches_the_batches_consumed(n, batch_size, grad_accum):
         return m(batch["x"]).pow(2).mean()
 
     args = TrainArgs(max_steps=7, batch_size=batch_size, grad_accum=grad_accum, device="cpu", log_every=100)
-    train(model, examples, lambda chunk: {"x": torch.stack(chunk)}, loss_fn, args,
-          on_step=lambda step, epoch: calls.append((step, epoch)))
+    train(
+        model,
+        examples,
+        lambda chunk: {"x": torch.stack(chunk)},
+        loss_fn,
+        args,
+        on_step=lambda step, epoch: calls.append((step, epoch)),
+    )
     batches_per_epoch = math.ceil(n / batch_size)  # the last batch of an epoch may be short
     # hand count: step s trains batch number s of the stream (grad_accum splits it, draws no more)
     expected = [(s, s // batches_per_epoch) for s in range(7)]

@@ -1,5 +1,6 @@
 """What the verbs' parsers share (xlt.core.verbs): the run flags, declared once with one help
 text each, and the KEY=VALUE argument type."""
+
 import argparse
 import ast
 from pathlib import Path
@@ -34,9 +35,11 @@ def test_run_arguments_defaults_and_help():
     args = parser.parse_args([])
     assert (args.device, args.run_id, args.axes) == ("auto", None, "{}")
     helps = {action.option_strings[0]: action.help for action in parser._actions if action.option_strings[0] != "-h"}
-    assert helps == {"--device": RUN_FLAGS["--device"],
-                     "--run-id": f"{RUN_FLAGS['--run-id']} (default: the --out directory's name)",
-                     "--axes": f"{RUN_FLAGS['--axes']} (default: none)"}
+    assert helps == {
+        "--device": RUN_FLAGS["--device"],
+        "--run-id": f"{RUN_FLAGS['--run-id']} (default: the --out directory's name)",
+        "--axes": f"{RUN_FLAGS['--axes']} (default: none)",
+    }
 
 
 def test_run_id_without_a_default_is_required_and_derived_axes_default_to_none():
@@ -60,8 +63,11 @@ def test_only_add_run_arguments_declares_the_run_flags():
         if path == SRC / "core" / "verbs.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"
-                    and any(isinstance(arg, ast.Constant) and arg.value in RUN_FLAGS for arg in node.args)):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "add_argument"
+                and any(isinstance(arg, ast.Constant) and arg.value in RUN_FLAGS for arg in node.args)
+            ):
                 found.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert not found, "declare these with xlt.core.verbs.add_run_arguments: " + ", ".join(found)
 

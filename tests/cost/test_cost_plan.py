@@ -1,4 +1,5 @@
 """xlt plan / xlt calibrate: job counts from the workflow's planning code, FLOP arithmetic, profiles."""
+
 import copy
 import json
 
@@ -15,8 +16,12 @@ UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0
 def test_every_workflow_job_is_planned_once():
     config = settings.load("config.yaml")
     planned = estimate.plan(config, UNIT)
-    expected = sum(len(jobs) for fam in settings.FAMILIES if settings.family(config, fam) is not None
-                   for jobs in settings.plan_module(fam).jobs(config).values())
+    expected = sum(
+        len(jobs)
+        for fam in settings.FAMILIES
+        if settings.family(config, fam) is not None
+        for jobs in settings.plan_module(fam).jobs(config).values()
+    )
     expected += sum(len(jobs) for jobs in estimate.shared_jobs(config).values())
     assert planned["total"]["jobs"] == expected == len(planned["jobs"])
     assert sum(f["jobs"] for f in planned["families"].values()) == expected
@@ -26,33 +31,73 @@ def test_training_flops_follow_6_params_tokens_and_frozen_layers_skip_backward()
     config = settings.load("config.yaml")
     model = config["models"]["demo-mbert"]
     params = 12 * model["hidden_size"] ** 2 * model["layers"]
-    base = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl",
-            "--epochs", "1", "--max-steps", "10", "--batch-size", "4", "--max-length", "16"]
+    base = [
+        "--model",
+        "results/models/demo-mbert",
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "4",
+        "--max-length",
+        "16",
+    ]
     tokens = 10 * 4 * 16
     full = estimate.job_cost(config, "freeze_depth", "finetune", "a", base + ["--freeze-depth", "-1"], UNIT)
     assert full.train_tokens == tokens and full.seconds == pytest.approx(6 * params * tokens)
-    half = estimate.job_cost(config, "freeze_depth", "finetune", "b", base + ["--freeze-depth", str(model["layers"] // 2)], UNIT)
+    half = estimate.job_cost(
+        config, "freeze_depth", "finetune", "b", base + ["--freeze-depth", str(model["layers"] // 2)], UNIT
+    )
     assert half.seconds == pytest.approx(2 * params * tokens + 4 * params / 2 * tokens)
 
 
-@pytest.mark.parametrize("epochs,max_steps,batch,accum", [(2.0, 100000, 100, 1), (2.0, 0, 100, 1), (0.5, 0, 32, 2),
-                                                           (1.0, 300, 32, 1), (3.0, 0, 7, 3)])
+@pytest.mark.parametrize(
+    "epochs,max_steps,batch,accum",
+    [(2.0, 100000, 100, 1), (2.0, 0, 100, 1), (0.5, 0, 32, 2), (1.0, 300, 32, 1), (3.0, 0, 7, 3)],
+)
 def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
     """--max-steps > 0 overrides --epochs, as in xlt.core.training (the plan once took the smaller)."""
     from xlt.core.training import TrainArgs, total_optimizer_steps
 
     config = settings.load("config.yaml")
-    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl",
-            "--epochs", str(epochs), "--max-steps", str(max_steps), "--batch-size", str(batch), "--grad-accum", str(accum),
-            "--max-length", "10"]
+    args = [
+        "--model",
+        "results/models/demo-mbert",
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--epochs",
+        str(epochs),
+        "--max-steps",
+        str(max_steps),
+        "--batch-size",
+        str(batch),
+        "--grad-accum",
+        str(accum),
+        "--max-length",
+        "10",
+    ]
     cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, UNIT)
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
-    steps = total_optimizer_steps(rows, TrainArgs(epochs=epochs, max_steps=max_steps, batch_size=batch, grad_accum=accum))
+    steps = total_optimizer_steps(
+        rows, TrainArgs(epochs=epochs, max_steps=max_steps, batch_size=batch, grad_accum=accum)
+    )
     assert cost.train_tokens == steps * batch * 10  # --grad-accum splits each batch of --batch-size
 
 
-LOOP = {**UNIT, "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 5.0, "step_s": 0.01, "step_layer_s": 0.002,
-        "step_example_layer_s": 0.001, "eval_batch_s": 0.1, "eval_batch_layer_s": 0.05}
+LOOP = {
+    **UNIT,
+    "train_flops": 1e30,
+    "eval_flops": 1e30,
+    "overhead_s": 5.0,
+    "step_s": 0.01,
+    "step_layer_s": 0.002,
+    "step_example_layer_s": 0.001,
+    "eval_batch_s": 0.1,
+    "eval_batch_layer_s": 0.05,
+}
 
 
 def test_overheads_add_per_step_and_per_evaluation_batch():
@@ -60,9 +105,22 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
     config = settings.load("config.yaml")
     layers = config["models"]["demo-mbert"]["layers"]
     dev = config["datasets"]["demo-nli"]["sizes"]["dev"]
-    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl",
-            "--dev", "results/data/demo-nli/en/dev.jsonl", "--max-steps", "120", "--eval-every", "50",
-            "--batch-size", "16", "--max-length", "48"]
+    args = [
+        "--model",
+        "results/models/demo-mbert",
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--dev",
+        "results/data/demo-nli/en/dev.jsonl",
+        "--max-steps",
+        "120",
+        "--eval-every",
+        "50",
+        "--batch-size",
+        "16",
+        "--max-length",
+        "48",
+    ]
     cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP)
     evaluations = 3  # after steps 50, 100 and the last (120)
     per_step = 0.01 + 0.002 * layers + 0.001 * 16 * layers
@@ -71,9 +129,23 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
     assert cost.seconds == pytest.approx(5.0 + 120 * per_step + evaluations * -(-dev // 64) * per_batch, rel=1e-9)
     # an evaluation-only job: its batches are --batch-size wide, no steps
     test = config["datasets"]["demo-nli"]["sizes"]["test"]
-    only = estimate.job_cost(config, "freeze_depth", "evaluate_xnli", "a",
-                             ["--model", "results/models/demo-mbert", "--data", "results/data/demo-nli/qaa/test.jsonl",
-                              "--batch-size", "10", "--max-length", "48"], LOOP)
+    only = estimate.job_cost(
+        config,
+        "freeze_depth",
+        "evaluate_xnli",
+        "a",
+        [
+            "--model",
+            "results/models/demo-mbert",
+            "--data",
+            "results/data/demo-nli/qaa/test.jsonl",
+            "--batch-size",
+            "10",
+            "--max-length",
+            "48",
+        ],
+        LOOP,
+    )
     assert only.seconds == pytest.approx(5.0 + -(-test // 10) * per_batch, rel=1e-9)
 
 
@@ -82,23 +154,52 @@ def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
     model = config["models"]["demo-mbert"]
     layers, params = model["layers"], 12 * model["hidden_size"] ** 2 * model["layers"]
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
-    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10",
-            "--batch-size", "4", "--max-length", "16", "--freeze-depth", "9"]
+    args = [
+        "--model",
+        "results/models/demo-mbert",
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "4",
+        "--max-length",
+        "16",
+        "--freeze-depth",
+        "9",
+    ]
     top = params * (layers - 9) / layers
     flops = {**UNIT, "eval_flops": 1e30}
-    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], flops).seconds \
-        == pytest.approx(6 * top * 10 * 4 * 16 + 2 * (params - top) * rows * 16)
-    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--prefix-states", "store"], flops).seconds \
-        == pytest.approx(6 * top * 10 * 4 * 16)
+    assert estimate.job_cost(
+        config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], flops
+    ).seconds == pytest.approx(6 * top * 10 * 4 * 16 + 2 * (params - top) * rows * 16)
+    assert estimate.job_cost(
+        config, "freeze_depth", "finetune", "a", args + ["--prefix-states", "store"], flops
+    ).seconds == pytest.approx(6 * top * 10 * 4 * 16)
     steps_only = {**LOOP, "overhead_s": 0.0}
-    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], steps_only).seconds \
-        == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
+    assert estimate.job_cost(
+        config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], steps_only
+    ).seconds == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
 
 
 def test_self_training_trains_once_and_once_more_each_round():
     config = settings.load("config.yaml")
-    args = ["--mode", "self_train", "--model", "results/models/demo-mbert", "--split", "results/runs/monox/splits/x/seed1",
-            "--max-steps", "20", "--batch-size", "4", "--max-length", "16", "--rounds", "2"]
+    args = [
+        "--mode",
+        "self_train",
+        "--model",
+        "results/models/demo-mbert",
+        "--split",
+        "results/runs/monox/splits/x/seed1",
+        "--max-steps",
+        "20",
+        "--batch-size",
+        "4",
+        "--max-length",
+        "16",
+        "--rounds",
+        "2",
+    ]
     cost = estimate.job_cost(config, "monox", "distill", "a", args, UNIT)
     finetune = estimate.job_cost(config, "monox", "distill", "a", ["--mode", "finetune", *args[2:-2]], UNIT)
     assert cost.train_tokens == 3 * finetune.train_tokens == 3 * 20 * 4 * 16
@@ -106,7 +207,14 @@ def test_self_training_trains_once_and_once_more_each_round():
 
 def test_a_profile_without_overheads_plans_flops_and_start_up_only():
     config = settings.load("config.yaml")
-    args = ["--model", "results/models/demo-mbert", "--train", "results/data/demo-nli/en/train.jsonl", "--max-steps", "10"]
+    args = [
+        "--model",
+        "results/models/demo-mbert",
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--max-steps",
+        "10",
+    ]
     bare = {k: v for k, v in LOOP.items() if k not in profile.OVERHEADS[1:]}
     assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args, bare).seconds == pytest.approx(5.0)
     assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP).seconds > 5.5
@@ -152,27 +260,37 @@ def test_saved_calibration_is_used_and_checked(tmp_path):
 
 @pytest.mark.slow
 def test_calibrate_measures_positive_throughput():
-    result = profile.calibrate(seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu",
-                               threads=1, loop_steps=5)
+    result = profile.calibrate(
+        seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu", threads=1, loop_steps=5
+    )
     assert result["train_flops"] > 0 and result["eval_flops"] > 0 and result["overhead_s"] > 0
     assert [r["seq_length"] for r in result["measured"]] == [8, 16]
     assert result["threads"] == 1 and all(result[key] >= 0 for key in profile.OVERHEADS)
     # a training step and an evaluation batch take time even without FLOPs
     assert result["step_s"] + result["step_layer_s"] > 0 and result["eval_batch_s"] + result["eval_batch_layer_s"] > 0
-    assert [(m["mode"], m["layers"]) for m in result["loop_measured"]] == [("train", 1), ("train", 1), ("eval", 1),
-                                                                           ("train", 8), ("train", 8), ("eval", 8)]
+    assert [(m["mode"], m["layers"]) for m in result["loop_measured"]] == [
+        ("train", 1),
+        ("train", 1),
+        ("eval", 1),
+        ("train", 8),
+        ("train", 8),
+        ("eval", 8),
+    ]
 
 
 def test_overhead_fit_recovers_known_coefficients_and_clamps_negatives():
     rows = [[1.0, layers, batch * layers] for layers in (1, 8) for batch in (8, 32)]
-    assert profile._least_squares(rows, [0.01 + 0.002 * r[1] + 0.0005 * r[2] for r in rows]) == pytest.approx([0.01, 0.002, 0.0005])
+    assert profile._least_squares(rows, [0.01 + 0.002 * r[1] + 0.0005 * r[2] for r in rows]) == pytest.approx(
+        [0.01, 0.002, 0.0005]
+    )
     assert profile._least_squares([[1.0, 1], [1.0, 8]], [0.02, 0.01])[1] == 0.0  # a negative slope is noise
 
 
 def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
     config = settings.load("config.yaml")
-    config["freeze_depth"].update(cache_frozen_prefix=True, prefix_states={"shared": True, "storage_dtype": "float16",
-                                                                           "max_gib": 64})
+    config["freeze_depth"].update(
+        cache_frozen_prefix=True, prefix_states={"shared": True, "storage_dtype": "float16", "max_gib": 64}
+    )
     job = settings.plan_module("freeze_depth").jobs(config)["prefix_states"]["demo-mbert"]
     cost = estimate.job_cost(config, "freeze_depth", "prefix_states", "demo-mbert", job.args, UNIT)
     model, rows = config["models"]["demo-mbert"], estimate.rows(config, "demo-nli", "train")
@@ -190,8 +308,9 @@ def test_disk_counts_a_model_only_for_the_rules_that_keep_one(dry_runs):
     for line in dry_runs.output("config/paper.yaml").splitlines():
         if line.startswith(("rule ", "localrule ")) and line.rstrip().endswith(":"):
             rule = line.split()[1].rstrip(":")
-        elif line.strip().startswith("output:") and any(o.strip().rstrip(",").endswith("/model")
-                                                          for o in line.split(":", 1)[1].split(",")):
+        elif line.strip().startswith("output:") and any(
+            o.strip().rstrip(",").endswith("/model") for o in line.split(":", 1)[1].split(",")
+        ):
             keeps.add(rule)
     assert keeps == set(retention.keeps_model()) - {"build_demo_model"}  # the paper config builds no demo model
     planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100", None))
@@ -202,12 +321,18 @@ def test_disk_counts_a_model_only_for_the_rules_that_keep_one(dry_runs):
     # a teacher keeps its logits (xlt.cost.outputs), not RoBERTa-large's 1.3 GiB of weights
     assert all(0 < j["disk_gib"] < 0.1 for j in by_rule["train_teacher"])
     # mBERT's fp32 weights: kept for the freeze_depth runs alignment analyses, temp() for the others
-    kept = {path.split("/")[3] for path in settings.plan_module("alignment").kept_models(settings.load("config/paper.yaml"))}
+    kept = {
+        path.split("/")[3] for path in settings.plan_module("alignment").kept_models(settings.load("config/paper.yaml"))
+    }
     assert len(kept) == 5  # four depths of the cased sweep and the uncased anchor at depth -1
     assert all(j["disk_gib"] > 0.5 and j["temp_gib"] == 0 for j in by_rule["finetune"] if j["run_id"] in kept)
     assert all(j["disk_gib"] == 0 and j["temp_gib"] > 0.5 for j in by_rule["finetune"] if j["run_id"] not in kept)
-    assert all(j["disk_gib"] == 0 and j["temp_gib"] > 0.5 for r in ("train_sbert", "train_dual") for j in by_rule[r]
-               if "distill" not in j["run_id"])  # the distilled student also keeps its teacher's vectors (outputs)
+    assert all(
+        j["disk_gib"] == 0 and j["temp_gib"] > 0.5
+        for r in ("train_sbert", "train_dual")
+        for j in by_rule[r]
+        if "distill" not in j["run_id"]
+    )  # the distilled student also keeps its teacher's vectors (outputs)
     # checkpoints are scratch while a job runs, not kept
     assert max(j["scratch_gib"] for j in planned["jobs"]) == planned["total"]["scratch_gib"] > 0
 
@@ -234,7 +359,8 @@ def test_prepared_data_are_planned_with_their_own_row_counts(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results" / "data" / "xnli").mkdir(parents=True)
     (tmp_path / "results" / "data" / "xnli" / "info.json").write_text(
-        json.dumps({"counts": {"en/train": 501, "en/test": 60, "de/test": 70}}))
+        json.dumps({"counts": {"en/train": 501, "en/test": 60, "de/test": 70}})
+    )
     assert (estimate.rows(config, "xnli", "train"), estimate.rows(config, "xnli", "test")) == (501, 70)
     assert estimate.rows(config, "xnli", "dev") == 2490  # not prepared: the known size
 
@@ -243,18 +369,25 @@ def test_adapt_evaluations_are_planned_from_each_runs_flags():
     """A run of adapt.scheme_eval scores its sets as often as its flags say: the multilingual set at
     every checkpoint, once on the selected model (final) or never; the target set every
     scheme_eval.eval_every steps. A curve run is planned as before."""
+
     def eval_tokens(multilingual: str, eval_every=None) -> dict:
         config = settings.load("config.yaml")
-        config["adapt"].update(curve={"schemes": ["0-12"], "training": {}},
-                               scheme_eval={"eval_every": eval_every, "multilingual": multilingual})
+        config["adapt"].update(
+            curve={"schemes": ["0-12"], "training": {}},
+            scheme_eval={"eval_every": eval_every, "multilingual": multilingual},
+        )
         planned = settings.plan_module("adapt").jobs(config)["adapt_mlm"]
-        return {run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
-                for run_id, job in planned.items()}
+        return {
+            run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+            for run_id, job in planned.items()
+        }
 
     curve, scheme = "demo-mbert-layers0-12-seed1", "demo-mbert-layers9-12-seed1"
     demo = settings.load("config.yaml")
-    default = {run_id: estimate.job_cost(demo, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
-               for run_id, job in settings.plan_module("adapt").jobs(demo)["adapt_mlm"].items()}
+    default = {
+        run_id: estimate.job_cost(demo, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+        for run_id, job in settings.plan_module("adapt").jobs(demo)["adapt_mlm"].items()
+    }
     every, final, none = eval_tokens("checkpoints"), eval_tokens("final"), eval_tokens("none")
     assert every == default  # scheme_eval.eval_every null, multilingual at checkpoints: today's plan
     assert final[curve] == none[curve] == default[curve]
@@ -274,4 +407,6 @@ def test_a_declared_dataset_no_job_reads_is_not_planned():
     prepared = {run_id for family, rule, run_id, _ in estimate.all_jobs(config) if rule == "prepare_data"}
     assert "spare-nli" not in prepared and "demo-nli" in prepared
     paper = settings.load("config/paper.yaml")
-    assert {run_id for _, rule, run_id, _ in estimate.all_jobs(paper) if rule == "prepare_data"} == set(paper["datasets"])
+    assert {run_id for _, rule, run_id, _ in estimate.all_jobs(paper) if rule == "prepare_data"} == set(
+        paper["datasets"]
+    )

@@ -1,5 +1,6 @@
 """The built-in h100 profile reproduces the H100 measurements (/work/shared/measurements, issue 27)
 through the code path a finetune job is planned by (estimate.job_cost)."""
+
 import pytest
 
 from xlt.cost import estimate, profile, shapes
@@ -12,9 +13,22 @@ CONFIG = {"models": {}, "datasets": {}}
 
 
 def planned_tokens_per_s(prof: dict, batch: int, steps: int = 1000) -> float:
-    args = ["--model", "bert-base-multilingual-cased", "--train", "results/data/xnli/en/train.jsonl",
-            "--freeze-depth", "-1", "--epochs", "2", "--max-steps", str(steps), "--batch-size", str(batch),
-            "--max-length", "128"]
+    args = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/xnli/en/train.jsonl",
+        "--freeze-depth",
+        "-1",
+        "--epochs",
+        "2",
+        "--max-steps",
+        str(steps),
+        "--batch-size",
+        str(batch),
+        "--max-length",
+        "128",
+    ]
     cost = estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", args, {**prof, "overhead_s": 0.0})  # steps only
     assert cost.train_tokens == steps * batch * 128 and cost.eval_tokens == 0
     return cost.train_tokens / cost.seconds
@@ -39,8 +53,15 @@ def test_the_fit_solves_both_rows_exactly():
 
 def test_the_assumed_profile_misses_the_measurement():
     """The profile before the measurement (20 % of peak and assumed overheads) planned 3.4x too slow."""
-    assumed = {"name": "old", "train_flops": 0.2 * 989e12, "eval_flops": 0.3 * 989e12, "overhead_s": 30,
-               "gpu": True, "source": "", **profile.GPU_LOOP}
+    assumed = {
+        "name": "old",
+        "train_flops": 0.2 * 989e12,
+        "eval_flops": 0.3 * 989e12,
+        "overhead_s": 30,
+        "gpu": True,
+        "source": "",
+        **profile.GPU_LOOP,
+    }
     assert planned_tokens_per_s(assumed, 32) / MEASURED_TOKENS_PER_S[32] < 1 / 1.2
 
 
@@ -53,11 +74,25 @@ def test_a100_is_the_h100_fit_scaled_by_the_datasheet_ratio():
 def test_a_trainable_embedding_costs_memory_not_flops():
     """At --freeze-depth -1 the embedding matrix trains: its gradient and AdamW moments (12 bytes a
     weight) count in memory and the checkpoint; its lookup is no matrix product, so FLOPs do not change."""
-    base = ["--model", "bert-base-multilingual-cased", "--train", "results/data/xnli/en/train.jsonl", "--max-steps", "10",
-            "--batch-size", "32", "--max-length", "128", "--checkpoint-every", "5"]
+    base = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/xnli/en/train.jsonl",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "32",
+        "--max-length",
+        "128",
+        "--checkpoint-every",
+        "5",
+    ]
     flops_only = {"name": "f", "train_flops": 1e12, "eval_flops": 1e12, "overhead_s": 0.0, "gpu": True, "source": ""}
-    nothing, embeddings = (estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", d], flops_only)
-                           for d in ("-1", "0"))
+    nothing, embeddings = (
+        estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", d], flops_only)
+        for d in ("-1", "0")
+    )
     vocab, hidden, _ = shapes.KNOWN_MODELS["bert-base-multilingual-cased"]
     assert nothing.seconds == pytest.approx(embeddings.seconds)
     assert (nothing.peak_memory_gib - embeddings.peak_memory_gib) * 2**30 == pytest.approx(12 * vocab * hidden)
@@ -79,10 +114,22 @@ def test_the_plan_charges_a_frozen_layer_its_share_of_a_step():
     """A finetune at --freeze-depth d runs d layers forward only: per step, their dispatch costs
     FROZEN_LAYER_SHARE of a trained layer's (FLOPs free here, so only the overheads count)."""
     loop = {**profile.load("h100"), "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 0.0}
-    base = ["--model", "bert-base-multilingual-cased", "--train", "results/data/xnli/en/train.jsonl",
-            "--max-steps", "100", "--batch-size", "32", "--max-length", "128"]
-    seconds = {d: estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", str(d)], loop).seconds
-               for d in (-1, 0, 6, 12)}
+    base = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/xnli/en/train.jsonl",
+        "--max-steps",
+        "100",
+        "--batch-size",
+        "32",
+        "--max-length",
+        "128",
+    ]
+    seconds = {
+        d: estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", str(d)], loop).seconds
+        for d in (-1, 0, 6, 12)
+    }
     assert seconds[-1] == pytest.approx(seconds[0])  # the embeddings are no encoder layer
     per_layer = 100 * loop["step_layer_s"]
     assert seconds[0] - seconds[6] == pytest.approx(6 * per_layer * (1 - profile.FROZEN_LAYER_SHARE))

@@ -1,5 +1,6 @@
 """Trained model directories live only as long as a rule reads them (temp()), unless config
 keep_models; alignment's freeze_depth models stay as workflow targets. The plan's disk follows."""
+
 from __future__ import annotations
 
 import re
@@ -23,7 +24,9 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
     output = dry_runs.output("config/paper.yaml")
     removed = set(re.findall(r"^Would remove temporary output (\S+)$", output, re.M))
     kept = set(settings.plan_module("alignment").kept_models(config))
-    temp = {retention.MODEL_DIR.format(family=j["family"], run_id=j["run_id"]) for j in planned["jobs"] if j["temp_gib"] > 0}
+    temp = {
+        retention.MODEL_DIR.format(family=j["family"], run_id=j["run_id"]) for j in planned["jobs"] if j["temp_gib"] > 0
+    }
     assert len(kept) == 5 and not kept & removed
     # freeze_depth's runs (the cased mBERT's 42, the uncased one's 3) but alignment's 5 (the cased at
     # 4 depths, the uncased at -1), sbert's, dual's additive-margin runs, its distilled student and
@@ -32,8 +35,9 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
     # every model-loading job carries the slots the plan gives it, and asks SLURM for that many shards
     slots = {(j["rule"], j["run_id"]): j["slots"] for j in planned["jobs"]}
     seen = 0
-    for rule, wildcards, resources in re.findall(r"^rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)\n    resources: (.*)$",
-                                                 output, re.M):
+    for rule, wildcards, resources in re.findall(
+        r"^rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)\n    resources: (.*)$", output, re.M
+    ):
         found = re.search(r"gpu_slots=(\d+)", resources)
         if not found:
             continue
@@ -47,7 +51,9 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
     assert "Would remove temporary output" not in kept_all
     outputs = dict(re.findall(r"^rule (train_teacher|distill):\n(?:    .*\n)*?    output: (.*)$", kept_all, re.M))
     assert set(outputs) == {"train_teacher", "distill"}
-    assert all(re.search(r"results/runs/monox/(teachers|students)/[^/,]+/model(,|$)", line) for line in outputs.values())
+    assert all(
+        re.search(r"results/runs/monox/(teachers|students)/[^/,]+/model(,|$)", line) for line in outputs.values()
+    )
     assert "/model" not in " ".join(re.findall(r"^rule distill:\n(?:    .*\n)*?    output: (.*)$", output, re.M))
 
 

@@ -1,5 +1,6 @@
 """The plan's disk beyond models (xlt.cost.outputs, xlt.cost.data_size): the data-sized files a
 job writes, and prepared data at their own bytes a row."""
+
 from __future__ import annotations
 
 import json

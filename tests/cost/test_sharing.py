@@ -1,5 +1,6 @@
 """GPU sharing (xlt.cost.sharing, config gpu_sharing): the slots a job takes, what the plan charges
 it with several jobs on one GPU, and how the workflow passes the slots to Snakemake and SLURM."""
+
 from __future__ import annotations
 
 import copy
@@ -26,8 +27,12 @@ def test_config_keys_are_validated_with_defaults():
     assert config["keep_models"] is False
     paper = settings.load("config/paper.yaml")
     assert paper["gpu_sharing"]["slots_per_gpu"] == 4
-    for bad in ({"gpu_sharing": {"slots_per_gpu": 0}}, {"gpu_sharing": {"slurm": "mps"}},
-                {"gpu_sharing": {"per_gpu": 2}}, {"keep_models": "yes"}):
+    for bad in (
+        {"gpu_sharing": {"slots_per_gpu": 0}},
+        {"gpu_sharing": {"slurm": "mps"}},
+        {"gpu_sharing": {"per_gpu": 2}},
+        {"keep_models": "yes"},
+    ):
         broken = {**copy.deepcopy(paper), **bad}
         with pytest.raises(XltError, match="gpu_sharing|keep_models"):
             settings.validate(broken)
@@ -71,10 +76,21 @@ def test_a_jobs_phases_are_charged_each_at_its_own_rate():
     # an evaluation batch of 128 has no optimiser step: its FLOPs run faster than the training step's
     saturating = sharing.saturated_rate(h100)
     evaluation_rate = 2.5 * saturating
-    job = estimate.JobCost("adapt", "adapt_mlm", "run", seconds=h100["overhead_s"] + 800.0 + 200.0,
-                           peak_memory_gib=3.0, disk_gib=0.0, train_tokens=1, eval_tokens=1,
-                           flops=1e10 + 200.0 * evaluation_rate, step_flops=1.0, train_seconds=800.0, train_flops=1e10,
-                           loads_model=True)
+    job = estimate.JobCost(
+        "adapt",
+        "adapt_mlm",
+        "run",
+        seconds=h100["overhead_s"] + 800.0 + 200.0,
+        peak_memory_gib=3.0,
+        disk_gib=0.0,
+        train_tokens=1,
+        eval_tokens=1,
+        flops=1e10 + 200.0 * evaluation_rate,
+        step_flops=1.0,
+        train_seconds=800.0,
+        train_flops=1e10,
+        loads_model=True,
+    )
     sharing.apply([job], {"gpu_sharing": FOUR}, h100)
     assert job.slots == 1
     # start-up and idle steps: a quarter each; the saturating evaluations: all of their 200 s
@@ -103,7 +119,9 @@ def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
 
 def test_rules_slots_are_the_plans():
     config = settings.load("config/paper.yaml")
-    planned = {(j["family"], j["rule"], j["run_id"]): j["slots"] for j in estimate.plan(config, profile.load("h100"))["jobs"]}
+    planned = {
+        (j["family"], j["rule"], j["run_id"]): j["slots"] for j in estimate.plan(config, profile.load("h100"))["jobs"]
+    }
     for family, rule in (("freeze_depth", "finetune"), ("monox", "train_teacher"), ("dual", "mine")):
         got = sharing.rule_slots(config, family, rule)
         assert got and all(planned[(family, rule, key)] == n for key, n in got.items()), rule
@@ -128,7 +146,8 @@ def test_the_slurm_executor_turns_the_shards_into_sbatch_gres():
 
     class Job:
         resources = type("R", (dict,), {"__getattr__": dict.__getitem__})(
-            gpu_job_resources(settings.load("config/paper.yaml"), "freeze_depth", 1))
+            gpu_job_resources(settings.load("config/paper.yaml"), "freeze_depth", 1)
+        )
 
     assert set_gres_string(Job()).strip() == "--gres=shard:1"
 
@@ -137,7 +156,8 @@ def test_the_slurm_executor_turns_the_shards_into_sbatch_gres():
 def test_snakemake_runs_as_many_jobs_on_a_gpu_as_its_slots_allow(tmp_path):
     """What the workflow relies on: under `--resources gpu_slots=N` jobs of one slot run N at a
     time, and a job of N slots runs alone."""
-    (tmp_path / "Snakefile").write_text(textwrap.dedent("""\
+    (tmp_path / "Snakefile").write_text(
+        textwrap.dedent("""\
         import time
         SLOTS = {"a": 1, "b": 1, "c": 1, "d": 1, "big": 2}
         rule all:
@@ -149,9 +169,15 @@ def test_snakemake_runs_as_many_jobs_on_a_gpu_as_its_slots_allow(tmp_path):
                 start = time.time()
                 time.sleep(1.5)
                 open(output[0], "w").write(f"{start} {time.time()}")
-        """))
-    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "4", "--resources", "gpu_slots=2", "-q"],
-                   cwd=tmp_path, check=True, capture_output=True, timeout=300)
+        """)
+    )
+    subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "4", "--resources", "gpu_slots=2", "-q"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     spans = {p.stem: tuple(map(float, p.read_text().split())) for p in tmp_path.glob("*.txt")}
     slots = {"a": 1, "b": 1, "c": 1, "d": 1, "big": 2}
 

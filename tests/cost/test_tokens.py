@@ -1,4 +1,5 @@
 """The plan's tokens per example (xlt.cost.tokens), the MLM head's FLOPs and torch.compile in `xlt plan`."""
+
 import json
 import random
 
@@ -14,8 +15,23 @@ XNLI_TRAIN = "results/data/xnli/en/train.jsonl"
 
 
 def _finetune_args(*extra, batch=32, max_length=128):
-    return ["--model", "bert-base-multilingual-cased", "--train", XNLI_TRAIN, "--freeze-depth", "-1", "--epochs", "1",
-            "--max-steps", "100", "--batch-size", str(batch), "--max-length", str(max_length), *extra]
+    return [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        XNLI_TRAIN,
+        "--freeze-depth",
+        "-1",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "100",
+        "--batch-size",
+        str(batch),
+        "--max-length",
+        str(max_length),
+        *extra,
+    ]
 
 
 def test_a_batch_is_planned_at_its_longest_example_as_sampled_batches_are():
@@ -36,7 +52,9 @@ def test_bucketing_is_planned_at_its_measured_share_never_above_random_batches()
     summary = tokens.KNOWN_LENGTHS["facebook/xnli"]["pair"]
     useful = tokens.useful_length(summary, 128)
     assert tokens.padded_length(summary, 128, 32, bucketing=True) == pytest.approx(useful * tokens.BUCKETED_OVER_USEFUL)
-    assert useful < tokens.padded_length(summary, 128, 32, bucketing=True) < tokens.padded_length(summary, 128, 32) < 128
+    assert (
+        useful < tokens.padded_length(summary, 128, 32, bucketing=True) < tokens.padded_length(summary, 128, 32) < 128
+    )
     narrow = summarize([20] * 50 + [21] * 50)  # hardly any spread: random batches pad less than the measured share
     assert tokens.padded_length(narrow, 128, 32, bucketing=True) == tokens.padded_length(narrow, 128, 32)
 
@@ -47,7 +65,7 @@ def test_the_bucketing_share_is_what_the_loop_pads_on_text_sorted_by_words():
     rng = random.Random(1)
     lengths = [rng.randint(10, 120) for _ in range(3200)]
     order = bucketed_order(list(range(3200)), lengths, 32, seed=1, epoch=0)
-    batches = [order[i:i + 32] for i in range(0, 3200, 32)]
+    batches = [order[i : i + 32] for i in range(0, 3200, 32)]
     padded = sum(32 * max(lengths[i] for i in b) for b in batches) / sum(lengths)
     assert padded < tokens.BUCKETED_OVER_USEFUL
 
@@ -57,22 +75,49 @@ def test_training_tokens_come_from_the_data_not_max_length():
     plain = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT)
     per_example = tokens.padded_length(tokens.KNOWN_LENGTHS["facebook/xnli"]["pair"], 128, 32)
     assert plain.train_tokens == int(100 * 32 * per_example) < 100 * 32 * 128
-    bucketed = estimate.job_cost(config, "freeze_depth", "finetune", "b", _finetune_args("--length-bucketing", "True"), UNIT)
+    bucketed = estimate.job_cost(
+        config, "freeze_depth", "finetune", "b", _finetune_args("--length-bucketing", "True"), UNIT
+    )
     assert bucketed.train_tokens < plain.train_tokens and bucketed.seconds < plain.seconds
     # a dataset without lengths (whole Wikipedia articles) fills --max-length
-    wiki = ["--model", "bert-base-multilingual-cased", "--train", "results/data/nl-wiki/nl/train.jsonl", "--epochs", "1",
-            "--max-steps", "10", "--batch-size", "8", "--max-length", "128"]
+    wiki = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/nl-wiki/nl/train.jsonl",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "128",
+    ]
     assert estimate.job_cost(config, "adapt", "adapt_mlm", "w", wiki, UNIT).train_tokens == 10 * 8 * 128
 
 
 def test_siamese_jobs_pay_each_sentence_padded_on_its_own():
     config = settings.load("config/paper.yaml")
-    args = ["--model", "bert-base-multilingual-cased", "--train", "results/data/allnli/en/train.jsonl", "--epochs", "1",
-            "--max-steps", "10", "--batch-size", "16", "--max-length", "128"]
+    args = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/allnli/en/train.jsonl",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "16",
+        "--max-length",
+        "128",
+    ]
     job = estimate.job_cost(config, "sbert", "train_sbert", "s", args, UNIT)
     lengths = tokens.KNOWN_LENGTHS["sentence-transformers/all-nli"]
-    assert job.train_tokens == int(10 * 16 * (tokens.padded_length(lengths["text"], 128, 16)
-                                             + tokens.padded_length(lengths["text_pair"], 128, 16)))
+    assert job.train_tokens == int(
+        10 * 16 * (tokens.padded_length(lengths["text"], 128, 16) + tokens.padded_length(lengths["text_pair"], 128, 16))
+    )
 
 
 def test_prepared_token_lengths_are_planned_before_the_table(tmp_path, monkeypatch):
@@ -81,7 +126,8 @@ def test_prepared_token_lengths_are_planned_before_the_table(tmp_path, monkeypat
     (tmp_path / "results" / "data" / "xnli").mkdir(parents=True)
     sample = {"tokenizer": "t", "pair": summarize([40] * 10)}
     (tmp_path / "results" / "data" / "xnli" / "info.json").write_text(
-        json.dumps({"counts": {"en/train": 1000}, "token_lengths": {"train": sample}}))
+        json.dumps({"counts": {"en/train": 1000}, "token_lengths": {"train": sample}})
+    )
     job = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT)
     assert job.train_tokens == 100 * 32 * 40
     assert tokens.length_summaries(config, "xnli", "test")[0] is tokens.KNOWN_LENGTHS["facebook/xnli"]
@@ -92,11 +138,20 @@ def test_prepare_data_records_a_token_length_sample_with_the_tokenizer(tmp_path)
     from xlt.data.prepare import prepare
 
     (tmp_path / "nli" / "en").mkdir(parents=True)
-    rows = [{"text": "a short premise", "text_pair": "and its hypothesis", "label": 0},
-            {"text": "a much longer premise that goes on and on", "text_pair": "short", "label": 1}]
+    rows = [
+        {"text": "a short premise", "text_pair": "and its hypothesis", "label": 0},
+        {"text": "a much longer premise that goes on and on", "text_pair": "short", "label": 1},
+    ]
     (tmp_path / "nli" / "en" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    spec = {"source": "local", "task": "nli", "format": "jsonl", "files": "nli/{lang}/{split}.jsonl", "languages": ["en"],
-            "splits": ["train"], "columns": {"text": "text", "text_pair": "text_pair", "label": "label"}}
+    spec = {
+        "source": "local",
+        "task": "nli",
+        "format": "jsonl",
+        "files": "nli/{lang}/{split}.jsonl",
+        "languages": ["en"],
+        "splits": ["train"],
+        "columns": {"text": "text", "text_pair": "text_pair", "label": "label"},
+    }
     model = str(minilm.get_model_path())
     info = prepare("nli", spec, tmp_path / "out", root=tmp_path, tokenizer=model)
     written = json.loads((tmp_path / "out" / "info.json").read_text())
@@ -125,10 +180,22 @@ def test_a_masked_lm_pays_its_vocabulary_projection():
     large = estimate.job_cost(config, "shared", "build_demo_model", "m", [*demo[:1], "3000", *demo[2:]], UNIT)
     assert large.seconds - small.seconds == pytest.approx(6 * 2000 * 64 * small.train_tokens)
     paper = settings.load("config/paper.yaml")
-    mlm = ["--model", "bert-base-multilingual-cased", "--train", "results/data/nl-wiki/nl/train.jsonl", "--epochs", "1",
-           "--max-steps", "10", "--batch-size", "8", "--max-length", "128"]
+    mlm = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/nl-wiki/nl/train.jsonl",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "128",
+    ]
     job = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", mlm, UNIT)
-    params, head = 12 * 768 ** 2 * 12, 119547 * 768 + 768 ** 2
+    params, head = 12 * 768**2 * 12, 119547 * 768 + 768**2
     # adapt's head runs at the masked positions only (sparse prediction): the config's share of them
     share = paper["adapt"]["mlm_probability"]
     assert share == 0.15
@@ -143,12 +210,21 @@ def test_a_masked_lm_pays_its_vocabulary_projection():
 
 def test_adapt_evaluation_pays_the_vocabulary_head_on_the_masked_share_only():
     paper = settings.load("config/paper.yaml")
-    ref = ["--model", "bert-base-multilingual-cased", "--data", "results/runs/adapt/eval/nl/dev.jsonl",
-           "--batch-size", "128", "--max-length", "128"]
-    params, head = 12 * 768 ** 2 * 12, 119547 * 768 + 768 ** 2
+    ref = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--data",
+        "results/runs/adapt/eval/nl/dev.jsonl",
+        "--batch-size",
+        "128",
+        "--max-length",
+        "128",
+    ]
+    params, head = 12 * 768**2 * 12, 119547 * 768 + 768**2
     for share in (0.15, 0.3):
-        job = estimate.job_cost(paper, "adapt", "adapt_reference_perplexity", "r",
-                                [*ref, "--mlm-probability", str(share)], UNIT)
+        job = estimate.job_cost(
+            paper, "adapt", "adapt_reference_perplexity", "r", [*ref, "--mlm-probability", str(share)], UNIT
+        )
         assert job.eval_tokens > 0 and job.train_tokens == 0
         assert job.flops == pytest.approx(2 * (params + share * head) * job.eval_tokens)
 
@@ -159,12 +235,15 @@ def test_compile_scales_training_steps_and_pays_its_compile_time():
     eager = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), h100)
     compiled = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args("--compile", "True"), h100)
     train_s = eager.seconds - h100["overhead_s"]  # no dev data: every second but the start-up is a training step
-    assert compiled.seconds == pytest.approx(h100["overhead_s"] + train_s * h100["compile_step_ratio"] + h100["compile_s"])
+    assert compiled.seconds == pytest.approx(
+        h100["overhead_s"] + train_s * h100["compile_step_ratio"] + h100["compile_s"]
+    )
     assert h100["compile_step_ratio"] == pytest.approx(36.30 / 44.98, rel=0.001)  # measured at batch 128 x 128
     # a profile without a measured speed-up pays the compile and gains nothing
     cpu = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args("--compile", "True"), UNIT)
-    assert cpu.seconds == pytest.approx(estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT).seconds
-                                        + profile.COMPILE_S)
+    assert cpu.seconds == pytest.approx(
+        estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT).seconds + profile.COMPILE_S
+    )
 
 
 @pytest.mark.slow
@@ -190,7 +269,9 @@ def test_the_paper_config_compiles_exactly_the_training_jobs_the_plan_says_it_pa
         on = args[args.index("--compile") + 1] == "True"
         flipped = list(args)
         flipped[args.index("--compile") + 1] = str(not on)
-        with_compile, without = (occupied(family, rule, run_id, a) for a in ((args, flipped) if on else (flipped, args)))
+        with_compile, without = (
+            occupied(family, rule, run_id, a) for a in ((args, flipped) if on else (flipped, args))
+        )
         if on:
             compiled += 1
             assert with_compile < without, f"{family}/{rule}/{run_id} compiles but the plan says it does not pay"
@@ -214,10 +295,30 @@ def test_an_adaptation_run_pays_its_perplexity_sets_at_every_checkpoint():
     # adapt_mlm scores its fixed-masked target and multilingual sets (the family's own files, not
     # prepared data) at step 0 and every --eval-every steps, and its test set once
     config = settings.load("config/paper.yaml")
-    args = ["--model", "bert-base-multilingual-cased", "--train", "results/data/nl-wiki/nl/train.jsonl",
-            "--target", "results/runs/adapt/eval/nl/dev.jsonl", "--eval", "results/runs/adapt/eval/multilingual/dev.jsonl",
-            "--test", "results/runs/adapt/eval/nl/test.jsonl", "--eval-batch-size", "16", "--epochs", "1",
-            "--max-steps", "100", "--eval-every", "50", "--batch-size", "8", "--max-length", "128"]
+    args = [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/nl-wiki/nl/train.jsonl",
+        "--target",
+        "results/runs/adapt/eval/nl/dev.jsonl",
+        "--eval",
+        "results/runs/adapt/eval/multilingual/dev.jsonl",
+        "--test",
+        "results/runs/adapt/eval/nl/test.jsonl",
+        "--eval-batch-size",
+        "16",
+        "--epochs",
+        "1",
+        "--max-steps",
+        "100",
+        "--eval-every",
+        "50",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "128",
+    ]
     job = estimate.job_cost(config, "adapt", "adapt_mlm", "a", args, UNIT)
     n = config["adapt"]["eval_sentences"]
     premise = tokens.padded_length(tokens.KNOWN_LENGTHS["facebook/xnli"]["text"], 128, 16)
@@ -232,7 +333,13 @@ def test_a_tokenizer_that_does_not_load_fails_before_any_data_is_read(tmp_path, 
     from xlt.data.prepare import prepare
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    spec = {"source": "local", "task": "nli", "files": "missing/{lang}/{split}.jsonl", "languages": ["en"], "splits": ["train"]}
+    spec = {
+        "source": "local",
+        "task": "nli",
+        "files": "missing/{lang}/{split}.jsonl",
+        "languages": ["en"],
+        "splits": ["train"],
+    }
     with pytest.raises(XltError, match=r"--tokenizer .*xlt prefetch"):  # not the missing data file's error
         prepare("nli", spec, tmp_path / "out", root=tmp_path, tokenizer=str(tmp_path / "no-model"))
     assert not (tmp_path / "out").exists()

@@ -76,8 +76,15 @@ def test_a_prepared_demo_dataset_records_its_world(tmp_path):
     spec = {"source": "demo", "task": "nli", "languages": ["en", "qaa"], "splits": ["test"], "sizes": {"test": 6}}
     info = prepare("d", spec, tmp_path, world=world)
     assert read_json(tmp_path / "info.json") == info
-    assert info["world"] == {"qaa": {"overlap": 0.25, "order": "SOV", "adjectives": "post",
-                                     "shared_words": len(demo.shared_words("qaa", world)), "words": len(demo.ALL_WORDS)}}
+    assert info["world"] == {
+        "qaa": {
+            "overlap": 0.25,
+            "order": "SOV",
+            "adjectives": "post",
+            "shared_words": len(demo.shared_words("qaa", world)),
+            "words": len(demo.ALL_WORDS),
+        }
+    }
     first = read_jsonl(tmp_path / "qaa" / "test.jsonl")[0]["text"]
     assert first == demo.generate("nli", "qaa", "test", 6, 13, world=world)[0]["text"]
     assert first != demo.generate("nli", "qaa", "test", 6, 13)[0]["text"]  # the world, not the default, was rendered
@@ -96,6 +103,10 @@ def test_pretraining_text_covers_every_tasks_words():
     """Reviews in the corpus: a demo model that never met "good" or "not" could not transfer
     sentiment."""
     corpus = {w for r in demo.generate("corpus", "en", "train", 300, seed=2) for w in r["text"].split()}
-    tasks = {w for task in ("nli", "sentiment", "sts") for r in demo.generate(task, "en", "test", 300, seed=3)
-             for w in (r["text"] + " " + r.get("text_pair", "")).split()}
+    tasks = {
+        w
+        for task in ("nli", "sentiment", "sts")
+        for r in demo.generate(task, "en", "test", 300, seed=3)
+        for w in (r["text"] + " " + r.get("text_pair", "")).split()
+    }
     assert set(demo.POSITIVE + demo.NEGATIVE) <= tasks <= corpus

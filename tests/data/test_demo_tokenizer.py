@@ -1,4 +1,5 @@
 """The demo tokenizer's vocabulary depends on the corpus alone, so a rebuilt demo model is the same model."""
+
 import json
 import subprocess
 import sys
@@ -6,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from xlt.data.demo_model import SPECIAL_TOKENS, build_tokenizer, merge_vocabulary
 from xlt.core.errors import XltError
+from xlt.data.demo_model import SPECIAL_TOKENS, build_tokenizer, merge_vocabulary
 
 CORPUS = ["the cat sits on the mat", "the dog sits", "de kat zit op de mat", "the cat"]
 VOCAB_IN_A_NEW_PROCESS = (
@@ -19,8 +20,12 @@ VOCAB_IN_A_NEW_PROCESS = (
 @pytest.mark.slow
 def test_vocabulary_is_the_same_in_every_process():
     # the `tokenizers` trainer broke ties in hash order: three builds gave three vocabularies
-    vocabs = [subprocess.run([sys.executable, "-c", VOCAB_IN_A_NEW_PROCESS, "150"], capture_output=True, text=True,
-                             check=True).stdout for _ in range(3)]
+    vocabs = [
+        subprocess.run(
+            [sys.executable, "-c", VOCAB_IN_A_NEW_PROCESS, "150"], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(3)
+    ]
     assert vocabs[0] == vocabs[1] == vocabs[2]
     assert len(json.loads(vocabs[0])) == 150
 
@@ -38,8 +43,8 @@ def test_specials_then_characters_then_merges():
     vocab = sorted(tokenizer.get_vocab(), key=tokenizer.get_vocab().get)
     chars = sorted(set("".join(CORPUS).replace(" ", "")))
     assert vocab[:5] == SPECIAL_TOKENS
-    assert vocab[5:5 + 2 * len(chars)] == chars + [f"##{c}" for c in chars]
-    assert vocab[5 + 2 * len(chars):5 + 2 * len(chars) + 3] == ["##at", "##he", "the"]
+    assert vocab[5 : 5 + 2 * len(chars)] == chars + [f"##{c}" for c in chars]
+    assert vocab[5 + 2 * len(chars) : 5 + 2 * len(chars) + 3] == ["##at", "##he", "the"]
     # an unseen word falls back to the learned pieces
     assert tokenizer.tokenize("The cat sat") == ["the", "cat", "s", "##at"]
     assert tokenizer("the cat")["input_ids"][0] == tokenizer.cls_token_id
@@ -49,7 +54,7 @@ def test_a_smaller_vocabulary_is_a_prefix_of_the_larger_one():
     full = build_tokenizer(CORPUS, vocab_size=1000)
     small = build_tokenizer(CORPUS, vocab_size=len(full) - 2)
     order = lambda t: sorted(t.get_vocab(), key=t.get_vocab().get)  # noqa: E731
-    assert order(small) == order(full)[:len(full) - 2]
+    assert order(small) == order(full)[: len(full) - 2]
     assert small.tokenize("the cat") == ["the", "cat"]
 
 

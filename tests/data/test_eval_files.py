@@ -1,13 +1,14 @@
 """Loaders for LASER-layout Tatoeba files and STS-b / stsb_multi_mt / JSONL pair files."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from xlt.data.sts_files import describe_sts_file, detect_sts_format, load_sts
-from xlt.data.bitext_files import available_tatoeba_langs, describe_bitext_jsonl, load_bitext_jsonl, load_tatoeba
 from xlt.core.errors import XltError
+from xlt.data.bitext_files import available_tatoeba_langs, describe_bitext_jsonl, load_bitext_jsonl, load_tatoeba
+from xlt.data.sts_files import describe_sts_file, detect_sts_format, load_sts
 
 
 def write_pair(directory, lang, xx_lines, en_lines):

@@ -8,9 +8,11 @@ from xlt.core.errors import XltError
 from xlt.data.prepare import prepare
 from xlt.data.sentences import corpus_sentences, draw_splits, split_sentences
 
-ARTICLE = ("Amsterdam is de hoofdstad van Nederland. De stad telt ca. 900.000 inwoners, o.a. in de wijk De Pijp.\n"
-           "Geschiedenis\n"
-           "In 1950 verhuisde hij, d.w.z. hij vertrok naar het buitenland. Hij werd geboren op 3 jan. 1920 in Utrecht.")
+ARTICLE = (
+    "Amsterdam is de hoofdstad van Nederland. De stad telt ca. 900.000 inwoners, o.a. in de wijk De Pijp.\n"
+    "Geschiedenis\n"
+    "In 1950 verhuisde hij, d.w.z. hij vertrok naar het buitenland. Hij werd geboren op 3 jan. 1920 in Utrecht."
+)
 
 
 def test_dutch_abbreviations_do_not_end_a_sentence_and_a_line_does():
@@ -19,7 +21,8 @@ def test_dutch_abbreviations_do_not_end_a_sentence_and_a_line_does():
         "De stad telt ca. 900.000 inwoners, o.a. in de wijk De Pijp.",
         "Geschiedenis",
         "In 1950 verhuisde hij, d.w.z. hij vertrok naar het buitenland.",
-        "Hij werd geboren op 3 jan. 1920 in Utrecht."]
+        "Hij werd geboren op 3 jan. 1920 in Utrecht.",
+    ]
 
 
 def test_headings_and_repeats_are_no_sentences():
@@ -39,25 +42,36 @@ def test_splits_are_disjoint_seeded_and_sized():
 
 
 def _articles(tmp_path, count):
-    lines = [json.dumps({"text": f"Artikel {a} begint hier. Het gaat over stad {a}.\nEen derde zin van {a} volgt."})
-             for a in range(count)]
+    lines = [
+        json.dumps({"text": f"Artikel {a} begint hier. Het gaat over stad {a}.\nEen derde zin van {a} volgt."})
+        for a in range(count)
+    ]
     (tmp_path / "nl").mkdir()
     (tmp_path / "nl" / "train.jsonl").write_text("\n".join(lines) + "\n")
-    return {"source": "local", "task": "corpus", "files": str(tmp_path / "{lang}" / "{split}.jsonl"),
-            "languages": ["nl"], "splits": ["train", "dev", "test"],
-            "sentences": {"pool": "train", "sizes": {"train": 20, "dev": 5, "test": 5}, "seed": 1, "min_words": 3}}
+    return {
+        "source": "local",
+        "task": "corpus",
+        "files": str(tmp_path / "{lang}" / "{split}.jsonl"),
+        "languages": ["nl"],
+        "splits": ["train", "dev", "test"],
+        "sentences": {"pool": "train", "sizes": {"train": 20, "dev": 5, "test": 5}, "seed": 1, "min_words": 3},
+    }
 
 
 def test_prepare_writes_sentences_with_count_and_sha256(tmp_path):
     info = prepare("nl-wiki", _articles(tmp_path, 12), tmp_path / "out")
-    texts = {split: [json.loads(line)["text"] for line in (tmp_path / "out" / "nl" / f"{split}.jsonl").open()]
-             for split in ("train", "dev", "test")}
+    texts = {
+        split: [json.loads(line)["text"] for line in (tmp_path / "out" / "nl" / f"{split}.jsonl").open()]
+        for split in ("train", "dev", "test")
+    }
     assert {split: len(t) for split, t in texts.items()} == {"train": 20, "dev": 5, "test": 5}
     assert all("\n" not in t and t.count(".") == 1 for split in texts.values() for t in split)  # one sentence each
     manifest = info["sentences"]
     assert manifest["segmenter"].startswith("syntok ")
     assert manifest["splits"]["nl/dev"] == {
-        "count": 5, "sha256": hashlib.sha256("".join(t + "\n" for t in texts["dev"]).encode()).hexdigest()}
+        "count": 5,
+        "sha256": hashlib.sha256("".join(t + "\n" for t in texts["dev"]).encode()).hexdigest(),
+    }
 
 
 def test_sentences_of_a_split_without_a_size_are_refused_at_validation(tmp_path):

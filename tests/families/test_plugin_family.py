@@ -4,6 +4,7 @@ and the cost ledger, with no edit anywhere else (the workflow is the repository'
 
 The toy family (tests/families/plugin/toyfam) calls a fixed set of labels with a biased coin.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -25,8 +26,15 @@ BUILT_IN = ("adapt", "alignment", "dual", "freeze_depth", "monox", "sbert")
 CONFIG = {
     "report": {"title": "toy plug-in family"},
     "models": {"unused": {"source": "local", "path": "models/unused", "layers": 2}},
-    "datasets": {"unused": {"source": "demo", "task": "nli", "languages": ["en"], "splits": ["train", "dev", "test"],
-                            "sizes": {"train": 16, "dev": 8, "test": 8}}},
+    "datasets": {
+        "unused": {
+            "source": "demo",
+            "task": "nli",
+            "languages": ["en"],
+            "splits": ["train", "dev", "test"],
+            "sizes": {"train": 16, "dev": 8, "test": 8},
+        }
+    },
     "positive_control": {"enabled": True},
     "toyfam": {"biases": [0.0, 0.5], "seeds": [1, 2]},
 }
@@ -60,8 +68,9 @@ def write_config(folder: Path) -> Path:
 
 
 def xlt(*args: str, cwd: Path) -> str:
-    proc = subprocess.run([sys.executable, "-m", "xlt.cli", *args], cwd=cwd, env=local_env(), capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "xlt.cli", *args], cwd=cwd, env=local_env(), capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -112,9 +121,10 @@ def test_config_plan_and_workflow_dry_run_take_the_family_up(toy, tmp_path):
     planned = xlt("plan", "--config", str(config), "--gpu", "cpu", cwd=work)
     assert [line.split()[:2] for line in planned.splitlines() if line.startswith("toyfam")] == [["toyfam", "4"]]
     counts = job_counts(snakemake(work, "-n", "--cores", "1", "--configfile", str(config)).stdout)
-    assert {rule: counts.get(rule) for rule in ("toy_eval", "aggregate_toyfam", "compare", "positive_control",
-                                                 "paper_delta", "cost_table")} == {
-        "toy_eval": 4, "aggregate_toyfam": 1, "compare": 1, "positive_control": 1, "paper_delta": 1, "cost_table": 1}
+    assert {
+        rule: counts.get(rule)
+        for rule in ("toy_eval", "aggregate_toyfam", "compare", "positive_control", "paper_delta", "cost_table")
+    } == {"toy_eval": 4, "aggregate_toyfam": 1, "compare": 1, "positive_control": 1, "paper_delta": 1, "cost_table": 1}
 
 
 @pytest.mark.slow
@@ -130,6 +140,10 @@ def test_the_workflow_runs_the_family_into_every_shared_table_and_the_report(toy
     delta = pd.read_csv(tables / "paper_delta.csv")
     assert list(delta[delta.family == "toyfam"].matched) == ["yes", "yes"]  # its paper_results.csv, one per seed
     cost = pd.read_csv(tables / "cost.csv")
-    assert sorted(cost[cost.family == "toyfam"].run_id) == ["bias0-seed1", "bias0-seed2", "bias0.5-seed1",
-                                                            "bias0.5-seed2"]
+    assert sorted(cost[cost.family == "toyfam"].run_id) == [
+        "bias0-seed1",
+        "bias0-seed2",
+        "bias0.5-seed1",
+        "bias0.5-seed2",
+    ]
     assert "toyfam_tests.csv" in (work / "results" / "report.html").read_text()

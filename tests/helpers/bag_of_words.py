@@ -1,5 +1,6 @@
 """A tiny BERT whose layer 0 is a bag of words, and sentences that share no word: retrieval
 and mining tests know exactly which pairs must match."""
+
 import torch
 
 WORDS = [f"w{i}" for i in range(240)]
@@ -15,8 +16,15 @@ def save_bag_of_words_bert(tmp_path):
 
     torch.manual_seed(0)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS
-    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=32, initializer_range=0.5)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        initializer_range=0.5,
+    )
     model = BertModel(config)
     with torch.no_grad():
         model.embeddings.position_embeddings.weight.zero_()

@@ -11,6 +11,7 @@ NumPy/Python noise so that every random number generator the checkpoint restores
 
 writes OUT_DIR/params.pt (final parameters) and OUT_DIR/metrics.json.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,10 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    model = torch.nn.Sequential(torch.nn.Linear(DIM, 16), torch.nn.GELU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(DIM, 16), torch.nn.GELU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1)
+    )
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}], lr=3e-2)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}], lr=3e-2
+    )
     scheduler = linear_schedule(optimizer, warmup=3, total=args.steps)
 
     step, epoch, position = 0, 0, 0
@@ -82,7 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         step, epoch, position = state["step"], state["epoch"], state["position"]
         assert state["order_seed"] == args.seed
         extra = state["extra"]
-        history, best_score, best_step, best_params = extra["history"], extra["best_score"], extra["best_step"], extra["best_params"]
+        history, best_score, best_step, best_params = (
+            extra["history"],
+            extra["best_score"],
+            extra["best_step"],
+            extra["best_params"],
+        )
         print(f"resumed at step {step}", file=sys.stderr, flush=True)
 
     with GracefulStop() as stop:
@@ -121,9 +131,20 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(args.sleep)
             if (args.checkpoint_every and step % args.checkpoint_every == 0) or stop.requested:
                 save_checkpoint(
-                    args.checkpoint_dir, step, model, optimizer, scheduler,
-                    extra={"history": history, "best_score": best_score, "best_step": best_step, "best_params": best_params},
-                    epoch=epoch, position=position, order_seed=args.seed,
+                    args.checkpoint_dir,
+                    step,
+                    model,
+                    optimizer,
+                    scheduler,
+                    extra={
+                        "history": history,
+                        "best_score": best_score,
+                        "best_step": best_step,
+                        "best_params": best_params,
+                    },
+                    epoch=epoch,
+                    position=position,
+                    order_seed=args.seed,
                 )
                 print(f"checkpoint at step {step}", file=sys.stderr, flush=True)
                 if stop.requested:
@@ -134,7 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         model.load_state_dict(best_params)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), args.out_dir / "params.pt")
-    (args.out_dir / "metrics.json").write_text(json.dumps({"history": history, "best_step": best_step, "best_score": best_score, "epoch": epoch, "position": position}))
+    (args.out_dir / "metrics.json").write_text(
+        json.dumps(
+            {"history": history, "best_step": best_step, "best_score": best_score, "epoch": epoch, "position": position}
+        )
+    )
     remove_checkpoint(args.checkpoint_dir)
     return 0
 

@@ -1,5 +1,6 @@
 """Running the workflow from tests: a scratch copy of it, Snakemake in a subprocess (locally or
 through the test SLURM's profile), and readers for what a run prints."""
+
 from __future__ import annotations
 
 import os
@@ -86,7 +87,7 @@ def job_counts(output: str) -> dict:
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
     counts = {}
-    for line in lines[start + 3:]:
+    for line in lines[start + 3 :]:
         parts = line.split()
         if len(parts) != 2 or not parts[1].isdigit():
             break

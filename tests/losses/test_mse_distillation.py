@@ -1,4 +1,5 @@
 """The distillation loss against a by-hand computation."""
+
 import pytest
 import torch
 
@@ -25,8 +26,8 @@ def test_projection_maps_the_student_to_the_teachers_width_before_the_loss():
     projection = torch.nn.Linear(3, 2, bias=False)
     with torch.no_grad():
         projection.weight.copy_(torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]))
-    source = torch.tensor([[1.0, 1.0, 1.0]])    # projects to [1, 2]
-    target = torch.tensor([[0.0, 0.0, 3.0]])    # projects to [0, 3]
+    source = torch.tensor([[1.0, 1.0, 1.0]])  # projects to [1, 2]
+    target = torch.tensor([[0.0, 0.0, 3.0]])  # projects to [0, 3]
     teacher = torch.tensor([[1.0, 2.0]])
     # source exact (0); target: (0-1)^2 + (3-2)^2 = 2, mean over 2 = 1
     assert MSEDistillationLoss(projection)(source, target, teacher).item() == pytest.approx(1.0)

@@ -2,6 +2,7 @@
 training length (adapt's curve runs to the last published checkpoint, every other job a few
 steps), split slices, MonoX's labelled fraction (its pool), the t-SNE sample, CPUs and the
 report's rehearsal flag changed."""
+
 from __future__ import annotations
 
 import copy
@@ -10,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from helpers.workflow_runs import job_counts, snakemake, workflow_copy
+
 from xlt.core.errors import XltError
 from xlt.core.settings import validate
 from xlt.rehearse.datasets import required_rows
@@ -64,8 +65,11 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
     assert PAPER["freeze_depth"]["training"]["compile"] and PAPER["monox"]["tasks"][0]["training"]["compile"]
     assert not any(section.get("compile") for section in _training_sections(derived))
     # Dutch Wikipedia's 80k/10k/10k sentences scaled with the stand-in data, from fewer articles
-    assert derived["datasets"]["nl-wiki"]["sentences"] == {"pool": "train[:160]", "seed": 1,
-                                                           "sizes": {"train": 320, "dev": 40, "test": 40}}
+    assert derived["datasets"]["nl-wiki"]["sentences"] == {
+        "pool": "train[:160]",
+        "seed": 1,
+        "sizes": {"train": 320, "dev": 40, "test": 40},
+    }
     assert derived["datasets"]["xnli"]["split_names"] == {"dev": "validation"}
     # the t-SNE pictures sample fewer pairs (t-SNE on 960 points was most of an align job's CPU)
     assert derived["alignment"]["tsne_sample"] == TSNE_SAMPLE < PAPER["alignment"]["tsne_sample"]
@@ -74,8 +78,9 @@ def test_derived_config_keeps_everything_but_training_slices_and_resources():
 def _published_steps() -> list[int]:
     """Our steps of adapt's published per-step rows, read here from the CSV: seed 003 counts from 1."""
     published = pd.read_csv(REPO / "src" / "xlt" / "families" / "adapt" / "paper_results.csv")
-    return sorted({int(dict(kv.split("=") for kv in s.split(";"))["step"]) - 1 for s in published.setting
-                   if "step=" in s})
+    return sorted(
+        {int(dict(kv.split("=") for kv in s.split(";"))["step"]) - 1 for s in published.setting if "step=" in s}
+    )
 
 
 def _flag(job, flag: str) -> str:
@@ -97,8 +102,10 @@ def test_adapt_curve_runs_train_to_the_last_published_checkpoint_and_the_other_r
     planned = jobs(validate(copy.deepcopy(derived)))["adapt_mlm"]
     curve = {run_id: job for run_id, job in planned.items() if job.axes["scheme"] in PAPER["adapt"]["curve"]["schemes"]}
     assert len(curve) == len(PAPER["adapt"]["seeds"]) and len(planned) == 15
-    assert all(_flag(job, "--max-steps") == str(max(steps)) and _flag(job, "--eval-every") == str(every)
-               for job in curve.values())
+    assert all(
+        _flag(job, "--max-steps") == str(max(steps)) and _flag(job, "--eval-every") == str(every)
+        for job in curve.values()
+    )
     assert all(_flag(job, "--max-steps") == str(STEPS) for run_id, job in planned.items() if run_id not in curve)
     # one resumable save half way, not one every STEPS // 2 of 1,500 steps
     assert all(_flag(job, "--checkpoint-every") == str(max(steps) // 2) for job in curve.values())
@@ -157,8 +164,14 @@ def test_the_curve_runs_checkpoints_match_every_published_step(tmp_path):
         if job.axes["scheme"] != "0-12":
             continue
         args = train_args_from(parser.parse_args([str(a) for a in job.args]))
-        result = train(torch.nn.Linear(1, 1), list(range(320)), lambda batch: {"x": torch.ones(len(batch), 1)},
-                       lambda model, batch: model(batch["x"]).pow(2).mean(), args, evaluate=lambda model: {"score": 0.0})
+        result = train(
+            torch.nn.Linear(1, 1),
+            list(range(320)),
+            lambda batch: {"x": torch.ones(len(batch), 1)},
+            lambda model, batch: model(batch["x"]).pow(2).mean(),
+            args,
+            evaluate=lambda model: {"score": 0.0},
+        )
         evaluated = [0, *(entry["step"] for entry in result.history)]  # adapt scores step 0 before training
         metrics = MetricsFile("adapt", run_id, axes=job.axes, meta={"model": "loaded/elsewhere"}, manifest=False)
         for step in evaluated:
@@ -171,13 +184,29 @@ def test_the_curve_runs_checkpoints_match_every_published_step(tmp_path):
     assert len(files) == 3
     table, out = tmp_path / "adapt.csv", tmp_path / "paper_delta.csv"
     assert main(["aggregate", *map(str, files), "--out", str(table)]) == 0
-    assert main(["paper-delta", f"adapt={table}", *shlex.split(paper.config_args(config)), "--out-table", str(out),
-                 "--out-plot", str(tmp_path / "overlay.png")]) == 0
+    assert (
+        main(
+            [
+                "paper-delta",
+                f"adapt={table}",
+                *shlex.split(paper.config_args(config)),
+                "--out-table",
+                str(out),
+                "--out-plot",
+                str(tmp_path / "overlay.png"),
+            ]
+        )
+        == 0
+    )
     delta = pd.read_csv(out, keep_default_na=False)
     steps = delta[delta.setting.str.contains("step=")]
-    assert len(steps[["setting", "lang"]].drop_duplicates()) == 6 and set(steps.matched) == {"yes"}, steps.reason.tolist()
+    assert len(steps[["setting", "lang"]].drop_duplicates()) == 6 and set(steps.matched) == {"yes"}, (
+        steps.reason.tolist()
+    )
     assert steps.groupby(["setting", "lang"]).size().eq(3).all()  # three seeds each
-    assert set(steps[steps.setting.str.contains("step=1501")].note) == {"published step #1501 (1-based) is our step 1500"}
+    assert set(steps[steps.setting.str.contains("step=1501")].note) == {
+        "published step #1501 (1-based) is our step 1500"
+    }
 
 
 def test_monox_keeps_its_sizes_with_a_small_unlabelled_pool():
@@ -210,8 +239,10 @@ def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path, dr
     work = workflow_copy(tmp_path)
     for name, config in (("full.yaml", derive(PAPER)), ("cut.yaml", derive(PAPER, cut_down=True))):
         (work / name).write_text(yaml.safe_dump(config))
-    counts = {name: job_counts(snakemake(work, "-n", "--cores", "1", "--configfile", name).stdout)
-              for name in ("full.yaml", "cut.yaml")}
+    counts = {
+        name: job_counts(snakemake(work, "-n", "--cores", "1", "--configfile", name).stdout)
+        for name in ("full.yaml", "cut.yaml")
+    }
     counts["config/paper.yaml"] = job_counts(dry_runs("config/paper.yaml").stdout)
     assert counts["full.yaml"] == counts["config/paper.yaml"]
     assert set(counts["cut.yaml"]) == set(counts["config/paper.yaml"])
@@ -223,9 +254,25 @@ def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
 
     config = validate(derive(PAPER))
     assert "--rehearsal" in paper.config_args(config) and "--rehearsal" not in paper.config_args(validate(PAPER))
-    delta = pd.DataFrame([{"family": "sbert", "setting": "pooling=mean", "lang": "en", "metric": "spearman",
-                           "theirs": 0.77, "matched": "yes", "reason": "", "run_id": "r", "ours": 0.1,
-                           "ci_low": 0.05, "ci_high": 0.15, "delta": -0.67, "source": "seed 000, STS block"}])
+    delta = pd.DataFrame(
+        [
+            {
+                "family": "sbert",
+                "setting": "pooling=mean",
+                "lang": "en",
+                "metric": "spearman",
+                "theirs": 0.77,
+                "matched": "yes",
+                "reason": "",
+                "run_id": "r",
+                "ours": 0.1,
+                "ci_low": 0.05,
+                "ci_high": 0.15,
+                "delta": -0.67,
+                "source": "seed 000, STS block",
+            }
+        ]
+    )
     title = paper.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
     assert paper.REHEARSAL in title
     assert paper.REHEARSAL not in paper.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()

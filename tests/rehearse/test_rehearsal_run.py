@@ -1,6 +1,7 @@
 """The cut-down rehearsal of config/paper.yaml end to end, offline: every rule of the paper sweep
 runs on the stand-ins (the same rule set as `snakemake -n --configfile config/paper.yaml`), and
 writes every table, the cost tables, paper_delta.csv and a report that says it holds no results."""
+
 from __future__ import annotations
 
 import re
@@ -11,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from helpers.workflow_runs import SNAKEMAKE, job_counts, local_env, snakemake, workflow_copy
+
 from xlt.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,9 +29,28 @@ def test_cut_down_rehearsal_runs_every_rule_of_the_paper_sweep(tmp_path, dry_run
     paper = job_counts(dry_runs("config/paper.yaml").stdout)
     assert set(planned) == set(paper)
     # as `make rehearse` runs it: every job forked from `xlt job-server`, none declined
-    proc = subprocess.run([sys.executable, "-m", "xlt.cli", "job-server", "--hf-cache", str(out / "resources" / "hf"),
-                           "--", *SNAKEMAKE, "--cores", "2", "--directory", str(out), "--configfile", config],
-                          cwd=work, env=local_env(), capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xlt.cli",
+            "job-server",
+            "--hf-cache",
+            str(out / "resources" / "hf"),
+            "--",
+            *SNAKEMAKE,
+            "--cores",
+            "2",
+            "--directory",
+            str(out),
+            "--configfile",
+            config,
+        ],
+        cwd=work,
+        env=local_env(),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     assert re.search(r"xlt job-server: \d+ jobs forked, 0 declined", proc.stderr)
     ran = re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", proc.stdout + proc.stderr)
@@ -38,7 +58,17 @@ def test_cut_down_rehearsal_runs_every_rule_of_the_paper_sweep(tmp_path, dry_run
 
     results = out / "results"
     tables = {p.stem for p in (results / "tables").glob("*.csv")}
-    assert {"freeze_depth", "sbert", "adapt", "monox", "dual", "alignment", "cost", "cost_disk", "paper_delta"} <= tables
+    assert {
+        "freeze_depth",
+        "sbert",
+        "adapt",
+        "monox",
+        "dual",
+        "alignment",
+        "cost",
+        "cost_disk",
+        "paper_delta",
+    } <= tables
     # the overlay: published rows of the models the paper config loads match; the others say why
     delta = pd.read_csv(results / "tables" / "paper_delta.csv", keep_default_na=False)
     assert set(delta.matched) == {"yes", "no"} and (delta[delta.matched == "no"].reason != "").all()

@@ -3,6 +3,7 @@
 Snakemake renders captions and the front page with ``Environment(trim_blocks=True,
 lstrip_blocks=True)``, which removes the newline after every block tag; a plain
 ``jinja2.Template`` keeps it, so a page can be valid there and broken in the report."""
+
 from __future__ import annotations
 
 import io
@@ -36,13 +37,15 @@ RST_LINKS = """
 def render(template: str, config: dict, categories: list[str] = (), files: list[str] = (), **wildcards) -> str:
     snakemake = SimpleNamespace(config=config, wildcards=Wildcards(wildcards))
     return SNAKEMAKE_REPORT_ENV.from_string(template + RST_LINKS).render(
-        snakemake=snakemake, categories=sorted(categories), files=list(files))
+        snakemake=snakemake, categories=sorted(categories), files=list(files)
+    )
 
 
 def system_messages(text: str) -> list[str]:
     """Every docutils system message the report would show (WARNING and up, docutils' default
     report level, which snakemake keeps: each is a red box in the page)."""
     stream = io.StringIO()
-    docutils.core.publish_parts(text, writer="html",
-                                settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": stream})
+    docutils.core.publish_parts(
+        text, writer="html", settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": stream}
+    )
     return [line for line in stream.getvalue().splitlines() if line.strip()]

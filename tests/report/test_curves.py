@@ -1,4 +1,5 @@
 """`xlt plot-curves`: one figure with every run's loss, learning rate and dev score."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,10 @@ from xlt.report.curves import plot_curves, read_curves
 
 def _run(tmp_path, name, losses):
     metrics = MetricsFile("freeze_depth", name)
-    metrics.curve = [{"step": 2 * (i + 1), "loss": loss, "lr": 1e-3 / (i + 1), "dev_score": 0.5 if i == len(losses) - 1 else None}
-                     for i, loss in enumerate(losses)]
+    metrics.curve = [
+        {"step": 2 * (i + 1), "loss": loss, "lr": 1e-3 / (i + 1), "dev_score": 0.5 if i == len(losses) - 1 else None}
+        for i, loss in enumerate(losses)
+    ]
     (tmp_path / name).mkdir()
     metrics.write(tmp_path / name / "train.json")
     return tmp_path / name / "train.curve.csv"
@@ -35,12 +38,15 @@ def test_a_missing_curve_names_the_file(tmp_path):
         read_curves([tmp_path / "nope.curve.csv"])
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("", "is not a training curve CSV"),
-    ("step,loss,lr\n1,0.5,0.1\n", r"lacks the column\(s\) \['dev_score'\]"),
-    ("step,loss,lr,dev_score\n", "has no rows"),
-    ("step,loss,lr,dev_score\n1,nan?,0.1,\n", "column loss holds a value that is not a number"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("", "is not a training curve CSV"),
+        ("step,loss,lr\n1,0.5,0.1\n", r"lacks the column\(s\) \['dev_score'\]"),
+        ("step,loss,lr,dev_score\n", "has no rows"),
+        ("step,loss,lr,dev_score\n1,nan?,0.1,\n", "column loss holds a value that is not a number"),
+    ],
+)
 def test_a_bad_curve_names_the_file_and_the_fix(tmp_path, text, fragment):
     (tmp_path / "run").mkdir()
     path = tmp_path / "run" / "train.curve.csv"
@@ -61,8 +67,17 @@ def test_self_training_rounds_follow_one_another_on_the_step_axis():
     from xlt.core.training import TrainResult
     from xlt.families.monox.training import rounds_curve
 
-    first = TrainResult(steps=4, best_step=4, best_score=0.5, curve=[{"step": 2, "loss": 1.0, "lr": 0.1, "dev_score": None},
-                                                                    {"step": 4, "loss": 0.8, "lr": 0.0, "dev_score": 0.5}])
-    second = TrainResult(steps=3, best_step=3, best_score=0.6, curve=[{"step": 3, "loss": 0.7, "lr": 0.0, "dev_score": 0.6}])
+    first = TrainResult(
+        steps=4,
+        best_step=4,
+        best_score=0.5,
+        curve=[
+            {"step": 2, "loss": 1.0, "lr": 0.1, "dev_score": None},
+            {"step": 4, "loss": 0.8, "lr": 0.0, "dev_score": 0.5},
+        ],
+    )
+    second = TrainResult(
+        steps=3, best_step=3, best_score=0.6, curve=[{"step": 3, "loss": 0.7, "lr": 0.0, "dev_score": 0.6}]
+    )
     assert [(row["step"], row["loss"]) for row in rounds_curve([first, second])] == [(2, 1.0), (4, 0.8), (7, 0.7)]
     assert [row["step"] for row in second.curve] == [3]  # the rounds' own curves are left alone

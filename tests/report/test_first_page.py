@@ -1,9 +1,11 @@
 """The report's first page (workflow/report/workflow.rst): for the demo it describes the synthetic
 world from the config and what the demo must show; a real run keeps the plain text."""
-from pathlib import Path
-import yaml
 
+from pathlib import Path
+
+import yaml
 from rst import render, system_messages
+
 from xlt.core.settings import validate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,9 +35,9 @@ def table_rows(text: str) -> list[list[str]]:
     rows = []
     for line in body.splitlines():
         if line.startswith("   * - "):
-            rows.append([line[len("   * - "):]])
+            rows.append([line[len("   * - ") :]])
         elif line.startswith("     - "):
-            rows[-1].append(line[len("     - "):])
+            rows[-1].append(line[len("     - ") :])
     assert rows[0] == ["language", "overlap with English", "word order", "adjectives"]
     return rows[1:]
 
@@ -44,9 +46,11 @@ def test_demo_page_describes_the_world_from_the_config():
     text = page(demo_with_control())
     assert "no scientific meaning" not in text
     assert "they say nothing about mBERT or about real languages" in text
-    assert table_rows(text) == [["``qaa``", "50 %", "SVO", "before the noun"],
-                                ["``qab``", "20 %", "SVO", "after the noun"],
-                                ["``qac``", "0 %", "SOV", "after the noun"]]
+    assert table_rows(text) == [
+        ["``qaa``", "50 %", "SVO", "before the noun"],
+        ["``qab``", "20 %", "SVO", "after the noun"],
+        ["``qac``", "0 %", "SOV", "after the noun"],
+    ]
     assert "a tiny BERT that this run builds and pretrains itself" in text
     assert "``demo-mbert`` (12 layers, hidden size 64, 1000 steps on mixed, en, qaa, qab, qac)" in text
     assert "``results/tables/positive_control.csv``" in text and "any failed check fails the run" in text
@@ -64,13 +68,16 @@ def test_known_failures_are_named_on_the_first_page():
 
 def test_another_world_gives_another_table_sorted_by_overlap():
     config = demo_with_control()
-    config["demo_world"] = {"languages": {"qaa": {"overlap": 0.1, "order": "SOV"}, "qab": {"overlap": 0.3},
-                                          "qac": {"overlap": 0.75}}}
+    config["demo_world"] = {
+        "languages": {"qaa": {"overlap": 0.1, "order": "SOV"}, "qab": {"overlap": 0.3}, "qac": {"overlap": 0.75}}
+    }
     config["positive_control"]["freeze_depth"] = {"source_accuracy": 0.9}
     text = page(config)
-    assert table_rows(text) == [["``qac``", "75 %", "SVO", "before the noun"],  # schema defaults filled in
-                                ["``qab``", "30 %", "SVO", "before the noun"],
-                                ["``qaa``", "10 %", "SOV", "before the noun"]]
+    assert table_rows(text) == [
+        ["``qac``", "75 %", "SVO", "before the noun"],  # schema defaults filled in
+        ["``qab``", "30 %", "SVO", "before the noun"],
+        ["``qaa``", "10 %", "SOV", "before the noun"],
+    ]
     assert "reaches 0.9 in English" in text
 
 

@@ -1,4 +1,5 @@
 """The shared interval helpers: bounds of averaged points, error-bar lengths, bands."""
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -8,8 +9,14 @@ from xlt.report.figures import error_lengths, interval_band, mean_intervals, ref
 
 
 def test_a_point_averaging_records_gets_the_mean_of_their_bounds():
-    rows = pd.DataFrame({"x": [1, 1, 2, 2], "value": [0.5, 0.7, 0.6, 0.6],
-                         "ci_low": [0.4, 0.6, 0.5, np.nan], "ci_high": [0.6, 0.8, 0.7, 0.7]})
+    rows = pd.DataFrame(
+        {
+            "x": [1, 1, 2, 2],
+            "value": [0.5, 0.7, 0.6, 0.6],
+            "ci_low": [0.4, 0.6, 0.5, np.nan],
+            "ci_high": [0.6, 0.8, 0.7, 0.7],
+        }
+    )
     bounds = mean_intervals(rows, "x")
     assert bounds.loc[1, "ci_low"] == pytest.approx(0.5) and bounds.loc[1, "ci_high"] == pytest.approx(0.7)
     assert bounds.loc[2].isna().all()  # one record without an interval: the point has none
@@ -52,9 +59,18 @@ def test_reference_span_covers_the_mean_bounds_and_needs_every_one():
 def test_heatmap_cells_carry_their_interval_where_the_table_has_one(tmp_path):
     from xlt.families.freeze_depth.plots import accuracy_heatmap
 
-    rows = [{"freeze_depth": d, "seed": 1, "lang": lang, "metric": "accuracy", "value": v,
-             "ci_low": v - 0.03, "ci_high": v + 0.05} for d, lang, v in ((-1, "en", 0.8), (-1, "qaa", 0.5), (0, "en", 0.9),
-                                                                       (0, "qaa", 0.6))]
+    rows = [
+        {
+            "freeze_depth": d,
+            "seed": 1,
+            "lang": lang,
+            "metric": "accuracy",
+            "value": v,
+            "ci_low": v - 0.03,
+            "ci_high": v + 0.05,
+        }
+        for d, lang, v in ((-1, "en", 0.8), (-1, "qaa", 0.5), (0, "en", 0.9), (0, "qaa", 0.6))
+    ]
     table = pd.DataFrame(rows)
     table.loc[3, "ci_high"] = float("nan")  # one cell without an interval says its value only
     ax = accuracy_heatmap(table, tmp_path / "h.png").axes[0]
@@ -67,7 +83,22 @@ def test_heatmap_cells_carry_their_interval_where_the_table_has_one(tmp_path):
 def test_the_sts_heatmap_carries_intervals(tmp_path):
     from xlt.families.sbert.plots import sts
 
-    sbert = pd.DataFrame([{"run_id": "r", "pooling": "mean", "layer": -1, "freeze_depth": -1, "seed": 1,
-                           "trained": True, "lang": "en", "similarity": "cosine", "metric": "spearman",
-                           "value": 0.5, "ci_low": 0.4, "ci_high": 0.6}])
+    sbert = pd.DataFrame(
+        [
+            {
+                "run_id": "r",
+                "pooling": "mean",
+                "layer": -1,
+                "freeze_depth": -1,
+                "seed": 1,
+                "trained": True,
+                "lang": "en",
+                "similarity": "cosine",
+                "metric": "spearman",
+                "value": 0.5,
+                "ci_low": 0.4,
+                "ci_high": 0.6,
+            }
+        ]
+    )
     assert [t.get_text() for t in sts(sbert, tmp_path / "s.png").axes[0].texts] == ["50.0\n±10.0"]

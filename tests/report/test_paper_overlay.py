@@ -2,6 +2,7 @@
 (config nicknames in `model`, each family's own columns, metrics files carrying the axes the
 plan gives its jobs), matched against the shipped published numbers through `xlt paper-delta`
 with the arguments the workflow rule passes."""
+
 from __future__ import annotations
 
 import shlex
@@ -48,8 +49,10 @@ def _records(config, tmp):
     files = {"freeze_depth": [], "sbert": [], "adapt": [], "monox": [], "dual": []}
     for i, axes in enumerate(_job_axes(config, "freeze_depth", "evaluate_xnli")):
         run_id = f"{axes['model']}-depth{axes['freeze_depth']}-seed{axes['seed']}"
-        recs = [("accuracy", 0.6 + i / 1000, {"lang": lang})  # no split: see eval.split
-                for lang in config["freeze_depth"]["eval"]["langs"]]  # every language evaluate_xnli scores
+        recs = [
+            ("accuracy", 0.6 + i / 1000, {"lang": lang})  # no split: see eval.split
+            for lang in config["freeze_depth"]["eval"]["langs"]
+        ]  # every language evaluate_xnli scores
         recs.append(("accuracy", 0.6, {"lang": "avg"}))
         files["freeze_depth"].append(_write(tmp, "freeze_depth", run_id, axes, recs))
     for job in settings.plan_module("sbert").jobs(config)["eval_sbert"].values():
@@ -57,15 +60,25 @@ def _records(config, tmp):
         run_id = f"{axes['model']}-{axes['pooling']}-L{axes['layer']}-{axes['seed']}"
         # every English STS file the job scores (--sts, --dev-sts), dims from its path as eval-embeddings takes them
         sts = [Path(str(v)) for flag, v in zip(job.args, job.args[1:]) if flag in ("--sts", "--dev-sts")]
-        recs = [(c, 0.7 if path.stem == "test" else 0.75,
-                 {"similarity": s, "dataset": path.parts[-3], "lang": "en", "split": path.stem})
-                for path in sts if path.parts[-2] == "en"
-                for c in ("pearson", "spearman") for s in ("cosine", "euclidean", "manhattan", "dot")]
+        recs = [
+            (
+                c,
+                0.7 if path.stem == "test" else 0.75,
+                {"similarity": s, "dataset": path.parts[-3], "lang": "en", "split": path.stem},
+            )
+            for path in sts
+            if path.parts[-2] == "en"
+            for c in ("pearson", "spearman")
+            for s in ("cosine", "euclidean", "manhattan", "dot")
+        ]
         recs += [("mean_accuracy@1", 0.3, {"dataset": "tatoeba", "lang": "deu", "split": "test"})]
         files["sbert"].append(_write(tmp, "sbert", run_id, axes, recs))
     for axes in _job_axes(config, "adapt", "adapt_mlm"):
-        recs = [("perplexity", 9.0, {"lang": lang, "split": "dev", "step": step})
-                for lang in ("nl", "multilingual") for step in (0, 50, 100)]
+        recs = [
+            ("perplexity", 9.0, {"lang": lang, "split": "dev", "step": step})
+            for lang in ("nl", "multilingual")
+            for step in (0, 50, 100)
+        ]
         recs += [("perplexity", 8.0, {"lang": "nl", "split": split}) for split in ("dev", "test")]
         files["adapt"].append(_write(tmp, "adapt", f"{axes['model']}-{axes['scheme']}-seed{axes['seed']}", axes, recs))
     for axes in _job_axes(config, "adapt", "adapt_reference_perplexity"):
@@ -81,8 +94,11 @@ def _records(config, tmp):
     for run_id, job in settings.plan_module("dual").jobs(config)["tatoeba_dual"].items():
         # every STS file the job scores (--sts), one record per similarity, as eval-embeddings writes them
         sts = [Path(str(v)) for flag, v in zip(job.args, job.args[1:]) if flag == "--sts"]
-        recs = [("spearman", 0.5, {"similarity": s, "dataset": path.parts[-3], "lang": path.parts[-2],
-                                   "split": path.stem}) for path in sts for s in ("cosine", "euclidean", "manhattan", "dot")]
+        recs = [
+            ("spearman", 0.5, {"similarity": s, "dataset": path.parts[-3], "lang": path.parts[-2], "split": path.stem})
+            for path in sts
+            for s in ("cosine", "euclidean", "manhattan", "dot")
+        ]
         recs.append(("mean_error", 0.4, {"dataset": "tatoeba", "lang": "deu", "split": "test"}))
         files["dual"].append(_write(tmp, "dual", run_id, job.axes, recs))
     return files

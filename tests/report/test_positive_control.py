@@ -1,6 +1,7 @@
 """The positive control's checks on crafted tables: a passing set passes, and for every check a
 crafted failing row fails that check (and only it); missing rows fail; a disabled family, or a
 check the sweep cannot answer, is reported as not run."""
+
 import copy
 
 import pandas as pd
@@ -12,13 +13,18 @@ from xlt.report.positive_control.checks import FAIL, NOT_RUN, PASS, check_names,
 
 CHECK_NAMES = check_names()  # family -> its checks' names, from the registered families
 
-WORLD = {"qaa": {"overlap": 0.5, "order": "SVO", "adjectives": "pre"},
-         "qab": {"overlap": 0.2, "order": "SVO", "adjectives": "post"},
-         "qac": {"overlap": 0.0, "order": "SOV", "adjectives": "post"}}
-THRESHOLDS = {"freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.20, "order_tolerance": 0.0, "depth_gain": 0.10},
-              "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.20, "distill_gain": 0.20},
-              "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.80, "max_majority_share": 0.70},
-              "sbert": {"spearman_gain": 0.10}}
+WORLD = {
+    "qaa": {"overlap": 0.5, "order": "SVO", "adjectives": "pre"},
+    "qab": {"overlap": 0.2, "order": "SVO", "adjectives": "post"},
+    "qac": {"overlap": 0.0, "order": "SOV", "adjectives": "post"},
+}
+THRESHOLDS = {
+    "freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.20, "order_tolerance": 0.0, "depth_gain": 0.10},
+    "alignment": {"chance_factor": 10},
+    "dual": {"error_drop": 0.20, "distill_gain": 0.20},
+    "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.80, "max_majority_share": 0.70},
+    "sbert": {"spearman_gain": 0.10},
+}
 MODEL = "m"  # freeze_depth's model column: the config's model name
 DUAL_RUNS = ("m-margin0-scale10-mean-bs32-depthnone-seed1", "m-margin0.3-scale10-mean-bs32-depthnone-seed1")
 KD_RUN, TEACHER_RUN = "m-distill-mean-bs32-depthnone-seed1", "teacher-m-mean-L-1-depthnone-seed1"
@@ -41,10 +47,30 @@ def freeze_depth_table(overrides=None):
     rows = []
     for (depth, lang), mean in means.items():
         for seed, shift in ((1, -0.02), (2, 0.02)):
-            rows.append({"family": "freeze_depth", "run_id": f"m-depth{depth}-seed{seed}", "model": MODEL,
-                         "freeze_depth": depth, "seed": seed, "lang": lang, "metric": "accuracy", "value": mean + shift})
-    rows.append({"family": "freeze_depth", "run_id": "m-depth-1-seed1", "model": MODEL, "freeze_depth": -1, "seed": 1,
-                 "lang": "avg", "metric": "accuracy", "value": 0.6})
+            rows.append(
+                {
+                    "family": "freeze_depth",
+                    "run_id": f"m-depth{depth}-seed{seed}",
+                    "model": MODEL,
+                    "freeze_depth": depth,
+                    "seed": seed,
+                    "lang": lang,
+                    "metric": "accuracy",
+                    "value": mean + shift,
+                }
+            )
+    rows.append(
+        {
+            "family": "freeze_depth",
+            "run_id": "m-depth-1-seed1",
+            "model": MODEL,
+            "freeze_depth": -1,
+            "seed": 1,
+            "lang": "avg",
+            "metric": "accuracy",
+            "value": 0.6,
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -55,14 +81,29 @@ def alignment_table(centred=None, raw=0.0):
     rows = []
     for layer, mean in centred.items():
         for direction, shift in (("xx->en", 0.05), ("en->xx", -0.05)):
-            base = {"family": "alignment", "run_id": "pretrained-m", "model": MODEL, "source": "pretrained",
-                    "source_run": "", "layer": layer, "direction": direction}
+            base = {
+                "family": "alignment",
+                "run_id": "pretrained-m",
+                "model": MODEL,
+                "source": "pretrained",
+                "source_run": "",
+                "layer": layer,
+                "direction": direction,
+            }
             rows.append({**base, "lang": "qaa", "metric": "bitext_retrieval_acc_centered", "value": mean + shift})
             rows.append({**base, "lang": "qaa", "metric": "bitext_retrieval_acc", "value": raw})
             rows.append({**base, "lang": "qab", "metric": "bitext_retrieval_acc_centered", "value": 0.0})
             # a dual run aligns perfectly; the check reads the pretrained model only
-            rows.append({**base, "run_id": "dual-x", "source": "dual", "lang": "qaa",
-                         "metric": "bitext_retrieval_acc_centered", "value": 1.0 if layer == 0 else 0.0})
+            rows.append(
+                {
+                    **base,
+                    "run_id": "dual-x",
+                    "source": "dual",
+                    "lang": "qaa",
+                    "metric": "bitext_retrieval_acc_centered",
+                    "value": 1.0 if layer == 0 else 0.0,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -71,18 +112,32 @@ def dual_table(errors=None):
     the distilled student 0.4 and its teacher scored zero-shot 0.85."""
     errors = errors or {}
     rows = []
-    for run, trained, default in ((DUAL_RUNS[0], True, 0.5), (DUAL_RUNS[1], True, 0.6), ("m-mean-untrained", False, 0.9),
-                                  (KD_RUN, True, 0.4), (TEACHER_RUN, True, 0.85)):
+    for run, trained, default in (
+        (DUAL_RUNS[0], True, 0.5),
+        (DUAL_RUNS[1], True, 0.6),
+        ("m-mean-untrained", False, 0.9),
+        (KD_RUN, True, 0.4),
+        (TEACHER_RUN, True, 0.85),
+    ):
         for lang in ("qaa", "qab", "qac"):
             value = errors.get((run, lang), default)
-            base = {"family": "dual", "run_id": run, "trained": trained, "pooling": "mean", "lang": lang,
-                    "split": "test", "dataset": "demo-bitext"}
+            base = {
+                "family": "dual",
+                "run_id": run,
+                "trained": trained,
+                "pooling": "mean",
+                "lang": lang,
+                "split": "test",
+                "dataset": "demo-bitext",
+            }
             rows.append({**base, "metric": "mean_error", "value": value})
             rows.append({**base, "metric": "error", "direction": "xx->en", "value": value + 0.05})
             rows.append({**base, "metric": "error", "direction": "en->xx", "value": value - 0.05})
     # a trained run's training record and mining rows: not retrieval errors
     rows.append({"family": "dual", "run_id": DUAL_RUNS[0], "trained": True, "metric": "dev_accuracy", "value": 0.1})
-    rows.append({"family": "dual", "run_id": DUAL_RUNS[0], "trained": True, "lang": "qaa", "metric": "f1", "value": 0.1})
+    rows.append(
+        {"family": "dual", "run_id": DUAL_RUNS[0], "trained": True, "lang": "qaa", "metric": "f1", "value": 0.1}
+    )
     return pd.DataFrame(rows)
 
 
@@ -102,22 +157,40 @@ def monox_table(accuracy=None, shares=None):
             rows.append({**base, "lang": lang, "metric": "majority_share", "value": share})
         rows.append({**base, "lang": "avg", "metric": "accuracy", "value": 0.6})
         rows.append({**base, "lang": "en", "split": "dev", "metric": "accuracy", "value": 0.1})
-    rows.append({"family": "monox", "run_id": "teacher-t-nall-seed1", "mode": "teacher", "headline": True,
-                 "split": "test", "lang": "en", "metric": "accuracy", "value": 0.1})
+    rows.append(
+        {
+            "family": "monox",
+            "run_id": "teacher-t-nall-seed1",
+            "mode": "teacher",
+            "headline": True,
+            "split": "test",
+            "lang": "en",
+            "metric": "accuracy",
+            "value": 0.1,
+        }
+    )
     return pd.DataFrame(rows)
 
 
 def sbert_table(trained=0.6, untrained=0.4):
     rows = []
     for run, is_trained, value in ((SBERT_RUN, True, trained), (SBERT_BASE, False, untrained)):
-        base = {"family": "sbert", "run_id": run, "trained": is_trained, "pooling": "mean", "split": "test",
-                "dataset": "demo-sts"}
+        base = {
+            "family": "sbert",
+            "run_id": run,
+            "trained": is_trained,
+            "pooling": "mean",
+            "split": "test",
+            "dataset": "demo-sts",
+        }
         rows.append({**base, "lang": "en", "similarity": "cosine", "metric": "spearman", "value": value})
         # other similarities, languages and metrics are not the check's
         rows.append({**base, "lang": "en", "similarity": "euclidean", "metric": "spearman", "value": 1 - value})
         rows.append({**base, "lang": "qaa", "similarity": "cosine", "metric": "spearman", "value": 1 - value})
         rows.append({**base, "lang": "en", "similarity": "cosine", "metric": "pearson", "value": 1 - value})
-        rows.append({**base, "lang": "qaa", "split": "test", "dataset": "demo-bitext", "metric": "mean_error", "value": 0.5})
+        rows.append(
+            {**base, "lang": "qaa", "split": "test", "dataset": "demo-bitext", "metric": "mean_error", "value": 0.5}
+        )
     return pd.DataFrame(rows)
 
 
@@ -125,41 +198,87 @@ def adapt_table(final=None):
     """Final perplexities (no step) of the untouched model (reference-m: qab test 100,
     multilingual dev 50) and three schemes; step records (curves) that the checks ignore."""
     final = final or {}
-    values = {("0-4", "qab"): 40, ("0-4", "multilingual"): 70, ("2-4", "qab"): 50, ("2-4", "multilingual"): 60,
-              ("gradual-start1-step1-every2steps", "qab"): 45, ("gradual-start1-step1-every2steps", "multilingual"): 55}
+    values = {
+        ("0-4", "qab"): 40,
+        ("0-4", "multilingual"): 70,
+        ("2-4", "qab"): 50,
+        ("2-4", "multilingual"): 60,
+        ("gradual-start1-step1-every2steps", "qab"): 45,
+        ("gradual-start1-step1-every2steps", "multilingual"): 55,
+    }
     values.update(final)
-    rows = [{"family": "adapt", "run_id": "reference-m", "model": "m", "scheme": "pre-trained", "role": "transfer",
-             "lang": lang, "split": split, "metric": "perplexity", "value": value}
-            for lang, split, value in (("qab", "test", 100), ("qab", "dev", 90), ("multilingual", "dev", 50))]
+    rows = [
+        {
+            "family": "adapt",
+            "run_id": "reference-m",
+            "model": "m",
+            "scheme": "pre-trained",
+            "role": "transfer",
+            "lang": lang,
+            "split": split,
+            "metric": "perplexity",
+            "value": value,
+        }
+        for lang, split, value in (("qab", "test", 100), ("qab", "dev", 90), ("multilingual", "dev", 50))
+    ]
     for scheme in ("0-4", "2-4", "gradual-start1-step1-every2steps"):
         base = {"family": "adapt", "run_id": f"m-{scheme}-seed1", "model": "m", "scheme": scheme, "role": "adapted"}
         rows.append({**base, "lang": "qab", "split": "test", "metric": "perplexity", "value": values[(scheme, "qab")]})
-        rows.append({**base, "lang": "multilingual", "split": "dev", "metric": "perplexity",
-                     "value": values[(scheme, "multilingual")]})
+        rows.append(
+            {
+                **base,
+                "lang": "multilingual",
+                "split": "dev",
+                "metric": "perplexity",
+                "value": values[(scheme, "multilingual")],
+            }
+        )
         rows.append({**base, "lang": "qab", "split": "dev", "metric": "perplexity", "value": 1.0})
         for step in (0, 25):  # curves: a step-0 multilingual perplexity far above every final one
-            rows.append({**base, "lang": "multilingual", "split": "dev", "step": step, "metric": "perplexity",
-                         "value": 1000.0})
+            rows.append(
+                {**base, "lang": "multilingual", "split": "dev", "step": step, "metric": "perplexity", "value": 1000.0}
+            )
             rows.append({**base, "lang": "qab", "split": "test", "step": step, "metric": "perplexity", "value": 1.0})
     return pd.DataFrame(rows)
 
 
 def tables():
-    return {"freeze_depth": freeze_depth_table(), "alignment": alignment_table(), "dual": dual_table(),
-            "monox": monox_table(), "sbert": sbert_table(), "adapt": adapt_table()}
+    return {
+        "freeze_depth": freeze_depth_table(),
+        "alignment": alignment_table(),
+        "dual": dual_table(),
+        "monox": monox_table(),
+        "sbert": sbert_table(),
+        "adapt": adapt_table(),
+    }
 
 
 def spec():
     return {
-        "world": copy.deepcopy(WORLD), "thresholds": copy.deepcopy(THRESHOLDS),
+        "world": copy.deepcopy(WORLD),
+        "thresholds": copy.deepcopy(THRESHOLDS),
         "freeze_depth": {"source_lang": "en", "labels": 3, "models": {MODEL: {"name": "m", "layers": 4}}},
-        "alignment": {"runs": ["pretrained-m"], "metric": "bitext_retrieval_acc_centered", "candidates": {"qaa": 100, "qab": 100, "qac": 100}},
-        "dual": {"pairs": {run: "m-mean-untrained" for run in DUAL_RUNS}, "langs": ["qaa", "qab", "qac"],
-                 "distill": {KD_RUN: TEACHER_RUN}, "distill_lang": "qac"},
+        "alignment": {
+            "runs": ["pretrained-m"],
+            "metric": "bitext_retrieval_acc_centered",
+            "candidates": {"qaa": 100, "qab": 100, "qac": 100},
+        },
+        "dual": {
+            "pairs": {run: "m-mean-untrained" for run in DUAL_RUNS},
+            "langs": ["qaa", "qab", "qac"],
+            "distill": {KD_RUN: TEACHER_RUN},
+            "distill_lang": "qac",
+        },
         "monox": {"source_lang": "en", "modes": ["finetune", "self_train", "kd", "pl"]},
         "sbert": {"pairs": {SBERT_RUN: SBERT_BASE}, "lang": "en", "dataset": "demo-sts", "split": "test"},
-        "adapt": {"target": "qab", "target_split": "test", "multilingual": "multilingual", "multilingual_split": "dev",
-                  "references": {"m": "reference-m"}, "all_layers": {"m": "0-4"}},
+        "adapt": {
+            "target": "qab",
+            "target_split": "test",
+            "multilingual": "multilingual",
+            "multilingual_split": "dev",
+            "references": {"m": "reference-m"},
+            "all_layers": {"m": "0-4"},
+        },
     }
 
 
@@ -180,10 +299,18 @@ def test_a_world_that_shows_every_effect_passes_every_check():
     assert list(result.columns) == ["family", "check", "subject", "expected", "observed", "pass", "known_failure"]
     assert set(result["pass"]) == {PASS}, result.to_string()
     # every check of every family has at least one row
-    assert {(f, c) for f, c in zip(result.family, result.check)} == {(f, c) for f, names in CHECK_NAMES.items() for c in names}
+    assert {(f, c) for f, c in zip(result.family, result.check)} == {
+        (f, c) for f, names in CHECK_NAMES.items() for c in names
+    }
     # per subject: 4 freeze_depth, 2 alignment, 2 runs x 3 languages, 3 accuracies + 4 shares, 1, 3 schemes + 1
     assert result.groupby("family", sort=False).size().to_dict() == {
-        "freeze_depth": 4, "alignment": 2, "dual": 7, "monox": 7, "sbert": 1, "adapt": 4}
+        "freeze_depth": 4,
+        "alignment": 2,
+        "dual": 7,
+        "monox": 7,
+        "sbert": 1,
+        "adapt": 4,
+    }
 
 
 def test_observed_values_are_what_the_checks_compared():
@@ -196,7 +323,9 @@ def test_observed_values_are_what_the_checks_compared():
     assert result.loc[("freeze_depth", fd[3]), "observed"] == "depth -1: 0.700, depth 4: 0.400"
     al = CHECK_NAMES["alignment"]
     assert result.loc[("alignment", al[0]), "observed"] == "layer 2: 0.300"  # both directions averaged
-    assert result.loc[("alignment", al[0]), "expected"].startswith(">= 10 x chance 1/100 = 0.100 (mean of xx->en and en->xx")
+    assert result.loc[("alignment", al[0]), "expected"].startswith(
+        ">= 10 x chance 1/100 = 0.100 (mean of xx->en and en->xx"
+    )
     assert result.loc[("alignment", al[1]), "expected"].startswith("> layer 0 (embeddings): 0.050")
     adapt = result.loc[("adapt", CHECK_NAMES["adapt"][1])]
     assert adapt["observed"] == "0-4 +20.000, 2-4 +10.000, gradual-start1-step1-every2steps +5.000"
@@ -210,13 +339,16 @@ def test_observed_values_are_what_the_checks_compared():
 FD = CHECK_NAMES["freeze_depth"]
 
 
-@pytest.mark.parametrize("overrides, failing", [
-    ({(-1, "en"): 0.84}, FD[0]),                     # English below 0.85
-    ({(-1, "qaa"): 0.52, (-1, "qab"): 0.45}, FD[1]),  # the high-overlap language 0.52 < 1/3 + 0.2
-    ({(-1, "qac"): 0.55}, FD[2]),                     # no overlap beats some overlap: qac 0.55 > qab 0.5
-    ({(-1, "qab"): 0.75}, FD[2]),                     # mid above high
-    ({(4, "qaa"): 0.65}, FD[3]),                      # best other depth 0.7 < depth 4's 0.65 + 0.1
-])
+@pytest.mark.parametrize(
+    "overrides, failing",
+    [
+        ({(-1, "en"): 0.84}, FD[0]),  # English below 0.85
+        ({(-1, "qaa"): 0.52, (-1, "qab"): 0.45}, FD[1]),  # the high-overlap language 0.52 < 1/3 + 0.2
+        ({(-1, "qac"): 0.55}, FD[2]),  # no overlap beats some overlap: qac 0.55 > qab 0.5
+        ({(-1, "qab"): 0.75}, FD[2]),  # mid above high
+        ({(4, "qaa"): 0.65}, FD[3]),  # best other depth 0.7 < depth 4's 0.65 + 0.1
+    ],
+)
 def test_each_freeze_depth_check_fails_on_its_own_row(overrides, failing):
     result = run({"freeze_depth": freeze_depth_table(overrides)})
     assert only_failures(result) == [("freeze_depth", failing)]
@@ -234,8 +366,10 @@ def test_order_tolerance_lets_a_close_pair_pass():
 def test_chance_follows_the_label_count():
     # 2 labels: chance 0.5, the bar 0.7: qaa's 0.7 passes, 0.69 fails
     assert only_failures(run(spec_overrides={"freeze_depth": {**spec()["freeze_depth"], "labels": 2}})) == []
-    result = run({"freeze_depth": freeze_depth_table({(-1, "qaa"): 0.69})},
-                 {"freeze_depth": {**spec()["freeze_depth"], "labels": 2}})
+    result = run(
+        {"freeze_depth": freeze_depth_table({(-1, "qaa"): 0.69})},
+        {"freeze_depth": {**spec()["freeze_depth"], "labels": 2}},
+    )
     assert only_failures(result) == [("freeze_depth", FD[1])]
 
 
@@ -252,10 +386,13 @@ def test_the_high_overlap_language_comes_from_the_world():
 AL = CHECK_NAMES["alignment"]
 
 
-@pytest.mark.parametrize("centred, failing", [
-    ({0: 0.05, 1: 0.08, 2: 0.09}, AL[0]),             # best 0.09 < 10 x 1/100
-    ({0: 0.3, 1: 0.2, 2: 0.25}, AL[1]),               # the embedding layer is the best layer
-])
+@pytest.mark.parametrize(
+    "centred, failing",
+    [
+        ({0: 0.05, 1: 0.08, 2: 0.09}, AL[0]),  # best 0.09 < 10 x 1/100
+        ({0: 0.3, 1: 0.2, 2: 0.25}, AL[1]),  # the embedding layer is the best layer
+    ],
+)
 def test_each_alignment_check_fails_on_its_own_row(centred, failing):
     assert only_failures(run({"alignment": alignment_table(centred)})) == [("alignment", failing)]
 
@@ -298,13 +435,16 @@ def test_distilled_student_must_beat_the_zero_shot_teacher_on_the_zero_overlap_l
 MX = CHECK_NAMES["monox"]
 
 
-@pytest.mark.parametrize("table, failing_run, failing", [
-    (monox_table(accuracy={("kd", "en"): 0.79}), "m-t-kd-nall-seed1", MX[0]),
-    (monox_table(accuracy={("finetune", "en"): 0.5}), "m-t-finetune-nall-seed1", MX[0]),
-    (monox_table(shares={("pl", "qac"): 0.71}), "m-t-pl-nall-seed1", MX[1]),
-    # a mode whose accuracy is not checked may still not collapse
-    (monox_table(shares={("self_train", "qaa"): 1.0}), "m-t-self_train-nall-seed1", MX[1]),
-])
+@pytest.mark.parametrize(
+    "table, failing_run, failing",
+    [
+        (monox_table(accuracy={("kd", "en"): 0.79}), "m-t-kd-nall-seed1", MX[0]),
+        (monox_table(accuracy={("finetune", "en"): 0.5}), "m-t-finetune-nall-seed1", MX[0]),
+        (monox_table(shares={("pl", "qac"): 0.71}), "m-t-pl-nall-seed1", MX[1]),
+        # a mode whose accuracy is not checked may still not collapse
+        (monox_table(shares={("self_train", "qaa"): 1.0}), "m-t-self_train-nall-seed1", MX[1]),
+    ],
+)
 def test_each_monox_check_fails_on_its_own_row(table, failing_run, failing):
     result = run({"monox": table})
     assert only_failures(result) == [("monox", failing)]
@@ -327,12 +467,15 @@ def test_sbert_fails_when_training_gains_too_little():
 AD = CHECK_NAMES["adapt"]
 
 
-@pytest.mark.parametrize("final, failing", [
-    ({("2-4", "qab"): 100}, AD[0]),                    # not below the untouched model's 100
-    ({("gradual-start1-step1-every2steps", "qab"): 130}, AD[0]),
-    ({("2-4", "multilingual"): 75}, AD[1]),            # another scheme costs the other languages more
-    ({("0-4", "multilingual"): 40}, AD[1]),            # training every layer lowers it
-])
+@pytest.mark.parametrize(
+    "final, failing",
+    [
+        ({("2-4", "qab"): 100}, AD[0]),  # not below the untouched model's 100
+        ({("gradual-start1-step1-every2steps", "qab"): 130}, AD[0]),
+        ({("2-4", "multilingual"): 75}, AD[1]),  # another scheme costs the other languages more
+        ({("0-4", "multilingual"): 40}, AD[1]),  # training every layer lowers it
+    ],
+)
 def test_each_adapt_check_fails_on_its_own_row(final, failing):
     assert only_failures(run({"adapt": adapt_table(final)})) == [("adapt", failing)]
 
@@ -344,18 +487,21 @@ def test_adapt_ties_with_the_all_layers_scheme_pass():
 # ------------------------------------------------------------------ missing rows, disabled families
 
 
-@pytest.mark.parametrize("family, table, failing", [
-    ("freeze_depth", freeze_depth_table().query("freeze_depth != -1"), [FD[0], FD[1], FD[2]]),
-    ("freeze_depth", freeze_depth_table().query("freeze_depth != 4"), [FD[3]]),
-    ("alignment", alignment_table().query("layer != 0"), [AL[1]]),
-    ("alignment", alignment_table().query("run_id != 'pretrained-m'"), [AL[0], AL[1]]),
-    ("dual", dual_table().query("run_id != 'm-mean-untrained'"), ["training lowers the retrieval error"] * 6),
-    ("monox", monox_table().query("metric != 'majority_share'"), [MX[1]]),
-    ("monox", monox_table().query("mode != 'pl'"), [MX[0]]),
-    ("sbert", sbert_table().query("run_id != @SBERT_BASE"), [CHECK_NAMES["sbert"][0]]),
-    ("adapt", adapt_table().query("run_id != 'reference-m'"), [AD[0], AD[1]]),
-    ("adapt", adapt_table().query("not (lang == 'multilingual' and scheme == '2-4')"), [AD[1]]),
-])
+@pytest.mark.parametrize(
+    "family, table, failing",
+    [
+        ("freeze_depth", freeze_depth_table().query("freeze_depth != -1"), [FD[0], FD[1], FD[2]]),
+        ("freeze_depth", freeze_depth_table().query("freeze_depth != 4"), [FD[3]]),
+        ("alignment", alignment_table().query("layer != 0"), [AL[1]]),
+        ("alignment", alignment_table().query("run_id != 'pretrained-m'"), [AL[0], AL[1]]),
+        ("dual", dual_table().query("run_id != 'm-mean-untrained'"), ["training lowers the retrieval error"] * 6),
+        ("monox", monox_table().query("metric != 'majority_share'"), [MX[1]]),
+        ("monox", monox_table().query("mode != 'pl'"), [MX[0]]),
+        ("sbert", sbert_table().query("run_id != @SBERT_BASE"), [CHECK_NAMES["sbert"][0]]),
+        ("adapt", adapt_table().query("run_id != 'reference-m'"), [AD[0], AD[1]]),
+        ("adapt", adapt_table().query("not (lang == 'multilingual' and scheme == '2-4')"), [AD[1]]),
+    ],
+)
 def test_rows_the_config_asked_for_but_the_table_lacks_fail(family, table, failing):
     result = run({family: table.reset_index(drop=True)})
     bad = result[result["pass"] == FAIL]
@@ -370,8 +516,9 @@ def test_a_disabled_family_is_reported_as_not_run_never_as_passed():
     skipped = result[result["pass"] == NOT_RUN]
     assert sorted(set(skipped.family)) == ["adapt", "dual"]
     # in the families' registered order (xlt.core.registry), each family's checks in its own order
-    assert list(skipped.check) == [check for family, names in CHECK_NAMES.items() if family in ("dual", "adapt")
-                                   for check in names]
+    assert list(skipped.check) == [
+        check for family, names in CHECK_NAMES.items() if family in ("dual", "adapt") for check in names
+    ]
     assert set(skipped.observed) == {"dual is disabled in this config", "adapt is disabled in this config"}
     assert set(result[result["pass"] != NOT_RUN]["pass"]) == {PASS}
 
@@ -384,12 +531,16 @@ def test_a_check_the_sweep_cannot_answer_is_not_run_and_the_others_still_run():
     # a failing row under a skipped check does not count: the check did not run
     result = positive_control({**tables(), "freeze_depth": freeze_depth_table({(4, "qaa"): 0.7})}, spec_)
     skipped = result[result["pass"] == NOT_RUN]
-    expected = [("freeze_depth", FD[3], "depth 4 (every layer of m frozen) is not in freeze_depth.depths"),
-                ("monox", MX[0], "pl is not in monox.modes"),
-                ("adapt", AD[0], "why"), ("adapt", AD[1], "why")]
+    expected = [
+        ("freeze_depth", FD[3], "depth 4 (every layer of m frozen) is not in freeze_depth.depths"),
+        ("monox", MX[0], "pl is not in monox.modes"),
+        ("adapt", AD[0], "why"),
+        ("adapt", AD[1], "why"),
+    ]
     families = list(CHECK_NAMES)  # the families' registered order (xlt.core.registry)
     assert [(f, c, o) for f, c, o in zip(skipped.family, skipped.check, skipped.observed)] == sorted(
-        expected, key=lambda one: families.index(one[0]))
+        expected, key=lambda one: families.index(one[0])
+    )
     assert set(result[result["pass"] != NOT_RUN]["pass"]) == {PASS}
     assert list(result[result.family == "freeze_depth"].check) == list(FD)  # report order kept
     # the checks that do run still fail on their own rows
@@ -411,8 +562,16 @@ def test_booleans_read_back_from_csv(tmp_path):
     """headline/trained columns come back from CSV as bools, or as strings beside NaN."""
     path = tmp_path / "monox.csv"
     table = monox_table(shares={("pl", "qac"): 0.71}).astype({"headline": object})
-    table.loc[len(table)] = {"family": "monox", "run_id": "x", "mode": "kd", "headline": None, "split": "test",
-                             "lang": "en", "metric": "accuracy", "value": 0.0}
+    table.loc[len(table)] = {
+        "family": "monox",
+        "run_id": "x",
+        "mode": "kd",
+        "headline": None,
+        "split": "test",
+        "lang": "en",
+        "metric": "accuracy",
+        "value": 0.0,
+    }
     table.to_csv(path, index=False)
     result = run({"monox": pd.read_csv(path)})
     assert only_failures(result) == [("monox", MX[1])]
@@ -423,7 +582,10 @@ def test_overlap_ranking():
 
     assert checks.overlap_ranking(WORLD) == ["qaa", "qab", "qac"]
     assert checks.overlap_ranking({"qab": {"overlap": 0.2}, "qaa": {"overlap": 0.2}, "qac": {"overlap": 0.9}}) == [
-        "qac", "qaa", "qab"]
+        "qac",
+        "qaa",
+        "qab",
+    ]
     with pytest.raises(XltError, match="no languages"):
         checks.overlap_ranking({})
 
@@ -437,6 +599,8 @@ def test_format_checks_gives_two_lines_a_check():
     i = lines.index("    YES  freeze_depth: source-language accuracy, nothing frozen [en]")
     assert lines[i + 1] == "         expected >= 0.850; observed 0.900"
     i = lines.index(f"     NO  dual: training lowers the retrieval error [qaa (overlap 0.5), {DUAL_RUNS[0]}]")
-    assert lines[i + 1] == "         expected <= untrained 0.900 - 0.2 = 0.700 (mean of both directions); observed 0.800"
+    assert (
+        lines[i + 1] == "         expected <= untrained 0.900 - 0.2 = 0.700 (mean of both directions); observed 0.800"
+    )
     i = lines.index("NOT RUN  sbert: training raises source-language STS")
     assert lines[i + 1] == "         observed sbert is disabled in this config"

@@ -1,6 +1,7 @@
 """The positive-control job: the config section, what the plan passes (checks a cut-down sweep
 cannot answer are planned as not run), and `xlt positive-control` end to end on crafted tables
 and data files (exit 0 / 1 / 2)."""
+
 import copy
 import json
 from pathlib import Path
@@ -8,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_positive_control import spec as crafted_spec
+from test_positive_control import tables as crafted_tables
 
-from test_positive_control import spec as crafted_spec, tables as crafted_tables
 from xlt import cli
 from xlt.core import settings
 from xlt.core.errors import XltError
@@ -48,9 +50,12 @@ def test_schema_defaults_are_the_issue_thresholds():
     assert config["positive_control"] == {
         "enabled": True,
         "freeze_depth": {"source_accuracy": 0.85, "above_chance": 0.2, "order_tolerance": 0.0, "depth_gain": 0.1},
-        "alignment": {"chance_factor": 10}, "dual": {"error_drop": 0.2, "distill_gain": 0.3},
+        "alignment": {"chance_factor": 10},
+        "dual": {"error_drop": 0.2, "distill_gain": 0.3},
         "monox": {"modes": ["finetune", "kd", "pl"], "source_accuracy": 0.8, "max_majority_share": 0.7},
-        "sbert": {"spearman_gain": 0.1}, "known_failures": {}}
+        "sbert": {"spearman_gain": 0.1},
+        "known_failures": {},
+    }
     config = demo_config()
     config["positive_control"]["dual"] = {"error_drop": 2}
     with pytest.raises(XltError, match="config error at positive_control.dual.error_drop"):
@@ -61,34 +66,59 @@ def test_the_demo_spec():
     config = settings.validate(demo_config())
     spec = plan.spec(config)
     assert spec["world"] == settings.demo_world(config)
-    assert spec["thresholds"] == {k: v for k, v in config["positive_control"].items()
-                                  if k not in ("enabled", "known_failures")}
+    assert spec["thresholds"] == {
+        k: v for k, v in config["positive_control"].items() if k not in ("enabled", "known_failures")
+    }
     assert spec["known_failures"] == {}
     assert spec["freeze_depth"] == {
-        "source_lang": "en", "models": {"demo-mbert": {"name": "demo-mbert", "layers": 12}},
+        "source_lang": "en",
+        "models": {"demo-mbert": {"name": "demo-mbert", "layers": 12}},
         "label_files": [f"results/data/demo-nli/{lang}/test.jsonl" for lang in ("en", "qaa", "qab", "qac")],
-        "not_run": {}}
+        "not_run": {},
+    }
     # keyed as freeze_depth.csv names the model: the `model` axis its runs record
     from xlt.families.freeze_depth import plan as freeze_depth
 
-    assert set(spec["freeze_depth"]["models"]) == {job.axes["model"] for job in freeze_depth.jobs(config)["finetune"].values()}
+    assert set(spec["freeze_depth"]["models"]) == {
+        job.axes["model"] for job in freeze_depth.jobs(config)["finetune"].values()
+    }
     assert spec["alignment"] == {
-        "runs": ["pretrained-demo-mbert"], "metric": "bitext_retrieval_acc_centered",
+        "runs": ["pretrained-demo-mbert"],
+        "metric": "bitext_retrieval_acc_centered",
         "bitext_files": {lang: f"results/data/demo-bitext/{lang}/test.jsonl" for lang in ("qaa", "qab", "qac")},
-        "not_run": {}}
+        "not_run": {},
+    }
     distilled = "demo-mbert-distill-mean-bs32-depthnone-seed1"
-    assert spec["dual"] == {"pairs": {"demo-mbert-margin0-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
-                                      "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained"},
-                            "langs": ["qaa", "qab", "qac"], "not_run": {},
-                            # the zero-overlap language, against the sbert teacher scored by the dual evaluation
-                            "distill": {distilled: "teacher-demo-mbert-mean-L-1-depthnone-seed1"}, "distill_lang": "qac"}
+    assert spec["dual"] == {
+        "pairs": {
+            "demo-mbert-margin0-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
+            "demo-mbert-margin0.3-scale10-mean-bs32-depthnone-seed1": "demo-mbert-mean-untrained",
+        },
+        "langs": ["qaa", "qab", "qac"],
+        "not_run": {},
+        # the zero-overlap language, against the sbert teacher scored by the dual evaluation
+        "distill": {distilled: "teacher-demo-mbert-mean-L-1-depthnone-seed1"},
+        "distill_lang": "qac",
+    }
     assert spec["monox"] == {"source_lang": "en", "modes": ["finetune", "self_train", "kd", "pl"], "not_run": {}}
-    assert spec["sbert"] == {"pairs": {f"demo-mbert-{p}-L-1-depthnone-seed1": f"demo-mbert-{p}-L-1-untrained"
-                                       for p in ("mean", "max", "cls")},
-                             "lang": "en", "dataset": "demo-sts", "split": "test", "not_run": {}}
-    assert spec["adapt"] == {"target": "qab", "target_split": "test", "multilingual": "multilingual",
-                             "multilingual_split": "dev", "references": {"demo-mbert": "reference-demo-mbert"},
-                             "all_layers": {"demo-mbert": "0-12"}, "not_run": {}}
+    assert spec["sbert"] == {
+        "pairs": {
+            f"demo-mbert-{p}-L-1-depthnone-seed1": f"demo-mbert-{p}-L-1-untrained" for p in ("mean", "max", "cls")
+        },
+        "lang": "en",
+        "dataset": "demo-sts",
+        "split": "test",
+        "not_run": {},
+    }
+    assert spec["adapt"] == {
+        "target": "qab",
+        "target_split": "test",
+        "multilingual": "multilingual",
+        "multilingual_split": "dev",
+        "references": {"demo-mbert": "reference-demo-mbert"},
+        "all_layers": {"demo-mbert": "0-12"},
+        "not_run": {},
+    }
     config["alignment"]["center"] = False
     assert plan.spec(config)["alignment"]["metric"] == "bitext_retrieval_acc"
 
@@ -100,52 +130,110 @@ def test_the_job_reads_every_enabled_table_and_the_counted_data():
     (job,) = plan.jobs(config)["positive_control"].values()
     assert list(plan.jobs(config)["positive_control"]) == [""]  # the rule has no wildcards
     tables = [f"results/tables/{f}.csv" for f in settings.FAMILIES if f != "adapt"]  # in the registered order
-    assert job.inputs == {"tables": tables,
-                          "data": ["results/data/demo-nli/info.json", "results/data/demo-bitext/info.json"]}
+    assert job.inputs == {
+        "tables": tables,
+        "data": ["results/data/demo-nli/info.json", "results/data/demo-bitext/info.json"],
+    }
     args = [str(a) for a in job.args]
     assert args[0] == "--spec" and json.loads(args[1]) == plan.spec(config) and "adapt" not in json.loads(args[1])
-    assert args[2:] == [a for f in settings.FAMILIES if f != "adapt"
-                        for a in ("--table", f"{f}=results/tables/{f}.csv")] + ["--out", plan.TABLE]
+    assert args[2:] == [
+        a for f in settings.FAMILIES if f != "adapt" for a in ("--table", f"{f}=results/tables/{f}.csv")
+    ] + ["--out", plan.TABLE]
 
 
 FD, AL = CHECK_NAMES["freeze_depth"], CHECK_NAMES["alignment"]
 
 
-@pytest.mark.parametrize("mutate, family, expected", [
-    (lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qaa", "qab"]), "freeze_depth",
-     {FD[2]: "qac not in freeze_depth.eval.langs"}),
-    (lambda c: c["freeze_depth"]["eval"].update(langs=["qaa", "qab", "qac"]), "freeze_depth",
-     {FD[0]: "the training language en is not in freeze_depth.eval.langs"}),
-    (lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qab", "qac"]), "freeze_depth",
-     {FD[1]: "the high-overlap language qaa is not in freeze_depth.eval.langs",
-      FD[2]: "qaa not in freeze_depth.eval.langs",
-      FD[3]: "the high-overlap language qaa is not in freeze_depth.eval.langs"}),
-    (lambda c: c["freeze_depth"].update(depths=[0, 6, 12]), "freeze_depth",
-     dict.fromkeys(FD[:3], "depth -1 (nothing frozen) is not in freeze_depth.depths")),
-    (lambda c: c["freeze_depth"].update(depths=[-1, 6]), "freeze_depth",
-     {FD[3]: "depth 12 (every layer of demo-mbert frozen) is not in freeze_depth.depths"}),
-    (lambda c: c["alignment"].update(models=[]), "alignment",
-     dict.fromkeys(AL, "alignment.models is empty: no pretrained model is analysed")),
-    (lambda c: c["alignment"]["data"].update(langs=["qab", "qac"]), "alignment",
-     dict.fromkeys(AL, "the high-overlap language qaa is not in alignment.data.langs")),
-    (lambda c: c["alignment"].update(layers=[6, 12]), "alignment",
-     {AL[1]: "layer 0 (the embeddings) is not in alignment.layers"}),
-    (lambda c: c["dual"].update(baselines=False), "dual",
-     {"training lowers the retrieval error": "dual.baselines is false: no untrained encoder to compare with"}),
-    (lambda c: c["dual"].update(objectives=["additive_margin"]), "dual",
-     {"distillation beats the zero-shot teacher without overlap": "no distilled runs: mse_distill is not in dual.objectives"}),
-    (lambda c: c["dual"]["distill"].update(evaluate_teacher=False), "dual",
-     {"distillation beats the zero-shot teacher without overlap":
-      "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"}),
-    (lambda c: c["sbert"].update(baselines=False), "sbert",
-     {"training raises source-language STS": "sbert.baselines is false: no untrained model to compare with"}),
-    (lambda c: c["sbert"]["eval"].pop("sts"), "sbert", {"training raises source-language STS": "no en STS set in sbert.eval.sts"}),
-    (lambda c: c["monox"]["tasks"][0]["eval"].update(langs=["qaa", "qab"]), "monox",
-     {"student accuracy in the source language": "en is not among the test languages of demo-sentiment"}),
-    (lambda c: c["adapt"].update(schemes=["6-12", "9-12"]), "adapt",
-     {"training all layers costs the other languages most":
-      'no scheme in adapt.schemes trains every layer of demo-mbert (e.g. "0-12")'}),
-])
+@pytest.mark.parametrize(
+    "mutate, family, expected",
+    [
+        (
+            lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qaa", "qab"]),
+            "freeze_depth",
+            {FD[2]: "qac not in freeze_depth.eval.langs"},
+        ),
+        (
+            lambda c: c["freeze_depth"]["eval"].update(langs=["qaa", "qab", "qac"]),
+            "freeze_depth",
+            {FD[0]: "the training language en is not in freeze_depth.eval.langs"},
+        ),
+        (
+            lambda c: c["freeze_depth"]["eval"].update(langs=["en", "qab", "qac"]),
+            "freeze_depth",
+            {
+                FD[1]: "the high-overlap language qaa is not in freeze_depth.eval.langs",
+                FD[2]: "qaa not in freeze_depth.eval.langs",
+                FD[3]: "the high-overlap language qaa is not in freeze_depth.eval.langs",
+            },
+        ),
+        (
+            lambda c: c["freeze_depth"].update(depths=[0, 6, 12]),
+            "freeze_depth",
+            dict.fromkeys(FD[:3], "depth -1 (nothing frozen) is not in freeze_depth.depths"),
+        ),
+        (
+            lambda c: c["freeze_depth"].update(depths=[-1, 6]),
+            "freeze_depth",
+            {FD[3]: "depth 12 (every layer of demo-mbert frozen) is not in freeze_depth.depths"},
+        ),
+        (
+            lambda c: c["alignment"].update(models=[]),
+            "alignment",
+            dict.fromkeys(AL, "alignment.models is empty: no pretrained model is analysed"),
+        ),
+        (
+            lambda c: c["alignment"]["data"].update(langs=["qab", "qac"]),
+            "alignment",
+            dict.fromkeys(AL, "the high-overlap language qaa is not in alignment.data.langs"),
+        ),
+        (
+            lambda c: c["alignment"].update(layers=[6, 12]),
+            "alignment",
+            {AL[1]: "layer 0 (the embeddings) is not in alignment.layers"},
+        ),
+        (
+            lambda c: c["dual"].update(baselines=False),
+            "dual",
+            {"training lowers the retrieval error": "dual.baselines is false: no untrained encoder to compare with"},
+        ),
+        (
+            lambda c: c["dual"].update(objectives=["additive_margin"]),
+            "dual",
+            {
+                "distillation beats the zero-shot teacher without overlap": "no distilled runs: mse_distill is not in dual.objectives"
+            },
+        ),
+        (
+            lambda c: c["dual"]["distill"].update(evaluate_teacher=False),
+            "dual",
+            {
+                "distillation beats the zero-shot teacher without overlap": "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"
+            },
+        ),
+        (
+            lambda c: c["sbert"].update(baselines=False),
+            "sbert",
+            {"training raises source-language STS": "sbert.baselines is false: no untrained model to compare with"},
+        ),
+        (
+            lambda c: c["sbert"]["eval"].pop("sts"),
+            "sbert",
+            {"training raises source-language STS": "no en STS set in sbert.eval.sts"},
+        ),
+        (
+            lambda c: c["monox"]["tasks"][0]["eval"].update(langs=["qaa", "qab"]),
+            "monox",
+            {"student accuracy in the source language": "en is not among the test languages of demo-sentiment"},
+        ),
+        (
+            lambda c: c["adapt"].update(schemes=["6-12", "9-12"]),
+            "adapt",
+            {
+                "training all layers costs the other languages most": 'no scheme in adapt.schemes trains every layer of demo-mbert (e.g. "0-12")'
+            },
+        ),
+    ],
+)
 def test_a_check_the_sweep_cannot_answer_is_planned_as_not_run_with_the_reason(mutate, family, expected):
     config = copy.deepcopy(demo_config())
     mutate(config)
@@ -195,7 +283,9 @@ def write_inputs(tmp_path, tables):
     spec["freeze_depth"]["label_files"] = []
     for lang in ("en", "qaa"):  # gold labels 0, 1, 2 over the two files: chance 1/3
         path = tmp_path / f"nli-{lang}.jsonl"
-        write_jsonl(path, [{"text": "x", "text_pair": "y", "label": label} for label in ((0, 1) if lang == "en" else (2, 2))])
+        write_jsonl(
+            path, [{"text": "x", "text_pair": "y", "label": label} for label in ((0, 1) if lang == "en" else (2, 2))]
+        )
         spec["freeze_depth"]["label_files"].append(str(path))
     spec["alignment"].pop("candidates")
     bitext = tmp_path / "bitext-qaa.jsonl"
@@ -228,8 +318,10 @@ def test_verb_exits_1_after_writing_the_table_when_a_check_fails(tmp_path, capsy
     printed = capsys.readouterr().out
     assert "24 passed, 1 failed, 0 known failures, 0 not run" in printed
     failures = printed.split("FAILED (1)")[1].splitlines()[1:]
-    assert failures == ["     NO  adapt: target perplexity falls [m, scheme 2-4]",
-                        "         expected < untouched 100.000 (qab test perplexity, the selected model); observed 120.000"]
+    assert failures == [
+        "     NO  adapt: target perplexity falls [m, scheme 2-4]",
+        "         expected < untouched 100.000 (qab test perplexity, the selected model); observed 120.000",
+    ]
 
 
 def test_a_known_failure_is_reported_but_fails_the_run_only_once_it_passes(tmp_path, capsys):
@@ -284,7 +376,7 @@ def test_verb_missing_table_or_data_is_a_clear_error(tmp_path, capsys):
     assert f"{tmp_path / 'dual.csv'} not found: the dual checks read the dual family's table" in capsys.readouterr().err
     assert not out.exists()
     i = table_args.index(f"monox={tmp_path / 'monox.csv'}")
-    no_monox = table_args[:i - 1] + table_args[i + 1:]  # without "--table monox=..."
+    no_monox = table_args[: i - 1] + table_args[i + 1 :]  # without "--table monox=..."
     (tmp_path / "dual.csv").write_text(crafted_tables()["dual"].to_csv(index=False))
     assert cli.main(["positive-control", "--spec", json.dumps(spec), *no_monox, "--out", str(out)]) == 2
     assert "no table for monox: pass --table monox=results/tables/monox.csv" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """Every report caption and the front page render to reStructuredText with no docutils system
 message, for the demo, the tiny sweep and the paper config, rendered as `snakemake --report` does."""
+
 from __future__ import annotations
 
 import re
@@ -7,15 +8,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from rst import render, system_messages
+
 from xlt.core.settings import validate
 from xlt.families.adapt.plan import PLOT_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = ["config.yaml", "config/tiny.yaml", "config/paper.yaml"]
-CAPTIONS = sorted({caption for rules in (REPO / "workflow" / "rules").glob("*.smk")
-                   for caption in re.findall(r'caption="\.\./\.\./([^"]+)"', rules.read_text())})
+CAPTIONS = sorted(
+    {
+        caption
+        for rules in (REPO / "workflow" / "rules").glob("*.smk")
+        for caption in re.findall(r'caption="\.\./\.\./([^"]+)"', rules.read_text())
+    }
+)
 
 
 def report_categories() -> list[str]:
@@ -25,8 +31,11 @@ def report_categories() -> list[str]:
     from xlt.families.alignment import plan as alignment
     from xlt.report.positive_control import plan as positive_control
 
-    literal = {c for rules in (REPO / "workflow" / "rules").glob("*.smk")
-               for c in re.findall(r'category="([^"{]+)"', rules.read_text())}
+    literal = {
+        c
+        for rules in (REPO / "workflow" / "rules").glob("*.smk")
+        for c in re.findall(r'category="([^"{]+)"', rules.read_text())
+    }
     return sorted(literal | {targets.CATEGORY, ledger.CATEGORY, alignment.CATEGORY, positive_control.CATEGORY})
 
 
@@ -53,8 +62,12 @@ def test_every_caption_a_rule_declares_is_found():
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_front_page_renders_without_system_messages(name):
-    text = render((REPO / "workflow" / "report" / "workflow.rst").read_text(), load(name), CATEGORIES,
-                  ["accuracy-heatmap.png", "freeze_depth.csv"])
+    text = render(
+        (REPO / "workflow" / "report" / "workflow.rst").read_text(),
+        load(name),
+        CATEGORIES,
+        ["accuracy-heatmap.png", "freeze_depth.csv"],
+    )
     assert system_messages(text) == []
 
 
@@ -64,7 +77,7 @@ def test_every_caption_renders_without_system_messages(name):
     for caption in CAPTIONS:
         template = (REPO / caption).read_text()
         # the adapt caption tells its figures apart by the plot rule's `kind` wildcard
-        for wildcards in ([{"kind": kind} for kind in PLOT_KINDS] + [{}] if "wildcards" in template else [{}]):
+        for wildcards in [{"kind": kind} for kind in PLOT_KINDS] + [{}] if "wildcards" in template else [{}]:
             assert system_messages(render(template, config, CATEGORIES, **wildcards)) == [], (caption, wildcards)
 
 
@@ -79,11 +92,19 @@ def test_the_known_failures_are_a_list_with_one_item_per_line():
 
 def test_user_facing_text_names_no_tracker_issue():
     # a reader of the report, a config or the README cannot see the tracker
-    texts = {path: path.read_text() for path in [*REPO.glob("config*.yaml"), *(REPO / "config").glob("*.yaml"),
-                                               REPO / "README.md", *(REPO / "src").rglob("*.rst"),
-                                               REPO / "workflow" / "report" / "workflow.rst"]}
-    found = {str(path.relative_to(REPO)): re.findall(r"\bissues? #?\d+", text, re.IGNORECASE)
-             for path, text in texts.items()}
+    texts = {
+        path: path.read_text()
+        for path in [
+            *REPO.glob("config*.yaml"),
+            *(REPO / "config").glob("*.yaml"),
+            REPO / "README.md",
+            *(REPO / "src").rglob("*.rst"),
+            REPO / "workflow" / "report" / "workflow.rst",
+        ]
+    }
+    found = {
+        str(path.relative_to(REPO)): re.findall(r"\bissues? #?\d+", text, re.IGNORECASE) for path, text in texts.items()
+    }
     assert {path: hits for path, hits in found.items() if hits} == {}
 
 

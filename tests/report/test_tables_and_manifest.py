@@ -1,5 +1,6 @@
 """Tables a researcher reads (config model names, language codes only in `lang`, averages in the
 family's summary) and the manifest every run directory gets beside its metrics."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,10 @@ def _metrics(tmp_path, run_id, model_path, axes):
 
 
 def test_model_column_is_the_config_name_and_averages_go_to_the_summary(tmp_path):
-    files = [_metrics(tmp_path, "r1", "/data/models/mbert", {"model": "mbert", "seed": 1}),
-             _metrics(tmp_path, "r2", "results/models/tiny", {"model": "tiny", "seed": 1})]
+    files = [
+        _metrics(tmp_path, "r1", "/data/models/mbert", {"model": "mbert", "seed": 1}),
+        _metrics(tmp_path, "r2", "results/models/tiny", {"model": "tiny", "seed": 1}),
+    ]
     per_language, summary = split_summary(aggregate(files))
     assert set(per_language.model) == {"mbert", "tiny"}
     assert set(per_language.lang) == {"en", "de"}
@@ -77,8 +80,11 @@ def test_the_manifest_records_the_effective_batch_of_a_training_job(tmp_path):
     from xlt.core.training import TrainArgs, TrainResult, result_meta
 
     out = tmp_path / "run" / "train.json"
-    meta = {"run_id": "r1", "family": "freeze_depth", **result_meta(TrainResult(steps=1, best_step=1, best_score=None),
-                                                                     TrainArgs(batch_size=30, grad_accum=4))}
+    meta = {
+        "run_id": "r1",
+        "family": "freeze_depth",
+        **result_meta(TrainResult(steps=1, best_step=1, best_score=None), TrainArgs(batch_size=30, grad_accum=4)),
+    }
     path = write_manifest(out, meta, {"model": "tiny"}, started=0.0, argv=[])
     expected = {"batch_size": 30, "grad_accum": 4, "micro_batch_size": 8}
     assert read_json(path)["effective_batch"] == expected
@@ -122,7 +128,8 @@ def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
 
 @pytest.mark.parametrize("lang", ["avg", "multilingual"])
 def test_summary_langs(lang):
-    table = pd.DataFrame({"family": ["f"] * 2, "run_id": ["r"] * 2, "lang": ["en", lang], "metric": ["m"] * 2,
-                          "value": [1.0, 2.0]})
+    table = pd.DataFrame(
+        {"family": ["f"] * 2, "run_id": ["r"] * 2, "lang": ["en", lang], "metric": ["m"] * 2, "value": [1.0, 2.0]}
+    )
     per_language, summary = split_summary(table)
     assert list(per_language.lang) == ["en"] and list(summary.lang) == [lang]

@@ -9,6 +9,7 @@ Debian's slurm-wlm and munge with apt-get when missing; skipped otherwise, so a 
 `pytest` never installs anything. Run alone with `XLT_TEST_SLURM=1 pytest -m slurm
 tests/slurm/test_slurm.py` (the profile checks need no cluster and always run).
 """
+
 from __future__ import annotations
 
 import collections
@@ -23,19 +24,31 @@ from pathlib import Path
 import pytest
 import torch
 import yte
-
 from helpers.workflow_runs import ASK_SLURM as ASK
 from helpers.workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
+
 from xlt.core import settings
 
 REPO = Path(__file__).resolve().parents[2]
 # rules that must never wait in a queue, whatever a family names its other light rules
 ALWAYS_LOCAL = re.compile(r"build_demo_model|prepare_data|aggregate_\w+|plot_\w+")
 # model-loading rule -> the config family whose `resources:` (and cpus as threads) it requests
-MODEL_RULES = {"prefix_states": "freeze_depth", "finetune": "freeze_depth", "evaluate_xnli": "freeze_depth", "train_sbert": "sbert",
-               "eval_sbert": "sbert", "train_teacher": "monox", "distill": "monox", "adapt_mlm": "adapt",
-               "adapt_reference_perplexity": "adapt", "prefix_states_dual": "dual", "train_dual": "dual", "tatoeba_dual": "dual", "mine": "dual",
-               "align_layers": "alignment"}
+MODEL_RULES = {
+    "prefix_states": "freeze_depth",
+    "finetune": "freeze_depth",
+    "evaluate_xnli": "freeze_depth",
+    "train_sbert": "sbert",
+    "eval_sbert": "sbert",
+    "train_teacher": "monox",
+    "distill": "monox",
+    "adapt_mlm": "adapt",
+    "adapt_reference_perplexity": "adapt",
+    "prefix_states_dual": "dual",
+    "train_dual": "dual",
+    "tatoeba_dual": "dual",
+    "mine": "dual",
+    "align_layers": "alignment",
+}
 
 
 def _workflow_rules() -> dict[str, str]:
@@ -80,7 +93,9 @@ def _job_stats(log: str) -> dict[str, int]:
 
 def _slurm_jobs(run_id: str) -> list[dict[str, str]]:
     """Every job SLURM still remembers (MinJobAge) that this Snakemake run submitted."""
-    out = subprocess.run(["scontrol", "show", "job", "-d", "--oneliner"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["scontrol", "show", "job", "-d", "--oneliner"], capture_output=True, text=True, check=True
+    ).stdout
     jobs = []
     for line in out.splitlines():
         fields = dict(re.findall(r"(\S+?)=(\S*)", line))
@@ -125,7 +140,9 @@ def test_light_rules_are_local_and_model_rules_request_config_resources():
     assert set(MODEL_RULES) <= set(rules), set(MODEL_RULES) - set(rules)
     for rule, family in MODEL_RULES.items():
         assert rule not in local, rule
-        assert f'**job_resources("{family}", "{rule}")' in rules[rule], f"{rule} must request job_resources({family!r}, {rule!r})"
+        assert f'**job_resources("{family}", "{rule}")' in rules[rule], (
+            f"{rule} must request job_resources({family!r}, {rule!r})"
+        )
         assert f'threads: job_threads("{family}")' in rules[rule], f"{rule} must run on job_threads({family!r})"
 
 
@@ -145,12 +162,18 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tiny_sweep):
     remote_rules = {job["rule"] for job in remote.values()}
     assert {"finetune", "evaluate_xnli", "train_sbert", "eval_sbert"} <= remote_rules, log
     declared_local = _declared_local(_workflow_rules()) | {"all"}
-    assert set(local) <= declared_local, f"ran on the submit host without `localrule: True`: {set(local) - declared_local}"
-    assert not remote_rules & declared_local, f"`localrule: True` rules went to the queue: {remote_rules & declared_local}"
+    assert set(local) <= declared_local, (
+        f"ran on the submit host without `localrule: True`: {set(local) - declared_local}"
+    )
+    assert not remote_rules & declared_local, (
+        f"`localrule: True` rules went to the queue: {remote_rules & declared_local}"
+    )
 
     slurm_jobs = _slurm_jobs(run_id)
     assert {job["Comment"] for job in slurm_jobs} == set(remote), "SLURM ran other jobs than the log's remote ones"
-    assert all(job["JobState"] == "COMPLETED" for job in slurm_jobs), [(j["Comment"], j["JobState"]) for j in slurm_jobs]
+    assert all(job["JobState"] == "COMPLETED" for job in slurm_jobs), [
+        (j["Comment"], j["JobState"]) for j in slurm_jobs
+    ]
     for job in slurm_jobs:
         resources = remote[job["Comment"]]["resources"]
         # what Snakemake asked for reached sbatch, and SLURM allocated it
@@ -158,7 +181,10 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tiny_sweep):
         assert _minutes(job["TimeLimit"]) == int(resources["runtime"]), job
         assert int(job["CPUs/Task"]) == int(resources["cpus_per_task"]), job
         if "gpu" in resources:
-            assert job.get("TresPerJob") == f"gres:gpu:{resources['gpu']}" and job.get("JOB_GRES") == f"gpu:{resources['gpu']}", job
+            assert (
+                job.get("TresPerJob") == f"gres:gpu:{resources['gpu']}"
+                and job.get("JOB_GRES") == f"gpu:{resources['gpu']}"
+            ), job
         else:
             assert "gpu" not in job.get("TresPerJob", "") + job.get("JOB_GRES", ""), job
 
@@ -193,9 +219,12 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     from helpers import toy_training
 
     (tmp_path / "empty.yaml").write_text("{}\n")
-    cmd = slurm_snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
-                     "--snakefile", str(SLURM_DIR / "preempt" / "Snakefile"))
-    snakemake = subprocess.Popen(cmd, cwd=tmp_path, env=slurm_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = slurm_snakemake(
+        "--profile", str(PROFILE), "--configfile", "empty.yaml", "--snakefile", str(SLURM_DIR / "preempt" / "Snakefile")
+    )
+    snakemake = subprocess.Popen(
+        cmd, cwd=tmp_path, env=slurm_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         train_log = tmp_path / "logs" / "train_sbert.log"
         deadline = time.monotonic() + 300
@@ -203,7 +232,9 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
             assert snakemake.poll() is None, snakemake.stdout.read()
             assert time.monotonic() < deadline, "the training job never started"
             time.sleep(0.5)
-        running = subprocess.run(["squeue", "-h", "--states=RUNNING", "-o", "%i %k"], capture_output=True, text=True, check=True).stdout
+        running = subprocess.run(
+            ["squeue", "-h", "--states=RUNNING", "-o", "%i %k"], capture_output=True, text=True, check=True
+        ).stdout
         job_id = next(line.split()[0] for line in running.splitlines() if line.split()[1] == "rule_train_sbert")
         time.sleep(1)  # a few steps in, so there is progress to keep
         subprocess.run(["scancel", "--signal=USR1", job_id], check=True)
@@ -221,7 +252,9 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
     assert toy_training.main([str(tmp_path / "reference"), "--checkpoint-dir", str(tmp_path / "ck_reference")]) == 0
     got, want = torch.load(tmp_path / "results" / "toy" / "params.pt"), torch.load(tmp_path / "reference" / "params.pt")
     assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
-    assert json.loads((tmp_path / "results" / "toy" / "metrics.json").read_text()) == json.loads((tmp_path / "reference" / "metrics.json").read_text())
+    assert json.loads((tmp_path / "results" / "toy" / "metrics.json").read_text()) == json.loads(
+        (tmp_path / "reference" / "metrics.json").read_text()
+    )
 
 
 @pytest.mark.slurm
@@ -229,8 +262,9 @@ def test_jobs_sharing_a_gpu_ask_slurm_for_shards(slurm_cluster, tmp_path):
     """A job of 2 slots under gpu_sharing (4 a GPU, slurm: shard) goes through the profile as
     --gres=shard:2, not a whole GPU, and the test cluster (4 shards a GPU) runs it on one GPU."""
     (tmp_path / "empty.yaml").write_text("{}\n")
-    cmd = slurm_snakemake("--profile", str(PROFILE), "--configfile", "empty.yaml",
-                          "--snakefile", str(SLURM_DIR / "shards" / "Snakefile"))
+    cmd = slurm_snakemake(
+        "--profile", str(PROFILE), "--configfile", "empty.yaml", "--snakefile", str(SLURM_DIR / "shards" / "Snakefile")
+    )
     run = subprocess.run(cmd, cwd=tmp_path, env=slurm_env(), capture_output=True, text=True, timeout=600)
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-5000:]
@@ -252,12 +286,18 @@ def test_plain_pytest_runs_no_apt_get(tmp_path):
     called = tmp_path / "apt-get-called"
     fake = tmp_path / "bin" / "apt-get"
     fake.parent.mkdir()
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {called}\nexit 1\n")
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {called}\nexit 1\n')
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != ASK}
     env["PATH"] = f"{fake.parent}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "slurm",
-                          str(Path(__file__))], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "slurm", str(Path(__file__))],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert not called.exists(), f"apt-get was called: {called.read_text()}"
     assert re.search(r"3 skipped", out.stdout), out.stdout

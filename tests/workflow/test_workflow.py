@@ -1,5 +1,6 @@
 """The Snakemake DAG end to end, in a scratch copy of the workflow (the package itself is
 imported from the installed `xlt`)."""
+
 import json
 import re
 from fnmatch import fnmatch
@@ -68,10 +69,18 @@ def test_dry_run_wires_the_shared_prefix_store_into_every_frozen_depth(tmp_path)
 # every evaluation, the dual encoder's dev retrieval in train.json and mining's pair counts; not the
 # other training runs' train.json), checked against the files a demo run writes and, in the
 # end-to-end test, against Snakemake's untracked files
-WRITES_EXAMPLES = {"evaluate_xnli": {"eval.json"}, "eval_sbert": {"eval.json"}, "tatoeba_dual": {"tatoeba.json"},
-                   "train_dual": {"train.json"}, "mine": {"*-*.json"},
-                   "align_layers": {"alignment.json"}, "train_teacher": {"metrics.json"}, "distill": {"metrics.json"},
-                   "adapt_mlm": {"metrics.json"}, "adapt_reference_perplexity": {"perplexity.json"}}
+WRITES_EXAMPLES = {
+    "evaluate_xnli": {"eval.json"},
+    "eval_sbert": {"eval.json"},
+    "tatoeba_dual": {"tatoeba.json"},
+    "train_dual": {"train.json"},
+    "mine": {"*-*.json"},
+    "align_layers": {"alignment.json"},
+    "train_teacher": {"metrics.json"},
+    "distill": {"metrics.json"},
+    "adapt_mlm": {"metrics.json"},
+    "adapt_reference_perplexity": {"perplexity.json"},
+}
 # rule -> the family whose checkpoint_selection also gives its checkpoints.json an examples file
 TRACKING = {"finetune": "freeze_depth", "distill": "monox"}
 
@@ -103,8 +112,14 @@ def test_dry_run_declares_every_examples_file_as_an_output(dry_runs, configfile)
 def test_dry_run_wires_the_dual_prefix_store_into_every_frozen_depth(tmp_path):
     work = workflow_copy(tmp_path)
     config = yaml.safe_load((work / "config.yaml").read_text())
-    config["dual"].update(freeze_depths=[-1, 6], margins=[0.3], cache_frozen_prefix=True, allow_mixed_caching=True,
-                          prefix_states={"shared": True}, objectives=["additive_margin"])  # distilled runs read no store
+    config["dual"].update(
+        freeze_depths=[-1, 6],
+        margins=[0.3],
+        cache_frozen_prefix=True,
+        allow_mixed_caching=True,
+        prefix_states={"shared": True},
+        objectives=["additive_margin"],
+    )  # distilled runs read no store
     (work / "shared.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(work, "-n", "--cores", "1", "--configfile", "shared.yaml", "--until", "aggregate_dual")
     output = proc.stdout + proc.stderr
@@ -141,7 +156,9 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
     if tiny_sweep.through_slurm:  # SLURM's jobs start their own processes
         assert not server_log.exists()
     else:  # every job forked from it, none ran on its own
-        assert re.search(r"xlt job-server: [1-9]\d* jobs forked, 0 declined", server_log.read_text()), server_log.read_text()
+        assert re.search(r"xlt job-server: [1-9]\d* jobs forked, 0 declined", server_log.read_text()), (
+            server_log.read_text()
+        )
     # every per-example file a job wrote is a declared output of it (Snakemake checks and removes it)
     written = {str(path.relative_to(work)) for path in (work / "results").rglob("*.examples.jsonl.gz")}
     assert len(written) >= sum(len(names) for names in WRITES_EXAMPLES.values())
@@ -175,8 +192,9 @@ def test_tiny_sweep_end_to_end_then_nothing_to_do(tiny_sweep):
     assert len(set(zip(cost.family, cost.rule))) == ledgered
     assert (cost.measured_s > 0).all() and (cost.planned_s > 0).all()
     # jobs that write no metrics file (the demo models, the shared prefix store) have no manifest
-    without_metrics = {rule for family, rules in ledger.LEDGER.items() for rule, (_, template) in rules.items()
-                       if template is None}
+    without_metrics = {
+        rule for family, rules in ledger.LEDGER.items() for rule, (_, template) in rules.items() if template is None
+    }
     assert without_metrics == {"build_demo_model", "prefix_states", "prefix_states_dual"}
     assert set(cost[cost.rule.isin(without_metrics)].rss_from) == {"benchmark"}
     assert set(cost[~cost.rule.isin(without_metrics)].rss_from) == {"manifest"}
@@ -211,7 +229,9 @@ def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
     for split, langs, size in (("train", ["en"], 48), ("dev", ["en"], 12), ("test", ["en", "qab"], 12)):
         for lang in langs:
             rows = demo.generate("nli", lang, split, size, seed=5)
-            lines = ["premise\thypothesis\tlabel"] + [f"{r['text']}\t{r['text_pair']}\t{names[r['label']]}" for r in rows]
+            lines = ["premise\thypothesis\tlabel"] + [
+                f"{r['text']}\t{r['text_pair']}\t{names[r['label']]}" for r in rows
+            ]
             (data / f"{split}.{lang}.tsv").write_text("\n".join(lines) + "\n")
     config = yaml.safe_load((work / "config" / "local-example.yaml").read_text())
     config["models"]["my-mbert"]["path"] = str(demo_model_dir)
@@ -228,12 +248,16 @@ def test_local_model_directory_and_local_tsv_files(tmp_path, demo_model_dir):
     assert set(summary.lang) == {"avg"}
     # the table names the config's model; the directory it loaded is in each run's manifest
     assert (acc.model == "my-mbert").all()
-    manifests = [json.loads(m.read_text()) for m in (work / "results" / "runs" / "freeze_depth").glob("*/manifest.json")]
+    manifests = [
+        json.loads(m.read_text()) for m in (work / "results" / "runs" / "freeze_depth").glob("*/manifest.json")
+    ]
     assert len(manifests) == 2 and all(m["model"] == "my-mbert" for m in manifests)
     assert any(Path(m["model_path"]).resolve() == demo_model_dir.resolve() for m in manifests)
     # every accuracy, the averages included, has its bootstrap interval around it
     for frame in (acc, summary[summary.metric == "accuracy"]):
-        assert frame.ci_low.notna().all() and (frame.ci_low <= frame.value).all() and (frame.value <= frame.ci_high).all()
+        assert (
+            frame.ci_low.notna().all() and (frame.ci_low <= frame.value).all() and (frame.value <= frame.ci_high).all()
+        )
     assert len(list((work / "results" / "runs" / "freeze_depth").glob("*/eval.examples.jsonl.gz"))) == 2
 
 
@@ -255,20 +279,32 @@ def scored_encoders(output: str) -> list[tuple[str, str, frozenset | None, str, 
             continue
         flags = {flag: value for flag, value in zip(argv, argv[1:]) if flag.startswith("--")}
         layers = flags.get("--layers" if argv[0] == "align" else "--layer", "-1")  # the verbs' default: last layer
-        scored.append((flags["--model"], flags.get("--pooling", "mean"),
-                       None if layers == "all" else frozenset(layers.split(",")), flags["--max-length"],
-                       f"{argv[0]} {flags.get('--run-id')}"))
+        scored.append(
+            (
+                flags["--model"],
+                flags.get("--pooling", "mean"),
+                None if layers == "all" else frozenset(layers.split(",")),
+                flags["--max-length"],
+                f"{argv[0]} {flags.get('--run-id')}",
+            )
+        )
     return scored
 
 
 def test_scored_encoders_reads_model_pooling_layers_and_length():
-    output = "\n".join([
-        "Shell command: xlt eval-embeddings --model m --pooling cls --layer -2 --max-length 64 --run-id a > log 2>&1",
-        "Shell command: xlt align --model m --layers all --pooling mean --max-length 128 --run-id b",
-        "Shell command: xlt mine --model d --pair de-en --max-length 32 --run-id c",
-        "Shell command: xlt train-dual --model m --max-length 16"])
-    assert scored_encoders(output) == [("m", "cls", frozenset({"-2"}), "64", "eval-embeddings a"),
-                                       ("m", "mean", None, "128", "align b"), ("d", "mean", frozenset({"-1"}), "32", "mine c")]
+    output = "\n".join(
+        [
+            "Shell command: xlt eval-embeddings --model m --pooling cls --layer -2 --max-length 64 --run-id a > log 2>&1",
+            "Shell command: xlt align --model m --layers all --pooling mean --max-length 128 --run-id b",
+            "Shell command: xlt mine --model d --pair de-en --max-length 32 --run-id c",
+            "Shell command: xlt train-dual --model m --max-length 16",
+        ]
+    )
+    assert scored_encoders(output) == [
+        ("m", "cls", frozenset({"-2"}), "64", "eval-embeddings a"),
+        ("m", "mean", None, "128", "align b"),
+        ("d", "mean", frozenset({"-1"}), "32", "mine c"),
+    ]
 
 
 @pytest.mark.slow
@@ -283,7 +319,9 @@ def test_paper_dry_run_scores_every_encoder_at_one_max_length(dry_runs):
         for other_model, other_pooling, other_layers, other_length, other_job in scored:
             same_layer = layers is None or other_layers is None or bool(layers & other_layers)
             if (model, pooling) == (other_model, other_pooling) and same_layer and length != other_length:
-                lengths.setdefault((model, pooling), set()).update({f"{job} at {length}", f"{other_job} at {other_length}"})
+                lengths.setdefault((model, pooling), set()).update(
+                    {f"{job} at {length}", f"{other_job} at {other_length}"}
+                )
     assert not lengths, "\n".join(f"{key}: {sorted(jobs)}" for key, jobs in lengths.items())
     encoders = {(model, pooling, layers) for model, pooling, layers, _, _ in scored}
     assert len(encoders) >= 40  # every family's evaluations were read (47 encoders when issue 35 was filed)

@@ -14,6 +14,7 @@ fixed tuned threshold (`resampled_mining`); on the tuning split itself the thres
 again in every resample (`resampled_tuned_mining`: cumulative sums over the score-sorted
 candidates give every resample's counts at every possible cut).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -157,8 +158,10 @@ def resampled_mining(metric: str, kept, correct, gold, counts: np.ndarray) -> np
     matrix products); 0 where a sum is 0, as the point estimate. (n,) -> (resamples,)."""
     kept, correct, gold = (np.asarray(v, dtype=np.float64) for v in (kept, correct, gold))
     if not kept.shape == correct.shape == gold.shape == (counts.shape[1],):
-        raise ValueError(f"{metric}: kept, correct and gold need one count per source sentence of the resample "
-                         f"matrix ({counts.shape[1]}); got {kept.shape}, {correct.shape}, {gold.shape}")
+        raise ValueError(
+            f"{metric}: kept, correct and gold need one count per source sentence of the resample "
+            f"matrix ({counts.shape[1]}); got {kept.shape}, {correct.shape}, {gold.shape}"
+        )
     n_kept, n_correct, n_gold = (v @ counts.T for v in (kept, correct, gold))
     precision, recall = _ratio(n_correct, n_kept), _ratio(n_correct, n_gold)
     if metric == "precision":
@@ -205,18 +208,25 @@ def resampled_tuned_mining(metric: str, candidate_scores, candidate_gold, gold, 
         raise ValueError(f"unknown mining metric {metric!r}; known: {', '.join(MINING_METRICS)}")
     gold = np.asarray(gold, dtype=np.float64)
     if not len(candidate_scores) == len(candidate_gold) == len(gold) == counts.shape[1]:
-        raise ValueError(f"{metric}: candidate scores, gold flags and gold counts need one entry per source sentence "
-                         f"of the resample matrix ({counts.shape[1]})")
+        raise ValueError(
+            f"{metric}: candidate scores, gold flags and gold counts need one entry per source sentence "
+            f"of the resample matrix ({counts.shape[1]})"
+        )
     source, hits, cuts = _candidates_by_score(candidate_scores, candidate_gold)
     if not len(source):
         return np.zeros(counts.shape[0])  # nothing mined: nothing predicted, every score 0
     block = max(1, _TUNING_BLOCK // len(source))
-    return np.concatenate([_tuned_block(metric, counts[start : start + block], source, hits, cuts, gold)
-                           for start in range(0, counts.shape[0], block)])
+    return np.concatenate(
+        [
+            _tuned_block(metric, counts[start : start + block], source, hits, cuts, gold)
+            for start in range(0, counts.shape[0], block)
+        ]
+    )
 
 
-def _tuned_block(metric: str, counts: np.ndarray, source: np.ndarray, hits: np.ndarray, cuts: np.ndarray,
-                 gold: np.ndarray) -> np.ndarray:
+def _tuned_block(
+    metric: str, counts: np.ndarray, source: np.ndarray, hits: np.ndarray, cuts: np.ndarray, gold: np.ndarray
+) -> np.ndarray:
     drawn = counts[:, source]  # how often each resample draws each candidate (with its sentence)
     n_kept = np.cumsum(drawn, axis=1)[:, cuts]
     n_correct = np.cumsum(drawn * hits, axis=1)[:, cuts]
@@ -250,8 +260,14 @@ def _percentiles(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np
     return np.nanpercentile(samples, tail, axis=-1), np.nanpercentile(samples, 100 - tail, axis=-1)
 
 
-def bootstrap_interval(metric: str, a, b, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                       confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+def bootstrap_interval(
+    metric: str,
+    a,
+    b,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> Interval:
     """Percentile bootstrap interval of one metric over examples."""
     a = np.asarray(a)
     samples = resampled_metric(metric, a, b, resample_counts(a.shape[-1], resamples, seed))
@@ -275,9 +291,16 @@ def paired_p_values(observed: np.ndarray, samples: np.ndarray) -> np.ndarray:
     return (1 + extreme) / (1 + samples.shape[-1])
 
 
-def paired_bootstrap(metric: str, a_first, a_second, b_first, b_second,
-                     resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                     confidence: float = DEFAULT_CONFIDENCE) -> PairedResult:
+def paired_bootstrap(
+    metric: str,
+    a_first,
+    a_second,
+    b_first,
+    b_second,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> PairedResult:
     """Difference metric(A) - metric(B) for two systems on the same examples.
 
     For accuracy / error_rate: (a_first, a_second) = A's predictions and gold, likewise B.
@@ -285,11 +308,11 @@ def paired_bootstrap(metric: str, a_first, a_second, b_first, b_second,
     """
     n = np.asarray(a_first).shape[-1]
     if np.asarray(b_first).shape[-1] != n:
-        raise ValueError(f"paired bootstrap needs both systems on the same examples "
-                         f"({n} vs {np.asarray(b_first).shape[-1]})")
+        raise ValueError(
+            f"paired bootstrap needs both systems on the same examples ({n} vs {np.asarray(b_first).shape[-1]})"
+        )
     counts = resample_counts(n, resamples, seed)
-    samples = (resampled_metric(metric, a_first, a_second, counts)
-               - resampled_metric(metric, b_first, b_second, counts))
+    samples = resampled_metric(metric, a_first, a_second, counts) - resampled_metric(metric, b_first, b_second, counts)
     observed = point_metric(metric, a_first, a_second) - point_metric(metric, b_first, b_second)
     low, high = _percentiles(samples, confidence)
     return PairedResult(observed, float(low), float(high), float(paired_p_values(observed, samples)))

@@ -1,4 +1,5 @@
 """`xlt compare`: a family's paired tests and seed spread (xlt.analysis.compare)."""
+
 from __future__ import annotations
 
 from xlt.core.verbs import ANALYSIS, Verb
@@ -7,12 +8,21 @@ GROUP = ANALYSIS
 
 
 def _compare_arguments(p):
-    p.add_argument("metrics", nargs="+", help="the family's evaluation metrics JSON files (each with its "
-                   "<stem>.examples.jsonl.gz beside it)")
-    p.add_argument("--family", required=True, help="the family (picks its baseline: nothing frozen, finetune, untrained, pre-trained)")
+    p.add_argument(
+        "metrics",
+        nargs="+",
+        help="the family's evaluation metrics JSON files (each with its <stem>.examples.jsonl.gz beside it)",
+    )
+    p.add_argument(
+        "--family",
+        required=True,
+        help="the family (picks its baseline: nothing frozen, finetune, untrained, pre-trained)",
+    )
     p.add_argument("--table", required=True, help="the family's tidy table (xlt aggregate), for the seed spread")
     p.add_argument("--out-tests", required=True, help="CSV of the paired comparisons (<family>_tests.csv)")
-    p.add_argument("--out-seeds", required=True, help="CSV of mean and between-seed std per setting (<family>_seeds.csv)")
+    p.add_argument(
+        "--out-seeds", required=True, help="CSV of mean and between-seed std per setting (<family>_seeds.csv)"
+    )
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (config statistics.resamples)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (config statistics.seed)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (config statistics.confidence)")
@@ -20,7 +30,7 @@ def _compare_arguments(p):
 
 
 def _compare(args):
-    from xlt.analysis.compare import read_runs, seeds_table, paired_tests
+    from xlt.analysis.compare import paired_tests, read_runs, seeds_table
     from xlt.core.io import atomic_path
     from xlt.report.aggregate import read_table
 
@@ -29,11 +39,17 @@ def _compare(args):
     for table, out in ((tests, args.out_tests), (seeds, args.out_seeds)):
         with atomic_path(out) as tmp:
             table.to_csv(tmp, index=False)
-    print(f"{args.family}: {len(tests)} paired comparisons, {int(tests['significant'].sum())} significant after Holm "
-          f"-> {args.out_tests}; {len(seeds)} multi-seed settings -> {args.out_seeds}")
+    print(
+        f"{args.family}: {len(tests)} paired comparisons, {int(tests['significant'].sum())} significant after Holm "
+        f"-> {args.out_tests}; {len(seeds)} multi-seed settings -> {args.out_seeds}"
+    )
 
 
 VERBS = {
-    "compare": Verb("Paired tests between neighbouring sweep values and against the family's baseline (McNemar or "
-                    "paired bootstrap, Holm-corrected), and the spread over seeds", _compare_arguments, _compare),
+    "compare": Verb(
+        "Paired tests between neighbouring sweep values and against the family's baseline (McNemar or "
+        "paired bootstrap, Holm-corrected), and the spread over seeds",
+        _compare_arguments,
+        _compare,
+    )
 }

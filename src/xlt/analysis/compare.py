@@ -21,6 +21,7 @@ p-values are Holm-corrected over every row of the family, so `significant` contr
 family-wise error at `alpha`. Sets marked interval-only (dev splits, the unlabelled pool,
 pseudo labels, mining: xlt.core.metrics) are never compared: they are there for intervals.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,17 +31,12 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from xlt.analysis.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    paired_bootstrap,
-)
+from xlt.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
 from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
+from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.metrics import EXAMPLE_LISTS, INTERVAL_ONLY, examples_path, read_examples
-from xlt.core import registry
 
 TESTS = "results/tables/{family}_tests.csv"
 SEEDS = "results/tables/{family}_seeds.csv"
@@ -55,6 +51,8 @@ def _declared(family: str | None, name: str, default):
         return default
     value = getattr(registry.plan(family), name)
     return default if value is None else value
+
+
 def _optional(family: str | None, name: str, default):
     """A registered family's optional plan member (BUDGET_AXIS, RECIPE_AXES), else `default`."""
     if family is None or family not in registry.names():
@@ -67,8 +65,28 @@ def _budget_axis(family: str | None) -> str | None:
 
 
 BUDGET_COLUMNS = ["budget_a", "budget_b", "equal_budget"]
-TEST_COLUMNS = ["family", "axis", "a", "b", "comparison", "kind", "metric", "set", "n", "value_a", "value_b",
-                "diff", "diff_ci_low", "diff_ci_high", "test", "p_value", "p_holm", "significant", "run_a", "run_b"]
+TEST_COLUMNS = [
+    "family",
+    "axis",
+    "a",
+    "b",
+    "comparison",
+    "kind",
+    "metric",
+    "set",
+    "n",
+    "value_a",
+    "value_b",
+    "diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "test",
+    "p_value",
+    "p_holm",
+    "significant",
+    "run_a",
+    "run_b",
+]
 SEED_COLUMNS_TAIL = ["metric", "n_seeds", "mean", "seed_std", "ci_halfwidth_mean"]
 
 
@@ -91,8 +109,10 @@ def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
         meta = read_json(path)["meta"]
         examples = Path(examples_path(path))
         if not examples.is_file():
-            raise XltError(f"{examples} not found: run {meta.get('run_id')!r} has no per-example outputs to compare "
-                           f"(rerun its evaluation job, e.g. delete {path} and run the workflow again)")
+            raise XltError(
+                f"{examples} not found: run {meta.get('run_id')!r} has no per-example outputs to compare "
+                f"(rerun its evaluation job, e.g. delete {path} and run the workflow again)"
+            )
         sets = {}
         for one in read_examples(examples):
             if not one.get(INTERVAL_ONLY):
@@ -134,8 +154,15 @@ def _axis_order(family: str | None, axis: str):
     return lambda value: (0,) if value is None else (1, key(value))
 
 
-def _agree(a: Run, b: Run, axis: str, wildcard: Run | None = None, family: str | None = None,
-           either_empty: bool = False, ignore: frozenset = frozenset()) -> bool:
+def _agree(
+    a: Run,
+    b: Run,
+    axis: str,
+    wildcard: Run | None = None,
+    family: str | None = None,
+    either_empty: bool = False,
+    ignore: frozenset = frozenset(),
+) -> bool:
     """Same value on every axis but `axis` and `ignore`; the wildcard run's empty axes match
     anything (with `either_empty`, either run's)."""
     for key in (set(a.axes) | set(b.axes)) - {axis} - _not_axes(family) - ignore:
@@ -158,8 +185,13 @@ def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
     for axis in sweep_axes(runs, family):
         order = _axis_order(family, axis)
         for a in runs:
-            others = [b for b in runs if b is not a and _agree(a, b, axis, family=family)
-                      and order(b.axes.get(axis)) > order(a.axes.get(axis))]
+            others = [
+                b
+                for b in runs
+                if b is not a
+                and _agree(a, b, axis, family=family)
+                and order(b.axes.get(axis)) > order(a.axes.get(axis))
+            ]
             if not others:
                 continue
             nearest = min(order(b.axes.get(axis)) for b in others)
@@ -171,8 +203,11 @@ def pairs(runs: list[Run], family: str) -> list[tuple[str, str, Run, Run]]:
             continue
         for base in (r for r in runs if r.axes.get(axis) == baseline_value):
             for b in runs:
-                if b is base or b.axes.get(axis) == baseline_value or not _agree(base, b, axis, wildcard=base,
-                                                                                    family=family):
+                if (
+                    b is base
+                    or b.axes.get(axis) == baseline_value
+                    or not _agree(base, b, axis, wildcard=base, family=family)
+                ):
                     continue
                 if (base.run_id, b.run_id) not in seen:
                     seen.add((base.run_id, b.run_id))
@@ -196,8 +231,7 @@ def _reference_pairs(runs: list[Run], family: str, seen: set) -> list[tuple[str,
             va, vb = a.axes.get(axis), b.axes.get(axis)
             if va not in values or vb not in values or values.index(va) >= values.index(vb):
                 continue
-            if (a.run_id, b.run_id) not in seen and _agree(a, b, axis, family=family, either_empty=True,
-                                                                 ignore=ignore):
+            if (a.run_id, b.run_id) not in seen and _agree(a, b, axis, family=family, either_empty=True, ignore=ignore):
                 seen.add((a.run_id, b.run_id))
                 out.append((axis, "vs_reference", a, b))
     return out
@@ -222,19 +256,37 @@ def compare_sets(x: dict, y: dict, resamples: int, seed: int, confidence: float)
         else:
             correct_x, correct_y = np.asarray(x["correct"], bool), np.asarray(y["correct"], bool)
         ones = np.ones(len(correct_x), dtype=np.int64)
-        paired = paired_bootstrap("accuracy", correct_y.astype(np.int64), ones, correct_x.astype(np.int64), ones,
-                                  resamples, seed, confidence)
+        paired = paired_bootstrap(
+            "accuracy", correct_y.astype(np.int64), ones, correct_x.astype(np.int64), ones, resamples, seed, confidence
+        )
         p = mcnemar_exact(*discordant_counts(correct_x, correct_y))
-        return {"metric": "accuracy", "n": len(ones), "value_a": float(correct_x.mean()),
-                "value_b": float(correct_y.mean()), "diff": paired.difference, "diff_ci_low": paired.low,
-                "diff_ci_high": paired.high, "test": "mcnemar", "p_value": float(p)}
-    paired = paired_bootstrap("spearman", y["predicted"], y["gold"], x["predicted"], x["gold"], resamples, seed, confidence)
+        return {
+            "metric": "accuracy",
+            "n": len(ones),
+            "value_a": float(correct_x.mean()),
+            "value_b": float(correct_y.mean()),
+            "diff": paired.difference,
+            "diff_ci_low": paired.low,
+            "diff_ci_high": paired.high,
+            "test": "mcnemar",
+            "p_value": float(p),
+        }
+    paired = paired_bootstrap(
+        "spearman", y["predicted"], y["gold"], x["predicted"], x["gold"], resamples, seed, confidence
+    )
     from scipy.stats import spearmanr
 
-    return {"metric": "spearman", "n": len(x["gold"]), "value_a": float(spearmanr(x["predicted"], x["gold"])[0]),
-            "value_b": float(spearmanr(y["predicted"], y["gold"])[0]), "diff": paired.difference,
-            "diff_ci_low": paired.low, "diff_ci_high": paired.high, "test": "paired_bootstrap",
-            "p_value": paired.p_value}
+    return {
+        "metric": "spearman",
+        "n": len(x["gold"]),
+        "value_a": float(spearmanr(x["predicted"], x["gold"])[0]),
+        "value_b": float(spearmanr(y["predicted"], y["gold"])[0]),
+        "diff": paired.difference,
+        "diff_ci_low": paired.low,
+        "diff_ci_high": paired.high,
+        "test": "paired_bootstrap",
+        "p_value": paired.p_value,
+    }
 
 
 def _compare_perplexity(x: dict, y: dict, resamples: int, seed: int, confidence: float) -> dict | None:
@@ -246,13 +298,27 @@ def _compare_perplexity(x: dict, y: dict, resamples: int, seed: int, confidence:
     paired = paired_bootstrap("perplexity", loss_y, tokens, loss_x, tokens, resamples, seed, confidence)
     with np.errstate(over="ignore"):
         value_x, value_y = (float(np.exp(loss.sum() / tokens.sum())) for loss in (loss_x, loss_y))
-    return {"metric": "perplexity", "n": len(tokens), "value_a": value_x, "value_b": value_y,
-            "diff": paired.difference, "diff_ci_low": paired.low, "diff_ci_high": paired.high,
-            "test": "paired_bootstrap", "p_value": paired.p_value}
+    return {
+        "metric": "perplexity",
+        "n": len(tokens),
+        "value_a": value_x,
+        "value_b": value_y,
+        "diff": paired.difference,
+        "diff_ci_low": paired.low,
+        "diff_ci_high": paired.high,
+        "test": "paired_bootstrap",
+        "p_value": paired.p_value,
+    }
 
 
-def paired_tests(runs: list[Run], family: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                confidence: float = DEFAULT_CONFIDENCE, alpha: float = 0.05) -> pd.DataFrame:
+def paired_tests(
+    runs: list[Run],
+    family: str,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     rows = []
     budget = _budget_axis(family)
     for axis, comparison, a, b in pairs(runs, family):
@@ -261,9 +327,21 @@ def paired_tests(runs: list[Run], family: str, resamples: int = DEFAULT_RESAMPLE
             numbers = compare_sets(a.sets[key], b.sets[key], resamples, seed, confidence)
             if numbers is None:
                 continue
-            rows.append({"family": family, "axis": axis, "a": a.axes.get(axis), "b": b.axes.get(axis),
-                         "comparison": comparison, "kind": key[0], "set": _describe(key), **numbers,
-                         "run_a": a.run_id, "run_b": b.run_id, **budgets})
+            rows.append(
+                {
+                    "family": family,
+                    "axis": axis,
+                    "a": a.axes.get(axis),
+                    "b": b.axes.get(axis),
+                    "comparison": comparison,
+                    "kind": key[0],
+                    "set": _describe(key),
+                    **numbers,
+                    "run_a": a.run_id,
+                    "run_b": b.run_id,
+                    **budgets,
+                }
+            )
     columns = TEST_COLUMNS + (BUDGET_COLUMNS if budget else [])
     table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "significant")])
     table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
@@ -289,6 +367,10 @@ def seeds_table(table: pd.DataFrame) -> pd.DataFrame:
     half = (table["ci_high"] - table["ci_low"]) / 2 if {"ci_low", "ci_high"} <= set(table.columns) else np.nan
     work = table.assign(_half=half)
     grouped = work.groupby(keys + ["metric"], dropna=False, sort=True)
-    out = grouped.agg(n_seeds=("seed", "nunique"), mean=("value", "mean"), seed_std=("value", "std"),
-                      ci_halfwidth_mean=("_half", "mean")).reset_index()
+    out = grouped.agg(
+        n_seeds=("seed", "nunique"),
+        mean=("value", "mean"),
+        seed_std=("value", "std"),
+        ci_halfwidth_mean=("_half", "mean"),
+    ).reset_index()
     return out[out["n_seeds"] > 1].reset_index(drop=True)

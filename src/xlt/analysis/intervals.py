@@ -31,6 +31,7 @@ adapt's per-step records keep no per-sentence outputs (that would be sentences x
 the job computes their bounds where it has the losses, with `RepeatedSetIntervals` (the same
 draws as here), and `xlt aggregate` keeps the bounds a record brings.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,16 +56,26 @@ from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
 log = logging.getLogger(__name__)
 
 # record metric -> (statistic on the examples, example-set metric it reads or None for any)
-_RETRIEVAL = {"error": "error_rate", "mean_error": "error_rate", "accuracy@1": "accuracy",
-              "mean_accuracy@1": "accuracy", "bitext_retrieval_acc": "accuracy",
-              "bitext_retrieval_acc_centered": "accuracy", "dev_retrieval_acc": "accuracy",
-              "dev_retrieval_acc_mean": "accuracy"}
+_RETRIEVAL = {
+    "error": "error_rate",
+    "mean_error": "error_rate",
+    "accuracy@1": "accuracy",
+    "mean_accuracy@1": "accuracy",
+    "bitext_retrieval_acc": "accuracy",
+    "bitext_retrieval_acc_centered": "accuracy",
+    "dev_retrieval_acc": "accuracy",
+    "dev_retrieval_acc_mean": "accuracy",
+}
 # record metric -> the metric its example sets are stored under, where only those may back it
-_OWN_SETS = {"bitext_retrieval_acc": "bitext_retrieval_acc",
-             "bitext_retrieval_acc_centered": "bitext_retrieval_acc_centered",
-             "cosine_gap": "cosine_gap", "cosine_gap_centered": "cosine_gap_centered",
-             "dev_retrieval_acc": "dev_retrieval_acc", "dev_retrieval_acc_mean": "dev_retrieval_acc",
-             "pseudo_label_accuracy": "pseudo_label_accuracy"}
+_OWN_SETS = {
+    "bitext_retrieval_acc": "bitext_retrieval_acc",
+    "bitext_retrieval_acc_centered": "bitext_retrieval_acc_centered",
+    "cosine_gap": "cosine_gap",
+    "cosine_gap_centered": "cosine_gap_centered",
+    "dev_retrieval_acc": "dev_retrieval_acc",
+    "dev_retrieval_acc_mean": "dev_retrieval_acc",
+    "pseudo_label_accuracy": "pseudo_label_accuracy",
+}
 # record metric -> the dimensions it averages over (besides lang "avg" and mean_*'s direction)
 _POOLED = {"dev_retrieval_acc_mean": {"lang", "direction"}}
 # record kind -> the example-set kinds that may back it: a mining score is backed by its split's
@@ -110,7 +121,8 @@ def _matches(record: dict, one: dict, kind: str) -> bool:
     dims = {k: v for k, v in one.items() if k not in _SET_KEYS}
     wanted = {k: v for k, v in record.items() if k not in ("metric", "value") and k not in free}
     return all(record.get(k) == v for k, v in dims.items() if k not in free) and all(
-        dims.get(k) == v for k, v in wanted.items())
+        dims.get(k) == v for k, v in wanted.items()
+    )
 
 
 def _size(one: dict) -> int:
@@ -130,8 +142,9 @@ def _resampled(one: dict, metric: str, counts: np.ndarray) -> np.ndarray:
     if one["kind"] == "mining":
         return resampled_mining(metric, one["kept"], one["correct"], one["gold"], counts)
     if one["kind"] == "cosine_gap":
-        return resampled_metric(metric, np.asarray(one["translation_cosine"], float),
-                                np.asarray(one["random_cosine"], float), counts)
+        return resampled_metric(
+            metric, np.asarray(one["translation_cosine"], float), np.asarray(one["random_cosine"], float), counts
+        )
     if one["kind"] == "mining_tuning":
         return resampled_tuned_mining(metric, one["candidate_scores"], one["candidate_gold"], one["gold"], counts)
     correct = np.asarray(one["correct"], dtype=np.int64)
@@ -162,14 +175,20 @@ def _shared_draws(record: dict, sets: list[dict]) -> bool:
     where = f"the interval of {record['metric']} ({', '.join(f'{k} {v}' for k, v in record.items() if k not in ('metric', 'value'))})"
     sizes = ", ".join(f"{one.get('lang')}: {_size(one)}" for one in sets)
     if True in declared and not detected:
-        raise XltError(f"{where}: its example sets are declared item-aligned (datasets.<name>.item_aligned) but "
-                       f"their items disagree ({sizes} items; or another gold at a position); evaluate every "
-                       f"language on the whole prepared set, or set item_aligned: false for that dataset")
+        raise XltError(
+            f"{where}: its example sets are declared item-aligned (datasets.<name>.item_aligned) but "
+            f"their items disagree ({sizes} items; or another gold at a position); evaluate every "
+            f"language on the whole prepared set, or set item_aligned: false for that dataset"
+        )
     if not detected and None in declared and {one["kind"] for one in sets} <= set(_ALIGNABLE_KINDS):
-        log.warning("%s: its sets (%s items) do not declare item alignment and their gold does not line up, so "
-                    "every language draws on its own; if they are translations of one set, an item is missing "
-                    "or out of order: declare datasets.<name>.item_aligned (true: prepare-data names the "
-                    "disagreement; false: silences this)", where, sizes)
+        log.warning(
+            "%s: its sets (%s items) do not declare item alignment and their gold does not line up, so "
+            "every language draws on its own; if they are translations of one set, an item is missing "
+            "or out of order: declare datasets.<name>.item_aligned (true: prepare-data names the "
+            "disagreement; false: silences this)",
+            where,
+            sizes,
+        )
     return detected
 
 
@@ -179,8 +198,13 @@ def _stratum_counts(size: int, stratum: int, resamples: int, seed: int) -> np.nd
     return resample_counts(size, resamples, seed + stratum)
 
 
-def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                    confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+def record_interval(
+    record: dict,
+    sets: list[dict],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> tuple[float, float] | None:
     """(ci_low, ci_high) of one record, or None when no example set backs it."""
     statistic = _statistic(record)
     if statistic is None:
@@ -194,9 +218,15 @@ def record_interval(record: dict, sets: list[dict], resamples: int = DEFAULT_RES
     # unless they are translations of the same items: then every language takes the same draws
     langs = list(dict.fromkeys(one.get("lang") for one in matched))
     shared = _shared_draws(record, matched)
-    draws = np.mean([_resampled(one, metric, _stratum_counts(_size(one), 0 if shared else langs.index(one.get("lang")),
-                                                             resamples, seed))
-                     for one in matched], axis=0)
+    draws = np.mean(
+        [
+            _resampled(
+                one, metric, _stratum_counts(_size(one), 0 if shared else langs.index(one.get("lang")), resamples, seed)
+            )
+            for one in matched
+        ],
+        axis=0,
+    )
     low, high = _percentiles(draws, confidence)
     return float(low), float(high)
 
@@ -210,8 +240,9 @@ class RepeatedSetIntervals:
     the steps), and an evaluation whose outputs were kept gets the interval `xlt aggregate` gives it.
     """
 
-    def __init__(self, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                 confidence: float = DEFAULT_CONFIDENCE):
+    def __init__(
+        self, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
+    ):
         self.resamples, self.seed, self.confidence = resamples, seed, confidence
         self._counts: dict[Hashable, np.ndarray] = {}
 

@@ -1,4 +1,5 @@
 """Significance tests for comparing systems: McNemar's exact test and Holm's correction."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Which evaluation files each family's comparison reads, and the tables it writes (the
 workflow's `compare` rule and `rule all` ask here). Torch-free, like the plans it reads."""
+
 from __future__ import annotations
 
 from xlt.core import registry, settings

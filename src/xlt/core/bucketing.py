@@ -12,6 +12,7 @@ is shuffled, so there is no short-to-long curriculum.
 The result is one flat order whose consecutive `batch_size` slices are the batches, the same
 shape the training loop consumes without bucketing.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -23,8 +24,14 @@ from xlt.core.errors import XltError
 CHUNK_BATCHES = 100
 
 
-def bucketed_order(order: Sequence[int], lengths: Sequence[int], batch_size: int, seed: int, epoch: int,
-                   chunk_batches: int = CHUNK_BATCHES) -> list[int]:
+def bucketed_order(
+    order: Sequence[int],
+    lengths: Sequence[int],
+    batch_size: int,
+    seed: int,
+    epoch: int,
+    chunk_batches: int = CHUNK_BATCHES,
+) -> list[int]:
     """Reorder an epoch's random permutation `order` into length-homogeneous, shuffled batches."""
     if batch_size < 1 or chunk_batches < 1:
         raise ValueError("batch_size and chunk_batches must be >= 1")

@@ -7,6 +7,7 @@ Both share their parameters with the full model, so saving either saves the same
 `prepare_cached_training` caches a dataset and builds the top in one call, or says why a depth
 trains uncached.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,12 +21,7 @@ from torch import nn
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import base_model, encoder_parts
-from xlt.core.prefix_cache import (
-    PrefixStateDataset,
-    _bidirectional_mask,
-    cache_examples,
-    check_cacheable_depth,
-)
+from xlt.core.prefix_cache import PrefixStateDataset, _bidirectional_mask, cache_examples, check_cacheable_depth
 
 log = logging.getLogger("xlt.core.prefix_cache")  # the cache's messages, under the name they always had
 
@@ -115,8 +111,9 @@ class _MovesWholeModel:
         return self
 
 
-def _run_top_layers(layers: Sequence[nn.Module], config, hidden_states: torch.Tensor,
-                    attention_mask: torch.Tensor | None) -> list[torch.Tensor]:
+def _run_top_layers(
+    layers: Sequence[nn.Module], config, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None
+) -> list[torch.Tensor]:
     """The cached boundary states followed by the output of every layer in `layers` (the mask
     built as the full model builds it)."""
     layer_mask = _bidirectional_mask(config, hidden_states, attention_mask)
@@ -156,8 +153,9 @@ class CachedTopModel(_MovesWholeModel, nn.Module):
         from transformers.loss.loss_utils import ForSequenceClassificationLoss
         from transformers.modeling_outputs import SequenceClassifierOutput
 
-        hidden = _run_top_layers(self.layers, self.config, hidden_states.to(next(self.head.parameters()).dtype),
-                                 attention_mask)[-1]
+        hidden = _run_top_layers(
+            self.layers, self.config, hidden_states.to(next(self.head.parameters()).dtype), attention_mask
+        )[-1]
         logits = self.head(hidden, attention_mask)
         loss = None
         if labels is not None:
@@ -182,8 +180,10 @@ class CachedSentenceTop(_MovesWholeModel, nn.Module):
         check_cacheable_depth(depth, parts.num_layers)
         pooled = model.pooling.layer % (parts.num_layers + 1)
         if pooled < depth:
-            raise XltError(f"the pooling reads layer {model.pooling.layer}, inside the frozen prefix (depth {depth}): "
-                           "nothing trained would reach the sentence vectors")
+            raise XltError(
+                f"the pooling reads layer {model.pooling.layer}, inside the frozen prefix (depth {depth}): "
+                "nothing trained would reach the sentence vectors"
+            )
         freeze(model.encoder, depth)
         self.depth = depth
         self.config = base_model(model.encoder).config
@@ -242,6 +242,12 @@ def prepare_cached_training(
     started = time.time()
     dataset = cache_examples(model, depth, examples, collate, batch_size, device, storage_dtype, amp_dtype)
     cache_s = time.time() - started
-    log.info("cached the frozen prefix (embeddings + %d layers, %s) of %d examples in %.2f s (%.1f MB)",
-             depth, dataset.states.precision, len(dataset), cache_s, dataset.states.nbytes / 2**20)
+    log.info(
+        "cached the frozen prefix (embeddings + %d layers, %s) of %d examples in %.2f s (%.1f MB)",
+        depth,
+        dataset.states.precision,
+        len(dataset),
+        cache_s,
+        dataset.states.nbytes / 2**20,
+    )
     return CachedTraining(CachedTopModel(model, depth), dataset, cache_s)

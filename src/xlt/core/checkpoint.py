@@ -30,6 +30,7 @@ chunks on every start, nothing cached), and of the commit a hub model resolves t
 checkpoint with the same key; another one is removed, with one log line naming what changed,
 and the run trains from the start. A checkpoint written before keys existed counts as another run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -85,8 +86,11 @@ def set_rng_state(state: dict) -> None:
         if len(state["cuda"]) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all(state["cuda"])
         else:
-            log.warning("checkpoint has CUDA RNG states for %d devices, this job sees %d; CUDA RNG not restored",
-                        len(state["cuda"]), torch.cuda.device_count())
+            log.warning(
+                "checkpoint has CUDA RNG states for %d devices, this job sees %d; CUDA RNG not restored",
+                len(state["cuda"]),
+                torch.cuda.device_count(),
+            )
 
 
 def save_checkpoint(
@@ -137,8 +141,9 @@ def save_checkpoint(
     return path
 
 
-def load_checkpoint(directory: str | os.PathLike, map_location: str | torch.device = "cpu",
-                    identity: dict | None = None) -> dict | None:
+def load_checkpoint(
+    directory: str | os.PathLike, map_location: str | torch.device = "cpu", identity: dict | None = None
+) -> dict | None:
     """The saved state, or None when `directory` holds no checkpoint. With `identity`
     (`run_identity`), a checkpoint of another run is removed and None returned: resuming it
     would silently mix two runs."""
@@ -147,10 +152,16 @@ def load_checkpoint(directory: str | os.PathLike, map_location: str | torch.devi
         return None
     state = torch.load(path, map_location=map_location, weights_only=True)
     if state.get("format") != FORMAT_VERSION:
-        raise ValueError(f"{path}: checkpoint format {state.get('format')!r}, expected {FORMAT_VERSION}; delete it to start over")
+        raise ValueError(
+            f"{path}: checkpoint format {state.get('format')!r}, expected {FORMAT_VERSION}; delete it to start over"
+        )
     if identity is not None and state.get("key") != identity_key(identity):
-        log.warning("discarding the checkpoint in %s (step %d): it belongs to another run (%s); training from the start",
-                    directory, state["step"], "; ".join(identity_changes(state.get("identity"), identity)))
+        log.warning(
+            "discarding the checkpoint in %s (step %d): it belongs to another run (%s); training from the start",
+            directory,
+            state["step"],
+            "; ".join(identity_changes(state.get("identity"), identity)),
+        )
         remove_checkpoint(directory)
         return None
     return state
@@ -177,6 +188,7 @@ class HubCommit:
     (`id` or `id@revision`) to. A branch or tag moves, so the id alone would resume a run of
     another commit; None: the cache does not hold it yet (the job will download whatever the
     revision names then)."""
+
     ref: str
     commit: str | None
 
@@ -199,8 +211,10 @@ def run_identity(settings: dict, inputs: Iterable[str | os.PathLike | HubCommit]
     """What a checkpoint must match to be resumed: `settings` (every value that changes the
     result; JSON-able, Paths become strings) and the sha256 of each input file (a hub model's
     resolved commit), in order."""
-    return {"settings": json.loads(json.dumps(settings, sort_keys=True, default=str)),
-            "inputs": [[p.ref, p.digest()] if isinstance(p, HubCommit) else [str(p), file_sha256(p)] for p in inputs]}
+    return {
+        "settings": json.loads(json.dumps(settings, sort_keys=True, default=str)),
+        "inputs": [[p.ref, p.digest()] if isinstance(p, HubCommit) else [str(p), file_sha256(p)] for p in inputs],
+    }
 
 
 def with_settings(identity: dict | None, **settings: Any) -> dict:
@@ -222,13 +236,19 @@ def identity_changes(old: dict | None, new: dict) -> list[str]:
     if not old:
         return ["the checkpoint was written before checkpoints were keyed"]
     was, now = _flat(old["settings"]), _flat(new["settings"])
-    changes = [f"{k} {was.get(k, '(unset)')!r} -> {now.get(k, '(unset)')!r}" for k in sorted(was.keys() | now.keys())
-               if was.get(k) != now.get(k)]
+    changes = [
+        f"{k} {was.get(k, '(unset)')!r} -> {now.get(k, '(unset)')!r}"
+        for k in sorted(was.keys() | now.keys())
+        if was.get(k) != now.get(k)
+    ]
     old_inputs, new_inputs = old["inputs"], new["inputs"]
     if len(old_inputs) != len(new_inputs):
         changes.append(f"{len(old_inputs)} input files -> {len(new_inputs)}")
-    changes += [f"input {path} changed" + (f" ({was_digest} -> {digest})" if digest.startswith("commit ") else "")
-                for (_, was_digest), (path, digest) in zip(old_inputs, new_inputs) if was_digest != digest]
+    changes += [
+        f"input {path} changed" + (f" ({was_digest} -> {digest})" if digest.startswith("commit ") else "")
+        for (_, was_digest), (path, digest) in zip(old_inputs, new_inputs)
+        if was_digest != digest
+    ]
     return changes or ["same settings and inputs, another key"]
 
 
@@ -242,7 +262,9 @@ def _flat(settings: dict, prefix: str = "") -> dict:
     return out
 
 
-def restore(state: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any | None = None) -> dict:
+def restore(
+    state: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any | None = None
+) -> dict:
     """Load `state` into the model, optimizer and scheduler and set the RNG states; returns
     `state` for its step/epoch/position/extra. Call it after building the optimizer and
     scheduler exactly as a fresh run does, and right before the first training step."""
@@ -320,7 +342,9 @@ def _plain(value: Any, where: str) -> Any:
     if isinstance(value, (list, tuple)):
         items = [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
-    raise TypeError(f"checkpoint {where}: cannot store {type(value).__name__}; use plain values, tensors or NumPy arrays")
+    raise TypeError(
+        f"checkpoint {where}: cannot store {type(value).__name__}; use plain values, tensors or NumPy arrays"
+    )
 
 
 def _fsync_directory(directory: Path) -> None:

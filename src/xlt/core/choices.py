@@ -3,6 +3,7 @@
 Kept free of heavy imports (no torch): building every verb's parser imports this module, and
 `xlt --help` must stay well under a second.
 """
+
 from __future__ import annotations
 
 POOLING_MODES = ("cls", "mean", "max")  # xlt.core.pooling

@@ -2,6 +2,7 @@
 
 Shared by the freeze-depth family (NLI) and the teacher/student family (NLI, sentiment).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -55,8 +56,15 @@ def majority_share(logits: np.ndarray) -> float:
     return float(np.bincount(predicted).max() / predicted.size)
 
 
-def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, batch_size: int = 64,
-                     examples_out: list | None = None, item_aligned: bool | None = None) -> list[dict]:
+def accuracy_records(
+    model,
+    tokenizer,
+    by_lang: dict[str, list[dict]],
+    max_length: int,
+    batch_size: int = 64,
+    examples_out: list | None = None,
+    item_aligned: bool | None = None,
+) -> list[dict]:
     """Accuracy per language and their macro average (metric "accuracy", lang "avg").
 
     With `examples_out` (a MetricsFile's `examples`), each language's predictions and gold
@@ -68,8 +76,11 @@ def accuracy_records(model, tokenizer, by_lang: dict[str, list[dict]], max_lengt
         gold = [e["label"] for e in examples]
         records.append(record("accuracy", accuracy(logits, gold), lang=lang))
         if examples_out is not None:
-            examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold, lang=lang,
-                                            **declared))
+            examples_out.append(
+                example_set(
+                    "classification", "accuracy", prediction=logits.argmax(-1), gold=gold, lang=lang, **declared
+                )
+            )
     if records:
         records.append(record("accuracy", float(np.mean([r["value"] for r in records])), lang="avg"))
     return records

@@ -7,6 +7,7 @@ executor turns `gpu` into `--gpus`, `runtime` into `-t`, `mem_mb` into `--mem` a
 `cpus_per_task` into `--cpus-per-task`. Site settings (partition, account, GPU model) and
 defaults for jobs without such a block live in profiles/cluster/config.yaml.
 """
+
 from __future__ import annotations
 
 CONFIG_TO_SLURM = {"gpus": "gpu", "runtime_min": "runtime", "mem_mb": "mem_mb", "cpus": "cpus_per_task"}
@@ -35,8 +36,10 @@ def gpu_job_resources(config: dict, family: str, slots: int) -> dict:
     sharing = config.get("gpu_sharing") or {}
     if out.get("gpu") == 1 and sharing.get("slots_per_gpu", 1) > 1 and sharing.get("slurm") == "shard":
         if os.environ.get("XLT_SLURM_GPU_MODEL"):
-            raise XltError("XLT_SLURM_GPU_MODEL asks for whole GPUs of a model, but gpu_sharing.slurm: shard asks for "
-                           "GPU shards (--gres=shard:N); unset XLT_SLURM_GPU_MODEL, or set gpu_sharing.slurm: gpu")
+            raise XltError(
+                "XLT_SLURM_GPU_MODEL asks for whole GPUs of a model, but gpu_sharing.slurm: shard asks for "
+                "GPU shards (--gres=shard:N); unset XLT_SLURM_GPU_MODEL, or set gpu_sharing.slurm: gpu"
+            )
         del out["gpu"]
         out["gres"] = f"shard:{int(slots)}"
     return out

@@ -1,4 +1,5 @@
 """Verbs of the bottom layer: the config itself (check, show) and its sweep."""
+
 from __future__ import annotations
 
 from xlt.core.verbs import WORKFLOW, Verb
@@ -7,8 +8,11 @@ GROUP = WORKFLOW
 
 
 def _config_arguments(p):
-    p.add_argument("action", choices=["check", "show"],
-                   help="check: validate and say so; show: print the effective config, every default filled in")
+    p.add_argument(
+        "action",
+        choices=["check", "show"],
+        help="check: validate and say so; show: print the effective config, every default filled in",
+    )
     p.add_argument("--config", required=True, help="a workflow config (YAML)")
 
 
@@ -42,7 +46,12 @@ def _sweep(args):
 
 
 VERBS = {
-    "config": Verb("Validate a config (check) or print it with every default filled in (show)", _config_arguments, _config),
-    "sweep": Verb("Validate a config and print its sweep: one row per run (`xlt plan` estimates what they cost)",
-                  _sweep_arguments, _sweep),
+    "config": Verb(
+        "Validate a config (check) or print it with every default filled in (show)", _config_arguments, _config
+    ),
+    "sweep": Verb(
+        "Validate a config and print its sweep: one row per run (`xlt plan` estimates what they cost)",
+        _sweep_arguments,
+        _sweep,
+    ),
 }

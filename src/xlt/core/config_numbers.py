@@ -9,6 +9,7 @@ the schema's ranges, for every key at once.
 - An integer outside int64: torch, numpy and the JSON the jobs write cannot hold it.
 And `message` turns a schema error into one line with the key, the value and the fix.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,11 +38,15 @@ def check_numbers(value, where: str = "") -> None:
         for i, sub in enumerate(value):
             check_numbers(sub, f"{where}.{i}")  # the schema errors' notation
     elif isinstance(value, float) and not math.isfinite(value):
-        raise XltError(f"config error at {where or '(top level)'}: {value} is not a finite number; "
-                       f"give a finite value in the key's range, or delete the key for its default")
+        raise XltError(
+            f"config error at {where or '(top level)'}: {value} is not a finite number; "
+            f"give a finite value in the key's range, or delete the key for its default"
+        )
     elif isinstance(value, int) and not isinstance(value, bool) and not INT64[0] <= value <= INT64[1]:
-        raise XltError(f"config error at {where}: {value} does not fit a 64-bit integer; no count or seed "
-                       f"is that large; give a value in the key's range, or delete the key for its default")
+        raise XltError(
+            f"config error at {where}: {value} does not fit a 64-bit integer; no count or seed "
+            f"is that large; give a value in the key's range, or delete the key for its default"
+        )
 
 
 def _interval(subschema: dict) -> str:
@@ -68,8 +73,10 @@ def message(err, where: str) -> str:
         if floats:
             return message(floats[0], where)
     if _float_for_integer(err):
-        return (f"config error at {where}: {err.instance!r} is a float where a whole number (a count, a "
-                f"step, a seed) is meant; write an integer without a decimal point or exponent")
+        return (
+            f"config error at {where}: {err.instance!r} is a float where a whole number (a count, a "
+            f"step, a seed) is meant; write an integer without a decimal point or exponent"
+        )
     if err.validator in _RANGE:
         interval = _interval(err.schema)
         return f"config error at {where}: {err.instance!r} is outside {interval}; set {where} within {interval}"

@@ -6,6 +6,7 @@ every `from_pretrained` that leaves weights missing or unused) buries the traini
 the output is not a terminal, `configure()` switches progress bars and colours off and folds the
 report into one line. Kept free of heavy imports: the CLI calls it before any verb runs.
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,8 +17,12 @@ from datetime import timedelta
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # environment switches honoured by tqdm (>= 4.66), huggingface_hub, datasets and colour-aware tools
-QUIET_ENV = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
-              "NO_COLOR": "1"}
+QUIET_ENV = {
+    "TQDM_DISABLE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "NO_COLOR": "1",
+}
 # the loggers that print transformers' load report (from_pretrained of models and of their heads)
 _LOAD_REPORT_LOGGERS = ("transformers.modeling_utils",)
 _MAX_KEYS = 4  # keys named per status in the one-line report; the rest are counted
@@ -101,12 +106,15 @@ def duration(seconds: float) -> str:
     return str(timedelta(seconds=int(max(0.0, seconds))))
 
 
-def progress_line(step: int, total: int, loss: float, lr: float, samples_per_s: float, elapsed_s: float,
-                  eta_s: float) -> str:
+def progress_line(
+    step: int, total: int, loss: float, lr: float, samples_per_s: float, elapsed_s: float, eta_s: float
+) -> str:
     """'step 40/300 loss 0.6931 lr 4.1e-04 samples/s 812 elapsed 0:00:12 eta 0:01:20': one line
     a user reads in a job log to tell whether a long job is healthy and when it ends."""
-    return (f"step {step}/{total} loss {loss:.4f} lr {lr:.1e} samples/s {samples_per_s:.0f} "
-            f"elapsed {duration(elapsed_s)} eta {duration(eta_s)}")
+    return (
+        f"step {step}/{total} loss {loss:.4f} lr {lr:.1e} samples/s {samples_per_s:.0f} "
+        f"elapsed {duration(elapsed_s)} eta {duration(eta_s)}"
+    )
 
 
 class _NoBar:

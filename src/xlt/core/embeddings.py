@@ -1,4 +1,5 @@
 """Encode sentences into pooled vectors, from one layer or from every layer at once."""
+
 from __future__ import annotations
 
 from typing import Sequence

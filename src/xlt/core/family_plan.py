@@ -17,6 +17,7 @@ what each declares here; none of them names a family. Besides `plan.py` the fold
 
 Plan modules are torch-free and cheap to import: `xlt config check` imports every one.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Protocol

@@ -12,6 +12,7 @@ The points:
 
 Without XLT_FAULT (every run outside the sweep) `reached` returns at once.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,10 @@ def parse(spec: str) -> tuple[str, int, signal.Signals]:
         if point not in POINTS or name not in SIGNALS or int(n) < 1:
             raise ValueError
     except ValueError:
-        raise XltError(f"{ENV}={spec!r}: expected <point>:<n>:<signal> with point in {', '.join(POINTS)}, "
-                       f"n >= 1 and signal KILL or TERM (e.g. checkpoint:2:KILL)") from None
+        raise XltError(
+            f"{ENV}={spec!r}: expected <point>:<n>:<signal> with point in {', '.join(POINTS)}, "
+            f"n >= 1 and signal KILL or TERM (e.g. checkpoint:2:KILL)"
+        ) from None
     return point, int(n), SIGNALS[name]
 
 

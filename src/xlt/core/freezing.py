@@ -5,6 +5,7 @@ Depth semantics (as in the freeze-depth experiment):
    0      embeddings frozen
    1..L   embeddings and encoder layers 1..N frozen (L = number of layers of the model)
 """
+
 from __future__ import annotations
 
 from torch import nn

@@ -11,6 +11,7 @@ meaningful; their users expect a mean over the tokens and a linear layer, which 
 A `mean` model is saved as its encoder (`save_pretrained`) plus `xlt_head.json` and the
 linear layer's weights, so evaluation jobs load it back with `load_saved_head`.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,12 @@ from xlt.core.pooling import pool
 
 HEAD_FILE = "xlt_head.json"
 HEAD_WEIGHTS = "xlt_head.safetensors"
-WEIGHT_FILES = ("model.safetensors.index.json", "model.safetensors", "pytorch_model.bin.index.json", "pytorch_model.bin")
+WEIGHT_FILES = (
+    "model.safetensors.index.json",
+    "model.safetensors",
+    "pytorch_model.bin.index.json",
+    "pytorch_model.bin",
+)
 
 
 def weight_names(directory: Path) -> list[str] | None:
@@ -71,15 +77,18 @@ def has_trained_head(name_or_path: str) -> bool:
     directory = checkpoint_directory(name_or_path)
     names = weight_names(directory) if directory is not None else None
     if names is None:
-        raise XltError(f"cannot read the weights of {name_or_path!r} to choose a classification head; "
-                       f"set models.<name>.head (or --head) to pooler or mean")
+        raise XltError(
+            f"cannot read the weights of {name_or_path!r} to choose a classification head; "
+            f"set models.<name>.head (or --head) to pooler or mean"
+        )
     pooling = directory / "1_Pooling" / "config.json"  # a sentence-transformers model: trained through its pooling
     if pooling.is_file() and not json.loads(pooling.read_text()).get("pooling_mode_cls_token", False):
         return False
     config = directory / "config.json"
     architectures = json.loads(config.read_text()).get("architectures") or [] if config.is_file() else []
-    return (any(name.endswith("pooler.dense.weight") for name in names)
-            or any(a.endswith("ForSequenceClassification") for a in architectures))
+    return any(name.endswith("pooler.dense.weight") for name in names) or any(
+        a.endswith("ForSequenceClassification") for a in architectures
+    )
 
 
 def choose_head(name_or_path: str, head: str) -> str:
@@ -138,10 +147,13 @@ class MeanPoolClassifier(nn.Module):
 
         directory = Path(directory)
         self.encoder.save_pretrained(directory, **kwargs)
-        save_file({k: v.detach().contiguous().cpu() for k, v in self.classifier.state_dict().items()},
-                  str(directory / HEAD_WEIGHTS))
-        (directory / HEAD_FILE).write_text(json.dumps({"head": "mean", "num_labels": self.config.num_labels,
-                                                       "dropout": self.dropout.p}) + "\n")
+        save_file(
+            {k: v.detach().contiguous().cpu() for k, v in self.classifier.state_dict().items()},
+            str(directory / HEAD_WEIGHTS),
+        )
+        (directory / HEAD_FILE).write_text(
+            json.dumps({"head": "mean", "num_labels": self.config.num_labels, "dropout": self.dropout.p}) + "\n"
+        )
 
 
 def saved_head(directory: str | Path) -> dict | None:

@@ -4,6 +4,7 @@ Outputs are written to a temporary file (or directory) in the same directory and
 into place, so Snakemake never sees a half-written file as a finished output. Temporaries
 are named `.<name>.<random>.tmp`: hidden, and never mistaken for an output.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,6 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
-
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -107,8 +107,10 @@ def read_text(path: str | os.PathLike) -> str:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise XltError(f"{path} line {line} is not UTF-8 (byte 0x{data[err.start]:02x} at column {column}); "
-                       f"re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8") from None
+        raise XltError(
+            f"{path} line {line} is not UTF-8 (byte 0x{data[err.start]:02x} at column {column}); "
+            f"re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8"
+        ) from None
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -129,8 +131,10 @@ def numbered_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as err:
             cut = " (the file ends mid-record: truncated?)" if index == last else ""
-            raise XltError(f"{path} line {index + 1} is not JSON ({err.msg}){cut}; one JSON object per line is "
-                           f"expected: rewrite the file (rerun the step that made it)") from None
+            raise XltError(
+                f"{path} line {index + 1} is not JSON ({err.msg}){cut}; one JSON object per line is "
+                f"expected: rewrite the file (rerun the step that made it)"
+            ) from None
         yield index + 1, record
 
 

@@ -11,6 +11,7 @@ holds several jobs' metrics files (train.json, then eval.json) gets one manifest
 model: an evaluation of the model the run trained keeps the pretrained model its training named.
 Torch-free at import: torch is only asked when the job already imported it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -91,8 +92,12 @@ def model_fields(meta: dict, axes: dict, args) -> dict:
     path = path or None
     name = axes.get("model") or getattr(args, "model_name", None)
     is_hub = bool(path) and not Path(str(path)).exists()
-    return {"model": name, "model_path": path, "revision": revision,
-            "resolved_commit": resolved_commit(str(path), revision) if is_hub else None}
+    return {
+        "model": name,
+        "model_path": path,
+        "revision": revision,
+        "resolved_commit": resolved_commit(str(path), revision) if is_hub else None,
+    }
 
 
 def _inside(path, directory: Path) -> bool:
@@ -135,11 +140,12 @@ def job_fields(meta: dict, args, started: float, metrics_path: Path) -> dict:
     }
 
 
-def write_manifest(metrics_path: str | Path, meta: dict, axes: dict, started: float,
-                   argv: list[str] | None = None, args=None) -> Path:
+def write_manifest(
+    metrics_path: str | Path, meta: dict, axes: dict, started: float, argv: list[str] | None = None, args=None
+) -> Path:
     """Write (or update) `manifest.json` beside `metrics_path`; returns its path."""
-    from xlt.core.version import git_commit
     from xlt import __version__
+    from xlt.core.version import git_commit
 
     metrics_path = Path(metrics_path)
     path = metrics_path.parent / NAME
@@ -164,8 +170,11 @@ def write_manifest(metrics_path: str | Path, meta: dict, axes: dict, started: fl
         "python": sys.version.split()[0],
         **model,
         "inputs": {**previous.get("inputs", {}), **inputs},
-        **{k: v for k, v in jobs[metrics_path.name].items() if k in ("device", "precision", "seed", "wall_s",
-                                                                  "samples_per_s", "peak_memory")},
+        **{
+            k: v
+            for k, v in jobs[metrics_path.name].items()
+            if k in ("device", "precision", "seed", "wall_s", "samples_per_s", "peak_memory")
+        },
         # an evaluation after training keeps the batch its run was trained with
         "effective_batch": jobs[metrics_path.name]["effective_batch"] or previous.get("effective_batch"),
         "jobs": jobs,

@@ -17,6 +17,7 @@ and paired tests need no model rerun. A set marked ``interval_only`` (a dev spli
 unlabelled pool, pseudo labels, mining, the alignment cosine gap) backs its record's interval but no
 paired test.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,18 @@ def job_started() -> float:
 
 
 # dataset: tells apart evaluations that share lang/split (STS-b en test vs stsb_multi_mt en test)
-DIMENSIONS = ("lang", "layer", "step", "direction", "similarity", "split", "model_role", "level", "dataset",
-              "checkpoint")
+DIMENSIONS = (
+    "lang",
+    "layer",
+    "step",
+    "direction",
+    "similarity",
+    "split",
+    "model_role",
+    "level",
+    "dataset",
+    "checkpoint",
+)
 
 
 def record(metric: str, value: float, **dims: Any) -> dict:
@@ -118,13 +129,17 @@ def write_curve(curve: list[dict], path: str | Path) -> None:
     write_text(path, text.getvalue())
 
 
-EXAMPLE_KINDS = {"classification": ("prediction", "gold"), "scores": ("predicted", "gold"),
-                 "retrieval": ("retrieved", "gold", "correct"), "perplexity": ("loss", "tokens", "masks"),
-                 "mining": ("kept", "correct", "gold"),
-                 "mining_tuning": ("candidate_scores", "candidate_gold", "gold"),
-                 # per sentence pair: cosine with its translation and with its random partner
-                 # (xlt.evaluate.cosine_gap); the gap is the mean of their difference
-                 "cosine_gap": ("translation_cosine", "random_cosine")}
+EXAMPLE_KINDS = {
+    "classification": ("prediction", "gold"),
+    "scores": ("predicted", "gold"),
+    "retrieval": ("retrieved", "gold", "correct"),
+    "perplexity": ("loss", "tokens", "masks"),
+    "mining": ("kept", "correct", "gold"),
+    "mining_tuning": ("candidate_scores", "candidate_gold", "gold"),
+    # per sentence pair: cosine with its translation and with its random partner
+    # (xlt.evaluate.cosine_gap); the gap is the mean of their difference
+    "cosine_gap": ("translation_cosine", "random_cosine"),
+}
 # the set gives its record an interval but no paired test compares it (xlt.analysis.compare),
 # so adding such a set leaves every test table and its Holm correction as it was
 INTERVAL_ONLY = "interval_only"

@@ -8,6 +8,7 @@ every word then becomes [UNK]. So a directory is checked here first: by `xlt con
 A model reference (a directory or a pinned hub id) becomes `from_pretrained`'s arguments here too
 (`pretrained_args`), so xlt.core.models and xlt.core.heads both use it without importing each other.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -56,8 +57,10 @@ def model_files_problem(directory: str | Path, weights: bool = True) -> str | No
     missing = missing_model_files(directory, weights)
     if not missing:
         return None
-    return (f"model directory {directory} has no {', no '.join(missing)}; copy the missing files from the "
-            f"model's source, or save it whole with model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR)")
+    return (
+        f"model directory {directory} has no {', no '.join(missing)}; copy the missing files from the "
+        f"model's source, or save it whole with model.save_pretrained(DIR) and tokenizer.save_pretrained(DIR)"
+    )
 
 
 def resolve_model_path(name_or_path: str) -> str:

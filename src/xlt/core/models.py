@@ -3,6 +3,7 @@
 Every family reaches the transformer through `encoder_parts`, so freezing, per-layer
 analysis and layer schemes work the same on BERT, RoBERTa / XLM-R and DistilBERT.
 """
+
 from __future__ import annotations
 
 import logging
@@ -70,7 +71,9 @@ def config_num_layers(name_or_path: str) -> int:
     try:
         config = _from_pretrained(AutoConfig, name_or_path)
     except (OSError, ValueError) as err:
-        raise XltError(f"cannot read a model config from {name_or_path!r} ({err}); pass a model directory or a hub id") from None
+        raise XltError(
+            f"cannot read a model config from {name_or_path!r} ({err}); pass a model directory or a hub id"
+        ) from None
     for key in ("num_hidden_layers", "n_layers", "num_layers"):
         if getattr(config, key, None) is not None:
             return int(getattr(config, key))
@@ -101,9 +104,12 @@ def _from_pretrained(auto_class, name_or_path: str, **kwargs):
     except OSError as err:
         if "revision" not in kw:
             raise
-        raise XltError(f"cannot load {path!r} at revision {kw['revision']!r} ({err}); check models.<name>.revision "
-                       f"in the config (a branch, tag or commit the hub has) and, offline, that `xlt prefetch` "
-                       f"downloaded that revision") from None
+        raise XltError(
+            f"cannot load {path!r} at revision {kw['revision']!r} ({err}); check models.<name>.revision "
+            f"in the config (a branch, tag or commit the hub has) and, offline, that `xlt prefetch` "
+            f"downloaded that revision"
+        ) from None
+
 
 def require_model_files(name_or_path: str, weights: bool = True) -> None:
     """A local model directory must be complete before anything loads from it (transformers
@@ -148,7 +154,9 @@ def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> n
     return _from_pretrained(AutoModelForSequenceClassification, name_or_path, num_labels=num_labels)
 
 
-def save_model(model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str | bytes] | None = None) -> None:
+def save_model(
+    model: nn.Module, tokenizer, out_dir: str | os.PathLike, extra_files: dict[str, str | bytes] | None = None
+) -> None:
     """save_pretrained in safetensors (the transformers default), plus the tokenizer and
     `extra_files` (name -> text or bytes), atomically: everything is written into a temporary directory
     that then replaces `out_dir` as a whole, so a kill mid-save never leaves a directory that

@@ -6,6 +6,7 @@ that run it, so a rule is wiring only (`input: unpack(...)`, `shell: xlt VERB {p
 and the command a job runs can be tested without Snakemake. Paths are built here and in
 the families from the same templates the rules use for their outputs.
 """
+
 from __future__ import annotations
 
 import json
@@ -98,8 +99,10 @@ def check_prefix_states(config: dict, family_name: str, depths: list[int], depth
     cached and uncached runs: refused unless the family's allow_mixed_caching says so."""
     family = config[family_name]
     if family["prefix_states"]["shared"] and not family["cache_frozen_prefix"]:
-        raise XltError(f"{family_name}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
-                       f"it needs {family_name}.cache_frozen_prefix: true (or set shared: false)")
+        raise XltError(
+            f"{family_name}.prefix_states.shared: true shares the frozen-prefix cache across the sweep; "
+            f"it needs {family_name}.cache_frozen_prefix: true (or set shared: false)"
+        )
     uncached = sorted({d for d in depths if d < 0})
     if family["cache_frozen_prefix"] and uncached and not family["allow_mixed_caching"]:
         raise XltError(
@@ -108,7 +111,8 @@ def check_prefix_states(config: dict, family_name: str, depths: list[int], depth
             "nothing and trains uncached (dropout in every layer): the sweep would compare cached with uncached "
             f"runs, which differ in more than the depth. Set {family_name}.allow_mixed_caching: true to run it "
             "anyway (the tables' cache_frozen_prefix column marks the cached runs), take -1 out of "
-            f"{depths_setting}, or set {family_name}.cache_frozen_prefix: false")
+            f"{depths_setting}, or set {family_name}.cache_frozen_prefix: false"
+        )
 
 
 def shared_prefix(config: dict, family_name: str) -> bool:
@@ -121,31 +125,78 @@ def shared_prefix(config: dict, family_name: str) -> bool:
 def stored_depths(rows: list[dict], models: list[str]) -> list[tuple[str, list[int]]]:
     """(model, the freeze depths >= 0 of its runs) for every model that has some: one shared
     prefix store per such model holds those depths (-1 has no prefix)."""
-    by_model = [(model, sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0}))
-                for model in models]
+    by_model = [
+        (model, sorted({row["freeze_depth"] for row in rows if row["model"] == model and row["freeze_depth"] >= 0}))
+        for model in models
+    ]
     return [(model, depths) for model, depths in by_model if depths]
 
 
 def store_args(depths: list[int], training: dict, batch_size: int, store: dict, out: str) -> list:
     """The arguments every prefix-store job shares (xlt prefix-states, xlt dual-prefix-states)."""
-    return ["--depths", ",".join(map(str, depths)), "--max-length", training["max_length"], "--batch-size", batch_size,
-            "--storage-dtype", store["storage_dtype"], "--max-gib", store["max_gib"], "--precision", training["precision"],
-            "--device", training["device"],
-            "--out", out]
+    return [
+        "--depths",
+        ",".join(map(str, depths)),
+        "--max-length",
+        training["max_length"],
+        "--batch-size",
+        batch_size,
+        "--storage-dtype",
+        store["storage_dtype"],
+        "--max-gib",
+        store["max_gib"],
+        "--precision",
+        training["precision"],
+        "--device",
+        training["device"],
+        "--out",
+        out,
+    ]
 
 
 def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
     """The jobs every family reads: demo models by name, prepared datasets by name."""
     world = ["--world", json.dumps(config["demo_world"]["languages"], sort_keys=True)]
-    models = {name: Job(name, ["--out", f"{RESULTS}/models/{name}", "--languages", ",".join(spec["languages"]),
-                               "--layers", spec["layers"], "--hidden-size", spec["hidden_size"],
-                               "--pretrain-steps", spec["pretrain_steps"], "--vocab-size", spec["vocab_size"], *world])
-              for name, spec in config["models"].items() if spec["source"] == "demo"}
+    models = {
+        name: Job(
+            name,
+            [
+                "--out",
+                f"{RESULTS}/models/{name}",
+                "--languages",
+                ",".join(spec["languages"]),
+                "--layers",
+                spec["layers"],
+                "--hidden-size",
+                spec["hidden_size"],
+                "--pretrain-steps",
+                spec["pretrain_steps"],
+                "--vocab-size",
+                spec["vocab_size"],
+                *world,
+            ],
+        )
+        for name, spec in config["models"].items()
+        if spec["source"] == "demo"
+    }
     # a hub model's tokenizer counts each dataset's token lengths for `xlt plan` (demo models are
     # built by the workflow itself, after the data: their configs plan from the cost tables)
     hub = [model_ref(config, name) for name, spec in config["models"].items() if spec["source"] == "hub"]
     tokenizer = ["--tokenizer", hub[0]] if hub else []
-    data = {name: Job(name, ["--dataset", name, "--spec", json.dumps(spec, sort_keys=True),
-                             "--out", f"{RESULTS}/data/{name}", *(world if spec["source"] == "demo" else []), *tokenizer])
-            for name, spec in config["datasets"].items()}
+    data = {
+        name: Job(
+            name,
+            [
+                "--dataset",
+                name,
+                "--spec",
+                json.dumps(spec, sort_keys=True),
+                "--out",
+                f"{RESULTS}/data/{name}",
+                *(world if spec["source"] == "demo" else []),
+                *tokenizer,
+            ],
+        )
+        for name, spec in config["datasets"].items()
+    }
     return {"build_demo_model": models, "prepare_data": data}

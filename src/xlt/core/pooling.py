@@ -1,4 +1,5 @@
 """Sentence vectors from token states: cls, mean or max over non-padding tokens."""
+
 from __future__ import annotations
 
 import torch

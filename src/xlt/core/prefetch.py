@@ -11,6 +11,7 @@ The cache is Hugging Face's own layout (`<cache>/hub`, `<cache>/datasets`), so t
 loading code finds it through HF_HUB_CACHE and HF_DATASETS_CACHE (`cache_environment`).
 HF_HOME is left alone: it also holds the user's hub login token, which gated models need.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from xlt.core import settings
-from xlt.core.settings import split_languages
 from xlt.core.errors import XltError
+from xlt.core.settings import split_languages
 
 DEFAULT_CACHE = Path("resources") / "hf"
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
@@ -54,15 +55,20 @@ class HubDataset:
 
 def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
     """Every hub model and every (config name, split) of every HF dataset the config declares."""
-    models = [HubModel(name, spec["path"], spec.get("revision"))
-              for name, spec in config.get("models", {}).items() if spec["source"] == "hub"]
+    models = [
+        HubModel(name, spec["path"], spec.get("revision"))
+        for name, spec in config.get("models", {}).items()
+        if spec["source"] == "hub"
+    ]
     loads: dict[tuple, HubDataset] = {}
     for name, spec in config.get("datasets", {}).items():
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
             # a corpus drawn as sentences reads every split from its one pool of documents
-            hf_split = spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
+            hf_split = (
+                spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
+            )
             for lang in langs:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None
                 key = (spec["path"], config_name, hf_split, spec.get("revision"))
@@ -100,15 +106,20 @@ def prefetch(config: dict, cache: Path, log: Callable[[str], None] = print) -> N
     for model in models:
         files = list_repo_files(model.repo_id, revision=model.revision)
         # both formats are often published; torch needs one, and safetensors loads safely
-        skipped = SKIPPED_WEIGHTS + (["*.bin", "*.pt", "*.pth"] if any(f.endswith(".safetensors") for f in files) else [])
-        path = snapshot_download(model.repo_id, revision=model.revision, cache_dir=cache / "hub", ignore_patterns=skipped)
+        skipped = SKIPPED_WEIGHTS + (
+            ["*.bin", "*.pt", "*.pth"] if any(f.endswith(".safetensors") for f in files) else []
+        )
+        path = snapshot_download(
+            model.repo_id, revision=model.revision, cache_dir=cache / "hub", ignore_patterns=skipped
+        )
         log(f"model {model.name}: {model.repo_id} -> {path}")
     if loads:
         import datasets
 
         for load in loads:
-            ds = datasets.load_dataset(load.path, load.config_name, split=load.split, revision=load.revision,
-                                       cache_dir=str(cache / "datasets"))
+            ds = datasets.load_dataset(
+                load.path, load.config_name, split=load.split, revision=load.revision, cache_dir=str(cache / "datasets")
+            )
             log(f"{load.describe()}: {len(ds)} rows")
 
 
@@ -155,8 +166,9 @@ def _dataset_cached(load: HubDataset, datasets_cache: Path) -> bool:
     import datasets
 
     try:
-        builder = datasets.load_dataset_builder(load.path, load.config_name, revision=load.revision,
-                                                cache_dir=str(datasets_cache))
+        builder = datasets.load_dataset_builder(
+            load.path, load.config_name, revision=load.revision, cache_dir=str(datasets_cache)
+        )
     except Exception:  # not cached: datasets raises ConnectionError / FileNotFoundError offline
         return False
     return Path(builder.cache_dir, "dataset_info.json").is_file()

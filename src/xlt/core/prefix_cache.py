@@ -50,6 +50,7 @@ relative error at most 2**-11 for fp16 (absolute 2**-25 below 2**-14) and 2**-8 
 overflow, which is why fp32 is the default); the top layers compute as the training loop runs them
 (the model's dtype, under the run's autocast).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -139,8 +140,10 @@ def prefix_axes(states: PrefixStates | None, training_precision: str) -> dict:
     once in eval mode: `states` is its cache, else None: it ran in every step, in train mode) and
     `prefix_precision` (what it computed in: the cache's, else the training's; with depth -1,
     where nothing is frozen, the training's)."""
-    return {"cache_frozen_prefix": states is not None,
-            "prefix_precision": states.precision if states is not None else training_precision}
+    return {
+        "cache_frozen_prefix": states is not None,
+        "prefix_precision": states.precision if states is not None else training_precision,
+    }
 
 
 def _trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
@@ -149,8 +152,13 @@ def _trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
     return (positions * (mask != 0)).amax(dim=1)
 
 
-def _boundary_states(model: nn.Module, depths: Sequence[int], batches: Iterable[Mapping[str, torch.Tensor]],
-                     device: torch.device, amp_dtype: torch.dtype | None = None):
+def _boundary_states(
+    model: nn.Module,
+    depths: Sequence[int],
+    batches: Iterable[Mapping[str, torch.Tensor]],
+    device: torch.device,
+    amp_dtype: torch.dtype | None = None,
+):
     """For each batch: ({depth: hidden states after embeddings + `depth` layers, on `device`},
     the CPU attention mask, the batch). One forward through embeddings + max(depths) layers per
     batch serves every boundary, under autocast to `amp_dtype` as the training loop runs its
@@ -163,8 +171,11 @@ def _boundary_states(model: nn.Module, depths: Sequence[int], batches: Iterable[
     for batch in batches:
         if "input_ids" not in batch or "attention_mask" not in batch:
             raise XltError("prefix caching needs tokenised batches with input_ids and attention_mask")
-        on_device = {k: torch.as_tensor(v).to(device) for k, v in batch.items()
-                     if k in ("input_ids", "attention_mask", "token_type_ids")}
+        on_device = {
+            k: torch.as_tensor(v).to(device)
+            for k, v in batch.items()
+            if k in ("input_ids", "attention_mask", "token_type_ids")
+        }
         attention_mask = on_device["attention_mask"]
         # entered per batch, not across the yield: the caller's code between batches runs without it
         with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None):

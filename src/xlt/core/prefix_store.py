@@ -42,6 +42,7 @@ larger than the configured bound (freeze_depth.prefix_states.max_gib). For scale
 boundaries of mBERT (hidden 768) over 393k XNLI training pairs of ~45 tokens take about 330
 GiB in fp16; a 20k-example subset about 17 GiB.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,10 +54,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from xlt.core.cached_top import CachedTopModel, CachedTraining, _task_head
 from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory, read_json, write_json
-from xlt.core.cached_top import CachedTopModel, CachedTraining, _task_head
+from xlt.core.models import encoder_parts
 from xlt.core.prefix_cache import (
     STORAGE_DTYPES,
     PrefixStateDataset,
@@ -65,7 +67,6 @@ from xlt.core.prefix_cache import (
     _trailing_lengths,
     check_cacheable_depth,
 )
-from xlt.core.models import encoder_parts
 from xlt.core.train_args import precision_label
 
 log = logging.getLogger("xlt.core.prefix_store")
@@ -100,8 +101,9 @@ def store_files(path: str | Path, depth: int) -> list[Path]:
     return files + ([path / "labels.npy"] if (path / "labels.npy").is_file() else [])
 
 
-def token_lengths(examples: Sequence, collate: Callable[[list], Mapping[str, torch.Tensor]],
-                  batch_size: int) -> list[int]:
+def token_lengths(
+    examples: Sequence, collate: Callable[[list], Mapping[str, torch.Tensor]], batch_size: int
+) -> list[int]:
     """Tokens per example after the training loop's own tokenisation, trailing padding stripped:
     what the store will hold, known before any model runs (tokenising only)."""
     lengths: list[int] = []
@@ -117,8 +119,17 @@ def store_nbytes(tokens: int, examples: int, hidden_size: int, depths: Sequence[
     return len(depths) * tokens * hidden_size * per_value + tokens + 8 * (examples + 1) + 8 * examples
 
 
-def check_store_size(nbytes: int, max_gib: float, *, depths: Sequence[int], tokens: int, hidden_size: int,
-                     storage_dtype: str, settings: str = STORE_SETTINGS, depths_setting: str = "freeze_depth.depths") -> None:
+def check_store_size(
+    nbytes: int,
+    max_gib: float,
+    *,
+    depths: Sequence[int],
+    tokens: int,
+    hidden_size: int,
+    storage_dtype: str,
+    settings: str = STORE_SETTINGS,
+    depths_setting: str = "freeze_depth.depths",
+) -> None:
     """Refuse a store over the bound, naming the settings (`settings`: the family's
     prefix_states section; `depths_setting`: its list of depths) and the ways out."""
     if nbytes > max_gib * 2**30:
@@ -177,8 +188,10 @@ def write_prefix_store(
     was_training = model.training
     model.eval()
     with atomic_directory(out) as tmp:
-        arrays = {d: np.lib.format.open_memmap(tmp / hidden_file(d), mode="w+", dtype=np_dtype,
-                                               shape=(tokens, hidden_size)) for d in depths}
+        arrays = {
+            d: np.lib.format.open_memmap(tmp / hidden_file(d), mode="w+", dtype=np_dtype, shape=(tokens, hidden_size))
+            for d in depths
+        }
         batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
         row = position = 0
         try:
@@ -186,8 +199,10 @@ def write_prefix_store(
                 batch_lengths = _trailing_lengths(cpu_mask)
                 expected = torch.as_tensor(lengths[row : row + len(batch_lengths)])
                 if not torch.equal(batch_lengths, expected):
-                    raise XltError("the examples tokenised to other lengths than `lengths` says; "
-                                   "compute them with token_lengths and the same collate")
+                    raise XltError(
+                        "the examples tokenised to other lengths than `lengths` says; "
+                        "compute them with token_lengths and the same collate"
+                    )
                 keep = torch.arange(cpu_mask.shape[1]) < batch_lengths[:, None]  # row-major: example order
                 end = position + int(batch_lengths.sum())
                 labelled = ("labels" in batch) if labelled is None else labelled
@@ -199,8 +214,10 @@ def write_prefix_store(
                     # rounded by torch as the per-job cache rounds (to nearest, ties to even)
                     values = hidden[keep.to(hidden.device)].to("cpu", STORAGE_DTYPES[storage_dtype])
                     if not torch.isfinite(values).all():
-                        raise XltError(f"hidden states at depth {depth} are not finite in {storage_dtype} "
-                                       f"(float16 ends at +-65504); set {settings}.storage_dtype: float32")
+                        raise XltError(
+                            f"hidden states at depth {depth} are not finite in {storage_dtype} "
+                            f"(float16 ends at +-65504); set {settings}.storage_dtype: float32"
+                        )
                     arrays[depth][position:end] = values.numpy()
                 mask[position:end] = cpu_mask[keep].numpy()
                 row, position = row + len(batch_lengths), end
@@ -213,13 +230,22 @@ def write_prefix_store(
         np.save(tmp / "mask.npy", mask)
         if labels:
             np.save(tmp / "labels.npy", torch.cat(labels).numpy())
-        info = {"format": FORMAT, "depths": depths, "storage_dtype": storage_dtype, "hidden_size": hidden_size,
-                "examples": len(lengths), "tokens": tokens, "batch_size": batch_size,
-                "nbytes": store_nbytes(tokens, len(lengths), hidden_size, depths, storage_dtype),
-                "compute_s": round(time.time() - started, 3), "device": str(device),
-                "precision": precision_label(amp_dtype),
-                "semantics": "frozen layers in eval mode (no dropout below the boundary), "
-                             f"{precision_label(amp_dtype)} compute; {storage_dtype} storage", **(meta or {})}
+        info = {
+            "format": FORMAT,
+            "depths": depths,
+            "storage_dtype": storage_dtype,
+            "hidden_size": hidden_size,
+            "examples": len(lengths),
+            "tokens": tokens,
+            "batch_size": batch_size,
+            "nbytes": store_nbytes(tokens, len(lengths), hidden_size, depths, storage_dtype),
+            "compute_s": round(time.time() - started, 3),
+            "device": str(device),
+            "precision": precision_label(amp_dtype),
+            "semantics": "frozen layers in eval mode (no dropout below the boundary), "
+            f"{precision_label(amp_dtype)} compute; {storage_dtype} storage",
+            **(meta or {}),
+        }
         write_json(tmp / META, info)
     return info
 
@@ -238,8 +264,10 @@ def read_store_meta(path: str | Path) -> dict:
         raise XltError(f"{path} is not a prefix-state store (no {META}); write it with `xlt prefix-states`")
     meta = read_json(path / META)
     if meta.get("format") != FORMAT:
-        raise XltError(f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; "
-                       "rerun the job that wrote it (`xlt prefix-states` or `xlt dual-prefix-states`)")
+        raise XltError(
+            f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; "
+            "rerun the job that wrote it (`xlt prefix-states` or `xlt dual-prefix-states`)"
+        )
     meta.setdefault("precision", "fp32")  # stores from before the pass ran under autocast computed in fp32
     return meta
 
@@ -252,8 +280,10 @@ def check_store_matches(path: str | Path, meta: dict, expected: dict, rerun: str
     job that writes it."""
     for key, want in expected.items():
         if meta.get(key) != want:
-            raise XltError(f"{path} was written for {key} = {meta.get(key)!r}, this run has {want!r}; "
-                           f"rerun {rerun} with this run's settings")
+            raise XltError(
+                f"{path} was written for {key} = {meta.get(key)!r}, this run has {want!r}; "
+                f"rerun {rerun} with this run's settings"
+            )
 
 
 def read_prefix_store(path: str | Path, depth: int, model: nn.Module | None = None) -> PrefixStates:
@@ -262,38 +292,59 @@ def read_prefix_store(path: str | Path, depth: int, model: nn.Module | None = No
     path = Path(path)
     meta = read_store_meta(path)
     if depth not in meta["depths"]:
-        raise XltError(f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun `xlt prefix-states` "
-                       "(or `xlt dual-prefix-states`) with every depth of the sweep (--depths)")
+        raise XltError(
+            f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun `xlt prefix-states` "
+            "(or `xlt dual-prefix-states`) with every depth of the sweep (--depths)"
+        )
     hidden = torch.from_numpy(np.load(path / hidden_file(depth)))
     if model is not None and hidden.shape[1] != base_hidden_size(model):
         raise XltError(f"{path} holds hidden size {hidden.shape[1]}, the model has {base_hidden_size(model)}")
     labels = torch.from_numpy(np.load(path / "labels.npy")) if (path / "labels.npy").is_file() else None
-    return PrefixStates(hidden=hidden, mask=torch.from_numpy(np.load(path / "mask.npy")),
-                        offsets=torch.from_numpy(np.load(path / "offsets.npy")), labels=labels, depth=depth,
-                        precision=meta["precision"])
+    return PrefixStates(
+        hidden=hidden,
+        mask=torch.from_numpy(np.load(path / "mask.npy")),
+        offsets=torch.from_numpy(np.load(path / "offsets.npy")),
+        labels=labels,
+        depth=depth,
+        precision=meta["precision"],
+    )
 
 
-def load_cached_training(model: nn.Module, depth: int, path: str | Path, examples: Sequence,
-                         expected: Mapping | None = None) -> CachedTraining:
+def load_cached_training(
+    model: nn.Module, depth: int, path: str | Path, examples: Sequence, expected: Mapping | None = None
+) -> CachedTraining:
     """CachedTraining from a store instead of a caching pass: the top model of `model` above
     `depth` and the stored states of that boundary, whose item i belongs to examples[i] (checked
     against the stored labels, the count and `expected` meta values: a training run passes its
     own `precision`, so a store computed under another autocast is refused)."""
     if depth < 0:
-        raise XltError(f"freeze depth {depth} trains the embeddings: there is no prefix to read from {path}; "
-                       "train it without --prefix-states")
+        raise XltError(
+            f"freeze depth {depth} trains the embeddings: there is no prefix to read from {path}; "
+            "train it without --prefix-states"
+        )
     _task_head(model)  # an unsupported model class stops here, before reading gigabytes
     started = time.time()
     meta = read_store_meta(path)
     check_store_matches(path, meta, dict(expected or {}))
     if meta["examples"] != len(examples):
-        raise XltError(f"{path} holds {meta['examples']} examples, the training set has {len(examples)}; "
-                       "rerun `xlt prefix-states` on this training file")
+        raise XltError(
+            f"{path} holds {meta['examples']} examples, the training set has {len(examples)}; "
+            "rerun `xlt prefix-states` on this training file"
+        )
     states = read_prefix_store(path, depth, model)
     labels = torch.as_tensor([e["label"] for e in examples])
     if states.labels is None or not torch.equal(states.labels.to(labels.dtype), labels):
         raise XltError(f"{path}: the stored labels differ from the training file's; it was written for other data")
     load_s = time.time() - started
-    log.info("read the stored frozen prefix (embeddings + %d layers, %s compute, %s) of %d examples from %s in %.2f s "
-             "(%.1f MB)", depth, meta["precision"], meta["storage_dtype"], len(states), path, load_s, states.nbytes / 2**20)
+    log.info(
+        "read the stored frozen prefix (embeddings + %d layers, %s compute, %s) of %d examples from %s in %.2f s "
+        "(%.1f MB)",
+        depth,
+        meta["precision"],
+        meta["storage_dtype"],
+        len(states),
+        path,
+        load_s,
+        states.nbytes / 2**20,
+    )
     return CachedTraining(CachedTopModel(model, depth), PrefixStateDataset(states), load_s)

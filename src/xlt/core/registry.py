@@ -10,6 +10,7 @@ job Snakemake starts inherits the variable. Order: a family comes after the fami
 families (checks, verbs, tables, `rule all`) follows it. Modules are found by name
 (importlib), so this bottom-layer module imports no family.
 """
+
 from __future__ import annotations
 
 import functools
@@ -51,8 +52,10 @@ def _names(folders: tuple[str, ...]) -> tuple[str, ...]:
     package = importlib.import_module(PACKAGE)
     for folder in folders:
         if not Path(folder).is_dir():
-            raise XltError(f"{PATH_VARIABLE}: {folder} is not a folder; point it at a folder of family packages "
-                           f"(each <name>/ with __init__.py, plan.py, schema.yaml, commands.py)")
+            raise XltError(
+                f"{PATH_VARIABLE}: {folder} is not a folder; point it at a folder of family packages "
+                f"(each <name>/ with __init__.py, plan.py, schema.yaml, commands.py)"
+            )
         if folder not in package.__path__:
             package.__path__.append(folder)
     where: dict[str, str] = {}
@@ -61,8 +64,10 @@ def _names(folders: tuple[str, ...]) -> tuple[str, ...]:
             if not found.ispkg or not (Path(entry) / found.name / "plan.py").is_file():
                 continue
             if found.name in where:
-                raise XltError(f"family {found.name!r} is defined twice, in {where[found.name]} and {entry}; "
-                               f"rename one (a family's name is its config section)")
+                raise XltError(
+                    f"family {found.name!r} is defined twice, in {where[found.name]} and {entry}; "
+                    f"rename one (a family's name is its config section)"
+                )
             where[found.name] = entry
     return _ordered({name: tuple(plan(name).READS) for name in sorted(where)})
 
@@ -72,8 +77,9 @@ def _ordered(reads: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     for name, needs in reads.items():
         unknown = [n for n in needs if n not in reads]
         if unknown:
-            raise XltError(f"family {name}: plan.READS names {unknown}, which are no registered families "
-                           f"({', '.join(reads)})")
+            raise XltError(
+                f"family {name}: plan.READS names {unknown}, which are no registered families ({', '.join(reads)})"
+            )
     out: list[str] = []
     while len(out) < len(reads):
         ready = [n for n in reads if n not in out and all(r in out for r in reads[n])]
@@ -89,8 +95,10 @@ def plan(name: str) -> FamilyPlan:
     module = importlib.import_module(f"{PACKAGE}.{name}.plan")
     missing = missing_members(module)
     if missing:
-        raise XltError(f"family {name}: {module.__file__} lacks {', '.join(missing)}; "
-                       f"see xlt.core.family_plan.FamilyPlan for what a family's plan declares")
+        raise XltError(
+            f"family {name}: {module.__file__} lacks {', '.join(missing)}; "
+            f"see xlt.core.family_plan.FamilyPlan for what a family's plan declares"
+        )
     return module
 
 
@@ -109,8 +117,9 @@ def positive_control(name: str) -> PositiveControl | None:
     """The family's positive-control checks, or None when it has none."""
     module = part(name, "positive_control")
     if module is not None and (missing := missing_members(module, PositiveControl)):
-        raise XltError(f"family {name}: {module.__file__} lacks {', '.join(missing)}; "
-                       f"see xlt.core.family_plan.PositiveControl")
+        raise XltError(
+            f"family {name}: {module.__file__} lacks {', '.join(missing)}; see xlt.core.family_plan.PositiveControl"
+        )
     return module
 
 

@@ -1,5 +1,6 @@
 """The learning-rate schedules of xlt.core.training: warm-up, then linear decay, constant or cosine,
 exactly as transformers' schedulers compute them (tests compare every step)."""
+
 from __future__ import annotations
 
 import math

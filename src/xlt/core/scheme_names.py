@@ -2,6 +2,7 @@
 
 Bottom layer: the adapt family writes these names (xlt.families.adapt.plan) and the paired tests
 of xlt.analysis.compare order and compare by them, without importing the family."""
+
 from __future__ import annotations
 
 import re

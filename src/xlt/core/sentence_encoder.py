@@ -8,6 +8,7 @@ projection, `xlt_projection.safetensors`), so the evaluation verbs load it like 
 and the pooling and projection travel with it: every evaluator scores the vectors the model
 was trained to emit (`saved_projection`, `project`).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,9 @@ class SentenceEncoder(nn.Module):
 
     @property
     def hidden_size(self) -> int:
-        return self.encoder.config.hidden_size if hasattr(self.encoder.config, "hidden_size") else self.encoder.config.dim
+        return (
+            self.encoder.config.hidden_size if hasattr(self.encoder.config, "hidden_size") else self.encoder.config.dim
+        )
 
     @property
     def dim(self) -> int:
@@ -50,7 +53,9 @@ class SentenceEncoder(nn.Module):
         return self.projection(pooled) if self.projection is not None else pooled
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str, pooling: str | None = None, layer: int | None = None) -> "SentenceEncoder":
+    def from_pretrained(
+        cls, name_or_path: str, pooling: str | None = None, layer: int | None = None
+    ) -> "SentenceEncoder":
         """Pooling and layer default to what a saved SentenceEncoder recorded, else mean / last; its
         projection comes with it (and only with the pooling and layer it was trained on)."""
         saved = read_pooling(name_or_path)
@@ -65,9 +70,14 @@ class SentenceEncoder(nn.Module):
         if self.projection is not None:
             from safetensors.torch import save
 
-            record["projection"] = {"in": self.projection.in_features, "out": self.projection.out_features,
-                                    "file": PROJECTION_FILE}
-            extra[PROJECTION_FILE] = save({k: v.detach().cpu().contiguous() for k, v in self.projection.state_dict().items()})
+            record["projection"] = {
+                "in": self.projection.in_features,
+                "out": self.projection.out_features,
+                "file": PROJECTION_FILE,
+            }
+            extra[PROJECTION_FILE] = save(
+                {k: v.detach().cpu().contiguous() for k, v in self.projection.state_dict().items()}
+            )
         save_model(self.encoder, tokenizer, out_dir, extra_files={POOLING_FILE: json.dumps(record), **extra})
 
 
@@ -84,12 +94,15 @@ def saved_projection(name_or_path: str, pooling: str, layer: int, num_layers: in
     spec = saved.get("projection")
     if not spec:
         return None
-    same_layer = layer == saved["layer"] or (num_layers is not None
-                                             and layer % (num_layers + 1) == saved["layer"] % (num_layers + 1))
+    same_layer = layer == saved["layer"] or (
+        num_layers is not None and layer % (num_layers + 1) == saved["layer"] % (num_layers + 1)
+    )
     if pooling != saved["pooling"] or not same_layer:
-        raise XltError(f"{name_or_path} carries a projection ({spec['in']} -> {spec['out']}) trained on its "
-                       f"{saved['pooling']}-pooled layer {saved['layer']}; pooling {pooling} of layer {layer} would skip "
-                       f"or misuse it: score it with pooling {saved['pooling']} and layer {saved['layer']}")
+        raise XltError(
+            f"{name_or_path} carries a projection ({spec['in']} -> {spec['out']}) trained on its "
+            f"{saved['pooling']}-pooled layer {saved['layer']}; pooling {pooling} of layer {layer} would skip "
+            f"or misuse it: score it with pooling {saved['pooling']} and layer {saved['layer']}"
+        )
     from safetensors.torch import load_file
 
     projection = nn.Linear(spec["in"], spec["out"])

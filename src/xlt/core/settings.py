@@ -8,6 +8,7 @@ Each family's `plan.check` adds what a schema cannot say (a family naming an und
 model, a freeze depth beyond a model's layers) before any job runs. Nothing here imports
 torch: `xlt config check` answers in well under a second.
 """
+
 from __future__ import annotations
 
 import copy
@@ -74,8 +75,9 @@ def _filling_validator():
                     instance[key] = copy.deepcopy(sub["default"])
         yield from check_properties(validator, props, instance, subschema)
 
-    return jsonschema.validators.extend(base, {"properties": properties},
-                                        type_checker=strict_type_checker(base.TYPE_CHECKER))
+    return jsonschema.validators.extend(
+        base, {"properties": properties}, type_checker=strict_type_checker(base.TYPE_CHECKER)
+    )
 
 
 def _with_local_ref(sub: dict) -> dict:
@@ -150,8 +152,10 @@ def _check_demo_languages(config: dict) -> None:
                 continue
             unknown = sorted(set(spec.get("languages", [])) - allowed)
             if unknown:
-                raise XltError(f"{kind}.{name}.languages: {unknown} not in demo_world.languages "
-                               f"({', '.join(sorted(allowed))}); declare them there or drop them")
+                raise XltError(
+                    f"{kind}.{name}.languages: {unknown} not in demo_world.languages "
+                    f"({', '.join(sorted(allowed))}); declare them there or drop them"
+                )
 
 
 def _check_local_models(config: dict) -> None:
@@ -173,12 +177,16 @@ def require_runs(config: dict, source: str | Path | None = None) -> None:
     enabled = [name for name in families if family(config, name) is not None]
     problem = None
     if not enabled:
-        problem = (f"the sweep is empty: no experiment family is enabled; add a section for one of "
-                   f"{', '.join(families)} (see config/local-example.yaml), or set its enabled: true")
+        problem = (
+            f"the sweep is empty: no experiment family is enabled; add a section for one of "
+            f"{', '.join(families)} (see config/local-example.yaml), or set its enabled: true"
+        )
     for name in enabled:
         if not plan_module(name).runs(config):
-            problem = (f"{name}: the family is enabled but its sweep has no runs; give it models and sweep "
-                       f"values, or set {name}.enabled: false")
+            problem = (
+                f"{name}: the family is enabled but its sweep has no runs; give it models and sweep "
+                f"values, or set {name}.enabled: false"
+            )
             break
     if problem:
         raise XltError(f"{source}: {problem}" if source is not None else problem)
@@ -194,8 +202,9 @@ def _check_run_ids(config: dict) -> None:
         if twice:
             repeated = _repeated_values(config[name], name)
             why = f": {repeated[0]}; remove the duplicate" if repeated else "; make the sweep values distinct"
-            raise XltError(f"{name}: two runs share run id {twice[0]!r} (they would overwrite each other's "
-                           f"outputs){why}")
+            raise XltError(
+                f"{name}: two runs share run id {twice[0]!r} (they would overwrite each other's outputs){why}"
+            )
 
 
 def _repeated_values(value, where: str) -> list[str]:
@@ -205,8 +214,12 @@ def _repeated_values(value, where: str) -> list[str]:
     if isinstance(value, list):
         scalars = [v for v in value if not isinstance(v, (dict, list))]
         repeated = [f"{where} lists {v!r} twice" for i, v in enumerate(scalars) if v in scalars[:i]]
-        nested = [found for i, sub in enumerate(value) if isinstance(sub, (dict, list))
-                  for found in _repeated_values(sub, f"{where}[{i}]")]
+        nested = [
+            found
+            for i, sub in enumerate(value)
+            if isinstance(sub, (dict, list))
+            for found in _repeated_values(sub, f"{where}[{i}]")
+        ]
         return repeated + nested
     return []
 
@@ -233,8 +246,9 @@ def load(path: str | Path) -> dict:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
-        raise XltError(f"{path}{where} is not valid YAML ({getattr(err, 'problem', None) or err}); "
-                       f"fix the syntax there") from None
+        raise XltError(
+            f"{path}{where} is not valid YAML ({getattr(err, 'problem', None) or err}); fix the syntax there"
+        ) from None
     if not isinstance(config, dict):
         raise XltError(f"{path}: a config is a YAML mapping (models:, datasets:, one section per family)")
     validate(config, path)
@@ -288,8 +302,10 @@ def model_layers(config: dict, name: str, root: str | Path = ".") -> int:
             if key in cfg:
                 return int(cfg[key])
         raise XltError(f"models.{name}: cannot read the number of layers from {cfg_file}; set models.{name}.layers")
-    raise XltError(f"models.{name}: set `layers` (e.g. 12 for bert-base-multilingual-cased) so the sweep "
-                   f"can be planned without downloading the model")
+    raise XltError(
+        f"models.{name}: set `layers` (e.g. 12 for bert-base-multilingual-cased) so the sweep "
+        f"can be planned without downloading the model"
+    )
 
 
 def freeze_depths(config: dict, wanted: str | list[int], model: str, where: str) -> list[int]:
@@ -298,8 +314,10 @@ def freeze_depths(config: dict, wanted: str | list[int], model: str, where: str)
     values = list(range(-1, n + 1)) if wanted == "all" else list(wanted)
     for d in values:
         if not -1 <= d <= n:
-            raise XltError(f"freeze depth {d} in {where} is out of range for model {model!r} with "
-                           f"{n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n}")
+            raise XltError(
+                f"freeze depth {d} in {where} is out of range for model {model!r} with "
+                f"{n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n}"
+            )
     return values
 
 
@@ -326,8 +344,10 @@ def check_sentences(name: str, spec: dict) -> None:
         return
     splits = sorted(split_languages(spec))
     if spec["task"] != "corpus" or sorted(spec["sentences"]["sizes"]) != splits:
-        raise XltError(f"datasets.{name}.sentences: needs task corpus and one size per split {splits}; it has task "
-                       f"{spec['task']} and sizes for {sorted(spec['sentences']['sizes'])}: fix datasets.{name}")
+        raise XltError(
+            f"datasets.{name}.sentences: needs task corpus and one size per split {splits}; it has task "
+            f"{spec['task']} and sizes for {sorted(spec['sentences']['sizes'])}: fix datasets.{name}"
+        )
 
 
 def dataset_languages(config: dict, dataset: str, split: str) -> list[str]:
@@ -338,8 +358,10 @@ def require_split(config: dict, dataset: str, split: str, langs: list[str], wher
     available = dataset_languages(config, dataset, split)
     missing = [lang for lang in langs if lang not in available]
     if missing:
-        raise XltError(f"{where}: dataset {dataset!r} has no {split} split for {missing}; "
-                       f"it declares {split} for {available} (datasets.{dataset}.splits)")
+        raise XltError(
+            f"{where}: dataset {dataset!r} has no {split} split for {missing}; "
+            f"it declares {split} for {available} (datasets.{dataset}.splits)"
+        )
 
 
 def require_task(config: dict, dataset: str, tasks: tuple[str, ...], where: str) -> None:
@@ -347,8 +369,7 @@ def require_task(config: dict, dataset: str, tasks: tuple[str, ...], where: str)
     require(config, "datasets", dataset, where)
     task = config["datasets"][dataset]["task"]
     if task not in tasks:
-        raise XltError(f"{where}: dataset {dataset!r} is a {task} dataset; this needs a "
-                       f"{' or '.join(tasks)} dataset")
+        raise XltError(f"{where}: dataset {dataset!r} is a {task} dataset; this needs a {' or '.join(tasks)} dataset")
 
 
 def depth_label(depth: int) -> str:

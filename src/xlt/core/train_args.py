@@ -4,6 +4,7 @@ The Snakemake rules turn a config's `training` section into flags with `train_fl
 this module free of torch makes `snakemake -n` several seconds faster (a dry run of the
 paper sweep imported torch only for this). xlt.core.training re-exports everything here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,12 +76,12 @@ TRAIN_HELP = {
     "adam_epsilon": "AdamW's eps, added to the denominator of every update",
     "max_grad_norm": "clip the gradient to this global norm; 0 = no clipping",
     "grad_accum": "micro-batches each batch of --batch-size is split into, their gradients accumulated "
-                  "(same results up to float rounding, less memory; not for the dual encoder's in-batch negatives)",
+    "(same results up to float rounding, less memory; not for the dual encoder's in-batch negatives)",
     "eval_every": "optimiser steps between dev evaluations; 0 = at the end of every epoch",
     "max_length": "longest input in tokens; longer inputs are truncated",
     "seed": "random seed (data order, initialisation, dropout)",
     "precision": "auto (bf16 autocast on a CUDA device that supports it, else fp16 with a gradient scaler; "
-                 "fp32 on CPU), fp32, bf16 or fp16",
+    "fp32 on CPU), fp32, bf16 or fp16",
     "device": RUN_FLAGS["--device"],
     "log_every": "optimiser steps between progress lines (loss, learning rate, samples/s, ETA)",
     "checkpoint_every": "optimiser steps between resumable checkpoints; 0 = only when SLURM signals",
@@ -98,15 +99,31 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
 
     p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
     p.add_argument("--max-length", type=int, default=128, help=f"the {jobs} jobs' --max-length")
-    p.add_argument("--batch-size", type=int, default=32, help=f"examples per forward pass (the {jobs} jobs' "
-                   "--batch-size makes the pass bitwise the per-job cache's)")
-    p.add_argument("--storage-dtype", choices=PREFIX_STORE_DTYPES, default="float16",
-                   help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)")
-    p.add_argument("--max-gib", type=float, required=True,
-                   help=f"refuse to write more than this many GiB (config: {settings}.max_gib)")
-    p.add_argument("--precision", choices=PRECISIONS, default="auto",
-                   help=f"the {jobs} jobs' --precision: the pass runs under the autocast they train with on this "
-                        "device, and they refuse a store of another precision (default auto)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help=f"examples per forward pass (the {jobs} jobs' --batch-size makes the pass bitwise the per-job cache's)",
+    )
+    p.add_argument(
+        "--storage-dtype",
+        choices=PREFIX_STORE_DTYPES,
+        default="float16",
+        help="float16 (half the disk; rounds each value, relative error <= 2**-11) or float32 (exact)",
+    )
+    p.add_argument(
+        "--max-gib",
+        type=float,
+        required=True,
+        help=f"refuse to write more than this many GiB (config: {settings}.max_gib)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help=f"the {jobs} jobs' --precision: the pass runs under the autocast they train with on this "
+        "device, and they refuse a store of another precision (default auto)",
+    )
     add_run_arguments(p, "--device")
     p.add_argument("--out", required=True, help="the store's directory")
 
@@ -116,8 +133,13 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     for f in fields(TrainArgs):
         kind = parse_bool if isinstance(f.default, bool) else type(f.default)
         choices = {"schedule": SCHEDULES, "precision": PRECISIONS}.get(f.name)
-        group.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default, choices=choices,
-                           help=f"{TRAIN_HELP[f.name]} (default {f.default})")
+        group.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=kind,
+            default=f.default,
+            choices=choices,
+            help=f"{TRAIN_HELP[f.name]} (default {f.default})",
+        )
 
 
 def train_args_from(ns: argparse.Namespace) -> TrainArgs:

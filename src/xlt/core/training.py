@@ -24,6 +24,7 @@ every TrainArgs setting but `device` and `checkpoint_every` and the loop's own c
 checkpoint with another key is discarded (one log line says what changed) and training starts
 over.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -38,15 +39,24 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from xlt.core.bucketing import bucketed_order, example_lengths
 from xlt.core import console, faults
+from xlt.core.bucketing import bucketed_order, example_lengths
 from xlt.core.checkpoint import GracefulStop, load_checkpoint, restore, save_checkpoint, with_settings
 from xlt.core.errors import XltError
 from xlt.core.models import pick_device
 from xlt.core.schedules import linear_schedule, lr_factor, lr_schedule  # noqa: F401  (re-exported)
+
 # the settings live in a torch-free module so the Snakefile can build flags without importing torch
-from xlt.core.train_args import (PRECISIONS, SCHEDULES, TrainArgs, add_train_arguments, parse_bool,  # noqa: F401
-                                  precision_label, train_args_from, train_flags)
+from xlt.core.train_args import (  # noqa: F401  (re-exported)
+    PRECISIONS,
+    SCHEDULES,
+    TrainArgs,
+    add_train_arguments,
+    parse_bool,
+    precision_label,
+    train_args_from,
+    train_flags,
+)
 
 log = logging.getLogger("xlt.core.training")
 
@@ -82,7 +92,9 @@ class TrainingDiverged(XltError):
     pass
 
 
-def _optimizer(model: torch.nn.Module, params: Sequence[torch.nn.Parameter], args: TrainArgs, device) -> torch.optim.Optimizer:
+def _optimizer(
+    model: torch.nn.Module, params: Sequence[torch.nn.Parameter], args: TrainArgs, device
+) -> torch.optim.Optimizer:
     wanted = {id(p) for p in params}
     decay, no_decay = [], []
     for name, p in model.named_parameters():
@@ -174,8 +186,11 @@ def total_optimizer_steps(n_examples: int, args: TrainArgs) -> int:
 
 def effective_batch(args: TrainArgs) -> dict:
     """The batch an optimiser step sees and how it is split (the run manifest records it)."""
-    return {"batch_size": args.batch_size, "grad_accum": args.grad_accum,
-            "micro_batch_size": math.ceil(args.batch_size / args.grad_accum)}
+    return {
+        "batch_size": args.batch_size,
+        "grad_accum": args.grad_accum,
+        "micro_batch_size": math.ceil(args.batch_size / args.grad_accum),
+    }
 
 
 def train(
@@ -207,8 +222,10 @@ def train(
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
     if args.batch_size < 1 or not 1 <= args.grad_accum <= args.batch_size:
-        raise XltError(f"batch_size {args.batch_size}, grad_accum {args.grad_accum}: grad_accum splits each batch "
-                       "into micro-batches, so use 1 <= grad_accum <= batch_size")
+        raise XltError(
+            f"batch_size {args.batch_size}, grad_accum {args.grad_accum}: grad_accum splits each batch "
+            "into micro-batches, so use 1 <= grad_accum <= batch_size"
+        )
     seed_everything(args.seed)
     device = pick_device(args.device)
     model.to(device)
@@ -227,8 +244,9 @@ def train(
     if args.compile:
         loss_fn = compiled_loss(loss_fn, model)
 
-    result = TrainResult(steps=0, best_step=0, best_score=None, device=str(device),
-                         precision=precision_label(amp_dtype))
+    result = TrainResult(
+        steps=0, best_step=0, best_score=None, device=str(device), precision=precision_label(amp_dtype)
+    )
     best_state: dict | None = None
     started = time.time()
     seen = 0
@@ -237,9 +255,17 @@ def train(
     # the run a checkpoint belongs to: resuming another run's state would silently mix the two
     if checkpoint_dir is not None:
         identity = with_settings(
-            identity, train_args={k: v for k, v in asdict(args).items() if k not in NOT_IN_RUN_KEY},
-            loop={"version": LOOP_VERSION, "examples": len(examples), "total_steps": total, "parameters": len(params),
-                  "parameter_elements": sum(p.numel() for p in params), "precision": result.precision})
+            identity,
+            train_args={k: v for k, v in asdict(args).items() if k not in NOT_IN_RUN_KEY},
+            loop={
+                "version": LOOP_VERSION,
+                "examples": len(examples),
+                "total_steps": total,
+                "parameters": len(params),
+                "parameter_elements": sum(p.numel() for p in params),
+                "precision": result.precision,
+            },
+        )
     state = load_checkpoint(checkpoint_dir, identity=identity) if checkpoint_dir is not None else None
     if state is not None:
         restore(state, model, optimizer, scheduler)
@@ -248,7 +274,12 @@ def train(
         result.history, result.best_score, result.best_step = extra["history"], extra["best_score"], extra["best_step"]
         if extra["best_params"] is not None:
             best_state = {id(p): t for p, t in zip(params, extra["best_params"])}
-        seen, running, running_n, elapsed_before = extra["seen"], extra["running"], extra["running_n"], extra["elapsed_s"]
+        seen, running, running_n, elapsed_before = (
+            extra["seen"],
+            extra["running"],
+            extra["running_n"],
+            extra["elapsed_s"],
+        )
         result.curve = extra.get("curve", [])
         if extra.get("scaler"):
             scaler.load_state_dict(extra["scaler"])
@@ -275,13 +306,27 @@ def train(
 
     def checkpoint() -> None:
         save_checkpoint(
-            checkpoint_dir, step, model, optimizer, scheduler, epoch=epoch, position=position, order_seed=args.seed,
+            checkpoint_dir,
+            step,
+            model,
+            optimizer,
+            scheduler,
+            epoch=epoch,
+            position=position,
+            order_seed=args.seed,
             identity=identity,
-            extra={"history": result.history, "best_score": result.best_score, "best_step": result.best_step,
-                   "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
-                   "seen": seen, "running": running, "running_n": running_n, "curve": result.curve,
-                   "elapsed_s": elapsed_before + time.time() - started,
-                   "scaler": scaler.state_dict() if scaler.is_enabled() else None},
+            extra={
+                "history": result.history,
+                "best_score": result.best_score,
+                "best_step": result.best_step,
+                "best_params": [best_state[id(p)] for p in params] if best_state is not None else None,
+                "seen": seen,
+                "running": running,
+                "running_n": running_n,
+                "curve": result.curve,
+                "elapsed_s": elapsed_before + time.time() - started,
+                "scaler": scaler.state_dict() if scaler.is_enabled() else None,
+            },
         )
 
     stream = batches()
@@ -301,7 +346,9 @@ def train(
                 # the whole batch's mean loss (also for a short last batch, whose parts are shorter)
                 share = len(part) / len(chunk)
                 batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in collate(part).items()}
-                with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None):
+                with torch.autocast(
+                    device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None
+                ):
                     loss = loss_fn(model, batch)
                 if not torch.isfinite(loss):
                     raise TrainingDiverged(
@@ -327,22 +374,43 @@ def train(
             logged = step % args.log_every == 0 or step == total
             evaluated = evaluate is not None and (step % eval_every == 0 or step == total)
             if logged or evaluated:
-                result.curve.append({"step": step, "loss": running / max(1, running_n), "lr": scheduler.get_last_lr()[0],
-                                     "dev_score": None})
+                result.curve.append(
+                    {
+                        "step": step,
+                        "loss": running / max(1, running_n),
+                        "lr": scheduler.get_last_lr()[0],
+                        "dev_score": None,
+                    }
+                )
             if logged:
                 # rates over this process's steps: a resumed run's earlier time says nothing about this device
                 session_s = max(time.time() - started, 1e-9)
-                log.info(console.progress_line(
-                    step, total, running / running_n, scheduler.get_last_lr()[0], (seen - seen_at_start) / session_s,
-                    elapsed_before + session_s, (total - step) * session_s / (step - step_at_start)))
+                log.info(
+                    console.progress_line(
+                        step,
+                        total,
+                        running / running_n,
+                        scheduler.get_last_lr()[0],
+                        (seen - seen_at_start) / session_s,
+                        elapsed_before + session_s,
+                        (total - step) * session_s / (step - step_at_start),
+                    )
+                )
             if evaluated:
                 metrics = evaluate(model)
                 result.curve[-1]["dev_score"] = metrics["score"]
                 model.train()
                 entry = {"step": step, "loss": running / max(1, running_n), **metrics}
                 result.history.append(entry)
-                log.info("eval step %d: %s", step, {k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()
-                                                     if not isinstance(v, (list, dict))})  # scalars; records stay in history
+                log.info(
+                    "eval step %d: %s",
+                    step,
+                    {
+                        k: round(v, 4) if isinstance(v, float) else v
+                        for k, v in metrics.items()
+                        if not isinstance(v, (list, dict))
+                    },
+                )  # scalars; records stay in history
                 if result.best_score is None or metrics["score"] > result.best_score:
                     result.best_score, result.best_step = metrics["score"], step
                     # frozen parameters never change, so only the trainable ones need a copy
@@ -354,7 +422,9 @@ def train(
                 if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):
                     checkpoint()
                 if stop.requested:
-                    log.warning("stopped at step %d/%d on a signal; rerun to resume from %s", step, total, checkpoint_dir)
+                    log.warning(
+                        "stopped at step %d/%d on a signal; rerun to resume from %s", step, total, checkpoint_dir
+                    )
                     stop.exit()
 
     bar.close()

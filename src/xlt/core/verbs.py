@@ -4,6 +4,7 @@ verbs' parsers share: the run flags (`add_run_arguments`) and the `KEY=VALUE` ty
 
 It lives at the bottom layer so that a layer's `commands.py` can declare its verbs without
 importing `xlt.cli` (which sits above every layer and collects them)."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,12 +23,15 @@ class Verb:
 class VerbGroup:
     """A heading of `xlt --help`. Headings come in `rank` order; the families' (one rank) in the
     order of the verb modules."""
+
     rank: int
     title: str
     description: str
 
 
-WORKFLOW = VerbGroup(0, "workflow", "check a config, list its sweep, write the rehearsal config, fork a run's jobs from one process")
+WORKFLOW = VerbGroup(
+    0, "workflow", "check a config, list its sweep, write the rehearsal config, fork a run's jobs from one process"
+)
 DATA = VerbGroup(1, "data", "build the demo model, download, prepare the datasets")
 EVALUATION = VerbGroup(2, "shared evaluation", "score any encoder, trained by any family or pretrained")
 ANALYSIS = VerbGroup(4, "analysis and report", "tables, figures, paired tests, checks over the families' metrics")
@@ -42,15 +46,16 @@ def family_group(family: str, purpose: str) -> VerbGroup:
 # The flags of a run's job that many verbs take, declared by `add_run_arguments` only: one help text each.
 RUN_FLAGS = {
     "--run-id": "the run's id: run_id of its metrics file, the row key of `xlt aggregate`'s tables",
-    "--axes": "the run's sweep values as a JSON object, e.g. '{\"model\": \"mbert\"}', stored as meta.axes of its "
-              "metrics (columns in `xlt aggregate`; the workflow passes them)",
+    "--axes": 'the run\'s sweep values as a JSON object, e.g. \'{"model": "mbert"}\', stored as meta.axes of its '
+    "metrics (columns in `xlt aggregate`; the workflow passes them)",
     "--out-metrics": "the metrics JSON to write",
     "--device": "torch device: auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
 }
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, *flags: str, run_id_default: str | None = None,
-                      axes_default: str | None = None) -> None:
+def add_run_arguments(
+    parser: argparse.ArgumentParser, *flags: str, run_id_default: str | None = None, axes_default: str | None = None
+) -> None:
     """Declare the run flags `flags` (keys of RUN_FLAGS) on a verb's parser, in that order.
     `run_id_default` says where the run id comes from without --run-id (None: --run-id is
     required); `axes_default` where meta.axes comes from without --axes (None: empty)."""
@@ -60,11 +65,16 @@ def add_run_arguments(parser: argparse.ArgumentParser, *flags: str, run_id_defau
     for flag in flags:
         text = RUN_FLAGS[flag]
         if flag == "--run-id":
-            parser.add_argument(flag, default=None, required=run_id_default is None,
-                                help=f"{text} (default: {run_id_default})" if run_id_default else f"{text} (required)")
+            parser.add_argument(
+                flag,
+                default=None,
+                required=run_id_default is None,
+                help=f"{text} (default: {run_id_default})" if run_id_default else f"{text} (required)",
+            )
         elif flag == "--axes":  # a verb that derives its axes tells "not given" (None) from "{}"
-            parser.add_argument(flag, default="{}" if axes_default is None else None,
-                                help=f"{text} (default: {axes_default or 'none'})")
+            parser.add_argument(
+                flag, default="{}" if axes_default is None else None, help=f"{text} (default: {axes_default or 'none'})"
+            )
         elif flag == "--out-metrics":
             parser.add_argument(flag, required=True, help=text)
         else:
@@ -75,6 +85,7 @@ def key_value(shape: str, example: str) -> Callable[[str], tuple[str, str]]:
     """An argparse `type=` for `KEY=VALUE` items (--table FAMILY=CSV, --bitext SPLIT=FILE, ...): an
     item parses to its (key, value) pair; one without both sides is a usage error naming the
     expected shape and an example, before the verb runs."""
+
     def parse(text: str) -> tuple[str, str]:
         key, sep, value = text.partition("=")
         if not sep or not key or not value:

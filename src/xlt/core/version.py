@@ -20,12 +20,15 @@ def git_commit() -> str | None:
     None for an installed wheel or where git is missing."""
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=_SOURCE_DIR, capture_output=True, text=True, timeout=10, check=True,
+            ["git", "rev-parse", "HEAD"], cwd=_SOURCE_DIR, capture_output=True, text=True, timeout=10, check=True
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=_SOURCE_DIR, capture_output=True, text=True, timeout=10, check=True,
+            cwd=_SOURCE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
@@ -35,4 +38,6 @@ def git_commit() -> str | None:
 def version_string() -> str:
     """'xlt 0.1.0 (git 67fcebb4d22f)', or 'xlt 0.1.0' outside a checkout."""
     commit = git_commit()
-    return f"xlt {__version__}" + (f" (git {commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''})" if commit else "")
+    return f"xlt {__version__}" + (
+        f" (git {commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''})" if commit else ""
+    )

@@ -1,6 +1,7 @@
 """Rows and bytes of a configured dataset's splits, as the plan counts them (xlt.cost.estimate):
 the config's own sizes (demo `sizes`, a sentence draw's `sentences.sizes`), else what `xlt prepare-data` wrote (its info.json counts and the files'
 bytes), else the hub's published sizes (KNOWN_ROWS) and an assumed BYTES_PER_ROW."""
+
 from __future__ import annotations
 
 import json
@@ -11,9 +12,13 @@ from xlt.core.plan import RESULTS
 
 # rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
 KNOWN_ROWS = {
-    ("facebook/xnli", "train"): 392702, ("facebook/xnli", "dev"): 2490, ("facebook/xnli", "test"): 5010,
-    ("sentence-transformers/all-nli", "train"): 942069, ("sentence-transformers/all-nli", "dev"): 19657,
-    ("PhilipMay/stsb_multi_mt", "dev"): 1500, ("PhilipMay/stsb_multi_mt", "test"): 1379,
+    ("facebook/xnli", "train"): 392702,
+    ("facebook/xnli", "dev"): 2490,
+    ("facebook/xnli", "test"): 5010,
+    ("sentence-transformers/all-nli", "train"): 942069,
+    ("sentence-transformers/all-nli", "dev"): 19657,
+    ("PhilipMay/stsb_multi_mt", "dev"): 1500,
+    ("PhilipMay/stsb_multi_mt", "test"): 1379,
     ("mteb/tatoeba-bitext-mining", "test"): 1000,
     # TED talks: 15k-407k rows a language pair (the dataset viewer's subset sizes); config/paper.yaml's
     # 12 languages from en-de's 289k up, so its max_rows (200,000) binds for every one; 51.6k dev

@@ -27,6 +27,7 @@ a training step takes the profile's compile_step_ratio of its eager time and the
 compile_s once (xlt.cost.profile). A job's disk is the model it keeps, the data it prepares
 (xlt.cost.data_size) and the outputs that grow with its data (xlt.cost.outputs).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,11 +38,11 @@ from xlt.core import settings
 from xlt.core.plan import RESULTS, shared_jobs
 from xlt.cost import outputs, tokens
 from xlt.cost.data_size import BYTES_PER_ROW, bytes_per_row, rows
-from xlt.cost.job_args import value as _value, values as _values
+from xlt.cost.job_args import value as _value
+from xlt.cost.job_args import values as _values
 from xlt.cost.profile import COMPILE_S, FROZEN_LAYER_SHARE
 from xlt.cost.retention import keeps_model, model_kept
 from xlt.cost.shapes import hub_cache_gib, model_shape
-
 
 EVAL_BATCH = 64  # examples per evaluation batch where a job's flags do not say (predict_logits' default)
 # benchmarks/prefix_cache.py --mbert --device cuda (BENCHMARKS.md, docs/performance.md)
@@ -99,7 +100,9 @@ def _file_rows(config: dict, paths) -> list[int]:
     return [rows(config, dataset, split) for dataset, split in _data_files(paths)]
 
 
-def _adapt_sets(config: dict, args: list[str], flags: tuple[str, ...], max_length: int, batch: int) -> list[tuple[int, float]]:
+def _adapt_sets(
+    config: dict, args: list[str], flags: tuple[str, ...], max_length: int, batch: int
+) -> list[tuple[int, float]]:
     """(rows, tokens a row) of each fixed-masked set an adapt job scores after `flags`: the family's
     own files (xlt.families.adapt.plan.eval_sets), `eval_sentences` rows of the target's held-out
     text or, size-matched, of the multilingual set's sentences (planned at its longer field)."""
@@ -110,8 +113,14 @@ def _adapt_sets(config: dict, args: list[str], flags: tuple[str, ...], max_lengt
     n = min(family["eval_sentences"], rows(config, target["dataset"], target["eval_split"]))
     out = []
     for path in (p for flag in flags for p in _values(args, flag)):
-        source = (multi["dataset"], multi["split"]) if "/multilingual/" in path else (target["dataset"], target["eval_split"])
-        out.append((n, tokens.example_tokens(tokens.length_summaries(config, *source)[0], "adapt_mlm", max_length, batch)))
+        source = (
+            (multi["dataset"], multi["split"])
+            if "/multilingual/" in path
+            else (target["dataset"], target["eval_split"])
+        )
+        out.append(
+            (n, tokens.example_tokens(tokens.length_summaries(config, *source)[0], "adapt_mlm", max_length, batch))
+        )
     return out
 
 
@@ -131,11 +140,14 @@ def _flag(args: list[str], flag: str) -> bool:
     return str(_value(args, flag, "False")).strip().lower() in ("true", "yes", "1", "on")
 
 
-def _tokens_per_example(config: dict, rule: str, files: list[tuple[str, str]], max_length: int, batch: int,
-                        bucketing: bool = False) -> list[float]:
+def _tokens_per_example(
+    config: dict, rule: str, files: list[tuple[str, str]], max_length: int, batch: int, bucketing: bool = False
+) -> list[float]:
     """Tokens each file's examples cost, padded as their batches are (xlt.cost.tokens)."""
-    return [tokens.example_tokens(tokens.length_summaries(config, dataset, split)[0], rule, max_length, batch, bucketing)
-            for dataset, split in files]
+    return [
+        tokens.example_tokens(tokens.length_summaries(config, dataset, split)[0], rule, max_length, batch, bucketing)
+        for dataset, split in files
+    ]
 
 
 def _data_rows(config: dict, paths) -> int:
@@ -157,14 +169,18 @@ def evaluations(steps: int, eval_every: int, train_rows: int, batch_size: int) -
     return steps // every + (1 if steps % every else 0)
 
 
-def overhead_seconds(profile: dict, layers: int, steps: int = 0, examples_per_step: int = 0, eval_batches: int = 0,
-                     frozen: float = 0.0) -> float:
+def overhead_seconds(
+    profile: dict, layers: int, steps: int = 0, examples_per_step: int = 0, eval_batches: int = 0, frozen: float = 0.0
+) -> float:
     """What the FLOP model does not count: start-up, `steps` optimiser steps of `examples_per_step`
     examples each and `eval_batches` evaluation batches, through a model of `layers` layers, of
     which `frozen` (at the bottom) a training step runs forward only (xlt.cost.profile.FROZEN_LAYER_SHARE)."""
     stepped = layers - frozen * (1 - profile.get("frozen_layer_share", FROZEN_LAYER_SHARE))
-    step = profile.get("step_s", 0.0) + profile.get("step_layer_s", 0.0) * stepped \
+    step = (
+        profile.get("step_s", 0.0)
+        + profile.get("step_layer_s", 0.0) * stepped
         + profile.get("step_example_layer_s", 0.0) * examples_per_step * stepped
+    )
     batch = profile.get("eval_batch_s", 0.0) + profile.get("eval_batch_layer_s", 0.0) * layers
     return profile["overhead_s"] + steps * step + eval_batches * batch
 
@@ -194,7 +210,11 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     vocab, hidden, layers = 0, 64, 1
     batch = _value(args, "--batch-size", 32)
     if rule == "build_demo_model":  # xlt.data.demo_model: batch 32, texts up to 64 tokens
-        vocab, hidden, layers = _value(args, "--vocab-size", 1000), _value(args, "--hidden-size", 64), _value(args, "--layers", 12)
+        vocab, hidden, layers = (
+            _value(args, "--vocab-size", 1000),
+            _value(args, "--hidden-size", 64),
+            _value(args, "--layers", 12),
+        )
         model, batch = ["demo"], 32
     elif model:
         vocab, hidden, layers = model_shape(config, model[0])
@@ -203,7 +223,9 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     train_paths = _values(args, "--train") + _values(args, "--split")
     dev_paths = [args[i + 1] for i, a in enumerate(args[:-1]) if a in DEV_FLAGS]
     other_paths = [a for a in args if DATA_FILE.match(a.split("=", 1)[-1]) and a not in train_paths + dev_paths]
-    train_rows, dev_rows, other_eval_rows = (_data_rows(config, paths) for paths in (train_paths, dev_paths, other_paths))
+    train_rows, dev_rows, other_eval_rows = (
+        _data_rows(config, paths) for paths in (train_paths, dev_paths, other_paths)
+    )
     trains = rule == "build_demo_model" or any(flag in args for flag in TRAIN_FLAGS)
     # a family whose training examples are not its data rows (the dual family's distillation on
     # single sentences: two examples a pair, each half a pair's tokens) says so (its plan's example_shape)
@@ -229,7 +251,9 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     frozen = frozen_layers(family, args, layers, steps, math.ceil(train_rows / batch)) if trains and model else depth
     trainable = params * (layers - min(frozen, layers)) / layers if model else 0  # on average over the steps
     train_flops = 2 * params * train_tokens + 4 * trainable * train_tokens
-    head = (vocab * hidden + hidden * hidden) if model and rule in MLM_RULES else 0  # the MLM head: transform + vocabulary
+    head = (
+        (vocab * hidden + hidden * hidden) if model and rule in MLM_RULES else 0
+    )  # the MLM head: transform + vocabulary
     eval_share = head_share(config, rule, args)
     # a compiled training step runs the whole forward, the head at every position (masked_head)
     train_share = 1.0 if trains and _flag(args, "--compile") else eval_share
@@ -242,14 +266,24 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         once = 2 * (params - trainable) * train_rows * per_example if "--prefix-states" not in args else 0
         train_flops = 6 * trainable * train_tokens + once
         step_layers, frozen = layers - frozen, 0.0
-    eval_batch = _value(args, "--eval-batch-size", 0) or (EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH))
-    dev_tokens, other_tokens = (sum(n * t for n, t in zip(_file_rows(config, paths), _tokens_per_example(
-        config, rule, _data_files(paths), max_length, eval_batch))) for paths in (dev_paths, other_paths))
+    eval_batch = _value(args, "--eval-batch-size", 0) or (
+        EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH)
+    )
+    dev_tokens, other_tokens = (
+        sum(
+            n * t
+            for n, t in zip(
+                _file_rows(config, paths), _tokens_per_example(config, rule, _data_files(paths), max_length, eval_batch)
+            )
+        )
+        for paths in (dev_paths, other_paths)
+    )
     eval_tokens = (other_tokens + dev_tokens * passes) if model else 0
     eval_flops = 2 * (params + head * eval_share) * eval_tokens
     # each file of each pass is batched on its own
-    dev_batches, other_batches = (sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths))
-                                  for paths in (dev_paths, other_paths))
+    dev_batches, other_batches = (
+        sum(math.ceil(n / eval_batch) for n in _file_rows(config, paths)) for paths in (dev_paths, other_paths)
+    )
     eval_batches = (other_batches + dev_batches * passes) if model else 0
     if model and rule in ("adapt_mlm", "adapt_reference_perplexity"):
         # every checkpoint (step 0 and each --eval-every) scores --target and --eval; --test and --data once
@@ -258,26 +292,38 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
                 eval_tokens += times * n * per_row
                 eval_batches += times * math.ceil(n / eval_batch)
         eval_flops = 2 * (params + head * eval_share) * eval_tokens
-    train_s = (overhead_seconds(profile, step_layers, steps, batch, frozen=frozen) - profile["overhead_s"]
-               + train_flops / profile["train_flops"])
+    train_s = (
+        overhead_seconds(profile, step_layers, steps, batch, frozen=frozen)
+        - profile["overhead_s"]
+        + train_flops / profile["train_flops"]
+    )
     if trains and _flag(args, "--compile"):  # the training steps run compiled (evaluation stays eager)
         train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)
-    seconds = (profile["overhead_s"] + train_s + eval_flops / profile["eval_flops"]
-               + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches) - profile["overhead_s"])
+    seconds = (
+        profile["overhead_s"]
+        + train_s
+        + eval_flops / profile["eval_flops"]
+        + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches)
+        - profile["overhead_s"]
+    )
     all_params = params + vocab * hidden if model else 0
     # FLOPs leave the embedding out (a lookup, not a matrix product), but at --freeze-depth -1 (nothing
     # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it.
     # Memory is a peak: every layer above --freeze-depth (a gradual scheme's last stage trains them all)
-    held = params * (layers - min(depth, layers)) / layers \
-        + (vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0)
-    activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length ** 2 * batch) * layers
+    held = params * (layers - min(depth, layers)) / layers + (
+        vocab * hidden if model and trains and _value(args, "--freeze-depth", -1) < 0 else 0
+    )
+    activations = (34 * batch * max_length * hidden + 5 * max(hidden // 64, 1) * max_length**2 * batch) * layers
     memory = (4 * all_params + 12 * held + activations * (1 if trains else 0.1)) if model else 0
     # a MonoX teacher or student saves its weights only when config keep_models adds --save-model
     disk = 4 * all_params if rule in keeps_model() or "--save-model" in args else 0
     temp = 0 if rule not in keeps_model() or model_kept(config, family, run_id) else disk
     disk -= temp
-    step_flops = ((6 * trainable if cached else 2 * params + 4 * trainable) * batch * per_example
-                  if trains else 2 * params * eval_batch * max_length)
+    step_flops = (
+        (6 * trainable if cached else 2 * params + 4 * trainable) * batch * per_example
+        if trains
+        else 2 * params * eval_batch * max_length
+    )
     flops = train_flops + eval_flops
     # a MonoX split folder is no data file: its rows are its task's train split's
     read_rows = data_rows or (rows(config, *train_files[0]) if train_files else 0)
@@ -285,8 +331,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     disk += outputs.output_bytes(rule, args, read_rows, dev_rows, row_bytes, hidden)
     if rule == "prepare_data":
         spec = config["datasets"][run_id]
-        disk = bytes_per_row(run_id) * sum(rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
-                                           for split in _splits(spec))
+        disk = bytes_per_row(run_id) * sum(
+            rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
+            for split in _splits(spec)
+        )
     if rule in ("prefix_states", "prefix_states_dual"):  # one eval-mode pass through the deepest stored layer
         depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
         # computed padded to each batch's longest; stored without padding (an upper bound for the dual
@@ -297,8 +345,10 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         stored = train_rows * sentences * tokens.example_tokens(summaries, rule, max_length, batch, padded=False)
         flops = 2 * params * max(depths) / layers * eval_tokens
         step_flops = flops / max(math.ceil(train_rows / EVAL_BATCH), 1)
-        seconds = (overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
-                   + flops / profile["eval_flops"])
+        seconds = (
+            overhead_seconds(profile, max(depths), eval_batches=math.ceil(train_rows / EVAL_BATCH))
+            + flops / profile["eval_flops"]
+        )
         disk = len(depths) * stored * hidden * (2 if _value(args, "--storage-dtype", "float16") == "float16" else 4)
         train_s, train_flops = 0.0, 0.0  # no training steps: one evaluation-like pass
     scratch = 0
@@ -306,9 +356,24 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = 12 * held
-    return JobCost(family, rule, run_id, seconds, memory / 2**30, disk / 2**30, int(train_tokens), int(eval_tokens),
-                   scratch / 2**30, flops, step_flops, temp / 2**30, train_seconds=train_s, train_flops=train_flops,
-                   compiled=trains and _flag(args, "--compile"), loads_model=bool(model))
+    return JobCost(
+        family,
+        rule,
+        run_id,
+        seconds,
+        memory / 2**30,
+        disk / 2**30,
+        int(train_tokens),
+        int(eval_tokens),
+        scratch / 2**30,
+        flops,
+        step_flops,
+        temp / 2**30,
+        train_seconds=train_s,
+        train_flops=train_flops,
+        compiled=trains and _flag(args, "--compile"),
+        loads_model=bool(model),
+    )
 
 
 def _splits(spec: dict) -> list[str]:
@@ -319,10 +384,19 @@ def all_jobs(config: dict):
     """(family, rule, run id, args) for every job the workflow runs, from the planning code the rules
     read. A declared dataset no job reads is never prepared (the workflow runs what its targets
     need): its prepare_data job is left out."""
-    family_jobs = [(family, rule, run_id, job) for family in settings.FAMILIES if settings.family(config, family)
-                   for rule, jobs in settings.plan_module(family).jobs(config).items() for run_id, job in jobs.items()]
-    read = {match for *_, job in family_jobs for text in _strings([job.args, job.inputs])
-            for match in PREPARED.findall(text)}
+    family_jobs = [
+        (family, rule, run_id, job)
+        for family in settings.FAMILIES
+        if settings.family(config, family)
+        for rule, jobs in settings.plan_module(family).jobs(config).items()
+        for run_id, job in jobs.items()
+    ]
+    read = {
+        match
+        for *_, job in family_jobs
+        for text in _strings([job.args, job.inputs])
+        for match in PREPARED.findall(text)
+    }
     for rule, jobs in shared_jobs(config).items():
         for run_id, job in jobs.items():
             if rule != "prepare_data" or run_id in read:
@@ -347,8 +421,10 @@ def plan(config: dict, profile: dict) -> dict:
     sharing.apply(jobs, config, profile)
     families = {}
     for job in jobs:
-        f = families.setdefault(job.family, {"jobs": 0, "hours": 0.0, "gpu_hours": 0.0, "peak_memory_gib": 0.0,
-                                             "disk_gib": 0.0, "temp_gib": 0.0})
+        f = families.setdefault(
+            job.family,
+            {"jobs": 0, "hours": 0.0, "gpu_hours": 0.0, "peak_memory_gib": 0.0, "disk_gib": 0.0, "temp_gib": 0.0},
+        )
         f["jobs"] += 1
         f["hours"] += job.seconds / 3600
         f["gpu_hours"] += job.gpu_seconds / 3600
@@ -356,14 +432,23 @@ def plan(config: dict, profile: dict) -> dict:
         f["disk_gib"] += job.disk_gib
         f["temp_gib"] += job.temp_gib
     hub = hub_cache_gib(config)
-    total = {"jobs": len(jobs), "hours": sum(f["hours"] for f in families.values()),
-             "gpu_hours": sum(f["gpu_hours"] for f in families.values()),
-             "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
-             "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub, "hub_cache_gib": hub,
-             "temp_gib": sum(f["temp_gib"] for f in families.values()),
-             "scratch_gib": max((j.scratch_gib for j in jobs), default=0.0)}
-    return {"profile": {k: v for k, v in profile.items() if k != "measured"}, "families": families, "total": total,
-            "gpu_sharing": dict(config.get("gpu_sharing") or {"slots_per_gpu": 1}), "jobs": [asdict(j) for j in jobs]}
+    total = {
+        "jobs": len(jobs),
+        "hours": sum(f["hours"] for f in families.values()),
+        "gpu_hours": sum(f["gpu_hours"] for f in families.values()),
+        "peak_memory_gib": max((f["peak_memory_gib"] for f in families.values()), default=0.0),
+        "disk_gib": sum(f["disk_gib"] for f in families.values()) + hub,
+        "hub_cache_gib": hub,
+        "temp_gib": sum(f["temp_gib"] for f in families.values()),
+        "scratch_gib": max((j.scratch_gib for j in jobs), default=0.0),
+    }
+    return {
+        "profile": {k: v for k, v in profile.items() if k != "measured"},
+        "families": families,
+        "total": total,
+        "gpu_sharing": dict(config.get("gpu_sharing") or {"slots_per_gpu": 1}),
+        "jobs": [asdict(j) for j in jobs],
+    }
 
 
 def format_table(result: dict) -> str:
@@ -371,24 +456,36 @@ def format_table(result: dict) -> str:
     it, or on a CPU profile), one job's peak memory, and the disk the sweep leaves."""
     gpu = bool(result["profile"].get("gpu"))
     slots = int(result.get("gpu_sharing", {}).get("slots_per_gpu", 1))
-    lines = [f"profile: {result['profile']['name']} ({result['profile']['source']})",
-             f"{'family':<14}{'jobs':>6}{'job-h' if gpu else 'CPU-h':>10}" + (f"{'GPU-h':>10}" if gpu else "")
-             + f"{'peak mem GiB':>14}{'disk GiB':>11}"]
+    lines = [
+        f"profile: {result['profile']['name']} ({result['profile']['source']})",
+        f"{'family':<14}{'jobs':>6}{'job-h' if gpu else 'CPU-h':>10}"
+        + (f"{'GPU-h':>10}" if gpu else "")
+        + f"{'peak mem GiB':>14}{'disk GiB':>11}",
+    ]
     for name, f in [*result["families"].items(), ("total", result["total"])]:
-        lines.append(f"{name:<14}{f['jobs']:>6}{f['hours']:>10.2f}" + (f"{f['gpu_hours']:>10.2f}" if gpu else "")
-                     + f"{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}")
+        lines.append(
+            f"{name:<14}{f['jobs']:>6}{f['hours']:>10.2f}"
+            + (f"{f['gpu_hours']:>10.2f}" if gpu else "")
+            + f"{f['peak_memory_gib']:>14.2f}{f['disk_gib']:>11.2f}"
+        )
     if gpu:
-        lines.append(f"(job-h: each job's own hours, summed; GPU-h: what the jobs occupy a GPU for with {slots} "
-                     f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain is assumed, not measured))")
-    lines.append(f"(disk: what the sweep leaves, {result['total']['hub_cache_gib']:.2f} GiB of hub cache included; "
-                 f"temp() model directories, {result['total']['temp_gib']:.2f} GiB in all, go once their readers ran; "
-                 f"a running training job also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
-                 "peak memory is one job's, accelerator when it has one)")
+        lines.append(
+            f"(job-h: each job's own hours, summed; GPU-h: what the jobs occupy a GPU for with {slots} "
+            f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain is assumed, not measured))"
+        )
+    lines.append(
+        f"(disk: what the sweep leaves, {result['total']['hub_cache_gib']:.2f} GiB of hub cache included; "
+        f"temp() model directories, {result['total']['temp_gib']:.2f} GiB in all, go once their readers ran; "
+        f"a running training job also needs up to {result['total']['scratch_gib']:.2f} GiB for its checkpoint; "
+        "peak memory is one job's, accelerator when it has one)"
+    )
     lines.append("tokens: each batch padded to its longest example, from the data's token lengths (xlt.cost.tokens)")
     if "compile_step_ratio" in result["profile"]:
-        lines.append(f"torch.compile (jobs with compile: true): a training step x{result['profile']['compile_step_ratio']:.3f} "
-                     f"(measured at batch 128 x 128 tokens, assumed at other shapes) + "
-                     f"{result['profile'].get('compile_s', COMPILE_S):.0f} s a job (assumed, not measured)")
+        lines.append(
+            f"torch.compile (jobs with compile: true): a training step x{result['profile']['compile_step_ratio']:.3f} "
+            f"(measured at batch 128 x 128 tokens, assumed at other shapes) + "
+            f"{result['profile'].get('compile_s', COMPILE_S):.0f} s a job (assumed, not measured)"
+        )
     if result["profile"].get("gpu"):
         lines.append(f"frozen-prefix cache: not a GPU saving to count on; on an H100 it {PREFIX_CACHE_GPU}")
     return "\n".join(lines)

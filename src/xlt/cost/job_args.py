@@ -1,5 +1,6 @@
 """A planned job's `xlt` arguments read back: the values after a flag (the plan prices a job from
 its arguments alone, xlt.cost.estimate and xlt.cost.outputs)."""
+
 from __future__ import annotations
 
 
@@ -11,4 +12,8 @@ def values(args: list[str], flag: str) -> list[str]:
 def value(args: list[str], flag: str, default):
     """The first value after `flag`, of `default`'s type when that is a number, else `default`."""
     found = values(args, flag)
-    return type(default)(float(found[0])) if found and isinstance(default, (int, float)) else (found[0] if found else default)
+    return (
+        type(default)(float(found[0]))
+        if found and isinstance(default, (int, float))
+        else (found[0] if found else default)
+    )

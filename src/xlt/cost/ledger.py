@@ -13,6 +13,7 @@ Two records of a job are read, none written twice:
 per job, and `plot_plan_vs_actual` draws planned against measured seconds per family;
 `disk_rows` puts each family's planned disk beside what its outputs take (cost_disk.csv).
 """
+
 from __future__ import annotations
 
 import csv
@@ -57,15 +58,30 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-COLUMNS = ("family", "rule", "run_id", "device", "planned_s", "measured_s", "planned_over_measured", "cpu_time_s",
-           "samples_per_s", "planned_peak_memory_gib", "peak_rss_mib", "peak_gpu_mib", "rss_from")
+COLUMNS = (
+    "family",
+    "rule",
+    "run_id",
+    "device",
+    "planned_s",
+    "measured_s",
+    "planned_over_measured",
+    "cpu_time_s",
+    "samples_per_s",
+    "planned_peak_memory_gib",
+    "peak_rss_mib",
+    "peak_gpu_mib",
+    "rss_from",
+)
 
 
 def benchmark_pattern(family: str, rule: str, wildcards: tuple[str, ...] = ("run_id",)) -> str:
     """A rule's `benchmark:` path, its wildcards in the order its outputs name them."""
     if ledger().get(family, {}).get(rule, (None,))[0] != tuple(wildcards):
-        raise XltError(f"rule {rule} ({family}) is not in xlt.cost.ledger.LEDGER with wildcards {tuple(wildcards)}; "
-                       f"add it to the LEDGER of {family}'s plan so `xlt cost-table` reads its benchmark file")
+        raise XltError(
+            f"rule {rule} ({family}) is not in xlt.cost.ledger.LEDGER with wildcards {tuple(wildcards)}; "
+            f"add it to the LEDGER of {family}'s plan so `xlt cost-table` reads its benchmark file"
+        )
     return f"{BENCHMARK_DIR}/{family}/{rule}/" + "/".join(f"{{{w}}}" for w in wildcards) + ".tsv"
 
 
@@ -113,12 +129,17 @@ def read_benchmark(path: str | Path) -> dict:
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     if not rows or "s" not in rows[-1]:
-        raise XltError(f"{path} is not a Snakemake benchmark file (no rows, or no 's' column); "
-                       "delete it and rerun its job (snakemake --forcerun RULE) to rewrite it")
+        raise XltError(
+            f"{path} is not a Snakemake benchmark file (no rows, or no 's' column); "
+            "delete it and rerun its job (snakemake --forcerun RULE) to rewrite it"
+        )
     row = rows[-1]
     try:
-        return {"measured_s": _number(row, "s"), "max_rss_mib": _number(row, "max_rss"),
-                "cpu_time_s": _number(row, "cpu_time")}
+        return {
+            "measured_s": _number(row, "s"),
+            "max_rss_mib": _number(row, "max_rss"),
+            "cpu_time_s": _number(row, "cpu_time"),
+        }
     except ValueError as err:
         raise XltError(f"{path}: {err}; delete it and rerun its job to rewrite it") from None
 
@@ -149,21 +170,35 @@ def cost_rows(plan: dict, root: str | Path = ".") -> tuple[list[dict], list[str]
         memory = manifest.get("peak_memory") or {}
         rss = memory.get("cpu_rss_mib")
         measured = bench["measured_s"]
-        out.append({
-            "family": family, "rule": rule, "run_id": key, "device": manifest.get("device"),
-            "planned_s": round(job["seconds"], 2), "measured_s": measured,
-            "planned_over_measured": round(job["seconds"] / measured, 3) if measured else None,
-            "cpu_time_s": bench["cpu_time_s"], "samples_per_s": manifest.get("samples_per_s"),
-            "planned_peak_memory_gib": round(job["peak_memory_gib"], 4),
-            "peak_rss_mib": rss if rss is not None else bench["max_rss_mib"],
-            "peak_gpu_mib": memory.get("gpu_allocated_mib"),
-            "rss_from": "manifest" if rss is not None else "benchmark",
-        })
+        out.append(
+            {
+                "family": family,
+                "rule": rule,
+                "run_id": key,
+                "device": manifest.get("device"),
+                "planned_s": round(job["seconds"], 2),
+                "measured_s": measured,
+                "planned_over_measured": round(job["seconds"] / measured, 3) if measured else None,
+                "cpu_time_s": bench["cpu_time_s"],
+                "samples_per_s": manifest.get("samples_per_s"),
+                "planned_peak_memory_gib": round(job["peak_memory_gib"], 4),
+                "peak_rss_mib": rss if rss is not None else bench["max_rss_mib"],
+                "peak_gpu_mib": memory.get("gpu_allocated_mib"),
+                "rss_from": "manifest" if rss is not None else "benchmark",
+            }
+        )
     return out, missing
 
 
-DISK_COLUMNS = ("family", "jobs", "planned_disk_gib", "measured_disk_gib", "planned_over_measured", "measured_in",
-                "planned_temp_gib")
+DISK_COLUMNS = (
+    "family",
+    "jobs",
+    "planned_disk_gib",
+    "measured_disk_gib",
+    "planned_over_measured",
+    "measured_in",
+    "planned_temp_gib",
+)
 
 
 def directory_gib(path: Path) -> float:
@@ -187,22 +222,44 @@ def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None =
     for family, disks in planned.items():
         # the shared jobs write the prepared data and the demo models
         where = [root / RESULTS / part for part in (("data", "models") if family == "shared" else (f"runs/{family}",))]
-        rows.append({"family": family, "jobs": len(disks), "planned_disk_gib": sum(disks),
-                     "measured_disk_gib": sum(directory_gib(w) for w in where),
-                     "measured_in": ", ".join(str(w.relative_to(root)) for w in where),
-                     "planned_temp_gib": round(temp[family], 6)})
+        rows.append(
+            {
+                "family": family,
+                "jobs": len(disks),
+                "planned_disk_gib": sum(disks),
+                "measured_disk_gib": sum(directory_gib(w) for w in where),
+                "measured_in": ", ".join(str(w.relative_to(root)) for w in where),
+                "planned_temp_gib": round(temp[family], 6),
+            }
+        )
     if hub_cache is not None:
-        rows.append({"family": "hub cache", "jobs": 0, "planned_disk_gib": plan["total"]["hub_cache_gib"],
-                     "measured_disk_gib": directory_gib(Path(hub_cache)), "measured_in": str(hub_cache)})
-    rows.append({"family": "total", "jobs": sum(r["jobs"] for r in rows),
-                 "planned_disk_gib": sum(r["planned_disk_gib"] for r in rows),
-                 "measured_disk_gib": sum(r["measured_disk_gib"] for r in rows), "measured_in": "the rows above",
-                 "planned_temp_gib": round(sum(temp.values()), 6)})
+        rows.append(
+            {
+                "family": "hub cache",
+                "jobs": 0,
+                "planned_disk_gib": plan["total"]["hub_cache_gib"],
+                "measured_disk_gib": directory_gib(Path(hub_cache)),
+                "measured_in": str(hub_cache),
+            }
+        )
+    rows.append(
+        {
+            "family": "total",
+            "jobs": sum(r["jobs"] for r in rows),
+            "planned_disk_gib": sum(r["planned_disk_gib"] for r in rows),
+            "measured_disk_gib": sum(r["measured_disk_gib"] for r in rows),
+            "measured_in": "the rows above",
+            "planned_temp_gib": round(sum(temp.values()), 6),
+        }
+    )
     for row in rows:
-        row["planned_over_measured"] = (round(row["planned_disk_gib"] / row["measured_disk_gib"], 3)
-                                        if row["measured_disk_gib"] else None)
-        row["planned_disk_gib"], row["measured_disk_gib"] = (round(row["planned_disk_gib"], 6),
-                                                             round(row["measured_disk_gib"], 6))
+        row["planned_over_measured"] = (
+            round(row["planned_disk_gib"] / row["measured_disk_gib"], 3) if row["measured_disk_gib"] else None
+        )
+        row["planned_disk_gib"], row["measured_disk_gib"] = (
+            round(row["planned_disk_gib"], 6),
+            round(row["measured_disk_gib"], 6),
+        )
     return rows
 
 
@@ -219,9 +276,14 @@ def within_factor(rows: list[dict], factor: float = WITHIN) -> dict:
     """How many jobs' plans are within `factor` of the measured wall time, and the totals."""
     ok = [r for r in rows if r["measured_s"] and 1 / factor <= r["planned_s"] / r["measured_s"] <= factor]
     planned, measured = sum(r["planned_s"] for r in rows), sum(r["measured_s"] or 0 for r in rows)
-    return {"jobs": len(rows), "jobs_within": len(ok), "share_within": len(ok) / len(rows) if rows else 0.0,
-            "planned_total_s": planned, "measured_total_s": measured,
-            "total_ratio": planned / measured if measured else None}
+    return {
+        "jobs": len(rows),
+        "jobs_within": len(ok),
+        "share_within": len(ok) / len(rows) if rows else 0.0,
+        "planned_total_s": planned,
+        "measured_total_s": measured,
+        "total_ratio": planned / measured if measured else None,
+    }
 
 
 def by_family(rows: list[dict]) -> dict[str, list[dict]]:
@@ -246,10 +308,18 @@ def plot_plan_vs_actual(rows: list[dict], out: str | Path, title: str = ""):
     flat = list(axes.flat)
     bars = flat[0]
     x = range(len(families))
-    bars.bar([i - 0.2 for i in x], [within_factor(r)["planned_total_s"] for r in families.values()], width=0.4,
-             label="planned (xlt plan)")
-    bars.bar([i + 0.2 for i in x], [within_factor(r)["measured_total_s"] for r in families.values()], width=0.4,
-             label="measured (benchmark:)")
+    bars.bar(
+        [i - 0.2 for i in x],
+        [within_factor(r)["planned_total_s"] for r in families.values()],
+        width=0.4,
+        label="planned (xlt plan)",
+    )
+    bars.bar(
+        [i + 0.2 for i in x],
+        [within_factor(r)["measured_total_s"] for r in families.values()],
+        width=0.4,
+        label="measured (benchmark:)",
+    )
     bars.set_xticks(list(x), list(families), rotation=30, ha="right")
     bars.set_ylabel("seconds, all jobs of the family")
     bars.set_title("per family")

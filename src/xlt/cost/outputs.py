@@ -14,6 +14,7 @@ plan's disk column, xlt.cost.estimate):
 Not counted: metrics, curves, per-example outputs and plots, kilobytes to a few MB a job
 whatever the data's size (the paper rehearsal's, per family: BENCHMARKS.md).
 """
+
 from __future__ import annotations
 
 from xlt.cost.job_args import value

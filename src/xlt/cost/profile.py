@@ -12,6 +12,7 @@ products (optimiser update, gradient clipping, collate and tokenisation, Python 
 dispatch per layer). On a small model they dominate: the demo's 64-wide encoder spends most of
 a training step there (BENCHMARKS.md, session 7).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,18 +34,33 @@ OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "ev
 # CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, one torch thread as
 # the workflow's jobs run, load average 0.9-1.3; BENCHMARKS.md session 8), rounded: a step 6.9 ms +
 # 1.48 ms a layer + 0.080 ms an example a layer, an evaluation batch 7.8 ms + 1.75 ms a layer.
-CPU_LOOP = {"step_s": 0.007, "step_layer_s": 0.0015, "step_example_layer_s": 0.00008, "eval_batch_s": 0.008,
-            "eval_batch_layer_s": 0.0018}
+CPU_LOOP = {
+    "step_s": 0.007,
+    "step_layer_s": 0.0015,
+    "step_example_layer_s": 0.00008,
+    "eval_batch_s": 0.008,
+    "eval_batch_layer_s": 0.0018,
+}
 # GPUs without a measurement (v100): an eager PyTorch step launches a few dozen kernels per layer
 # forward and backward at ~10 us each, plus the optimiser and the Python loop; assumed 10 ms + 1 ms a
 # layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run `xlt calibrate` on the accelerator.
-GPU_LOOP = {"step_s": 0.01, "step_layer_s": 0.001, "step_example_layer_s": 0.0002, "eval_batch_s": 0.005,
-            "eval_batch_layer_s": 0.0003}
+GPU_LOOP = {
+    "step_s": 0.01,
+    "step_layer_s": 0.001,
+    "step_example_layer_s": 0.0002,
+    "eval_batch_s": 0.005,
+    "eval_batch_layer_s": 0.0003,
+}
 GPU_LOOP_SOURCE = "; per-step and per-batch overheads assumed (kernel launches), not measured"
 
 
-def two_point_fit(flops_per_token: float, tokens_per_step: tuple[int, int], tokens_per_s: tuple[float, float],
-                  fixed_step_s: float, layers: int) -> dict:
+def two_point_fit(
+    flops_per_token: float,
+    tokens_per_step: tuple[int, int],
+    tokens_per_s: tuple[float, float],
+    fixed_step_s: float,
+    layers: int,
+) -> dict:
     """Effective FLOP rate and per-step overhead from two measured training throughputs of one model
     at two batch sizes: seconds/step = overhead + flops_per_token x tokens/step / rate, two equations
     in the two unknowns. The overhead is split into `fixed_step_s` (measured with no encoder layer
@@ -57,8 +73,15 @@ def two_point_fit(flops_per_token: float, tokens_per_step: tuple[int, int], toke
     rate = flops_per_token * (large - small) / (seconds_large - seconds_small)
     overhead = seconds_small - flops_per_token * small / rate
     per_layer = (overhead - fixed_step_s) / layers
-    return {"train_flops": rate, "eval_flops": rate, "step_s": fixed_step_s, "step_layer_s": per_layer,
-            "step_example_layer_s": 0.0, "eval_batch_s": fixed_step_s / 3, "eval_batch_layer_s": per_layer / 3}
+    return {
+        "train_flops": rate,
+        "eval_flops": rate,
+        "step_s": fixed_step_s,
+        "step_layer_s": per_layer,
+        "step_example_layer_s": 0.0,
+        "eval_batch_s": fixed_step_s / 3,
+        "eval_batch_layer_s": per_layer / 3,
+    }
 
 
 # H100 80GB HBM3, torch 2.11+cu130, bf16 autocast, fused AdamW, xlt.core.training.train at mBERT's
@@ -72,12 +95,23 @@ def two_point_fit(flops_per_token: float, tokens_per_step: tuple[int, int], toke
 # 1.95 ms a layer. Cross-check: the plan's 32 x 128 step gives 990 samples/s; the project's loop was
 # measured at 1,035 (transformers.Trainer 903). torch.compile: COMPILE_STEP_RATIO below.
 MBERT_TOKEN_FLOPS = 6 * 12 * 768**2 * 12
-H100_MEASURED = {"tokens_per_step": (32 * 128, 128 * 128), "tokens_per_s": (126783.0, 364288.6), "fixed_step_s": 1 / 211.46}
-H100_LOOP = two_point_fit(MBERT_TOKEN_FLOPS, H100_MEASURED["tokens_per_step"], H100_MEASURED["tokens_per_s"],
-                          H100_MEASURED["fixed_step_s"], 12)
-H100_SOURCE = ("measured on an H100 80GB HBM3 (bf16 autocast, eager, fused AdamW; benchmarks/mfu.py at mBERT shape, "
-               "batch 32 and 128 x 128 tokens: 126,783 and 364,289 tokens/s): two-point fit, 494 TFLOP/s effective train "
-               "rate + 28.1 ms a step (4.7 ms fixed + 1.95 ms a layer); evaluation derived (forward = 1/3 of a step)")
+H100_MEASURED = {
+    "tokens_per_step": (32 * 128, 128 * 128),
+    "tokens_per_s": (126783.0, 364288.6),
+    "fixed_step_s": 1 / 211.46,
+}
+H100_LOOP = two_point_fit(
+    MBERT_TOKEN_FLOPS,
+    H100_MEASURED["tokens_per_step"],
+    H100_MEASURED["tokens_per_s"],
+    H100_MEASURED["fixed_step_s"],
+    12,
+)
+H100_SOURCE = (
+    "measured on an H100 80GB HBM3 (bf16 autocast, eager, fused AdamW; benchmarks/mfu.py at mBERT shape, "
+    "batch 32 and 128 x 128 tokens: 126,783 and 364,289 tokens/s): two-point fit, 494 TFLOP/s effective train "
+    "rate + 28.1 ms a step (4.7 ms fixed + 1.95 ms a layer); evaluation derived (forward = 1/3 of a step)"
+)
 # torch.compile (--compile True, xlt.core.training.compiled_loss). Speed-up measured on the same H100
 # at batch 128 x 128 tokens (benchmarks/mfu.py --mfu-compile, static shapes): 451,301 against 364,289
 # tokens/s eager, a step 36.30 ms instead of 44.98 (x0.807). The plan applies that ratio to a whole
@@ -108,23 +142,53 @@ def frozen_layer_share(steps_per_s: dict = PREFIX_CACHE_STEPS_PER_S, layers: int
 FROZEN_LAYER_SHARE = frozen_layer_share()
 # A100: not measured; the H100's fit with its FLOP rate scaled by the datasheet ratio 312/989 (dense
 # bf16). The overheads are host-side launches and stay the H100's.
-A100_LOOP = {**H100_LOOP, "train_flops": H100_LOOP["train_flops"] * 312 / 989, "eval_flops": H100_LOOP["eval_flops"] * 312 / 989}
+A100_LOOP = {
+    **H100_LOOP,
+    "train_flops": H100_LOOP["train_flops"] * 312 / 989,
+    "eval_flops": H100_LOOP["eval_flops"] * 312 / 989,
+}
 # train/eval: effective FLOP/s; memory_gib: accelerator memory; the rest: OVERHEADS
 KNOWN = {
-    "h100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, "source": H100_SOURCE, **H100_LOOP,
-             "compile_step_ratio": COMPILE_STEP_RATIO, "compile_s": COMPILE_S},
-    "a100": {"memory_gib": 80, "overhead_s": 30, "gpu": True, **A100_LOOP,
-             "compile_step_ratio": COMPILE_STEP_RATIO, "compile_s": COMPILE_S,
-             "source": "not measured: the H100 measurement's fit (bf16, eager) with the FLOP rate scaled by the datasheet "
-                       "ratio 312/989 TFLOP/s dense bf16 (156 TFLOP/s effective); per-step overheads and torch.compile's "
-                       "step ratio the H100's"},
-    "v100": {"train_flops": 0.2 * 125e12, "eval_flops": 0.3 * 125e12, "memory_gib": 32, "overhead_s": 30,
-             "gpu": True, "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed" + GPU_LOOP_SOURCE,
-             **GPU_LOOP},
-    "cpu": {"train_flops": 2e10, "eval_flops": 3e10, "memory_gib": 16, "overhead_s": 6,
-            "gpu": False, "source": "one x86 core with AVX2, fp32, measured order of magnitude; per-step and per-batch overheads "
-                                    "from `xlt calibrate --threads 1` on a 2-core machine; run `xlt calibrate` for this machine",
-            **CPU_LOOP},
+    "h100": {
+        "memory_gib": 80,
+        "overhead_s": 30,
+        "gpu": True,
+        "source": H100_SOURCE,
+        **H100_LOOP,
+        "compile_step_ratio": COMPILE_STEP_RATIO,
+        "compile_s": COMPILE_S,
+    },
+    "a100": {
+        "memory_gib": 80,
+        "overhead_s": 30,
+        "gpu": True,
+        **A100_LOOP,
+        "compile_step_ratio": COMPILE_STEP_RATIO,
+        "compile_s": COMPILE_S,
+        "source": "not measured: the H100 measurement's fit (bf16, eager) with the FLOP rate scaled by the datasheet "
+        "ratio 312/989 TFLOP/s dense bf16 (156 TFLOP/s effective); per-step overheads and torch.compile's "
+        "step ratio the H100's",
+    },
+    "v100": {
+        "train_flops": 0.2 * 125e12,
+        "eval_flops": 0.3 * 125e12,
+        "memory_gib": 32,
+        "overhead_s": 30,
+        "gpu": True,
+        "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed"
+        + GPU_LOOP_SOURCE,
+        **GPU_LOOP,
+    },
+    "cpu": {
+        "train_flops": 2e10,
+        "eval_flops": 3e10,
+        "memory_gib": 16,
+        "overhead_s": 6,
+        "gpu": False,
+        "source": "one x86 core with AVX2, fp32, measured order of magnitude; per-step and per-batch overheads "
+        "from `xlt calibrate --threads 1` on a 2-core machine; run `xlt calibrate` for this machine",
+        **CPU_LOOP,
+    },
 }
 
 
@@ -132,8 +196,10 @@ def load(gpu: str | None = None, path: str | Path | None = None) -> dict:
     """The profile to plan with: --gpu NAME from KNOWN, else a saved calibration, else KNOWN['cpu']."""
     if gpu is not None:
         if gpu not in KNOWN:
-            raise XltError(f"--gpu {gpu!r} is not a known accelerator; use one of {', '.join(KNOWN)} "
-                           f"or run `xlt calibrate` on the machine and plan with --profile")
+            raise XltError(
+                f"--gpu {gpu!r} is not a known accelerator; use one of {', '.join(KNOWN)} "
+                f"or run `xlt calibrate` on the machine and plan with --profile"
+            )
         return {"name": gpu, **KNOWN[gpu]}
     path = Path(path) if path is not None else DEFAULT_PROFILE
     if path.is_file():
@@ -143,8 +209,11 @@ def load(gpu: str | None = None, path: str | Path | None = None) -> dict:
             raise XltError(f"{path} lacks {sorted(missing)}; rerun `xlt calibrate --out {path}`")
         loop = [key for key in OVERHEADS if key not in profile]
         if loop:  # a calibration from before the loop overheads were measured: FLOPs and start-up only
-            profile = {**profile, **dict.fromkeys(loop, 0.0),
-                       "source": f"{profile.get('source', path)} (without {', '.join(loop)}: rerun `xlt calibrate --out {path}`)"}
+            profile = {
+                **profile,
+                **dict.fromkeys(loop, 0.0),
+                "source": f"{profile.get('source', path)} (without {', '.join(loop)}: rerun `xlt calibrate --out {path}`)",
+            }
         return profile
     return {"name": "cpu", **KNOWN["cpu"], "source": KNOWN["cpu"]["source"] + f" (no calibration at {path})"}
 
@@ -157,8 +226,15 @@ def _startup_seconds(threads: int | None = None) -> float:
 
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import torch, transformers.models.bert.modeling_bert, xlt.core.models, "
-                    "xlt.core.training"], check=True, env=env)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, transformers.models.bert.modeling_bert, xlt.core.models, xlt.core.training",
+        ],
+        check=True,
+        env=env,
+    )
     return time.perf_counter() - started
 
 
@@ -171,9 +247,17 @@ def _least_squares(rows: list[list[float]], values: list[float]) -> list[float]:
     return [max(float(c), 0.0) for c in solution]
 
 
-def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", hidden_size: int = 16,
-                   layers: tuple[int, int] = (1, 8), batch_sizes: tuple[int, int] = (8, 32), steps: int = 16,
-                   eval_batches: int = 8, max_length: int = 48) -> dict:
+def loop_overheads(
+    train_flops: float,
+    eval_flops: float,
+    device: str = "cpu",
+    hidden_size: int = 16,
+    layers: tuple[int, int] = (1, 8),
+    batch_sizes: tuple[int, int] = (8, 32),
+    steps: int = 16,
+    eval_batches: int = 8,
+    max_length: int = 48,
+) -> dict:
     """What a training step and an evaluation batch cost besides their FLOPs, on a BERT classifier
     so narrow (`hidden_size`) that its FLOPs hardly count: xlt's own training loop
     (xlt.core.training.train: AdamW, clipping, schedule) over demo NLI pairs tokenised in the
@@ -185,9 +269,9 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
     from transformers import BertConfig, BertForSequenceClassification
 
     from xlt.core.classification import classification_loss, make_collate
-    from xlt.data.demo_model import build_tokenizer
     from xlt.core.training import TrainArgs, train
     from xlt.data import demo
+    from xlt.data.demo_model import build_tokenizer
 
     records = demo.generate("nli", "en", "train", 64 * eval_batches, 1)
     tokenizer = build_tokenizer([r["text"] for r in records[:200]], 120)
@@ -195,10 +279,18 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
     train_rows, train_values, eval_rows, eval_values, measured = [], [], [], [], []
     for depth in layers:
         torch.manual_seed(0)
-        model = BertForSequenceClassification(BertConfig(
-            vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=depth, num_attention_heads=1,
-            intermediate_size=4 * hidden_size, max_position_embeddings=max_length + 2, num_labels=3))
-        params = 12 * hidden_size ** 2 * depth
+        model = BertForSequenceClassification(
+            BertConfig(
+                vocab_size=len(tokenizer),
+                hidden_size=hidden_size,
+                num_hidden_layers=depth,
+                num_attention_heads=1,
+                intermediate_size=4 * hidden_size,
+                max_position_embeddings=max_length + 2,
+                num_labels=3,
+            )
+        )
+        params = 12 * hidden_size**2 * depth
         for batch_size in batch_sizes:
             marks, tokens = [], []
 
@@ -210,16 +302,36 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
             def on_step(step, epoch):
                 marks.append(time.perf_counter())
 
-            train(model, records, counted, classification_loss,
-                  TrainArgs(max_steps=steps, batch_size=batch_size, lr=1e-3, max_length=max_length, device=device,
-                            precision="fp32", log_every=10**9), on_step=on_step)
+            train(
+                model,
+                records,
+                counted,
+                classification_loss,
+                TrainArgs(
+                    max_steps=steps,
+                    batch_size=batch_size,
+                    lr=1e-3,
+                    max_length=max_length,
+                    device=device,
+                    precision="fp32",
+                    log_every=10**9,
+                ),
+                on_step=on_step,
+            )
             warm = 2  # the first steps allocate and warm kernels up: not timed
             per_step = (marks[-1] - marks[warm]) / (len(marks) - 1 - warm)
             flop_s = 6 * params * sum(tokens[warm:-1]) / (len(tokens) - 1 - warm) / train_flops
             train_rows.append([1.0, depth, batch_size * depth])
             train_values.append(per_step - flop_s)
-            measured.append({"mode": "train", "layers": depth, "batch_size": batch_size, "seconds_per_step": per_step,
-                             "flop_seconds": flop_s})
+            measured.append(
+                {
+                    "mode": "train",
+                    "layers": depth,
+                    "batch_size": batch_size,
+                    "seconds_per_step": per_step,
+                    "flop_seconds": flop_s,
+                }
+            )
         model.eval()
         device_model = model.to(device)
         batches = [records[i : i + 64] for i in range(0, len(records), 64)]
@@ -235,18 +347,38 @@ def loop_overheads(train_flops: float, eval_flops: float, device: str = "cpu", h
         flop_s = 2 * params * tokens / (len(batches) - 1) / eval_flops
         eval_rows.append([1.0, depth])
         eval_values.append(per_batch - flop_s)
-        measured.append({"mode": "eval", "layers": depth, "batch_size": 64, "seconds_per_batch": per_batch,
-                         "flop_seconds": flop_s})
+        measured.append(
+            {"mode": "eval", "layers": depth, "batch_size": 64, "seconds_per_batch": per_batch, "flop_seconds": flop_s}
+        )
     step_s, step_layer_s, step_example_layer_s = _least_squares(train_rows, train_values)
     eval_batch_s, eval_batch_layer_s = _least_squares(eval_rows, eval_values)
-    return {"step_s": step_s, "step_layer_s": step_layer_s, "step_example_layer_s": step_example_layer_s,
-            "eval_batch_s": eval_batch_s, "eval_batch_layer_s": eval_batch_layer_s, "measured": measured,
-            "probe": {"hidden_size": hidden_size, "layers": list(layers), "batch_sizes": list(batch_sizes),
-                      "steps": steps, "max_length": max_length}}
+    return {
+        "step_s": step_s,
+        "step_layer_s": step_layer_s,
+        "step_example_layer_s": step_example_layer_s,
+        "eval_batch_s": eval_batch_s,
+        "eval_batch_layer_s": eval_batch_layer_s,
+        "measured": measured,
+        "probe": {
+            "hidden_size": hidden_size,
+            "layers": list(layers),
+            "batch_sizes": list(batch_sizes),
+            "steps": steps,
+            "max_length": max_length,
+        },
+    }
 
 
-def calibrate(seq_lengths=(32, 64, 128), hidden_size: int = 256, layers: int = 4, batch_size: int = 16,
-              budget_s: float = 30.0, device: str = "auto", threads: int | None = None, loop_steps: int = 16) -> dict:
+def calibrate(
+    seq_lengths=(32, 64, 128),
+    hidden_size: int = 256,
+    layers: int = 4,
+    batch_size: int = 16,
+    budget_s: float = 30.0,
+    device: str = "auto",
+    threads: int | None = None,
+    loop_steps: int = 16,
+) -> dict:
     """Time forward and forward+backward of a small BERT at a few sequence lengths; FLOP/s from
     2 x params x tokens (forward) and 6 x params x tokens (forward+backward). Then the per-step
     and per-batch overheads (loop_overheads, `loop_steps` steps a setting) and a job's start-up.
@@ -259,9 +391,16 @@ def calibrate(seq_lengths=(32, 64, 128), hidden_size: int = 256, layers: int = 4
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
-    model = BertModel(BertConfig(vocab_size=1000, hidden_size=hidden_size, num_hidden_layers=layers,
-                                 num_attention_heads=max(1, hidden_size // 64), intermediate_size=4 * hidden_size,
-                                 max_position_embeddings=max(seq_lengths))).to(device)
+    model = BertModel(
+        BertConfig(
+            vocab_size=1000,
+            hidden_size=hidden_size,
+            num_hidden_layers=layers,
+            num_attention_heads=max(1, hidden_size // 64),
+            intermediate_size=4 * hidden_size,
+            max_position_embeddings=max(seq_lengths),
+        )
+    ).to(device)
     params = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
     per_length = budget_s / (2 * len(seq_lengths))
     rows = []
@@ -289,10 +428,23 @@ def calibrate(seq_lengths=(32, 64, 128), hidden_size: int = 256, layers: int = 4
     train = sum(6 * params * r["train_tokens_per_s"] for r in rows) / len(rows)
     forward = sum(2 * params * r["forward_tokens_per_s"] for r in rows) / len(rows)
     loop = loop_overheads(train, forward, device=device, steps=loop_steps)
-    return {"name": f"calibrated-{device}", "gpu": device != "cpu", "train_flops": train, "eval_flops": forward,
-            "overhead_s": _startup_seconds(threads), "threads": torch.get_num_threads(),
-            **{key: loop[key] for key in OVERHEADS[1:]}, "loop_measured": loop["measured"], "loop_probe": loop["probe"],
-            "memory_gib": (torch.cuda.get_device_properties(0).total_memory / 2**30 if device == "cuda" else None),
-            "measured": rows, "probe": {"hidden_size": hidden_size, "layers": layers, "batch_size": batch_size,
-                                        "non_embedding_params": params},
-            "source": f"xlt calibrate on this machine ({device}, {torch.get_num_threads()} threads), {time.strftime('%Y-%m-%d')}"}
+    return {
+        "name": f"calibrated-{device}",
+        "gpu": device != "cpu",
+        "train_flops": train,
+        "eval_flops": forward,
+        "overhead_s": _startup_seconds(threads),
+        "threads": torch.get_num_threads(),
+        **{key: loop[key] for key in OVERHEADS[1:]},
+        "loop_measured": loop["measured"],
+        "loop_probe": loop["probe"],
+        "memory_gib": (torch.cuda.get_device_properties(0).total_memory / 2**30 if device == "cuda" else None),
+        "measured": rows,
+        "probe": {
+            "hidden_size": hidden_size,
+            "layers": layers,
+            "batch_size": batch_size,
+            "non_embedding_params": params,
+        },
+        "source": f"xlt calibrate on this machine ({device}, {torch.get_num_threads()} threads), {time.strftime('%Y-%m-%d')}",
+    }

@@ -1,6 +1,7 @@
 """Which trained models outlive the sweep (the plan's disk column): a rule that saves a model keeps
 it with `keep_models`, for the demo model, or when the workflow names it as a target (alignment's
 freeze_depth models); the others are temp() outputs, deleted once the rules that read them have run."""
+
 from __future__ import annotations
 
 import functools
@@ -26,7 +27,9 @@ def model_kept(config: dict, family: str, run_id: str) -> bool:
         return True
     import json
 
-    return MODEL_DIR.format(family=family, run_id=run_id) in _workflow_targets(json.dumps(config, sort_keys=True, default=str))
+    return MODEL_DIR.format(family=family, run_id=run_id) in _workflow_targets(
+        json.dumps(config, sort_keys=True, default=str)
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -37,5 +40,9 @@ def _workflow_targets(config_json: str) -> frozenset[str]:
 
     config = json.loads(config_json)
     names = (*settings.FAMILIES, *settings.CHECKS)
-    return frozenset(t for name in names if settings.family(config, name) is not None
-                     for t in settings.plan_module(name).targets(config))
+    return frozenset(
+        t
+        for name in names
+        if settings.family(config, name) is not None
+        for t in settings.plan_module(name).targets(config)
+    )

@@ -1,5 +1,6 @@
 """The shape of a job's model, (vocab, hidden, layers): from the config, the model's config.json in
 the hub cache, or a table of known hub models; and the hub cache the sweep downloads."""
+
 from __future__ import annotations
 
 from xlt.core.model_files import split_revision
@@ -15,6 +16,8 @@ KNOWN_MODELS = {
     "FacebookAI/xlm-roberta-base": (250002, 768, 12),
 }
 DEFAULT_SHAPE = (30522, 768, 12)
+
+
 def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
     """(vocab, hidden, layers) of a --model argument: a config model, a run's output or a hub id
     (pinned to a revision or not)."""
@@ -22,7 +25,9 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
     for spec in config["models"].values():
         if spec.get("path") == ref:
             cached = cached_shape(ref, revision) if spec["source"] == "hub" else None
-            return cached or KNOWN_MODELS.get(ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2])))
+            return cached or KNOWN_MODELS.get(
+                ref, (DEFAULT_SHAPE[0], DEFAULT_SHAPE[1], spec.get("layers", DEFAULT_SHAPE[2]))
+            )
     if ref.startswith(f"{RESULTS}/models/"):
         spec = config["models"][ref.split("/")[2]]
         return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]

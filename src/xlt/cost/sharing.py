@@ -20,6 +20,7 @@ batch-128 rate) 0.58 of its seconds with 4 slots a GPU, a 1.7x saving, where the
 batch-8 training steps leave the GPU idle between kernels while its evaluations in batches of 128
 fill it; at the job's average rate the evaluations' FLOPs would hide the idle steps.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,15 +51,20 @@ def saturated_rate(profile: dict, compiled: bool = False) -> float:
     profile plans for it (for h100: the measured batch-128 rate, 364,289 tokens/s at mBERT's shape;
     compiled, 451,301 tokens/s, also measured: the step x compile_step_ratio)."""
     tokens = H100_MEASURED["tokens_per_step"][1]
-    step = (profile.get("step_s", 0.0) + SATURATING_LAYERS * (profile.get("step_layer_s", 0.0)
-            + profile.get("step_example_layer_s", 0.0) * tokens / 128)
-            + SATURATING_STEP_FLOPS / profile["train_flops"])
+    step = (
+        profile.get("step_s", 0.0)
+        + SATURATING_LAYERS
+        * (profile.get("step_layer_s", 0.0) + profile.get("step_example_layer_s", 0.0) * tokens / 128)
+        + SATURATING_STEP_FLOPS / profile["train_flops"]
+    )
     if compiled:
         step *= profile.get("compile_step_ratio", 1.0)
     return SATURATING_STEP_FLOPS / step
 
 
-def gpu_seconds(seconds: float, flops: float, slots: int, capacity: int, profile: dict, compiled: bool = False) -> float:
+def gpu_seconds(
+    seconds: float, flops: float, slots: int, capacity: int, profile: dict, compiled: bool = False
+) -> float:
     """Seconds of a GPU one phase of a job (`seconds` of work, `flops` in them, `compiled` or eager)
     occupies when the job shares one with capacity // slots jobs of its kind: its own seconds when
     alone or on a CPU profile, else (module docstring) at most its seconds and at least its share 1/k."""
@@ -75,8 +81,11 @@ def phases(job, profile: dict) -> list[tuple[float, float, bool]]:
     job is) and evaluations (the rest; always eager)."""
     startup = min(profile.get("overhead_s", 0.0), job.seconds)
     evaluation = max(job.seconds - startup - job.train_seconds, 0.0)
-    return [(startup, 0.0, False), (job.train_seconds, job.train_flops, job.compiled),
-            (evaluation, job.flops - job.train_flops, False)]
+    return [
+        (startup, 0.0, False),
+        (job.train_seconds, job.train_flops, job.compiled),
+        (evaluation, job.flops - job.train_flops, False),
+    ]
 
 
 def apply(jobs: list, config: dict, profile: dict) -> None:
@@ -90,8 +99,9 @@ def apply(jobs: list, config: dict, profile: dict) -> None:
             job.slots, job.gpu_seconds = 1, (0.0 if profile.get("gpu") else job.seconds)
             continue
         job.slots = job_slots(job.step_flops, job.peak_memory_gib, sharing)
-        job.gpu_seconds = sum(gpu_seconds(s, f, job.slots, capacity, profile, compiled)
-                              for s, f, compiled in phases(job, profile))
+        job.gpu_seconds = sum(
+            gpu_seconds(s, f, job.slots, capacity, profile, compiled) for s, f, compiled in phases(job, profile)
+        )
 
 
 def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:

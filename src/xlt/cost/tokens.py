@@ -9,6 +9,7 @@ Lengths come from the prepared data's info.json (`xlt prepare-data --tokenizer`,
 xlt.data.token_lengths) once the data step has run, else from KNOWN_LENGTHS, measured on
 real text by benchmarks/padding.py; a dataset in neither is planned at --max-length.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,9 +21,13 @@ from xlt.core.plan import RESULTS, data_info
 # (cross-encoders), "text" / "text_pair" = each field as its own input (siamese, dual, MLM,
 # alignment), whose padded lengths add up. A rule not listed: "pair".
 RULE_FORMS = {
-    "train_sbert": ("text", "text_pair"), "eval_sbert": ("text", "text_pair"),
-    "train_dual": ("text", "text_pair"), "tatoeba_dual": ("text", "text_pair"), "prefix_states_dual": ("text", "text_pair"),
-    "align_layers": ("text", "text_pair"), "adapt_mlm": ("text",),
+    "train_sbert": ("text", "text_pair"),
+    "eval_sbert": ("text", "text_pair"),
+    "train_dual": ("text", "text_pair"),
+    "tatoeba_dual": ("text", "text_pair"),
+    "prefix_states_dual": ("text", "text_pair"),
+    "align_layers": ("text", "text_pair"),
+    "adapt_mlm": ("text",),
 }
 
 # Untruncated WordPiece lengths ([CLS] and [SEP] included) per hub dataset, for planning before
@@ -82,8 +87,9 @@ def quantile(summary: dict, u, max_length: int):
     return np.minimum(np.interp(u, [p for p, _ in points], [v for _, v in points]), max_length)
 
 
-def padded_length(summary: dict | None, max_length: int, batch_size: int, bucketing: bool = False,
-                  grid: int = 4000) -> float:
+def padded_length(
+    summary: dict | None, max_length: int, batch_size: int, bucketing: bool = False, grid: int = 4000
+) -> float:
     """Tokens a batch of `batch_size` is padded to, per example: E[longest of the batch] for random
     batches, the mean length x BUCKETED_OVER_USEFUL for bucketed ones; `max_length` without a summary."""
     import numpy as np
@@ -123,8 +129,9 @@ def length_summaries(config: dict, dataset: str, split: str) -> tuple[dict | Non
     return None, "--max-length (no length sample)"
 
 
-def example_tokens(summaries: dict | None, rule: str, max_length: int, batch_size: int, bucketing: bool = False,
-                   padded: bool = True) -> float:
+def example_tokens(
+    summaries: dict | None, rule: str, max_length: int, batch_size: int, bucketing: bool = False, padded: bool = True
+) -> float:
     """Tokens the encoder runs per example of a rule's data: the padded lengths of its inputs
     (RULE_FORMS) summed, or without `padded` their mean length (the padding-free part)."""
     if summaries is None:

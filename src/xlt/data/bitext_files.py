@@ -8,11 +8,12 @@ is dropped), so a sentence that contains another Unicode line separator stays on
 JSONL (``xlt prepare-data`` output, results/data/{dataset}/{lang}/{split}.jsonl): one record
 per pair, ``text`` = the non-English side, ``text_pair`` = English.
 """
+
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
 
 from xlt.core.errors import XltError
@@ -77,7 +78,9 @@ def read_sentence_lines(path: str | Path) -> list[str]:
         raise XltError(f"{path} is empty; expected one sentence per line")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
-            raise XltError(f"{path} line {number} is empty; every line must hold one sentence (an empty line shifts the alignment)")
+            raise XltError(
+                f"{path} line {number} is empty; every line must hold one sentence (an empty line shifts the alignment)"
+            )
     return lines
 
 
@@ -92,7 +95,9 @@ class BitextSource(NamedTuple):
 def describe_bitext_jsonl(path: str | Path) -> BitextSource:
     """results/data/{dataset}/{lang}/{split}.jsonl -> (dataset, lang, split)."""
     parts = Path(path).resolve().parts
-    return BitextSource(parts[-3] if len(parts) >= 3 else "bitext", parts[-2] if len(parts) >= 2 else None, Path(path).stem)
+    return BitextSource(
+        parts[-3] if len(parts) >= 3 else "bitext", parts[-2] if len(parts) >= 2 else None, Path(path).stem
+    )
 
 
 def load_bitext_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
@@ -102,7 +107,11 @@ def load_bitext_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
         raise XltError(f"bitext file {path} does not exist")
     xx, en = [], []
     for number, obj in numbered_jsonl(path):
-        if not isinstance(obj, dict) or not str(obj.get("text", "")).strip() or not str(obj.get("text_pair", "")).strip():
+        if (
+            not isinstance(obj, dict)
+            or not str(obj.get("text", "")).strip()
+            or not str(obj.get("text_pair", "")).strip()
+        ):
             raise XltError(f"{path} line {number} needs non-empty 'text' (non-English) and 'text_pair' (English)")
         xx.append(str(obj["text"]))
         en.append(str(obj["text_pair"]))
@@ -123,12 +132,16 @@ def resolve_langs(files: list[str], langs: str | None) -> list[str]:
     if langs:
         codes = [code.strip() for code in langs.split(",") if code.strip()]
         if len(codes) != len(files):
-            raise XltError(f"--langs names {len(codes)} language(s) but {len(files)} --bitext file(s) were given; give one code per file")
+            raise XltError(
+                f"--langs names {len(codes)} language(s) but {len(files)} --bitext file(s) were given; give one code per file"
+            )
     else:
         codes = [Path(f).resolve().parent.name for f in files]
     duplicates = sorted({c for c in codes if codes.count(c) > 1})
     if duplicates:
-        raise XltError(f"language code(s) {', '.join(duplicates)} used for more than one --bitext file; name them with --langs")
+        raise XltError(
+            f"language code(s) {', '.join(duplicates)} used for more than one --bitext file; name them with --langs"
+        )
     return codes
 
 
@@ -138,7 +151,9 @@ def load_bitexts(files: list[str], codes: list[str]):
     bitexts = []
     for path, code in zip(files, codes):
         if not Path(path).is_file():
-            raise XltError(f"bitext file {path} does not exist; write it with `xlt prepare-data` or pass an existing file")
+            raise XltError(
+                f"bitext file {path} does not exist; write it with `xlt prepare-data` or pass an existing file"
+            )
         try:
             records = read_jsonl(path)
         except ValueError as err:
@@ -157,8 +172,10 @@ class Bitext:
 
     def __post_init__(self) -> None:
         if len(self.texts) != len(self.english):
-            raise XltError(f"bitext {self.lang}: {len(self.texts)} sentences but {len(self.english)} English sentences; "
-                           "both sides must have the same length")
+            raise XltError(
+                f"bitext {self.lang}: {len(self.texts)} sentences but {len(self.english)} English sentences; "
+                "both sides must have the same length"
+            )
         if len(self.texts) < 2:
             raise XltError(f"bitext {self.lang}: needs at least 2 sentence pairs for retrieval, got {len(self.texts)}")
 
@@ -169,7 +186,9 @@ def bitexts_from_records(lang: str, records: Sequence[Mapping], origin: str = ""
     for i, rec in enumerate(records, 1):
         text, pair = rec.get("text"), rec.get("text_pair")
         if not isinstance(text, str) or not isinstance(pair, str) or not text.strip() or not pair.strip():
-            raise XltError(f"{origin or lang} record {i}: needs non-empty string fields 'text' (non-English) and 'text_pair' (English)")
+            raise XltError(
+                f"{origin or lang} record {i}: needs non-empty string fields 'text' (non-English) and 'text_pair' (English)"
+            )
         texts.append(text)
         english.append(pair)
     return Bitext(lang, texts, english)

@@ -6,6 +6,7 @@ Files (BUCC layout, one directory per language pair):
   {src}-{tgt}.{split}.{tgt}   lines "id<TAB>sentence"  (target side)
   {src}-{tgt}.{split}.gold    lines "src_id<TAB>tgt_id" (gold pairs)
 """
+
 from __future__ import annotations
 
 import re
@@ -44,8 +45,11 @@ def parse_pair(pair: str) -> tuple[str, str]:
 def bucc_paths(directory: str | Path, pair: str, split: str) -> dict[str, Path]:
     src, tgt = parse_pair(pair)
     base = Path(directory) / f"{src}-{tgt}.{split}"
-    return {"src": base.with_name(f"{base.name}.{src}"), "tgt": base.with_name(f"{base.name}.{tgt}"),
-            "gold": base.with_name(f"{base.name}.gold")}
+    return {
+        "src": base.with_name(f"{base.name}.{src}"),
+        "tgt": base.with_name(f"{base.name}.{tgt}"),
+        "gold": base.with_name(f"{base.name}.gold"),
+    }
 
 
 def available_splits(directory: str | Path, pair: str) -> list[str]:
@@ -55,8 +59,11 @@ def available_splits(directory: str | Path, pair: str) -> list[str]:
     directory = Path(directory)
     if not directory.is_dir():
         return []
-    return sorted(p.name[len(prefix) : -len(suffix)] for p in directory.iterdir()
-                  if p.name.startswith(prefix) and p.name.endswith(suffix) and len(p.name) > len(prefix) + len(suffix))
+    return sorted(
+        p.name[len(prefix) : -len(suffix)]
+        for p in directory.iterdir()
+        if p.name.startswith(prefix) and p.name.endswith(suffix) and len(p.name) > len(prefix) + len(suffix)
+    )
 
 
 def read_id_sentences(path: str | Path) -> tuple[list[str], list[str]]:
@@ -73,7 +80,9 @@ def read_id_sentences(path: str | Path) -> tuple[list[str], list[str]]:
             sid, tab, sentence = line.partition("\t")
             sid = sid.strip()
             if not tab or not sid or not sentence.strip():
-                raise XltError(f"{path}:{lineno}: expected 'id<TAB>sentence' with both parts non-empty; fix the line or regenerate the file")
+                raise XltError(
+                    f"{path}:{lineno}: expected 'id<TAB>sentence' with both parts non-empty; fix the line or regenerate the file"
+                )
             if sid in seen:
                 raise XltError(f"{path}:{lineno}: duplicate sentence id {sid!r}; ids must be unique within a file")
             seen.add(sid)
@@ -99,7 +108,9 @@ def read_gold(path: str | Path, src_ids: Iterable[str], tgt_ids: Iterable[str]) 
             s, t = parts
             if s not in known_src or t not in known_tgt:
                 missing = s if s not in known_src else t
-                raise XltError(f"{path}:{lineno}: gold pair refers to id {missing!r}, which is not in the sentence files of this split")
+                raise XltError(
+                    f"{path}:{lineno}: gold pair refers to id {missing!r}, which is not in the sentence files of this split"
+                )
             gold.add((s, t))
     return gold
 
@@ -129,15 +140,18 @@ def write_bucc_split(data: BuccSplit, directory: str | Path) -> dict[str, Path]:
     paths = bucc_paths(directory, data.pair, data.split)
     for sentence in data.src_sentences + data.tgt_sentences:
         if "\n" in sentence or "\t" in sentence:
-            raise XltError(f"sentence {sentence[:40]!r} contains a tab or newline and cannot be stored in the BUCC layout")
+            raise XltError(
+                f"sentence {sentence[:40]!r} contains a tab or newline and cannot be stored in the BUCC layout"
+            )
     write_text(paths["src"], "".join(f"{i}\t{s}\n" for i, s in zip(data.src_ids, data.src_sentences)))
     write_text(paths["tgt"], "".join(f"{i}\t{s}\n" for i, s in zip(data.tgt_ids, data.tgt_sentences)))
     write_text(paths["gold"], "".join(f"{s}\t{t}\n" for s, t in sorted(data.gold)))
     return paths
 
 
-def load_bucc_from_hub(pair: str = "de-en", dataset: str = "mteb/bucc-bitext-mining", split: str = "test",
-                       revision: str | None = None) -> BuccSplit:
+def load_bucc_from_hub(
+    pair: str = "de-en", dataset: str = "mteb/bucc-bitext-mining", split: str = "test", revision: str | None = None
+) -> BuccSplit:
     """BUCC 2018 from the Hugging Face hub (needs network; not exercised by the offline tests).
 
     mteb/bucc-bitext-mining has one config per pair ("de-en", "fr-en", "ru-en", "zh-en") and

@@ -16,6 +16,7 @@ files (a labelled file containing one raises XltError rather than silently guess
 and ``test`` are balanced, 2000 reviews each per language and domain. ``unlabeled`` reviews are
 returned as ``{text}`` only, whatever their rating: they are the unlabelled pool of MonoX.
 """
+
 from __future__ import annotations
 
 import html
@@ -28,8 +29,10 @@ CLS_LANGS = ("en", "de", "fr", "jp")
 CLS_DOMAINS = ("books", "dvd", "music")
 CLS_SPLITS = ("train", "test", "unlabeled")
 LABEL_NAMES = ("negative", "positive")
-LAYOUT = "{root}/{lang}/{domain}/{split}.review, lang in en/de/fr/jp, domain in books/dvd/music, " \
-         "split in train/test/unlabeled (the cls-acl10-unprocessed archive)"
+LAYOUT = (
+    "{root}/{lang}/{domain}/{split}.review, lang in en/de/fr/jp, domain in books/dvd/music, "
+    "split in train/test/unlabeled (the cls-acl10-unprocessed archive)"
+)
 _LANG_ALIASES = {"ja": "jp"}  # the paper and ISO say ja, the corpus directory says jp
 _SPLIT_ALIASES = {"unlabelled": "unlabeled", "unlabeled": "unlabeled"}
 
@@ -41,8 +44,11 @@ def cls_path(root: str | Path, lang: str, domain: str, split: str) -> Path:
     """The file of one language, domain and split; validates the three names."""
     lang = _LANG_ALIASES.get(lang, lang)
     split = _SPLIT_ALIASES.get(split, split)
-    for value, allowed, what in ((lang, CLS_LANGS, "language"), (domain, CLS_DOMAINS, "domain"),
-                                 (split, CLS_SPLITS, "split")):
+    for value, allowed, what in (
+        (lang, CLS_LANGS, "language"),
+        (domain, CLS_DOMAINS, "domain"),
+        (split, CLS_SPLITS, "split"),
+    ):
         if value not in allowed:
             raise XltError(f"CLS has no {what} {value!r}; use one of {', '.join(allowed)}")
     return Path(root) / lang / domain / f"{split}.review"
@@ -72,8 +78,9 @@ def parse_review_file(path: str | Path) -> list[dict[str, str]]:
     return items
 
 
-def load_cls(root: str | Path, lang: str, domain: str, split: str,
-             text_fields: tuple[str, ...] = ("text",)) -> list[dict]:
+def load_cls(
+    root: str | Path, lang: str, domain: str, split: str, text_fields: tuple[str, ...] = ("text",)
+) -> list[dict]:
     """Normalised records of one CLS file: ``{text, label}`` for train/test, ``{text}`` for
     unlabeled. `text_fields` picks the fields that make the text (joined by a newline), e.g.
     ``("summary", "text")`` to prepend the review's headline; the default is the review body."""
@@ -95,8 +102,9 @@ def load_cls(root: str | Path, lang: str, domain: str, split: str,
                 rating = float(item["rating"])
                 record["label"] = rating_to_label(rating)
             except ValueError:
-                raise XltError(f"{path}: item {i} has rating {item['rating']!r}, which is neither above nor "
-                               f"below 3 stars; the labelled CLS files hold only 1-2 and 4-5 star reviews"
-                               ) from None
+                raise XltError(
+                    f"{path}: item {i} has rating {item['rating']!r}, which is neither above nor "
+                    f"below 3 stars; the labelled CLS files hold only 1-2 and 4-5 star reviews"
+                ) from None
         records.append(record)
     return records

@@ -16,6 +16,7 @@ the same sentence structures, so the data is parallel across languages by constr
 Demo numbers are about this world only; docs/demo-world.md says what it must show and why
 it is built as it is.
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,10 +37,35 @@ DOMAINS = {
 }
 
 NOUNS = (
-    "dog", "cat", "bird", "horse", "child", "teacher", "doctor", "farmer", "king", "queen",
-    "man", "woman", "boy", "girl", "fish", "cow", "student", "artist", "baker", "sailor",
+    "dog",
+    "cat",
+    "bird",
+    "horse",
+    "child",
+    "teacher",
+    "doctor",
+    "farmer",
+    "king",
+    "queen",
+    "man",
+    "woman",
+    "boy",
+    "girl",
+    "fish",
+    "cow",
+    "student",
+    "artist",
+    "baker",
+    "sailor",
 )
-ADJECTIVE_PAIRS = (("big", "small"), ("old", "young"), ("happy", "sad"), ("fast", "slow"), ("tall", "short"), ("rich", "poor"))
+ADJECTIVE_PAIRS = (
+    ("big", "small"),
+    ("old", "young"),
+    ("happy", "sad"),
+    ("fast", "slow"),
+    ("tall", "short"),
+    ("rich", "poor"),
+)
 VERB_PAIRS = (("likes", "hates"), ("helps", "hurts"), ("finds", "loses"), ("praises", "blames"))
 NEUTRAL_VERBS = ("sees", "calls", "follows", "meets")
 NEGATORS = ("never", "hardly", "seldom", "rarely")  # content words: NLI's contradictions turn on them
@@ -52,8 +78,12 @@ VERBS = tuple(v for pair in VERB_PAIRS for v in pair) + NEUTRAL_VERBS
 # each class shares the same share of its words with English, so a language's overlap is
 # the same for every task (NLI turns on adjectives and negators, sentiment on the polarity words)
 WORD_CLASSES = {
-    "nouns": NOUNS, "adjectives": ADJECTIVES, "verbs": VERBS, "negators": NEGATORS,
-    "polarity": tuple(dict.fromkeys(POSITIVE + NEGATIVE)), "domain_nouns": tuple(n for d in DOMAINS.values() for n in d),
+    "nouns": NOUNS,
+    "adjectives": ADJECTIVES,
+    "verbs": VERBS,
+    "negators": NEGATORS,
+    "polarity": tuple(dict.fromkeys(POSITIVE + NEGATIVE)),
+    "domain_nouns": tuple(n for d in DOMAINS.values() for n in d),
     "function": FUNCTION_WORDS,
 }
 ALL_WORDS = tuple(dict.fromkeys(w for words in WORD_CLASSES.values() for w in words))
@@ -63,9 +93,10 @@ ALL_WORDS = tuple(dict.fromkeys(w for words in WORD_CLASSES.values() for w in wo
 class Language:
     """How a synthetic language relates to English: the share of every word class it spells as
     English does (the anchors through which multilingual models transfer), and its word order."""
+
     overlap: float = 0.0
-    order: str = "SVO"        # SVO or SOV (the verb after the object)
-    adjectives: str = "pre"   # pre or post (adjectives after the noun)
+    order: str = "SVO"  # SVO or SOV (the verb after the object)
+    adjectives: str = "pre"  # pre or post (adjectives after the noun)
 
 
 # the default world: graded overlap, the none-overlap language (qac) is the negative control
@@ -97,8 +128,10 @@ def language(lang: str, world: dict | None = None) -> Language:
 
 def describe(langs: list[str], world: dict | None = None) -> dict:
     """lang -> its settings and how many of its words it shares with English (for info files and reports)."""
-    return {lang: {**vars(language(lang, world)), "shared_words": len(shared_words(lang, world)),
-                   "words": len(ALL_WORDS)} for lang in langs}
+    return {
+        lang: {**vars(language(lang, world)), "shared_words": len(shared_words(lang, world)), "words": len(ALL_WORDS)}
+        for lang in langs
+    }
 
 
 def shared_words(lang: str, world: dict | None = None) -> tuple[str, ...]:
@@ -245,7 +278,12 @@ def render_review(clauses, lang: str, world: dict | None = None) -> str:
     parts = []
     for noun, very, negated, positive in clauses:
         word = rng.choice(POSITIVE if positive else NEGATIVE)
-        words = [lex["this"], lex[noun], lex["is"]] + ([lex["not"]] if negated else []) + ([lex["very"]] if very else []) + [lex[word]]
+        words = (
+            [lex["this"], lex[noun], lex["is"]]
+            + ([lex["not"]] if negated else [])
+            + ([lex["very"]] if very else [])
+            + [lex[word]]
+        )
         if language(lang, world).order == "SOV":  # copula last
             words = [lex["this"], lex[noun]] + words[3:] + [lex["is"]]
         parts.append(" ".join(words))
@@ -272,9 +310,9 @@ def _sts_pairs(n: int, seed: int) -> list[tuple[Clause, Clause, float]]:
         # mix near-paraphrases and unrelated pairs so scores cover the whole range
         b = _random_clause(rng)
         for _ in range(i % 4):
-            b = replace(b, **rng.choice([
-                {"subject": a.subject}, {"obj": a.obj}, {"verb": a.verb, "negator": a.negator},
-            ]))
+            b = replace(
+                b, **rng.choice([{"subject": a.subject}, {"obj": a.obj}, {"verb": a.verb, "negator": a.negator}])
+            )
         out.append((a, b, _similarity(a, b)))
     return out
 
@@ -282,8 +320,9 @@ def _sts_pairs(n: int, seed: int) -> list[tuple[Clause, Clause, float]]:
 # ---------------------------------------------------------------- public entry point
 
 
-def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str | None = None,
-             world: dict | None = None) -> list[dict]:
+def generate(
+    task: str, lang: str, split: str, size: int, seed: int, domain: str | None = None, world: dict | None = None
+) -> list[dict]:
     """Normalised records for one (task, language, split). Parallel across languages:
     the same seed and split give the same meanings in every language."""
     if task not in TASKS:
@@ -306,7 +345,10 @@ def generate(task: str, lang: str, split: str, size: int, seed: int, domain: str
             records.append({"text": render_review(tuple(clauses), lang, world), "label": int(positive)})
         return records
     if task == "sts":
-        return [{"text": render(a, lang, world), "text_pair": render(b, lang, world), "score": s} for a, b, s in _sts_pairs(size, split_seed)]
+        return [
+            {"text": render(a, lang, world), "text_pair": render(b, lang, world), "score": s}
+            for a, b, s in _sts_pairs(size, split_seed)
+        ]
     rng = random.Random(split_seed)
     clauses = [_random_clause(rng) for _ in range(size)]
     if task == "bitext":

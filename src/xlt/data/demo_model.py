@@ -8,6 +8,7 @@ not yet align the languages any further (docs/demo-world.md).
 It stands in for mBERT so the whole DAG runs without a network; pretrained on one
 language only, the same builder gives the demo's "native monolingual" reference model.
 """
+
 from __future__ import annotations
 
 import logging
@@ -78,13 +79,16 @@ def build_tokenizer(texts: list[str], vocab_size: int):
 
     splitter = BertWordPieceTokenizer(vocab={token: i for i, token in enumerate(SPECIAL_TOKENS)}, lowercase=True)
     normalizer, pre_tokenizer = splitter.normalizer, splitter.pre_tokenizer
-    words = Counter(word for text in texts
-                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    words = Counter(
+        word for text in texts for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))
+    )
     chars = sorted({char for word in words for char in word})
     vocab = SPECIAL_TOKENS + chars + [f"##{char}" for char in chars]
     if vocab_size < len(vocab):
-        raise XltError(f"vocab_size {vocab_size} is too small for this corpus: its {len(chars)} characters and the "
-                       f"special tokens need {len(vocab)}; raise the model's vocab_size to at least that")
+        raise XltError(
+            f"vocab_size {vocab_size} is too small for this corpus: its {len(chars)} characters and the "
+            f"special tokens need {len(vocab)}; raise the model's vocab_size to at least that"
+        )
     taken = set(vocab)
     vocab += [token for token in merge_vocabulary(words, vocab_size - len(vocab)) if token not in taken]
     wordpiece = BertWordPieceTokenizer(vocab={token: i for i, token in enumerate(vocab)}, lowercase=True)
@@ -114,8 +118,12 @@ def build_demo_model(
     every_language = ["en", *(world or demo.WORLD)]
     tokenizer = build_tokenizer(demo_corpus(every_language, corpus_size // 4, seed, world), vocab_size)
     config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=layers, num_attention_heads=heads,
-        intermediate_size=hidden_size * 4, max_position_embeddings=128,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=hidden_size * 4,
+        max_position_embeddings=128,
     )
     model = BertForMaskedLM(config)
     texts = demo_corpus(languages, corpus_size, seed + 1, world)
@@ -125,9 +133,17 @@ def build_demo_model(
             for pair in demo.generate("bitext", lang, "pretrain", corpus_size // 2, seed + 2, world=world):
                 examples.append(tokenizer(pair["text"], pair["text_pair"], truncation=True, max_length=64))
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
-    args = TrainArgs(max_steps=pretrain_steps, batch_size=32, lr=1e-3, warmup_ratio=0.1, seed=seed, log_every=50, device="cpu")
+    args = TrainArgs(
+        max_steps=pretrain_steps, batch_size=32, lr=1e-3, warmup_ratio=0.1, seed=seed, log_every=50, device="cpu"
+    )
     result = train(model, examples, collator, lambda m, b: m(**b).loss, args)
     save_model(model, tokenizer, out_dir)
     log.info("demo model with %d layers saved to %s after %d MLM steps", layers, out_dir, result.steps)
-    return {"layers": layers, "hidden_size": hidden_size, "pretrain_steps": result.steps, "languages": languages,
-            "pretrain_wall_s": round(result.wall_s, 2), "world": demo.describe(every_language[1:], world)}
+    return {
+        "layers": layers,
+        "hidden_size": hidden_size,
+        "pretrain_steps": result.steps,
+        "languages": languages,
+        "pretrain_wall_s": round(result.wall_s, 2),
+        "world": demo.describe(every_language[1:], world),
+    }

@@ -9,6 +9,7 @@ prepare-data` refuses a declared set whose languages disagree (another count, an
 position) and records the declaration in the prepared info.json, where the evaluating verbs
 read it (`declared_alignment`) and pass it on with their example sets.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,22 +27,28 @@ def check_aligned(name: str, loaded: dict[tuple[str, str], list[dict]]) -> None:
     by_split: dict[str, list[tuple[str, list[dict]]]] = {}
     for (lang, split), records in loaded.items():
         by_split.setdefault(split, []).append((lang, records))
-    fix = (f"fix the files, or set datasets.{name}.item_aligned: false (its intervals then resample every "
-           f"language on its own)")
+    fix = (
+        f"fix the files, or set datasets.{name}.item_aligned: false (its intervals then resample every "
+        f"language on its own)"
+    )
     for split, sets in by_split.items():
         first_lang, first = sets[0]
         for lang, records in sets[1:]:
             if len(records) != len(first):
-                raise XltError(f"dataset {name} declares item_aligned, but split {split} has {len(records)} items in "
-                               f"{lang} and {len(first)} in {first_lang}; {fix}")
+                raise XltError(
+                    f"dataset {name} declares item_aligned, but split {split} has {len(records)} items in "
+                    f"{lang} and {len(first)} in {first_lang}; {fix}"
+                )
             for field in GOLD_FIELDS:
                 gold = [r.get(field) for r in first]
                 if any(value is not None for value in gold):
                     differ = next((i for i, r in enumerate(records) if r.get(field) != gold[i]), None)
                     if differ is not None:
-                        raise XltError(f"dataset {name} declares item_aligned, but in split {split} item {differ} has "
-                                       f"{field} {records[differ].get(field)!r} in {lang} and {gold[differ]!r} in "
-                                       f"{first_lang}; {fix}")
+                        raise XltError(
+                            f"dataset {name} declares item_aligned, but in split {split} item {differ} has "
+                            f"{field} {records[differ].get(field)!r} in {lang} and {gold[differ]!r} in "
+                            f"{first_lang}; {fix}"
+                        )
 
 
 def declared_alignment(files) -> bool | None:

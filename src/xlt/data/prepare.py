@@ -1,4 +1,5 @@
 """Normalise one configured dataset into results/data/{dataset}/{lang}/{split}.jsonl."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,14 @@ def output_files(out_dir: str | Path, spec: dict) -> list[Path]:
     return [out_dir / lang / f"{split}.jsonl" for split, langs in split_languages(spec).items() for lang in langs]
 
 
-def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", world: dict | None = None,
-            tokenizer: str | None = None) -> dict:
+def prepare(
+    name: str,
+    spec: dict,
+    out_dir: str | Path,
+    root: str | Path = ".",
+    world: dict | None = None,
+    tokenizer: str | None = None,
+) -> dict:
     """Load every (split, language) first, then write them all: a missing file fails
     before anything is written. With `tokenizer` (a model's hub id or directory), info.json also
     records a sample of each split's token lengths (xlt.data.token_lengths) for `xlt plan`."""
@@ -27,8 +34,10 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
         for lang in langs:
             records = drawn[(lang, split)] if drawn else load_records(name, spec, lang, split, root, world)
             if not records:  # rows there were, but none with a gold label
-                raise XltError(f"dataset {name}: split {split} of {lang}{_origin(name, spec, lang, split, root)} has no "
-                               f"labelled rows (all labels negative); fill it, or drop {lang} from datasets.{name}.splits")
+                raise XltError(
+                    f"dataset {name}: split {split} of {lang}{_origin(name, spec, lang, split, root)} has no "
+                    f"labelled rows (all labels negative); fill it, or drop {lang} from datasets.{name}.splits"
+                )
             loaded[(lang, split)] = records
     if spec.get("item_aligned"):
         check_aligned(name, loaded)  # before anything is written
@@ -48,8 +57,10 @@ def prepare(name: str, spec: dict, out_dir: str | Path, root: str | Path = ".", 
     if loaded_tokenizer is not None:
         from xlt.data.token_lengths import sample
 
-        info["token_lengths"] = {split: sample({lang: loaded[(lang, split)] for lang in langs}, loaded_tokenizer, tokenizer)
-                                 for split, langs in split_languages(spec).items()}
+        info["token_lengths"] = {
+            split: sample({lang: loaded[(lang, split)] for lang in langs}, loaded_tokenizer, tokenizer)
+            for split, langs in split_languages(spec).items()
+        }
     write_json(out_dir / "info.json", info)
     return info
 
@@ -74,10 +85,16 @@ def _sentence_manifest(options: dict, loaded: dict) -> dict:
     """How the sentences were made, and each split's count and sha256 (xlt.data.sentences.digest)."""
     from xlt.data.sentences import digest, segmenter_version
 
-    return {"segmenter": segmenter_version(), "pool": options["pool"], "seed": options["seed"],
-            "min_words": options["min_words"],
-            "splits": {f"{lang}/{split}": {"count": len(records), "sha256": digest([r["text"] for r in records])}
-                       for (lang, split), records in loaded.items()}}
+    return {
+        "segmenter": segmenter_version(),
+        "pool": options["pool"],
+        "seed": options["seed"],
+        "min_words": options["min_words"],
+        "splits": {
+            f"{lang}/{split}": {"count": len(records), "sha256": digest([r["text"] for r in records])}
+            for (lang, split), records in loaded.items()
+        },
+    }
 
 
 def _tokenizer(ref: str):
@@ -87,8 +104,10 @@ def _tokenizer(ref: str):
     try:
         return load_tokenizer(ref)
     except (OSError, ValueError) as err:
-        raise XltError(f"--tokenizer {ref}: cannot load its tokenizer ({err}); run `xlt prefetch --config CONFIG` "
-                       "for a hub model, or pass a model directory") from None
+        raise XltError(
+            f"--tokenizer {ref}: cannot load its tokenizer ({err}); run `xlt prefetch --config CONFIG` "
+            "for a hub model, or pass a model directory"
+        ) from None
 
 
 def _origin(name: str, spec: dict, lang: str, split: str, root: str | Path) -> str:

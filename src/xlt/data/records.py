@@ -1,10 +1,11 @@
 """The one normalised record format every family reads, whatever the source.
 
-  nli / sentiment   text, [text_pair], label (int)
-  sts               text, text_pair, score (float)
-  bitext            text (the language's side), text_pair (English)
-  corpus            text
+nli / sentiment   text, [text_pair], label (int)
+sts               text, text_pair, score (float)
+bitext            text (the language's side), text_pair (English)
+corpus            text
 """
+
 from __future__ import annotations
 
 from xlt.core.errors import XltError
@@ -27,9 +28,16 @@ def source_columns(task: str, name: str, columns: dict | None = None, labelled: 
     return {f: (columns or {}).get(f, f) for f in fields}
 
 
-def normalise(rows: list[dict], task: str, name: str, columns: dict | None = None,
-              label_names: list[str] | None = None, labelled: bool = True,
-              origin: str | None = None, lines: list[int] | None = None) -> list[dict]:
+def normalise(
+    rows: list[dict],
+    task: str,
+    name: str,
+    columns: dict | None = None,
+    label_names: list[str] | None = None,
+    labelled: bool = True,
+    origin: str | None = None,
+    lines: list[int] | None = None,
+) -> list[dict]:
     """Rename source columns to the normalised fields, map string labels to ids, drop
     rows without a gold label (e.g. MultiNLI's label -1). With ``labelled=False`` (an
     unlabelled pool) only the input fields are kept. Errors name `origin` (the file) and the
@@ -59,15 +67,20 @@ def normalise(rows: list[dict], task: str, name: str, columns: dict | None = Non
                 label = int(label)
             except (TypeError, ValueError):
                 if label_ids is not None:
-                    raise XltError(f"{where(i)} has label {label!r}, which is not in datasets.{name}.label_names "
-                                   f"{list(label_ids)}; correct the label in the file or the names in the config") from None
-                raise XltError(f"{where(i)} has label {label!r}; declare datasets.{name}.label_names "
-                               f"to map string labels to ids") from None
+                    raise XltError(
+                        f"{where(i)} has label {label!r}, which is not in datasets.{name}.label_names "
+                        f"{list(label_ids)}; correct the label in the file or the names in the config"
+                    ) from None
+                raise XltError(
+                    f"{where(i)} has label {label!r}; declare datasets.{name}.label_names to map string labels to ids"
+                ) from None
             if label < 0:
                 continue
             if label >= NUM_LABELS[task]:
-                raise XltError(f"{where(i)} has label {label}, but task {task} has "
-                               f"{NUM_LABELS[task]} labels (ids 0..{NUM_LABELS[task] - 1})")
+                raise XltError(
+                    f"{where(i)} has label {label}, but task {task} has "
+                    f"{NUM_LABELS[task]} labels (ids 0..{NUM_LABELS[task] - 1})"
+                )
             record["label"] = label
         if "score" in record:
             try:
@@ -93,10 +106,14 @@ def read_records(path: str, fields: tuple[str, ...], needs: str) -> list[dict]:
             raise XltError(f"{path} line {number} is not a JSON object; {needs}")
         missing = [f for f in fields if f not in record]
         if missing:
-            raise XltError(f"{path} line {number} has no {', '.join(map(repr, missing))} (it has "
-                           f"{', '.join(sorted(record))}); {needs}")
+            raise XltError(
+                f"{path} line {number} has no {', '.join(map(repr, missing))} (it has "
+                f"{', '.join(sorted(record))}); {needs}"
+            )
         records.append(record)
     if not records:
-        raise XltError(f"{path} holds no examples (an empty split); check the dataset's files for this "
-                       f"language and split, then rerun xlt prepare-data")
+        raise XltError(
+            f"{path} holds no examples (an empty split); check the dataset's files for this "
+            f"language and split, then rerun xlt prepare-data"
+        )
     return records

@@ -5,6 +5,7 @@ picked from the original XNLI validation set", the multilingual set reduced "to 
 Dutch dataset". `sample_texts` draws such a set once (seeded), so every run and every
 reference model reads the very same sentences from one file.
 """
+
 from __future__ import annotations
 
 import random
@@ -28,7 +29,9 @@ def distinct_texts(path: str | Path, fields: Sequence[str] = ("text",)) -> list[
         for f in fields:
             value = rec.get(f)
             if value is None and f == "text":
-                raise XltError(f"{path}: record {line_no} has no 'text'; expected normalised records (xlt prepare-data)")
+                raise XltError(
+                    f"{path}: record {line_no} has no 'text'; expected normalised records (xlt prepare-data)"
+                )
             if isinstance(value, str) and value.strip():
                 seen.setdefault(value.strip(), None)
     return list(seen)
@@ -39,8 +42,9 @@ def balanced_quotas(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
 
 
-def sample_texts(files: Sequence[str | Path], size: int, seed: int, fields: Sequence[str] = ("text",),
-                 exact: bool = False) -> list[dict]:
+def sample_texts(
+    files: Sequence[str | Path], size: int, seed: int, fields: Sequence[str] = ("text",), exact: bool = False
+) -> list[dict]:
     """`size` sentences, an equal share from every file, each share a seeded random sample kept
     in file order. A file with fewer distinct sentences than its share gives all of them, or
     with `exact` raises (a size-matched set must really match). Records: {text, lang}, lang
@@ -53,8 +57,10 @@ def sample_texts(files: Sequence[str | Path], size: int, seed: int, fields: Sequ
     out = []
     for index, (path, pool, quota) in enumerate(zip(files, pools, balanced_quotas(size, len(files)))):
         if len(pool) < quota and exact:
-            raise XltError(f"{path} has {len(pool)} distinct sentences but the size-matched set needs {quota} "
-                           f"from it ({size} over {len(files)} files); use fewer evaluation sentences")
+            raise XltError(
+                f"{path} has {len(pool)} distinct sentences but the size-matched set needs {quota} "
+                f"from it ({size} over {len(files)} files); use fewer evaluation sentences"
+            )
         if len(pool) <= quota:
             chosen = range(len(pool))
         else:  # one generator per file, so a file's sample does not depend on the others

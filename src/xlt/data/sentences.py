@@ -13,6 +13,7 @@ an initial ("Prof. dr. | A. de Vries") and at "blz." before a page number: rare 
 and each such piece is a fragment, not another article's text. A line break always ends a
 sentence: Wikipedia's text puts headings and paragraphs on lines of their own.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -60,14 +61,16 @@ def draw_splits(sentences: list[str], sizes: dict[str, int], seed: int, name: st
     one shuffle seeded by `seed`; a split's sentences keep their shuffled order."""
     needed = sum(sizes.values())
     if len(sentences) < needed:
-        raise XltError(f"dataset {name}: its documents hold {len(sentences)} distinct sentences, the splits need "
-                       f"{needed} ({', '.join(f'{s} {n}' for s, n in sizes.items())}); read more documents "
-                       f"(datasets.{name}.sentences.pool) or lower datasets.{name}.sentences.sizes")
+        raise XltError(
+            f"dataset {name}: its documents hold {len(sentences)} distinct sentences, the splits need "
+            f"{needed} ({', '.join(f'{s} {n}' for s, n in sizes.items())}); read more documents "
+            f"(datasets.{name}.sentences.pool) or lower datasets.{name}.sentences.sizes"
+        )
     order = list(range(len(sentences)))
     random.Random(seed).shuffle(order)
     out, start = {}, 0
     for split, size in sizes.items():
-        out[split] = [sentences[i] for i in order[start:start + size]]
+        out[split] = [sentences[i] for i in order[start : start + size]]
         start += size
     return out
 

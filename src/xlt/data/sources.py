@@ -15,6 +15,7 @@ normalised records (see `xlt.data.records`). A dataset spec is the config entry,
 An unlabelled split (`unlabeled` / `unlabelled`, e.g. CLS's review pool) is normalised without
 labels, whatever the source holds.
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,8 +30,9 @@ from xlt.data.records import normalise, source_columns
 UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
 
 
-def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path = ".",
-                 world: dict | None = None) -> list[dict]:
+def load_records(
+    name: str, spec: dict, lang: str, split: str, root: str | Path = ".", world: dict | None = None
+) -> list[dict]:
     """`world`: the demo languages (config demo_world.languages) a demo source renders."""
     source = spec["source"]
     labelled = split not in UNLABELLED_SPLITS
@@ -39,8 +41,7 @@ def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path 
         size = spec.get("sizes", {}).get(split)
         if size is None:
             raise XltError(f"dataset {name}: no size for split {split!r}; add it under datasets.{name}.sizes")
-        raw = demo.generate(spec["task"], lang, split, int(size), int(spec.get("seed", 13)), spec.get("domain"),
-                            world)
+        raw = demo.generate(spec["task"], lang, split, int(size), int(spec.get("seed", 13)), spec.get("domain"), world)
     elif source == "local" and spec.get("format") == "cls":  # the published layout fixes the file names
         raw = _read_cls(name, spec, lang, split, Path(root))
     elif source == "local":
@@ -51,8 +52,16 @@ def load_records(name: str, spec: dict, lang: str, split: str, root: str | Path 
         raw = _read_hf(name, spec, lang, split)
     else:  # the schema rejects this first; kept for direct API use
         raise XltError(f"dataset {name}: unknown source {source!r}; use demo, local or hf")
-    return normalise(raw, spec["task"], name=name, columns=spec.get("columns"), label_names=spec.get("label_names"),
-                     labelled=labelled, origin=origin, lines=lines)
+    return normalise(
+        raw,
+        spec["task"],
+        name=name,
+        columns=spec.get("columns"),
+        label_names=spec.get("label_names"),
+        labelled=labelled,
+        origin=origin,
+        lines=lines,
+    )
 
 
 def local_path(name: str, spec: dict, lang: str, split: str, root: Path) -> Path:
@@ -64,12 +73,16 @@ def local_path(name: str, spec: dict, lang: str, split: str, root: Path) -> Path
     return path if path.is_absolute() else root / path
 
 
-def _read_local(name: str, spec: dict, lang: str, split: str, path: Path, labelled: bool) -> tuple[list[dict], list[int]]:
+def _read_local(
+    name: str, spec: dict, lang: str, split: str, path: Path, labelled: bool
+) -> tuple[list[dict], list[int]]:
     """The rows of one local file and the line each starts on (for error messages)."""
     if not path.is_file():
-        raise XltError(f"dataset {name}: file not found for lang={lang} split={split}: {path}; add the file, or drop "
-                       f"{lang} from datasets.{name}.languages / splits (files: {spec['files']!r}, with {{lang}} and "
-                       f"{{split}} filled in)")
+        raise XltError(
+            f"dataset {name}: file not found for lang={lang} split={split}: {path}; add the file, or drop "
+            f"{lang} from datasets.{name}.languages / splits (files: {spec['files']!r}, with {{lang}} and "
+            f"{{split}} filled in)"
+        )
     fmt = spec.get("format") or path.suffix.lstrip(".")
     if fmt == "jsonl":
         numbered = list(numbered_jsonl(path))
@@ -85,12 +98,16 @@ def _read_local(name: str, spec: dict, lang: str, split: str, path: Path, labell
     else:
         raise XltError(f"dataset {name}: unknown format {fmt!r} for {path}; use tsv, csv, jsonl or txt")
     if not rows:
-        raise XltError(f"dataset {name}: {path} has no rows (an empty {split} split for {lang}); fill the file, or drop "
-                       f"{lang} from datasets.{name}.splits")
+        raise XltError(
+            f"dataset {name}: {path} has no rows (an empty {split} split for {lang}); fill the file, or drop "
+            f"{lang} from datasets.{name}.splits"
+        )
     return rows, lines
 
 
-def _read_delimited(name: str, spec: dict, path: Path, text: str, fmt: str, labelled: bool) -> tuple[list[dict], list[int]]:
+def _read_delimited(
+    name: str, spec: dict, path: Path, text: str, fmt: str, labelled: bool
+) -> tuple[list[dict], list[int]]:
     delimiter = "\t" if fmt == "tsv" else ","
     quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
@@ -103,15 +120,22 @@ def _read_delimited(name: str, spec: dict, path: Path, text: str, fmt: str, labe
             continue  # blank line
         if header and columns is None:
             columns = fields
-            missing = [c for c in source_columns(spec["task"], name, spec.get("columns"), labelled).values()
-                       if c not in columns]
+            missing = [
+                c
+                for c in source_columns(spec["task"], name, spec.get("columns"), labelled).values()
+                if c not in columns
+            ]
             if missing:
-                raise XltError(f"{path} line {line} (the header) has no column(s) {missing}; it has {columns}. Add "
-                               f"them to the file, or map the fields to its columns with datasets.{name}.columns")
+                raise XltError(
+                    f"{path} line {line} (the header) has no column(s) {missing}; it has {columns}. Add "
+                    f"them to the file, or map the fields to its columns with datasets.{name}.columns"
+                )
             continue
         if columns is not None and len(fields) != len(columns):
-            raise XltError(f"{path} line {line} has {len(fields)} fields, the header has {len(columns)}; a field is "
-                           f"missing or holds a stray {'tab' if fmt == 'tsv' else 'comma'}: fix that line")
+            raise XltError(
+                f"{path} line {line} has {len(fields)} fields, the header has {len(columns)}; a field is "
+                f"missing or holds a stray {'tab' if fmt == 'tsv' else 'comma'}: fix that line"
+            )
         # without a header, columns are addressed by position: {text: 0, text_pair: 1, label: 2}
         rows.append(dict(zip(columns, fields)) if columns is not None else dict(enumerate(fields)))
         lines.append(line)
@@ -122,8 +146,10 @@ def _read_cls(name: str, spec: dict, lang: str, split: str, root: Path) -> list[
     from xlt.data.cls import load_cls
 
     if not isinstance(spec["files"], str) or not spec.get("domain"):
-        raise XltError(f"dataset {name}: format cls needs `files` = the cls-acl10-unprocessed directory and "
-                       f"`domain` (books, dvd or music)")
+        raise XltError(
+            f"dataset {name}: format cls needs `files` = the cls-acl10-unprocessed directory and "
+            f"`domain` (books, dvd or music)"
+        )
     directory = Path(spec["files"])
     return load_cls(directory if directory.is_absolute() else root / directory, lang, spec["domain"], split)
 

@@ -14,6 +14,7 @@ Formats:
   score field is not a number is taken as a header and skipped).
 - ``jsonl``: records with ``text``, ``text_pair`` and ``score`` (written by `xlt prepare-data`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -66,7 +67,9 @@ def describe_sts_file(path: str | Path, fmt: str | None = None) -> StsSource:
         dataset = parts[-3] if len(parts) >= 3 else "sts"
         lang = parts[-2] if len(parts) >= 2 else None
         return StsSource(dataset, lang, path.stem)
-    split = next((s for s in ("train", "dev", "test", "validation") if re.search(rf"(^|[-_.]){s}([-_.]|$)", path.stem)), None)
+    split = next(
+        (s for s in ("train", "dev", "test", "validation") if re.search(rf"(^|[-_.]){s}([-_.]|$)", path.stem)), None
+    )
     if fmt == "stsbenchmark":
         return StsSource("stsbenchmark", "en", split)
     m = re.match(r"^stsb-([A-Za-z_]+)-", path.stem)

@@ -10,6 +10,7 @@ Three forms of an example, as the families feed them to the encoder:
 - "pair": text and text_pair as one input (cross-encoders: NLI classifiers);
 - "text", "text_pair": each field alone (siamese and dual encoders, MLM corpora).
 """
+
 from __future__ import annotations
 
 import random
@@ -28,8 +29,11 @@ def summarize(lengths: Sequence[int]) -> dict:
     if not len(lengths):
         raise ValueError("no lengths to summarise")
     values = np.asarray(lengths, dtype=float)
-    return {"n": int(values.size), "mean": round(float(values.mean()), 3),
-            "percentiles": {str(p): round(float(np.percentile(values, p)), 3) for p in PERCENTILES}}
+    return {
+        "n": int(values.size),
+        "mean": round(float(values.mean()), 3),
+        "percentiles": {str(p): round(float(np.percentile(values, p)), 3) for p in PERCENTILES},
+    }
 
 
 def lengths(tokenizer, records: Sequence[dict]) -> dict[str, list[int]]:
@@ -45,8 +49,9 @@ def lengths(tokenizer, records: Sequence[dict]) -> dict[str, list[int]]:
     return out
 
 
-def sample(records_by_lang: dict[str, Sequence[dict]], tokenizer, tokenizer_name: str, rows: int = SAMPLE_ROWS,
-           seed: int = 0) -> dict:
+def sample(
+    records_by_lang: dict[str, Sequence[dict]], tokenizer, tokenizer_name: str, rows: int = SAMPLE_ROWS, seed: int = 0
+) -> dict:
     """A seeded sample of up to `rows` records, spread evenly over the languages, summarised per form."""
     rng = random.Random(seed)
     per_lang = max(1, rows // max(1, len(records_by_lang)))

@@ -14,6 +14,7 @@ Three layouts:
 
 Lines are split on tabs without any quote handling (the files contain unbalanced quotes).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,9 @@ def load_xnli_tsv(path: str | Path, languages: list[str] | None = None) -> dict[
         lang = row[columns["language"]]
         if languages is not None and lang not in languages:
             continue
-        out.setdefault(lang, []).append(_record(row[columns["sentence1"]], row[columns["sentence2"]],
-                                                row[columns["gold_label"]], path, line_no))
+        out.setdefault(lang, []).append(
+            _record(row[columns["sentence1"]], row[columns["sentence2"]], row[columns["gold_label"]], path, line_no)
+        )
     absent = [lang for lang in (languages or []) if lang not in out]
     if absent:
         raise XltError(f"{path} has no examples for language(s) {absent}; it has {sorted(out)}")
@@ -53,8 +55,7 @@ def load_xnli_mt_train(path: str | Path) -> list[dict]:
     """Records of a ``multinli.train.{lang}.tsv`` file (columns premise, hypo, label)."""
     header, rows = _read_tsv(path, has_header=True)
     columns = _columns(path, header, ("premise", "hypo", "label"))
-    return [_record(row[columns["premise"]], row[columns["hypo"]], row[columns["label"]], path, n)
-            for n, row in rows]
+    return [_record(row[columns["premise"]], row[columns["hypo"]], row[columns["label"]], path, n) for n, row in rows]
 
 
 def load_xnli_headerless(path: str | Path) -> list[dict]:
@@ -64,15 +65,20 @@ def load_xnli_headerless(path: str | Path) -> list[dict]:
 
 
 def _record(premise: str, hypothesis: str, label: str, path, line_no: int) -> dict:
-    return {"text": premise.strip(), "text_pair": hypothesis.strip(),
-            "label": label_id(label, f"{path} line {line_no}: ")}
+    return {
+        "text": premise.strip(),
+        "text_pair": hypothesis.strip(),
+        "label": label_id(label, f"{path} line {line_no}: "),
+    }
 
 
 def _read_tsv(path: str | Path, has_header: bool) -> tuple[list[str], list[tuple[int, list[str]]]]:
     path = Path(path)
     if not path.is_file():
-        raise XltError(f"XNLI file {path} not found; expected XNLI-1.0/xnli.{{dev,test}}.tsv, "
-                       f"XNLI-MT-1.0/multinli/multinli.train.{{lang}}.tsv or a premise/hypothesis/label .txt")
+        raise XltError(
+            f"XNLI file {path} not found; expected XNLI-1.0/xnli.{{dev,test}}.tsv, "
+            f"XNLI-MT-1.0/multinli/multinli.train.{{lang}}.tsv or a premise/hypothesis/label .txt"
+        )
     with open(path, encoding="utf-8") as f:
         lines = [(n, line.rstrip("\r\n").split("\t")) for n, line in enumerate(f, start=1) if line.strip()]
     if has_header:

@@ -15,6 +15,7 @@ much of the misalignment is just that offset.
 `project_layers` makes 2-D pictures of a sample of parallel sentences for chosen layers:
 t-SNE (seeded) or PCA, on L2-normalised vectors so distances follow the cosine.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,19 +48,23 @@ class EncodedBitext:
 
 
 def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]:
-    """"all" / None -> 0..L; "0,4,8" or a list -> those indices, checked against 0..L."""
+    """ "all" / None -> 0..L; "0,4,8" or a list -> those indices, checked against 0..L."""
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
         return list(range(num_layers + 1))
     if isinstance(spec, str):
         try:
             layers = [int(part) for part in spec.split(",") if part.strip()]
         except ValueError:
-            raise XltError(f"layers {spec!r}: use 'all' or comma-separated hidden-state indices between 0 and {num_layers}") from None
+            raise XltError(
+                f"layers {spec!r}: use 'all' or comma-separated hidden-state indices between 0 and {num_layers}"
+            ) from None
     else:
         layers = [int(layer) for layer in spec]
     bad = [layer for layer in layers if not 0 <= layer <= num_layers]
     if bad or not layers:
-        raise XltError(f"layers {spec!r}: indices must be between 0 (embeddings) and {num_layers} (last layer) for this model; got {bad or 'none'}")
+        raise XltError(
+            f"layers {spec!r}: indices must be between 0 (embeddings) and {num_layers} (last layer) for this model; got {bad or 'none'}"
+        )
     return sorted(set(layers))
 
 
@@ -75,8 +80,9 @@ def center(vectors: np.ndarray) -> np.ndarray:
     return vectors - vectors.mean(axis=0, keepdims=True)
 
 
-def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool = False,
-                      examples_out: list | None = None) -> list[dict]:
+def alignment_records(
+    encoded: Sequence[EncodedBitext], center_languages: bool = False, examples_out: list | None = None
+) -> list[dict]:
     """Retrieval accuracy records (metric, value, lang, layer, direction) for every layer.
 
     The metric is "bitext_retrieval_acc", or "bitext_retrieval_acc_centered" with centring.
@@ -98,8 +104,9 @@ def alignment_records(encoded: Sequence[EncodedBitext], center_languages: bool =
     return records
 
 
-def encode_bitexts(model, tokenizer, bitexts: Sequence[Bitext], layers: Sequence[int], pooling: str = "mean",
-                   **encode_kwargs) -> list[EncodedBitext]:
+def encode_bitexts(
+    model, tokenizer, bitexts: Sequence[Bitext], layers: Sequence[int], pooling: str = "mean", **encode_kwargs
+) -> list[EncodedBitext]:
     """Encode both sides of every bitext at every requested hidden-state index in one pass each."""
     from xlt.core.embeddings import encode_layers
 
@@ -116,12 +123,25 @@ def with_projection(encoded: Sequence[EncodedBitext], layer: int, projection, in
     `layer` through a saved encoder's trained projection, the sentence vector the model emits."""
     from xlt.core.sentence_encoder import project
 
-    return [EncodedBitext(e.lang, {**e.texts, index: project(e.texts[layer], projection)},
-                          {**e.english, index: project(e.english[layer], projection)}) for e in encoded]
+    return [
+        EncodedBitext(
+            e.lang,
+            {**e.texts, index: project(e.texts[layer], projection)},
+            {**e.english, index: project(e.english[layer], projection)},
+        )
+        for e in encoded
+    ]
 
 
-def layer_alignment(model, tokenizer, bitexts: Sequence[Bitext], layers: str | Sequence[int] | None = "all",
-                    pooling: str = "mean", center_languages: bool = False, **encode_kwargs) -> list[dict]:
+def layer_alignment(
+    model,
+    tokenizer,
+    bitexts: Sequence[Bitext],
+    layers: str | Sequence[int] | None = "all",
+    pooling: str = "mean",
+    center_languages: bool = False,
+    **encode_kwargs,
+) -> list[dict]:
     """Per-layer bitext retrieval accuracy of `model` in both directions, as metric records."""
     from xlt.core.models import num_layers
 
@@ -150,8 +170,9 @@ class Projection:
     pair: np.ndarray
 
 
-def project_2d(vectors: np.ndarray, method: str = "tsne", seed: int = 0, perplexity: float = 30.0,
-               threads: int | None = 1) -> tuple[np.ndarray, str]:
+def project_2d(
+    vectors: np.ndarray, method: str = "tsne", seed: int = 0, perplexity: float = 30.0, threads: int | None = 1
+) -> tuple[np.ndarray, str]:
     """(n, 2) coordinates and the method actually used (PCA when t-SNE has too few points).
 
     t-SNE perplexity is clamped to (n - 1) / 3 (at least 1), so it stays below n.
@@ -186,9 +207,17 @@ def sample_pairs(n: int, sample: int, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size=sample, replace=False))
 
 
-def project_layers(encoded: Sequence[EncodedBitext], layers: Sequence[int], sample: int = 200, method: str = "tsne",
-                   center_languages: bool = False, seed: int = 0, perplexity: float = 30.0,
-                   threads: int | None = 1, english: str = "en") -> list[Projection]:
+def project_layers(
+    encoded: Sequence[EncodedBitext],
+    layers: Sequence[int],
+    sample: int = 200,
+    method: str = "tsne",
+    center_languages: bool = False,
+    seed: int = 0,
+    perplexity: float = 30.0,
+    threads: int | None = 1,
+    english: str = "en",
+) -> list[Projection]:
     """Project the same sampled pairs at each layer; all languages share one picture per layer.
 
     English sides are labelled `english` (all bitexts' English sentences share the label).
@@ -207,6 +236,8 @@ def project_layers(encoded: Sequence[EncodedBitext], layers: Sequence[int], samp
                 langs += [side_lang] * len(idx)
                 source += [bitext.lang] * len(idx)
                 pair.append(idx)
-        coords, used = project_2d(np.concatenate(blocks), method=method, seed=seed, perplexity=perplexity, threads=threads)
+        coords, used = project_2d(
+            np.concatenate(blocks), method=method, seed=seed, perplexity=perplexity, threads=threads
+        )
         projections.append(Projection(layer, used, coords, langs, source, np.concatenate(pair)))
     return projections

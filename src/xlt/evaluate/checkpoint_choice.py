@@ -17,6 +17,7 @@ predictions go to `checkpoints.json` beside the run, so the table gets intervals
 The plan side (`tracking_args`) and the command side (`add_tracking_arguments`,
 `read_tracking`, `write_choices`) are here too; nothing here imports torch.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,8 +38,10 @@ def tracked_scores(predict, test_sets: dict[str, list[dict]], dev_sets: dict[str
     out = {}
     for lang, examples in test_sets.items():
         predicted = np.asarray(predict(examples))
-        entry = {"test_prediction": predicted.tolist(),
-                 "test_accuracy": float(np.mean(predicted == np.asarray([e["label"] for e in examples])))}
+        entry = {
+            "test_prediction": predicted.tolist(),
+            "test_accuracy": float(np.mean(predicted == np.asarray([e["label"] for e in examples]))),
+        }
         if lang in dev_sets:
             dev = dev_sets[lang]
             entry["dev_accuracy"] = float(np.mean(np.asarray(predict(dev)) == np.asarray([e["label"] for e in dev])))
@@ -64,9 +67,20 @@ def selection_records(history: Sequence[dict], best_step: int, gold: dict[str, S
     for lang, labels in gold.items():
         for choice, entry in choose(history, best_step, lang).items():
             scores = entry[TRACKED][lang]
-            records.append(record("accuracy", scores["test_accuracy"], lang=lang, checkpoint=choice, step=entry["step"]))
-            examples.append(example_set("classification", "accuracy", prediction=scores["test_prediction"],
-                                        gold=list(labels), lang=lang, checkpoint=choice, step=entry["step"]))
+            records.append(
+                record("accuracy", scores["test_accuracy"], lang=lang, checkpoint=choice, step=entry["step"])
+            )
+            examples.append(
+                example_set(
+                    "classification",
+                    "accuracy",
+                    prediction=scores["test_prediction"],
+                    gold=list(labels),
+                    lang=lang,
+                    checkpoint=choice,
+                    step=entry["step"],
+                )
+            )
     return records, examples
 
 
@@ -78,13 +92,18 @@ def without_predictions(history: Sequence[dict]) -> list[dict]:
     for h in history:
         h = {k: v for k, v in h.items() if k != DEV_PREDICTION}
         if TRACKED in h:
-            h = {**h, TRACKED: {lang: {k: v for k, v in s.items() if k != "test_prediction"}
-                                for lang, s in h[TRACKED].items()}}
+            h = {
+                **h,
+                TRACKED: {
+                    lang: {k: v for k, v in s.items() if k != "test_prediction"} for lang, s in h[TRACKED].items()
+                },
+            }
         out.append(h)
     return out
 
 
 # ---------------------------------------------------------------- the plan side
+
 
 def tracking_args(config: dict, dataset: str, split: str, langs: Sequence[str]) -> list[str]:
     """--track-test for every eval language, --track-dev where `dataset` has a dev split in it."""
@@ -102,24 +121,39 @@ def tracking_args(config: dict, dataset: str, split: str, langs: Sequence[str]) 
 
 # ---------------------------------------------------------------- the command side
 
+
 def add_tracking_arguments(p, table: str) -> None:
     """--track-test / --track-dev; `table` names the checkpoint-choice table they feed."""
     from xlt.core.verbs import key_value
 
     lang_file = key_value("LANG=FILE", "de=results/data/xnli/de/test.jsonl")
-    p.add_argument("--track-test", action="append", default=[], metavar="LANG=FILE", type=lang_file,
-                   help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
-                        f"{table} (repeatable)")
-    p.add_argument("--track-dev", action="append", default=[], metavar="LANG=FILE", type=lang_file,
-                   help="that language's dev set, for the target-dev (oracle) choice (repeatable)")
+    p.add_argument(
+        "--track-test",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        type=lang_file,
+        help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
+        f"{table} (repeatable)",
+    )
+    p.add_argument(
+        "--track-dev",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        type=lang_file,
+        help="that language's dev set, for the target-dev (oracle) choice (repeatable)",
+    )
 
 
 def tracking_identity(args) -> tuple[dict, list[str]]:
     """--track-test / --track-dev for a resumable run's key: their languages (settings) and
     files (inputs); the tracked scores live in the checkpointed history."""
     pairs = {flag: getattr(args, flag) for flag in ("track_test", "track_dev")}
-    return ({flag: [lang for lang, _ in values] for flag, values in pairs.items()},
-            [path for values in pairs.values() for _, path in values])
+    return (
+        {flag: [lang for lang, _ in values] for flag, values in pairs.items()},
+        [path for values in pairs.values() for _, path in values],
+    )
 
 
 def _tracked_sets(pairs: list[tuple[str, str]], fields, needs: str) -> dict:
@@ -140,13 +174,21 @@ def read_tracking(args, fields, needs: str) -> tuple[dict, dict]:
     return track_test, track_dev
 
 
-def write_choices(path: str | Path, family: str, run_id: str, axes: dict, history: Sequence[dict], best_step: int,
-                  track_test: dict[str, list[dict]]) -> None:
+def write_choices(
+    path: str | Path,
+    family: str,
+    run_id: str,
+    axes: dict,
+    history: Sequence[dict],
+    best_step: int,
+    track_test: dict[str, list[dict]],
+) -> None:
     """`checkpoints.json` (+ its examples file): every choice for every tracked language; no
     records without tracking. Written before the run's own metrics, which mark the job done."""
     from xlt.core.metrics import MetricsFile
 
     choices = MetricsFile(family, run_id, axes=axes, meta={"tracked": sorted(track_test)})
     choices.records, choices.examples = selection_records(
-        history, best_step, {lang: [e["label"] for e in ex] for lang, ex in track_test.items()})
+        history, best_step, {lang: [e["label"] for e in ex] for lang, ex in track_test.items()}
+    )
     choices.write(path)

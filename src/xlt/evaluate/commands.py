@@ -17,6 +17,7 @@ sentence-transformers pipeline ending in a Normalize module does), then scored:
 All input files are read and checked before the model is loaded. Metrics are written as one
 MetricsFile (family "sbert"): values are fractions; the printed table shows them x100.
 """
+
 from __future__ import annotations
 
 from xlt.core.verbs import EVALUATION, Verb, add_run_arguments
@@ -30,43 +31,65 @@ def _eval_embeddings_arguments(parser) -> None:
     from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
 
     parser.add_argument("--model", required=True, help="local model directory (transformers layout) or hub id")
-    parser.add_argument("--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector")
     parser.add_argument(
-        "--layer", type=int, default=-1,
+        "--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector"
+    )
+    parser.add_argument(
+        "--layer",
+        type=int,
+        default=-1,
         help="hidden-state index to pool: 0 = embeddings, -1 = last layer (default), -2 = second-to-last",
     )
     parser.add_argument(
-        "--normalize", action="store_true",
+        "--normalize",
+        action="store_true",
         help="scale sentence vectors to unit length before scoring (as a sentence-transformers Normalize "
         "module does); leaves cosine unchanged, changes dot/euclidean/manhattan",
     )
-    parser.add_argument("--tatoeba-dir", help="folder with LASER-layout tatoeba.xxx-eng.xxx / tatoeba.xxx-eng.eng files")
+    parser.add_argument(
+        "--tatoeba-dir", help="folder with LASER-layout tatoeba.xxx-eng.xxx / tatoeba.xxx-eng.eng files"
+    )
     parser.add_argument("--langs", help="comma-separated Tatoeba codes, e.g. deu,fra (default: every code found)")
     parser.add_argument(
-        "--bitext", action="append", default=[], metavar="FILE",
+        "--bitext",
+        action="append",
+        default=[],
+        metavar="FILE",
         help="bitext JSONL (text = non-English, text_pair = English), repeatable, e.g. "
         "results/data/{dataset}/{lang}/{split}.jsonl; dataset, lang and split come from that path",
     )
     parser.add_argument(
-        "--match", choices=MATCH_RULES, default=DEFAULT_MATCH,
+        "--match",
+        choices=MATCH_RULES,
+        default=DEFAULT_MATCH,
         help="bitext retrieval correctness: index = the retrieved sentence is the gold one, by position "
         "(LASER's Tatoeba rule; default, the dual encoder's dev selection uses it too); text = the retrieved "
         "string equals the gold string, so an identical duplicate at another index counts as correct "
         "(sentence-transformers' TranslationEvaluator). Recorded as the axis `match`",
     )
     parser.add_argument(
-        "--sts", action="append", default=[], metavar="FILE",
+        "--sts",
+        action="append",
+        default=[],
+        metavar="FILE",
         help="STS file (repeatable): original STS-b sts-*.csv, stsb_multi_mt stsb-xx-*.csv, or JSONL "
         "with text/text_pair/score; dataset, lang and split are taken from the file name",
     )
     parser.add_argument(
-        "--dev-sts", action="append", default=[], metavar="FILE",
+        "--dev-sts",
+        action="append",
+        default=[],
+        metavar="FILE",
         help="STS dev file (repeatable), scored as --sts is (its rows carry the dev split of its path) but kept "
         "for intervals only: no paired test compares it (the dev set selected the checkpoint); sbert scores "
         "its sbert.dev set so, the STS-b validation numbers seed 000 published",
     )
-    parser.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
-                   "'query: ' for E5 (the config's models.<name>.prompt; default none)")
+    parser.add_argument(
+        "--prompt",
+        default="",
+        help="text put before every sentence before encoding, e.g. "
+        "'query: ' for E5 (the config's models.<name>.prompt; default none)",
+    )
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
     add_run_arguments(parser, "--axes", "--run-id", run_id_default="from the model, pooling, layer and normalisation")
@@ -107,8 +130,8 @@ def _eval_embeddings(args) -> None:
     axes = parse_axes(args.axes)
 
     from xlt.core.embeddings import encode
-    from xlt.core.models import load_encoder, load_tokenizer, num_layers as model_layers, pick_device
-
+    from xlt.core.models import load_encoder, load_tokenizer, pick_device
+    from xlt.core.models import num_layers as model_layers
     from xlt.core.sentence_encoder import project, saved_projection
 
     # a saved encoder's trained projection is part of its sentence vectors (checked before loading it)
@@ -121,17 +144,28 @@ def _eval_embeddings(args) -> None:
         check_layer(args.layer, num_layers, args.model)
 
     def embed(sentences: list[str]) -> np.ndarray:
-        vectors = project(encode(
-            model, tokenizer, sentences, pooling=args.pooling, layer=args.layer,
-            batch_size=args.batch_size, max_length=args.max_length, device=device, prompt=args.prompt,
-        ), projection)
+        vectors = project(
+            encode(
+                model,
+                tokenizer,
+                sentences,
+                pooling=args.pooling,
+                layer=args.layer,
+                batch_size=args.batch_size,
+                max_length=args.max_length,
+                device=device,
+                prompt=args.prompt,
+            ),
+            projection,
+        )
         return l2_normalise(vectors).astype(np.float32) if args.normalize else vectors
 
     metrics = MetricsFile(
         family=args.family,
         run_id=args.run_id or default_run_id(args.model, args.pooling, args.layer, args.normalize),
         # match: which rule scored the retrieval rows, a table column (only when there are any)
-        axes=axes | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize}
+        axes=axes
+        | {"pooling": args.pooling, "layer": args.layer, "normalize": args.normalize}
         | ({"match": args.match} if bitext else {}),
         meta={
             "model": args.model,
@@ -153,7 +187,9 @@ def _eval_embeddings(args) -> None:
         log.info("bitext %s: encoding %d pairs", "/".join(map(str, source)), len(xx))
         result = bitext_retrieval(embed(xx), embed(en), xx, en, match=args.match)
         metrics.extend(retrieval_records(result, dataset=source.dataset, lang=source.lang, split=source.split))
-        metrics.examples.extend(retrieval_examples(result, dataset=source.dataset, lang=source.lang, split=source.split))
+        metrics.examples.extend(
+            retrieval_examples(result, dataset=source.dataset, lang=source.lang, split=source.split)
+        )
         bitext_rows.append((source, result))
     sts_rows = []
     for i, (path, source, pairs) in enumerate(sts):
@@ -162,9 +198,18 @@ def _eval_embeddings(args) -> None:
         records = sts_records(a, b, pairs.scores, dataset=source.dataset, lang=source.lang, split=source.split)
         dev = {"interval_only": True} if i >= len(args.sts) else {}  # the --dev-sts files come last
         declared = declared_alignment([path])
-        metrics.examples.extend(sts_examples(a, b, pairs.scores, dataset=source.dataset, lang=source.lang,
-                                             split=source.split, **dev,
-                                             **({} if declared is None else {"item_aligned": declared})))
+        metrics.examples.extend(
+            sts_examples(
+                a,
+                b,
+                pairs.scores,
+                dataset=source.dataset,
+                lang=source.lang,
+                split=source.split,
+                **dev,
+                **({} if declared is None else {"item_aligned": declared}),
+            )
+        )
         metrics.extend(records)
         sts_rows.append((source, len(pairs.scores), records))
     print(format_table(bitext_rows, sts_rows), flush=True)
@@ -173,6 +218,9 @@ def _eval_embeddings(args) -> None:
 
 
 VERBS = {
-    "eval-embeddings": Verb("Evaluate sentence embeddings: Tatoeba retrieval error (both directions) and STS correlations.",
-                            _eval_embeddings_arguments, _eval_embeddings),
+    "eval-embeddings": Verb(
+        "Evaluate sentence embeddings: Tatoeba retrieval error (both directions) and STS correlations.",
+        _eval_embeddings_arguments,
+        _eval_embeddings,
+    )
 }

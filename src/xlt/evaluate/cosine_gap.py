@@ -25,6 +25,7 @@ Per pair i the examples file keeps cos(x_i, e_i) and cos(x_i, e_pi(i)), so `xlt 
 bootstraps the gap over pairs (a resampled pair keeps its random partner). The sets are
 interval-only: no paired test compares them, so the family's existing test table is unchanged.
 """
+
 from __future__ import annotations
 
 import logging
@@ -69,8 +70,9 @@ def cosine_gap(src: np.ndarray, eng: np.ndarray, partner: np.ndarray) -> float:
     return float(np.mean(translation - random))
 
 
-def cosine_gap_records(encoded: Sequence[EncodedBitext], center_languages: bool = False, seed: int = 0,
-                       examples_out: list | None = None) -> list[dict]:
+def cosine_gap_records(
+    encoded: Sequence[EncodedBitext], center_languages: bool = False, seed: int = 0, examples_out: list | None = None
+) -> list[dict]:
     """Cosine gap records (metric, value, lang, layer) for every layer of every bitext.
 
     The metric is "cosine_gap", or "cosine_gap_centered" with centring. A bitext with fewer than
@@ -92,6 +94,15 @@ def cosine_gap_records(encoded: Sequence[EncodedBitext], center_languages: bool 
             translation, random = pair_cosines(src, eng, partner)
             records.append(record(metric, float(np.mean(translation - random)), lang=bitext.lang, layer=layer))
             if examples_out is not None:
-                examples_out.append(example_set(GAP_KIND, metric, translation_cosine=translation, random_cosine=random,
-                                                interval_only=True, lang=bitext.lang, layer=layer))
+                examples_out.append(
+                    example_set(
+                        GAP_KIND,
+                        metric,
+                        translation_cosine=translation,
+                        random_cosine=random,
+                        interval_only=True,
+                        lang=bitext.lang,
+                        layer=layer,
+                    )
+                )
     return records

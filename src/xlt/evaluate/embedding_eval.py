@@ -4,6 +4,7 @@ layer checked against the model's config, a default run id and the printed summa
 Not a command module (commands never import each other): the verb in
 xlt.evaluate.commands calls these, and every input is checked before a model is loaded.
 """
+
 from __future__ import annotations
 
 import re
@@ -103,7 +104,9 @@ def format_table(bitext_rows: list, sts_rows: list) -> str:
     """Readable summary: retrieval error % per direction and mean, STS correlations x100."""
     lines = []
     if bitext_rows:
-        labels = [s.lang if s.dataset == "tatoeba" else "/".join(str(p) for p in s if p is not None) for s, _ in bitext_rows]
+        labels = [
+            s.lang if s.dataset == "tatoeba" else "/".join(str(p) for p in s if p is not None) for s, _ in bitext_rows
+        ]
         width = max(8, *(len(label) + 2 for label in labels))
         lines.append("Bitext retrieval error % (cosine nearest neighbour over the whole test set)")
         lines.append(f"{'lang':<{width}}{'n':>6}{XX_TO_EN:>10}{EN_TO_XX:>10}{'mean':>10}")
@@ -112,7 +115,10 @@ def format_table(bitext_rows: list, sts_rows: list) -> str:
                 f"{label:<{width}}{r.n:>6}{100 * r.error_xx_to_en:>10.2f}{100 * r.error_en_to_xx:>10.2f}{100 * r.mean_error:>10.2f}"
             )
         if len(bitext_rows) > 1:
-            average = [np.mean([getattr(r, a) for _, r in bitext_rows]) for a in ("error_xx_to_en", "error_en_to_xx", "mean_error")]
+            average = [
+                np.mean([getattr(r, a) for _, r in bitext_rows])
+                for a in ("error_xx_to_en", "error_en_to_xx", "mean_error")
+            ]
             lines.append(f"{'average':<{width}}{'':>6}" + "".join(f"{100 * v:>10.2f}" for v in average))
     if sts_rows:
         if lines:

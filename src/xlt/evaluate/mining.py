@@ -34,6 +34,7 @@ and its bootstrap tunes the threshold again in every resample (resampled_tuned_m
 
 The splits it mines (BuccSplit) and their files (BUCC layout) are xlt.data.bucc_files'.
 """
+
 from __future__ import annotations
 
 import math
@@ -71,7 +72,11 @@ def knn_cosine(queries: np.ndarray, keys: np.ndarray, k: int, batch_size: int = 
     idx = np.empty((len(queries), k), dtype=np.int64)
     for start in range(0, len(queries), batch_size):
         block = queries[start : start + batch_size] @ keys.T
-        top = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < block.shape[1] else np.tile(np.arange(k), (len(block), 1))
+        top = (
+            np.argpartition(-block, k - 1, axis=1)[:, :k]
+            if k < block.shape[1]
+            else np.tile(np.arange(k), (len(block), 1))
+        )
         top_sims = np.take_along_axis(block, top, axis=1)
         # highest cosine first; equal cosines by lower index, so results are reproducible
         order = np.lexsort((top, -top_sims), axis=1)
@@ -129,7 +134,9 @@ def margin_candidates(x: np.ndarray, y: np.ndarray, k: int = DEFAULT_K, strategy
     return sorted(chosen, key=lambda c: -c.score)
 
 
-def candidates_to_ids(candidates: Sequence[Candidate], src_ids: Sequence[str], tgt_ids: Sequence[str]) -> list[tuple[str, str, float]]:
+def candidates_to_ids(
+    candidates: Sequence[Candidate], src_ids: Sequence[str], tgt_ids: Sequence[str]
+) -> list[tuple[str, str, float]]:
     return [(src_ids[c.src], tgt_ids[c.tgt], c.score) for c in candidates]
 
 
@@ -141,17 +148,27 @@ def _prf(n_correct: int, n_predicted: int, n_gold: int) -> dict[str, float]:
     precision = n_correct / n_predicted if n_predicted else 0.0
     recall = n_correct / n_gold if n_gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1, "predicted": n_predicted, "correct": n_correct, "gold": n_gold}
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "predicted": n_predicted,
+        "correct": n_correct,
+        "gold": n_gold,
+    }
 
 
-def precision_recall_f1(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float) -> dict[str, float]:
+def precision_recall_f1(
+    mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float
+) -> dict[str, float]:
     """P/R/F1 of the mined (src_id, tgt_id, score) pairs with score >= threshold against gold."""
     predicted = {(s, t) for s, t, score in mined if score >= threshold}
     return _prf(len(predicted & gold), len(predicted), len(gold))
 
 
-def source_counts(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float,
-                  src_ids: Sequence[str]) -> dict[str, np.ndarray]:
+def source_counts(
+    mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float, src_ids: Sequence[str]
+) -> dict[str, np.ndarray]:
     """Per source sentence (in `src_ids` order, every sentence of the split): how many pairs it
     has predicted parallel (kept), how many of those are gold (correct), and its gold pairs.
     Summed over the sentences they are `precision_recall_f1`'s counts."""
@@ -164,8 +181,13 @@ def source_counts(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, 
     return {"kept": per_source(predicted), "correct": per_source(predicted & gold), "gold": per_source(gold)}
 
 
-def mining_examples(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], threshold: float,
-                    src_ids: Sequence[str], **dims) -> dict:
+def mining_examples(
+    mined: Sequence[tuple[str, str, float]],
+    gold: set[tuple[str, str]],
+    threshold: float,
+    src_ids: Sequence[str],
+    **dims,
+) -> dict:
     """The per-source counts of one scored split as an interval-only example set (a MetricsFile's
     `examples`): its precision, recall and F1 records get intervals, no paired test."""
     from xlt.core.metrics import example_set
@@ -173,8 +195,9 @@ def mining_examples(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str
     return example_set("mining", "mining", **source_counts(mined, gold, threshold, src_ids), interval_only=True, **dims)
 
 
-def source_candidates(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]],
-                      src_ids: Sequence[str]) -> dict[str, list]:
+def source_candidates(
+    mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], src_ids: Sequence[str]
+) -> dict[str, list]:
     """Per source sentence (in `src_ids` order, every sentence of the split): its mined candidates'
     scores, whether each is a gold pair (1/0), and its number of gold pairs. Enough to tune the
     threshold again on any resample of the sentences (xlt.analysis.bootstrap.resampled_tuned_mining)."""
@@ -188,18 +211,20 @@ def source_candidates(mined: Sequence[tuple[str, str, float]], gold: set[tuple[s
     return {"candidate_scores": scores, "candidate_gold": hits, "gold": n_gold.tolist()}
 
 
-def tuning_examples(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], src_ids: Sequence[str],
-                    **dims) -> dict:
+def tuning_examples(
+    mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]], src_ids: Sequence[str], **dims
+) -> dict:
     """The tuning split's candidates per source as an interval-only example set: its precision,
     recall and F1 are the optimum of a threshold tuned on the split itself, so their bootstrap
     tunes it again in every resample (resampling at the fixed threshold would understate them)."""
     from xlt.core.metrics import example_set
 
-    return example_set("mining_tuning", "mining", **source_candidates(mined, gold, src_ids), interval_only=True,
-                       **dims)
+    return example_set("mining_tuning", "mining", **source_candidates(mined, gold, src_ids), interval_only=True, **dims)
 
 
-def tune_threshold(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]]) -> tuple[float, dict[str, float]]:
+def tune_threshold(
+    mined: Sequence[tuple[str, str, float]], gold: set[tuple[str, str]]
+) -> tuple[float, dict[str, float]]:
     """Threshold with the best F1 on this split, and the scores it reaches there.
 
     Cuts are only placed between different scores. Equal best F1: the higher threshold
@@ -227,7 +252,9 @@ def tune_threshold(mined: Sequence[tuple[str, str, float]], gold: set[tuple[str,
     return best_threshold, precision_recall_f1(ranked, gold, best_threshold)
 
 
-def mine_split(x: np.ndarray, y: np.ndarray, data: BuccSplit, k: int = DEFAULT_K, strategy: str = "max") -> list[tuple[str, str, float]]:
+def mine_split(
+    x: np.ndarray, y: np.ndarray, data: BuccSplit, k: int = DEFAULT_K, strategy: str = "max"
+) -> list[tuple[str, str, float]]:
     """Mined (src_id, tgt_id, margin) for the embedded sides of one split, highest first."""
     if len(x) != len(data.src_ids) or len(y) != len(data.tgt_ids):
         raise ValueError("embeddings do not match the number of sentences of the split")

@@ -15,6 +15,7 @@ A candidate whose target lies in the other split is never a gold pair (gold pair
 their split); its target id is written "{split}:{id}" so that it cannot be mistaken for a
 target of its own split with the same id.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,12 @@ from xlt.evaluate.mining import DEFAULT_K, margin_candidates
 ROLES = ("tune", "test")
 
 
-def pooled_candidates(vectors: dict[str, tuple[np.ndarray, np.ndarray]], splits: dict[str, BuccSplit],
-                      k: int = DEFAULT_K, strategy: str = "max") -> dict[str, list[tuple[str, str, float]]]:
+def pooled_candidates(
+    vectors: dict[str, tuple[np.ndarray, np.ndarray]],
+    splits: dict[str, BuccSplit],
+    k: int = DEFAULT_K,
+    strategy: str = "max",
+) -> dict[str, list[tuple[str, str, float]]]:
     """role -> mined (src_id, tgt_id, margin) of that role's source sentences, highest first,
     with margins and candidates computed over the pool of every role's sentences.
 
@@ -61,7 +66,9 @@ def _target_labels(role: str, splits: dict[str, BuccSplit]) -> dict[tuple[str, s
         for tid in data.tgt_ids:
             label = f"{data.split}:{tid}"
             if label in own:
-                raise XltError(f"target id {label!r} of split {splits[role].split!r} reads like target {tid!r} of "
-                               f"split {data.split!r}; rename it, pooled mining tells the splits apart by that prefix")
+                raise XltError(
+                    f"target id {label!r} of split {splits[role].split!r} reads like target {tid!r} of "
+                    f"split {data.split!r}; rename it, pooled mining tells the splits apart by that prefix"
+                )
             labels[(other, tid)] = label
     return labels

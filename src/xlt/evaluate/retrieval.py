@@ -31,6 +31,7 @@ This is the one retrieval implementation: Tatoeba evaluation (`bitext_retrieval`
 alignment family's per-layer accuracy and the dual encoder's dev score (`retrieval_accuracy`)
 all find neighbours with `nearest_neighbours`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -127,8 +128,15 @@ def bitext_retrieval(
     found_en = nearest_neighbours(xx_embeddings, en_embeddings, dtype)
     found_xx = nearest_neighbours(en_embeddings, xx_embeddings, dtype)
     hit_xx_to_en, hit_en_to_xx = hits(found_en, en_texts, match), hits(found_xx, xx_texts, match)
-    return RetrievalResult(n=n, correct_xx_to_en=int(hit_xx_to_en.sum()), correct_en_to_xx=int(hit_en_to_xx.sum()),
-                           found_en=found_en, found_xx=found_xx, hit_xx_to_en=hit_xx_to_en, hit_en_to_xx=hit_en_to_xx)
+    return RetrievalResult(
+        n=n,
+        correct_xx_to_en=int(hit_xx_to_en.sum()),
+        correct_en_to_xx=int(hit_en_to_xx.sum()),
+        found_en=found_en,
+        found_xx=found_xx,
+        hit_xx_to_en=hit_xx_to_en,
+        hit_en_to_xx=hit_en_to_xx,
+    )
 
 
 def check_match(match: str) -> None:
@@ -148,8 +156,13 @@ def hits(found: np.ndarray, candidate_texts: Sequence[str] | None = None, match:
     return np.array([candidate_texts[int(j)] == candidate_texts[i] for i, j in enumerate(found)], dtype=bool)
 
 
-def index_retrieval(queries: np.ndarray, candidates: np.ndarray, dtype=np.float64, match: str = DEFAULT_MATCH,
-                    candidate_texts: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def index_retrieval(
+    queries: np.ndarray,
+    candidates: np.ndarray,
+    dtype=np.float64,
+    match: str = DEFAULT_MATCH,
+    candidate_texts: Sequence[str] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(retrieved index, correct) per query i of parallel sets, candidate i being its gold
     (float64 by default, as `retrieval_accuracy`); correct by `match` (`hits`)."""
     if len(queries) != len(candidates):
@@ -186,8 +199,22 @@ def retrieval_examples(result: RetrievalResult, **dims) -> list[dict]:
         raise ValueError("this RetrievalResult carries no per-query outputs (made by bitext_retrieval?)")
     gold = np.arange(result.n)
     return [
-        example_set("retrieval", "accuracy@1", retrieved=result.found_en, gold=gold, correct=result.hit_xx_to_en,
-                    direction=XX_TO_EN, **dims),
-        example_set("retrieval", "accuracy@1", retrieved=result.found_xx, gold=gold, correct=result.hit_en_to_xx,
-                    direction=EN_TO_XX, **dims),
+        example_set(
+            "retrieval",
+            "accuracy@1",
+            retrieved=result.found_en,
+            gold=gold,
+            correct=result.hit_xx_to_en,
+            direction=XX_TO_EN,
+            **dims,
+        ),
+        example_set(
+            "retrieval",
+            "accuracy@1",
+            retrieved=result.found_xx,
+            gold=gold,
+            correct=result.hit_en_to_xx,
+            direction=EN_TO_XX,
+            **dims,
+        ),
     ]

@@ -19,6 +19,7 @@ manhattan_sim,dot_score}`; versions <= 2.x used sklearn's `paired_cosine_distanc
 in float64 here (sentence-transformers uses float32 torch); on all-MiniLM-L6-v2 / STS-b test
 the correlations agree to 6e-8.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -50,10 +51,7 @@ def paired_similarity(a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarr
 
 
 def sts_correlations(
-    a: np.ndarray,
-    b: np.ndarray,
-    gold: Sequence[float],
-    similarities: Sequence[str] = SIMILARITIES,
+    a: np.ndarray, b: np.ndarray, gold: Sequence[float], similarities: Sequence[str] = SIMILARITIES
 ) -> dict[tuple[str, str], float]:
     """{(correlation, similarity): value} for every similarity in `similarities`."""
     gold = np.asarray(gold, dtype=np.float64)
@@ -70,11 +68,7 @@ def sts_correlations(
 
 
 def sts_records(
-    a: np.ndarray,
-    b: np.ndarray,
-    gold: Sequence[float],
-    similarities: Sequence[str] = SIMILARITIES,
-    **dims,
+    a: np.ndarray, b: np.ndarray, gold: Sequence[float], similarities: Sequence[str] = SIMILARITIES, **dims
 ) -> list[dict]:
     """Metric records ``record("pearson"|"spearman", v, similarity=..., **dims)``.
 
@@ -87,13 +81,22 @@ def sts_records(
     ]
 
 
-def sts_examples(a: np.ndarray, b: np.ndarray, gold: Sequence[float], similarities: Sequence[str] = SIMILARITIES,
-                 **dims) -> list[dict]:
+def sts_examples(
+    a: np.ndarray, b: np.ndarray, gold: Sequence[float], similarities: Sequence[str] = SIMILARITIES, **dims
+) -> list[dict]:
     """Per-pair (predicted similarity, gold score) for each similarity, for a MetricsFile's
     `examples`; Pearson and Spearman are recomputed from the same pairs."""
-    return [example_set("scores", "spearman", predicted=paired_similarity(a, b, similarity),
-                        gold=np.asarray(gold, dtype=np.float64), similarity=similarity, **dims)
-            for similarity in similarities]
+    return [
+        example_set(
+            "scores",
+            "spearman",
+            predicted=paired_similarity(a, b, similarity),
+            gold=np.asarray(gold, dtype=np.float64),
+            similarity=similarity,
+            **dims,
+        )
+        for similarity in similarities
+    ]
 
 
 def _check_pair_arrays(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,7 @@ stays zero instead of becoming NaN). `dtype` fixes the precision the caller comp
 float32 for the Tatoeba / mining evaluations (as sentence-transformers and LASER), float64
 for the per-layer alignment analysis; None keeps the input's type.
 """
+
 from __future__ import annotations
 
 import numpy as np

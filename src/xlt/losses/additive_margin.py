@@ -18,6 +18,7 @@ sources for target j (direction y->x). Each direction is the batch mean of
 LaBSE settings: scale 10, margin 0.3; with margin 0 this is plain in-batch softmax
 cross-entropy (multiple-negatives ranking loss).
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,18 +31,16 @@ from xlt.core.choices import SYMMETRIC_MODES
 def additive_margin_scores(x: torch.Tensor, y: torch.Tensor, scale: float, margin: float) -> torch.Tensor:
     """scale * (x @ y.T - margin * I): (B, B) logits; rows are sources, columns targets."""
     if x.ndim != 2 or y.ndim != 2 or x.shape != y.shape:
-        raise ValueError(f"x and y must both be (batch, dim) with the same shape, got {tuple(x.shape)} and {tuple(y.shape)}")
+        raise ValueError(
+            f"x and y must both be (batch, dim) with the same shape, got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
     cosine = x @ y.T
     eye = torch.eye(cosine.shape[0], device=cosine.device, dtype=cosine.dtype)
     return scale * (cosine - margin * eye)
 
 
 def additive_margin_loss(
-    x: torch.Tensor,
-    y: torch.Tensor,
-    scale: float = 10.0,
-    margin: float = 0.3,
-    symmetric: str = "sum",
+    x: torch.Tensor, y: torch.Tensor, scale: float = 10.0, margin: float = 0.3, symmetric: str = "sum"
 ) -> torch.Tensor:
     """Additive-margin softmax loss for L2-normalised x (B, d) and y (B, d); x_i and y_i are a pair."""
     if symmetric not in SYMMETRIC_MODES:

@@ -31,6 +31,7 @@ with z^t the teacher's logits, z^s the student's logits. Three decisions, and wh
 MonoX-KD trains the student with this loss on D_C, the labelled training set concatenated with
 the unlabelled set; the gold labels of the labelled part are not used by the loss.
 """
+
 from __future__ import annotations
 
 import math
@@ -67,8 +68,9 @@ def soft_cross_entropy(student_logits: Tensor, target_probs: Tensor, reduction: 
     return per_example
 
 
-def distillation_loss(student_logits: Tensor, teacher_logits: Tensor,
-                      temperature: float = PAPER_TEMPERATURE, reduction: str = "mean") -> Tensor:
+def distillation_loss(
+    student_logits: Tensor, teacher_logits: Tensor, temperature: float = PAPER_TEMPERATURE, reduction: str = "mean"
+) -> Tensor:
     """MonoX-KD loss: cross-entropy of softmax(student logits) against softmax(teacher logits / T).
 
     See the module docstring for the formula and why neither the student is tempered nor T^2
@@ -101,10 +103,16 @@ def _at_least_float32(x: Tensor) -> Tensor:
 
 
 def check_temperature(temperature: float) -> None:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not math.isfinite(temperature) or temperature <= 0:
-        raise XltError(f"distillation temperature must be a finite number > 0, got {temperature!r} "
-                       f"(the MonoX paper uses {PAPER_TEMPERATURE})")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not math.isfinite(temperature)
+        or temperature <= 0
+    ):
+        raise XltError(
+            f"distillation temperature must be a finite number > 0, got {temperature!r} "
+            f"(the MonoX paper uses {PAPER_TEMPERATURE})"
+        )
 
 
 def _check_pair(student_logits: Tensor, other: Tensor, what: str) -> None:

@@ -11,6 +11,7 @@ sentence-transformers' MSELoss). Vectors are not normalised: the student learns 
 space as it is. When the student's width differs from the teacher's, a linear projection of the
 student's vectors (trained with it) makes them comparable; `projection` is that module or None.
 """
+
 from __future__ import annotations
 
 import torch
@@ -22,8 +23,10 @@ def mse_distillation_loss(source: torch.Tensor, target: torch.Tensor, teacher: t
     """MSE(source, teacher) + MSE(target, teacher): student vectors of both sides of B pairs,
     (B, dim) each, against the teacher's (B, dim) vectors of the source side."""
     if source.ndim != 2 or source.shape != target.shape or source.shape != teacher.shape:
-        raise ValueError(f"source, target and teacher must all be (batch, dim) with one shape, got "
-                         f"{tuple(source.shape)}, {tuple(target.shape)} and {tuple(teacher.shape)}")
+        raise ValueError(
+            f"source, target and teacher must all be (batch, dim) with one shape, got "
+            f"{tuple(source.shape)}, {tuple(target.shape)} and {tuple(teacher.shape)}"
+        )
     teacher = teacher.to(source.dtype)
     return F.mse_loss(source, teacher) + F.mse_loss(target, teacher)
 

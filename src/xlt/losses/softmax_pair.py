@@ -2,6 +2,7 @@
 (u, v, |u - v|) [and optionally u * v] of the two sentence vectors, trained with
 cross-entropy on NLI labels. Only the encoder is kept afterwards; the classifier exists
 to shape the sentence space."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """`xlt rehearse`: the paper sweep's config with offline stand-ins, ready for `snakemake`."""
+
 from __future__ import annotations
 
 from xlt.core.verbs import WORKFLOW, Verb
@@ -7,15 +8,20 @@ GROUP = WORKFLOW
 
 # `xlt job-server` (xlt.jobserver): the sweep's ~500 small jobs fork from one process that has
 # imported torch and transformers, instead of each spending more CPU on the imports than on its work
-RUN = ("HF_HUB_OFFLINE=1 xlt job-server --hf-cache {out}/resources/hf -- "
-       "snakemake --cores 2 --directory {out} --configfile {out}/config.yaml")
+RUN = (
+    "HF_HUB_OFFLINE=1 xlt job-server --hf-cache {out}/resources/hf -- "
+    "snakemake --cores 2 --directory {out} --configfile {out}/config.yaml"
+)
 
 
 def _arguments(p):
     p.add_argument("--config", required=True, help="the paper-scale config to rehearse (e.g. config/paper.yaml)")
     p.add_argument("--out", required=True, help="the rehearsal's working directory: stand-ins, config.yaml, results/")
-    p.add_argument("--cut-down", action="store_true",
-                   help="one seed, two freeze depths, the first values of other axes: every rule, fewest jobs")
+    p.add_argument(
+        "--cut-down",
+        action="store_true",
+        help="one seed, two freeze depths, the first values of other axes: every rule, fewest jobs",
+    )
 
 
 def languages(config: dict) -> list[str]:
@@ -54,17 +60,26 @@ def _run(args):
         if "layers" not in spec:
             raise XltError(f"models.{name}: the rehearsal builds a stand-in of the same depth; declare its layers")
         models.write_model(cache / "hub", spec["path"], spec.get("revision"), int(spec["layers"]), langs)
-        print(f"model {name}: stand-in {models.architecture(spec['path'])} with {spec['layers']} layers "
-              f"as {spec['path']}")
-    print(f"{datasets.write_hf_datasets(config, cache / 'datasets')} hub dataset configs, "
-          f"{datasets.write_local(config, out)} local datasets")
+        print(
+            f"model {name}: stand-in {models.architecture(spec['path'])} with {spec['layers']} layers as {spec['path']}"
+        )
+    print(
+        f"{datasets.write_hf_datasets(config, cache / 'datasets')} hub dataset configs, "
+        f"{datasets.write_local(config, out)} local datasets"
+    )
     mining = (config.get("dual") or {}).get("mining") or {}
     if mining.get("source") == "hf":
         print(f"{datasets.write_bucc(mining, cache / 'datasets')} BUCC pairs")
-    write_text(out / "config.yaml", "# derived by `xlt rehearse` from " + str(args.config) + ": the same sweep on "
-               "offline stand-ins; its numbers are not results\n" + yaml.safe_dump(derived, sort_keys=False))
+    write_text(
+        out / "config.yaml",
+        "# derived by `xlt rehearse` from " + str(args.config) + ": the same sweep on "
+        "offline stand-ins; its numbers are not results\n" + yaml.safe_dump(derived, sort_keys=False),
+    )
     print("run the rehearsal with:\n  " + RUN.format(out=out))
 
 
-VERBS = {"rehearse": Verb("The paper sweep's config on offline stand-in models and data (runs every rule in minutes)",
-                          _arguments, _run)}
+VERBS = {
+    "rehearse": Verb(
+        "The paper sweep's config on offline stand-in models and data (runs every rule in minutes)", _arguments, _run
+    )
+}

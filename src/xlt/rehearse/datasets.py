@@ -7,6 +7,7 @@ columns and label names, written where the real data would be found.
   repo would not do: `load_dataset` needs the hub's API to resolve one, offline or not.)
 - `source: local` CLS goes into the published `cls-acl10-unprocessed` layout at the config's path.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ def base_split(hf_split: str) -> tuple[str, int]:
     return match.group(1), int(match.group(3) or 0)
 
 
-def _rows(task: str, columns: dict, lang: str, split: str, count: int, rng: random.Random,
-          label_names: list[str]) -> list[dict]:
+def _rows(
+    task: str, columns: dict, lang: str, split: str, count: int, rng: random.Random, label_names: list[str]
+) -> list[dict]:
     col = {field: columns.get(field, field) for field in ("text", "text_pair", "label", "score")}
     rows = []
     for i in range(count):
@@ -46,7 +48,9 @@ def _rows(task: str, columns: dict, lang: str, split: str, count: int, rng: rand
         row = {col["text"]: render(ids, lang)}
         if task == "corpus":  # an article: several sentences, a line each (no full stop: a word-level stand-in
             # vocabulary has no "." token), so a corpus drawn as sentences (xlt.data.sentences) finds several
-            row[col["text"]] = "\n".join(render(sentence_ids(rng), lang) for _ in range(rng.randint(*ARTICLE_SENTENCES)))
+            row[col["text"]] = "\n".join(
+                render(sentence_ids(rng), lang) for _ in range(rng.randint(*ARTICLE_SENTENCES))
+            )
         if task == "bitext":  # the language's side and its English translation
             row[col["text_pair"]] = render(ids, "en")
         elif task in ("nli", "sts"):
@@ -64,8 +68,13 @@ def _features(task: str, columns: dict, label_names: list[str], labelled: bool):
     import datasets
 
     col = {field: columns.get(field, field) for field in ("text", "text_pair", "label", "score")}
-    fields = {"nli": ["text", "text_pair"], "sentiment": ["text"], "sts": ["text", "text_pair"],
-              "bitext": ["text", "text_pair"], "corpus": ["text"]}[task]
+    fields = {
+        "nli": ["text", "text_pair"],
+        "sentiment": ["text"],
+        "sts": ["text", "text_pair"],
+        "bitext": ["text", "text_pair"],
+        "corpus": ["text"],
+    }[task]
     features = {col[f]: datasets.Value("string") for f in fields}
     if task in ("nli", "sentiment") and labelled:
         features[col["label"]] = datasets.ClassLabel(names=label_names)
@@ -74,8 +83,9 @@ def _features(task: str, columns: dict, label_names: list[str], labelled: bool):
     return datasets.Features(features)
 
 
-def write_cached(datasets_cache: Path, hub_id: str, config_name: str | None, splits: dict[str, list[dict]],
-                 features=None) -> Path:
+def write_cached(
+    datasets_cache: Path, hub_id: str, config_name: str | None, splits: dict[str, list[dict]], features=None
+) -> Path:
     """`splits` (split -> rows) as the prepared copy of hub_id/config_name in the datasets cache."""
     from datasets.packaged_modules.json.json import Json
 
@@ -87,8 +97,15 @@ def write_cached(datasets_cache: Path, hub_id: str, config_name: str | None, spl
         for split, rows in splits.items():
             files[split] = str(Path(tmp) / f"{split}.jsonl")
             Path(files[split]).write_text("".join(json.dumps(row) + "\n" for row in rows))
-        builder = Json(cache_dir=str(Path(tmp) / "cache"), dataset_name=name, config_name=config,
-                       data_files=files, features=features, hash="rehearsal", version="0.0.0")
+        builder = Json(
+            cache_dir=str(Path(tmp) / "cache"),
+            dataset_name=name,
+            config_name=config,
+            data_files=files,
+            features=features,
+            hash="rehearsal",
+            version="0.0.0",
+        )
         builder.download_and_prepare()
         if final.exists():
             shutil.rmtree(final)
@@ -125,7 +142,9 @@ def hf_loads(config: dict) -> dict[tuple, dict]:
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
-            hf_split = spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
+            hf_split = (
+                spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
+            )
             base, needed = base_split(hf_split)
             needed = max(needed, required.get((name, split), 0))
             for lang in langs:
@@ -144,9 +163,10 @@ def write_hf_datasets(config: dict, datasets_cache: Path, seed: int = 0) -> int:
         labels = [str(n) for n in spec.get("label_names") or DEFAULT_LABELS.get(task, [])]
         # one item list per split, rendered in each language: a translated set (XNLI, stsb_multi_mt)
         # is the same items in every config, which their `item_aligned: true` declares and prepare-data checks
-        splits = {split: _rows(task, columns, load["lang"], split, count, random.Random(f"{seed}:{hub_id}:{split}"),
-                               labels)
-                  for split, count in load["splits"].items()}
+        splits = {
+            split: _rows(task, columns, load["lang"], split, count, random.Random(f"{seed}:{hub_id}:{split}"), labels)
+            for split, count in load["splits"].items()
+        }
         labelled = all(split not in ("unlabeled", "unlabelled") for split in splits)
         write_cached(datasets_cache, hub_id, config_name, splits, _features(task, columns, labels, labelled))
     return len(loads)
@@ -157,21 +177,30 @@ def write_bucc(mining: dict, datasets_cache: Path, seed: int = 0) -> int:
     (sources), `sentence2` (targets) and 1-based `gold` [source, target] pairs."""
     import datasets
 
-    features = datasets.Features({"sentence1": datasets.Sequence(datasets.Value("string")),
-                                  "sentence2": datasets.Sequence(datasets.Value("string")),
-                                  "gold": datasets.Sequence(datasets.Sequence(datasets.Value("int64")))})
+    features = datasets.Features(
+        {
+            "sentence1": datasets.Sequence(datasets.Value("string")),
+            "sentence2": datasets.Sequence(datasets.Value("string")),
+            "gold": datasets.Sequence(datasets.Sequence(datasets.Value("int64"))),
+        }
+    )
     for pair in mining["pairs"]:
         src, tgt = pair.split("-")
         rng = random.Random(f"{seed}:bucc:{pair}")
         gold_ids = [sentence_ids(rng) for _ in range(BUCC_GOLD)]
         sources = gold_ids + [sentence_ids(rng) for _ in range(BUCC_SOURCES - BUCC_GOLD)]
         targets = gold_ids + [sentence_ids(rng) for _ in range(BUCC_TARGETS - BUCC_GOLD)]
-        src_order, tgt_order = rng.sample(range(len(sources)), len(sources)), rng.sample(range(len(targets)), len(targets))
+        src_order, tgt_order = (
+            rng.sample(range(len(sources)), len(sources)),
+            rng.sample(range(len(targets)), len(targets)),
+        )
         where_src = {old: new for new, old in enumerate(src_order)}
         where_tgt = {old: new for new, old in enumerate(tgt_order)}
-        row = {"sentence1": [render(sources[i], src) for i in src_order],
-               "sentence2": [render(targets[i], tgt) for i in tgt_order],
-               "gold": [[where_src[i] + 1, where_tgt[i] + 1] for i in range(BUCC_GOLD)]}
+        row = {
+            "sentence1": [render(sources[i], src) for i in src_order],
+            "sentence2": [render(targets[i], tgt) for i in tgt_order],
+            "gold": [[where_src[i] + 1, where_tgt[i] + 1] for i in range(BUCC_GOLD)],
+        }
         write_cached(datasets_cache, mining["path"], pair, {mining["hub_split"]: [row]}, features)
     return len(mining["pairs"])
 
@@ -190,8 +219,10 @@ def write_cls(spec: dict, root: Path, seed: int = 0, required: dict | None = Non
             items = []
             for i in range(count):
                 rating = rng.choice((1.0, 2.0)) if i % 2 else rng.choice((4.0, 5.0))
-                items.append(f"<item><rating>{rating}</rating><summary>{render(sentence_ids(rng, 2, 4), lang)}"
-                             f"</summary><text>{render(sentence_ids(rng), lang)}</text></item>\n")
+                items.append(
+                    f"<item><rating>{rating}</rating><summary>{render(sentence_ids(rng, 2, 4), lang)}"
+                    f"</summary><text>{render(sentence_ids(rng), lang)}</text></item>\n"
+                )
             path.write_text("".join(items))
 
 
@@ -201,8 +232,10 @@ def write_local(config: dict, root: Path, seed: int = 0) -> int:
         if spec["source"] != "local":
             continue
         if spec.get("format") != "cls":
-            raise XltError(f"rehearsal: dataset {name} is local ({spec.get('format')}); the rehearsal generates "
-                           f"stand-ins for hub datasets and the CLS layout only")
+            raise XltError(
+                f"rehearsal: dataset {name} is local ({spec.get('format')}); the rehearsal generates "
+                f"stand-ins for hub datasets and the CLS layout only"
+            )
         write_cls({**spec, "name": name}, root, seed, required_rows(config))
         count += 1
     return count

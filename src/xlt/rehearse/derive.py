@@ -3,6 +3,7 @@ changed (training capped at a few steps and not compiled, but adapt's curve runs
 last published checkpoint; hub split slices scaled to the stand-in data, MonoX's unlabelled pool
 and the t-SNE pictures' sample scaled down, one CPU a job, no GPU); the models and datasets keep
 their hub ids, found in the stand-in cache."""
+
 from __future__ import annotations
 
 import copy
@@ -21,8 +22,19 @@ POOL_ROWS = 200
 TSNE_SAMPLE = 10
 # one seed, two freeze depths, the first value of other axes: the fewest jobs that still run
 # every rule (a test compares the rule set with the paper config's)
-CUT_AXES = {"seeds": 1, "depths": 2, "freeze_depths": 2, "layers": 1, "poolings": 1, "margins": 1, "scales": 1,
-            "sizes": 2, "temperatures": 2, "tasks": 2, "langs": 2}
+CUT_AXES = {
+    "seeds": 1,
+    "depths": 2,
+    "freeze_depths": 2,
+    "layers": 1,
+    "poolings": 1,
+    "margins": 1,
+    "scales": 1,
+    "sizes": 2,
+    "temperatures": 2,
+    "tasks": 2,
+    "langs": 2,
+}
 
 
 def _cap(training: dict) -> None:
@@ -41,8 +53,11 @@ def published_steps(family: str) -> list[int]:
     per-step numbers (its paper_results.csv rows with a `step=` setting); [] when it has none."""
     from xlt.report import paper, paper_match
 
-    steps = {paper_match.ours(family, "step", setting["step"])[0]
-             for setting in map(paper.parse_setting, paper.load(family).setting) if "step" in setting}
+    steps = {
+        paper_match.ours(family, "step", setting["step"])[0]
+        for setting in map(paper.parse_setting, paper.load(family).setting)
+        if "step" in setting
+    }
     return sorted(int(step) for step in steps)
 
 
@@ -58,8 +73,10 @@ def _curve_training(adapt: dict, paper_training: dict) -> None:
         return
     off_schedule = [step for step in steps if step % every]
     if off_schedule:
-        raise XltError(f"adapt's published steps {off_schedule} (ours) are no checkpoints of the paper's "
-                       f"eval_every {every}: the rehearsal cannot evaluate them as the paper config would")
+        raise XltError(
+            f"adapt's published steps {off_schedule} (ours) are no checkpoints of the paper's "
+            f"eval_every {every}: the rehearsal cannot evaluate them as the paper config would"
+        )
     curve = adapt.setdefault("curve", {})
     training = curve.setdefault("training", {})
     training.update(max_steps=max(steps), eval_every=every, log_every=every)
@@ -116,8 +133,10 @@ def derive(paper: dict, cut_down: bool = False) -> dict:
                     _cap(task[key])
     adapt = paper.get("adapt")
     if isinstance(adapt, dict) and adapt.get("enabled", True):
-        _curve_training(config["adapt"], {**paper.get("training", {}), **adapt.get("training", {}),
-                                          **adapt.get("curve", {}).get("training", {})})
+        _curve_training(
+            config["adapt"],
+            {**paper.get("training", {}), **adapt.get("training", {}), **adapt.get("curve", {}).get("training", {})},
+        )
     if isinstance(config.get("monox"), dict):
         _small_pool(config["monox"])
     if isinstance(config.get("alignment"), dict):
@@ -152,4 +171,3 @@ def _cut(node) -> None:
             node[key] = [-1, 0]
         else:
             _cut(value)
-

@@ -1,6 +1,7 @@
 """Stand-in models for the rehearsal: tiny random-init models of the real model's architecture
 class and layer count, saved in the Hugging Face hub cache layout under the real hub id (and
 revision), so `from_pretrained(hub_id)` finds them with HF_HUB_OFFLINE=1."""
+
 from __future__ import annotations
 
 import hashlib
@@ -25,16 +26,21 @@ def architecture(hub_id: str) -> str:
         return "roberta"
     if "bert" in name and not any(other in name for other in ("roberta", "distilbert", "albert")):
         return "bert"
-    raise XltError(f"rehearsal: no stand-in for {hub_id!r}: the rehearsal builds BERT and RoBERTa models "
-                   f"(the seed studies' architectures), named by their hub id")
+    raise XltError(
+        f"rehearsal: no stand-in for {hub_id!r}: the rehearsal builds BERT and RoBERTa models "
+        f"(the seed studies' architectures), named by their hub id"
+    )
 
 
 def snapshot_dir(hub_cache: Path, hub_id: str, revision: str | None) -> Path:
     """Where huggingface_hub looks for `hub_id` at `revision`; refs/<revision> names the snapshot."""
     repo = hub_cache / ("models--" + hub_id.replace("/", "--"))
     revision = revision or "main"
-    commit = revision if re.fullmatch(r"[0-9a-f]{40}", revision) else hashlib.sha1(
-        f"rehearsal:{hub_id}:{revision}".encode()).hexdigest()
+    commit = (
+        revision
+        if re.fullmatch(r"[0-9a-f]{40}", revision)
+        else hashlib.sha1(f"rehearsal:{hub_id}:{revision}".encode()).hexdigest()
+    )
     (repo / "refs").mkdir(parents=True, exist_ok=True)
     if commit != revision:
         (repo / "refs" / revision).write_text(commit)
@@ -51,8 +57,12 @@ def _tokenizer(kind: str, languages: list[str]):
         from transformers import RobertaTokenizerFast
 
         bpe = ByteLevelBPETokenizer()
-        bpe.train_from_iterator([" " + word for word in words], vocab_size=len(ROBERTA_SPECIAL) + 256 + 2 * len(words),
-                                special_tokens=ROBERTA_SPECIAL, show_progress=False)
+        bpe.train_from_iterator(
+            [" " + word for word in words],
+            vocab_size=len(ROBERTA_SPECIAL) + 256 + 2 * len(words),
+            special_tokens=ROBERTA_SPECIAL,
+            show_progress=False,
+        )
         with tempfile.TemporaryDirectory() as tmp:
             vocab_file, merges_file = bpe.save_model(tmp)
             return RobertaTokenizerFast(vocab_file, merges_file, model_max_length=512)
@@ -63,24 +73,41 @@ def _tokenizer(kind: str, languages: list[str]):
     backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     backend.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
-    return BertTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
-                             cls_token="[CLS]", mask_token="[MASK]", do_lower_case=False, model_max_length=512)
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    return BertTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=False,
+        model_max_length=512,
+    )
 
 
 def _config(kind: str, layers: int, vocab_size: int):
     from transformers import BertConfig, RobertaConfig
 
-    shape = dict(vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=layers, num_attention_heads=HEADS,
-                 intermediate_size=2 * HIDDEN, max_position_embeddings=MAX_POSITIONS)
+    shape = dict(
+        vocab_size=vocab_size,
+        hidden_size=HIDDEN,
+        num_hidden_layers=layers,
+        num_attention_heads=HEADS,
+        intermediate_size=2 * HIDDEN,
+        max_position_embeddings=MAX_POSITIONS,
+    )
     if kind == "bert":
         return BertConfig(**shape)
     return RobertaConfig(pad_token_id=1, bos_token_id=0, eos_token_id=2, **shape)
 
 
-def write_model(hub_cache: Path, hub_id: str, revision: str | None, layers: int, languages: list[str],
-                seed: int = 0) -> Path:
+def write_model(
+    hub_cache: Path, hub_id: str, revision: str | None, layers: int, languages: list[str], seed: int = 0
+) -> Path:
     """A random-init masked-LM stand-in for `hub_id` (its architecture, `layers` layers) in the hub cache."""
     import torch
     from transformers import AutoModelForMaskedLM

@@ -1,6 +1,7 @@
 """Generated text for the rehearsal's stand-in data: a small invented vocabulary per language,
 so every sentence tokenizes into known word pieces of the stand-in models. A sentence is a list
 of word indices, rendered in any language: a translation is the same indices in another one."""
+
 from __future__ import annotations
 
 import random

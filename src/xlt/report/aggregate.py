@@ -10,6 +10,7 @@ several languages (lang `avg`, adapt's pooled `multilingual` set) go to the fami
 summary table, `<table>_summary.csv` beside it; `read_table` joins the two again for the
 plots and checks that read both.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,7 +50,9 @@ def with_intervals(metrics_file: dict, path: str | Path, **statistics) -> dict:
     return {**metrics_file, "metrics": records}
 
 
-def aggregate(paths: Iterable[str | Path], resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+def aggregate(
+    paths: Iterable[str | Path], resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> pd.DataFrame:
     """The tidy table; resamples, seed and confidence are the bootstrap's (config statistics:)."""
     rows = []
     for path in paths:

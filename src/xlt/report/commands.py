@@ -1,5 +1,6 @@
 """Verbs of the report layer every family shares: the tidy metrics table, its figures and the training
 curves."""
+
 from __future__ import annotations
 
 from xlt.core.verbs import ANALYSIS, Verb
@@ -10,9 +11,15 @@ GROUP = ANALYSIS
 def _aggregate_arguments(p):
     p.add_argument("metrics", nargs="+", help="metrics JSON files")
     p.add_argument("--out", required=True, help="CSV path: one row per run, language and metric")
-    p.add_argument("--summary", default=None, help="CSV path for the rows over several languages (lang avg, "
-                   "multilingual); default: OUT with _summary before .csv")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per interval (config statistics.resamples)")
+    p.add_argument(
+        "--summary",
+        default=None,
+        help="CSV path for the rows over several languages (lang avg, "
+        "multilingual); default: OUT with _summary before .csv",
+    )
+    p.add_argument(
+        "--resamples", type=int, default=1000, help="bootstrap resamples per interval (config statistics.resamples)"
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (config statistics.seed)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (config statistics.confidence)")
 
@@ -21,14 +28,17 @@ def _aggregate(args):
     from xlt.core.io import atomic_path
     from xlt.report.aggregate import aggregate, split_summary, summary_path
 
-    per_language, summary = split_summary(aggregate(args.metrics, resamples=args.resamples, seed=args.seed,
-                                                    confidence=args.confidence))
+    per_language, summary = split_summary(
+        aggregate(args.metrics, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+    )
     summary_out = args.summary or summary_path(args.out)
     for table, out in ((per_language, args.out), (summary, summary_out)):
         with atomic_path(out) as tmp:
             table.to_csv(tmp, index=False)
-    print(f"{len(per_language)} rows -> {args.out}, {len(summary)} summary rows -> {summary_out} "
-          f"(from {len(args.metrics)} files)")
+    print(
+        f"{len(per_language)} rows -> {args.out}, {len(summary)} summary rows -> {summary_out} "
+        f"(from {len(args.metrics)} files)"
+    )
 
 
 def _plot_arguments(p):
@@ -55,7 +65,9 @@ def _plot(args):
 
 
 def _plot_curves_arguments(p):
-    p.add_argument("curves", nargs="+", help="training curve CSVs (<run>/train.curve.csv, written beside a run's metrics)")
+    p.add_argument(
+        "curves", nargs="+", help="training curve CSVs (<run>/train.curve.csv, written beside a run's metrics)"
+    )
     p.add_argument("--out", required=True, help="PNG path")
     p.add_argument("--title", default="", help="figure title (default 'Training curves')")
 
@@ -70,7 +82,15 @@ def _plot_curves(args):
 
 
 VERBS = {
-    "aggregate": Verb("Collect metrics JSON files into one tidy CSV (run axes + dimensions + metric + value)", _aggregate_arguments, _aggregate),
+    "aggregate": Verb(
+        "Collect metrics JSON files into one tidy CSV (run axes + dimensions + metric + value)",
+        _aggregate_arguments,
+        _aggregate,
+    ),
     "plot": Verb("Draw one figure from a tidy metrics table", _plot_arguments, _plot),
-    "plot-curves": Verb("Draw the training curves (loss, learning rate, dev score) of a family's runs in one figure", _plot_curves_arguments, _plot_curves),
+    "plot-curves": Verb(
+        "Draw the training curves (loss, learning rate, dev score) of a family's runs in one figure",
+        _plot_curves_arguments,
+        _plot_curves,
+    ),
 }

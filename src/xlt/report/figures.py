@@ -2,6 +2,7 @@
 the 95 % bootstrap intervals (ci_low / ci_high) of plotted points as error bars, bands or ± in
 heatmap cells, and the seed spread of points that average several seeds (a dot per seed, ± one
 between-seed sd)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,8 +47,11 @@ def mean_intervals(rows: pd.DataFrame, by) -> pd.DataFrame | None:
 
 
 def _has_bounds(low, high) -> bool:
-    return low is not None and high is not None and bool(np.isfinite(np.asarray(high, dtype=float) -
-                                                                        np.asarray(low, dtype=float)).any())
+    return (
+        low is not None
+        and high is not None
+        and bool(np.isfinite(np.asarray(high, dtype=float) - np.asarray(low, dtype=float)).any())
+    )
 
 
 def error_lengths(center, low, high, scale: float = 1.0) -> np.ndarray | None:
@@ -66,8 +70,15 @@ def interval_band(ax, x, low, high, *, color, scale: float = 1.0):
     the PolyCollection, or None (nothing drawn) when no point has an interval."""
     if not _has_bounds(low, high):
         return None
-    return ax.fill_between(np.asarray(x), scale * np.asarray(low, dtype=float), scale * np.asarray(high, dtype=float),
-                           color=color, alpha=0.2, lw=0, label="_interval")
+    return ax.fill_between(
+        np.asarray(x),
+        scale * np.asarray(low, dtype=float),
+        scale * np.asarray(high, dtype=float),
+        color=color,
+        alpha=0.2,
+        lw=0,
+        label="_interval",
+    )
 
 
 def reference_span(ax, rows: pd.DataFrame, *, color, scale: float = 1.0):
@@ -76,8 +87,9 @@ def reference_span(ax, rows: pd.DataFrame, *, color, scale: float = 1.0):
     bounds = mean_intervals(rows.assign(_reference=0), "_reference")
     if bounds is None or bounds.isna().any(axis=None):
         return None
-    return ax.axhspan(scale * bounds.ci_low.iloc[0], scale * bounds.ci_high.iloc[0], color=color, alpha=0.15, lw=0,
-                      label="_interval")
+    return ax.axhspan(
+        scale * bounds.ci_low.iloc[0], scale * bounds.ci_high.iloc[0], color=color, alpha=0.15, lw=0, label="_interval"
+    )
 
 
 def halfwidth_grid(rows: pd.DataFrame, index, columns, scale: float = 1.0) -> pd.DataFrame | None:
@@ -86,8 +98,9 @@ def halfwidth_grid(rows: pd.DataFrame, index, columns, scale: float = 1.0) -> pd
     if not set(INTERVAL_COLUMNS) <= set(rows.columns):
         return None
     half = scale * (rows["ci_high"].astype(float) - rows["ci_low"].astype(float)) / 2
-    return rows.assign(_half=half).pivot_table(index=index, columns=columns, values="_half", dropna=False,
-                                               aggfunc=complete_mean)
+    return rows.assign(_half=half).pivot_table(
+        index=index, columns=columns, values="_half", dropna=False, aggfunc=complete_mean
+    )
 
 
 def complete_mean(values: pd.Series) -> float:
@@ -125,8 +138,17 @@ def seed_sd_band(ax, x, center, sd, *, color, scale: float = 1.0):
     center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
     if not np.isfinite(sd).any():
         return None
-    return ax.fill_between(np.asarray(x), scale * (center - sd), scale * (center + sd), facecolor="none",
-                           edgecolor=color, hatch="///", lw=0, alpha=0.5, label="_seed_sd")
+    return ax.fill_between(
+        np.asarray(x),
+        scale * (center - sd),
+        scale * (center + sd),
+        facecolor="none",
+        edgecolor=color,
+        hatch="///",
+        lw=0,
+        alpha=0.5,
+        label="_seed_sd",
+    )
 
 
 def seed_sd_bars(ax, x, center, sd, *, color, scale: float = 1.0):
@@ -135,8 +157,16 @@ def seed_sd_bars(ax, x, center, sd, *, color, scale: float = 1.0):
     center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
     if not np.isfinite(sd).any():
         return None
-    return ax.vlines(np.asarray(x), scale * (center - sd), scale * (center + sd), colors=color, lw=3, alpha=0.6,
-                     zorder=2.5, label="_seed_sd")
+    return ax.vlines(
+        np.asarray(x),
+        scale * (center - sd),
+        scale * (center + sd),
+        colors=color,
+        lw=3,
+        alpha=0.6,
+        zorder=2.5,
+        label="_seed_sd",
+    )
 
 
 # how much taller a cell that also says ± its half-width is drawn
@@ -147,8 +177,13 @@ def _annotations(grid: pd.DataFrame, halfwidth: pd.DataFrame, fmt: str) -> np.nd
     """Cell texts: the value, and below it +- half its interval where the cell has one."""
     half = halfwidth.reindex(index=grid.index, columns=grid.columns).to_numpy(dtype=float)
     values = grid.to_numpy(dtype=float)
-    texts = [[("" if np.isnan(v) else f"{v:{fmt}}") + (f"\n±{h:{fmt}}" if np.isfinite(h) and not np.isnan(v) else "")
-              for v, h in zip(value_row, half_row)] for value_row, half_row in zip(values, half)]
+    texts = [
+        [
+            ("" if np.isnan(v) else f"{v:{fmt}}") + (f"\n±{h:{fmt}}" if np.isfinite(h) and not np.isnan(v) else "")
+            for v, h in zip(value_row, half_row)
+        ]
+        for value_row, half_row in zip(values, half)
+    ]
     return np.array(texts, dtype=object)
 
 
@@ -157,8 +192,16 @@ def has_halfwidths(halfwidth: pd.DataFrame | None) -> bool:
     return halfwidth is not None and bool(np.isfinite(halfwidth.to_numpy(dtype=float)).any())
 
 
-def draw_heatmap(ax, grid: pd.DataFrame, halfwidth: pd.DataFrame | None = None, *, cbar_label: str,
-                 fmt: str = ".1f", cmap: str = "viridis", **heatmap_kw):
+def draw_heatmap(
+    ax,
+    grid: pd.DataFrame,
+    halfwidth: pd.DataFrame | None = None,
+    *,
+    cbar_label: str,
+    fmt: str = ".1f",
+    cmap: str = "viridis",
+    **heatmap_kw,
+):
     """Draw the annotated heatmap of `grid` on `ax`: each cell's value, and below it ± half its
     interval where `halfwidth` (same labels; `halfwidth_grid`) has one. Row labels stay upright."""
     annot, annot_fmt = True, fmt
@@ -169,10 +212,22 @@ def draw_heatmap(ax, grid: pd.DataFrame, halfwidth: pd.DataFrame | None = None, 
     return ax
 
 
-def heatmap(grid: pd.DataFrame, out: str | Path, *, title: str, xlabel: str, ylabel: str = "",
-            cbar_label: str, fmt: str = ".1f", cmap: str = "viridis", cell: tuple[float, float] = (0.75, 0.45),
-            margin: tuple[float, float] = (1.2, 1.2), min_width: float = 0.0, halfwidth: pd.DataFrame | None = None,
-            **heatmap_kw):
+def heatmap(
+    grid: pd.DataFrame,
+    out: str | Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str = "",
+    cbar_label: str,
+    fmt: str = ".1f",
+    cmap: str = "viridis",
+    cell: tuple[float, float] = (0.75, 0.45),
+    margin: tuple[float, float] = (1.2, 1.2),
+    min_width: float = 0.0,
+    halfwidth: pd.DataFrame | None = None,
+    **heatmap_kw,
+):
     """An annotated heatmap of `grid` (rows x columns), sized to its cells: width = margin +
     cell width x columns (at least `min_width`), height = margin + cell height x rows. With
     `halfwidth` (same labels; `halfwidth_grid`), a cell with an interval also says ± its half-width."""

@@ -36,6 +36,7 @@ seed when seeds match), ``matched`` yes, ours minus theirs in ``delta``; or one 
 ``matched`` no and the ``reason`` of the first check nothing passed (different model, metric
 not computed, no run with that setting or language, family not in this config, demo run).
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,22 @@ PUBLISHED = "paper_results.csv"  # a family's published numbers, in its folder
 METRICS = {"accuracy", "pearson", "spearman", "perplexity", "error", "mean_error", "accuracy@1", "mean_accuracy@1"}
 # ISO 639-1 codes, `avg` (an average over the paper's languages) or a named mixture such as `xnli-mix`
 LANGUAGE = re.compile(r"^([a-z]{2}|avg|[a-z]+-mix)$")
-DELTA_COLUMNS = ["family", "setting", "lang", "metric", "theirs", "matched", "reason", "note", "run_id", "ours",
-                 "ci_low", "ci_high", "delta", "source"]
+DELTA_COLUMNS = [
+    "family",
+    "setting",
+    "lang",
+    "metric",
+    "theirs",
+    "matched",
+    "reason",
+    "note",
+    "run_id",
+    "ours",
+    "ci_low",
+    "ci_high",
+    "delta",
+    "source",
+]
 # the hub's split names -> ours (config split_names map ours to the hub's: {dev: validation})
 SPLIT_ALIASES = {"validation": "dev"}
 POOLED = "multilingual"  # our `lang` of a set pooled over languages; the papers write <name>-mix
@@ -99,8 +114,11 @@ def published_files(folder: Path | None = None) -> dict[str, Path]:
     that has one, or with `folder`, that folder's `<family>.csv` files."""
     if folder is not None:
         return {path.stem: path for path in sorted(Path(folder).glob("*.csv"))}
-    return {name: registry.folder(name) / PUBLISHED for name in registry.names()
-            if (registry.folder(name) / PUBLISHED).is_file()}
+    return {
+        name: registry.folder(name) / PUBLISHED
+        for name in registry.names()
+        if (registry.folder(name) / PUBLISHED).is_file()
+    }
 
 
 def load(family: str, folder: Path | None = None) -> pd.DataFrame:
@@ -169,8 +187,9 @@ def _checks(family: str, theirs: dict, setting: dict[str, str]) -> list[tuple]:
     """(our column, the value(s) it must hold, the reason's label, a matched row's note) per
     published key but the model: the paper's labels mapped onto ours (xlt.report.paper_match)."""
     keys = [("metric", theirs["metric"])] + [(k, v) for k, v in setting.items() if k != "model"]
-    checks = [(key, *paper_match.ours(family, key, split_name(value) if key == "split" else value))
-              for key, value in keys]
+    checks = [
+        (key, *paper_match.ours(family, key, split_name(value) if key == "split" else value)) for key, value in keys
+    ]
     return checks + [("lang", theirs["language"], f"lang={theirs['language']}", "")]
 
 
@@ -188,12 +207,20 @@ def match(runs: pd.DataFrame, family: str, theirs: dict, models: dict[str, str])
         loads = rows["model"].map(lambda name: models.get(name, name) if pd.notna(name) else None)
         same = loads.map(lambda ref: ref is not None and loaded_name(ref, setting["model"]))
         if not same.any():
-            trained = ", ".join(sorted({f"{split_revision(str(ref))[0]} ({name})"
-                                        for name, ref in zip(rows["model"], loads) if ref is not None}))
+            trained = ", ".join(
+                sorted(
+                    {
+                        f"{split_revision(str(ref))[0]} ({name})"
+                        for name, ref in zip(rows["model"], loads)
+                        if ref is not None
+                    }
+                )
+            )
             rest, _ = _narrow(rows, family, checks)
-            tail = f"; our runs have the rest of this setting and language" if not rest.empty else ""
-            return rows.iloc[:0], (f"different model: the config trains {trained}, "
-                                   f"the paper reports {setting['model']}{tail}")
+            tail = "; our runs have the rest of this setting and language" if not rest.empty else ""
+            return rows.iloc[:0], (
+                f"different model: the config trains {trained}, the paper reports {setting['model']}{tail}"
+            )
         rows = rows[same]
     rows, reason = _narrow(rows, family, checks)
     for key, value in setting.items():
@@ -210,23 +237,43 @@ def _unnamed(rows: pd.DataFrame, setting: dict[str, str]) -> pd.DataFrame:
     """Where the matched rows differ in a column the published setting does not name (dual's STS
     rows, one per similarity), each row's `note` says its value: the paper picked one of them
     without saying which. Seeds are replicates (one row each), not noted."""
-    unnamed = [c for c in rows.columns if c not in paper_match.NOT_KEYS | set(setting) | {"family", "metric", "lang", "seed"}
-               and rows[c].nunique(dropna=True) > 1]
+    unnamed = [
+        c
+        for c in rows.columns
+        if c not in paper_match.NOT_KEYS | set(setting) | {"family", "metric", "lang", "seed"}
+        and rows[c].nunique(dropna=True) > 1
+    ]
     if not unnamed:
         return rows
-    notes = [", ".join(f"{c}={_text(v)}" for c, v in zip(unnamed, values)) + " (the paper names none)"
-             for values in rows[unnamed].itertuples(index=False)]
+    notes = [
+        ", ".join(f"{c}={_text(v)}" for c, v in zip(unnamed, values)) + " (the paper names none)"
+        for values in rows[unnamed].itertuples(index=False)
+    ]
     before = rows["note"] if "note" in rows.columns else [None] * len(rows)
     return rows.assign(note=[f"{n}; {m}" if isinstance(n, str) else m for n, m in zip(before, notes)])
 
 
 def _unmatched(family: str, theirs: dict, reason: str) -> dict:
-    return {"family": family, "setting": theirs["setting"], "lang": theirs["language"], "metric": theirs["metric"],
-            "theirs": float(theirs["value"]), "matched": "no", "reason": reason, "source": theirs["source"]}
+    return {
+        "family": family,
+        "setting": theirs["setting"],
+        "lang": theirs["language"],
+        "metric": theirs["metric"],
+        "theirs": float(theirs["value"]),
+        "matched": "no",
+        "reason": reason,
+        "source": theirs["source"],
+    }
 
 
-def deltas(runs: pd.DataFrame, family: str, folder: Path | None = None, *, models: dict[str, str] | None = None,
-           split: str | None = None) -> pd.DataFrame:
+def deltas(
+    runs: pd.DataFrame,
+    family: str,
+    folder: Path | None = None,
+    *,
+    models: dict[str, str] | None = None,
+    split: str | None = None,
+) -> pd.DataFrame:
     """Every published number of `family` beside the run-table rows it matches (one row each)
     or, matching none, once with the reason. `models`: config name -> the hub id or path it
     loads (config_args); `split`: the family's evaluation split where its table has no split."""
@@ -237,10 +284,18 @@ def deltas(runs: pd.DataFrame, family: str, folder: Path | None = None, *, model
         if rows.empty:
             out.append(_unmatched(family, theirs, reason))
         for _, ours in rows.iterrows():
-            out.append({**_unmatched(family, theirs, ""), "matched": "yes", "note": ours.get("note"),
-                        "run_id": ours["run_id"],
-                        "ours": ours["value"], "ci_low": ours.get("ci_low"), "ci_high": ours.get("ci_high"),
-                        "delta": ours["value"] - float(theirs["value"])})
+            out.append(
+                {
+                    **_unmatched(family, theirs, ""),
+                    "matched": "yes",
+                    "note": ours.get("note"),
+                    "run_id": ours["run_id"],
+                    "ours": ours["value"],
+                    "ci_low": ours.get("ci_low"),
+                    "ci_high": ours.get("ci_high"),
+                    "delta": ours["value"] - float(theirs["value"]),
+                }
+            )
     return pd.DataFrame(out, columns=DELTA_COLUMNS)
 
 
@@ -265,8 +320,11 @@ def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, re
     delta = delta[delta["matched"] == "yes"].reset_index(drop=True) if not demo else delta.iloc[:0]
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * max(1, len(delta))))
     if delta.empty:
-        why = ("demo run: its world and models are synthetic, so the papers' numbers are not comparable"
-               if demo else _why_none(everything))
+        why = (
+            "demo run: its world and models are synthetic, so the papers' numbers are not comparable"
+            if demo
+            else _why_none(everything)
+        )
         ax.text(0.5, 0.5, f"no paper overlay: {why}", ha="center", va="center", wrap=True)
         ax.set_axis_off()
         return save(fig, out)
@@ -276,10 +334,15 @@ def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, re
     high = (delta["ci_high"] - delta["ours"]).where(delta["ci_high"].notna(), 0).astype(float)
     ax.errorbar(delta["ours"].astype(float), list(y), xerr=[low, high], fmt="o", label="ours (95 % CI where present)")
     for i, row in enumerate(delta.itertuples()):
-        ax.plot(row.theirs, i, marker="D", color="tab:red", linestyle="none",
-                label="published" if i == 0 else None)
-        ax.annotate(row.source.split(",")[0][:60], (row.theirs, i), textcoords="offset points", xytext=(6, 4),
-                    fontsize=7, color="tab:red")
+        ax.plot(row.theirs, i, marker="D", color="tab:red", linestyle="none", label="published" if i == 0 else None)
+        ax.annotate(
+            row.source.split(",")[0][:60],
+            (row.theirs, i),
+            textcoords="offset points",
+            xytext=(6, 4),
+            fontsize=7,
+            color="tab:red",
+        )
     ax.set_yticks(list(y), labels)
     ax.set_xlabel("value (our units)")
     ax.legend(loc="lower right", fontsize=8)
@@ -299,8 +362,11 @@ def family_tables(config: dict) -> dict[str, str]:
     from xlt.core import settings
 
     published = published_files()
-    return {name: settings.plan_module(name).TABLE for name in registry.names()
-            if settings.family(config, name) is not None and name in published}
+    return {
+        name: settings.plan_module(name).TABLE
+        for name in registry.names()
+        if settings.family(config, name) is not None and name in published
+    }
 
 
 def targets(config: dict) -> list[str]:
@@ -331,8 +397,14 @@ def published_families(folder: Path | None = None) -> list[str]:
     return sorted(published_files(folder))
 
 
-def compare(tables: dict[str, str | Path], *, demo: bool, models: dict[str, str] | None = None,
-            splits: dict[str, str] | None = None, folder: Path | None = None) -> pd.DataFrame:
+def compare(
+    tables: dict[str, str | Path],
+    *,
+    demo: bool,
+    models: dict[str, str] | None = None,
+    splits: dict[str, str] | None = None,
+    folder: Path | None = None,
+) -> pd.DataFrame:
     """paper_delta: every published number of every family, matched against the run tables
     `tables` (family -> CSV). A family without a table is not in this config; in a demo run
     nothing matches (its synthetic languages and tiny models share no setting with a paper)."""
@@ -341,11 +413,14 @@ def compare(tables: dict[str, str | Path], *, demo: bool, models: dict[str, str]
     parts = []
     for family in published_families(folder):
         if demo or family not in tables:
-            rows = [_unmatched(family, theirs, DEMO if demo else NOT_IN_CONFIG)
-                    for _, theirs in load(family, folder).iterrows()]
+            rows = [
+                _unmatched(family, theirs, DEMO if demo else NOT_IN_CONFIG)
+                for _, theirs in load(family, folder).iterrows()
+            ]
             parts.append(pd.DataFrame(rows, columns=DELTA_COLUMNS))
         else:
-            parts.append(deltas(read_table(tables[family]), family, folder, models=models,
-                                split=(splits or {}).get(family)))
+            parts.append(
+                deltas(read_table(tables[family]), family, folder, models=models, split=(splits or {}).get(family))
+            )
     parts = [p for p in parts if not p.empty]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=DELTA_COLUMNS)

@@ -1,4 +1,5 @@
 """`xlt paper-delta`: ours minus the seed studies' published numbers, as a table and a figure."""
+
 from __future__ import annotations
 
 from xlt.core.verbs import ANALYSIS, Verb, key_value
@@ -7,18 +8,36 @@ GROUP = ANALYSIS
 
 
 def _arguments(p):
-    p.add_argument("tables", nargs="+", metavar="FAMILY=CSV", help="run tables from `xlt aggregate`",
-                   type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"))
-    p.add_argument("--model", action="append", default=[], metavar="NAME=REF",
-                   type=key_value("NAME=REF", "mbert=bert-base-multilingual-cased"),
-                   help="a config model name and the hub id or path its jobs load (repeat per model); "
-                        "published rows match on the loaded model, not the name")
-    p.add_argument("--split", action="append", default=[], metavar="FAMILY=SPLIT",
-                   type=key_value("FAMILY=SPLIT", "freeze_depth=test"),
-                   help="the evaluation split of a family whose table has no split column (config <family>.eval.split)")
+    p.add_argument(
+        "tables",
+        nargs="+",
+        metavar="FAMILY=CSV",
+        help="run tables from `xlt aggregate`",
+        type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
+    )
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=REF",
+        type=key_value("NAME=REF", "mbert=bert-base-multilingual-cased"),
+        help="a config model name and the hub id or path its jobs load (repeat per model); "
+        "published rows match on the loaded model, not the name",
+    )
+    p.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="FAMILY=SPLIT",
+        type=key_value("FAMILY=SPLIT", "freeze_depth=test"),
+        help="the evaluation split of a family whose table has no split column (config <family>.eval.split)",
+    )
     p.add_argument("--demo", action="store_true", help="a demo run: no overlay, and the figure says why")
-    p.add_argument("--rehearsal", action="store_true",
-                   help="a run of `xlt rehearse`'s config: the figure says its values are not results")
+    p.add_argument(
+        "--rehearsal",
+        action="store_true",
+        help="a run of `xlt rehearse`'s config: the figure says its values are not results",
+    )
     p.add_argument("--out-table", required=True, help="paper_delta CSV path")
     p.add_argument("--out-plot", required=True, help="overlay PNG path")
 
@@ -34,9 +53,14 @@ def _run(args):
         paper.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
     key = ["family", "setting", "lang", "metric"]  # one published number
     published, matched = len(delta[key].drop_duplicates()), delta[delta["matched"] == "yes"]
-    print(f"{len(matched[key].drop_duplicates())} of {published} published numbers match a run "
-          f"({len(matched)} run-table rows) -> {args.out_table}")
+    print(
+        f"{len(matched[key].drop_duplicates())} of {published} published numbers match a run "
+        f"({len(matched)} run-table rows) -> {args.out_table}"
+    )
 
 
-VERBS = {"paper-delta": Verb("Ours beside every published number of the seed studies (paper_delta.csv + overlay)",
-                             _arguments, _run)}
+VERBS = {
+    "paper-delta": Verb(
+        "Ours beside every published number of the seed studies (paper_delta.csv + overlay)", _arguments, _run
+    )
+}

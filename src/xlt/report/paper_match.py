@@ -20,12 +20,12 @@ and `PAPER_DOMAIN_MEANS`.
   there. Its ``run_id`` joins the three runs' ids with ``+``; its interval is left empty (the
   domains' bootstrap intervals do not make one for the mean), and its ``note`` says so.
 """
+
 from __future__ import annotations
 
 import pandas as pd
 
 from xlt.core import registry
-
 
 
 def one_based(family: str) -> frozenset[str]:
@@ -48,8 +48,11 @@ def ours(family: str, key: str, value: str) -> tuple[str | tuple[str, ...], str,
         number = pd.to_numeric(value, errors="coerce")
         if pd.notna(number) and float(number).is_integer() and number >= 1:
             step = int(number) - 1
-            return (str(step), f"published {key}={value} is our {key} {step}",
-                    f"published {key} #{value} (1-based) is our {key} {step}")
+            return (
+                str(step),
+                f"published {key}={value} is our {key} {step}",
+                f"published {key} #{value} (1-based) is our {key} {step}",
+            )
     domains = domain_means(family).get((key, value))
     if domains:
         return domains, f"{key}={value}, the mean over {', '.join(domains)}", ""
@@ -77,8 +80,7 @@ def domain_mean(rows: pd.DataFrame, family: str, key: str, value: str) -> tuple[
         for bound in ("ci_low", "ci_high"):
             if bound in mean.index:
                 mean[bound] = float("nan")
-        mean["note"] = (f"mean over {len(domains)} domain rows ({key} {', '.join(domains)}); "
-                        f"no interval for the mean")
+        mean["note"] = f"mean over {len(domains)} domain rows ({key} {', '.join(domains)}); no interval for the mean"
         out.append(mean)
     if out:
         return pd.DataFrame(out), ""

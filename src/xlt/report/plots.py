@@ -2,6 +2,7 @@
 
 A family's `plots.py` (optional) maps kinds to functions `(table, out, title="") -> Figure`: each reads
 the tidy table, writes one PNG and returns the figure, whose axes tests can read."""
+
 from __future__ import annotations
 
 from xlt.core import registry

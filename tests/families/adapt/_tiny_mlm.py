@@ -1,4 +1,5 @@
 """Tiny offline masked LMs and WordPiece tokenizers for tests (no downloads)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,17 +7,27 @@ from pathlib import Path
 import torch
 
 DUTCH = [
-    "de kat zit op de mat", "het huis is groot en mooi", "wij lopen samen naar de markt",
-    "zij leest een boek in de tuin", "de kinderen spelen buiten met de bal",
-    "morgen gaan we fietsen langs het kanaal", "het regent al de hele dag",
-    "mijn broer werkt in een groot ziekenhuis", "de trein naar amsterdam is vertraagd",
+    "de kat zit op de mat",
+    "het huis is groot en mooi",
+    "wij lopen samen naar de markt",
+    "zij leest een boek in de tuin",
+    "de kinderen spelen buiten met de bal",
+    "morgen gaan we fietsen langs het kanaal",
+    "het regent al de hele dag",
+    "mijn broer werkt in een groot ziekenhuis",
+    "de trein naar amsterdam is vertraagd",
     "koffie met melk en suiker graag",
 ]
 ENGLISH = [
-    "the cat sits on the mat", "the house is big and nice", "we walk together to the market",
-    "she reads a book in the garden", "the children play outside with the ball",
-    "tomorrow we cycle along the canal", "it has been raining all day",
-    "my brother works in a big hospital", "the train to amsterdam is delayed",
+    "the cat sits on the mat",
+    "the house is big and nice",
+    "we walk together to the market",
+    "she reads a book in the garden",
+    "the children play outside with the ball",
+    "tomorrow we cycle along the canal",
+    "it has been raining all day",
+    "my brother works in a big hospital",
+    "the train to amsterdam is delayed",
     "coffee with milk and sugar please",
 ]
 
@@ -32,8 +43,14 @@ def tiny_bert_mlm(vocab_size: int, layers: int = 2, hidden: int = 32, seed: int 
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
-                        num_attention_heads=2, intermediate_size=2 * hidden, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=64,
+    )
     return BertForMaskedLM(config).eval()
 
 

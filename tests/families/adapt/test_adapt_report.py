@@ -1,4 +1,5 @@
 """Final-perplexity table and figures of the adapt family, on a hand-made tidy table."""
+
 import math
 
 import matplotlib.colors
@@ -8,33 +9,88 @@ import pytest
 from matplotlib.collections import PolyCollection
 
 from xlt.core.scheme_names import scheme_label, scheme_order
+from xlt.families.adapt.plots import (
+    PLOTS,
+    cka_vs_step,
+    distance_vs_step,
+    final_perplexity,
+    perplexity_vs_step,
+    word_nll,
+)
 from xlt.families.adapt.tables import final_perplexity_table, word_nll_table
-from xlt.families.adapt.plots import PLOTS
-from xlt.families.adapt.plots import cka_vs_step, distance_vs_step, final_perplexity, perplexity_vs_step, word_nll
 
 
 def _table():
     rows = []
-    for scheme, seed_values in (("9-12", [(20.0, 60.0), (22.0, 64.0)]), ("0-12", [(10.0, 90.0), (14.0, 80.0)]),
-                                ("gradual-start4-step4-every1epochs", [(12.0, 70.0), (12.0, 72.0)])):
+    for scheme, seed_values in (
+        ("9-12", [(20.0, 60.0), (22.0, 64.0)]),
+        ("0-12", [(10.0, 90.0), (14.0, 80.0)]),
+        ("gradual-start4-step4-every1epochs", [(12.0, 70.0), (12.0, 72.0)]),
+    ):
         for seed, (target, multi) in enumerate(seed_values, start=1):
-            base = {"family": "adapt", "run_id": f"m-{scheme}-seed{seed}", "model": "m", "scheme": scheme,
-                    "seed": seed, "role": "adapted"}
+            base = {
+                "family": "adapt",
+                "run_id": f"m-{scheme}-seed{seed}",
+                "model": "m",
+                "scheme": scheme,
+                "seed": seed,
+                "role": "adapted",
+            }
             for step, factor in ((0, 2.0), (10, 1.5), (20, 1.0)):
-                rows.append({**base, "metric": "perplexity", "value": target * factor, "lang": "nl", "split": "dev", "step": step})
-                rows.append({**base, "metric": "perplexity", "value": multi / factor, "lang": "multilingual", "split": "dev", "step": step})
+                rows.append(
+                    {
+                        **base,
+                        "metric": "perplexity",
+                        "value": target * factor,
+                        "lang": "nl",
+                        "split": "dev",
+                        "step": step,
+                    }
+                )
+                rows.append(
+                    {
+                        **base,
+                        "metric": "perplexity",
+                        "value": multi / factor,
+                        "lang": "multilingual",
+                        "split": "dev",
+                        "step": step,
+                    }
+                )
                 for layer in (0, 1, 2):
                     for level in ("sentence", "word"):
-                        rows.append({**base, "metric": "euclidean", "value": layer + step / 10, "layer": layer,
-                                     "level": level, "step": step})
-                        rows.append({**base, "metric": "cka", "value": 0.5 + step / 100, "layer": layer,
-                                     "level": level, "step": step})
+                        rows.append(
+                            {
+                                **base,
+                                "metric": "euclidean",
+                                "value": layer + step / 10,
+                                "layer": layer,
+                                "level": level,
+                                "step": step,
+                            }
+                        )
+                        rows.append(
+                            {
+                                **base,
+                                "metric": "cka",
+                                "value": 0.5 + step / 100,
+                                "layer": layer,
+                                "level": level,
+                                "step": step,
+                            }
+                        )
             rows.append({**base, "metric": "perplexity", "value": target, "lang": "nl", "split": "dev"})
             rows.append({**base, "metric": "perplexity", "value": target + 1, "lang": "nl", "split": "test"})
             rows.append({**base, "metric": "perplexity", "value": multi, "lang": "multilingual", "split": "dev"})
             rows.append({**base, "metric": "selected_step", "value": 10.0 * seed})
     for model, role, target, multi in (("bertje", "native", 8.0, 5000.0), ("m", "transfer", 40.0, 30.0)):
-        base = {"family": "adapt", "run_id": f"reference-{model}", "model": model, "scheme": "pre-trained", "role": role}
+        base = {
+            "family": "adapt",
+            "run_id": f"reference-{model}",
+            "model": model,
+            "scheme": "pre-trained",
+            "role": role,
+        }
         rows.append({**base, "metric": "perplexity", "value": target, "lang": "nl", "split": "dev"})
         rows.append({**base, "metric": "perplexity", "value": target + 1, "lang": "nl", "split": "test"})
         rows.append({**base, "metric": "perplexity", "value": multi, "lang": "multilingual", "split": "dev"})
@@ -52,14 +108,28 @@ def test_final_table_means_and_sds_over_seeds():
     assert row["multilingual/dev mean"] == pytest.approx(85.0)
     assert row["selected step mean"] == pytest.approx(15.0)
     native = summary.iloc[4]
-    assert native["nl/test mean"] == 9.0 and math.isnan(native["nl/test sd"]) and math.isnan(native["selected step mean"])
-    assert list(summary.columns[4:10]) == ["nl/dev mean", "nl/dev sd", "nl/test mean", "nl/test sd",
-                                           "multilingual/dev mean", "multilingual/dev sd"]
+    assert (
+        native["nl/test mean"] == 9.0 and math.isnan(native["nl/test sd"]) and math.isnan(native["selected step mean"])
+    )
+    assert list(summary.columns[4:10]) == [
+        "nl/dev mean",
+        "nl/dev sd",
+        "nl/test mean",
+        "nl/test sd",
+        "multilingual/dev mean",
+        "multilingual/dev sd",
+    ]
 
 
 def test_scheme_order_and_labels():
     names = ["gradual-start4-step4-every1epochs", "11-12", "0-12", "pre-trained", "6-12"]
-    assert sorted(names, key=scheme_order) == ["0-12", "6-12", "11-12", "gradual-start4-step4-every1epochs", "pre-trained"]
+    assert sorted(names, key=scheme_order) == [
+        "0-12",
+        "6-12",
+        "11-12",
+        "gradual-start4-step4-every1epochs",
+        "pre-trained",
+    ]
     assert scheme_label("9-12") == "layers 9-12"
     assert scheme_label("gradual-start4-step4-every1epochs") == "gradual (top 4, +4 every epoch)"
     assert scheme_label("gradual-start2-step1-every50steps") == "gradual (top 2, +1 every 50 steps)"
@@ -69,8 +139,13 @@ def test_every_kind_is_registered_for_xlt_plot():
     from xlt.report.plots import plot_functions
 
     assert {kind: plot_functions()[kind] for kind in PLOTS} == PLOTS
-    assert set(PLOTS) == {"adapt-perplexity-vs-step", "adapt-final-perplexity", "adapt-word-nll",
-                          "adapt-distance-vs-step", "adapt-cka-vs-step"}
+    assert set(PLOTS) == {
+        "adapt-perplexity-vs-step",
+        "adapt-final-perplexity",
+        "adapt-word-nll",
+        "adapt-distance-vs-step",
+        "adapt-cka-vs-step",
+    }
 
 
 def _line(ax, label):
@@ -108,9 +183,17 @@ def test_final_perplexity_bars_are_the_summary_means(tmp_path):
     fig = final_perplexity(_table(), tmp_path / "figure.png")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [
-        "layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)", "m\nuntouched (transfer)",
-        "bertje\nuntouched (native)"]
-    assert [c.get_label() for c in ax.containers if hasattr(c, "patches")] == ["nl dev", "nl test", "multilingual (dev)"]
+        "layers 0-12",
+        "layers 9-12",
+        "gradual (top 4, +4 every epoch)",
+        "m\nuntouched (transfer)",
+        "bertje\nuntouched (native)",
+    ]
+    assert [c.get_label() for c in ax.containers if hasattr(c, "patches")] == [
+        "nl dev",
+        "nl test",
+        "multilingual (dev)",
+    ]
     bars = [c for c in ax.containers if hasattr(c, "patches")]
     assert [p.get_height() for p in bars[0].patches] == pytest.approx([12.0, 21.0, 12.0, 40.0, 8.0])
     assert [p.get_height() for p in bars[1].patches] == pytest.approx([13.0, 22.0, 13.0, 41.0, 9.0])
@@ -119,18 +202,24 @@ def test_final_perplexity_bars_are_the_summary_means(tmp_path):
     assert ax.get_yscale() == "log"  # 5000 next to 8: a linear axis would hide the small bars
 
 
-@pytest.mark.parametrize("plot, expected", [
-    (distance_vs_step, lambda layer: [layer, layer + 1.0, layer + 2.0]),  # layer + step / 10
-    (cka_vs_step, lambda layer: [0.5, 0.6, 0.7]),  # 0.5 + step / 100
-])
+@pytest.mark.parametrize(
+    "plot, expected",
+    [
+        (distance_vs_step, lambda layer: [layer, layer + 1.0, layer + 2.0]),  # layer + step / 10
+        (cka_vs_step, lambda layer: [0.5, 0.6, 0.7]),  # 0.5 + step / 100
+    ],
+)
 def test_layer_panels_draw_every_run_and_level_on_an_equal_y_span(plot, expected, tmp_path):
     fig = plot(_table(), tmp_path / "figure.png")
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert [ax.get_title() for ax in panels] == ["embeddings (0)", "layer 1", "layer 2"]
     for layer, ax in enumerate(panels):
         labels = [line.get_label() for line in ax.lines]
-        assert labels == [f"{scheme}, {level}" for scheme in
-                          ("layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)") for level in ("sentence", "word")]
+        assert labels == [
+            f"{scheme}, {level}"
+            for scheme in ("layers 0-12", "layers 9-12", "gradual (top 4, +4 every epoch)")
+            for level in ("sentence", "word")
+        ]
         for line in ax.lines:
             assert list(line.get_xdata()) == [0, 10, 20]
             assert list(line.get_ydata()) == pytest.approx(expected(layer))
@@ -152,17 +241,21 @@ def _caption(config_file: str, kind: str | None) -> str:
     config = validate(yaml.safe_load((root / config_file).read_text()))
     wildcards = {"kind": kind} if kind else {}
     return jinja2.Template((root / "src" / "xlt" / "families" / "adapt" / "caption.rst").read_text()).render(
-        snakemake=SimpleNamespace(config=config, wildcards=wildcards))
+        snakemake=SimpleNamespace(config=config, wildcards=wildcards)
+    )
 
 
-@pytest.mark.parametrize("kind, heading", [
-    ("perplexity-vs-step", "Perplexity during target-language MLM training"),
-    ("final-perplexity", "Final perplexity per scheme"),
-    ("word-nll", "Final NLL per word and per character"),
-    ("distance-vs-step", "Distance to the native model per layer"),
-    ("cka-vs-step", "Linear CKA with the native model per layer"),
-    (None, "Final perplexity table"),
-])
+@pytest.mark.parametrize(
+    "kind, heading",
+    [
+        ("perplexity-vs-step", "Perplexity during target-language MLM training"),
+        ("final-perplexity", "Final perplexity per scheme"),
+        ("word-nll", "Final NLL per word and per character"),
+        ("distance-vs-step", "Distance to the native model per layer"),
+        ("cka-vs-step", "Linear CKA with the native model per layer"),
+        (None, "Final perplexity table"),
+    ],
+)
 def test_caption_renders_the_validated_settings(kind, heading):
     demo = _caption("config.yaml", kind)
     assert heading in demo and "not about mBERT or real languages" in demo
@@ -172,9 +265,11 @@ def test_caption_renders_the_validated_settings(kind, heading):
     assert "max_steps=100 (family override)" in demo
     paper = _caption("config/paper.yaml", kind)
     assert "not about mBERT or real languages" not in paper
-    assert ("Checkpoints: the curve runs (schemes 0-12) every 50 steps on the\ntarget and the multilingual set; the "
-            "other schemes' runs every 100 steps on\nthe target set (early stopping), the multilingual set once, on "
-            "the selected model,") in paper
+    assert (
+        "Checkpoints: the curve runs (schemes 0-12) every 50 steps on the\ntarget and the multilingual set; the "
+        "other schemes' runs every 100 steps on\nthe target set (early stopping), the multilingual set once, on "
+        "the selected model,"
+    ) in paper
     assert "at most 10000 sentences per set" in paper
     if kind == "perplexity-vs-step":
         assert "split dev) and on the size-matched multilingual set" in demo and "over seeds 1, 2, 3" in paper
@@ -189,7 +284,10 @@ def test_caption_renders_the_validated_settings(kind, heading):
     if kind == "distance-vs-step":
         assert "unrelated coordinate systems" in paper and "Linear CKA, invariant to rotation" in paper
     if kind is None:
-        assert "``nll_per_word`` and ``nll_per_char``" in paper and "compare only between models with one tokenizer" in paper
+        assert (
+            "``nll_per_word`` and ``nll_per_char``" in paper
+            and "compare only between models with one tokenizer" in paper
+        )
 
 
 def test_caption_says_what_the_curve_runs_train_with():
@@ -207,7 +305,8 @@ def test_caption_says_what_the_curve_runs_train_with():
     config = yaml.safe_load((root / "config" / "paper.yaml").read_text())
     config["adapt"]["curve"]["training"] = {"max_steps": 1500, "eval_every": 25}
     text = jinja2.Template((root / "src" / "xlt" / "families" / "adapt" / "caption.rst").read_text()).render(
-        snakemake=SimpleNamespace(config=validate(config), wildcards={"kind": "perplexity-vs-step"}))
+        snakemake=SimpleNamespace(config=validate(config), wildcards={"kind": "perplexity-vs-step"})
+    )
     assert "the curve runs (schemes 0-12) every 25 steps on the\ntarget" in text
     assert "eval_every=25 (curve runs only), max_steps=1500 (curve runs only)." in text
     assert "(curve runs only)" not in _caption("config/paper.yaml", "perplexity-vs-step")
@@ -225,7 +324,7 @@ def _with_intervals():
 
 def test_final_table_appends_the_mean_bounds_of_the_seeds():
     plain, summary = final_perplexity_table(_table()), final_perplexity_table(_with_intervals())
-    assert list(summary.columns[:len(plain.columns)]) == list(plain.columns)  # existing columns stay put
+    assert list(summary.columns[: len(plain.columns)]) == list(plain.columns)  # existing columns stay put
     pd.testing.assert_frame_equal(summary[plain.columns], plain)
     row = summary.iloc[0]  # 0-12: nl test 11 and 15
     assert (row["nl/test ci_low"], row["nl/test ci_high"]) == pytest.approx((0.9 * 13.0, 1.1 * 13.0))
@@ -244,8 +343,10 @@ def test_perplexity_curves_draw_reference_bands_and_the_selected_model_interval(
     ax = fig.axes[0]  # 0-12
     spans = _interval_spans(ax)
     # nl dev: bertje 8 and m 40; multilingual: m 30 (bertje's 5000 is off scale: no band)
-    bounds = sorted(tuple(round(v, 6) for v in p.get_path().transformed(p.get_patch_transform()).get_extents()
-                          .get_points()[:, 1]) for p in spans)
+    bounds = sorted(
+        tuple(round(v, 6) for v in p.get_path().transformed(p.get_patch_transform()).get_extents().get_points()[:, 1])
+        for p in spans
+    )
     assert bounds == [(7.2, 8.8), (27.0, 33.0), (36.0, 44.0)]
     diamonds = [c for c in ax.containers if c.get_label() == "_interval"]
     assert len(diamonds) == 2  # one per evaluation set
@@ -295,7 +396,9 @@ def test_final_perplexity_bars_carry_the_bootstrap_interval(tmp_path):
     intervals = [c for c in ax.containers if c.get_label() == "_interval"]
     assert len(intervals) == 3  # one per evaluation set
     nl_dev = intervals[0].lines[2][0].get_segments()
-    assert [tuple(s[:, 1]) for s in nl_dev] == [pytest.approx((0.9 * v, 1.1 * v)) for v in (12.0, 21.0, 12.0, 40.0, 8.0)]
+    assert [tuple(s[:, 1]) for s in nl_dev] == [
+        pytest.approx((0.9 * v, 1.1 * v)) for v in (12.0, 21.0, 12.0, 40.0, 8.0)
+    ]
 
 
 def _with_word_nll():
@@ -321,7 +424,8 @@ def test_word_nll_rows_are_added_and_the_perplexity_table_is_unchanged():
     per_word = words[words.metric == "nll_per_word"].set_index(["role", "scheme"])
     assert per_word.loc[("native", "pre-trained"), "nl/test mean"] == 3.0
     assert per_word.loc[("adapted", "0-12"), "nl/test mean"] == pytest.approx(
-        np.mean([3.0 + math.log(11.0) / 10, 3.0 + math.log(15.0) / 10]))
+        np.mean([3.0 + math.log(11.0) / 10, 3.0 + math.log(15.0) / 10])
+    )
     with pytest.raises(Exception, match="nll_per_word.*--pll-sentences"):
         word_nll_table(_table())
 
@@ -333,14 +437,19 @@ def test_the_unk_share_per_language_stands_beside_the_word_nll_with_the_flagged_
         base = table[table.run_id == run_id].iloc[0][["family", "run_id", "model", "scheme", "seed", "role"]].to_dict()
         for lang, share in (("nl", 0.001), ("en", 0.002), ("th", 0.05 if base["role"] != "native" else 0.0)):
             split = "test" if lang == "nl" else "dev"
-            rows += [{**base, "metric": "unk_share", "value": share, "lang": lang, "split": split},
-                     {**base, "metric": "unk_flagged", "value": float(share > 0.01), "lang": lang, "split": split}]
+            rows += [
+                {**base, "metric": "unk_share", "value": share, "lang": lang, "split": split},
+                {**base, "metric": "unk_flagged", "value": float(share > 0.01), "lang": lang, "split": split},
+            ]
     words = word_nll_table(pd.concat([table, pd.DataFrame(rows)], ignore_index=True))
     unk = words[words.metric == "unk_share"].set_index(["role", "scheme"])
     assert unk.loc[("transfer", "pre-trained"), "th/dev mean"] == 0.05
     assert unk.loc[("native", "pre-trained"), "nl/test mean"] == 0.001
     flagged = words.set_index(["metric", "role", "scheme"])["unk flagged"]
-    assert flagged[("nll_per_word", "adapted", "0-12")] == "th" and flagged[("nll_per_word", "native", "pre-trained")] == ""
+    assert (
+        flagged[("nll_per_word", "adapted", "0-12")] == "th"
+        and flagged[("nll_per_word", "native", "pre-trained")] == ""
+    )
 
 
 @pytest.mark.slow
@@ -366,7 +475,11 @@ def _mixed_protocols():
     step, scheme = table["step"], table["scheme"]
     multi = table.lang == "multilingual"
     others = scheme.isin(["9-12", "gradual-start4-step4-every1epochs"])
-    drop = (others & (step == 10)) | (others & multi & step.notna()) | ((scheme == "gradual-start4-step4-every1epochs") & multi)
+    drop = (
+        (others & (step == 10))
+        | (others & multi & step.notna())
+        | ((scheme == "gradual-start4-step4-every1epochs") & multi)
+    )
     table = table[~drop].reset_index(drop=True)
     ppl = table.metric == "perplexity"
     table["ci_low"] = np.where(ppl, table.value * 0.9, np.nan)
@@ -397,7 +510,15 @@ def test_figures_and_tables_build_from_runs_with_and_without_multilingual_record
     bars = [c for c in ax.containers if hasattr(c, "patches")]
     assert [p.get_height() for p in bars[2].patches][:2] == pytest.approx([85.0, 62.0])
     assert math.isnan(bars[2].patches[2].get_height())
-    words = word_nll_table(_with_word_nll().pipe(lambda t: t[~t.index.isin(
-        t.index[(t.scheme == "gradual-start4-step4-every1epochs") & (t.lang == "multilingual")])]))
-    assert math.isnan(words.set_index(["metric", "scheme"]).loc[("nll_per_word", "gradual-start4-step4-every1epochs"),
-                                                                 "multilingual/dev mean"])
+    words = word_nll_table(
+        _with_word_nll().pipe(
+            lambda t: t[
+                ~t.index.isin(t.index[(t.scheme == "gradual-start4-step4-every1epochs") & (t.lang == "multilingual")])
+            ]
+        )
+    )
+    assert math.isnan(
+        words.set_index(["metric", "scheme"]).loc[
+            ("nll_per_word", "gradual-start4-step4-every1epochs"), "multilingual/dev mean"
+        ]
+    )

@@ -1,33 +1,50 @@
 """MLM adaptation: the layer scheme as applied inside real (tiny) training runs, and the
 adapt-mlm verb end to end against the independent perplexity verb and layer comparison."""
+
 import copy
 import json
 
 import pytest
 import torch
-
 from _tiny_mlm import DUTCH, ENGLISH, save_tiny, tiny_bert_mlm, wordpiece_tokenizer
 from test_mlm_commands import compare_layers, run_verb
-from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, evaluate_sets, mlm_loss
+
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
-from xlt.report.aggregate import aggregate
-from xlt.families.adapt.schemes import parse_scheme
-from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
 from xlt.core.training import TrainArgs
+from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, evaluate_sets, mlm_loss
+from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
+from xlt.families.adapt.schemes import parse_scheme
+from xlt.report.aggregate import aggregate
 
 
 def _layer_flags(model):
     return tuple(all(p.requires_grad for p in layer.parameters()) for layer in model.bert.encoder.layer)
 
 
-@pytest.mark.parametrize("scheme_spec, expected_by_step", [
-    # 10 sentences, batch 4 -> 3 batches per epoch: epochs start at steps 0, 3, 6
-    ({"gradual": {"every_epochs": 1, "step": 1, "start": 1}},
-     {0: {4}, 1: {4}, 2: {4}, 3: {3, 4}, 4: {3, 4}, 5: {3, 4}, 6: {2, 3, 4}, 7: {2, 3, 4}}),
-    ({"gradual": {"every_steps": 2, "step": 2, "start": 1}},
-     {0: {4}, 1: {4}, 2: {2, 3, 4}, 3: {2, 3, 4}, 4: {1, 2, 3, 4}, 5: {1, 2, 3, 4}, 6: {1, 2, 3, 4}, 7: {1, 2, 3, 4}}),
-])
+@pytest.mark.parametrize(
+    "scheme_spec, expected_by_step",
+    [
+        # 10 sentences, batch 4 -> 3 batches per epoch: epochs start at steps 0, 3, 6
+        (
+            {"gradual": {"every_epochs": 1, "step": 1, "start": 1}},
+            {0: {4}, 1: {4}, 2: {4}, 3: {3, 4}, 4: {3, 4}, 5: {3, 4}, 6: {2, 3, 4}, 7: {2, 3, 4}},
+        ),
+        (
+            {"gradual": {"every_steps": 2, "step": 2, "start": 1}},
+            {
+                0: {4},
+                1: {4},
+                2: {2, 3, 4},
+                3: {2, 3, 4},
+                4: {1, 2, 3, 4},
+                5: {1, 2, 3, 4},
+                6: {1, 2, 3, 4},
+                7: {1, 2, 3, 4},
+            },
+        ),
+    ],
+)
 def test_gradual_unfreezing_pattern_inside_a_training_run(scheme_spec, expected_by_step):
     tokenizer = wordpiece_tokenizer(DUTCH + ENGLISH, 120)
     model = tiny_bert_mlm(len(tokenizer), layers=4, seed=3)
@@ -56,7 +73,9 @@ def test_gradual_unfreezing_pattern_inside_a_training_run(scheme_spec, expected_
     for layer in range(1, 5):
         key = f"bert.encoder.layer.{layer - 1}.attention.self.query.weight"
         assert torch.equal(final[key], initial[key]) == (layer not in trained), layer
-    assert torch.equal(final["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"])
+    assert torch.equal(
+        final["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"]
+    )
     # trainable_layers at an evaluation = layers trained in the step just before it
     counts = {r["step"]: r["value"] for r in result.records if r["metric"] == "trainable_layers"}
     assert counts == {4: len(expected_by_step[3]), 8: len(expected_by_step[7])}
@@ -71,8 +90,11 @@ def test_a_run_that_only_gets_worse_keeps_the_step_0_model(monkeypatch):
 
     def worsening(model, sets, batch_size, device, step=None, intervals=None, **kwargs):
         # target perplexity 10 at step 0, then higher at every checkpoint; nothing for the final pass
-        return [] if step is None else [record("perplexity", 10.0 + step, lang=sets[0].lang, split=sets[0].split,
-                                               step=step)]
+        return (
+            []
+            if step is None
+            else [record("perplexity", 10.0 + step, lang=sets[0].lang, split=sets[0].split, step=step)]
+        )
 
     monkeypatch.setattr(adaptation, "evaluate_sets", worsening)
     tokenizer = wordpiece_tokenizer(DUTCH + ENGLISH, 120)
@@ -126,8 +148,10 @@ def test_checkpoint_intervals_leave_the_values_alone_and_equal_aggregates_on_kep
 
     tokenizer = wordpiece_tokenizer(DUTCH + ENGLISH, 120)
     model = tiny_bert_mlm(len(tokenizer), seed=3)
-    sets = [EvalSet("nld", "dev", FixedMasking(tokenizer, DUTCH, seed=5)),
-            EvalSet("multilingual", "dev", FixedMasking(tokenizer, ENGLISH, seed=5))]
+    sets = [
+        EvalSet("nld", "dev", FixedMasking(tokenizer, DUTCH, seed=5)),
+        EvalSet("multilingual", "dev", FixedMasking(tokenizer, ENGLISH, seed=5)),
+    ]
     plain = evaluate_sets(model, sets, 4, "cpu", step=0)
     kept: list[dict] = []
     evaluate_sets(model, sets, 4, "cpu", examples_out=kept)
@@ -154,20 +178,51 @@ def workspace(tmp_path_factory):
 
 
 def _argv(root, out, *extra):
-    return ["--model", str(root / "mbert"), "--train", str(root / "data" / "nld" / "train.jsonl"),
-            "--target", str(root / "eval" / "nld" / "dev.jsonl"),
-            "--eval", str(root / "eval" / "multilingual" / "dev.jsonl"),
-            "--test", str(root / "eval" / "nld" / "test.jsonl"),
-            "--native", str(root / "native"), "--compare", str(root / "eval" / "nld" / "compare.jsonl"),
-            "--mask-seed", "11", "--max-length", "32", "--max-steps", "6", "--eval-every", "3",
-            "--batch-size", "8", "--lr", "1e-1", "--warmup-ratio", "0", "--device", "cpu",
-            "--axes", json.dumps({"model": "mbert", "scheme": "1-2", "seed": 1, "role": "adapted"}),
-            "--out", str(out), *extra]
+    return [
+        "--model",
+        str(root / "mbert"),
+        "--train",
+        str(root / "data" / "nld" / "train.jsonl"),
+        "--target",
+        str(root / "eval" / "nld" / "dev.jsonl"),
+        "--eval",
+        str(root / "eval" / "multilingual" / "dev.jsonl"),
+        "--test",
+        str(root / "eval" / "nld" / "test.jsonl"),
+        "--native",
+        str(root / "native"),
+        "--compare",
+        str(root / "eval" / "nld" / "compare.jsonl"),
+        "--mask-seed",
+        "11",
+        "--max-length",
+        "32",
+        "--max-steps",
+        "6",
+        "--eval-every",
+        "3",
+        "--batch-size",
+        "8",
+        "--lr",
+        "1e-1",
+        "--warmup-ratio",
+        "0",
+        "--device",
+        "cpu",
+        "--axes",
+        json.dumps({"model": "mbert", "scheme": "1-2", "seed": 1, "role": "adapted"}),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _values(records, metric, **dims):
-    return {r.get("step"): r["value"] for r in records
-            if r["metric"] == metric and all(r.get(k) == v for k, v in dims.items())}
+    return {
+        r.get("step"): r["value"]
+        for r in records
+        if r["metric"] == metric and all(r.get(k) == v for k, v in dims.items())
+    }
 
 
 def test_adapt_mlm_verb_end_to_end(workspace):
@@ -186,9 +241,25 @@ def test_adapt_mlm_verb_end_to_end(workspace):
 
     # step 0 is the untouched model: the same numbers as the independent `xlt perplexity` job
     ref_out = root / "reference" / "perplexity.json"
-    run_verb("perplexity", ["--model", str(root / "mbert"), "--data", str(root / "eval" / "nld" / "dev.jsonl"),
-                            "--data", str(root / "eval" / "multilingual" / "dev.jsonl"), "--mask-seed", "11",
-                            "--max-length", "32", "--device", "cpu", "--out", str(ref_out)])
+    run_verb(
+        "perplexity",
+        [
+            "--model",
+            str(root / "mbert"),
+            "--data",
+            str(root / "eval" / "nld" / "dev.jsonl"),
+            "--data",
+            str(root / "eval" / "multilingual" / "dev.jsonl"),
+            "--mask-seed",
+            "11",
+            "--max-length",
+            "32",
+            "--device",
+            "cpu",
+            "--out",
+            str(ref_out),
+        ],
+    )
     reference = read_json(ref_out)["metrics"]
     assert target[0] == pytest.approx(_values(reference, "perplexity", lang="nld")[None], rel=1e-6)
     assert multi[0] == pytest.approx(_values(reference, "perplexity", lang="multilingual")[None], rel=1e-6)
@@ -198,9 +269,12 @@ def test_adapt_mlm_verb_end_to_end(workspace):
         for metric in ("perplexity", "mlm_loss"):
             rows = table[(table.lang == lang) & (table.split == "dev") & (table.metric == metric)]
             step0 = rows[(rows.run_id == "run") & (rows.step == 0)].iloc[0]
-            (_, theirs), = rows[rows.run_id == "reference"].iterrows()
+            ((_, theirs),) = rows[rows.run_id == "reference"].iterrows()
             rows = rows[rows.run_id == "run"]
-            assert (step0.ci_low, step0.ci_high) == pytest.approx((theirs.ci_low, theirs.ci_high), rel=1e-6), (lang, metric)
+            assert (step0.ci_low, step0.ci_high) == pytest.approx((theirs.ci_low, theirs.ci_high), rel=1e-6), (
+                lang,
+                metric,
+            )
             assert rows.ci_low.notna().all() and (rows.ci_low < rows.ci_high).all()  # every checkpoint and the final
     # selection = best: the final model is the checkpoint with the lowest target perplexity
     assert target[None] == pytest.approx(min(v for s, v in target.items() if s is not None and s > 0), rel=1e-6)
@@ -243,7 +317,7 @@ def test_adapt_mlm_validates_before_training(workspace, tmp_path):
     with pytest.raises(XltError, match="--bootstrap-confidence in \\(0, 1\\), got 1000 and 95.0"):
         run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2", "--bootstrap-confidence", "95"))
     argv = _argv(root, out, "--scheme", "0-2")
-    del argv[argv.index("--compare"): argv.index("--compare") + 2]
+    del argv[argv.index("--compare") : argv.index("--compare") + 2]
     with pytest.raises(XltError, match="--native and --compare together"):
         run_verb("adapt-mlm", argv)
     assert not out.exists()
@@ -273,7 +347,9 @@ def test_adapt_mlm_resumes_from_its_checkpoint_with_the_whole_curve(workspace, t
     run_verb("adapt-mlm", _argv(root, out, "--scheme", "0-2", "--checkpoint-every", "3"))
 
     def keyed(path):
-        return {tuple(sorted((k, v) for k, v in r.items() if k != "value")): r["value"] for r in read_json(path)["metrics"]}
+        return {
+            tuple(sorted((k, v) for k, v in r.items() if k != "value")): r["value"] for r in read_json(path)["metrics"]
+        }
 
     uninterrupted, resumed = keyed(full), keyed(out)
     assert set(resumed) == set(uninterrupted)  # step 0, the checkpoint before the kill and after it
@@ -299,7 +375,9 @@ def test_adapt_mlm_keeps_per_sentence_outputs_of_its_final_evaluations(workspace
     records = read_json(out)["metrics"]
     for (lang, split), one in sets.items():
         final = _values(records, "perplexity", lang=lang, split=split)[None]
-        assert point_metric("perplexity", np.array(one["loss"]), np.array(one["tokens"])) == pytest.approx(final, rel=1e-6)
+        assert point_metric("perplexity", np.array(one["loss"]), np.array(one["tokens"])) == pytest.approx(
+            final, rel=1e-6
+        )
     table = aggregate([out], resamples=200)
     perplexities = table[table.metric == "perplexity"]
     final, curve = perplexities[perplexities.step.isna()], perplexities[perplexities.step.notna()]

@@ -6,13 +6,16 @@ from xlt.families.adapt.layer_schemes import apply_scheme, head_parameters, sche
 from xlt.families.adapt.schemes import GradualScheme, RangeScheme, parse_scheme, trainable_layers
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("0-12", set(range(1, 13))),
-    ("6-12", {7, 8, 9, 10, 11, 12}),  # "last 6 layers" in the seed
-    ("9-12", {10, 11, 12}),
-    ("11-12", {12}),
-    (" 3 - 5 ", {4, 5}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0-12", set(range(1, 13))),
+        ("6-12", {7, 8, 9, 10, 11, 12}),  # "last 6 layers" in the seed
+        ("9-12", {10, 11, 12}),
+        ("11-12", {12}),
+        (" 3 - 5 ", {4, 5}),
+    ],
+)
 def test_ranges_train_layers_after_the_lower_boundary(text, expected):
     scheme = parse_scheme(text, 12)
     assert trainable_layers(scheme, step=0, epoch=0, num_layers=12) == expected
@@ -41,20 +44,23 @@ def test_gradual_start_defaults_to_step_and_two_epoch_stages():
     assert [len(trainable_layers(scheme, 0, e, 12)) for e in range(8)] == [3, 3, 6, 6, 9, 9, 12, 12]
 
 
-@pytest.mark.parametrize("bad, fragment", [
-    ("6-14", "0 <= A < B <= 12"),
-    ("12-12", "0 <= A < B <= 12"),
-    ("7-3", "0 <= A < B <= 12"),
-    ("last6", "not a range"),
-    ({"gradual": {"step": 4}}, "exactly one of"),
-    ({"gradual": {"every_steps": 10, "every_epochs": 1, "step": 4}}, "exactly one of"),
-    ({"gradual": {"every_epochs": 1}}, "'step'"),
-    ({"gradual": {"every_epochs": 1, "step": 0}}, "positive integer"),
-    ({"gradual": {"every_epochs": 1, "step": 2, "start": 13}}, "between 1 and 12"),
-    ({"gradual": {"every_epochs": 1, "step": 2, "speed": 1}}, "unknown key"),
-    ({"gradually": {}}, "single key 'gradual'"),
-    (12, "has type int"),
-])
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ("6-14", "0 <= A < B <= 12"),
+        ("12-12", "0 <= A < B <= 12"),
+        ("7-3", "0 <= A < B <= 12"),
+        ("last6", "not a range"),
+        ({"gradual": {"step": 4}}, "exactly one of"),
+        ({"gradual": {"every_steps": 10, "every_epochs": 1, "step": 4}}, "exactly one of"),
+        ({"gradual": {"every_epochs": 1}}, "'step'"),
+        ({"gradual": {"every_epochs": 1, "step": 0}}, "positive integer"),
+        ({"gradual": {"every_epochs": 1, "step": 2, "start": 13}}, "between 1 and 12"),
+        ({"gradual": {"every_epochs": 1, "step": 2, "speed": 1}}, "unknown key"),
+        ({"gradually": {}}, "single key 'gradual'"),
+        (12, "has type int"),
+    ],
+)
 def test_bad_schemes_name_the_problem(bad, fragment):
     with pytest.raises(XltError) as err:
         parse_scheme(bad, 12)
@@ -66,8 +72,17 @@ def _tiny_bert(tie=True):
     from transformers import BertConfig, BertForMaskedLM
 
     torch.manual_seed(0)
-    return BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=4, num_attention_heads=2,
-                                      intermediate_size=32, max_position_embeddings=32, tie_word_embeddings=tie))
+    return BertForMaskedLM(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=4,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+            tie_word_embeddings=tie,
+        )
+    )
 
 
 def _trainable_names(model):
@@ -122,8 +137,9 @@ def test_schedulable_parameters_exclude_only_embeddings():
 def test_distilbert_head_and_tied_projector():
     from transformers import DistilBertConfig, DistilBertForMaskedLM
 
-    model = DistilBertForMaskedLM(DistilBertConfig(vocab_size=50, dim=16, n_layers=3, n_heads=2, hidden_dim=32,
-                                                   max_position_embeddings=32))
+    model = DistilBertForMaskedLM(
+        DistilBertConfig(vocab_size=50, dim=16, n_layers=3, n_heads=2, hidden_dim=32, max_position_embeddings=32)
+    )
     apply_scheme(model, parse_scheme("2-3", 3), 0, 0)
     assert not model.vocab_projector.weight.requires_grad
     assert model.vocab_projector.bias.requires_grad and model.vocab_transform.weight.requires_grad

@@ -1,11 +1,12 @@
 """Sparse prediction (xlt.families.adapt.masked_head): the vocabulary head runs on the masked
 positions only, and losses, perplexities and gradients are those of the full logits."""
+
 import logging
 
 import pytest
 import torch
-
 from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
+
 from xlt.families.adapt import masked_head
 from xlt.families.adapt.adaptation import MlmCollate, mlm_loss
 from xlt.families.adapt.layer_schemes import apply_scheme
@@ -24,16 +25,25 @@ def _roberta(vocab_size: int):
     import transformers as tf
 
     torch.manual_seed(0)
-    return tf.RobertaForMaskedLM(tf.RobertaConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2,
-                                                  num_attention_heads=2, intermediate_size=64,
-                                                  max_position_embeddings=70, pad_token_id=0)).eval()
+    return tf.RobertaForMaskedLM(
+        tf.RobertaConfig(
+            vocab_size=vocab_size,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=70,
+            pad_token_id=0,
+        )
+    ).eval()
 
 
 def _demo_model(tmp_path_factory):
     """The demo's own builder (xlt.data.demo_model), cut small, loaded as the adapt verbs load it."""
+    from transformers import AutoTokenizer
+
     from xlt.data.demo_model import build_demo_model
     from xlt.families.adapt.mlm import load_masked_lm
-    from transformers import AutoTokenizer
 
     out = tmp_path_factory.mktemp("demo-model")
     build_demo_model(out, ["en"], layers=2, hidden_size=32, heads=2, pretrain_steps=2, corpus_size=80, vocab_size=300)
@@ -71,7 +81,8 @@ def _rows_the_head_sees(model):
     """A forward hook on the output projection: the rows each call of it projects."""
     seen = []
     handle = model.get_output_embeddings().register_forward_hook(
-        lambda module, args, out: seen.append(args[0].reshape(-1, args[0].shape[-1]).shape[0]))
+        lambda module, args, out: seen.append(args[0].reshape(-1, args[0].shape[-1]).shape[0])
+    )
     return seen, handle
 
 
@@ -162,8 +173,9 @@ def test_a_model_without_one_head_gets_the_full_logits_and_says_why(caplog):
     import transformers as tf
 
     torch.manual_seed(0)
-    model = tf.DistilBertForMaskedLM(tf.DistilBertConfig(vocab_size=120, dim=32, n_layers=2, n_heads=2,
-                                                         hidden_dim=64, max_position_embeddings=64)).eval()
+    model = tf.DistilBertForMaskedLM(
+        tf.DistilBertConfig(vocab_size=120, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64)
+    ).eval()
     reason = split_masked_lm(model)
     assert isinstance(reason, str) and "vocab_projector" in reason
     ids = torch.randint(5, 120, (3, 10), generator=torch.Generator().manual_seed(0))
@@ -174,7 +186,8 @@ def test_a_model_without_one_head_gets_the_full_logits_and_says_why(caplog):
         logits, targets = masked_logits(model, ids, torch.ones_like(ids), labels)
         masked_logits(model, ids, torch.ones_like(ids), labels)
     assert [r.getMessage() for r in caplog.records].count(
-        f"full logits at every position (no sparse prediction): {reason}") == 1  # once, not every batch
+        f"full logits at every position (no sparse prediction): {reason}"
+    ) == 1  # once, not every batch
     with torch.no_grad():
         expected = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[:, 2]
     torch.testing.assert_close(logits.detach(), expected)

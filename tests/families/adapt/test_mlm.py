@@ -2,8 +2,8 @@ import math
 
 import pytest
 import torch
-
 from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
+
 from xlt.core.errors import XltError
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking, TokenizerInfo, mask_tokens, perplexity
 
@@ -126,13 +126,24 @@ def test_perplexity_works_for_other_masked_lm_families(family):
 
     torch.manual_seed(0)
     if family == "roberta":
-        model = tf.RobertaForMaskedLM(tf.RobertaConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2,
-                                                       num_attention_heads=2, intermediate_size=64,
-                                                       max_position_embeddings=70, pad_token_id=1))
+        model = tf.RobertaForMaskedLM(
+            tf.RobertaConfig(
+                vocab_size=120,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=64,
+                max_position_embeddings=70,
+                pad_token_id=1,
+            )
+        )
         info = TokenizerInfo(mask_token_id=4, pad_token_id=1, vocab_size=120, special_ids=(0, 1, 2, 3, 4))
     else:
-        model = tf.DistilBertForMaskedLM(tf.DistilBertConfig(vocab_size=120, dim=32, n_layers=2, n_heads=2,
-                                                             hidden_dim=64, max_position_embeddings=64, pad_token_id=0))
+        model = tf.DistilBertForMaskedLM(
+            tf.DistilBertConfig(
+                vocab_size=120, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64, pad_token_id=0
+            )
+        )
         info = TokenizerInfo(mask_token_id=4, pad_token_id=0, vocab_size=120, special_ids=(0, 1, 2, 3, 4))
     model.eval()
     ids = torch.randint(5, 120, (6, 20), generator=torch.Generator().manual_seed(0))

@@ -1,9 +1,9 @@
 import pytest
-
 from test_mlm_commands import run_verb
-from xlt.data.sample import balanced_quotas, distinct_texts, sample_texts
+
 from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl, write_jsonl
+from xlt.data.sample import balanced_quotas, distinct_texts, sample_texts
 
 
 def _files(tmp_path):
@@ -11,8 +11,10 @@ def _files(tmp_path):
     for lang, n in (("en", 30), ("fr", 12), ("de", 5)):
         path = tmp_path / lang / "dev.jsonl"
         # every premise three times (XNLI), each with its own hypothesis
-        write_jsonl(path, [{"text": f"{lang} premise {i // 3}", "text_pair": f"{lang} hypothesis {i}", "label": 0}
-                           for i in range(n)])
+        write_jsonl(
+            path,
+            [{"text": f"{lang} premise {i // 3}", "text_pair": f"{lang} hypothesis {i}", "label": 0} for i in range(n)],
+        )
         paths.append(path)
     return paths
 
@@ -53,8 +55,21 @@ def test_sample_texts_verb_matches_the_size_of_another_file(tmp_path):
     target = tmp_path / "target.jsonl"
     write_jsonl(target, [{"text": f"doel {i}"} for i in range(7)])
     out = tmp_path / "eval" / "multilingual" / "dev.jsonl"
-    run_verb("sample-texts", ["--data", str(files[0]), str(files[1]), "--fields", "text", "text_pair",
-                              "--size-of", str(target), "--out", str(out)])
+    run_verb(
+        "sample-texts",
+        [
+            "--data",
+            str(files[0]),
+            str(files[1]),
+            "--fields",
+            "text",
+            "text_pair",
+            "--size-of",
+            str(target),
+            "--out",
+            str(out),
+        ],
+    )
     rows = read_jsonl(out)
     assert len(rows) == 7 and [r["lang"] for r in rows].count("en") == 4
     run_verb("sample-texts", ["--data", str(files[1]), "--max-size", "100", "--out", str(out)])

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
+from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
 from scipy.stats import ortho_group
 
-from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
+from xlt.core.errors import XltError
 from xlt.families.adapt.similarity import (
     compare_models,
     encode_words,
@@ -11,7 +12,6 @@ from xlt.families.adapt.similarity import (
     mean_euclidean_distance,
     paired_word_vectors,
 )
-from xlt.core.errors import XltError
 
 RNG = np.random.default_rng(0)
 

@@ -4,6 +4,7 @@ Two toy tokenizers cut the same four words into one piece (A) or two pieces (B);
 "models" give every word probability 1/4 (A: uniform over the four words; B: 1/2 for each of a
 word's two pieces). Per piece they differ (perplexity 4 vs 2), per word they agree (log 4).
 """
+
 import math
 from types import SimpleNamespace
 
@@ -87,7 +88,9 @@ def test_per_piece_perplexities_differ_while_nll_per_word_follows_the_summed_nll
     assert b.nll == pytest.approx(words * math.log(4), rel=1e-5)
     assert a.per_word == pytest.approx(a.nll / words) and b.per_word == pytest.approx(a.per_word, rel=1e-5)
     assert b.per_char == pytest.approx(math.log(4) / 2, rel=1e-5)  # every word has two characters
-    assert math.exp(a.per_piece) == pytest.approx(4.0, rel=1e-4) and math.exp(b.per_piece) == pytest.approx(2.0, rel=1e-4)
+    assert math.exp(a.per_piece) == pytest.approx(4.0, rel=1e-4) and math.exp(b.per_piece) == pytest.approx(
+        2.0, rel=1e-4
+    )
 
 
 def test_a_piece_is_scored_with_itself_and_the_later_pieces_of_its_word_masked(split):
@@ -96,8 +99,12 @@ def test_a_piece_is_scored_with_itself_and_the_later_pieces_of_its_word_masked(s
     m = split.mask_token_id
     copies = l2r_copies(ids, word_of, m)
     assert [pos for _, pos in copies] == [1, 2, 3, 4]
-    assert [copy[1:5] for copy, _ in copies] == [[m, m, ids[3], ids[4]], [ids[1], m, ids[3], ids[4]],
-                                                 [ids[1], ids[2], m, m], [ids[1], ids[2], ids[3], m]]
+    assert [copy[1:5] for copy, _ in copies] == [
+        [m, m, ids[3], ids[4]],
+        [ids[1], m, ids[3], ids[4]],
+        [ids[1], ids[2], m, m],
+        [ids[1], ids[2], ids[3], m],
+    ]
 
 
 def test_words_cut_by_truncation_or_beyond_max_words_are_not_scored(split):
@@ -128,10 +135,16 @@ def test_unk_pieces_are_counted_per_language_and_a_share_above_the_limit_is_flag
     assert whole.tokenize("zz") == ["[UNK]"]
     records = word_nll_records(result, 0.01, lang="multilingual", split="dev")
     share = {(r["metric"], r["lang"]): r["value"] for r in records if r["metric"].startswith("unk")}
-    assert share == {("unk_share", "en"): 0.0, ("unk_flagged", "en"): 0.0,
-                     ("unk_share", "de"): pytest.approx(1 / 3), ("unk_flagged", "de"): 1.0}
+    assert share == {
+        ("unk_share", "en"): 0.0,
+        ("unk_flagged", "en"): 0.0,
+        ("unk_share", "de"): pytest.approx(1 / 3),
+        ("unk_flagged", "de"): 1.0,
+    }
     assert "de/dev: 33.33 % of the scored pieces are the unknown token" in caplog.text
     # one language (no langs): the set's own
     alone = word_nll_records(word_nll(model_a, whole, texts[:1], device="cpu"), 0.01, lang="nl", split="dev")
     assert [(r["metric"], r["lang"], r["value"]) for r in alone if r["metric"].startswith("unk")] == [
-        ("unk_share", "nl", 0.0), ("unk_flagged", "nl", 0.0)]
+        ("unk_share", "nl", 0.0),
+        ("unk_flagged", "nl", 0.0),
+    ]

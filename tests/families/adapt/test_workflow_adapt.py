@@ -1,4 +1,5 @@
 """The Snakemake DAG covers the adapt family, for the offline demo and the paper-scale config."""
+
 import re
 from pathlib import Path
 
@@ -19,10 +20,12 @@ def _job_counts(dry_runs, configfile: str) -> dict[str, int]:
 def test_demo_dag_has_the_adapt_jobs(dry_runs):
     counts = _job_counts(dry_runs, "config.yaml")
     assert {rule: counts.get(rule) for rule in RULES} == {
-        "adapt_eval_set": 4,            # target dev, target test, multilingual, comparison sentences
-        "adapt_mlm": 3,                 # 3 schemes x 1 seed
+        "adapt_eval_set": 4,  # target dev, target test, multilingual, comparison sentences
+        "adapt_mlm": 3,  # 3 schemes x 1 seed
         "adapt_reference_perplexity": 2,  # native + untouched transfer model
-        "aggregate_adapt": 1, "adapt_summary": 1, "plot_adapt": 5,  # word-nll beside final-perplexity
+        "aggregate_adapt": 1,
+        "adapt_summary": 1,
+        "plot_adapt": 5,  # word-nll beside final-perplexity
     }
     # every demo model of config.yaml is built once, the adapt family's native model among them
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -49,6 +52,8 @@ def test_the_default_run_compares_adapt_schemes():
     config = settings.load(str(ROOT / "config.yaml"))
     assert "results/tables/adapt_tests.csv" in statistics.targets(config)
     files = statistics.evaluation_files(config, "adapt")
-    assert sorted(files) == sorted([plan.RUN.format(run_id=r) for r in plan.jobs(config)["adapt_mlm"]]
-                                   + [plan.REFERENCE.format(run_id=r["run_id"]) for r in plan.references(config)])
+    assert sorted(files) == sorted(
+        [plan.RUN.format(run_id=r) for r in plan.jobs(config)["adapt_mlm"]]
+        + [plan.REFERENCE.format(run_id=r["run_id"]) for r in plan.references(config)]
+    )
     assert len(files) == 3 + 2

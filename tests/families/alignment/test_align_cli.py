@@ -1,10 +1,11 @@
 """End-to-end runs of `xlt align` on a tiny random BERT saved in tmp_path, and its verb."""
+
 import csv
 import json
 
 import pytest
-
 from helpers.bag_of_words import sentence
+
 from xlt import cli
 from xlt.core.metrics import examples_path, read_examples
 from xlt.families.alignment.commands import VERBS, layer_table
@@ -27,16 +28,42 @@ def test_align_verb_is_registered_and_every_flag_has_help():
 def test_align_end_to_end(tmp_path, bag_of_words_bert):
     n = 12
     # "deu": each English side is the same text -> identical vectors -> accuracy 1 at every layer
-    write_jsonl(tmp_path / "data" / "deu" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i)} for i in range(n)])
-    write_jsonl(tmp_path / "data" / "fra" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i + 20)} for i in range(n)])
+    write_jsonl(
+        tmp_path / "data" / "deu" / "test.jsonl", [{"text": sentence(i), "text_pair": sentence(i)} for i in range(n)]
+    )
+    write_jsonl(
+        tmp_path / "data" / "fra" / "test.jsonl",
+        [{"text": sentence(i), "text_pair": sentence(i + 20)} for i in range(n)],
+    )
     out = tmp_path / "out"
-    rc = cli.main([
-        "align", "--model", str(bag_of_words_bert),
-        "--bitext", str(tmp_path / "data" / "deu" / "test.jsonl"), "--bitext", str(tmp_path / "data" / "fra" / "test.jsonl"),
-        "--layers", "all", "--center", "--tsne-layers", "0,2", "--tsne-sample", "6",
-        "--axes", '{"source": "pretrained", "source_run": ""}', "--run-id", "pretrained-tiny",
-        "--out-metrics", str(out / "metrics.json"), "--out-table", str(out / "layers.csv"), "--out-plots", str(out / "plots"),
-    ])
+    rc = cli.main(
+        [
+            "align",
+            "--model",
+            str(bag_of_words_bert),
+            "--bitext",
+            str(tmp_path / "data" / "deu" / "test.jsonl"),
+            "--bitext",
+            str(tmp_path / "data" / "fra" / "test.jsonl"),
+            "--layers",
+            "all",
+            "--center",
+            "--tsne-layers",
+            "0,2",
+            "--tsne-sample",
+            "6",
+            "--axes",
+            '{"source": "pretrained", "source_run": ""}',
+            "--run-id",
+            "pretrained-tiny",
+            "--out-metrics",
+            str(out / "metrics.json"),
+            "--out-table",
+            str(out / "layers.csv"),
+            "--out-plots",
+            str(out / "plots"),
+        ]
+    )
     assert rc == 0
     metrics = json.loads((out / "metrics.json").read_text())
     gaps = [r for r in metrics["metrics"] if r["metric"].startswith("cosine_gap")]
@@ -50,7 +77,9 @@ def test_align_end_to_end(tmp_path, bag_of_words_bert):
     assert {r["value"] for r in deu} == {1.0}
     assert {(r["layer"], r["direction"]) for r in records} == {(l, d) for l in range(3) for d in ("xx->en", "en->xx")}
     meta = metrics["meta"]
-    assert meta["bitexts"]["fra"]["pairs"] == n and meta["family"] == "alignment" and meta["run_id"] == "pretrained-tiny"
+    assert (
+        meta["bitexts"]["fra"]["pairs"] == n and meta["family"] == "alignment" and meta["run_id"] == "pretrained-tiny"
+    )
     assert meta["axes"] == {"source": "pretrained", "source_run": "", "match": "index"}  # the retrieval rule
     assert meta["layers"] == [0, 1, 2] and meta["center"] is True
     assert meta["cosine_gap"] == {"random_pairs": "sattolo_derangement", "seed": 0}
@@ -66,7 +95,15 @@ def test_align_end_to_end(tmp_path, bag_of_words_bert):
 def test_align_rejects_bad_input_before_loading(tmp_path, bag_of_words_bert, capsys):
     bitext = tmp_path / "deu" / "test.jsonl"
     write_jsonl(bitext, [{"text": sentence(i), "text_pair": sentence(i)} for i in range(3)])
-    base = ["align", "--model", str(bag_of_words_bert), "--bitext", str(bitext), "--out-metrics", str(tmp_path / "m.json")]
+    base = [
+        "align",
+        "--model",
+        str(bag_of_words_bert),
+        "--bitext",
+        str(bitext),
+        "--out-metrics",
+        str(tmp_path / "m.json"),
+    ]
     assert cli.main(base + ["--layers", "0,3"]) == 2
     assert "between 0 (embeddings) and 2" in capsys.readouterr().err
     assert cli.main(base + ["--langs", "deu,fra"]) == 2

@@ -5,6 +5,7 @@ import pytest
 import torch
 from torch import nn
 
+from xlt.core.errors import XltError
 from xlt.data.bitext_files import Bitext, bitexts_from_records
 from xlt.evaluate.alignment import (
     EncodedBitext,
@@ -17,7 +18,6 @@ from xlt.evaluate.alignment import (
     project_layers,
 )
 from xlt.evaluate.retrieval import retrieval_accuracy
-from xlt.core.errors import XltError
 
 N_WORDS = 10
 DIM = 16
@@ -40,7 +40,9 @@ class PlantedHiddenStates(nn.Module):
         self.config = SimpleNamespace(num_hidden_layers=table.shape[0] - 1)
 
     def forward(self, input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False):
-        return SimpleNamespace(hidden_states=tuple(self.table[layer][input_ids] for layer in range(self.table.shape[0])))
+        return SimpleNamespace(
+            hidden_states=tuple(self.table[layer][input_ids] for layer in range(self.table.shape[0]))
+        )
 
 
 def planted_table(seed: int = 0) -> np.ndarray:
@@ -72,8 +74,12 @@ def planted_bitext() -> Bitext:
 
 def expected_accuracy(table: np.ndarray, layer: int, centred: bool) -> tuple[float, float]:
     """Independent computation: mean over [CLS] w1 w2 [SEP] rows, centre, cosine, argmax."""
+
     def pooled(prefix):
-        rows = [[VOCAB.index("[CLS]"), VOCAB.index(f"{prefix}{i}"), VOCAB.index(f"{prefix}{j}"), VOCAB.index("[SEP]")] for i, j in PAIRS]
+        rows = [
+            [VOCAB.index("[CLS]"), VOCAB.index(f"{prefix}{i}"), VOCAB.index(f"{prefix}{j}"), VOCAB.index("[SEP]")]
+            for i, j in PAIRS
+        ]
         v = np.array([table[layer, r].mean(axis=0) for r in rows])
         return v - v.mean(axis=0) if centred else v
 
@@ -122,7 +128,9 @@ def test_centering_fixes_a_planted_offset_on_synthetic_vectors():
 
 
 def test_only_layers_keeps_the_table_layers_of_both_sides():
-    encoded = EncodedBitext("de", {l: np.full((2, 3), l) for l in (0, 2, 6)}, {l: np.full((2, 3), -l) for l in (0, 2, 6)})
+    encoded = EncodedBitext(
+        "de", {l: np.full((2, 3), l) for l in (0, 2, 6)}, {l: np.full((2, 3), -l) for l in (0, 2, 6)}
+    )
     kept = only_layers(encoded, [0, 6])
     assert kept.lang == "de" and sorted(kept.texts) == sorted(kept.english) == [0, 6]
     assert kept.texts[6] is encoded.texts[6] and kept.english[6] is encoded.english[6]
@@ -139,7 +147,11 @@ def test_parse_layers():
 
 def test_projections_are_seeded_and_fall_back_to_pca():
     rng = np.random.default_rng(0)
-    encoded = [EncodedBitext("deu", {l: rng.normal(size=(12, 6)) for l in (0, 2)}, {l: rng.normal(size=(12, 6)) for l in (0, 2)})]
+    encoded = [
+        EncodedBitext(
+            "deu", {l: rng.normal(size=(12, 6)) for l in (0, 2)}, {l: rng.normal(size=(12, 6)) for l in (0, 2)}
+        )
+    ]
     projections = project_layers(encoded, [0, 2], sample=5, method="pca", seed=1, english="eng")
     assert [p.layer for p in projections] == [0, 2] and projections[0].coords.shape == (10, 2)
     assert projections[0].langs == ["deu"] * 5 + ["eng"] * 5
@@ -164,5 +176,7 @@ def test_bitext_validation():
         bitexts_from_records("de", [{"text": "Hallo"}, {"text": "a", "text_pair": "b"}])
     with pytest.raises(XltError, match="at least 2"):
         bitexts_from_records("de", [{"text": "Hallo", "text_pair": "Hello"}])
-    bitext = bitexts_from_records("de", [{"text": "Hallo", "text_pair": "Hello"}, {"text": "Welt", "text_pair": "World"}])
+    bitext = bitexts_from_records(
+        "de", [{"text": "Hallo", "text_pair": "Hello"}, {"text": "Welt", "text_pair": "World"}]
+    )
     assert bitext.texts == ["Hallo", "Welt"] and bitext.english == ["Hello", "World"]

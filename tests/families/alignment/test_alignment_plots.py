@@ -1,4 +1,5 @@
 """What the alignment figures draw: the per-run pictures of `xlt align` and `alignment-by-layer`."""
+
 import itertools
 
 import numpy as np
@@ -9,7 +10,13 @@ from matplotlib.colors import to_rgb
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
 from xlt.evaluate.alignment import Projection
-from xlt.families.alignment.plots import PLOTS, alignment_by_layer, plot_projection_grid, plot_retrieval_by_layer, retrieval_series
+from xlt.families.alignment.plots import (
+    PLOTS,
+    alignment_by_layer,
+    plot_projection_grid,
+    plot_retrieval_by_layer,
+    retrieval_series,
+)
 from xlt.report.plots import plot_functions
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -19,8 +26,12 @@ def _records(offset=0.0):
     recs = []
     for layer in (2, 0, 1):
         for lang in ("deu", "fra"):
-            recs.append(record("bitext_retrieval_acc", 0.1 * layer + offset, lang=lang, layer=layer, direction="xx->en"))
-            recs.append(record("bitext_retrieval_acc", 0.2 * layer + offset, lang=lang, layer=layer, direction="en->xx"))
+            recs.append(
+                record("bitext_retrieval_acc", 0.1 * layer + offset, lang=lang, layer=layer, direction="xx->en")
+            )
+            recs.append(
+                record("bitext_retrieval_acc", 0.2 * layer + offset, lang=lang, layer=layer, direction="en->xx")
+            )
     recs.append(record("bitext_retrieval_acc_centered", 0.9, lang="deu", layer=0, direction="xx->en"))
     recs.append(record("loss", 3.0, step=1))  # not a retrieval record: ignored
     return recs
@@ -58,7 +69,9 @@ def test_retrieval_by_layer_draws_one_line_per_model_language_direction(tmp_path
 def test_projection_grid_draws_every_point_and_joins_translations(tmp_path):
     rng = np.random.default_rng(0)
     projections = [
-        Projection(layer, "tsne", rng.normal(size=(8, 2)), ["deu"] * 4 + ["eng"] * 4, ["deu"] * 8, np.array([0, 3, 5, 7] * 2))
+        Projection(
+            layer, "tsne", rng.normal(size=(8, 2)), ["deu"] * 4 + ["eng"] * 4, ["deu"] * 8, np.array([0, 3, 5, 7] * 2)
+        )
         for layer in (0, 4, 8, 12)
     ]
     fig = plot_projection_grid(projections, tmp_path / "grid.png", ncols=3)
@@ -72,20 +85,29 @@ def test_projection_grid_draws_every_point_and_joins_translations(tmp_path):
     np.testing.assert_allclose(eng.get_offsets(), projection.coords[4:])
     # pair p of deu is joined to pair p of eng: four grey links
     assert len(ax.lines) == 4
-    np.testing.assert_allclose(np.column_stack([ax.lines[0].get_xdata(), ax.lines[0].get_ydata()]),
-                               projection.coords[[0, 4]])
+    np.testing.assert_allclose(
+        np.column_stack([ax.lines[0].get_xdata(), ax.lines[0].get_ydata()]), projection.coords[[0, 4]]
+    )
     unlinked = plot_projection_grid(projections[:1], tmp_path / "one.png", connect_pairs=False)
     assert len(unlinked.axes[0].lines) == 0
 
 
 def alignment_table():
     rows = []
-    for run, metric, layer in itertools.product(["pretrained-m", "dual-m"], ["bitext_retrieval_acc", "bitext_retrieval_acc_centered"], range(4)):
+    for run, metric, layer in itertools.product(
+        ["pretrained-m", "dual-m"], ["bitext_retrieval_acc", "bitext_retrieval_acc_centered"], range(4)
+    ):
         for lang, direction in itertools.product(("qaa", "qab"), ("xx->en", "en->xx")):
             shift = 0.1 if run == "dual-m" else 0.0
-            value = layer / 4 + shift + (0.02 if lang == "qab" else 0.0) + (0.2 if metric.endswith("_centered") else 0.0)
-            rows.append({"run_id": run, "metric": metric, "layer": layer, "lang": lang, "direction": direction, "value": value})
-    rows.append({"run_id": "dual-m", "metric": "loss", "layer": 0, "lang": "", "direction": "", "value": 9.0})  # ignored
+            value = (
+                layer / 4 + shift + (0.02 if lang == "qab" else 0.0) + (0.2 if metric.endswith("_centered") else 0.0)
+            )
+            rows.append(
+                {"run_id": run, "metric": metric, "layer": layer, "lang": lang, "direction": direction, "value": value}
+            )
+    rows.append(
+        {"run_id": "dual-m", "metric": "loss", "layer": 0, "lang": "", "direction": "", "value": 9.0}
+    )  # ignored
     return pd.DataFrame(rows)
 
 
@@ -128,8 +150,9 @@ def test_alignment_by_layer_needs_retrieval_records(tmp_path):
 def test_alignment_by_layer_shades_the_bootstrap_interval_of_each_model(tmp_path):
     table = alignment_table()
     retrieval = table.metric.str.startswith("bitext_retrieval_acc")
-    table = table.assign(ci_low=np.where(retrieval, table.value - 0.05, np.nan),
-                         ci_high=np.where(retrieval, table.value + 0.04, np.nan))
+    table = table.assign(
+        ci_low=np.where(retrieval, table.value - 0.05, np.nan), ci_high=np.where(retrieval, table.value + 0.04, np.nan)
+    )
     raw = alignment_by_layer(table, tmp_path / "a.png").axes[0]
     bands = {}
     for band in (c for c in raw.collections if c.get_label() == "_interval"):

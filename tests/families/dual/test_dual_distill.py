@@ -1,6 +1,7 @@
 """`xlt train-dual --objective mse_distill`: the teacher embeds each distinct English sentence
 once (forward passes counted), its float16 vectors are stored in the run directory and reused,
 the student learns them, and a teacher of another width gets a trained projection."""
+
 import json
 
 import numpy as np
@@ -34,10 +35,37 @@ def counted(monkeypatch):
 
 
 def distill_argv(tmp_path, student, teacher, out, steps=24):
-    argv = ["train-dual", "--objective", "mse_distill", "--model", str(student), "--teacher", str(teacher),
-            "--pooling", "mean", "--max-steps", str(steps), "--batch-size", "16", "--lr", "2e-3", "--eval-every", "8",
-            "--max-length", "32", "--log-every", "8", "--device", "cpu", "--seed", "3", "--out", str(out),
-            "--run-id", "tiny-distill"]
+    argv = [
+        "train-dual",
+        "--objective",
+        "mse_distill",
+        "--model",
+        str(student),
+        "--teacher",
+        str(teacher),
+        "--pooling",
+        "mean",
+        "--max-steps",
+        str(steps),
+        "--batch-size",
+        "16",
+        "--lr",
+        "2e-3",
+        "--eval-every",
+        "8",
+        "--max-length",
+        "32",
+        "--log-every",
+        "8",
+        "--device",
+        "cpu",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--run-id",
+        "tiny-distill",
+    ]
     for lang in ("qaa", "qac"):
         argv += ["--train", write_bitext(tmp_path, lang, "train", 48), "--dev", write_bitext(tmp_path, lang, "dev", 16)]
     return argv
@@ -47,8 +75,11 @@ def test_teacher_embeds_each_distinct_english_sentence_once_across_epochs(tmp_pa
     out = tmp_path / "run"
     # 96 pairs, 24 steps of 16: four epochs over the data, one teacher pass
     assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, out)) == 0
-    english = [json.loads(line)["text_pair"] for lang in ("qaa", "qac")
-               for line in open(tmp_path / "demo-bitext" / lang / "train.jsonl")]
+    english = [
+        json.loads(line)["text_pair"]
+        for lang in ("qaa", "qac")
+        for line in open(tmp_path / "demo-bitext" / lang / "train.jsonl")
+    ]
     assert len(set(english)) < len(english)  # the demo bitext is multi-way: English repeats across languages
     assert sorted(counted) == sorted(set(english))
     stored = np.load(out / distill.TEACHER_FILE)
@@ -78,32 +109,46 @@ def test_stored_vectors_of_another_teacher_are_recomputed(tmp_path, demo_model_d
 
 
 @pytest.mark.parametrize("examples", ["pairs", "sentences"])
-def test_a_teacher_of_another_width_trains_a_projection_recorded_in_the_metadata(tmp_path, demo_model_dir, counted,
-                                                                                 examples):
+def test_a_teacher_of_another_width_trains_a_projection_recorded_in_the_metadata(
+    tmp_path, demo_model_dir, counted, examples
+):
     """Both kinds of example project the student's vectors once (the student owns the projection)."""
     from xlt.data.demo_model import build_demo_model
 
     teacher = tmp_path / "teacher"
-    build_demo_model(teacher, ["mixed"], layers=1, hidden_size=16, heads=2, pretrain_steps=1, corpus_size=50,
-                     vocab_size=200)
+    build_demo_model(
+        teacher, ["mixed"], layers=1, hidden_size=16, heads=2, pretrain_steps=1, corpus_size=50, vocab_size=200
+    )
     out = tmp_path / "run"
-    assert cli.main(distill_argv(tmp_path, demo_model_dir, teacher, out, steps=4)
-                    + ["--distill-examples", examples]) == 0
+    assert (
+        cli.main(distill_argv(tmp_path, demo_model_dir, teacher, out, steps=4) + ["--distill-examples", examples]) == 0
+    )
     loss = json.loads((out / "train.json").read_text())["meta"]["loss"]
-    assert loss["projection"] == {"from": 32, "to": 16, "file": "model/xlt_projection.safetensors",
-                                  "trained": True}
+    assert loss["projection"] == {"from": 32, "to": 16, "file": "model/xlt_projection.safetensors", "trained": True}
     # the projection is saved with the student: it loads as the 16-wide encoder it was trained as
     student = SentenceEncoder.from_pretrained(str(out / "model"))
     assert student.dim == 16 and student.projection.weight.shape == (16, 32)
 
 
-@pytest.mark.parametrize("extra, message", [
-    ([], "needs --teacher"),
-    (["--teacher", "x", "--objective", "additive_margin"], "only read by --objective mse_distill"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ([], "needs --teacher"),
+        (["--teacher", "x", "--objective", "additive_margin"], "only read by --objective mse_distill"),
+    ],
+)
 def test_bad_teacher_settings_fail_before_training(tmp_path, demo_model_dir, capsys, extra, message):
-    argv = ["train-dual", "--model", str(demo_model_dir), "--train", write_bitext(tmp_path, "qaa", "train", 8),
-            "--dev", write_bitext(tmp_path, "qaa", "dev", 8), "--out", str(tmp_path / "run")]
+    argv = [
+        "train-dual",
+        "--model",
+        str(demo_model_dir),
+        "--train",
+        write_bitext(tmp_path, "qaa", "train", 8),
+        "--dev",
+        write_bitext(tmp_path, "qaa", "dev", 8),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     argv += extra if extra else ["--objective", "mse_distill"]
     assert cli.main(argv) != 0
     assert message in capsys.readouterr().err
@@ -121,8 +166,10 @@ def test_length_bucketing_batches_pairs_of_similar_length(tmp_path, demo_model_d
 
     orders = []
     bucketed_order = bucketing.bucketed_order
-    monkeypatch.setattr("xlt.core.training.bucketed_order",
-                        lambda order, lengths, *a, **k: orders.append(lengths) or bucketed_order(order, lengths, *a, **k))
+    monkeypatch.setattr(
+        "xlt.core.training.bucketed_order",
+        lambda order, lengths, *a, **k: orders.append(lengths) or bucketed_order(order, lengths, *a, **k),
+    )
     out = tmp_path / "run"
     assert cli.main(distill_argv(tmp_path, demo_model_dir, demo_model_dir, out) + ["--length-bucketing", "True"]) == 0
     assert orders and len(orders[0]) == 96  # every pair measured, in every epoch
@@ -130,8 +177,9 @@ def test_length_bucketing_batches_pairs_of_similar_length(tmp_path, demo_model_d
     assert curve[-1] < curve[0]
 
 
-def test_a_compiled_distillation_runs_the_student_through_the_compiled_module(tmp_path, demo_model_dir, counted,
-                                                                             monkeypatch):
+def test_a_compiled_distillation_runs_the_student_through_the_compiled_module(
+    tmp_path, demo_model_dir, counted, monkeypatch
+):
     """With --compile the loss calls what torch.compile returned (the student's encoder inside it),
     not the plain student beside it: a compile that is never called would cost its time for nothing."""
     import torch
@@ -161,11 +209,21 @@ def test_sentence_examples_are_parallel_sentences_datasets():
     translation equal to its English sentence counts once, and each language brings its English again."""
     from xlt.data.bitext_files import Bitext
 
-    bitexts = [Bitext("de", ["hallo", "welt", "Paris"], ["hello", "world", "Paris"]),
-               Bitext("fr", ["bonjour", "salut"], ["hello", "hello"])]
+    bitexts = [
+        Bitext("de", ["hallo", "welt", "Paris"], ["hello", "world", "Paris"]),
+        Bitext("fr", ["bonjour", "salut"], ["hello", "hello"]),
+    ]
     examples = distill.sentence_examples(bitexts, ["hello", "world", "Paris"])
-    assert list(examples) == [("hello", 0), ("hallo", 0), ("world", 1), ("welt", 1), ("Paris", 2),
-                              ("hello", 0), ("bonjour", 0), ("salut", 0)]
+    assert list(examples) == [
+        ("hello", 0),
+        ("hallo", 0),
+        ("world", 1),
+        ("welt", 1),
+        ("Paris", 2),
+        ("hello", 0),
+        ("bonjour", 0),
+        ("salut", 0),
+    ]
     assert examples.lengths() == [1] * 8
 
 
@@ -182,14 +240,16 @@ def test_select_pairs_applies_the_scripts_filters():
         distill.select_pairs([bitext], max_chars=1)
 
 
-def test_sentence_batches_hold_single_sentences_and_count_the_budget(tmp_path, demo_model_dir, counted,
-                                                                    monkeypatch):
+def test_sentence_batches_hold_single_sentences_and_count_the_budget(tmp_path, demo_model_dir, counted, monkeypatch):
     """--distill-examples sentences: a batch of 16 is 16 sentences (not 16 pairs, 32), and the run
     records sentences_seen = steps x 16; pairs record steps x 32."""
     batches = []
     collate = distill.make_sentence_collate
-    monkeypatch.setattr(distill, "make_sentence_collate", lambda *a: (
-        lambda chunk, inner=collate(*a): batches.append(len(chunk)) or inner(chunk)))
+    monkeypatch.setattr(
+        distill,
+        "make_sentence_collate",
+        lambda *a: lambda chunk, inner=collate(*a): batches.append(len(chunk)) or inner(chunk),
+    )
     out = tmp_path / "run"
     argv = distill_argv(tmp_path, demo_model_dir, demo_model_dir, out, steps=6)
     assert cli.main(argv + ["--distill-examples", "sentences", "--max-sentences-per-language", "40"]) == 0
@@ -205,8 +265,18 @@ def test_sentence_batches_hold_single_sentences_and_count_the_budget(tmp_path, d
 
 
 def test_the_scripts_settings_are_refused_for_the_additive_margin(tmp_path, demo_model_dir, capsys):
-    argv = ["train-dual", "--model", str(demo_model_dir), "--train", write_bitext(tmp_path, "qaa", "train", 8),
-            "--dev", write_bitext(tmp_path, "qaa", "dev", 8), "--out", str(tmp_path / "run"),
-            "--distill-examples", "sentences"]
+    argv = [
+        "train-dual",
+        "--model",
+        str(demo_model_dir),
+        "--train",
+        write_bitext(tmp_path, "qaa", "train", 8),
+        "--dev",
+        write_bitext(tmp_path, "qaa", "dev", 8),
+        "--out",
+        str(tmp_path / "run"),
+        "--distill-examples",
+        "sentences",
+    ]
     assert cli.main(argv) != 0
     assert "--distill-examples: only read by --objective mse_distill" in capsys.readouterr().err

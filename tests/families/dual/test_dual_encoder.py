@@ -1,19 +1,20 @@
 """Dual-encoder training: the loss against a hand computation, batch de-duplication, and
 `xlt train-dual` end to end on a tiny demo encoder."""
+
 import json
 
 import numpy as np
 import pytest
 import torch
+from conftest import tiny_config
 from scipy.special import logsumexp
 
-from conftest import tiny_config
 from xlt import cli
-from xlt.data import demo
-from xlt.families.dual.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual
-from xlt.data.bitext_files import Bitext
 from xlt.core.sentence_encoder import SentenceEncoder
 from xlt.core.training import TrainArgs
+from xlt.data import demo
+from xlt.data.bitext_files import Bitext
+from xlt.families.dual.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual
 
 
 def bidirectional_margin_loss(x, y, scale, margin):
@@ -71,8 +72,10 @@ def test_margin_raises_the_loss_of_the_same_embeddings(tokenizer):
 
 
 def bitexts(langs, split, size):
-    return [Bitext(lang, *zip(*[(r["text"], r["text_pair"]) for r in demo.generate("bitext", lang, split, size, 13)]))
-            for lang in langs]
+    return [
+        Bitext(lang, *zip(*[(r["text"], r["text_pair"]) for r in demo.generate("bitext", lang, split, size, 13)]))
+        for lang in langs
+    ]
 
 
 def test_symmetric_sum_first_loss_is_twice_the_mean(tokenizer):
@@ -82,13 +85,26 @@ def test_symmetric_sum_first_loss_is_twice_the_mean(tokenizer):
         losses = []
         model = encoder_without_dropout(tokenizer)
         args = TrainArgs(max_steps=2, batch_size=8, lr=1e-3, max_length=32, eval_every=2, device="cpu", log_every=1)
-        train_dual(model, tokenizer, bitexts(["qaa"], "train", 24), bitexts(["qaa"], "dev", 8),
-                   DualSettings(margin=0.3, scale=10.0, symmetric=symmetric), args, losses)
+        train_dual(
+            model,
+            tokenizer,
+            bitexts(["qaa"], "train", 24),
+            bitexts(["qaa"], "dev", 8),
+            DualSettings(margin=0.3, scale=10.0, symmetric=symmetric),
+            args,
+            losses,
+        )
         first[symmetric] = losses[0]
     assert first["sum"] == pytest.approx(2 * first["mean"], rel=1e-6)
     with pytest.raises(ValueError, match="symmetric must be one of"):
-        train_dual(encoder_without_dropout(tokenizer), tokenizer, bitexts(["qaa"], "train", 8), bitexts(["qaa"], "dev", 4),
-                   DualSettings(symmetric="none"), TrainArgs(max_steps=1, device="cpu"))
+        train_dual(
+            encoder_without_dropout(tokenizer),
+            tokenizer,
+            bitexts(["qaa"], "train", 8),
+            bitexts(["qaa"], "dev", 4),
+            DualSettings(symmetric="none"),
+            TrainArgs(max_steps=1, device="cpu"),
+        )
 
 
 def write_bitext(root, lang, split, size):
@@ -102,9 +118,37 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     train = [write_bitext(tmp_path, lang, "train", 96) for lang in ("qaa", "qac")]
     dev = [write_bitext(tmp_path, lang, "dev", 16) for lang in ("qaa", "qac")]
     out = tmp_path / "run"
-    argv = ["train-dual", "--model", str(demo_model_dir), "--margin", "0.3", "--scale", "10", "--pooling", "mean",
-            "--max-steps", "24", "--batch-size", "16", "--lr", "2e-3", "--eval-every", "8", "--max-length", "32",
-            "--log-every", "8", "--device", "cpu", "--seed", "3", "--out", str(out), "--run-id", "tiny"]
+    argv = [
+        "train-dual",
+        "--model",
+        str(demo_model_dir),
+        "--margin",
+        "0.3",
+        "--scale",
+        "10",
+        "--pooling",
+        "mean",
+        "--max-steps",
+        "24",
+        "--batch-size",
+        "16",
+        "--lr",
+        "2e-3",
+        "--eval-every",
+        "8",
+        "--max-length",
+        "32",
+        "--log-every",
+        "8",
+        "--device",
+        "cpu",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--run-id",
+        "tiny",
+    ]
     for f in train:
         argv += ["--train", f]
     for f in dev:
@@ -114,10 +158,19 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     metrics = json.loads((out / "train.json").read_text())
     meta = metrics["meta"]
     assert meta["family"] == "dual" and meta["run_id"] == "tiny"
-    assert meta["axes"] == {"objective": "additive_margin", "margin": 0.3, "scale": 10.0, "pooling": "mean",
-                            "batch_size": 16, "freeze_depth": -1, "seed": 3, "trained": True,
-                            "match": "index",  # the dev retrieval's rule, a table column
-                            "cache_frozen_prefix": False, "prefix_precision": "fp32"}  # how the frozen part ran
+    assert meta["axes"] == {
+        "objective": "additive_margin",
+        "margin": 0.3,
+        "scale": 10.0,
+        "pooling": "mean",
+        "batch_size": 16,
+        "freeze_depth": -1,
+        "seed": 3,
+        "trained": True,
+        "match": "index",  # the dev retrieval's rule, a table column
+        "cache_frozen_prefix": False,
+        "prefix_precision": "fp32",
+    }  # how the frozen part ran
     assert meta["loss"]["symmetric"] == "sum" and meta["train_pairs"] == {"qaa": 96, "qac": 96}
     curve = [point["loss"] for point in meta["loss_curve"]]
     assert len(curve) == 3 and curve[-1] < curve[0]  # the loss goes down
@@ -130,7 +183,9 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     model = SentenceEncoder.from_pretrained(str(out / "model")).eval()
     assert (model.pooling.mode, model.pooling.layer) == ("mean", -1)
     tok = load_tokenizer(str(out / "model"))
-    recorded = {(r["lang"], r["direction"]): r["value"] for r in metrics["metrics"] if r["metric"] == "dev_retrieval_acc"}
+    recorded = {
+        (r["lang"], r["direction"]): r["value"] for r in metrics["metrics"] if r["metric"] == "dev_retrieval_acc"
+    }
     assert len(recorded) == 4
     for lang, path in zip(("qaa", "qac"), dev):
         rows = [json.loads(line) for line in open(path)]
@@ -158,8 +213,9 @@ def test_train_dual_end_to_end(tmp_path, demo_model_dir):
     assert ((dev.ci_low <= dev.value) & (dev.value <= dev.ci_high)).all()
 
 
-def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_on(tmp_path, demo_model_dir,
-                                                                                    monkeypatch):
+def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_on(
+    tmp_path, demo_model_dir, monkeypatch
+):
     """A model's prompt (E5's "query: ") reaches training, dev selection and the dev records, as it
     reaches its evaluation jobs (eval-embeddings, mine): it was evaluation only."""
     from xlt.families.dual import dual_encoder
@@ -179,9 +235,34 @@ def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_
     monkeypatch.setattr(dual_encoder, "encode", recording_encode)
     train, dev = write_bitext(tmp_path, "qaa", "train", 8), write_bitext(tmp_path, "qaa", "dev", 4)
     out = tmp_path / "run"
-    assert cli.main(["train-dual", "--model", str(demo_model_dir), "--train", train, "--dev", dev, "--prompt", "query: ",
-                     "--max-steps", "2", "--batch-size", "4", "--eval-every", "1", "--max-length", "32",
-                     "--device", "cpu", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "train-dual",
+                "--model",
+                str(demo_model_dir),
+                "--train",
+                train,
+                "--dev",
+                dev,
+                "--prompt",
+                "query: ",
+                "--max-steps",
+                "2",
+                "--batch-size",
+                "4",
+                "--eval-every",
+                "1",
+                "--max-length",
+                "32",
+                "--device",
+                "cpu",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     dev_sentences = {r[key] for r in map(json.loads, open(dev)) for key in ("text", "text_pair")}
     assert len(trained) == 16 and all(s.startswith("query: ") for s in trained)
     # three dev passes (steps 1, 2 and the kept model's records), each sentence with the prompt
@@ -189,20 +270,38 @@ def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_
     assert json.loads((out / "train.json").read_text())["meta"]["prompt"] == "query: "
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--margin", "-0.1"], "--margin -0.1"),
-    (["--scale", "0"], "--scale 0"),
-    (["--batch-size", "1"], "in-batch negatives need at least 2"),
-    (["--freeze-depth", "2"], "leaves nothing to train in a model with 2 layers"),
-    # in-batch negatives: micro-batches would change the loss, not only the memory
-    (["--batch-size", "8", "--grad-accum", "2"], "--grad-accum 2: the dual encoder's loss uses in-batch negatives"),
-    # distillation accumulates (a mean over examples): the first problem named is the missing teacher
-    (["--objective", "mse_distill", "--batch-size", "8", "--grad-accum", "2"], "--objective mse_distill needs --teacher"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--margin", "-0.1"], "--margin -0.1"),
+        (["--scale", "0"], "--scale 0"),
+        (["--batch-size", "1"], "in-batch negatives need at least 2"),
+        (["--freeze-depth", "2"], "leaves nothing to train in a model with 2 layers"),
+        # in-batch negatives: micro-batches would change the loss, not only the memory
+        (["--batch-size", "8", "--grad-accum", "2"], "--grad-accum 2: the dual encoder's loss uses in-batch negatives"),
+        # distillation accumulates (a mean over examples): the first problem named is the missing teacher
+        (
+            ["--objective", "mse_distill", "--batch-size", "8", "--grad-accum", "2"],
+            "--objective mse_distill needs --teacher",
+        ),
+    ],
+)
 def test_bad_settings_fail_before_training(tmp_path, demo_model_dir, capsys, extra, message):
     train, dev = write_bitext(tmp_path, "qaa", "train", 8), write_bitext(tmp_path, "qaa", "dev", 4)
-    rc = cli.main(["train-dual", "--model", str(demo_model_dir), "--train", train, "--dev", dev,
-                   "--out", str(tmp_path / "run"), *extra])
+    rc = cli.main(
+        [
+            "train-dual",
+            "--model",
+            str(demo_model_dir),
+            "--train",
+            train,
+            "--dev",
+            dev,
+            "--out",
+            str(tmp_path / "run"),
+            *extra,
+        ]
+    )
     assert rc == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
@@ -214,12 +313,19 @@ def test_train_dual_refuses_gradient_accumulation_before_training(tokenizer, mon
 
     monkeypatch.setattr(dual_encoder, "train", lambda *a, **k: pytest.fail("training started"))
     with pytest.raises(XltError, match="grad_accum 4: .*in-batch negatives.*set it to 1"):
-        train_dual(encoder_without_dropout(tokenizer), tokenizer, bitexts(["qaa"], "train", 8), bitexts(["qaa"], "dev", 4),
-                   DualSettings(), TrainArgs(batch_size=8, grad_accum=4, device="cpu"))
+        train_dual(
+            encoder_without_dropout(tokenizer),
+            tokenizer,
+            bitexts(["qaa"], "train", 8),
+            bitexts(["qaa"], "dev", 4),
+            DualSettings(),
+            TrainArgs(batch_size=8, grad_accum=4, device="cpu"),
+        )
 
 
-def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoint(tmp_path, demo_model_dir,
-                                                                                      monkeypatch, caplog):
+def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoint(
+    tmp_path, demo_model_dir, monkeypatch, caplog
+):
     """A train-dual job stopped mid-run (SIGTERM through xlt.core.faults) and rerun with another
     --margin trains from the start: its model equals a fresh run's with that margin."""
     from xlt.core import faults
@@ -228,9 +334,35 @@ def test_train_dual_rerun_with_another_margin_discards_the_stopped_runs_checkpoi
     dev = [write_bitext(tmp_path, "qaa", "dev", 16)]
 
     def argv(out, margin):
-        return ["train-dual", "--model", str(demo_model_dir), "--margin", str(margin), "--max-steps", "8",
-                "--batch-size", "8", "--lr", "2e-3", "--eval-every", "4", "--max-length", "32", "--device", "cpu",
-                "--seed", "3", "--checkpoint-every", "2", "--train", *train, "--dev", *dev, "--out", str(out)]
+        return [
+            "train-dual",
+            "--model",
+            str(demo_model_dir),
+            "--margin",
+            str(margin),
+            "--max-steps",
+            "8",
+            "--batch-size",
+            "8",
+            "--lr",
+            "2e-3",
+            "--eval-every",
+            "4",
+            "--max-length",
+            "32",
+            "--device",
+            "cpu",
+            "--seed",
+            "3",
+            "--checkpoint-every",
+            "2",
+            "--train",
+            *train,
+            "--dev",
+            *dev,
+            "--out",
+            str(out),
+        ]
 
     def stopped_at_step_5(out):
         monkeypatch.setattr(faults, "_reached", faults.Counter())
@@ -261,10 +393,18 @@ def test_dev_retrieval_counts_a_duplicate_string_at_another_index_by_the_given_r
     from xlt.data.bitext_files import Bitext
     from xlt.families.dual import dual_encoder
 
-    vectors = {"Ich verstehe.": [1.0, 0.1, 0.0], "Aha.": [1.0, 0.0, 0.0], "Geh.": [0.0, 0.1, 1.0],
-               "I see.": [1.0, 0.0, 0.0], "Go.": [0.0, 0.0, 1.0]}
-    monkeypatch.setattr(dual_encoder, "sentence_vectors",
-                        lambda model, tokenizer, sentences, max_length: np.array([vectors[s] for s in sentences]))
+    vectors = {
+        "Ich verstehe.": [1.0, 0.1, 0.0],
+        "Aha.": [1.0, 0.0, 0.0],
+        "Geh.": [0.0, 0.1, 1.0],
+        "I see.": [1.0, 0.0, 0.0],
+        "Go.": [0.0, 0.0, 1.0],
+    }
+    monkeypatch.setattr(
+        dual_encoder,
+        "sentence_vectors",
+        lambda model, tokenizer, sentences, max_length: np.array([vectors[s] for s in sentences]),
+    )
     bitext = Bitext("qaa", ["Ich verstehe.", "Aha.", "Geh."], ["I see.", "I see.", "Go."])
 
     def xx_to_en(**kwargs):

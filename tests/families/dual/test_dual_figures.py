@@ -1,4 +1,5 @@
 """Dual-encoder figures drawn from a tidy table like `xlt aggregate` writes: what each one draws."""
+
 import itertools
 
 import numpy as np
@@ -16,22 +17,51 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def error(margin, scale, seed, lang, direction):
     """Retrieval error of a made-up run: every axis leaves its own trace in the value."""
-    return 0.5 - margin + 0.01 * seed + (0.1 if scale == 20 else 0.0) + (0.02 if lang == "qac" else 0.0) \
+    return (
+        0.5
+        - margin
+        + 0.01 * seed
+        + (0.1 if scale == 20 else 0.0)
+        + (0.02 if lang == "qac" else 0.0)
         + (0.04 if direction == "en->xx" else 0.0)
+    )
 
 
 def dual_table():
     rows = []
     for margin, scale, seed in itertools.product([0, 0.3], [10, 20], [1, 2]):
         run = f"m{margin}-s{scale}-seed{seed}"
-        axes = {"run_id": run, "margin": margin, "scale": scale, "pooling": "mean", "batch_size": 32,
-                "freeze_depth": -1, "seed": seed}
+        axes = {
+            "run_id": run,
+            "margin": margin,
+            "scale": scale,
+            "pooling": "mean",
+            "batch_size": 32,
+            "freeze_depth": -1,
+            "seed": seed,
+        }
         for lang, direction in itertools.product(["qaa", "qac"], ["xx->en", "en->xx"]):
-            rows.append({**axes, "family": "sbert", "metric": "error", "lang": lang, "direction": direction,
-                         "value": error(margin, scale, seed, lang, direction)})
+            rows.append(
+                {
+                    **axes,
+                    "family": "sbert",
+                    "metric": "error",
+                    "lang": lang,
+                    "direction": direction,
+                    "value": error(margin, scale, seed, lang, direction),
+                }
+            )
         for metric, value in (("precision", 0.8), ("recall", 0.6), ("f1", 0.69)):
-            rows.append({**axes, "family": "mine", "metric": metric, "lang": "qaa", "split": "test",
-                         "value": value - margin / 10 - (0.1 if scale == 20 else 0.0) + 0.01 * seed})
+            rows.append(
+                {
+                    **axes,
+                    "family": "mine",
+                    "metric": metric,
+                    "lang": "qaa",
+                    "split": "test",
+                    "value": value - margin / 10 - (0.1 if scale == 20 else 0.0) + 0.01 * seed,
+                }
+            )
             rows.append({**axes, "family": "mine", "metric": metric, "lang": "qaa", "split": "tune", "value": 1.0})
     return pd.DataFrame(rows)
 
@@ -42,8 +72,9 @@ def test_every_plan_kind_is_a_registered_plot():
     assert all(registered[kind] is PLOTS[kind] for kind in plan.PLOT_KINDS)
 
 
-@pytest.mark.parametrize("kind, x, other", [("dual-error-vs-margin", "margin", "scale"),
-                                            ("dual-error-vs-scale", "scale", "margin")])
+@pytest.mark.parametrize(
+    "kind, x, other", [("dual-error-vs-margin", "margin", "scale"), ("dual-error-vs-scale", "scale", "margin")]
+)
 def test_error_vs_axis_draws_mean_and_seed_spread_per_direction(tmp_path, kind, x, other):
     out = tmp_path / f"{kind}.png"
     fig = PLOTS[kind](dual_table(), out)
@@ -59,8 +90,18 @@ def test_error_vs_axis_draws_mean_and_seed_spread_per_direction(tmp_path, kind, 
             fixed = float(container.get_label().split("=")[1])
             line = container.lines[0]
             assert list(line.get_xdata()) == values[x]
-            per_seed = [[np.mean([error(**{x: v, other: fixed}, seed=seed, lang=lang, direction=direction)
-                                  for lang in ("qaa", "qac")]) for seed in (1, 2)] for v in values[x]]
+            per_seed = [
+                [
+                    np.mean(
+                        [
+                            error(**{x: v, other: fixed}, seed=seed, lang=lang, direction=direction)
+                            for lang in ("qaa", "qac")
+                        ]
+                    )
+                    for seed in (1, 2)
+                ]
+                for v in values[x]
+            ]
             assert np.allclose(line.get_ydata(), [100 * np.mean(s) for s in per_seed])
             # error bars: +- one standard deviation over seeds (0.01 apart: 0.707 points)
             (bars,) = container.lines[2]
@@ -116,10 +157,28 @@ def with_baselines(table, poolings=("mean",)):
     +0.01 for en->xx and +0.02 for pooling cls."""
     rows = []
     for pooling, lang, direction in itertools.product(poolings, ["qaa", "qac"], ["xx->en", "en->xx"]):
-        value = (0.9 if lang == "qaa" else 0.95) + (0.01 if direction == "en->xx" else 0) + (0.02 if pooling == "cls" else 0)
-        rows.append({"run_id": f"demo-{pooling}-untrained", "margin": np.nan, "scale": np.nan, "pooling": pooling,
-                     "batch_size": np.nan, "freeze_depth": np.nan, "seed": np.nan, "trained": False, "family": "dual",
-                     "metric": "error", "lang": lang, "direction": direction, "value": value})
+        value = (
+            (0.9 if lang == "qaa" else 0.95)
+            + (0.01 if direction == "en->xx" else 0)
+            + (0.02 if pooling == "cls" else 0)
+        )
+        rows.append(
+            {
+                "run_id": f"demo-{pooling}-untrained",
+                "margin": np.nan,
+                "scale": np.nan,
+                "pooling": pooling,
+                "batch_size": np.nan,
+                "freeze_depth": np.nan,
+                "seed": np.nan,
+                "trained": False,
+                "family": "dual",
+                "metric": "error",
+                "lang": lang,
+                "direction": direction,
+                "value": value,
+            }
+        )
     return pd.concat([table.assign(trained=True), pd.DataFrame(rows)], ignore_index=True)
 
 
@@ -189,12 +248,14 @@ def test_axes_json_is_checked():
 def with_intervals(table):
     """Every error record's bounds: 0.02 below and 0.01 above its value."""
     error = table.metric == "error"
-    return table.assign(ci_low=np.where(error, table.value - 0.02, np.nan),
-                        ci_high=np.where(error, table.value + 0.01, np.nan))
+    return table.assign(
+        ci_low=np.where(error, table.value - 0.02, np.nan), ci_high=np.where(error, table.value + 0.01, np.nan)
+    )
 
 
-@pytest.mark.parametrize("kind, x, other", [("dual-error-vs-margin", "margin", "scale"),
-                                            ("dual-error-vs-scale", "scale", "margin")])
+@pytest.mark.parametrize(
+    "kind, x, other", [("dual-error-vs-margin", "margin", "scale"), ("dual-error-vs-scale", "scale", "margin")]
+)
 def test_error_vs_axis_shades_the_bootstrap_interval_of_each_line(tmp_path, kind, x, other):
     fig = PLOTS[kind](with_intervals(with_baselines(dual_table())), tmp_path / "e.png")
     for ax, direction in zip(fig.axes, ["xx->en", "en->xx"]):
@@ -208,8 +269,17 @@ def test_error_vs_axis_shades_the_bootstrap_interval_of_each_line(tmp_path, kind
             fixed = float(label.split("=")[1])
             # the error in percent of every point: mean over languages and seeds; the band spans the lowest
             # point's lower bound to the highest point's upper bound
-            points = [100 * np.mean([error(**{x: v, other: fixed}, seed=seed, lang=lang, direction=direction)
-                                     for seed in (1, 2) for lang in ("qaa", "qac")]) for v in (dict(margin=[0, 0.3], scale=[10, 20])[x])]
+            points = [
+                100
+                * np.mean(
+                    [
+                        error(**{x: v, other: fixed}, seed=seed, lang=lang, direction=direction)
+                        for seed in (1, 2)
+                        for lang in ("qaa", "qac")
+                    ]
+                )
+                for v in (dict(margin=[0, 0.3], scale=[10, 20])[x])
+            ]
             assert (low, high) == pytest.approx((min(points) - 2, max(points) + 1))
         (span,) = [p for p in ax.patches if p.get_label() == "_interval"]  # the untrained line's interval
         extra = 1.0 if direction == "en->xx" else 0.0
@@ -229,22 +299,68 @@ def objectives_table():
     """mean_error per language (and STS Spearman) of the untrained encoder, the zero-shot teacher,
     two additive-margin runs and a distilled student, with intervals."""
     none = {"margin": np.nan, "scale": np.nan, "batch_size": np.nan, "freeze_depth": np.nan, "seed": np.nan}
-    runs = [("u", {"objective": np.nan, "trained": False, **none}, 0.9, 0.1),
-            ("t", {"objective": "teacher", "trained": True, **none}, 0.8, 0.7),
-            ("a0", {"objective": "additive_margin", "margin": 0, "scale": 10, "batch_size": 32, "freeze_depth": -1,
-                    "seed": 1, "trained": True}, 0.5, 0.3),
-            ("a3", {"objective": "additive_margin", "margin": 0.3, "scale": 10, "batch_size": 32, "freeze_depth": -1,
-                    "seed": 1, "trained": True}, 0.4, 0.35),
-            ("kd", {"objective": "mse_distill", "margin": np.nan, "scale": np.nan, "batch_size": 32, "freeze_depth": -1,
-                    "seed": 1, "trained": True}, 0.2, 0.65)]
+    runs = [
+        ("u", {"objective": np.nan, "trained": False, **none}, 0.9, 0.1),
+        ("t", {"objective": "teacher", "trained": True, **none}, 0.8, 0.7),
+        (
+            "a0",
+            {
+                "objective": "additive_margin",
+                "margin": 0,
+                "scale": 10,
+                "batch_size": 32,
+                "freeze_depth": -1,
+                "seed": 1,
+                "trained": True,
+            },
+            0.5,
+            0.3,
+        ),
+        (
+            "a3",
+            {
+                "objective": "additive_margin",
+                "margin": 0.3,
+                "scale": 10,
+                "batch_size": 32,
+                "freeze_depth": -1,
+                "seed": 1,
+                "trained": True,
+            },
+            0.4,
+            0.35,
+        ),
+        (
+            "kd",
+            {
+                "objective": "mse_distill",
+                "margin": np.nan,
+                "scale": np.nan,
+                "batch_size": 32,
+                "freeze_depth": -1,
+                "seed": 1,
+                "trained": True,
+            },
+            0.2,
+            0.65,
+        ),
+    ]
     rows = []
     for run, axes, err, rho in runs:
         for lang in ("qaa", "qac"):
             base = {"run_id": run, "pooling": "mean", **axes, "lang": lang, "split": "test"}
             rows.append({**base, "metric": "mean_error", "value": err, "ci_low": err - 0.05, "ci_high": err + 0.05})
             rows.append({**base, "metric": "error", "direction": "xx->en", "value": err})
-            rows.append({**base, "metric": "spearman", "similarity": "cosine", "value": rho, "ci_low": rho - 0.1,
-                         "ci_high": rho + 0.1})
+            rows.append(
+                {
+                    **base,
+                    "metric": "spearman",
+                    "similarity": "cosine",
+                    "value": rho,
+                    "ci_low": rho - 0.1,
+                    "ci_high": rho + 0.1,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -253,8 +369,13 @@ def test_objectives_figure_has_a_bar_per_objective_and_language_with_interval_wh
     assert (tmp_path / "o.png").read_bytes()[:8] == PNG
     error_panel, sts_panel = fig.axes
     labels = [text.get_text() for text in fig.legends[0].get_texts()]
-    assert labels == ["untrained", "teacher (zero-shot)", "objective=additive_margin margin=0",
-                      "objective=additive_margin margin=0.3", "objective=mse_distill"]
+    assert labels == [
+        "untrained",
+        "teacher (zero-shot)",
+        "objective=additive_margin margin=0",
+        "objective=additive_margin margin=0.3",
+        "objective=mse_distill",
+    ]
     heights = [round(bar.get_height(), 6) for bar in error_panel.patches]
     assert heights == [90.0, 90.0, 80.0, 80.0, 50.0, 50.0, 40.0, 40.0, 20.0, 20.0]  # percent, qaa and qac per group
     assert [round(b.get_height(), 6) for b in sts_panel.patches][-2:] == [0.65, 0.65]
@@ -273,8 +394,10 @@ def test_objectives_figure_draws_one_sts_panel_per_dataset(tmp_path):
     other = sts.assign(dataset="sts2017-extended", value=sts.value / 2)
     table = pd.concat([table.assign(dataset=np.where(table.metric == "spearman", "stsb-multi", "tatoeba")), other])
     fig = PLOTS["dual-objectives"](table, tmp_path / "o.png")
-    assert [ax.get_ylabel() for ax in fig.axes[1:]] == ["STS Spearman (cosine), stsb-multi",
-                                                        "STS Spearman (cosine), sts2017-extended"]
+    assert [ax.get_ylabel() for ax in fig.axes[1:]] == [
+        "STS Spearman (cosine), stsb-multi",
+        "STS Spearman (cosine), sts2017-extended",
+    ]
     assert [round(b.get_height(), 6) for b in fig.axes[2].patches][-2:] == [0.325, 0.325]
 
 
@@ -300,6 +423,11 @@ def test_objectives_figure_states_each_trained_bars_budget(tmp_path):
     matched = table[table.run_id == "kd"].assign(run_id="kd-matched", sentences_seen=4_800_000)
     fig = PLOTS["dual-objectives"](pd.concat([table, matched], ignore_index=True), tmp_path / "o.png")
     labels = [text.get_text() for text in fig.legends[0].get_texts()]
-    assert labels == ["untrained", "teacher (zero-shot)", "objective=additive_margin margin=0, 4.8M sentences",
-                      "objective=additive_margin margin=0.3, 4.8M sentences", "objective=mse_distill, 24M sentences",
-                      "objective=mse_distill, 4.8M sentences"]
+    assert labels == [
+        "untrained",
+        "teacher (zero-shot)",
+        "objective=additive_margin margin=0, 4.8M sentences",
+        "objective=additive_margin margin=0.3, 4.8M sentences",
+        "objective=mse_distill, 24M sentences",
+        "objective=mse_distill, 4.8M sentences",
+    ]

@@ -2,6 +2,7 @@
 what the uncached run with its frozen prefix in eval mode trains (same losses, same weights, same
 dev scores in fp32), `--prefix-states` reads the same states from the sweep's store
 (`xlt dual-prefix-states`, bitwise with float32 storage), and bad input stops before training."""
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,20 @@ def inputs(tmp_path_factory):
     two languages (multi-way parallel: the English side repeats across languages)."""
     from transformers import BertConfig, BertModel
 
-    from xlt.data.demo_model import build_tokenizer, demo_corpus
     from xlt.core.models import save_model
+    from xlt.data.demo_model import build_tokenizer, demo_corpus
 
     root = tmp_path_factory.mktemp("dual-prefix")
     tokenizer = build_tokenizer(demo_corpus(["mixed"], 200, 1), 200)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)  # dropout 0.1: the default
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )  # dropout 0.1: the default
     save_model(BertModel(config), tokenizer, root / "model")
     for lang in ("qaa", "qac"):
         for split, size in (("train", 24), ("dev", 8)):
@@ -47,9 +54,32 @@ def files(root, split):
 
 
 def train_argv(root, out, depth, *extra, max_length=32):
-    argv = ["train-dual", "--model", str(root / "model"), "--freeze-depth", str(depth), "--max-steps", "4",
-            "--batch-size", "8", "--lr", "2e-3", "--eval-every", "2", "--log-every", "1", "--max-length",
-            str(max_length), "--device", "cpu", "--seed", "3", "--out", str(out), *extra]
+    argv = [
+        "train-dual",
+        "--model",
+        str(root / "model"),
+        "--freeze-depth",
+        str(depth),
+        "--max-steps",
+        "4",
+        "--batch-size",
+        "8",
+        "--lr",
+        "2e-3",
+        "--eval-every",
+        "2",
+        "--log-every",
+        "1",
+        "--max-length",
+        str(max_length),
+        "--device",
+        "cpu",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        *extra,
+    ]
     for f in files(root, "train"):
         argv += ["--train", f]
     return argv + [arg for f in files(root, "dev") for arg in ("--dev", f)]
@@ -61,8 +91,23 @@ def train_dual(root, out, depth, *extra):
 
 
 def store(root, out, *extra, depths="0,2", train=None):
-    argv = ["dual-prefix-states", "--model", str(root / "model"), f"--depths={depths}", "--max-length", "32",
-            "--batch-size", "8", "--device", "cpu", "--max-gib", "1", "--out", str(out), *extra]
+    argv = [
+        "dual-prefix-states",
+        "--model",
+        str(root / "model"),
+        f"--depths={depths}",
+        "--max-length",
+        "32",
+        "--batch-size",
+        "8",
+        "--device",
+        "cpu",
+        "--max-gib",
+        "1",
+        "--out",
+        str(out),
+        *extra,
+    ]
     return main(argv + [arg for f in (train or files(root, "train")) for arg in ("--train", f)])
 
 
@@ -93,12 +138,14 @@ def library_run(root, depth, mode, precision="auto"):
     model = SentenceEncoder.from_pretrained(str(root / "model"), pooling="mean", layer=-1)
     freeze(model.encoder, depth)
     bitexts = {split: load_bitexts(files(root, split), ["qaa", "qac"]) for split in ("train", "dev")}
-    args = TrainArgs(max_steps=4, batch_size=8, lr=2e-3, max_length=32, eval_every=2, device="cpu", seed=3,
-                     precision=precision)
+    args = TrainArgs(
+        max_steps=4, batch_size=8, lr=2e-3, max_length=32, eval_every=2, device="cpu", seed=3, precision=precision
+    )
     cached = None
     if mode == "cached":
-        cached = prepare_cached_dual(model, depth, pairs_from_bitexts(bitexts["train"]), tokenizer, 32, 8, "cpu",
-                                     precision=precision)
+        cached = prepare_cached_dual(
+            model, depth, pairs_from_bitexts(bitexts["train"]), tokenizer, 32, 8, "cpu", precision=precision
+        )
     elif mode == "eval-prefix":
         eval_mode_prefix(model, depth)
     losses = []
@@ -141,7 +188,8 @@ def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
     # both sides of 48 pairs; the English side repeats across the two languages
     assert 24 + 24 <= meta["examples"] < 2 * 48
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == sorted(
-        ["meta.json", "offsets.npy", "mask.npy", hidden_file(0), hidden_file(2)])  # no labels
+        ["meta.json", "offsets.npy", "mask.npy", hidden_file(0), hidden_file(2)]
+    )  # no labels
 
     per_job, per_job_meta = train_dual(inputs, tmp_path / "per-job", 2, "--cache-frozen-prefix")
     shared, shared_meta = train_dual(inputs, tmp_path / "shared", 2, "--prefix-states", str(tmp_path / "store"))
@@ -161,15 +209,18 @@ def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
     assert not any(name.startswith(("embeddings.", "encoder.layer.0.", "encoder.layer.1.")) for name in changed)
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--freeze-depth", "-1", "--cache-frozen-prefix"], "freezes nothing (the embeddings train)"),
-    (["--freeze-depth", "-1", "--prefix-states", "STORE"], "freezes nothing (the embeddings train)"),
-    (["--freeze-depth", "1", "--prefix-states", "STORE"], "holds freeze depths [0, 2], not 1"),
-    (["--max-length", "16", "--prefix-states", "STORE"], "max_length = 32, this run has 16"),
-    (["--prefix-states", "OTHER"], "sentences_sha256"),
-    (["--prefix-states", "NOWHERE"], "not a prefix-state store"),
-    (["--precision", "bf16", "--prefix-states", "STORE"], "precision = 'fp32', this run has 'bfloat16'"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--freeze-depth", "-1", "--cache-frozen-prefix"], "freezes nothing (the embeddings train)"),
+        (["--freeze-depth", "-1", "--prefix-states", "STORE"], "freezes nothing (the embeddings train)"),
+        (["--freeze-depth", "1", "--prefix-states", "STORE"], "holds freeze depths [0, 2], not 1"),
+        (["--max-length", "16", "--prefix-states", "STORE"], "max_length = 32, this run has 16"),
+        (["--prefix-states", "OTHER"], "sentences_sha256"),
+        (["--prefix-states", "NOWHERE"], "not a prefix-state store"),
+        (["--precision", "bf16", "--prefix-states", "STORE"], "precision = 'fp32', this run has 'bfloat16'"),
+    ],
+)
 def test_bad_cache_input_stops_before_training(inputs, tmp_path_factory, tmp_path, capsys, extra, message):
     stores = tmp_path_factory.getbasetemp() / "dual-stores"
     if not stores.exists():

@@ -1,12 +1,13 @@
 """BUCC-layout files from bitext (gold + one-sided distractors) and splitting one BUCC split."""
+
 import json
 
 import numpy as np
 import pytest
 
 from xlt import cli
-from xlt.data.bucc import bucc_from_bitext, split_bucc
 from xlt.core.errors import XltError
+from xlt.data.bucc import bucc_from_bitext, split_bucc
 from xlt.data.bucc_files import load_bucc_split
 from xlt.evaluate.mining import mine_split, tune_threshold
 
@@ -34,7 +35,10 @@ def test_gold_pairs_are_translations_and_distractors_have_no_partner():
     # deterministic for a seed, different for another
     again = bucc_from_bitext(texts, english, "qaa-en", "test", gold_fraction=0.25, seed=5)
     assert again.src_sentences == data.src_sentences and again.gold == data.gold
-    assert bucc_from_bitext(texts, english, "qaa-en", "test", gold_fraction=0.25, seed=6).src_sentences != data.src_sentences
+    assert (
+        bucc_from_bitext(texts, english, "qaa-en", "test", gold_fraction=0.25, seed=6).src_sentences
+        != data.src_sentences
+    )
 
 
 def test_repeated_sentences_are_skipped():
@@ -58,7 +62,9 @@ def test_split_bucc_partitions_gold_and_sentences():
     for side in ("src_sentences", "tgt_sentences"):
         a, b = getattr(tune, side), getattr(test, side)
         assert not set(a) & set(b) and sorted(a + b) == sorted(getattr(whole, side))
-    pairs = lambda d: {(dict(zip(d.src_ids, d.src_sentences))[s], dict(zip(d.tgt_ids, d.tgt_sentences))[t]) for s, t in d.gold}
+    pairs = lambda d: {
+        (dict(zip(d.src_ids, d.src_sentences))[s], dict(zip(d.tgt_ids, d.tgt_sentences))[t]) for s, t in d.gold
+    }
     assert pairs(tune) | pairs(test) == pairs(whole) and not pairs(tune) & pairs(test)
 
 
@@ -79,13 +85,31 @@ def test_make_bucc_verb_writes_files_that_mine_reads(tmp_path):
         path.write_text("".join(json.dumps({"text": x, "text_pair": e}) + "\n" for x, e in zip(texts, english)))
         paths.append(f"{split}={path}")
     out = tmp_path / "bucc"
-    assert cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(out), "--bitext", paths[0], "--bitext", paths[1],
-                     "--gold-fraction", "0.5"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(f"qaa-en.{s}.{x}" for s in ("dev", "test") for x in ("qaa", "en", "gold"))
+    assert (
+        cli.main(
+            [
+                "make-bucc",
+                "--pair",
+                "qaa-en",
+                "--out",
+                str(out),
+                "--bitext",
+                paths[0],
+                "--bitext",
+                paths[1],
+                "--gold-fraction",
+                "0.5",
+            ]
+        )
+        == 0
+    )
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        f"qaa-en.{s}.{x}" for s in ("dev", "test") for x in ("qaa", "en", "gold")
+    )
     test = load_bucc_split(out, "qaa-en", "test")
     assert len(test.gold) == 15 and len(test.src_ids) == 15 + 7 and len(test.tgt_ids) == 15 + 8
     # embeddings that know the translations (one-hot on the sentence number) mine every gold pair
-    number = lambda s: int(s.split()[0][len("test"):])
+    number = lambda s: int(s.split()[0][len("test") :])
     x = np.eye(30)[[number(s) for s in test.src_sentences]]
     y = np.eye(30)[[number(s) for s in test.tgt_sentences]]
     threshold, scores = tune_threshold(mine_split(x + 0.01, y + 0.01, test), test.gold)
@@ -97,5 +121,7 @@ def test_make_bucc_rejects_bad_bitext_argument(tmp_path, capsys):
         cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(tmp_path), "--bitext", "dev"])
     assert usage_error.value.code == 2
     assert "argument --bitext: 'dev': give SPLIT=FILE.jsonl" in capsys.readouterr().err
-    assert cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(tmp_path), "--bitext", f"dev={tmp_path}/no.jsonl"]) == 2
+    assert (
+        cli.main(["make-bucc", "--pair", "qaa-en", "--out", str(tmp_path), "--bitext", f"dev={tmp_path}/no.jsonl"]) == 2
+    )
     assert "does not exist" in capsys.readouterr().err

@@ -3,13 +3,7 @@ import pytest
 
 from xlt.core.errors import XltError
 from xlt.data.bucc_files import BuccSplit, load_bucc_split, write_bucc_split
-from xlt.evaluate.mining import (
-    knn_cosine,
-    margin_candidates,
-    mine_split,
-    precision_recall_f1,
-    tune_threshold,
-)
+from xlt.evaluate.mining import knn_cosine, margin_candidates, mine_split, precision_recall_f1, tune_threshold
 
 DIM = 40
 
@@ -80,7 +74,9 @@ def _split(name, src_meanings, tgt_meanings, gold_positions):
     src_ids = [f"de-{name}-{i}" for i in range(len(src_meanings))]
     tgt_ids = [f"en-{name}-{j}" for j in range(len(tgt_meanings))]
     gold = {(src_ids[i], tgt_ids[j]) for i, j in gold_positions}
-    data = BuccSplit("de", "en", name, src_ids, [f"s{m}" for m in src_meanings], tgt_ids, [f"t{m}" for m in tgt_meanings], gold)
+    data = BuccSplit(
+        "de", "en", name, src_ids, [f"s{m}" for m in src_meanings], tgt_ids, [f"t{m}" for m in tgt_meanings], gold
+    )
     return data, meaning_vectors(src_meanings), meaning_vectors(tgt_meanings)
 
 
@@ -152,11 +148,17 @@ def test_source_counts_add_up_to_the_scores_at_the_threshold():
     # s1 keeps two pairs (one gold), s2 one wrong pair, s3's pair falls under the threshold
     mined = [("s0", "t0", 2.0), ("s1", "t1", 1.8), ("s1", "t2", 1.5), ("s2", "t2", 1.2), ("s3", "t3", 0.9)]
     counts = source_counts(mined, gold, 1.0, src_ids)
-    assert {k: v.tolist() for k, v in counts.items()} == {"kept": [1, 2, 1, 0], "correct": [1, 1, 0, 0],
-                                                          "gold": [1, 2, 0, 1]}
+    assert {k: v.tolist() for k, v in counts.items()} == {
+        "kept": [1, 2, 1, 0],
+        "correct": [1, 1, 0, 0],
+        "gold": [1, 2, 0, 1],
+    }
     scores = precision_recall_f1(mined, gold, 1.0)
     assert (counts["kept"].sum(), counts["correct"].sum(), counts["gold"].sum()) == (
-        scores["predicted"], scores["correct"], scores["gold"])
+        scores["predicted"],
+        scores["correct"],
+        scores["gold"],
+    )
 
 
 def _retuned_on_the_split_itself(mined, gold, src_ids) -> dict[str, float]:
@@ -170,16 +172,23 @@ def _retuned_on_the_split_itself(mined, gold, src_ids) -> dict[str, float]:
     one = json.loads(json.dumps(tuning_examples(mined, gold, src_ids, lang="de", split="tune")))
     assert (one["kind"], one["split"], one["interval_only"]) == ("mining_tuning", "tune", True)
     ones = np.ones((1, len(src_ids)))
-    return {metric: float(resampled_tuned_mining(metric, one["candidate_scores"], one["candidate_gold"], one["gold"],
-                                                 ones)[0]) for metric in ("precision", "recall", "f1")}
+    return {
+        metric: float(
+            resampled_tuned_mining(metric, one["candidate_scores"], one["candidate_gold"], one["gold"], ones)[0]
+        )
+        for metric in ("precision", "recall", "f1")
+    }
 
 
 def test_retuning_without_resampling_gives_the_tuned_scores_exactly():
     rng = np.random.default_rng(11)
     src_ids = [f"s{i}" for i in range(40)]
     # margins on a coarse grid (ties), many sources with a wrong or no candidate, some gold pairs missed
-    mined = [(s, f"t{i}" if rng.random() < 0.5 else f"w{i}", float(rng.integers(0, 30)) / 7 + 0.9)
-             for i, s in enumerate(src_ids) if rng.random() < 0.8]
+    mined = [
+        (s, f"t{i}" if rng.random() < 0.5 else f"w{i}", float(rng.integers(0, 30)) / 7 + 0.9)
+        for i, s in enumerate(src_ids)
+        if rng.random() < 0.8
+    ]
     gold = {(s, f"t{i}") for i, s in enumerate(src_ids) if rng.random() < 0.6}
     gold |= {(s, t) for s, t, _ in mined if t.startswith("t")} - {("s3", "t3")}  # s3's candidate is wrong after all
     _, tuned = tune_threshold(mined, gold)
@@ -195,7 +204,8 @@ def test_retuning_breaks_f1_ties_as_the_tuning_does():
     threshold, tuned = tune_threshold(mined, gold)
     assert (threshold, tuned["precision"], tuned["recall"]) == (2.5, 1.0, 0.5)
     assert _retuned_on_the_split_itself(mined, gold, ["s0", "s1", "s2", "s3"]) == {
-        m: tuned[m] for m in ("precision", "recall", "f1")}
+        m: tuned[m] for m in ("precision", "recall", "f1")
+    }
 
 
 def test_retuning_without_a_correct_candidate_predicts_nothing():

@@ -1,5 +1,6 @@
 """Tuning and test split mined as one pool (xlt.evaluate.mining_pool): the tuned threshold
 transfers because both splits' margins share the k-NN terms of the whole pool."""
+
 import json
 
 import numpy as np
@@ -22,8 +23,16 @@ def synthetic_pool(n_gold=300, n_only=300, dim=6, seed=0):
     src = [f"source{i}" for i in range(len(xs))]
     tgt = [f"target{i}" for i in range(len(ys))]
     vectors = {**dict(zip(src, xs)), **dict(zip(tgt, ys))}
-    data = BuccSplit("de", "en", "all", [f"de-{i}" for i in range(len(xs))], src, [f"en-{i}" for i in range(len(ys))],
-                     tgt, {(f"de-{i}", f"en-{i}") for i in range(n_gold)})
+    data = BuccSplit(
+        "de",
+        "en",
+        "all",
+        [f"de-{i}" for i in range(len(xs))],
+        src,
+        [f"en-{i}" for i in range(len(ys))],
+        tgt,
+        {(f"de-{i}", f"en-{i}") for i in range(n_gold)},
+    )
     return data, vectors
 
 
@@ -31,8 +40,9 @@ def _embed(vectors, sentences):
     return np.stack([vectors[s] for s in sentences])
 
 
-def test_tuned_threshold_transfers_to_a_test_split_four_times_the_tuning_split(tmp_path, bag_of_words_bert,
-                                                                                  monkeypatch):
+def test_tuned_threshold_transfers_to_a_test_split_four_times_the_tuning_split(
+    tmp_path, bag_of_words_bert, monkeypatch
+):
     # the old code mined the 20 % and the 80 % split each on its own: the small pool's lower
     # densities gave larger margins, the threshold tuned there (1.09) sat far above the big
     # pool's best cut, and test F1 was 0.07 (recall 0.04) where a threshold on the test pool's
@@ -42,18 +52,36 @@ def test_tuned_threshold_transfers_to_a_test_split_four_times_the_tuning_split(t
     assert len(test.src_ids) == 4 * len(tune.src_ids)
     for part in (tune, test):
         write_bucc_split(part, tmp_path / "bucc")
-    monkeypatch.setattr("xlt.core.embeddings.encode", lambda model, tokenizer, sentences, **kw: _embed(vectors, sentences))
+    monkeypatch.setattr(
+        "xlt.core.embeddings.encode", lambda model, tokenizer, sentences, **kw: _embed(vectors, sentences)
+    )
     out = tmp_path / "mine.json"
-    assert cli.main(["mine", "--model", str(bag_of_words_bert), "--bucc-dir", str(tmp_path / "bucc"), "--pair", "de-en",
-                     "--out-metrics", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "mine",
+                "--model",
+                str(bag_of_words_bert),
+                "--bucc-dir",
+                str(tmp_path / "bucc"),
+                "--pair",
+                "de-en",
+                "--out-metrics",
+                str(out),
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     values = {(r["metric"], r["split"]): r["value"] for r in result["metrics"]}
     # the best test F1 of any threshold, on the whole pool's margins (the split files together
     # are the original pool; sentences name their vectors, so ids map back by text)
     test_sources = set(test.src_sentences)
     src_text = dict(zip(data.src_ids, data.src_sentences))
-    pool = [(data.src_ids[c.src], data.tgt_ids[c.tgt], c.score)
-            for c in margin_candidates(_embed(vectors, data.src_sentences), _embed(vectors, data.tgt_sentences))]
+    pool = [
+        (data.src_ids[c.src], data.tgt_ids[c.tgt], c.score)
+        for c in margin_candidates(_embed(vectors, data.src_sentences), _embed(vectors, data.tgt_sentences))
+    ]
     test_candidates = [m for m in pool if src_text[m[0]] in test_sources]
     test_gold = {g for g in data.gold if src_text[g[0]] in test_sources}
     best_threshold, best = tune_threshold(test_candidates, test_gold)
@@ -66,18 +94,24 @@ def test_margin_of_a_candidate_does_not_depend_on_the_split_of_its_source():
     from xlt.evaluate.mining_pool import pooled_candidates
 
     data, vectors = synthetic_pool(n_gold=60, n_only=40, seed=3)
-    whole = {data.src_sentences[c.src]: (data.tgt_sentences[c.tgt], c.score)
-             for c in margin_candidates(_embed(vectors, data.src_sentences), _embed(vectors, data.tgt_sentences))}
+    whole = {
+        data.src_sentences[c.src]: (data.tgt_sentences[c.tgt], c.score)
+        for c in margin_candidates(_embed(vectors, data.src_sentences), _embed(vectors, data.tgt_sentences))
+    }
     for seed in (1, 2):  # two different assignments of sentences to tune and test
         tune, test = split_bucc(data, 0.3, seed=seed)
         splits = {"tune": tune, "test": test}
-        mined = pooled_candidates({role: (_embed(vectors, d.src_sentences), _embed(vectors, d.tgt_sentences))
-                                   for role, d in splits.items()}, splits)
+        mined = pooled_candidates(
+            {role: (_embed(vectors, d.src_sentences), _embed(vectors, d.tgt_sentences)) for role, d in splits.items()},
+            splits,
+        )
         seen = {}
         for role, part in splits.items():
             src_text = dict(zip(part.src_ids, part.src_sentences))
-            tgt_text = {**{f"{d.split}:{t}": s for d in splits.values() for t, s in zip(d.tgt_ids, d.tgt_sentences)},
-                        **dict(zip(part.tgt_ids, part.tgt_sentences))}
+            tgt_text = {
+                **{f"{d.split}:{t}": s for d in splits.values() for t, s in zip(d.tgt_ids, d.tgt_sentences)},
+                **dict(zip(part.tgt_ids, part.tgt_sentences)),
+            }
             for s, t, score in mined[role]:
                 seen[src_text[s]] = (tgt_text[t], score)
             assert [m[2] for m in mined[role]] == sorted((m[2] for m in mined[role]), reverse=True)
@@ -94,8 +128,9 @@ def test_cross_split_targets_are_never_gold_and_name_their_split():
     tune, test = split_bucc(data, 0.5, seed=1)  # both splits number their sentences from 0: ids collide
     assert set(tune.tgt_ids) & set(test.tgt_ids)
     splits = {"tune": tune, "test": test}
-    mined = pooled_candidates({r: (_embed(vectors, d.src_sentences), _embed(vectors, d.tgt_sentences))
-                               for r, d in splits.items()}, splits)
+    mined = pooled_candidates(
+        {r: (_embed(vectors, d.src_sentences), _embed(vectors, d.tgt_sentences)) for r, d in splits.items()}, splits
+    )
     other = {"tune": test, "test": tune}
     crossing = 0
     for role, part in splits.items():

@@ -1,8 +1,9 @@
 """The DAG plans the dual-encoder and alignment jobs, for the demo and (offline) the paper config."""
+
 import pytest
 import yaml
-
 from helpers.workflow_runs import REPO, job_counts
+
 from xlt.core import settings
 from xlt.families.dual import plan
 from xlt.families.freeze_depth.plan import model_depths  # a model may be swept at its own depths only
@@ -14,25 +15,42 @@ def test_dry_run_lists_dual_and_alignment_jobs(dry_runs, configfile):
     counts = job_counts(dry_runs.output(configfile))
     config = settings.validate(yaml.safe_load((REPO / configfile).read_text()))
     dual, mining = config["dual"], config["dual"]["mining"]
-    runs = len(dual["models"]) * len(dual["margins"]) * len(dual["scales"]) * len(dual["poolings"]) \
-        * len(dual["batch_sizes"]) * len(dual["freeze_depths"]) * len(dual["seeds"])
+    runs = (
+        len(dual["models"])
+        * len(dual["margins"])
+        * len(dual["scales"])
+        * len(dual["poolings"])
+        * len(dual["batch_sizes"])
+        * len(dual["freeze_depths"])
+        * len(dual["seeds"])
+    )
     distilling = "mse_distill" in dual["objectives"]  # both configs: the students and the teacher's own row
     assert distilling and "additive_margin" in dual["objectives"]
     distill = dual["distill"]
-    distilled = len(dual["models"]) * len(distill.get("poolings", dual["poolings"])) \
-        * (1 if "batch_size" in distill["training"] else len(dual["batch_sizes"])) * len(dual["freeze_depths"]) \
+    distilled = (
+        len(dual["models"])
+        * len(distill.get("poolings", dual["poolings"]))
+        * (1 if "batch_size" in distill["training"] else len(dual["batch_sizes"]))
+        * len(dual["freeze_depths"])
         * len(dual["seeds"])
+    )
     runs += distilled * (2 if distill.get("match_budget") else 1)  # each with its budget-matched twin
     pairs = len(mining.get("langs", mining.get("pairs", [])))
     align = config["alignment"]
-    depth_runs = sum(len(set(align["freeze_depths"]) & set(model_depths(config, model)))
-                     for model in config["freeze_depth"]["models"])
+    depth_runs = sum(
+        len(set(align["freeze_depths"]) & set(model_depths(config, model)))
+        for model in config["freeze_depth"]["models"]
+    )
     assert counts["train_dual"] == runs == len(plan.runs(config))
     baselines = len(dual["models"]) * len(dual["poolings"])  # the untrained encoder (dual.baselines, default on)
     assert counts["tatoeba_dual"] == runs + baselines + 1 == runs + len(plan.baselines(config)) + 1
     assert counts["mine"] == runs * pairs
     assert counts["make_bucc"] == pairs
-    assert counts["align_layers"] == len(align["models"]) + runs + depth_runs == len(settings.plan_module("alignment").runs(config))
+    assert (
+        counts["align_layers"]
+        == len(align["models"]) + runs + depth_runs
+        == len(settings.plan_module("alignment").runs(config))
+    )
     for rule in ("aggregate_dual", "aggregate_alignment", "plot_alignment"):
         assert counts[rule] == 1
     figures = [t for t in plan.targets(config) if t.endswith(".png") and t != plan.CURVES]  # xlt plot's figures

@@ -1,5 +1,6 @@
 """Checkpoint choice (freeze_depth.checkpoint_selection): English-dev, last and target-dev
 (oracle) test accuracies read off the run's evaluation history, with per-example outputs."""
+
 import copy
 
 import pytest
@@ -9,8 +10,8 @@ from xlt.cli import main
 from xlt.core import settings
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.metrics import examples_path, read_examples
-from xlt.families.freeze_depth import plan
 from xlt.evaluate.checkpoint_choice import TRACKED, choose, selection_records, without_predictions
+from xlt.families.freeze_depth import plan
 
 GOLD = [0, 1, 2, 0]
 
@@ -32,7 +33,10 @@ def test_the_three_choices():
     by_choice = {r["checkpoint"]: r for r in records}
     assert {k: r["value"] for k, r in by_choice.items()} == {"en_dev": 0.5, "last": 0.75, "target_dev": 0.75}
     assert [(e["checkpoint"], e["prediction"]) for e in examples] == [
-        ("en_dev", [0, 0, 0, 0]), ("last", [0, 1, 0, 0]), ("target_dev", [0, 1, 2, 1])]
+        ("en_dev", [0, 0, 0, 0]),
+        ("last", [0, 1, 0, 0]),
+        ("target_dev", [0, 1, 2, 1]),
+    ]
     assert all(e["gold"] == GOLD and e["lang"] == "de" for e in examples)
 
 
@@ -68,11 +72,42 @@ def test_the_english_dev_choice_is_the_model_the_evaluate_job_scores(demo_model_
     write_jsonl(tmp_path / "qaa.jsonl", demo.generate("nli", "qaa", "test", 30, 2))
     out = tmp_path / "run"
     torch.manual_seed(0)
-    assert main(["finetune", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
-                 "--dev", str(tmp_path / "dev.jsonl"), "--num-labels", "3", "--out", str(out), "--max-steps", "6",
-                 "--eval-every", "2", "--batch-size", "8", "--lr", "3e-3", "--max-length", "32", "--device", "cpu",
-                 "--head", "pooler", "--track-test", f"qaa={tmp_path / 'qaa.jsonl'}",
-                 "--track-dev", f"qaa={tmp_path / 'qaa.jsonl'}"]) == 0
+    assert (
+        main(
+            [
+                "finetune",
+                "--model",
+                str(demo_model_dir),
+                "--train",
+                str(tmp_path / "train.jsonl"),
+                "--dev",
+                str(tmp_path / "dev.jsonl"),
+                "--num-labels",
+                "3",
+                "--out",
+                str(out),
+                "--max-steps",
+                "6",
+                "--eval-every",
+                "2",
+                "--batch-size",
+                "8",
+                "--lr",
+                "3e-3",
+                "--max-length",
+                "32",
+                "--device",
+                "cpu",
+                "--head",
+                "pooler",
+                "--track-test",
+                f"qaa={tmp_path / 'qaa.jsonl'}",
+                "--track-dev",
+                f"qaa={tmp_path / 'qaa.jsonl'}",
+            ]
+        )
+        == 0
+    )
     choices = read_json(out / "checkpoints.json")
     records = {r["checkpoint"]: r for r in choices["metrics"]}
     assert set(records) == {"en_dev", "last", "target_dev"} and records["last"]["step"] == 6
@@ -80,7 +115,25 @@ def test_the_english_dev_choice_is_the_model_the_evaluate_job_scores(demo_model_
     # the oracle picks on the set it is scored on here, so it can only be at least as good
     assert records["target_dev"]["value"] >= max(records["en_dev"]["value"], records["last"]["value"])
     assert len(read_examples(examples_path(out / "checkpoints.json"))) == 3
-    assert main(["evaluate", "--model", str(out / "model"), "--data", str(tmp_path / "qaa.jsonl"), "--langs", "qaa",
-                 "--out", str(tmp_path / "eval.json"), "--max-length", "32", "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(out / "model"),
+                "--data",
+                str(tmp_path / "qaa.jsonl"),
+                "--langs",
+                "qaa",
+                "--out",
+                str(tmp_path / "eval.json"),
+                "--max-length",
+                "32",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     evaluated = next(r for r in read_json(tmp_path / "eval.json")["metrics"] if r["lang"] == "qaa")
     assert evaluated["value"] == pytest.approx(records["en_dev"]["value"])

@@ -1,5 +1,6 @@
 """`xlt finetune --cache-frozen-prefix` trains what the uncached run trains (dropout 0), and
 falls back to uncached training where the prefix cannot be cached."""
+
 from __future__ import annotations
 
 import logging
@@ -22,16 +23,24 @@ def tiny_run_inputs(tmp_path_factory):
     """A random-init BERT classifier without dropout, a WordPiece tokenizer, demo NLI data."""
     from transformers import BertConfig, BertForSequenceClassification
 
+    from xlt.core.models import save_model
     from xlt.data import demo
     from xlt.data.demo_model import build_tokenizer, demo_corpus
-    from xlt.core.models import save_model
 
     root = tmp_path_factory.mktemp("finetune-cache")
     tokenizer = build_tokenizer(demo_corpus(["en"], 200, 1), 150)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=LAYERS, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0, num_labels=3)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        num_labels=3,
+    )
     save_model(BertForSequenceClassification(config), tokenizer, root / "model")
     write_jsonl(root / "train.jsonl", demo.generate("nli", "en", "train", 40, 1))
     write_jsonl(root / "dev.jsonl", demo.generate("nli", "en", "dev", 12, 1))
@@ -39,10 +48,36 @@ def tiny_run_inputs(tmp_path_factory):
 
 
 def finetune(root, out, depth, *extra):
-    argv = ["finetune", "--model", str(root / "model"), "--train", str(root / "train.jsonl"),
-            "--dev", str(root / "dev.jsonl"), "--num-labels", "3", "--freeze-depth", str(depth),
-            "--out", str(out), "--max-steps", "6", "--batch-size", "8", "--lr", "1e-3", "--eval-every", "6",
-            "--max-length", "32", "--device", "cpu", "--seed", "3", *extra]
+    argv = [
+        "finetune",
+        "--model",
+        str(root / "model"),
+        "--train",
+        str(root / "train.jsonl"),
+        "--dev",
+        str(root / "dev.jsonl"),
+        "--num-labels",
+        "3",
+        "--freeze-depth",
+        str(depth),
+        "--out",
+        str(out),
+        "--max-steps",
+        "6",
+        "--batch-size",
+        "8",
+        "--lr",
+        "1e-3",
+        "--eval-every",
+        "6",
+        "--max-length",
+        "32",
+        "--device",
+        "cpu",
+        "--seed",
+        "3",
+        *extra,
+    ]
     assert main(argv) == 0
     return load_file(out / "model" / "model.safetensors"), read_json(out / "train.json")["meta"]
 
@@ -89,7 +124,9 @@ def test_depth_minus_one_falls_back_to_uncached_training(tiny_run_inputs, tmp_pa
     assert meta["axes"]["cache_frozen_prefix"] is False and meta["axes"]["prefix_precision"] == "fp32"
     assert "nothing is frozen" in caplog.text and "training uncached" in caplog.text
     initial = load_file(tiny_run_inputs / "model" / "model.safetensors")
-    assert not torch.equal(params["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"])
+    assert not torch.equal(
+        params["bert.embeddings.word_embeddings.weight"], initial["bert.embeddings.word_embeddings.weight"]
+    )
 
 
 def test_wall_s_is_the_whole_job_not_the_metrics_files_lifetime(tiny_run_inputs, tmp_path, monkeypatch):
@@ -119,9 +156,28 @@ def test_the_freeze_depth_table_says_how_each_runs_prefix_ran(tiny_run_inputs, t
     for depth in (-1, 2):
         out = tmp_path / f"d{depth}"
         finetune(tiny_run_inputs, out, depth, "--cache-frozen-prefix")
-        assert main(["evaluate", "--model", str(out / "model"), "--data", str(tiny_run_inputs / "dev.jsonl"),
-                     "--langs", "en", "--train-metrics", str(out / "train.json"), "--max-length", "32",
-                     "--device", "cpu", "--out", str(out / "eval.json")]) == 0
+        assert (
+            main(
+                [
+                    "evaluate",
+                    "--model",
+                    str(out / "model"),
+                    "--data",
+                    str(tiny_run_inputs / "dev.jsonl"),
+                    "--langs",
+                    "en",
+                    "--train-metrics",
+                    str(out / "train.json"),
+                    "--max-length",
+                    "32",
+                    "--device",
+                    "cpu",
+                    "--out",
+                    str(out / "eval.json"),
+                ]
+            )
+            == 0
+        )
         evals.append(out / "eval.json")
     table = aggregate(evals, resamples=100)
     assert {"cache_frozen_prefix", "prefix_precision"} <= set(table.columns)

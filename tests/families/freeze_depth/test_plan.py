@@ -1,4 +1,5 @@
 """The freeze-depth plan: its runs, the exact command line of each job, its config checks."""
+
 from pathlib import Path
 
 import pytest
@@ -32,14 +33,62 @@ def test_jobs_carry_the_complete_command_lines():
     assert list(jobs["finetune"]) == [run] and list(jobs["evaluate_xnli"]) == [run]
     finetune = jobs["finetune"][run]
     assert finetune.args == [
-        "--model", "results/models/demo-mbert", "--head", "pooler",  # demo models default to the pooler head
-        "--train", "results/data/demo-nli/en/train.jsonl", "--dev", "results/data/demo-nli/en/dev.jsonl",
-        "--num-labels", 3, "--freeze-depth", 3, "--cache-frozen-prefix", "--seed", 2,
-        "--epochs", "1.0", "--max-steps", "300", "--batch-size", "32", "--lr", "0.001", "--weight-decay", "0.01",
-        "--warmup-ratio", "0.3", "--max-grad-norm", "1.0", "--grad-accum", "1", "--eval-every", "50",
-        "--max-length", "48", "--precision", "auto", "--device", "auto", "--log-every", "20",
-        "--checkpoint-every", "0", "--length-bucketing", "False", "--compile", "False", "--schedule", "linear",
-        "--axes", '{"model": "demo-mbert"}', "--run-id", run, "--out", f"results/runs/freeze_depth/{run}"]
+        "--model",
+        "results/models/demo-mbert",
+        "--head",
+        "pooler",  # demo models default to the pooler head
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--dev",
+        "results/data/demo-nli/en/dev.jsonl",
+        "--num-labels",
+        3,
+        "--freeze-depth",
+        3,
+        "--cache-frozen-prefix",
+        "--seed",
+        2,
+        "--epochs",
+        "1.0",
+        "--max-steps",
+        "300",
+        "--batch-size",
+        "32",
+        "--lr",
+        "0.001",
+        "--weight-decay",
+        "0.01",
+        "--warmup-ratio",
+        "0.3",
+        "--max-grad-norm",
+        "1.0",
+        "--grad-accum",
+        "1",
+        "--eval-every",
+        "50",
+        "--max-length",
+        "48",
+        "--precision",
+        "auto",
+        "--device",
+        "auto",
+        "--log-every",
+        "20",
+        "--checkpoint-every",
+        "0",
+        "--length-bucketing",
+        "False",
+        "--compile",
+        "False",
+        "--schedule",
+        "linear",
+        "--axes",
+        '{"model": "demo-mbert"}',
+        "--run-id",
+        run,
+        "--out",
+        f"results/runs/freeze_depth/{run}",
+    ]
     assert finetune.inputs == {"model": ["results/models/demo-mbert"], "data": "results/data/demo-nli/info.json"}
     assert finetune.axes == {"model": "demo-mbert", "freeze_depth": 3, "seed": 2}
     evaluate = jobs["evaluate_xnli"][run]
@@ -47,7 +96,8 @@ def test_jobs_carry_the_complete_command_lines():
         f"--model results/runs/freeze_depth/{run}/model --train-metrics results/runs/freeze_depth/{run}/train.json "
         "--data results/data/demo-nli/en/test.jsonl results/data/demo-nli/qaa/test.jsonl "
         "results/data/demo-nli/qab/test.jsonl results/data/demo-nli/qac/test.jsonl --langs en,qaa,qab,qac "
-        f"--max-length 48 --out results/runs/freeze_depth/{run}/eval.json")
+        f"--max-length 48 --out results/runs/freeze_depth/{run}/eval.json"
+    )
 
 
 def test_the_command_line_parses_to_the_planned_values():
@@ -79,15 +129,20 @@ def test_depth_beyond_the_model_names_the_key():
 def test_unknown_dataset_names_the_key_and_the_choices():
     config = demo_config()
     config["freeze_depth"]["train"]["dataset"] = "mnli"
-    with pytest.raises(XltError, match=r"freeze_depth.train.dataset: unknown dataset 'mnli'; declared datasets: .*demo-nli"):
+    with pytest.raises(
+        XltError, match=r"freeze_depth.train.dataset: unknown dataset 'mnli'; declared datasets: .*demo-nli"
+    ):
         validate(config)
 
 
 def test_a_dataset_of_another_task_is_refused():
     config = demo_config()
     config["freeze_depth"]["train"]["dataset"] = "demo-sts"
-    with pytest.raises(XltError, match=r"freeze_depth.train.dataset: dataset 'demo-sts' is a sts dataset; this needs a "
-                                       r"nli or sentiment dataset"):
+    with pytest.raises(
+        XltError,
+        match=r"freeze_depth.train.dataset: dataset 'demo-sts' is a sts dataset; this needs a "
+        r"nli or sentiment dataset",
+    ):
         validate(config)
 
 
@@ -100,13 +155,19 @@ def test_missing_language_split_is_caught():
 
 def test_targets_are_the_table_and_both_figures():
     config = validate(demo_config())
-    assert plan.targets(config) == ["results/tables/freeze_depth.csv", "results/tables/freeze_depth_summary.csv",
-                                    "results/plots/freeze_depth/accuracy-vs-depth.png",
-                                    "results/plots/freeze_depth/accuracy-heatmap.png",
-                                    "results/plots/freeze_depth/training-curves.png"]
+    assert plan.targets(config) == [
+        "results/tables/freeze_depth.csv",
+        "results/tables/freeze_depth_summary.csv",
+        "results/plots/freeze_depth/accuracy-vs-depth.png",
+        "results/plots/freeze_depth/accuracy-heatmap.png",
+        "results/plots/freeze_depth/training-curves.png",
+    ]
     # the curves figure reads every fine-tuning run's curve, written beside its train.json
-    assert plan.curve_files(config) == [f"results/runs/freeze_depth/{run_id}/train.curve.csv"
-                                        for run_id in plan.jobs(config)["finetune"]] != []
+    assert (
+        plan.curve_files(config)
+        == [f"results/runs/freeze_depth/{run_id}/train.curve.csv" for run_id in plan.jobs(config)["finetune"]]
+        != []
+    )
     del config["freeze_depth"]
     assert plan.targets(config) == [] and plan.jobs(config) == {"finetune": {}, "evaluate_xnli": {}}
 
@@ -117,7 +178,9 @@ def test_warmup_ratios_is_a_sweep_axis():
     config = validate(config)
     rows = plan.runs(config)
     assert [(r["run_id"], r["warmup_ratio"]) for r in rows] == [
-        ("demo-mbert-depth00-seed1-warmup0", 0.0), ("demo-mbert-depth00-seed1-warmup0.25", 0.25)]
+        ("demo-mbert-depth00-seed1-warmup0", 0.0),
+        ("demo-mbert-depth00-seed1-warmup0.25", 0.25),
+    ]
     job = plan.jobs(config)["finetune"]["demo-mbert-depth00-seed1-warmup0.25"]
     from xlt.cli import build_parser
 
@@ -136,8 +199,9 @@ def test_an_unswept_axis_leaves_run_ids_and_arguments_alone():
 
 def shared_config(depths):
     config = demo_config()
-    config["freeze_depth"].update(depths=depths, seeds=[1, 2], cache_frozen_prefix=True,
-                                  prefix_states={"shared": True, "max_gib": 2.5})
+    config["freeze_depth"].update(
+        depths=depths, seeds=[1, 2], cache_frozen_prefix=True, prefix_states={"shared": True, "max_gib": 2.5}
+    )
     return validate(config)
 
 
@@ -150,10 +214,31 @@ def test_shared_prefix_states_one_job_per_model_read_by_every_frozen_depth():
     assert list(jobs["prefix_states"]) == ["demo-mbert"]
     job = jobs["prefix_states"]["demo-mbert"]
     assert job.args == [
-        "--model", "results/models/demo-mbert", "--head", "pooler", "--num-labels", 3,
-        "--train", "results/data/demo-nli/en/train.jsonl", "--depths", "0,5,12",  # -1 has no prefix
-        "--max-length", 48, "--batch-size", 32, "--storage-dtype", "float16", "--max-gib", 2.5,
-        "--precision", "auto", "--device", "auto", "--out", store]
+        "--model",
+        "results/models/demo-mbert",
+        "--head",
+        "pooler",
+        "--num-labels",
+        3,
+        "--train",
+        "results/data/demo-nli/en/train.jsonl",
+        "--depths",
+        "0,5,12",  # -1 has no prefix
+        "--max-length",
+        48,
+        "--batch-size",
+        32,
+        "--storage-dtype",
+        "float16",
+        "--max-gib",
+        2.5,
+        "--precision",
+        "auto",
+        "--device",
+        "auto",
+        "--out",
+        store,
+    ]
     assert job.inputs == {"model": ["results/models/demo-mbert"], "data": "results/data/demo-nli/info.json"}
     args = build_parser("prefix-states").parse_args(["prefix-states", *map(str, job.args)])
     assert (args.depths, args.max_gib, args.storage_dtype, args.max_length) == ("0,5,12", 2.5, "float16", 48)
@@ -172,8 +257,12 @@ def test_shared_prefix_states_one_job_per_model_read_by_every_frozen_depth():
             assert parsed.prefix_states == store and parsed.max_length == args.max_length
             assert parsed.precision == args.precision
     # the store's pass batches as training does, so fp32 storage is bitwise the per-job cache
-    assert args.batch_size == build_parser("finetune").parse_args(
-        ["finetune", *map(str, finetune["demo-mbert-depth05-seed1"].args)]).batch_size
+    assert (
+        args.batch_size
+        == build_parser("finetune")
+        .parse_args(["finetune", *map(str, finetune["demo-mbert-depth05-seed1"].args)])
+        .batch_size
+    )
 
 
 def test_the_store_is_off_unless_asked_for():
@@ -186,10 +275,15 @@ def test_the_store_is_off_unless_asked_for():
 def test_shared_prefix_states_settings_are_validated():
     config = demo_config()
     config["freeze_depth"].update(cache_frozen_prefix=False, prefix_states={"shared": True})
-    with pytest.raises(XltError, match=r"freeze_depth.prefix_states.shared: true .* needs freeze_depth.cache_frozen_prefix: true"):
+    with pytest.raises(
+        XltError, match=r"freeze_depth.prefix_states.shared: true .* needs freeze_depth.cache_frozen_prefix: true"
+    ):
         validate(config)
-    for bad, where in (({"max_gib": 0}, "max_gib"), ({"storage_dtype": "bfloat16"}, "storage_dtype"),
-                       ({"share": True}, "prefix_states")):
+    for bad, where in (
+        ({"max_gib": 0}, "max_gib"),
+        ({"storage_dtype": "bfloat16"}, "storage_dtype"),
+        ({"share": True}, "prefix_states"),
+    ):
         config = demo_config()
         config["freeze_depth"]["prefix_states"] = bad
         with pytest.raises(XltError, match=rf"config error at freeze_depth.prefix_states.*{where}|{where}.*"):
@@ -202,8 +296,11 @@ def test_a_sweep_mixing_cached_and_uncached_depths_is_refused_unless_allowed():
     config = demo_config()
     assert config["freeze_depth"]["allow_mixed_caching"] is True  # the demo says so explicitly
     del config["freeze_depth"]["allow_mixed_caching"]
-    with pytest.raises(XltError, match=r"freeze_depth.cache_frozen_prefix: true .* freeze_depth.depths also has "
-                                       r"depth -1, .* Set freeze_depth.allow_mixed_caching: true"):
+    with pytest.raises(
+        XltError,
+        match=r"freeze_depth.cache_frozen_prefix: true .* freeze_depth.depths also has "
+        r"depth -1, .* Set freeze_depth.allow_mixed_caching: true",
+    ):
         validate(config)
     config = demo_config()
     config["freeze_depth"].update(depths=[-1, 4], allow_mixed_caching=False)

@@ -1,4 +1,5 @@
 """The freeze-depth figures draw the table's numbers: means over seeds per depth and language."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,10 +14,19 @@ def table():
     for depth in (-1, 0, 6):
         for seed, shift in ((1, 0.0), (2, 0.1)):
             for lang, base in (("en", 0.8), ("qaa", 0.4), ("avg", 0.6)):
-                rows.append({"family": "freeze_depth", "freeze_depth": depth, "seed": seed, "lang": lang,
-                             "metric": "accuracy", "value": base + shift + depth / 100})
-    rows.append({"family": "freeze_depth", "freeze_depth": 0, "seed": 1, "lang": "dev", "metric": "dev_accuracy",
-                 "value": 0.99})  # another metric: must not be drawn
+                rows.append(
+                    {
+                        "family": "freeze_depth",
+                        "freeze_depth": depth,
+                        "seed": seed,
+                        "lang": lang,
+                        "metric": "accuracy",
+                        "value": base + shift + depth / 100,
+                    }
+                )
+    rows.append(
+        {"family": "freeze_depth", "freeze_depth": 0, "seed": 1, "lang": "dev", "metric": "dev_accuracy", "value": 0.99}
+    )  # another metric: must not be drawn
     return pd.DataFrame(rows)
 
 
@@ -55,7 +65,10 @@ def test_a_swept_warmup_ratio_gets_its_own_panel_and_heatmap_rows(table, tmp_pat
     assert "warm-up ratio 0.2" in fig.axes[1].get_title()
     heat = accuracy_heatmap(swept, tmp_path / "h.png").axes[0]
     assert [t.get_text() for t in heat.get_yticklabels()][:3] == [
-        "en (warm-up ratio 0)", "qaa (warm-up ratio 0)", "avg (warm-up ratio 0)"]
+        "en (warm-up ratio 0)",
+        "qaa (warm-up ratio 0)",
+        "avg (warm-up ratio 0)",
+    ]
 
 
 def test_accuracy_vs_depth_shades_the_bootstrap_interval_of_each_line(table, tmp_path):

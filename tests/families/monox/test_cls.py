@@ -2,14 +2,16 @@ from pathlib import Path
 
 import pytest
 
-from xlt.data.cls import cls_path, load_cls, parse_review_file, rating_to_label
 from xlt.core.errors import XltError
+from xlt.data.cls import cls_path, load_cls, parse_review_file, rating_to_label
 
 
 def item(rating, text, summary="Headline", title="Some Product", category="Books"):
-    return (f"<item><category>{category}</category><rating>{rating}</rating><asin>B000TEST</asin>"
-            f"<url>http://www.amazon.de/dp/B000TEST</url><text>{text}</text><title>{title}</title>"
-            f"<summary>{summary}</summary></item>")
+    return (
+        f"<item><category>{category}</category><rating>{rating}</rating><asin>B000TEST</asin>"
+        f"<url>http://www.amazon.de/dp/B000TEST</url><text>{text}</text><title>{title}</title>"
+        f"<summary>{summary}</summary></item>"
+    )
 
 
 def write_review(root: Path, lang: str, domain: str, split: str, items: list[str]) -> Path:
@@ -21,12 +23,18 @@ def write_review(root: Path, lang: str, domain: str, split: str, items: list[str
 
 
 def test_train_labels_follow_rating_convention(tmp_path):
-    write_review(tmp_path, "de", "books", "train", [
-        item("5.0", "Ein wunderbares Buch &amp; spannend."),
-        item("1.0", "Langweilig.\nNicht kaufen!", summary="Schade"),
-        item("4.0", "Gut."),
-        item("2.0", "Eher schlecht &lt;3 &quot;Fazit&quot;"),
-    ])
+    write_review(
+        tmp_path,
+        "de",
+        "books",
+        "train",
+        [
+            item("5.0", "Ein wunderbares Buch &amp; spannend."),
+            item("1.0", "Langweilig.\nNicht kaufen!", summary="Schade"),
+            item("4.0", "Gut."),
+            item("2.0", "Eher schlecht &lt;3 &quot;Fazit&quot;"),
+        ],
+    )
     records = load_cls(tmp_path, "de", "books", "train")
     assert records == [
         {"text": "Ein wunderbares Buch & spannend.", "label": 1},
@@ -72,10 +80,13 @@ def test_missing_field_and_empty_file(tmp_path):
 
 
 def test_parse_review_file_keeps_all_fields_and_tolerates_raw_markup(tmp_path):
-    path = write_review(tmp_path, "en", "books", "train", [
-        item("5.0", "Great <b>bold</b> read & more"),
-        "<item><rating>2.0</rating><summary/><text>short</text></item>",
-    ])
+    path = write_review(
+        tmp_path,
+        "en",
+        "books",
+        "train",
+        [item("5.0", "Great <b>bold</b> read & more"), "<item><rating>2.0</rating><summary/><text>short</text></item>"],
+    )
     first, second = parse_review_file(path)
     assert first["text"] == "Great <b>bold</b> read & more"
     assert first["summary"] == "Headline" and first["category"] == "Books" and first["asin"] == "B000TEST"

@@ -1,5 +1,6 @@
 """The MonoX family in the Snakemake DAG: one train_teacher job per (teacher, task, training size,
 seed) whose logits feed several distill jobs, for the demo and the paper config (offline)."""
+
 import re
 from collections import Counter
 from pathlib import Path
@@ -24,9 +25,9 @@ def dry_run_jobs(output: str):
             job = {"rule": start.group(1), "input": [], "wildcards": {}}
             jobs.append(job)
         elif job is not None and line.startswith("    input: "):
-            job["input"] = line[len("    input: "):].split(", ")
+            job["input"] = line[len("    input: ") :].split(", ")
         elif job is not None and line.startswith("    wildcards: "):
-            job["wildcards"] = dict(kv.split("=", 1) for kv in line[len("    wildcards: "):].split(", "))
+            job["wildcards"] = dict(kv.split("=", 1) for kv in line[len("    wildcards: ") :].split(", "))
     return jobs
 
 
@@ -34,6 +35,7 @@ def effective_config(*configfiles):
     """The config Snakemake runs with: config.yaml, or the --configfile(s) instead of it
     (the Snakefile reads config.yaml only when none is given; several are merged in order),
     validated (defaults filled in) as the Snakefile does."""
+
     def merge(base, new):
         for k, v in new.items():
             base[k] = merge(base.get(k, {}), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
@@ -58,8 +60,9 @@ def test_teacher_trains_once_and_feeds_many_students(configfiles, dry_runs):
     students = {r["run_id"]: r for r in rows if r["role"] == "student"}
     teacher_jobs = [j["wildcards"]["run_id"] for j in jobs if j["rule"] == "train_teacher"]
     # exactly one train_teacher job per (teacher, task, size, seed), and none other
-    assert Counter((teachers[t]["teacher"], teachers[t]["task"], teachers[t]["size"], teachers[t]["seed"])
-                   for t in teacher_jobs) == Counter((r["teacher"], r["task"], r["size"], r["seed"]) for r in teachers.values())
+    assert Counter(
+        (teachers[t]["teacher"], teachers[t]["task"], teachers[t]["size"], teachers[t]["seed"]) for t in teacher_jobs
+    ) == Counter((r["teacher"], r["task"], r["size"], r["seed"]) for r in teachers.values())
     assert len(teacher_jobs) == len(set(teacher_jobs)) == len(teachers)
     distill = {j["wildcards"]["run_id"]: j for j in jobs if j["rule"] == "distill"}
     assert set(distill) == set(students)

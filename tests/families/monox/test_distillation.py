@@ -5,12 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from xlt.core.errors import XltError
-from xlt.losses.distillation import (
-    DistillationLoss,
-    distillation_loss,
-    soft_cross_entropy,
-    soft_targets,
-)
+from xlt.losses.distillation import DistillationLoss, distillation_loss, soft_cross_entropy, soft_targets
 
 TEACHER = [[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]]
 STUDENT = [[0.5, 0.0, -0.5], [1.0, 1.0, 1.0]]
@@ -67,7 +62,8 @@ def test_temperature_one_with_one_hot_like_teacher_is_cross_entropy():
     labels = torch.tensor([2, 0, 1])
     teacher = F.one_hot(labels, 3).float() * 50.0  # softmax puts 1 - 2e-22 on the label
     assert distillation_loss(student, teacher, 1.0).item() == pytest.approx(
-        F.cross_entropy(student, labels).item(), rel=1e-6)
+        F.cross_entropy(student, labels).item(), rel=1e-6
+    )
 
 
 def test_temperature_sharpens_teacher():

@@ -1,5 +1,6 @@
 """MonoX procedures on tiny random BERTs: splits, teacher logits reused by example id across
 tokenizers, the four student modes, and the verbs end to end."""
+
 import json
 import random
 from collections import Counter
@@ -10,6 +11,8 @@ import torch
 
 from xlt.core.classification import predict_logits
 from xlt.core.errors import XltError
+from xlt.core.training import TrainArgs
+from xlt.families.monox.teacher_student import example_id, load_teacher_logits, read_teacher_logits_header
 from xlt.families.monox.training import (
     kd_collate,
     kd_loss,
@@ -21,8 +24,6 @@ from xlt.families.monox.training import (
     training_set,
     write_split,
 )
-from xlt.families.monox.teacher_student import example_id, load_teacher_logits, read_teacher_logits_header
-from xlt.core.training import TrainArgs
 
 WORDS = "good bad great awful film book song boring lovely poor the is not very this and".split()
 
@@ -48,8 +49,15 @@ def tiny_classifier(tok, seed, num_labels=2):
     from transformers import BertConfig, BertForSequenceClassification
 
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64, num_labels=num_labels)
+    config = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=num_labels,
+    )
     return BertForSequenceClassification(config)
 
 
@@ -67,6 +75,7 @@ ARGS = TrainArgs(max_steps=3, batch_size=8, lr=1e-3, eval_every=3, max_length=16
 
 
 # ---------------------------------------------------------------- split
+
 
 def test_xnli_style_split_moves_pool_labels_aside(split):
     assert split.meta["counts"] == {"labelled": 20, "unlabelled": 80, "dev": 12}
@@ -87,12 +96,15 @@ def test_cls_style_split_holds_out_dev_and_keeps_the_pool():
     assert not {example_id(r) for r in s.dev} & {example_id(r) for r in s.labelled}
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"labelled_fraction": 0.2, "unlabelled": [{"text": "x"}], "dev": []}, "exactly one of labelled_fraction"),
-    ({"dev": []}, "exactly one of labelled_fraction"),
-    ({"labelled_fraction": 0.2}, "exactly one of a dev set"),
-    ({"labelled_fraction": 0.2, "dev": [], "dev_fraction": 0.2}, "exactly one of a dev set"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"labelled_fraction": 0.2, "unlabelled": [{"text": "x"}], "dev": []}, "exactly one of labelled_fraction"),
+        ({"dev": []}, "exactly one of labelled_fraction"),
+        ({"labelled_fraction": 0.2}, "exactly one of a dev set"),
+        ({"labelled_fraction": 0.2, "dev": [], "dev_fraction": 0.2}, "exactly one of a dev set"),
+    ],
+)
 def test_split_rejects_ambiguous_sources(kwargs, message):
     with pytest.raises(XltError, match=message):
         make_split(make_records(20), 1, **kwargs)
@@ -108,15 +120,21 @@ def test_split_round_trip(tmp_path, split):
 
 # ---------------------------------------------------------------- KD batch and loss
 
+
 def test_kd_loss_matches_hand_computation(tokenizers):
     tok = tokenizers[1]
     model = tiny_classifier(tok, 0).eval()
-    examples = [{"text": "good film", "teacher_logits": [2.0, -1.0]}, {"text": "awful song", "teacher_logits": [0.3, 0.5]}]
+    examples = [
+        {"text": "good film", "teacher_logits": [2.0, -1.0]},
+        {"text": "awful song", "teacher_logits": [0.3, 0.5]},
+    ]
     batch = kd_collate(tok, 16)(examples)
     assert batch["teacher_logits"].shape == (2, 2) and "labels" not in batch
     T = 0.5
     loss = kd_loss(T)(model, batch).item()
-    student = model(**{k: v for k, v in batch.items() if k != "teacher_logits"}).logits.detach().numpy().astype(np.float64)
+    student = (
+        model(**{k: v for k, v in batch.items() if k != "teacher_logits"}).logits.detach().numpy().astype(np.float64)
+    )
     q = np.exp(np.array([[4.0, -2.0], [0.6, 1.0]]))  # teacher logits / T
     q /= q.sum(1, keepdims=True)
     log_p = student - np.log(np.exp(student).sum(1, keepdims=True))
@@ -127,13 +145,15 @@ def test_kd_loss_matches_hand_computation(tokenizers):
 
 # ---------------------------------------------------------------- teacher once, students by example id
 
+
 @pytest.fixture(scope="module")
 def teacher_artifact(tmp_path_factory, tokenizers, split):
     """One teacher, trained once, shared by the student tests (as in the workflow)."""
     tok = tokenizers[0]
     path = tmp_path_factory.mktemp("teacher") / "logits.npz"
-    outcome = run_teacher(tiny_classifier(tok, 1), tok, split, 10, seed=3, args=ARGS, logits_path=path,
-                          teacher_name="tiny-teacher")
+    outcome = run_teacher(
+        tiny_classifier(tok, 1), tok, split, 10, seed=3, args=ARGS, logits_path=path, teacher_name="tiny-teacher"
+    )
     return path, outcome, tok
 
 
@@ -182,8 +202,12 @@ def test_a_history_without_dev_predictions_gives_no_dev_set():
     from xlt.families.monox.training import dev_examples
 
     dev = [{"text": "a", "label": 1}, {"text": "b", "label": 0}]
-    kept = TrainResult(steps=4, best_step=2, best_score=0.5,
-                       history=[{"step": 2, "score": 0.5, "dev_prediction": [1, 1]}, {"step": 4, "score": 0.0}])
+    kept = TrainResult(
+        steps=4,
+        best_step=2,
+        best_score=0.5,
+        history=[{"step": 2, "score": 0.5, "dev_prediction": [1, 1]}, {"step": 4, "score": 0.0}],
+    )
     (one,) = dev_examples(kept, dev, "en")
     assert (one["prediction"], one["gold"], one["lang"], one["split"]) == ([1, 1], [1, 0], "en", "dev")
     # resumed from a checkpoint written before predictions were kept: no interval, no wrong one
@@ -194,13 +218,22 @@ def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypat
     from xlt.families.monox import training
 
     # gold labels 1, 1, 0, 0; en: all 4 predicted as class 1 (collapsed); xx: 0, 0, 1, 1 (balanced, all wrong)
-    logits = {"en": np.array([[0, 1], [0, 2], [1, 3], [0, 1]], dtype=float),
-              "xx": np.array([[1, 0], [2, 0], [0, 1], [0, 1]], dtype=float)}
-    monkeypatch.setattr(training, "predict_logits", lambda model, tok, examples, max_length: logits[examples[0]["lang"]])
+    logits = {
+        "en": np.array([[0, 1], [0, 2], [1, 3], [0, 1]], dtype=float),
+        "xx": np.array([[1, 0], [2, 0], [0, 1], [0, 1]], dtype=float),
+    }
+    monkeypatch.setattr(
+        training, "predict_logits", lambda model, tok, examples, max_length: logits[examples[0]["lang"]]
+    )
     by_lang = {lang: [{"lang": lang, "label": label} for label in (1, 1, 0, 0)] for lang in ("en", "xx")}
     records = {(r["metric"], r["lang"]): r["value"] for r in training.evaluation_records(None, None, by_lang, 16)}
-    assert records == {("accuracy", "en"): 0.5, ("accuracy", "xx"): 0.0, ("accuracy", "avg"): 0.25,
-                       ("majority_share", "en"): 1.0, ("majority_share", "xx"): 0.5}
+    assert records == {
+        ("accuracy", "en"): 0.5,
+        ("accuracy", "xx"): 0.0,
+        ("accuracy", "avg"): 0.25,
+        ("majority_share", "en"): 1.0,
+        ("majority_share", "xx"): 0.5,
+    }
     without_average = training.evaluation_records(None, None, by_lang, 16, with_average=False)
     assert {(r["metric"], r["lang"]) for r in without_average} == set(records) - {("accuracy", "avg")}
     assert all(r["split"] == "test" for r in without_average)
@@ -233,9 +266,18 @@ def test_kd_student_trains_on_teacher_rows_of_the_same_examples(teacher_artifact
         return real_fit(model, tok, examples, dev, args, temperature, **kwargs)
 
     monkeypatch.setattr(monox, "fit", spy)
-    outcome = run_student("kd", lambda: tiny_classifier(student_tok, 2), student_tok, split, 10, 3, ARGS,
-                          teacher_logits=path, temperature=0.1)
-    (examples, temperature), = seen
+    outcome = run_student(
+        "kd",
+        lambda: tiny_classifier(student_tok, 2),
+        student_tok,
+        split,
+        10,
+        3,
+        ARGS,
+        teacher_logits=path,
+        temperature=0.1,
+    )
+    ((examples, temperature),) = seen
     assert temperature == 0.1 and len(examples) == 10 + 80
     expected = load_teacher_logits(path, {"unlabelled": split.unlabelled})["unlabelled"]
     by_id = {example_id(r): r["teacher_logits"] for r in examples}
@@ -253,9 +295,22 @@ def test_pl_student_gets_gold_plus_confident_teacher_labels(teacher_artifact, sp
     import xlt.families.monox.training as monox
 
     real_fit = monox.fit
-    monkeypatch.setattr(monox, "fit", lambda m, t, ex, dev, a, temperature=None, **kw: seen.append(list(ex)) or real_fit(m, t, ex, dev, a, **kw))
-    outcome = run_student("pl", lambda: tiny_classifier(student_tok, 2), student_tok, split, 10, 3, ARGS,
-                          teacher_logits=path, threshold=threshold)
+    monkeypatch.setattr(
+        monox,
+        "fit",
+        lambda m, t, ex, dev, a, temperature=None, **kw: seen.append(list(ex)) or real_fit(m, t, ex, dev, a, **kw),
+    )
+    outcome = run_student(
+        "pl",
+        lambda: tiny_classifier(student_tok, 2),
+        student_tok,
+        split,
+        10,
+        3,
+        ARGS,
+        teacher_logits=path,
+        threshold=threshold,
+    )
     data = seen[0]
     keep = probs.max(1) >= threshold
     gold = training_set(split, 10, 3)
@@ -277,8 +332,16 @@ def test_pl_student_gets_gold_plus_confident_teacher_labels(teacher_artifact, sp
 def test_student_refuses_logits_of_another_training_size(teacher_artifact, split, tokenizers):
     path, _, _ = teacher_artifact
     with pytest.raises(XltError, match="size"):
-        run_student("kd", lambda: pytest.fail("the student must not load before the logits are checked"),
-                    tokenizers[1], split, 20, 3, ARGS, teacher_logits=path)
+        run_student(
+            "kd",
+            lambda: pytest.fail("the student must not load before the logits are checked"),
+            tokenizers[1],
+            split,
+            20,
+            3,
+            ARGS,
+            teacher_logits=path,
+        )
     with pytest.raises(XltError, match="teacher's logits"):
         run_student("pl", lambda: None, tokenizers[1], split, 10, 3, ARGS)
 
@@ -286,8 +349,9 @@ def test_student_refuses_logits_of_another_training_size(teacher_artifact, split
 def test_self_train_rounds_relabel_the_pool_with_the_student(split, tokenizers):
     tok = tokenizers[1]
     loads = []
-    outcome = run_student("self_train", lambda: loads.append(1) or tiny_classifier(tok, 5), tok, split, "all", 3, ARGS,
-                          rounds=2)
+    outcome = run_student(
+        "self_train", lambda: loads.append(1) or tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=2
+    )
     assert len(loads) == 1  # later rounds continue from the previous round's model
     assert [r["round"] for r in outcome.meta["self_training"]] == [0, 1, 2]
     assert [r["num_pseudo"] for r in outcome.meta["self_training"]] == [0, 80, 80]
@@ -300,7 +364,9 @@ def test_self_train_rounds_relabel_the_pool_with_the_student(split, tokenizers):
         assert low <= value <= high, metric
 
 
-def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(split, tokenizers, tmp_path, monkeypatch):
+def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
+    split, tokenizers, tmp_path, monkeypatch
+):
     import os
     import signal
 
@@ -320,15 +386,33 @@ def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
 
     monkeypatch.setattr(monox, "train", stopping_train)
     with pytest.raises(SystemExit) as stopped:
-        run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1,
-                    checkpoint_dir=tmp_path / "ck")
+        run_student(
+            "self_train",
+            lambda: tiny_classifier(tok, 5),
+            tok,
+            split,
+            "all",
+            3,
+            ARGS,
+            rounds=1,
+            checkpoint_dir=tmp_path / "ck",
+        )
     assert stopped.value.code == EXIT_PREEMPTED
     assert calls == [tmp_path / "ck" / "round-0", tmp_path / "ck" / "round-1"]
     assert (tmp_path / "ck" / "round-1" / "checkpoint.pt").is_file()
 
     monkeypatch.setattr(monox, "train", real_train)
-    resumed = run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1,
-                          checkpoint_dir=tmp_path / "ck")
+    resumed = run_student(
+        "self_train",
+        lambda: tiny_classifier(tok, 5),
+        tok,
+        split,
+        "all",
+        3,
+        ARGS,
+        rounds=1,
+        checkpoint_dir=tmp_path / "ck",
+    )
     for a, b in zip(resumed.model.state_dict().values(), reference.model.state_dict().values()):
         assert torch.equal(a, b)
     assert resumed.records == reference.records
@@ -337,6 +421,7 @@ def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
 
 
 # ---------------------------------------------------------------- verbs end to end
+
 
 def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     from xlt.cli import main
@@ -350,22 +435,100 @@ def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     write_jsonl(tmp_path / "train.jsonl", make_records(60))
     write_jsonl(tmp_path / "dev.jsonl", make_records(10, seed=5))
     write_jsonl(tmp_path / "test.jsonl", make_records(10, seed=6))
-    train_flags = ["--max-steps", "2", "--batch-size", "8", "--max-length", "16", "--device", "cpu", "--eval-every", "2"]
-    assert main(["monox-split", "--train", str(tmp_path / "train.jsonl"), "--labelled-fraction", "0.5",
-                 "--dev", str(tmp_path / "dev.jsonl"), "--seed", "1", "--out", str(tmp_path / "split")]) == 0
-    assert main(["train-teacher", "--model", str(tmp_path / "teacher"), "--split", str(tmp_path / "split"),
-                 "--size", "all", "--num-labels", "2", "--eval-data", str(tmp_path / "test.jsonl"), "--eval-langs", "en",
-                 "--seed", "1", "--out", str(tmp_path / "t"), *train_flags]) == 0
+    train_flags = [
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "16",
+        "--device",
+        "cpu",
+        "--eval-every",
+        "2",
+    ]
+    assert (
+        main(
+            [
+                "monox-split",
+                "--train",
+                str(tmp_path / "train.jsonl"),
+                "--labelled-fraction",
+                "0.5",
+                "--dev",
+                str(tmp_path / "dev.jsonl"),
+                "--seed",
+                "1",
+                "--out",
+                str(tmp_path / "split"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "train-teacher",
+                "--model",
+                str(tmp_path / "teacher"),
+                "--split",
+                str(tmp_path / "split"),
+                "--size",
+                "all",
+                "--num-labels",
+                "2",
+                "--eval-data",
+                str(tmp_path / "test.jsonl"),
+                "--eval-langs",
+                "en",
+                "--seed",
+                "1",
+                "--out",
+                str(tmp_path / "t"),
+                *train_flags,
+            ]
+        )
+        == 0
+    )
     axes = {"task": "toy", "mode": "kd", "size": "all", "temperature": 0.1, "seed": 1}
-    assert main(["distill", "--mode", "kd", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
-                 "--num-labels", "2", "--teacher-logits", str(tmp_path / "t" / "logits.npz"),
-                 "--eval-data", str(tmp_path / "test.jsonl"), str(tmp_path / "test.jsonl"), "--eval-langs", "en,xx",
-                 "--axes", json.dumps(axes), "--seed", "1", "--out", str(tmp_path / "s" / "metrics.json"), *train_flags]) == 0
+    assert (
+        main(
+            [
+                "distill",
+                "--mode",
+                "kd",
+                "--model",
+                str(tmp_path / "student"),
+                "--split",
+                str(tmp_path / "split"),
+                "--num-labels",
+                "2",
+                "--teacher-logits",
+                str(tmp_path / "t" / "logits.npz"),
+                "--eval-data",
+                str(tmp_path / "test.jsonl"),
+                str(tmp_path / "test.jsonl"),
+                "--eval-langs",
+                "en,xx",
+                "--axes",
+                json.dumps(axes),
+                "--seed",
+                "1",
+                "--out",
+                str(tmp_path / "s" / "metrics.json"),
+                *train_flags,
+            ]
+        )
+        == 0
+    )
     teacher, student = read_json(tmp_path / "t" / "metrics.json"), read_json(tmp_path / "s" / "metrics.json")
     assert not (tmp_path / "t" / "checkpoint").exists() and not (tmp_path / "s" / "checkpoint").exists()
     assert teacher["meta"]["family"] == "monox" and teacher["meta"]["role"] == "teacher"
     assert {(r["lang"], r["split"]) for r in teacher["metrics"] if r["metric"] == "accuracy"} == {
-        ("en", "dev"), ("en", "unlabelled"), ("en", "test")}  # no average for a teacher
+        ("en", "dev"),
+        ("en", "unlabelled"),
+        ("en", "test"),
+    }  # no average for a teacher
     assert student["meta"]["axes"] == axes
     test_acc = {r["lang"]: r["value"] for r in student["metrics"] if r["metric"] == "accuracy" and r["split"] == "test"}
     assert test_acc["avg"] == pytest.approx((test_acc["en"] + test_acc["xx"]) / 2) and test_acc["en"] == test_acc["xx"]
@@ -380,9 +543,28 @@ def test_verbs_split_teacher_distill(tmp_path, tokenizers):
     assert ((accuracy.ci_low <= accuracy.value) & (accuracy.value <= accuracy.ci_high)).all()
     assert all("dev_prediction" not in h for run in (teacher, student) for h in run["meta"]["history"])
     # a language list that does not match the files fails before any training
-    assert main(["distill", "--mode", "finetune", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
-                 "--num-labels", "2", "--eval-data", str(tmp_path / "test.jsonl"), "--eval-langs", "en,de",
-                 "--out", str(tmp_path / "x.json")]) == 2
+    assert (
+        main(
+            [
+                "distill",
+                "--mode",
+                "finetune",
+                "--model",
+                str(tmp_path / "student"),
+                "--split",
+                str(tmp_path / "split"),
+                "--num-labels",
+                "2",
+                "--eval-data",
+                str(tmp_path / "test.jsonl"),
+                "--eval-langs",
+                "en,de",
+                "--out",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 2
+    )
 
 
 def test_distill_freezes_the_students_embeddings_and_trains_the_rest(tmp_path, tokenizers):
@@ -398,13 +580,66 @@ def test_distill_freezes_the_students_embeddings_and_trains_the_rest(tmp_path, t
     student_tok.save_pretrained(tmp_path / "student")
     write_jsonl(tmp_path / "train.jsonl", make_records(40))
     write_jsonl(tmp_path / "dev.jsonl", make_records(8, seed=5))
-    assert main(["monox-split", "--train", str(tmp_path / "train.jsonl"), "--labelled-fraction", "0.5",
-                 "--dev", str(tmp_path / "dev.jsonl"), "--seed", "1", "--out", str(tmp_path / "split")]) == 0
-    assert main(["distill", "--mode", "finetune", "--model", str(tmp_path / "student"), "--split", str(tmp_path / "split"),
-                 "--num-labels", "2", "--freeze-depth", "0", "--eval-data", str(tmp_path / "dev.jsonl"), "--eval-langs", "en",
-                 "--seed", "1", "--save-model", str(tmp_path / "trained"), "--out", str(tmp_path / "s" / "metrics.json"),
-                 "--max-steps", "3", "--batch-size", "8", "--max-length", "16", "--device", "cpu", "--lr", "0.01"]) == 0
-    before, after = model.state_dict(), AutoModelForSequenceClassification.from_pretrained(tmp_path / "trained").state_dict()
+    assert (
+        main(
+            [
+                "monox-split",
+                "--train",
+                str(tmp_path / "train.jsonl"),
+                "--labelled-fraction",
+                "0.5",
+                "--dev",
+                str(tmp_path / "dev.jsonl"),
+                "--seed",
+                "1",
+                "--out",
+                str(tmp_path / "split"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "distill",
+                "--mode",
+                "finetune",
+                "--model",
+                str(tmp_path / "student"),
+                "--split",
+                str(tmp_path / "split"),
+                "--num-labels",
+                "2",
+                "--freeze-depth",
+                "0",
+                "--eval-data",
+                str(tmp_path / "dev.jsonl"),
+                "--eval-langs",
+                "en",
+                "--seed",
+                "1",
+                "--save-model",
+                str(tmp_path / "trained"),
+                "--out",
+                str(tmp_path / "s" / "metrics.json"),
+                "--max-steps",
+                "3",
+                "--batch-size",
+                "8",
+                "--max-length",
+                "16",
+                "--device",
+                "cpu",
+                "--lr",
+                "0.01",
+            ]
+        )
+        == 0
+    )
+    before, after = (
+        model.state_dict(),
+        AutoModelForSequenceClassification.from_pretrained(tmp_path / "trained").state_dict(),
+    )
     embeddings = [k for k in before if ".embeddings." in k]
     assert embeddings and all(torch.equal(before[k], after[k]) for k in embeddings)
     assert not all(torch.equal(before[k], after[k]) for k in before if ".encoder.layer.0." in k)

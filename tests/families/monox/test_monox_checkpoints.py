@@ -1,12 +1,13 @@
 """Checkpoint choice for MonoX students (monox.checkpoint_selection), through the checkpoint-choice
 code freeze_depth uses (xlt.evaluate.checkpoint_choice): English-dev, last and target-dev (oracle)
 test accuracies of every student, with per-example outputs and intervals."""
+
 import copy
 import json
 
 import pytest
-
 from test_monox import ARGS, make_records, split, tiny_classifier, tokenizers  # noqa: F401 (fixtures)
+
 from xlt.core import settings
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.metrics import examples_path, read_examples
@@ -48,12 +49,14 @@ def test_self_training_tracks_the_round_that_makes_the_final_model(split, tokeni
     monkeypatch.setattr(monox, "fit", spying_fit)
     tok = tokenizers[1]
     sets = ({"xx": make_records(6, seed=4)}, {"xx": make_records(5, seed=8)})
-    outcome = run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=2,
-                          track=sets)
+    outcome = run_student(
+        "self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=2, track=sets
+    )
     assert tracked == [None, None, sets]  # rounds 0 and 1 untracked, round 2 tracked
     entries = [h for h in outcome.result.history if TRACKED in h]
-    assert entries and all(set(h[TRACKED]["xx"]) == {"test_prediction", "test_accuracy", "dev_accuracy"}
-                           for h in entries)
+    assert entries and all(
+        set(h[TRACKED]["xx"]) == {"test_prediction", "test_accuracy", "dev_accuracy"} for h in entries
+    )
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -70,15 +73,72 @@ def test_distill_writes_the_choices_beside_its_metrics(tmp_path, demo_model_dir)
     assert len(test) == 40
     write_jsonl(tmp_path / "xx-test.jsonl", test)
     write_jsonl(tmp_path / "xx-dev.jsonl", demo.generate("sentiment", "qaa", "dev", 16, 3))
-    assert main(["monox-split", "--train", str(tmp_path / "train.jsonl"), "--labelled-fraction", "0.5",
-                 "--dev", str(tmp_path / "dev.jsonl"), "--seed", "1", "--out", str(tmp_path / "split")]) == 0
-    flags = ["distill", "--mode", "finetune", "--model", str(demo_model_dir), "--head", "pooler", "--split", str(tmp_path / "split"),
-             "--num-labels", "2", "--eval-data", str(tmp_path / "xx-test.jsonl"), "--eval-langs", "xx", "--seed", "1",
-             "--max-steps", "12", "--eval-every", "3", "--batch-size", "8", "--lr", "3e-3", "--max-length", "32",
-             "--device", "cpu", "--axes", json.dumps({"model": "student", "mode": "finetune", "seed": 1})]
+    assert (
+        main(
+            [
+                "monox-split",
+                "--train",
+                str(tmp_path / "train.jsonl"),
+                "--labelled-fraction",
+                "0.5",
+                "--dev",
+                str(tmp_path / "dev.jsonl"),
+                "--seed",
+                "1",
+                "--out",
+                str(tmp_path / "split"),
+            ]
+        )
+        == 0
+    )
+    flags = [
+        "distill",
+        "--mode",
+        "finetune",
+        "--model",
+        str(demo_model_dir),
+        "--head",
+        "pooler",
+        "--split",
+        str(tmp_path / "split"),
+        "--num-labels",
+        "2",
+        "--eval-data",
+        str(tmp_path / "xx-test.jsonl"),
+        "--eval-langs",
+        "xx",
+        "--seed",
+        "1",
+        "--max-steps",
+        "12",
+        "--eval-every",
+        "3",
+        "--batch-size",
+        "8",
+        "--lr",
+        "3e-3",
+        "--max-length",
+        "32",
+        "--device",
+        "cpu",
+        "--axes",
+        json.dumps({"model": "student", "mode": "finetune", "seed": 1}),
+    ]
     out = tmp_path / "s" / "metrics.json"
-    assert main([*flags, "--track-test", f"xx={tmp_path / 'xx-test.jsonl'}", "--track-dev",
-                 f"xx={tmp_path / 'xx-dev.jsonl'}", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                *flags,
+                "--track-test",
+                f"xx={tmp_path / 'xx-test.jsonl'}",
+                "--track-dev",
+                f"xx={tmp_path / 'xx-dev.jsonl'}",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     choices = read_json(tmp_path / "s" / "checkpoints.json")
     assert choices["meta"]["family"] == "monox" and choices["meta"]["axes"]["mode"] == "finetune"
     records = {r["checkpoint"]: r for r in choices["metrics"]}
@@ -97,6 +157,9 @@ def test_distill_writes_the_choices_beside_its_metrics(tmp_path, demo_model_dir)
     # without tracking: no choices file, and the same student
     assert main([*flags, "--out", str(tmp_path / "plain" / "metrics.json")]) == 0
     assert not (tmp_path / "plain" / "checkpoints.json").exists()
-    plain = next(r for r in read_json(tmp_path / "plain" / "metrics.json")["metrics"] if r["metric"] == "accuracy"
-                 and r["lang"] == "xx")
+    plain = next(
+        r
+        for r in read_json(tmp_path / "plain" / "metrics.json")["metrics"]
+        if r["metric"] == "accuracy" and r["lang"] == "xx"
+    )
     assert plain["value"] == test["value"]

@@ -1,4 +1,5 @@
 """MonoX table and figures from a synthetic tidy table made by the real aggregate -> CSV path."""
+
 import itertools
 
 import numpy as np
@@ -6,18 +7,22 @@ import pandas as pd
 import pytest
 
 from xlt.core.io import write_json
-from xlt.report.aggregate import aggregate
 from xlt.families.monox.plots import PLOTS, accuracy_table, table_html, table_markdown
+from xlt.report.aggregate import aggregate
 
 LANGS = ["en", "de"]
 
 
 def metrics_file(axes, accuracies, train_examples, teacher=False):
-    records = [{"metric": "train_examples", "value": train_examples},
-               {"metric": "accuracy", "value": 0.5, "lang": "en", "split": "dev"}]
+    records = [
+        {"metric": "train_examples", "value": train_examples},
+        {"metric": "accuracy", "value": 0.5, "lang": "en", "split": "dev"},
+    ]
     records += [{"metric": "accuracy", "value": v, "lang": lang, "split": "test"} for lang, v in accuracies.items()]
     if not teacher:
-        records.append({"metric": "accuracy", "value": float(np.mean(list(accuracies.values()))), "lang": "avg", "split": "test"})
+        records.append(
+            {"metric": "accuracy", "value": float(np.mean(list(accuracies.values()))), "lang": "avg", "split": "test"}
+        )
     run_id = "-".join(str(v) for v in axes.values())
     return {"meta": {"family": "monox", "run_id": run_id, "model": "m", "axes": axes}, "metrics": records}
 
@@ -25,8 +30,13 @@ def metrics_file(axes, accuracies, train_examples, teacher=False):
 def accuracy_of(mode, size, temperature, seed, lang):
     """A made-up but deterministic accuracy, so expected cells can be computed independently."""
     base = {"teacher": 0.9, "finetune": 0.6, "self_train": 0.62, "pl": 0.7, "kd": 0.72}[mode]
-    return base + (0.05 if size == "all" else 0.0) - 0.01 * seed - (0.1 if lang == "de" else 0.0) \
+    return (
+        base
+        + (0.05 if size == "all" else 0.0)
+        - 0.01 * seed
+        - (0.1 if lang == "de" else 0.0)
         + (0.02 * np.log10(temperature) if temperature else 0.0)
+    )
 
 
 @pytest.fixture()
@@ -34,14 +44,33 @@ def table(tmp_path):
     paths = []
     rows = []
     for seed, size in itertools.product((1, 2), ("all", 10)):
-        rows.append(dict(task="t", mode="teacher", student=None, teacher="mono", size=size, temperature=None,
-                         seed=seed, headline=size == "all"))
+        rows.append(
+            dict(
+                task="t",
+                mode="teacher",
+                student=None,
+                teacher="mono",
+                size=size,
+                temperature=None,
+                seed=seed,
+                headline=size == "all",
+            )
+        )
         for mode in ("finetune", "self_train", "pl", "kd"):
             temps = [0.1] + ([0.01, 10.0] if mode == "kd" and size == "all" else [])
             for t in temps:
-                rows.append(dict(task="t", mode=mode, student="mbert", teacher="mono" if mode in ("kd", "pl") else None,
-                                 size=size, temperature=t if mode == "kd" else None, seed=seed,
-                                 headline=size == "all" and t == 0.1))
+                rows.append(
+                    dict(
+                        task="t",
+                        mode=mode,
+                        student="mbert",
+                        teacher="mono" if mode in ("kd", "pl") else None,
+                        size=size,
+                        temperature=t if mode == "kd" else None,
+                        seed=seed,
+                        headline=size == "all" and t == 0.1,
+                    )
+                )
     for i, axes in enumerate(rows):
         teacher = axes["mode"] == "teacher"
         langs = ["en"] if teacher else LANGS
@@ -64,7 +93,9 @@ def test_accuracy_table_is_the_headline_mean_over_seeds(table):
             expected = np.mean([accuracy_of(mode, "all", t, s, lang) for s in (1, 2)])
             assert grid.loc[("t", mode), lang] == pytest.approx(expected)
         assert grid.loc[("t", mode), "avg"] == pytest.approx(np.mean([grid.loc[("t", mode), l] for l in LANGS]))
-    assert grid.loc[("t", "teacher"), "en"] == pytest.approx(np.mean([accuracy_of("teacher", "all", None, s, "en") for s in (1, 2)]))
+    assert grid.loc[("t", "teacher"), "en"] == pytest.approx(
+        np.mean([accuracy_of("teacher", "all", None, s, "en") for s in (1, 2)])
+    )
     assert np.isnan(grid.loc[("t", "teacher"), "de"]) and np.isnan(grid.loc[("t", "teacher"), "avg"])
     assert (grid["seeds"] == 2).all()
 
@@ -103,10 +134,16 @@ def test_heatmap_cells_are_the_headline_table_in_percent(table, tmp_path):
     assert rows == ["teacher", "finetune", "self_train", "pl", "kd"] and columns == ["de", "en", "avg"]
     cells = {(rows[int(t.get_position()[1])], columns[int(t.get_position()[0])]): t.get_text() for t in ax.texts}
     grid = accuracy_table(table)
-    expected = {(method, lang): f"{100 * grid.loc[('t', method), lang]:.1f}"
-                for method in rows for lang in columns if not np.isnan(grid.loc[("t", method), lang])}
+    expected = {
+        (method, lang): f"{100 * grid.loc[('t', method), lang]:.1f}"
+        for method in rows
+        for lang in columns
+        if not np.isnan(grid.loc[("t", method), lang])
+    }
     assert cells == expected
-    assert ("teacher", "de") not in cells and cells[("kd", "de")] == f"{100 * np.mean([accuracy_of('kd', 'all', 0.1, s, 'de') for s in (1, 2)]):.1f}"
+    assert ("teacher", "de") not in cells and cells[
+        ("kd", "de")
+    ] == f"{100 * np.mean([accuracy_of('kd', 'all', 0.1, s, 'de') for s in (1, 2)]):.1f}"
     assert fig._suptitle.get_text() == "T"
 
 
@@ -158,13 +195,17 @@ def test_caption_renders_the_settings_of_each_shipped_config(name, demo):
     root = Path(__file__).resolve().parents[3]
     config = validate(yaml.safe_load((root / name).read_text()))  # the caption reads the validated settings
     text = jinja2.Template((root / "src" / "xlt" / "families" / "monox" / "caption.rst").read_text()).render(
-        snakemake=SimpleNamespace(config=config))
+        snakemake=SimpleNamespace(config=config)
+    )
     first = config["monox"]["tasks"][0]
     assert f"Training on ``{first['dataset']}``: students" in text
     assert f"KD temperatures {', '.join(map(str, first['temperatures']))}" in text
     assert ("not about mBERT or real languages" in text) == demo
     if demo:  # the task's overrides for the students, teacher_training on top for the teacher
-        assert "Teacher(s): demo-teacher;" in text and "(gold data + the teacher's argmax labels on the pool with max probability >= 0.0" in text
+        assert (
+            "Teacher(s): demo-teacher;" in text
+            and "(gold data + the teacher's argmax labels on the pool with max probability >= 0.0" in text
+        )
         students, teacher = text.split("Training on ``demo-sentiment``: students ")[1].split("\nteacher ")
         assert "batch_size=16," in students and "max_steps=200," in students and "lr=0.0005," in students
         assert "batch_size=32," in teacher and "max_steps=200," in teacher and "lr=0.002," in teacher
@@ -176,20 +217,26 @@ def test_caption_renders_the_settings_of_each_shipped_config(name, demo):
 def with_intervals(table):
     """Every accuracy record's bounds: 0.02 below and 0.01 above its value; other records have none."""
     accuracy = table.metric == "accuracy"
-    return table.assign(ci_low=np.where(accuracy, table.value - 0.02, np.nan),
-                        ci_high=np.where(accuracy, table.value + 0.01, np.nan))
+    return table.assign(
+        ci_low=np.where(accuracy, table.value - 0.02, np.nan), ci_high=np.where(accuracy, table.value + 0.01, np.nan)
+    )
 
 
 def band_extents(ax):
-    return sorted(tuple(b.get_paths()[0].get_extents().get_points()[:, 1])
-                  for b in ax.collections if b.get_label() == "_interval")
+    return sorted(
+        tuple(b.get_paths()[0].get_extents().get_points()[:, 1]) for b in ax.collections if b.get_label() == "_interval"
+    )
 
 
 def test_size_curves_shade_the_bootstrap_interval(table, tmp_path):
     ax = PLOTS["monox-accuracy-vs-size"](with_intervals(table), tmp_path / "s.png").axes[0]
-    expected = sorted((min(points) - 2, max(points) + 1) for points in (
-        [mean_avg(mode, size, 0.1 if mode == "kd" else None) for size in (10, "all")]
-        for mode in ("finetune", "self_train", "pl", "kd")))
+    expected = sorted(
+        (min(points) - 2, max(points) + 1)
+        for points in (
+            [mean_avg(mode, size, 0.1 if mode == "kd" else None) for size in (10, "all")]
+            for mode in ("finetune", "self_train", "pl", "kd")
+        )
+    )
     np.testing.assert_allclose(band_extents(ax), expected)
 
 
@@ -197,8 +244,11 @@ def test_temperature_curve_and_references_shade_the_bootstrap_interval(table, tm
     ax = PLOTS["monox-accuracy-vs-temperature"](with_intervals(table), tmp_path / "t.png").axes[0]
     kd = [mean_avg("kd", "all", t) for t in (0.01, 0.1, 10.0)]
     np.testing.assert_allclose(band_extents(ax), [(min(kd) - 2, max(kd) + 1)])
-    spans = sorted(p.get_path().transformed(p.get_patch_transform()).get_extents().y0
-                   for p in ax.patches if p.get_label() == "_interval")
+    spans = sorted(
+        p.get_path().transformed(p.get_patch_transform()).get_extents().y0
+        for p in ax.patches
+        if p.get_label() == "_interval"
+    )
     assert spans == pytest.approx(sorted(mean_avg(mode, "all", None) - 2 for mode in ("finetune", "self_train", "pl")))
 
 
@@ -219,8 +269,14 @@ def cell_texts(ax):
 def test_heatmap_cells_carry_half_the_interval_where_the_records_have_one(table, tmp_path):
     bounded = with_intervals(table)
     # one seed's kd record in de without an upper bound: that cell says its value only
-    kd_de = (bounded["mode"] == "kd") & (bounded.lang == "de") & bounded.headline & (bounded.seed == 2) \
-        & (bounded.metric == "accuracy") & (bounded.split == "test")
+    kd_de = (
+        (bounded["mode"] == "kd")
+        & (bounded.lang == "de")
+        & bounded.headline
+        & (bounded.seed == 2)
+        & (bounded.metric == "accuracy")
+        & (bounded.split == "test")
+    )
     assert kd_de.sum() == 1
     bounded.loc[kd_de, "ci_high"] = np.nan
     cells = cell_texts(PLOTS["monox-accuracy-heatmap"](bounded, tmp_path / "h.png").axes[0])

@@ -25,11 +25,14 @@ from xlt.families.monox.teacher_student import (
 def make_records(n, num_labels=3, pair=True, weights=None):
     rng = random.Random(n)
     labels = rng.choices(range(num_labels), weights=weights, k=n)
-    return [{"text": f"premise {i}", **({"text_pair": f"hypothesis {i}"} if pair else {}), "label": lab}
-            for i, lab in enumerate(labels)]
+    return [
+        {"text": f"premise {i}", **({"text_pair": f"hypothesis {i}"} if pair else {}), "label": lab}
+        for i, lab in enumerate(labels)
+    ]
 
 
 # ---------------------------------------------------------------- ids
+
 
 def test_example_id_is_sha1_of_inputs_or_explicit_id():
     r = {"text": "a", "text_pair": "b", "label": 2}
@@ -41,6 +44,7 @@ def test_example_id_is_sha1_of_inputs_or_explicit_id():
 
 
 # ---------------------------------------------------------------- splits
+
 
 def test_split_labelled_reproducible_disjoint_complete_and_stratified():
     records = make_records(1000, weights=[5, 3, 2])
@@ -75,6 +79,7 @@ def test_split_unstratified_and_dev_split():
 
 
 # ---------------------------------------------------------------- subsample
+
 
 def test_subsample_nested_stratified_and_seeded():
     records = make_records(3000, weights=[6, 3, 1])
@@ -117,14 +122,11 @@ def test_subsample_unlabelled_and_errors():
 
 # ---------------------------------------------------------------- pseudo labels
 
+
 def test_pseudo_label_threshold_exact_indices():
-    probs = np.array([[0.9, 0.05, 0.05],
-                      [0.4, 0.35, 0.25],
-                      [0.1, 0.2, 0.7],
-                      [0.5, 0.5, 0.0],
-                      [0.2, 0.6, 0.2]])
+    probs = np.array([[0.9, 0.05, 0.05], [0.4, 0.35, 0.25], [0.1, 0.2, 0.7], [0.5, 0.5, 0.0], [0.2, 0.6, 0.2]])
     idx, lab = pseudo_label(probs, 0.6)
-    assert idx.tolist() == [0, 2, 4] and lab.tolist() == [0, 2, 1]   # 0.6 itself is kept
+    assert idx.tolist() == [0, 2, 4] and lab.tolist() == [0, 2, 1]  # 0.6 itself is kept
     idx, lab = pseudo_label(probs, 0.0)
     assert idx.tolist() == [0, 1, 2, 3, 4] and lab.tolist() == [0, 0, 2, 0, 1]
     idx, _ = pseudo_label(probs, 0.95)
@@ -137,13 +139,14 @@ def test_pseudo_label_threshold_exact_indices():
 
 def test_build_pl_dataset_concatenates_and_never_leaks_gold():
     gold = [{"text": "g0", "label": 1}, {"text": "g1", "label": 0}]
-    unlabelled = [{"text": "u0", "text_pair": "p0", "label": 2},
-                  {"text": "u1", "text_pair": "p1", "label": 2},
-                  {"text": "u2", "text_pair": "p2", "label": 2}]
+    unlabelled = [
+        {"text": "u0", "text_pair": "p0", "label": 2},
+        {"text": "u1", "text_pair": "p1", "label": 2},
+        {"text": "u2", "text_pair": "p2", "label": 2},
+    ]
     probs = np.array([[0.8, 0.1, 0.1], [0.3, 0.3, 0.4], [0.1, 0.85, 0.05]])
     data = build_pl_dataset(gold, unlabelled, probs, threshold=0.5)
-    assert data == gold + [{"text": "u0", "text_pair": "p0", "label": 0},
-                           {"text": "u2", "text_pair": "p2", "label": 1}]
+    assert data == gold + [{"text": "u0", "text_pair": "p0", "label": 0}, {"text": "u2", "text_pair": "p2", "label": 1}]
     assert unlabelled[0]["label"] == 2  # inputs untouched
     assert build_pl_dataset([], ["a", "b"], probs[:2])[1] == {"text": "b", "label": 2}
     with pytest.raises(XltError, match="3 unlabelled examples but 2 rows"):
@@ -152,14 +155,18 @@ def test_build_pl_dataset_concatenates_and_never_leaks_gold():
 
 def test_build_kd_dataset_attaches_logits():
     parts = {"labelled": [{"text": "a", "label": 1}], "unlabelled": [{"text": "b"}, {"text": "c"}]}
-    data = build_kd_dataset(parts, {"labelled": np.array([[1.0, 2.0]]),
-                                    "unlabelled": np.array([[3.0, 4.0], [5.0, 6.0]])})
-    assert data == [{"text": "a", "label": 1, "teacher_logits": [1.0, 2.0]},
-                    {"text": "b", "teacher_logits": [3.0, 4.0]},
-                    {"text": "c", "teacher_logits": [5.0, 6.0]}]
+    data = build_kd_dataset(
+        parts, {"labelled": np.array([[1.0, 2.0]]), "unlabelled": np.array([[3.0, 4.0], [5.0, 6.0]])}
+    )
+    assert data == [
+        {"text": "a", "label": 1, "teacher_logits": [1.0, 2.0]},
+        {"text": "b", "teacher_logits": [3.0, 4.0]},
+        {"text": "c", "teacher_logits": [5.0, 6.0]},
+    ]
 
 
 # ---------------------------------------------------------------- self-training
+
 
 def test_self_train_rounds_with_fakes():
     gold = [{"text": "g", "label": 0}]
@@ -183,24 +190,29 @@ def test_self_train_rounds_with_fakes():
     result = self_train(gold, unlabelled, train_fn, predict_fn, rounds=2, threshold=0.8)
     assert result.model == 2
     assert calls[0] == (0, [("g", 0)])
-    assert calls[1] == (1, [("g", 0), ("u0", 0), ("u2", 0)])      # labelled by model 0
-    assert calls[2] == (2, [("g", 0), ("u0", 1), ("u2", 1)])      # relabelled by model 1
-    assert [(r.round, r.num_train, r.num_pseudo, r.num_changed) for r in result.rounds] == \
-        [(0, 1, 0, None), (1, 3, 2, None), (2, 3, 2, 4)]
-    assert result.train_records == [{"text": "g", "label": 0}, {"text": "u0", "label": 1},
-                                    {"text": "u2", "label": 1}]
+    assert calls[1] == (1, [("g", 0), ("u0", 0), ("u2", 0)])  # labelled by model 0
+    assert calls[2] == (2, [("g", 0), ("u0", 1), ("u2", 1)])  # relabelled by model 1
+    assert [(r.round, r.num_train, r.num_pseudo, r.num_changed) for r in result.rounds] == [
+        (0, 1, 0, None),
+        (1, 3, 2, None),
+        (2, 3, 2, 4),
+    ]
+    assert result.train_records == [{"text": "g", "label": 0}, {"text": "u0", "label": 1}, {"text": "u2", "label": 1}]
     assert self_train(gold, unlabelled, train_fn, predict_fn, rounds=0).rounds[-1].round == 0
 
 
 # ---------------------------------------------------------------- teacher-logits artifact
+
 
 @pytest.fixture
 def split():
     records = make_records(60)
     labelled, unlabelled = split_labelled(records, 0.2, seed=7)
     rng = np.random.default_rng(0)
-    return {"labelled": (labelled, rng.normal(size=(len(labelled), 3))),
-            "unlabelled": (unlabelled, rng.normal(size=(len(unlabelled), 3)))}
+    return {
+        "labelled": (labelled, rng.normal(size=(len(labelled), 3))),
+        "unlabelled": (unlabelled, rng.normal(size=(len(unlabelled), 3))),
+    }
 
 
 def test_teacher_logits_round_trip_aligned_by_example_after_shuffle(tmp_path, split):
@@ -211,8 +223,9 @@ def test_teacher_logits_round_trip_aligned_by_example_after_shuffle(tmp_path, sp
     expected = {(example_id(r), tuple(np.float32(row))) for r, row in zip(*split["unlabelled"])}
     shuffled = list(split["unlabelled"][0])
     random.Random(1).shuffle(shuffled)
-    loaded = load_teacher_logits(path, {"unlabelled": shuffled, "labelled": split["labelled"][0]},
-                                 expected_meta={"seed": 7})
+    loaded = load_teacher_logits(
+        path, {"unlabelled": shuffled, "labelled": split["labelled"][0]}, expected_meta={"seed": 7}
+    )
     assert loaded["unlabelled"].shape == (len(shuffled), 3)
     assert {(example_id(r), tuple(row)) for r, row in zip(shuffled, loaded["unlabelled"])} == expected
     np.testing.assert_allclose(loaded["labelled"], split["labelled"][1], rtol=1e-6)

@@ -1,11 +1,12 @@
 """SBERT-style training (`xlt train-sbert`) end to end, its loss by hand, the demo sweep."""
+
 import math
 
 import pytest
 import torch
 import yaml
-
 from conftest import REPO
+
 from xlt.cli import main
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
@@ -35,16 +36,25 @@ def test_softmax_pair_features_and_loss_by_hand():
 def test_demo_sweep_has_baselines_and_trained_runs():
     rows = runs(validate(demo_config()))
     assert [r["run_id"] for r in rows] == [
-        f"demo-mbert-{p}-L-1-{kind}" for p in ("mean", "max", "cls") for kind in ("untrained", "depthnone-seed1")]
+        f"demo-mbert-{p}-L-1-{kind}" for p in ("mean", "max", "cls") for kind in ("untrained", "depthnone-seed1")
+    ]
     assert all(r["freeze_depth"] == -1 and r["seed"] == 1 for r in rows if r["trained"])
     assert all(r["freeze_depth"] is None and r["seed"] is None for r in rows if not r["trained"])
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda s: s.update(layers=[13]), r"layer 13 in sbert.layers is out of range for model 'demo-mbert' with 12 layers"),
-    (lambda s: s["eval"]["bitext"].update(dataset="demo-sts"),
-     r"sbert.eval.bitext.dataset: dataset 'demo-sts' is a sts dataset; this needs a bitext dataset"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (
+            lambda s: s.update(layers=[13]),
+            r"layer 13 in sbert.layers is out of range for model 'demo-mbert' with 12 layers",
+        ),
+        (
+            lambda s: s["eval"]["bitext"].update(dataset="demo-sts"),
+            r"sbert.eval.bitext.dataset: dataset 'demo-sts' is a sts dataset; this needs a bitext dataset",
+        ),
+    ],
+)
 def test_demo_config_errors_name_the_key(mutate, message):
     config = demo_config()
     mutate(config["sbert"])
@@ -56,9 +66,33 @@ def test_train_sbert_end_to_end(tmp_path, demo_model_dir):
     write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 48, seed=1))
     write_jsonl(tmp_path / "dev.jsonl", demo.generate("sts", "en", "dev", 16, seed=1))
     out = tmp_path / "run"
-    code = main(["train-sbert", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
-                 "--dev-sts", str(tmp_path / "dev.jsonl"), "--pooling", "max", "--layer", "-2", "--out", str(out),
-                 "--max-steps", "4", "--batch-size", "8", "--eval-every", "2", "--lr", "1e-3", "--device", "cpu"])
+    code = main(
+        [
+            "train-sbert",
+            "--model",
+            str(demo_model_dir),
+            "--train",
+            str(tmp_path / "train.jsonl"),
+            "--dev-sts",
+            str(tmp_path / "dev.jsonl"),
+            "--pooling",
+            "max",
+            "--layer",
+            "-2",
+            "--out",
+            str(out),
+            "--max-steps",
+            "4",
+            "--batch-size",
+            "8",
+            "--eval-every",
+            "2",
+            "--lr",
+            "1e-3",
+            "--device",
+            "cpu",
+        ]
+    )
     assert code == 0
     metrics = read_json(out / "train.json")
     assert metrics["meta"]["axes"]["pooling"] == "max" and metrics["meta"]["steps"] == 4
@@ -95,9 +129,27 @@ def test_train_sbert_rejects_bad_axes_before_training(tmp_path, demo_model_dir, 
     write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 8, seed=1))
     write_jsonl(tmp_path / "dev.jsonl", demo.generate("sts", "en", "dev", 8, seed=1))
     out = tmp_path / "run"
-    code = main(["train-sbert", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
-                 "--dev-sts", str(tmp_path / "dev.jsonl"), "--out", str(out), "--max-steps", "2", "--batch-size", "4",
-                 "--device", "cpu", "--axes", "[1, 2]"])
+    code = main(
+        [
+            "train-sbert",
+            "--model",
+            str(demo_model_dir),
+            "--train",
+            str(tmp_path / "train.jsonl"),
+            "--dev-sts",
+            str(tmp_path / "dev.jsonl"),
+            "--out",
+            str(out),
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "4",
+            "--device",
+            "cpu",
+            "--axes",
+            "[1, 2]",
+        ]
+    )
     assert code != 0
     assert "--axes '[1, 2]' must be a JSON object" in capsys.readouterr().err
     assert not out.exists()  # nothing trained, nothing written
@@ -114,14 +166,41 @@ def test_train_sbert_trains_and_selects_with_the_models_prompt(tmp_path, demo_mo
     from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 
     seen, real_tokenize = [], sentence_encoder.tokenize
-    monkeypatch.setattr(sentence_encoder, "tokenize", lambda tok, texts, n: seen.extend(texts) or real_tokenize(tok, texts, n))
+    monkeypatch.setattr(
+        sentence_encoder, "tokenize", lambda tok, texts, n: seen.extend(texts) or real_tokenize(tok, texts, n)
+    )
     write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 16, seed=1))
     dev_rows = demo.generate("sts", "en", "dev", 16, seed=1)
     write_jsonl(tmp_path / "dev.jsonl", dev_rows)
     out = tmp_path / "run"
-    assert main(["train-sbert", "--model", str(demo_model_dir), "--train", str(tmp_path / "train.jsonl"),
-                 "--dev-sts", str(tmp_path / "dev.jsonl"), "--prompt", "query: ", "--out", str(out), "--max-steps", "2",
-                 "--batch-size", "8", "--eval-every", "2", "--lr", "1e-3", "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "train-sbert",
+                "--model",
+                str(demo_model_dir),
+                "--train",
+                str(tmp_path / "train.jsonl"),
+                "--dev-sts",
+                str(tmp_path / "dev.jsonl"),
+                "--prompt",
+                "query: ",
+                "--out",
+                str(out),
+                "--max-steps",
+                "2",
+                "--batch-size",
+                "8",
+                "--eval-every",
+                "2",
+                "--lr",
+                "1e-3",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     assert len(seen) == 2 * 2 * 8 + 2 * 16 and all(text.startswith("query: ") for text in seen)
     metrics = read_json(out / "train.json")
     assert metrics["meta"]["prompt"] == "query: "
@@ -130,4 +209,6 @@ def test_train_sbert_trains_and_selects_with_the_models_prompt(tmp_path, demo_mo
         u = saved(**tokenize(tokenizer, ["query: " + r["text"] for r in dev_rows], 128))
         v = saved(**tokenize(tokenizer, ["query: " + r["text_pair"] for r in dev_rows], 128))
     cosine = torch.nn.functional.cosine_similarity(u, v).numpy()
-    assert spearmanr(cosine, [r["score"] for r in dev_rows])[0] == pytest.approx(metrics["metrics"][0]["value"], abs=1e-5)
+    assert spearmanr(cosine, [r["score"] for r in dev_rows])[0] == pytest.approx(
+        metrics["metrics"][0]["value"], abs=1e-5
+    )

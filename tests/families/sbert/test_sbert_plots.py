@@ -1,4 +1,5 @@
 """What the sbert figures draw, read back from the returned matplotlib figures."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,34 +19,85 @@ ERRORS = {
     ("mean", -2, "qab"): (0.5, [0.2, 0.2]),
 }
 # spearman: (pooling, lang, similarity) -> untrained, trained (one seed)
-SPEARMAN = {("max", "en", "cosine"): (0.5, 0.75), ("max", "en", "dot"): (0.25, 0.5),
-            ("max", "qaa", "cosine"): (0.125, 0.625), ("max", "qaa", "dot"): (0.0, 0.375)}
+SPEARMAN = {
+    ("max", "en", "cosine"): (0.5, 0.75),
+    ("max", "en", "dot"): (0.25, 0.5),
+    ("max", "qaa", "cosine"): (0.125, 0.625),
+    ("max", "qaa", "dot"): (0.0, 0.375),
+}
 
 
 def row(pooling, layer, trained, seed, **record):
     """A row as `xlt aggregate` writes it and pd.read_csv reads it back (untrained: NaN depth and seed)."""
-    return {"family": "sbert", "run_id": f"{pooling}-L{layer}-{'trained' if trained else 'untrained'}",
-            "trained": trained, "freeze_depth": -1.0 if trained else np.nan, "seed": float(seed) if trained else np.nan,
-            "pooling": pooling, "layer": layer, "normalize": False, "dataset": None, "direction": None,
-            "similarity": None, **record}
+    return {
+        "family": "sbert",
+        "run_id": f"{pooling}-L{layer}-{'trained' if trained else 'untrained'}",
+        "trained": trained,
+        "freeze_depth": -1.0 if trained else np.nan,
+        "seed": float(seed) if trained else np.nan,
+        "pooling": pooling,
+        "layer": layer,
+        "normalize": False,
+        "dataset": None,
+        "direction": None,
+        "similarity": None,
+        **record,
+    }
 
 
 @pytest.fixture
 def table() -> pd.DataFrame:
     rows = []
     for (pooling, layer, lang), (untrained, trained) in ERRORS.items():
-        rows.append(row(pooling, layer, False, None, metric="mean_error", dataset="demo-bitext", lang=lang, value=untrained))
+        rows.append(
+            row(pooling, layer, False, None, metric="mean_error", dataset="demo-bitext", lang=lang, value=untrained)
+        )
         for seed, value in enumerate(trained, 1):
-            rows.append(row(pooling, layer, True, seed, metric="mean_error", dataset="demo-bitext", lang=lang, value=value))
+            rows.append(
+                row(pooling, layer, True, seed, metric="mean_error", dataset="demo-bitext", lang=lang, value=value)
+            )
             # records of other metrics must be left out of the error figures
-            rows.append(row(pooling, layer, True, seed, metric="error", dataset="demo-bitext", lang=lang, value=9.0,
-                            direction="xx->en"))
+            rows.append(
+                row(
+                    pooling,
+                    layer,
+                    True,
+                    seed,
+                    metric="error",
+                    dataset="demo-bitext",
+                    lang=lang,
+                    value=9.0,
+                    direction="xx->en",
+                )
+            )
     for (pooling, lang, similarity), (untrained, trained) in SPEARMAN.items():
         for is_trained, value in ((False, untrained), (True, trained)):
-            rows.append(row(pooling, -1, is_trained, 1, metric="spearman", dataset="demo-sts", lang=lang,
-                            similarity=similarity, value=value))
-            rows.append(row(pooling, -1, is_trained, 1, metric="pearson", dataset="demo-sts", lang=lang,
-                            similarity=similarity, value=-1.0))
+            rows.append(
+                row(
+                    pooling,
+                    -1,
+                    is_trained,
+                    1,
+                    metric="spearman",
+                    dataset="demo-sts",
+                    lang=lang,
+                    similarity=similarity,
+                    value=value,
+                )
+            )
+            rows.append(
+                row(
+                    pooling,
+                    -1,
+                    is_trained,
+                    1,
+                    metric="pearson",
+                    dataset="demo-sts",
+                    lang=lang,
+                    similarity=similarity,
+                    value=-1.0,
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -116,7 +168,9 @@ def test_layers_lines(table, tmp_path):
 def with_intervals(table):
     """Bounds 0.1 below and 0.05 above every retrieval error; the correlations have none."""
     error = table.metric == "mean_error"
-    return table.assign(ci_low=np.where(error, table.value - 0.1, np.nan), ci_high=np.where(error, table.value + 0.05, np.nan))
+    return table.assign(
+        ci_low=np.where(error, table.value - 0.1, np.nan), ci_high=np.where(error, table.value + 0.05, np.nan)
+    )
 
 
 def test_retrieval_error_bars_carry_the_interval(table, tmp_path):
@@ -179,8 +233,10 @@ def test_retrieval_bars_carry_seed_dots_and_sd_beside_the_interval(table, tmp_pa
     (dots,), (sd,) = seed_artists(max_ax)
     beside = [b.get_x() + 3 * b.get_width() / 4 for b in trained]
     # ERRORS: max, layer -1, trained seeds: qaa (0.4, 0.6), qab (0.25, 0.25)
-    np.testing.assert_allclose(sorted(map(tuple, dots.get_offsets())),
-                               sorted([(beside[0], 0.4), (beside[0], 0.6), (beside[1], 0.25), (beside[1], 0.25)]))
+    np.testing.assert_allclose(
+        sorted(map(tuple, dots.get_offsets())),
+        sorted([(beside[0], 0.4), (beside[0], 0.6), (beside[1], 0.25), (beside[1], 0.25)]),
+    )
     spans = [(seg[0][0], seg[0][1], seg[1][1]) for seg in sd.get_segments()]
     half = np.std([0.4, 0.6], ddof=1)
     np.testing.assert_allclose(spans, [(beside[0], 0.5 - half, 0.5 + half), (beside[1], 0.25, 0.25)])

@@ -20,6 +20,7 @@ The per-step curves keep no per-sentence outputs (sentences x checkpoints would 
 each checkpoint's bounds are computed from them on the spot (`RepeatedSetIntervals`, the
 draws `xlt aggregate` uses for the set) and written on its perplexity and mlm_loss records.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,20 +34,12 @@ import torch
 import torch.nn.functional as F
 
 from xlt.analysis.intervals import RepeatedSetIntervals
-from xlt.families.adapt.similarity import (
-    LEVELS,
-    MEASURES,
-    check_comparison,
-    encode_words,
-    hidden_size,
-    linear_cka,
-    mean_euclidean_distance,
-    paired_word_vectors,
-)
+from xlt.core.choices import ADAPT_SELECT
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
-from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.core.metrics import record
+from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.families.adapt.masked_head import masked_logits
 from xlt.families.adapt.mlm import (
     FixedMasking,
@@ -57,10 +50,18 @@ from xlt.families.adapt.mlm import (
     read_text_langs,
     read_texts,
 )
-from xlt.core.training import TrainArgs, TrainResult, train
-from xlt.families.adapt.word_nll import spread_subset, word_nll, word_nll_records
 from xlt.families.adapt.schemes import Scheme
-from xlt.core.choices import ADAPT_SELECT
+from xlt.families.adapt.similarity import (
+    LEVELS,
+    MEASURES,
+    check_comparison,
+    encode_words,
+    hidden_size,
+    linear_cka,
+    mean_euclidean_distance,
+    paired_word_vectors,
+)
+from xlt.families.adapt.word_nll import spread_subset, word_nll, word_nll_records
 
 log = logging.getLogger("xlt.families.adapt.adaptation")
 
@@ -91,17 +92,21 @@ class EvalSet:
     def from_file(cls, path, tokenizer, mask_seed: int, mlm_probability: float, max_length: int) -> "EvalSet":
         dims = file_dims(path)
         texts = read_texts(path)
-        masked = FixedMasking(tokenizer, texts, seed=mask_seed, mlm_probability=mlm_probability,
-                              max_length=max_length)
-        return cls(dims["lang"], dims["split"], masked, texts, tokenizer, max_length, read_text_langs(path, dims["lang"]))
+        masked = FixedMasking(tokenizer, texts, seed=mask_seed, mlm_probability=mlm_probability, max_length=max_length)
+        return cls(
+            dims["lang"], dims["split"], masked, texts, tokenizer, max_length, read_text_langs(path, dims["lang"])
+        )
 
     @property
     def dims(self) -> dict[str, str]:
         return {"lang": self.lang, "split": self.split}
 
     def describe(self) -> dict:
-        return {"sentences": len(self.masked), "masked_tokens": self.masked.num_masked,
-                "mask_fingerprint": self.masked.fingerprint}
+        return {
+            "sentences": len(self.masked),
+            "masked_tokens": self.masked.num_masked,
+            "mask_fingerprint": self.masked.fingerprint,
+        }
 
 
 @dataclass(frozen=True)
@@ -113,9 +118,16 @@ class WordNllSettings:
     max_unk_share: float = 0.01  # the schema's default of adapt.word_nll.max_unk_share
 
 
-def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step: int | None = None,
-                  examples_out: list | None = None, intervals: RepeatedSetIntervals | None = None,
-                  word_level: WordNllSettings | None = None) -> list[dict]:
+def evaluate_sets(
+    model,
+    sets: Sequence[EvalSet],
+    batch_size: int,
+    device,
+    step: int | None = None,
+    examples_out: list | None = None,
+    intervals: RepeatedSetIntervals | None = None,
+    word_level: WordNllSettings | None = None,
+) -> list[dict]:
     """perplexity and mlm_loss records of every set (with `step` when given). With
     `examples_out` (a MetricsFile's `examples`), each set's per-sentence losses, masked tokens
     and mask hashes go there too (`perplexity_examples`); with `intervals`, the records carry
@@ -123,21 +135,34 @@ def evaluate_sets(model, sets: Sequence[EvalSet], batch_size: int, device, step:
     `word_level`, nll_per_word / nll_per_char / pll_words records follow (word_nll)."""
     records = []
     for eval_set in sets:
-        result = perplexity(model, eval_set.masked.batches(batch_size), device,
-                            per_sentence=examples_out is not None or intervals is not None)
+        result = perplexity(
+            model,
+            eval_set.masked.batches(batch_size),
+            device,
+            per_sentence=examples_out is not None or intervals is not None,
+        )
         dims = {**eval_set.dims, "step": step}
         for metric, value in (("perplexity", result.perplexity), ("mlm_loss", result.loss)):
             records.append(record(metric, value, **dims))
             if intervals is not None:
-                low, high = intervals.interval((eval_set.lang, eval_set.split), metric, result.sentence_loss,
-                                               result.sentence_tokens)
+                low, high = intervals.interval(
+                    (eval_set.lang, eval_set.split), metric, result.sentence_loss, result.sentence_tokens
+                )
                 records[-1].update(ci_low=low, ci_high=high)
         if examples_out is not None:
             examples_out.append(perplexity_examples(result, eval_set.masked, **dims))
         if word_level is not None and word_level.sentences > 0:
             langs = spread_subset(eval_set.langs, word_level.sentences) if eval_set.langs else None
-            scored = word_nll(model, eval_set.tokenizer, spread_subset(eval_set.texts, word_level.sentences),
-                              word_level.max_words, eval_set.max_length, batch_size, device, langs)
+            scored = word_nll(
+                model,
+                eval_set.tokenizer,
+                spread_subset(eval_set.texts, word_level.sentences),
+                word_level.max_words,
+                eval_set.max_length,
+                batch_size,
+                device,
+                langs,
+            )
             records += word_nll_records(scored, word_level.max_unk_share, **dims)
     return records
 
@@ -157,9 +182,15 @@ class MlmCollate:
 
     def encode(self, texts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
         """(input_ids, special_tokens_mask) per sentence, truncated, unpadded."""
-        enc = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, padding=False,
-                             return_special_tokens_mask=True, return_attention_mask=False,
-                             return_token_type_ids=False)
+        enc = self.tokenizer(
+            list(texts),
+            truncation=True,
+            max_length=self.max_length,
+            padding=False,
+            return_special_tokens_mask=True,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
         return list(zip(enc["input_ids"], enc["special_tokens_mask"]))
 
     def __call__(self, examples: Sequence[tuple[list[int], list[int]]]) -> dict[str, torch.Tensor]:
@@ -195,9 +226,19 @@ class NativeComparison:
     is skipped otherwise (CKA only), as in `compare_models`.
     """
 
-    def __init__(self, model, tokenizer, reference, reference_tokenizer, sentences: Sequence[str],
-                 layers: Sequence[int] | None = None, levels: Sequence[str] = LEVELS,
-                 batch_size: int = 32, max_length: int = 128, device=None):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        reference,
+        reference_tokenizer,
+        sentences: Sequence[str],
+        layers: Sequence[int] | None = None,
+        levels: Sequence[str] = LEVELS,
+        batch_size: int = 32,
+        max_length: int = 128,
+        device=None,
+    ):
         from xlt.core.models import encoder_parts
 
         self.model, self.tokenizer = model, tokenizer
@@ -207,17 +248,26 @@ class NativeComparison:
         equal = hidden_size(model) == hidden_size(reference)
         self.measures = list(MEASURES) if equal else ["cka"]
         if not equal:
-            log.warning("hidden sizes differ (%d vs %d): Euclidean distance skipped, CKA only",
-                        hidden_size(model), hidden_size(reference))
+            log.warning(
+                "hidden sizes differ (%d vs %d): Euclidean distance skipped, CKA only",
+                hidden_size(model),
+                hidden_size(reference),
+            )
         check_comparison(model, reference, self.layers, self.levels, self.measures)
         self.sentences = list(sentences)
         if len(self.sentences) < 2:
             raise XltError(f"layer comparison needs at least 2 sentences, got {len(self.sentences)}")
         self.kwargs = dict(batch_size=batch_size, max_length=max_length, device=device)
-        self.reference_sentence = (encode_layers(reference, reference_tokenizer, self.sentences, self.layers,
-                                                 pooling="mean", **self.kwargs) if "sentence" in self.levels else None)
-        self.reference_words = (encode_words(reference, reference_tokenizer, self.sentences, self.layers, **self.kwargs)
-                                if "word" in self.levels else None)
+        self.reference_sentence = (
+            encode_layers(reference, reference_tokenizer, self.sentences, self.layers, pooling="mean", **self.kwargs)
+            if "sentence" in self.levels
+            else None
+        )
+        self.reference_words = (
+            encode_words(reference, reference_tokenizer, self.sentences, self.layers, **self.kwargs)
+            if "word" in self.levels
+            else None
+        )
         self.vectors: dict[str, int] = {}
 
     def records(self, step: int) -> list[dict]:
@@ -227,7 +277,9 @@ class NativeComparison:
             paired["sentence"] = {layer: (mine[layer], self.reference_sentence[layer]) for layer in self.layers}
         if self.reference_words is not None:
             mine_words = encode_words(self.model, self.tokenizer, self.sentences, self.layers, **self.kwargs)
-            paired["word"] = {layer: paired_word_vectors(mine_words, self.reference_words, layer) for layer in self.layers}
+            paired["word"] = {
+                layer: paired_word_vectors(mine_words, self.reference_words, layer) for layer in self.layers
+            }
         out = []
         for level, by_layer in paired.items():
             self.vectors[level] = n = int(by_layer[self.layers[0]][0].shape[0])
@@ -293,8 +345,11 @@ def adapt(
             new += comparison.records(step)
         ppl = {f"{r['lang']}/{r['split']}": round(r["value"], 3) for r in new if r["metric"] == "perplexity"}
         log.info("checkpoint step %d: perplexity %s", step, ppl)
-        target_ppl = next(r["value"] for r in new if r["metric"] == "perplexity" and r["lang"] == target.lang
-                          and r["split"] == target.split)
+        target_ppl = next(
+            r["value"]
+            for r in new
+            if r["metric"] == "perplexity" and r["lang"] == target.lang and r["split"] == target.split
+        )
         return new, target_ppl
 
     records, target_ppl0 = checkpoint(0)
@@ -320,13 +375,27 @@ def adapt(
         active = sorted(state["active"])
         new, target_ppl = checkpoint(step)
         new.append(record("trainable_layers", len(active), step=step))
-        return {"score": score(step, target_ppl), "target_perplexity": target_ppl, "trainable_layers": active,
-                "records": new}
+        return {
+            "score": score(step, target_ppl),
+            "target_perplexity": target_ppl,
+            "trainable_layers": active,
+            "records": new,
+        }
 
     # step 0 competes for best too: a run that only gets worse keeps the untouched model
-    result = train(model, examples, collate, mlm_loss, args, evaluate=evaluate,
-                   parameters=schedulable_parameters(model), on_step=on_step, checkpoint_dir=checkpoint_dir,
-                   identity=identity, initial_score=score(0, target_ppl0))
+    result = train(
+        model,
+        examples,
+        collate,
+        mlm_loss,
+        args,
+        evaluate=evaluate,
+        parameters=schedulable_parameters(model),
+        on_step=on_step,
+        checkpoint_dir=checkpoint_dir,
+        identity=identity,
+        initial_score=score(0, target_ppl0),
+    )
     trainable = {}
     for entry in result.history:
         records.extend(entry["records"])
@@ -334,6 +403,14 @@ def adapt(
         trainable[entry["step"]] = list(entry["trainable_layers"])
     records.append(record("selected_step", result.best_step))
     examples: list[dict] = []
-    records.extend(evaluate_sets(model, [*checkpoint_sets, *final_only], eval_batch_size, device, examples_out=examples,
-                                 word_level=word_level))
+    records.extend(
+        evaluate_sets(
+            model,
+            [*checkpoint_sets, *final_only],
+            eval_batch_size,
+            device,
+            examples_out=examples,
+            word_level=word_level,
+        )
+    )
     return AdaptationResult(records=records, train=result, trainable=trainable, examples=examples)

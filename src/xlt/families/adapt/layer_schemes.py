@@ -11,6 +11,7 @@ Optimiser note: layers are only ever unfrozen, and torch's AdamW skips parameter
 grad is None, so build the optimiser over `schedulable_parameters(model)` once (with
 `zero_grad(set_to_none=True)`) and call `apply_scheme` every step.
 """
+
 from __future__ import annotations
 
 from torch import nn

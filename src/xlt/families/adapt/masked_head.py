@@ -13,6 +13,7 @@ holds the model's output embeddings (BERT's `cls`, RoBERTa's and XLM-R's `lm_hea
 `predictions`). A model laid out otherwise (DistilBERT's four head modules, a torch.compile'd
 model, whose graph is the whole forward) gets the full forward, with the reason logged once.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,8 +37,10 @@ def split_masked_lm(model: nn.Module) -> tuple[nn.Module, nn.Module] | str:
         return f"{type(model).__name__} has no base_model under its head"
     others = [(name, child) for name, child in model.named_children() if child is not base]
     if len(others) != 1:
-        return (f"{type(model).__name__} has {len(others)} modules besides its base model "
-                f"({', '.join(name for name, _ in others) or 'none'}), not one head")
+        return (
+            f"{type(model).__name__} has {len(others)} modules besides its base model "
+            f"({', '.join(name for name, _ in others) or 'none'}), not one head"
+        )
     name, head = others[0]
     get_output = getattr(model, "get_output_embeddings", None)
     output = get_output() if callable(get_output) else None
@@ -53,8 +56,9 @@ def _log_once(model: nn.Module, reason: str) -> None:
         log.info("full logits at every position (no sparse prediction): %s", reason)
 
 
-def masked_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                  labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def masked_logits(
+    model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(logits, targets) of the positions whose label is not IGNORE_INDEX, in row-major order
     (the order of `logits[labels != IGNORE_INDEX]` of the full forward): logits (n, vocab), targets
     (n,). The head sees only those n rows; gradients flow to the encoder through the gathered rows

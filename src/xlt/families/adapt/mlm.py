@@ -10,6 +10,7 @@ Everything here is loop-agnostic: the training loop draws fresh masks per batch 
 `mask_tokens` and its own generator, and calls `perplexity(model, fixed.batches(16), device)`
 every K steps.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -80,8 +81,10 @@ def mask_tokens(
     if not 0.0 < mlm_probability < 1.0:
         raise XltError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
     if input_ids.shape != special_tokens_mask.shape:
-        raise ValueError(f"input_ids {tuple(input_ids.shape)} and special_tokens_mask "
-                         f"{tuple(special_tokens_mask.shape)} differ in shape")
+        raise ValueError(
+            f"input_ids {tuple(input_ids.shape)} and special_tokens_mask "
+            f"{tuple(special_tokens_mask.shape)} differ in shape"
+        )
     device = input_ids.device
     ids = input_ids.detach().to("cpu", torch.long)
     maskable = special_tokens_mask.detach().to("cpu") == 0
@@ -114,12 +117,7 @@ class FixedMasking:
     """
 
     def __init__(
-        self,
-        tokenizer,
-        texts: Sequence[str],
-        seed: int,
-        mlm_probability: float = 0.15,
-        max_length: int = 128,
+        self, tokenizer, texts: Sequence[str], seed: int, mlm_probability: float = 0.15, max_length: int = 128
     ):
         if len(texts) == 0:
             raise XltError("cannot build a masked evaluation set from zero sentences; check the data file")
@@ -127,8 +125,13 @@ class FixedMasking:
         self.seed = int(seed)
         self.mlm_probability = mlm_probability
         enc = tokenizer(
-            list(texts), truncation=True, max_length=max_length, padding=False,
-            return_special_tokens_mask=True, return_attention_mask=False, return_token_type_ids=False,
+            list(texts),
+            truncation=True,
+            max_length=max_length,
+            padding=False,
+            return_special_tokens_mask=True,
+            return_attention_mask=False,
+            return_token_type_ids=False,
         )
         lengths = [len(ids) for ids in enc["input_ids"]]
         flat_ids = torch.tensor([t for ids in enc["input_ids"] for t in ids], dtype=torch.long)
@@ -236,8 +239,9 @@ def perplexity(
                     sentence_tokens += [0] * labels.shape[0]
                 continue
             # only masked positions are scored (and projected); float32 so half-precision models sum stably
-            logits, targets = masked_logits(model, batch["input_ids"].to(device),
-                                            batch["attention_mask"].to(device), labels)
+            logits, targets = masked_logits(
+                model, batch["input_ids"].to(device), batch["attention_mask"].to(device), labels
+            )
             selected = labels != IGNORE_INDEX
             loss_sum = F.cross_entropy(logits.float(), targets, reduction="sum")
             total_loss += float(loss_sum)
@@ -258,8 +262,13 @@ def perplexity(
         ppl = math.exp(mean_loss)
     except OverflowError:
         ppl = math.inf
-    return PerplexityResult(perplexity=ppl, tokens=total_tokens, loss=mean_loss,
-                            sentence_loss=tuple(sentence_loss), sentence_tokens=tuple(sentence_tokens))
+    return PerplexityResult(
+        perplexity=ppl,
+        tokens=total_tokens,
+        loss=mean_loss,
+        sentence_loss=tuple(sentence_loss),
+        sentence_tokens=tuple(sentence_tokens),
+    )
 
 
 def perplexity_examples(result: PerplexityResult, masking: FixedMasking, **dims) -> dict:
@@ -269,11 +278,19 @@ def perplexity_examples(result: PerplexityResult, masking: FixedMasking, **dims)
     from xlt.core.metrics import example_set
 
     if len(result.sentence_loss) != len(masking):
-        raise ValueError(f"{len(result.sentence_loss)} per-sentence losses for {len(masking)} sentences: "
-                         "evaluate with per_sentence=True on this masking's batches")
-    return example_set("perplexity", "perplexity", loss=list(result.sentence_loss),
-                       tokens=list(result.sentence_tokens), masks=masking.sentence_fingerprints(),
-                       mask_seed=masking.seed, **dims)
+        raise ValueError(
+            f"{len(result.sentence_loss)} per-sentence losses for {len(masking)} sentences: "
+            "evaluate with per_sentence=True on this masking's batches"
+        )
+    return example_set(
+        "perplexity",
+        "perplexity",
+        loss=list(result.sentence_loss),
+        tokens=list(result.sentence_tokens),
+        masks=masking.sentence_fingerprints(),
+        mask_seed=masking.seed,
+        **dims,
+    )
 
 
 def load_masked_lm(name_or_path: str) -> nn.Module:
@@ -290,8 +307,10 @@ def iter_texts(records: Iterable[dict], source: str) -> Iterator[str]:
     for line_no, rec in enumerate(records, start=1):
         text = rec.get("text") if isinstance(rec, dict) else None
         if not isinstance(text, str):
-            raise XltError(f"{source}: record {line_no} has no string 'text' key; expected normalised "
-                           "records like {\"text\": \"...\"} (see xlt prepare-data)")
+            raise XltError(
+                f"{source}: record {line_no} has no string 'text' key; expected normalised "
+                'records like {"text": "..."} (see xlt prepare-data)'
+            )
         if text.strip():
             yield text
 
@@ -299,8 +318,11 @@ def iter_texts(records: Iterable[dict], source: str) -> Iterator[str]:
 def read_text_langs(path: str | Path, default: str) -> list[str]:
     """The language of each text `read_texts` reads from `path`: a record's `lang` (a pooled set's,
     xlt.data.sample), else `default`."""
-    return [rec.get("lang", default) for rec in read_jsonl(path)
-            if isinstance(rec, dict) and isinstance(rec.get("text"), str) and rec["text"].strip()]
+    return [
+        rec.get("lang", default)
+        for rec in read_jsonl(path)
+        if isinstance(rec, dict) and isinstance(rec.get("text"), str) and rec["text"].strip()
+    ]
 
 
 def read_texts(path: str | Path, max_sentences: int | None = None) -> list[str]:

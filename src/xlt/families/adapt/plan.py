@@ -14,6 +14,7 @@ Four kinds of jobs, all read from the validated settings here:
 - then the tidy table, the final-perplexity summary and the figures.
 Nothing here imports torch: `xlt config check` runs `check` in well under a second.
 """
+
 from __future__ import annotations
 
 import json
@@ -85,15 +86,19 @@ def check_grad_accum(grad_accum: int, where: str) -> None:
     tokens, and micro-batches hold different numbers of them (masks are drawn per micro-batch), so
     the example-share weighting of xlt.core.training would not give the batch's token mean."""
     if grad_accum > 1:
-        raise XltError(f"{where} {grad_accum}: adapt's MLM loss is a mean over masked tokens, which micro-batches "
-                       "split unevenly, so accumulating them is not the batch's loss; set it to 1 and pick a "
-                       "batch size that fits memory")
+        raise XltError(
+            f"{where} {grad_accum}: adapt's MLM loss is a mean over masked tokens, which micro-batches "
+            "split unevenly, so accumulating them is not the batch's loss; set it to 1 and pick a "
+            "batch size that fits memory"
+        )
 
 
 def check(config: dict) -> None:
     family = config[FAMILY]
-    for where, training in (("training.grad_accum (adapt's training)", settings.training(config, FAMILY)),
-                            (f"{FAMILY}.curve.training.grad_accum", family["curve"]["training"])):
+    for where, training in (
+        ("training.grad_accum (adapt's training)", settings.training(config, FAMILY)),
+        (f"{FAMILY}.curve.training.grad_accum", family["curve"]["training"]),
+    ):
         check_grad_accum(training.get("grad_accum", 1), where)
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
@@ -105,36 +110,47 @@ def check(config: dict) -> None:
     for key in ("train_split", "eval_split", "test_split"):
         settings.require_split(config, target["dataset"], target[key], [target["lang"]], f"{FAMILY}.target.{key}")
     if target["eval_split"] == target["test_split"]:
-        raise XltError(f"{FAMILY}.target: eval_split and test_split are both {target['eval_split']!r}; the test "
-                       "perplexity must come from sentences that never chose a checkpoint")
+        raise XltError(
+            f"{FAMILY}.target: eval_split and test_split are both {target['eval_split']!r}; the test "
+            "perplexity must come from sentences that never chose a checkpoint"
+        )
     if COMPARE in (target["eval_split"], target["test_split"]):
         raise XltError(f"{FAMILY}.target: split name {COMPARE!r} is reserved for the comparison sentences")
     if target["lang"] == MULTILINGUAL:
-        raise XltError(f"{FAMILY}.target.lang: {MULTILINGUAL!r} names the pooled multilingual set; "
-                       "use the target language's code")
+        raise XltError(
+            f"{FAMILY}.target.lang: {MULTILINGUAL!r} names the pooled multilingual set; use the target language's code"
+        )
     settings.require_split(config, multi["dataset"], multi["split"], multi["langs"], f"{FAMILY}.multilingual")
     k = settings.training(config, FAMILY)["eval_every"]
     if k < 1:
-        raise XltError(f"{FAMILY}.training.eval_every (K, steps between perplexity/distance checkpoints) must be "
-                       f"at least 1, got {k}")
+        raise XltError(
+            f"{FAMILY}.training.eval_every (K, steps between perplexity/distance checkpoints) must be "
+            f"at least 1, got {k}"
+        )
     if family["curve"]["training"].get("eval_every", 1) < 1:
-        raise XltError(f"{FAMILY}.curve.training.eval_every (steps between the curve runs' checkpoints) must be "
-                       f"at least 1, got {family['curve']['training']['eval_every']}")
+        raise XltError(
+            f"{FAMILY}.curve.training.eval_every (steps between the curve runs' checkpoints) must be "
+            f"at least 1, got {family['curve']['training']['eval_every']}"
+        )
     curve = family["curve"]["schemes"]
     if curve != "all":
         for model in family["models"]:
             names = [s.name for s in schemes(config, model)]
             unknown = [name for name in curve if name not in names]
             if unknown:
-                raise XltError(f"{FAMILY}.curve.schemes names {unknown}, not schemes of model {model!r}; "
-                               f"use the runs' scheme names {names} or 'all'")
+                raise XltError(
+                    f"{FAMILY}.curve.schemes names {unknown}, not schemes of model {model!r}; "
+                    f"use the runs' scheme names {names} or 'all'"
+                )
     layers = family["compare"]["layers"]
     if layers != "all":
         top = min(settings.model_layers(config, m) for m in [*family["models"], family["native"]])
         bad = [layer for layer in layers if not 0 <= layer <= top]
         if bad:
-            raise XltError(f"{FAMILY}.compare.layers {bad} are outside 0..{top} (hidden-state indices; "
-                           f"0 = embeddings, {top} = the last layer both compared models have)")
+            raise XltError(
+                f"{FAMILY}.compare.layers {bad} are outside 0..{top} (hidden-state indices; "
+                f"0 = embeddings, {top} = the last layer both compared models have)"
+            )
 
 
 def runs(config: dict) -> list[dict]:
@@ -142,11 +158,18 @@ def runs(config: dict) -> list[dict]:
     family = settings.family(config, FAMILY)
     if family is None:
         return []
-    return [{"run_id": f"{model}-{run_label(scheme)}-seed{seed}", "model": model, "scheme": scheme.name,
-             "seed": seed, "scheme_spec": spec}
-            for model in family["models"]
-            for spec, scheme in zip(family["schemes"], schemes(config, model))
-            for seed in family["seeds"]]
+    return [
+        {
+            "run_id": f"{model}-{run_label(scheme)}-seed{seed}",
+            "model": model,
+            "scheme": scheme.name,
+            "seed": seed,
+            "scheme_spec": spec,
+        }
+        for model in family["models"]
+        for spec, scheme in zip(family["schemes"], schemes(config, model))
+        for seed in family["seeds"]
+    ]
 
 
 def references(config: dict) -> list[dict]:
@@ -165,12 +188,16 @@ def eval_set_keys(config: dict) -> dict[str, str]:
     checkpoint selection), multilingual, test (final only) and compare (layer comparison)."""
     target, multi = config[FAMILY]["target"], config[FAMILY]["multilingual"]
     lang = target["lang"]
-    return {"target": f"{lang}/{target['eval_split']}", "multilingual": f"{MULTILINGUAL}/{multi['split']}",
-            "test": f"{lang}/{target['test_split']}", "compare": f"{lang}/{COMPARE}"}
+    return {
+        "target": f"{lang}/{target['eval_split']}",
+        "multilingual": f"{MULTILINGUAL}/{multi['split']}",
+        "test": f"{lang}/{target['test_split']}",
+        "compare": f"{lang}/{COMPARE}",
+    }
 
 
 def eval_sets(config: dict) -> dict[str, dict]:
-    """"<lang>/<split>" -> how the fixed evaluation file is drawn (xlt sample-texts): the
+    """ "<lang>/<split>" -> how the fixed evaluation file is drawn (xlt sample-texts): the
     held-out target set, the test set, the multilingual set size-matched to the target set,
     and the comparison sentences (from the target's held-out split)."""
     family = settings.family(config, FAMILY)
@@ -180,14 +207,26 @@ def eval_sets(config: dict) -> dict[str, dict]:
     lang, cap = target["lang"], family["eval_sentences"]
     keys = eval_set_keys(config)
     return {
-        keys["target"]: {"sources": [(target["dataset"], lang, target["eval_split"])], "fields": ["text"],
-                         "max_size": cap},
-        keys["test"]: {"sources": [(target["dataset"], lang, target["test_split"])], "fields": ["text"],
-                       "max_size": cap},
-        keys["multilingual"]: {"sources": [(multi["dataset"], x, multi["split"]) for x in multi["langs"]],
-                               "fields": multi["fields"], "size_of": keys["target"]},
-        keys["compare"]: {"sources": [(target["dataset"], lang, target["eval_split"])], "fields": ["text"],
-                          "max_size": family["compare"]["sentences"]},
+        keys["target"]: {
+            "sources": [(target["dataset"], lang, target["eval_split"])],
+            "fields": ["text"],
+            "max_size": cap,
+        },
+        keys["test"]: {
+            "sources": [(target["dataset"], lang, target["test_split"])],
+            "fields": ["text"],
+            "max_size": cap,
+        },
+        keys["multilingual"]: {
+            "sources": [(multi["dataset"], x, multi["split"]) for x in multi["langs"]],
+            "fields": multi["fields"],
+            "size_of": keys["target"],
+        },
+        keys["compare"]: {
+            "sources": [(target["dataset"], lang, target["eval_split"])],
+            "fields": ["text"],
+            "max_size": family["compare"]["sentences"],
+        },
     }
 
 
@@ -200,10 +239,26 @@ def _eval_set_jobs(config: dict) -> list[Job]:
     out = []
     for key, spec in eval_sets(config).items():
         size = ["--size-of", eval_file(spec["size_of"])] if "size_of" in spec else ["--max-size", spec["max_size"]]
-        out.append(Job(key, inputs={"data": sorted({data_info(dataset) for dataset, _, _ in spec["sources"]}),
-                                    "size_of": [eval_file(spec["size_of"])] if "size_of" in spec else []},
-                       args=["--data", *[data_file(*source) for source in spec["sources"]], "--fields", *spec["fields"],
-                             *size, "--seed", seed, "--out", eval_file(key)]))
+        out.append(
+            Job(
+                key,
+                inputs={
+                    "data": sorted({data_info(dataset) for dataset, _, _ in spec["sources"]}),
+                    "size_of": [eval_file(spec["size_of"])] if "size_of" in spec else [],
+                },
+                args=[
+                    "--data",
+                    *[data_file(*source) for source in spec["sources"]],
+                    "--fields",
+                    *spec["fields"],
+                    *size,
+                    "--seed",
+                    seed,
+                    "--out",
+                    eval_file(key),
+                ],
+            )
+        )
     return out
 
 
@@ -213,16 +268,28 @@ def _masking(family: dict) -> list:
 
 def _word_nll(family: dict) -> list:
     """The word-level NLL subset (final evaluations and the untouched models): the same for all."""
-    return ["--pll-sentences", family["word_nll"]["sentences"], "--pll-words", family["word_nll"]["words"],
-            "--max-unk-share", family["word_nll"]["max_unk_share"]]
+    return [
+        "--pll-sentences",
+        family["word_nll"]["sentences"],
+        "--pll-words",
+        family["word_nll"]["words"],
+        "--max-unk-share",
+        family["word_nll"]["max_unk_share"],
+    ]
 
 
 def _bootstrap(config: dict) -> list:
     """`xlt aggregate`'s bootstrap settings (config statistics:), for the intervals adapt-mlm
     computes at every checkpoint: the same draws as aggregate's for the final records."""
     statistics = config["statistics"]
-    return ["--bootstrap-resamples", statistics["resamples"], "--bootstrap-seed", statistics["seed"],
-            "--bootstrap-confidence", statistics["confidence"]]
+    return [
+        "--bootstrap-resamples",
+        statistics["resamples"],
+        "--bootstrap-seed",
+        statistics["seed"],
+        "--bootstrap-confidence",
+        statistics["confidence"],
+    ]
 
 
 def is_curve_run(config: dict, scheme: str) -> bool:
@@ -254,8 +321,14 @@ def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
     when = "checkpoints"
     if not is_curve_run(config, scheme):
         when = config[FAMILY]["scheme_eval"]["multilingual"]
-    args = ["--target", target, *(["--eval", multi] if when == "checkpoints" else []), "--test", test,
-            *(["--test", multi] if when == "final" else [])]
+    args = [
+        "--target",
+        target,
+        *(["--eval", multi] if when == "checkpoints" else []),
+        "--test",
+        test,
+        *(["--test", multi] if when == "final" else []),
+    ]
     files = [eval_file(k) for role, k in keys.items() if role != "multilingual" or when != "none"]
     return training, args, files
 
@@ -278,17 +351,44 @@ def _adapt_jobs(config: dict) -> list[Job]:
     for row in runs(config):
         axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted", "text_unit": _text_unit(config)}
         training, evaluations, files = _evaluations(config, row["scheme"])
-        inputs = {"model": model_input(config, row["model"]), "native": model_input(config, family["native"]),
-                  "data": data_info(target["dataset"]), "sets": files}
-        args = ["--model", model_ref(config, row["model"]),
-                "--train", data_file(target["dataset"], target["lang"], target["train_split"]),
-                *evaluations, "--native", model_ref(config, family["native"]),
-                "--compare", eval_file(keys["compare"]), *layers, "--compare-levels", *compare["levels"],
-                "--scheme", scheme_arg(row["scheme_spec"]), "--select", family["select"], *_masking(family),
-                *_word_nll(family),
-                "--eval-batch-size", family["eval_batch_size"], *_bootstrap(config), "--seed", row["seed"],
-                *flag_args(training),
-                "--run-id", row["run_id"], "--axes", json.dumps(axes), "--out", RUN.format(run_id=row["run_id"])]
+        inputs = {
+            "model": model_input(config, row["model"]),
+            "native": model_input(config, family["native"]),
+            "data": data_info(target["dataset"]),
+            "sets": files,
+        }
+        args = [
+            "--model",
+            model_ref(config, row["model"]),
+            "--train",
+            data_file(target["dataset"], target["lang"], target["train_split"]),
+            *evaluations,
+            "--native",
+            model_ref(config, family["native"]),
+            "--compare",
+            eval_file(keys["compare"]),
+            *layers,
+            "--compare-levels",
+            *compare["levels"],
+            "--scheme",
+            scheme_arg(row["scheme_spec"]),
+            "--select",
+            family["select"],
+            *_masking(family),
+            *_word_nll(family),
+            "--eval-batch-size",
+            family["eval_batch_size"],
+            *_bootstrap(config),
+            "--seed",
+            row["seed"],
+            *flag_args(training),
+            "--run-id",
+            row["run_id"],
+            "--axes",
+            json.dumps(axes),
+            "--out",
+            RUN.format(run_id=row["run_id"]),
+        ]
         out.append(Job(row["run_id"], args, inputs=inputs, axes=axes))
     return out
 
@@ -300,12 +400,32 @@ def _reference_jobs(config: dict) -> list[Job]:
     out = []
     for row in references(config):
         axes = {"model": row["model"], "scheme": REFERENCE_SCHEME, "role": row["role"], "text_unit": _text_unit(config)}
-        out.append(Job(row["run_id"], axes=axes, inputs={"model": model_input(config, row["model"]), "sets": files},
-                       args=["--model", model_ref(config, row["model"]), *[a for f in files for a in ("--data", f)],
-                             *_masking(family), *_word_nll(family), "--batch-size", family["eval_batch_size"],
-                             "--max-length", settings.training(config, FAMILY)["max_length"], "--family", FAMILY,
-                             "--run-id", row["run_id"], "--axes", json.dumps(axes),
-                             "--out", REFERENCE.format(run_id=row["run_id"])]))
+        out.append(
+            Job(
+                row["run_id"],
+                axes=axes,
+                inputs={"model": model_input(config, row["model"]), "sets": files},
+                args=[
+                    "--model",
+                    model_ref(config, row["model"]),
+                    *[a for f in files for a in ("--data", f)],
+                    *_masking(family),
+                    *_word_nll(family),
+                    "--batch-size",
+                    family["eval_batch_size"],
+                    "--max-length",
+                    settings.training(config, FAMILY)["max_length"],
+                    "--family",
+                    FAMILY,
+                    "--run-id",
+                    row["run_id"],
+                    "--axes",
+                    json.dumps(axes),
+                    "--out",
+                    REFERENCE.format(run_id=row["run_id"]),
+                ],
+            )
+        )
     return out
 
 
@@ -316,8 +436,10 @@ def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int
     if "--scheme" not in args:
         return 0.0
     scheme = parse_scheme(parse_scheme_arg(str(args[args.index("--scheme") + 1])), layers)
-    bottoms = [min(trainable_layers(scheme, step, step // max(steps_per_epoch, 1), layers)) - 1
-               for step in range(max(steps, 1))]
+    bottoms = [
+        min(trainable_layers(scheme, step, step // max(steps_per_epoch, 1), layers)) - 1
+        for step in range(max(steps, 1))
+    ]
     return sum(bottoms) / len(bottoms)
 
 
@@ -325,15 +447,22 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     """rule -> run id -> Job, for `adapt_eval_set`, `adapt_mlm` and `adapt_reference_perplexity`."""
     if settings.family(config, FAMILY) is None:
         return {"adapt_eval_set": {}, "adapt_mlm": {}, "adapt_reference_perplexity": {}}
-    return {"adapt_eval_set": by_run_id(_eval_set_jobs(config)), "adapt_mlm": by_run_id(_adapt_jobs(config)),
-            "adapt_reference_perplexity": by_run_id(_reference_jobs(config))}
+    return {
+        "adapt_eval_set": by_run_id(_eval_set_jobs(config)),
+        "adapt_mlm": by_run_id(_adapt_jobs(config)),
+        "adapt_reference_perplexity": by_run_id(_reference_jobs(config)),
+    }
 
 
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
     kinds = [k for k in PLOT_KINDS if k != "word-nll" or config[FAMILY]["word_nll"]["sentences"] > 0]
-    return [TABLE, SUMMARY, FINAL_TABLE, WORD_NLL_TABLE] + [PLOT.format(kind=kind) for kind in kinds] + ([CURVES] if curve_files(config) else [])
+    return (
+        [TABLE, SUMMARY, FINAL_TABLE, WORD_NLL_TABLE]
+        + [PLOT.format(kind=kind) for kind in kinds]
+        + ([CURVES] if curve_files(config) else [])
+    )
 
 
 def curve_files(config: dict) -> list[str]:

@@ -8,21 +8,29 @@ training job), the curves get a darker band of their interval (the mean of the s
 the reference lines a band of theirs, the selected model a diamond with its interval at its
 selected step, and the final-perplexity bars a grey bar of it beside the seeds' sd.
 """
+
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from xlt.report.figures import INTERVAL_COLUMNS, error_lengths, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
-from xlt.families.adapt.plan import MULTILINGUAL  # noqa: E402
 from xlt.core.scheme_names import scheme_label, scheme_order  # noqa: E402
+from xlt.families.adapt.plan import MULTILINGUAL  # noqa: E402
 from xlt.families.adapt.tables import WORD_METRICS, final_perplexity_table, word_nll_table  # noqa: E402
+from xlt.report.figures import (
+    INTERVAL_COLUMNS,
+    error_lengths,
+    interval_band,
+    mean_intervals,
+    reference_span,
+    save,
+)  # first: it selects the headless backend
 
 LEVEL_STYLE = {"sentence": "-", "word": "--"}
 REFERENCE_STYLE = {"native": ":", "transfer": "-."}
@@ -46,9 +54,15 @@ def _band(ax, group: pd.DataFrame, **style) -> None:
     if group.empty:
         return
     stats = group.groupby("step")["value"].agg(["mean", "std"]).fillna(0.0)
-    line, = ax.plot(stats.index, stats["mean"], **style)
-    ax.fill_between(stats.index, stats["mean"] - stats["std"], stats["mean"] + stats["std"],
-                    color=line.get_color(), alpha=0.15, lw=0)
+    (line,) = ax.plot(stats.index, stats["mean"], **style)
+    ax.fill_between(
+        stats.index,
+        stats["mean"] - stats["std"],
+        stats["mean"] + stats["std"],
+        color=line.get_color(),
+        alpha=0.15,
+        lw=0,
+    )
     bounds = mean_intervals(group, "step")
     if bounds is not None:
         bounds = bounds.reindex(stats.index)
@@ -84,7 +98,9 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     runs = _runs(curves)
     if not runs:
         raise XltError("no perplexity-per-step records of adapted runs in the table")
-    sets = sorted({(lang, split) for lang, split in zip(curves.lang, curves.split)}, key=lambda s: (s[0] == MULTILINGUAL, s))
+    sets = sorted(
+        {(lang, split) for lang, split in zip(curves.lang, curves.split)}, key=lambda s: (s[0] == MULTILINGUAL, s)
+    )
     colors = {s: f"C{i}" for i, s in enumerate(sets)}
     # the y range follows the curves; a reference far outside it (e.g. the monolingual native
     # model on other languages) is named with its value instead of squashing the curves
@@ -102,17 +118,33 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
         run = curves[(curves.model == model) & (curves.scheme == scheme)]
         final = finals[(finals.model == model) & (finals.scheme == scheme)]
         for lang, split in sets:
-            _band(ax, run[(run.lang == lang) & (run.split == split)], color=colors[(lang, split)], marker="o", ms=3,
-                  label=_set_label(lang, split))
-            _selected_model(ax, final[(final.lang == lang) & (final.split == split)],
-                            selected[(selected.model == model) & (selected.scheme == scheme)], colors[(lang, split)])
-            for (role, ref_model), group in refs[(refs.lang == lang) & (refs.split == split)].groupby(["role", "model"]):
+            _band(
+                ax,
+                run[(run.lang == lang) & (run.split == split)],
+                color=colors[(lang, split)],
+                marker="o",
+                ms=3,
+                label=_set_label(lang, split),
+            )
+            _selected_model(
+                ax,
+                final[(final.lang == lang) & (final.split == split)],
+                selected[(selected.model == model) & (selected.scheme == scheme)],
+                colors[(lang, split)],
+            )
+            for (role, ref_model), group in refs[(refs.lang == lang) & (refs.split == split)].groupby(
+                ["role", "model"]
+            ):
                 value = group["value"].mean()
                 off_scale = not lo / 10 <= value <= hi * 10
-                ax.axhline(value if not off_scale else np.nan, color=colors[(lang, split)],
-                           ls=REFERENCE_STYLE.get(role, ":"), lw=1.2,
-                           label=f"{ref_model} untouched ({role}), {_set_label(lang, split)}: {value:.1f}"
-                                 + (" (off scale)" if off_scale else ""))
+                ax.axhline(
+                    value if not off_scale else np.nan,
+                    color=colors[(lang, split)],
+                    ls=REFERENCE_STYLE.get(role, ":"),
+                    lw=1.2,
+                    label=f"{ref_model} untouched ({role}), {_set_label(lang, split)}: {value:.1f}"
+                    + (" (off scale)" if off_scale else ""),
+                )
                 if not off_scale:
                     reference_span(ax, group, color=colors[(lang, split)])
         ax.set_yscale("log")
@@ -129,15 +161,20 @@ def perplexity_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
         legend.update({label: handle for handle, label in zip(*ax.get_legend_handles_labels()) if label not in legend})
     handles, labels = list(legend.values()), list(legend)
     fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
-    fig.suptitle(title or "Perplexity during target-language MLM training (mean over seeds; light band +- sd, "
-                 "darker band 95 % bootstrap interval)")
+    fig.suptitle(
+        title
+        or "Perplexity during target-language MLM training (mean over seeds; light band +- sd, "
+        "darker band 95 % bootstrap interval)"
+    )
     fig.tight_layout(rect=(0, 0.06 + 0.035 * math.ceil(len(labels) / 3), 1, 1))
     return save(fig, out, tight=False)
 
 
 def _row_labels(summary: pd.DataFrame) -> list[str]:
-    labels = [scheme_label(s) if r == "adapted" else f"{m}\nuntouched ({r})"
-              for m, r, s in zip(summary.model, summary.role, summary.scheme)]
+    labels = [
+        scheme_label(s) if r == "adapted" else f"{m}\nuntouched ({r})"
+        for m, r, s in zip(summary.model, summary.role, summary.scheme)
+    ]
     if summary.model[summary.role == "adapted"].nunique() > 1:
         labels = [f"{m}: {lab}" if r == "adapted" else lab for m, r, lab in zip(summary.model, summary.role, labels)]
     return labels
@@ -154,14 +191,30 @@ def _bars(ax, summary: pd.DataFrame, digits: int = 1, log_scale: bool = True) ->
     for i, name in enumerate(sets):
         means, sds = summary[f"{name} mean"].to_numpy(), summary[f"{name} sd"].fillna(0.0).to_numpy()
         lang, split = name.split("/", 1)
-        bars = ax.bar(x + (i - (len(sets) - 1) / 2) * width, means, width, yerr=sds, capsize=2,
-                      label=_set_label(lang, split), color=f"C{i}")
+        bars = ax.bar(
+            x + (i - (len(sets) - 1) / 2) * width,
+            means,
+            width,
+            yerr=sds,
+            capsize=2,
+            label=_set_label(lang, split),
+            color=f"C{i}",
+        )
         ax.bar_label(bars, labels=[f"{v:.{digits}f}" if np.isfinite(v) else "" for v in means], fontsize=7, padding=2)
         if f"{name} ci_low" in summary.columns:
             yerr = error_lengths(means, summary[f"{name} ci_low"], summary[f"{name} ci_high"])
             if yerr is not None:
-                ax.errorbar(x + (i - (len(sets) - 1) / 2) * width, means, yerr=yerr, fmt="none", ecolor="0.35",
-                            elinewidth=4, alpha=0.5, capsize=0, label="_interval")
+                ax.errorbar(
+                    x + (i - (len(sets) - 1) / 2) * width,
+                    means,
+                    yerr=yerr,
+                    fmt="none",
+                    ecolor="0.35",
+                    elinewidth=4,
+                    alpha=0.5,
+                    capsize=0,
+                    label="_interval",
+                )
         values.extend(v for v in means if np.isfinite(v) and v > 0)
     if log_scale and values and max(values) / min(values) > 20:
         ax.set_yscale("log")
@@ -192,13 +245,14 @@ def word_nll(table: pd.DataFrame, out: str | Path, title: str = ""):
     these are log-likelihoods already; bars +- one sd over seeds."""
     summary = word_nll_table(table)
     bars = int((summary.metric == WORD_METRICS[0]).sum())  # the table's unk_share block is no panel
-    fig, axes = plt.subplots(len(WORD_METRICS), 1, figsize=(1.6 + 1.5 * bars, 8.0),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(WORD_METRICS), 1, figsize=(1.6 + 1.5 * bars, 8.0), squeeze=False)
     for ax, metric in zip(axes[:, 0], WORD_METRICS):
         _bars(ax, summary[summary.metric == metric].reset_index(drop=True), digits=2, log_scale=False)
         ax.set_ylabel({"nll_per_word": "NLL per word (nats)", "nll_per_char": "NLL per character (nats)"}[metric])
-    axes[0][0].set_title(title or "Final NLL per word and per character (compares across tokenizers, "
-                         "unlike perplexity per piece)", fontsize=10)
+    axes[0][0].set_title(
+        title or "Final NLL per word and per character (compares across tokenizers, unlike perplexity per piece)",
+        fontsize=10,
+    )
     fig.tight_layout()
     return save(fig, out, tight=False)
 
@@ -220,8 +274,15 @@ def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str):
             for level in levels:
                 group = panel[(panel.model == model) & (panel.scheme == scheme) & (panel.level == level)]
                 if not group.empty:
-                    _band(ax, group, color=f"C{i}", ls=LEVEL_STYLE[level], lw=1.3,
-                          label=f"{scheme_label(scheme)}, {level}" + (f" ({model})" if len({m for m, _ in runs}) > 1 else ""))
+                    _band(
+                        ax,
+                        group,
+                        color=f"C{i}",
+                        ls=LEVEL_STYLE[level],
+                        lw=1.3,
+                        label=f"{scheme_label(scheme)}, {level}"
+                        + (f" ({model})" if len({m for m, _ in runs}) > 1 else ""),
+                    )
         ax.set_title("embeddings (0)" if layer == 0 else f"layer {layer}", fontsize=9)
         ax.grid(alpha=0.3)
         spans.append(ax.get_ylim())
@@ -231,7 +292,7 @@ def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str):
     for ax, (lo, hi) in zip(axes.flat, spans):
         mid = (lo + hi) / 2
         ax.set_ylim(mid - span / 2, mid + span / 2)
-    for ax in axes.flat[len(layers):]:
+    for ax in axes.flat[len(layers) :]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(ylabel, fontsize=8)
@@ -256,14 +317,24 @@ def _layer_grid(table: pd.DataFrame, metric: str, ylabel: str, out, title: str):
 def distance_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Per layer: mean Euclidean distance between the adapted and the native model's vectors of
     the same sentences (solid: mean-pooled sentences, dashed: first sub-words of words)."""
-    return _layer_grid(table, "euclidean", "mean Euclidean distance", out,
-                title or "Distance to the native model per layer during adaptation (equal y span per panel)")
+    return _layer_grid(
+        table,
+        "euclidean",
+        "mean Euclidean distance",
+        out,
+        title or "Distance to the native model per layer during adaptation (equal y span per panel)",
+    )
 
 
 def cka_vs_step(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Per layer: linear CKA between the adapted and the native model (1 = same up to rotation and scale)."""
-    return _layer_grid(table, "cka", "linear CKA", out,
-                title or "Linear CKA with the native model per layer during adaptation (equal y span per panel)")
+    return _layer_grid(
+        table,
+        "cka",
+        "linear CKA",
+        out,
+        title or "Linear CKA with the native model per layer during adaptation (equal y span per panel)",
+    )
 
 
 PLOTS = {

@@ -1,5 +1,6 @@
 """adapt's positive control: adaptation lowers the target language's perplexity, and training
 every layer costs the other languages the most."""
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -29,12 +30,23 @@ def spec(config: dict) -> dict:
     family = config["adapt"]
     all_layers = {m: _all_layers_scheme(config, m) for m in family["models"]}
     lacking = [m for m, scheme in all_layers.items() if scheme is None]
-    not_run = {CHECK_NAMES[1]: f"no scheme in adapt.schemes trains every layer of {', '.join(lacking)} "
-                                   f"(e.g. \"0-{settings.model_layers(config, lacking[0])}\")"} if lacking else {}
-    return {"target": family["target"]["lang"], "target_split": family["target"]["test_split"],
-            "multilingual": adapt.MULTILINGUAL, "multilingual_split": family["multilingual"]["split"],
-            "references": {m: f"{adapt.REFERENCE_PREFIX}{m}" for m in family["models"]},
-            "all_layers": all_layers, "not_run": not_run}
+    not_run = (
+        {
+            CHECK_NAMES[1]: f"no scheme in adapt.schemes trains every layer of {', '.join(lacking)} "
+            f'(e.g. "0-{settings.model_layers(config, lacking[0])}")'
+        }
+        if lacking
+        else {}
+    )
+    return {
+        "target": family["target"]["lang"],
+        "target_split": family["target"]["test_split"],
+        "multilingual": adapt.MULTILINGUAL,
+        "multilingual_split": family["multilingual"]["split"],
+        "references": {m: f"{adapt.REFERENCE_PREFIX}{m}" for m in family["models"]},
+        "all_layers": all_layers,
+        "not_run": not_run,
+    }
 
 
 def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
@@ -66,21 +78,34 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
             expected = f"< untouched {num(before)} ({what}, the selected model)"
             for scheme in schemes:
                 after, subject = per_scheme.get((scheme, *target)), f"{model}, scheme {scheme}"
-                rows.append(missing(family, names[0], subject, expected, f"scheme {scheme}, {what}") if after is None
-                            else row(family, names[0], subject, expected, num(after), after < before))
+                rows.append(
+                    missing(family, names[0], subject, expected, f"scheme {scheme}, {what}")
+                    if after is None
+                    else row(family, names[0], subject, expected, num(after), after < before)
+                )
 
         everything = spec["all_layers"][model]
         base = untouched.get(multi)
-        increases = {scheme: per_scheme.get((scheme, *multi)) - base for scheme in schemes
-                     if base is not None and per_scheme.get((scheme, *multi)) is not None}
-        expected = (f"scheme {everything} (every layer trained) raises the {multi[0]} {multi[1]} perplexity "
-                    "at least as much as every other scheme")
+        increases = {
+            scheme: per_scheme.get((scheme, *multi)) - base
+            for scheme in schemes
+            if base is not None and per_scheme.get((scheme, *multi)) is not None
+        }
+        expected = (
+            f"scheme {everything} (every layer trained) raises the {multi[0]} {multi[1]} perplexity "
+            "at least as much as every other scheme"
+        )
         if everything not in increases or len(increases) < len(schemes):
-            rows.append(missing(family, names[1], model, expected,
-                                f"{reference} or the adapted runs on {multi[0]} {multi[1]}"))
+            rows.append(
+                missing(family, names[1], model, expected, f"{reference} or the adapted runs on {multi[0]} {multi[1]}")
+            )
             continue
-        observed = ", ".join(f"{scheme} {increases[scheme]:+.3f}" for scheme in
-                             sorted(increases, key=increases.get, reverse=True))
-        rows.append(row(family, names[1], model, expected, observed,
-                        all(increases[everything] >= v for v in increases.values())))
+        observed = ", ".join(
+            f"{scheme} {increases[scheme]:+.3f}" for scheme in sorted(increases, key=increases.get, reverse=True)
+        )
+        rows.append(
+            row(
+                family, names[1], model, expected, observed, all(increases[everything] >= v for v in increases.values())
+            )
+        )
     return rows

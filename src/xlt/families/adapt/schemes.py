@@ -24,6 +24,7 @@ more are unfrozen from the top at every stage; a stage is `every_epochs` epochs 
 The seed's setting is {gradual: {every_epochs: 1, step: 4, start: 4}}: layers 9..12 in
 epoch 0, 5..12 in epoch 1, 1..12 from epoch 2 on.
 """
+
 from __future__ import annotations
 
 import json
@@ -95,7 +96,9 @@ def parse_scheme(scheme: str | dict | RangeScheme | GradualScheme, num_layers: i
         cfg = scheme["gradual"]
         unknown = set(cfg) - _GRADUAL_KEYS
         if unknown:
-            raise XltError(f"layer scheme {scheme!r}: unknown key(s) {sorted(unknown)}; allowed {sorted(_GRADUAL_KEYS)}")
+            raise XltError(
+                f"layer scheme {scheme!r}: unknown key(s) {sorted(unknown)}; allowed {sorted(_GRADUAL_KEYS)}"
+            )
         if ("every_steps" in cfg) == ("every_epochs" in cfg):
             raise XltError(f"layer scheme {scheme!r}: give exactly one of 'every_steps' or 'every_epochs'")
         if "step" not in cfg:

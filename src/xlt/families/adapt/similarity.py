@@ -14,6 +14,7 @@ and linear CKA (Kornblith et al., 2019; invariant to orthogonal transforms and i
 scaling, works across widths). Layers are hidden-state indices: 0 = embedding output,
 i = output of encoder layer i, as everywhere in xlt.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,8 +24,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt.core.embeddings import encode_layers
 from xlt.core.choices import SIMILARITY_LEVELS
+from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
 from xlt.core.models import encoder_parts
@@ -53,8 +54,10 @@ def linear_cka(x, y) -> float:
     """
     x, y = _as_2d("x", x), _as_2d("y", y)
     if x.shape[0] != y.shape[0]:
-        raise ValueError(f"CKA needs the same items on both sides; got {x.shape[0]} and {y.shape[0]} rows "
-                         f"(shapes {x.shape} and {y.shape})")
+        raise ValueError(
+            f"CKA needs the same items on both sides; got {x.shape[0]} and {y.shape[0]} rows "
+            f"(shapes {x.shape} and {y.shape})"
+        )
     if x.shape[0] < 2:
         raise ValueError(f"CKA needs at least 2 items, got shapes {x.shape} and {y.shape}")
     x = x - x.mean(axis=0, keepdims=True)
@@ -129,8 +132,9 @@ def encode_words(
     `word_indices`; `paired_word_vectors` keeps only words present for both models.
     """
     if not getattr(tokenizer, "is_fast", False):
-        raise XltError(f"word-level comparison needs a fast tokenizer (word_ids()); "
-                       f"{type(tokenizer).__name__} is not one")
+        raise XltError(
+            f"word-level comparison needs a fast tokenizer (word_ids()); {type(tokenizer).__name__} is not one"
+        )
     device = torch.device(device) if device is not None else next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -139,11 +143,19 @@ def encode_words(
         for start in range(0, len(sentences), batch_size):
             words = [split_words(s) for s in sentences[start : start + batch_size]]
             try:
-                enc = tokenizer(words, is_split_into_words=True, padding=True, truncation=True,
-                                max_length=max_length, return_tensors="pt")
+                enc = tokenizer(
+                    words,
+                    is_split_into_words=True,
+                    padding=True,
+                    truncation=True,
+                    max_length=max_length,
+                    return_tensors="pt",
+                )
             except ValueError as err:  # byte-level BPE (RoBERTa) refuses pre-split words without a prefix space
-                raise XltError(f"tokenizer {type(tokenizer).__name__} cannot take pre-split words ({err}); "
-                               "load it with add_prefix_space=True") from err
+                raise XltError(
+                    f"tokenizer {type(tokenizer).__name__} cannot take pre-split words ({err}); "
+                    "load it with add_prefix_space=True"
+                ) from err
             hidden_states = model(**_model_inputs(enc, device), output_hidden_states=True).hidden_states
             for row in range(len(words)):
                 positions = first_subword_positions(enc.word_ids(row))
@@ -188,8 +200,10 @@ def check_comparison(model_a, model_b, layers: Sequence[int], levels: Sequence[s
     max_layer = min(encoder_parts(model_a).num_layers, encoder_parts(model_b).num_layers)
     bad_layers = [layer for layer in layers if not 0 <= layer <= max_layer]
     if bad_layers or not layers:
-        raise XltError(f"layers {list(layers)} are not all hidden-state indices in 0..{max_layer} "
-                       "(0 = embeddings; the smaller model's layer count bounds the range)")
+        raise XltError(
+            f"layers {list(layers)} are not all hidden-state indices in 0..{max_layer} "
+            "(0 = embeddings; the smaller model's layer count bounds the range)"
+        )
     bad = [lv for lv in levels if lv not in LEVELS]
     if bad or not levels:
         raise XltError(f"unknown comparison level(s) {bad or list(levels)}; choose from {LEVELS}")
@@ -197,8 +211,10 @@ def check_comparison(model_a, model_b, layers: Sequence[int], levels: Sequence[s
     if bad or not measures:
         raise XltError(f"unknown similarity measure(s) {bad or list(measures)}; choose from {MEASURES}")
     if "euclidean" in measures and hidden_size(model_a) != hidden_size(model_b):
-        raise XltError(f"Euclidean distance needs equal hidden sizes, got {hidden_size(model_a)} and "
-                       f"{hidden_size(model_b)}; compare these models with CKA only")
+        raise XltError(
+            f"Euclidean distance needs equal hidden sizes, got {hidden_size(model_a)} and "
+            f"{hidden_size(model_b)}; compare these models with CKA only"
+        )
 
 
 def compare_models(
@@ -222,8 +238,11 @@ def compare_models(
     if measures is None:
         measures = MEASURES if hidden_size(model_a) == hidden_size(model_b) else ("cka",)
         if "euclidean" not in measures:
-            log.warning("hidden sizes differ (%d vs %d): Euclidean distance skipped, CKA only",
-                        hidden_size(model_a), hidden_size(model_b))
+            log.warning(
+                "hidden sizes differ (%d vs %d): Euclidean distance skipped, CKA only",
+                hidden_size(model_a),
+                hidden_size(model_b),
+            )
     check_comparison(model_a, model_b, layers, levels, measures)
     sentences = list(sentences)
     if len(sentences) < 2:

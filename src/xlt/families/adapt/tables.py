@@ -6,6 +6,7 @@ the ones without a `step`: the selected model of a run (or an untouched referenc
 evaluated once on every fixed-masked set, the test set included. Perplexity is per word piece,
 so it compares only models that share a tokenizer; NLL per word / character compares across them.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -23,8 +24,10 @@ def eval_set_name(lang: str, split: str) -> str:
 def _require_columns(table: pd.DataFrame, columns: list[str]) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise XltError(f"the table has no column(s) {missing}; expected the tidy CSV of `xlt aggregate` over "
-                       "adapt-mlm and reference perplexity metrics")
+        raise XltError(
+            f"the table has no column(s) {missing}; expected the tidy CSV of `xlt aggregate` over "
+            "adapt-mlm and reference perplexity metrics"
+        )
 
 
 # the tokenizer-independent metrics (xlt.families.adapt.word_nll), in table order
@@ -36,8 +39,10 @@ def final_records(table: pd.DataFrame, metric: str = "perplexity") -> pd.DataFra
     step = table["step"] if "step" in table.columns else pd.Series(float("nan"), index=table.index)
     final = table[(table.metric == metric) & step.isna()].copy()
     if final.empty:
-        raise XltError(f"no final {metric} records ({metric} without step) in the table"
-                       + (" (adapt-mlm / xlt perplexity write them with --pll-sentences)" if metric in WORD_METRICS else ""))
+        raise XltError(
+            f"no final {metric} records ({metric} without step) in the table"
+            + (" (adapt-mlm / xlt perplexity write them with --pll-sentences)" if metric in WORD_METRICS else "")
+        )
     final["eval_set"] = [eval_set_name(lang, split) for lang, split in zip(final["lang"], final["split"])]
     return final
 
@@ -69,11 +74,16 @@ def final_perplexity_table(table: pd.DataFrame, metric: str = "perplexity") -> p
         for eval_set in ordered:
             for bound in ("ci_low", "ci_high"):
                 column = wide_bounds[(bound, eval_set)] if (bound, eval_set) in wide_bounds.columns else None
-                out[f"{eval_set} {bound}"] = (float("nan") if column is None else
-                                              [column.get(tuple(k), float("nan")) for k in out[keys].to_numpy()])
+                out[f"{eval_set} {bound}"] = (
+                    float("nan")
+                    if column is None
+                    else [column.get(tuple(k), float("nan")) for k in out[keys].to_numpy()]
+                )
     out["_order"] = [(ROLE_ORDER.get(r, 9), scheme_order(s), m) for r, s, m in zip(out.role, out.scheme, out.model)]
     out = out.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
-    return out[["model", "role", "scheme", "seeds"] + [c for c in out.columns if c not in ("model", "role", "scheme", "seeds")]]
+    return out[
+        ["model", "role", "scheme", "seeds"] + [c for c in out.columns if c not in ("model", "role", "scheme", "seeds")]
+    ]
 
 
 def word_nll_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -88,7 +98,10 @@ def word_nll_table(table: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     if "unk_share" in metrics:
         flags = final_records(table, "unk_flagged")
-        flagged = flags[flags.value > 0].groupby(["model", "role", "scheme"])["lang"].agg(
-            lambda langs: ", ".join(sorted(set(langs))))
+        flagged = (
+            flags[flags.value > 0]
+            .groupby(["model", "role", "scheme"])["lang"]
+            .agg(lambda langs: ", ".join(sorted(set(langs))))
+        )
         out["unk flagged"] = [flagged.get((m, r, s), "") for m, r, s in zip(out.model, out.role, out.scheme)]
     return out[["metric"] + [c for c in out.columns if c != "metric"]]

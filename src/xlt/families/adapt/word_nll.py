@@ -27,6 +27,7 @@ summed loss is no word-level quantity. PLL costs one forward pass per piece, so 
 subset (`spread_subset`) of each set's sentences, each cut to its first `max_words` words so
 that every model scores the same words (a word the tokenizer truncates is dropped).
 """
+
 from __future__ import annotations
 
 import logging
@@ -73,7 +74,9 @@ def spread_subset(texts: Sequence[str], n: int) -> list[str]:
     return [texts[(i * len(texts)) // n] for i in range(n)]
 
 
-def scored_words(tokenizer, text: str, max_words: int, max_length: int) -> tuple[list[int], list[int | None], list[str]]:
+def scored_words(
+    tokenizer, text: str, max_words: int, max_length: int
+) -> tuple[list[int], list[int | None], list[str]]:
     """(input_ids, word index of every piece, the words) of a sentence's first `max_words`
     whitespace words; a word whose pieces truncation cut (some or all) gets index None, so it
     is neither scored nor counted. Needs a fast tokenizer (`word_ids`)."""
@@ -108,8 +111,16 @@ def l2r_copies(input_ids: Sequence[int], word_of: Sequence[int | None], mask_id:
 
 
 @torch.no_grad()
-def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int = 40, max_length: int = 128,
-             batch_size: int = 16, device=None, langs: Sequence[str] | None = None) -> WordNll:
+def word_nll(
+    model: nn.Module,
+    tokenizer,
+    texts: Sequence[str],
+    max_words: int = 40,
+    max_length: int = 128,
+    batch_size: int = 16,
+    device=None,
+    langs: Sequence[str] | None = None,
+) -> WordNll:
     """-PLL (word-l2r) of `texts` summed over every scored piece, with the words and characters
     scored, and the [UNK] pieces among them per language (`langs`, one a text; None: one language,
     named ""). Eval mode (dropout off), the model's previous mode restored afterwards."""
@@ -126,8 +137,12 @@ def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int =
         ids, word_of, text_words = scored_words(tokenizer, text, max_words, max_length)
         kept = sorted({w for w in word_of if w is not None})
         if len(kept) < len(text_words):
-            log.debug("%d of %d words not scored (truncated or no piece): %r", len(text_words) - len(kept),
-                      len(text_words), text[:60])
+            log.debug(
+                "%d of %d words not scored (truncated or no piece): %r",
+                len(text_words) - len(kept),
+                len(text_words),
+                text[:60],
+            )
         if not kept:
             continue
         sentences += 1
@@ -144,13 +159,13 @@ def word_nll(model: nn.Module, tokenizer, texts: Sequence[str], max_words: int =
     total = 0.0
     try:
         for start in range(0, len(jobs), batch_size):
-            chunk = jobs[start:start + batch_size]
+            chunk = jobs[start : start + batch_size]
             width = max(len(copy) for copy, _, _ in chunk)
             input_ids = torch.full((len(chunk), width), pad, dtype=torch.long)
             attention = torch.zeros((len(chunk), width), dtype=torch.long)
             for row, (copy, _, _) in enumerate(chunk):
-                input_ids[row, :len(copy)] = torch.tensor(copy)
-                attention[row, :len(copy)] = 1
+                input_ids[row, : len(copy)] = torch.tensor(copy)
+                attention[row, : len(copy)] = 1
             # one scored position a row: the vocabulary head runs on those rows alone (masked_logits)
             labels = torch.full((len(chunk), width), IGNORE_INDEX, dtype=torch.long)
             for row, (_, pos, label) in enumerate(chunk):
@@ -169,13 +184,22 @@ def word_nll_records(result: WordNll, max_unk_share: float, **dims) -> list[dict
     the scored pieces and whether it is above `max_unk_share` (unk_flagged 1, with a warning)."""
     from xlt.core.metrics import record
 
-    records = [record("nll_per_word", result.per_word, **dims), record("nll_per_char", result.per_char, **dims),
-               record("pll_words", result.words, **dims)]
+    records = [
+        record("nll_per_word", result.per_word, **dims),
+        record("nll_per_char", result.per_char, **dims),
+        record("pll_words", result.words, **dims),
+    ]
     for lang, (unk, pieces) in sorted(result.unk_by_lang.items()):
         share = unk / pieces
         where = {**dims, "lang": lang or dims.get("lang")}
         if share > max_unk_share:
-            log.warning("%s/%s: %.2f %% of the scored pieces are the unknown token (above %.2f %%): its NLL per "
-                        "word is flattered", where.get("lang"), dims.get("split"), 100 * share, 100 * max_unk_share)
+            log.warning(
+                "%s/%s: %.2f %% of the scored pieces are the unknown token (above %.2f %%): its NLL per "
+                "word is flattered",
+                where.get("lang"),
+                dims.get("split"),
+                100 * share,
+                100 * max_unk_share,
+            )
         records += [record("unk_share", share, **where), record("unk_flagged", float(share > max_unk_share), **where)]
     return records

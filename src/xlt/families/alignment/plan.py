@@ -7,6 +7,7 @@ bitext retrieval accuracy and the cosine gap of translations at every hidden sta
 model's cosine gap gets its own figure (`plot_alignment_gap`). Everything a job needs comes from the validated
 settings here.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,9 +50,11 @@ PAPER_DOMAIN_MEANS: dict = {}
 def check(config: dict) -> None:
     family = config[FAMILY]
     if "max_length" in family:
-        raise XltError(f"{FAMILY}.max_length: the evaluation length is now shared by every family's evaluations, so a "
-                       f"model scored by two families gives one number; drop {FAMILY}.max_length and set "
-                       f"evaluation: {{max_length: {family['max_length']}}}")
+        raise XltError(
+            f"{FAMILY}.max_length: the evaluation length is now shared by every family's evaluations, so a "
+            f"model scored by two families gives one number; drop {FAMILY}.max_length and set "
+            f"evaluation: {{max_length: {family['max_length']}}}"
+        )
     data = family["data"]
     dual_plan.require_bitext(config, data["dataset"], f"{FAMILY}.data.dataset")
     settings.require_split(config, data["dataset"], data["split"], data["langs"], f"{FAMILY}.data")
@@ -61,27 +64,34 @@ def check(config: dict) -> None:
         known = [row["run_id"] for row in dual_plan.runs(config)]
         unknown = [run for run in family["dual_runs"] if run not in known]
         if unknown:
-            raise XltError(f"{FAMILY}.dual_runs: unknown dual run(s) {unknown}; the dual sweep has "
-                           f"{', '.join(known) if known else 'no runs (dual is absent or disabled)'}")
+            raise XltError(
+                f"{FAMILY}.dual_runs: unknown dual run(s) {unknown}; the dual sweep has "
+                f"{', '.join(known) if known else 'no runs (dual is absent or disabled)'}"
+            )
     if family["freeze_depths"]:
         swept = sorted({row["freeze_depth"] for row in freeze_depth_runs(config)})
         missing = [d for d in family["freeze_depths"] if d not in swept]
         if missing:
-            raise XltError(f"{FAMILY}.freeze_depths: depth(s) {missing} are not in the freeze_depth sweep "
-                           f"({swept if swept else 'freeze_depth is absent or disabled'}); add them to "
-                           f"freeze_depth.depths or drop them here")
+            raise XltError(
+                f"{FAMILY}.freeze_depths: depth(s) {missing} are not in the freeze_depth sweep "
+                f"({swept if swept else 'freeze_depth is absent or disabled'}); add them to "
+                f"freeze_depth.depths or drop them here"
+            )
     rows = runs(config)
     if not rows:
-        raise XltError(f"{FAMILY}: nothing to analyse; list {FAMILY}.models, or enable the dual family or "
-                       f"{FAMILY}.freeze_depths")
+        raise XltError(
+            f"{FAMILY}: nothing to analyse; list {FAMILY}.models, or enable the dual family or {FAMILY}.freeze_depths"
+        )
     for model in sorted({row["model"] for row in rows}):
         n = settings.model_layers(config, model)
         for key in ("layers", "tsne_layers"):
             values = family[key]
             bad = [] if values == "all" else [layer for layer in values if layer > n]
             if bad:
-                raise XltError(f"{FAMILY}.{key}: hidden-state index(es) {bad} out of range for model {model!r} "
-                               f"with {n} layers; use 0 (embeddings) .. {n}")
+                raise XltError(
+                    f"{FAMILY}.{key}: hidden-state index(es) {bad} out of range for model {model!r} "
+                    f"with {n} layers; use 0 (embeddings) .. {n}"
+                )
 
 
 def runs(config: dict) -> list[dict]:
@@ -91,21 +101,32 @@ def runs(config: dict) -> list[dict]:
     family = settings.family(config, FAMILY)
     if family is None:
         return []
-    rows = [{"run_id": f"pretrained-{model}", "source": "pretrained", "model": model, "source_run": None}
-            for model in family["models"]]
+    rows = [
+        {"run_id": f"pretrained-{model}", "source": "pretrained", "model": model, "source_run": None}
+        for model in family["models"]
+    ]
     dual = {row["run_id"]: row for row in dual_plan.runs(config)}
     chosen = list(dual) if family["dual_runs"] == "all" else family["dual_runs"]
-    rows += [{"run_id": f"dual-{run}", "source": "dual", "model": dual[run]["model"], "source_run": run}
-             for run in chosen if run in dual]
+    rows += [
+        {"run_id": f"dual-{run}", "source": "dual", "model": dual[run]["model"], "source_run": run}
+        for run in chosen
+        if run in dual
+    ]
     if family["freeze_depths"]:
         freeze_rows = freeze_depth_runs(config)
         first_seed = {}
         for row in freeze_rows:
             first_seed.setdefault(row["model"], row["seed"])
-        rows += [{"run_id": f"freeze_depth-{row['run_id']}", "source": "freeze_depth", "model": row["model"],
-                  "source_run": row["run_id"]}
-                 for row in freeze_rows
-                 if row["freeze_depth"] in family["freeze_depths"] and row["seed"] == first_seed[row["model"]]]
+        rows += [
+            {
+                "run_id": f"freeze_depth-{row['run_id']}",
+                "source": "freeze_depth",
+                "model": row["model"],
+                "source_run": row["run_id"],
+            }
+            for row in freeze_rows
+            if row["freeze_depth"] in family["freeze_depths"] and row["seed"] == first_seed[row["model"]]
+        ]
     return rows
 
 
@@ -140,21 +161,54 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     family = config[FAMILY]
     data = family["data"]
     flags = [arg for lang in data["langs"] for arg in ("--bitext", data_file(data["dataset"], lang, data["split"]))]
-    flags += ["--layers", _indices(family["layers"]), "--pooling", family["pooling"],
-              "--max-length", settings.eval_max_length(config), "--english-label", family["english_label"]]
+    flags += [
+        "--layers",
+        _indices(family["layers"]),
+        "--pooling",
+        family["pooling"],
+        "--max-length",
+        settings.eval_max_length(config),
+        "--english-label",
+        family["english_label"],
+    ]
     flags += ["--center"] if family["center"] else []
     if family["tsne_layers"]:
-        flags += ["--tsne-layers", _indices(family["tsne_layers"]), "--tsne-sample", family["tsne_sample"],
-                  "--projection", family["projection"]]
+        flags += [
+            "--tsne-layers",
+            _indices(family["tsne_layers"]),
+            "--tsne-sample",
+            family["tsne_sample"],
+            "--projection",
+            family["projection"],
+        ]
     align = []
     for row in rows:
         model, model_file = _model(config, row)
         axes = {"model": row["model"], "source": row["source"], "source_run": row["source_run"] or ""}
         run_id = row["run_id"]
-        align.append(Job(run_id, axes=axes, inputs={"model": model_file, "data": data_info(data["dataset"])}, args=[
-            "--model", model, *flags, *prompt_args(config, row["model"]), "--axes", json.dumps(axes), "--run-id", run_id,
-            "--out-metrics", METRICS.format(run_id=run_id), "--out-table", LAYERS.format(run_id=run_id),
-            "--out-plots", RUN_PLOTS.format(run_id=run_id)]))
+        align.append(
+            Job(
+                run_id,
+                axes=axes,
+                inputs={"model": model_file, "data": data_info(data["dataset"])},
+                args=[
+                    "--model",
+                    model,
+                    *flags,
+                    *prompt_args(config, row["model"]),
+                    "--axes",
+                    json.dumps(axes),
+                    "--run-id",
+                    run_id,
+                    "--out-metrics",
+                    METRICS.format(run_id=run_id),
+                    "--out-table",
+                    LAYERS.format(run_id=run_id),
+                    "--out-plots",
+                    RUN_PLOTS.format(run_id=run_id),
+                ],
+            )
+        )
     return {"align_layers": by_run_id(align)}
 
 
@@ -162,7 +216,9 @@ def targets(config: dict) -> list[str]:
     rows = runs(config)
     if not rows:
         return []
-    per_run = [f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()]
+    per_run = [
+        f"{RUN_PLOTS.format(run_id=row['run_id'])}/{file}" for row in rows for file in run_plots(config).values()
+    ]
     gaps = [GAP_PLOT.format(run_id=row["run_id"]) for row in rows]
     return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + per_run + gaps + kept_models(config)
 
@@ -171,5 +227,8 @@ def kept_models(config: dict) -> list[str]:
     """The freeze_depth models analysed here. The finetune rule's model directory is a temp() output
     (config keep_models: false); as workflow targets these stay, so a changed alignment setting
     reruns the analysis, not the fine-tuning (the dual models it reads go once it has run)."""
-    return [SOURCE_MODEL.format(source=row["source"], source_run=row["source_run"])
-            for row in runs(config) if row["source"] == "freeze_depth"]
+    return [
+        SOURCE_MODEL.format(source=row["source"], source_run=row["source_run"])
+        for row in runs(config)
+        if row["source"] == "freeze_depth"
+    ]

@@ -7,13 +7,13 @@ model) shows one model's cosine gap per language. Each `xlt align` job also draw
 `matplotlib.figure.Figure` (no pyplot state) and written atomically as PNG. Every function
 returns the figure, whose axes still hold what was drawn.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from xlt.report.figures import interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -24,13 +24,15 @@ from xlt.core.errors import XltError  # noqa: E402
 from xlt.core.io import atomic_path  # noqa: E402
 from xlt.evaluate.alignment import CENTERED_SUFFIX, RETRIEVAL_METRIC, Projection  # noqa: E402
 from xlt.evaluate.cosine_gap import GAP_METRIC  # noqa: E402
+from xlt.report.figures import interval_band, mean_intervals, save  # first: it selects the headless backend
 
 LINESTYLES = ("-", "--", ":", "-.")
 MAX_PAIR_LINES = 400  # more translation links than this turn a scatter into a grey blur
 
 
-def retrieval_series(records: Sequence[dict] | Mapping[str, Sequence[dict]], metrics: Sequence[str] | None = None
-                     ) -> dict[tuple[str, str, str, str], tuple[list[int], list[float]]]:
+def retrieval_series(
+    records: Sequence[dict] | Mapping[str, Sequence[dict]], metrics: Sequence[str] | None = None
+) -> dict[tuple[str, str, str, str], tuple[list[int], list[float]]]:
     """Group retrieval records into lines keyed by (model, metric, lang, direction).
 
     `records` is one run's records, or {model label: records} to compare models (model
@@ -57,8 +59,12 @@ def _save(fig: Figure, path: str | os.PathLike) -> Figure:
     return fig
 
 
-def plot_retrieval_by_layer(records: Sequence[dict] | Mapping[str, Sequence[dict]], path: str | os.PathLike,
-                            metrics: Sequence[str] | None = None, title: str | None = None) -> Figure:
+def plot_retrieval_by_layer(
+    records: Sequence[dict] | Mapping[str, Sequence[dict]],
+    path: str | os.PathLike,
+    metrics: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Figure:
     """Line plot of retrieval accuracy against hidden-state index.
 
     One colour per (language, direction); one line style per (model, metric) variant, so
@@ -76,11 +82,25 @@ def plot_retrieval_by_layer(records: Sequence[dict] | Mapping[str, Sequence[dict
     ax = fig.add_subplot(1, 1, 1)
     all_layers: set[int] = set()
     for (model, metric, lang, direction), (layers, values) in series.items():
-        parts = [p for p in (model if len({m for m, _ in variants}) > 1 else "",
-                             metric.replace(RETRIEVAL_METRIC, "").strip("_") or ("raw" if len(variants) > 1 else ""),
-                             lang, direction) if p]
-        ax.plot(layers, values, linestyle=styles[(model, metric)], color=colours[(lang, direction)], marker="o",
-                markersize=3, label=" ".join(parts))
+        parts = [
+            p
+            for p in (
+                model if len({m for m, _ in variants}) > 1 else "",
+                metric.replace(RETRIEVAL_METRIC, "").strip("_") or ("raw" if len(variants) > 1 else ""),
+                lang,
+                direction,
+            )
+            if p
+        ]
+        ax.plot(
+            layers,
+            values,
+            linestyle=styles[(model, metric)],
+            color=colours[(lang, direction)],
+            marker="o",
+            markersize=3,
+            label=" ".join(parts),
+        )
         all_layers.update(layers)
     ax.set_xlabel("hidden-state index (0 = embeddings)")
     ax.set_ylabel("bitext retrieval accuracy")
@@ -95,8 +115,13 @@ def plot_retrieval_by_layer(records: Sequence[dict] | Mapping[str, Sequence[dict
     return _save(fig, path)
 
 
-def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathLike, ncols: int = 3,
-                         connect_pairs: bool = True, title: str | None = None) -> Figure:
+def plot_projection_grid(
+    projections: Sequence[Projection],
+    path: str | os.PathLike,
+    ncols: int = 3,
+    connect_pairs: bool = True,
+    title: str | None = None,
+) -> Figure:
     """One scatter panel per layer, points coloured by language; translations joined by thin lines."""
     if not projections:
         raise ValueError("no projections to plot")
@@ -120,7 +145,14 @@ def plot_projection_grid(projections: Sequence[Projection], path: str | os.PathL
         for lang in langs:
             mask = langs_arr == lang
             if mask.any():
-                ax.scatter(projection.coords[mask, 0], projection.coords[mask, 1], s=8, color=colours[lang], label=lang, zorder=2)
+                ax.scatter(
+                    projection.coords[mask, 0],
+                    projection.coords[mask, 1],
+                    s=8,
+                    color=colours[lang],
+                    label=lang,
+                    zorder=2,
+                )
         ax.set_title(f"layer {projection.layer} ({projection.method})")
         ax.set_xticks([])
         ax.set_yticks([])
@@ -148,7 +180,7 @@ def alignment_by_layer(table: pd.DataFrame, out: str | Path, title: str = ""):
         if intervals is not None:
             means = means.join(intervals, on=["run_id", "layer"])
         for run_id, group in means.groupby("run_id"):
-            line, = ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
+            (line,) = ax.plot(group.layer, group.value, marker="o", markersize=3, label=run_id)
             if intervals is not None:
                 interval_band(ax, group.layer, group.ci_low, group.ci_high, color=line.get_color())
         ax.set_title("mean-centred per language" if metric.endswith("_centered") else "raw")
@@ -171,8 +203,10 @@ def cosine_gap_by_layer(table: pd.DataFrame, out: str | Path, run_id: str, title
     (`xlt align-gap-plot`)."""
     rows = table[(table.run_id.astype(str) == run_id) & table.metric.astype(str).str.startswith(GAP_METRIC)]
     if rows.empty:
-        raise XltError(f"the table has no {GAP_METRIC} records of run {run_id!r}; run `align_layers` "
-                       f"and `aggregate_alignment` first")
+        raise XltError(
+            f"the table has no {GAP_METRIC} records of run {run_id!r}; run `align_layers` "
+            f"and `aggregate_alignment` first"
+        )
     metrics = sorted(rows.metric.unique())  # cosine_gap, then cosine_gap_centered
     fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.5), squeeze=False)
     has_bounds = {"ci_low", "ci_high"} <= set(rows.columns)
@@ -195,6 +229,4 @@ def cosine_gap_by_layer(table: pd.DataFrame, out: str | Path, run_id: str, title
     return save(fig, out, bbox_inches="tight")  # the legend sits outside the axes
 
 
-PLOTS = {
-    "alignment-by-layer": alignment_by_layer,
-}
+PLOTS = {"alignment-by-layer": alignment_by_layer}

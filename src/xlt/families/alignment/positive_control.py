@@ -1,6 +1,7 @@
 """alignment's positive control: a pretrained model retrieves the high-overlap language's
 translations well above chance at its best layer, and that layer is above the embeddings. The
 job counts the test bitext's sentences (`resolve`): chance is one over their number."""
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -12,12 +13,10 @@ from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl
 from xlt.core.plan import data_file, data_info
 from xlt.report.positive_control.rows import missing, need_columns, num, row
-from xlt.report.positive_control.world import describe as language, high_overlap
+from xlt.report.positive_control.world import describe as language
+from xlt.report.positive_control.world import high_overlap
 
-CHECK_NAMES = (
-    "high-overlap retrieval at the best layer above chance",
-    "best layer above the embedding layer",
-)
+CHECK_NAMES = ("high-overlap retrieval at the best layer above chance", "best layer above the embedding layer")
 
 
 def spec(config: dict) -> dict:
@@ -36,10 +35,16 @@ def spec(config: dict) -> dict:
         not_run = dict.fromkeys(names, f"the high-overlap language {high} is not in alignment.data.langs")
     if not runs:
         not_run = dict.fromkeys(names, "alignment.models is empty: no pretrained model is analysed")
-    return {"runs": runs, "metric": metric,
-            "bitext_files": {lang: data_file(data["dataset"], lang, data["split"]) for lang in data["langs"]
-                             if lang in settings.demo_world(config)},
-            "not_run": not_run}
+    return {
+        "runs": runs,
+        "metric": metric,
+        "bitext_files": {
+            lang: data_file(data["dataset"], lang, data["split"])
+            for lang in data["langs"]
+            if lang in settings.demo_world(config)
+        },
+        "not_run": not_run,
+    }
 
 
 def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
@@ -72,8 +77,16 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         if 0 not in by_layer.index:
             rows.append(missing(family, names[1], subject, "> layer 0", f"{run} at layer 0 on {high}"))
             continue
-        rows.append(row(family, names[1], subject, f"> layer 0 (embeddings): {num(by_layer[0])} ({how})", observed,
-                        by_layer[best] > by_layer[0]))
+        rows.append(
+            row(
+                family,
+                names[1],
+                subject,
+                f"> layer 0 (embeddings): {num(by_layer[0])} ({how})",
+                observed,
+                by_layer[best] > by_layer[0],
+            )
+        )
     return rows
 
 

@@ -12,6 +12,7 @@ steps; train.json records what the run saw (`sentences_seen` in its meta).
 (`max_steps` = that budget / the distilled step's sentences), so the objectives meet at equal
 budget as well as at their own recipes'.
 """
+
 from __future__ import annotations
 
 from xlt.core.errors import XltError
@@ -48,8 +49,9 @@ def sentences_a_step(batch_size: int, examples: str = "pairs") -> int:
     return batch_size * (1 if examples == "sentences" else 2)
 
 
-def sentences_seen(config: dict, family: str, training: dict, batch_size: int, examples: str = "pairs",
-                   per_language: int = 0) -> int | None:
+def sentences_seen(
+    config: dict, family: str, training: dict, batch_size: int, examples: str = "pairs", per_language: int = 0
+) -> int | None:
     """The planned budget of a run with these training settings, or None (sizes not declared)."""
     n = training_examples(config, family, examples, per_language)
     if n is None and not training.get("max_steps"):
@@ -62,13 +64,19 @@ def matched_steps(budgets: list[int | None], batch_size: int, examples: str, whe
     """Optimiser steps of a distilled run that sees the additive-margin runs' one budget."""
     distinct = sorted(set(budgets), key=str)
     if not distinct or None in distinct:
-        raise XltError(f"{where}: the additive-margin runs' budget is unknown; declare the training dataset's "
-                       "sizes (datasets.<name>.sizes.train or max_rows), or drop match_budget")
+        raise XltError(
+            f"{where}: the additive-margin runs' budget is unknown; declare the training dataset's "
+            "sizes (datasets.<name>.sizes.train or max_rows), or drop match_budget"
+        )
     if len(distinct) > 1:
-        raise XltError(f"{where}: the additive-margin runs have several budgets ({', '.join(map(str, distinct))} "
-                       "sentences); a matched run needs one: sweep one batch size, or drop match_budget")
+        raise XltError(
+            f"{where}: the additive-margin runs have several budgets ({', '.join(map(str, distinct))} "
+            "sentences); a matched run needs one: sweep one batch size, or drop match_budget"
+        )
     per_step = sentences_a_step(batch_size, examples)
     if distinct[0] % per_step:
-        raise XltError(f"{where}: the additive-margin budget, {distinct[0]} sentences, is no whole number of "
-                       f"distilled steps of {per_step} sentences; pick a batch size that divides it")
+        raise XltError(
+            f"{where}: the additive-margin budget, {distinct[0]} sentences, is no whole number of "
+            f"distilled steps of {per_step} sentences; pick a batch size that divides it"
+        )
     return distinct[0] // per_step

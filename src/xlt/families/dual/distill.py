@@ -23,6 +23,7 @@ of that English sentence, so a batch of B is B sentences and an epoch is every l
 
 Dev selection is the family's: retrieval accuracy on the dev bitext (dual_encoder.make_evaluate).
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,9 +37,9 @@ from torch import nn
 
 from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_settings
 from xlt.core.embeddings import encode
+from xlt.core.errors import XltError
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.training import TrainArgs, TrainResult, train
-from xlt.core.errors import XltError
 from xlt.data.bitext_files import Bitext
 from xlt.families.dual.dual_encoder import make_evaluate, pairs_from_bitexts
 from xlt.losses.mse_distillation import MSEDistillationLoss
@@ -61,13 +62,18 @@ def select_pairs(bitexts: Sequence[Bitext], max_per_language: int = 0, max_chars
     `max_per_language` pairs kept are used (0: no limit)."""
     selected = []
     for bitext in bitexts:
-        kept = [(text, english) for text, english in zip(bitext.texts, bitext.english)
-                if not max_chars or max(len(text), len(english)) <= max_chars]
+        kept = [
+            (text, english)
+            for text, english in zip(bitext.texts, bitext.english)
+            if not max_chars or max(len(text), len(english)) <= max_chars
+        ]
         kept = kept[:max_per_language] if max_per_language else kept
         if len(kept) < 2:
-            raise XltError(f"bitext {bitext.lang}: {len(kept)} pair(s) left of {len(bitext.texts)} after the "
-                           f"distillation's filters (max_sentence_chars {max_chars}, max_sentences_per_language "
-                           f"{max_per_language}); raise or drop them (0: no limit) in dual.distill")
+            raise XltError(
+                f"bitext {bitext.lang}: {len(kept)} pair(s) left of {len(bitext.texts)} after the "
+                f"distillation's filters (max_sentence_chars {max_chars}, max_sentences_per_language "
+                f"{max_per_language}); raise or drop them (0: no limit) in dual.distill"
+            )
         selected.append(Bitext(bitext.lang, [t for t, _ in kept], [e for _, e in kept]))
     return selected
 
@@ -80,13 +86,29 @@ def teacher_sentences(pairs: Sequence[tuple[str, str]]) -> list[str]:
 def teacher_key(teacher: str, pooling: str, layer: int, max_length: int, sentences: Sequence[str]) -> str:
     """What the stored vectors depend on: the teacher's files (a retrained teacher under the same
     path is another teacher), its pooling and layer, the max length and the sentences."""
-    identity = run_identity({"teacher": teacher, "pooling": pooling, "layer": layer, "max_length": max_length,
-                             "sentences": list(sentences)}, model_inputs(teacher))
+    identity = run_identity(
+        {
+            "teacher": teacher,
+            "pooling": pooling,
+            "layer": layer,
+            "max_length": max_length,
+            "sentences": list(sentences),
+        },
+        model_inputs(teacher),
+    )
     return identity_key(identity)
 
 
-def teacher_vectors(teacher: str, pooling: str, layer: int, sentences: Sequence[str], max_length: int,
-                    batch_size: int, device, cache: Path) -> tuple[np.ndarray, dict]:
+def teacher_vectors(
+    teacher: str,
+    pooling: str,
+    layer: int,
+    sentences: Sequence[str],
+    max_length: int,
+    batch_size: int,
+    device,
+    cache: Path,
+) -> tuple[np.ndarray, dict]:
     """(n, dim) float16 teacher vectors of `sentences`: read from `cache` when it holds these
     (same key), else computed once (eval mode, no gradients) and written there. Returns the
     vectors and what the run's metadata records about them."""
@@ -102,9 +124,19 @@ def teacher_vectors(teacher: str, pooling: str, layer: int, sentences: Sequence[
 
     tokenizer = load_tokenizer(teacher)
     with torch.no_grad():
-        vectors = project(encode(encoder.encoder.to(device), tokenizer, list(sentences), pooling=pooling, layer=layer,
-                                 batch_size=batch_size, max_length=max_length, device=device),
-                          encoder.projection).astype(np.float16)
+        vectors = project(
+            encode(
+                encoder.encoder.to(device),
+                tokenizer,
+                list(sentences),
+                pooling=pooling,
+                layer=layer,
+                batch_size=batch_size,
+                max_length=max_length,
+                device=device,
+            ),
+            encoder.projection,
+        ).astype(np.float16)
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_name(cache.name + ".partial.npz")
     np.savez(partial, vectors=vectors, key=np.array(key))
@@ -141,8 +173,11 @@ def make_collate(tokenizer, max_length: int, vectors: np.ndarray):
     def collate(chunk: list[tuple[str, str, int]]) -> dict:
         texts = [english for _, english, _ in chunk] + [text for text, _, _ in chunk]
         rows = [row for _, _, row in chunk]
-        return {**tokenize(tokenizer, texts, max_length), "pairs": len(chunk),
-                "teacher": torch.from_numpy(vectors[rows])}
+        return {
+            **tokenize(tokenizer, texts, max_length),
+            "pairs": len(chunk),
+            "teacher": torch.from_numpy(vectors[rows]),
+        }
 
     return collate
 
@@ -200,8 +235,10 @@ def make_sentence_collate(tokenizer, max_length: int, vectors: np.ndarray):
     """(sentence, teacher row) examples -> the sentences' tokens and their teacher vectors."""
 
     def collate(chunk: list[tuple[str, int]]) -> dict:
-        return {**tokenize(tokenizer, [text for text, _ in chunk], max_length),
-                "teacher": torch.from_numpy(vectors[[row for _, row in chunk]])}
+        return {
+            **tokenize(tokenizer, [text for text, _ in chunk], max_length),
+            "teacher": torch.from_numpy(vectors[[row for _, row in chunk]]),
+        }
 
     return collate
 
@@ -220,26 +257,54 @@ def make_sentence_loss(losses: list[float] | None = None):
     return loss_fn
 
 
-def train_distill(student: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext],
-                  dev_bitexts: Sequence[Bitext], vectors: np.ndarray, sentences: Sequence[str], args: TrainArgs,
-                  match: str, losses: list[float] | None = None, checkpoint_dir: str | Path | None = None,
-                  identity: dict | None = None, examples: str = "pairs") -> tuple[DistillStudent, TrainResult]:
+def train_distill(
+    student: SentenceEncoder,
+    tokenizer,
+    train_bitexts: Sequence[Bitext],
+    dev_bitexts: Sequence[Bitext],
+    vectors: np.ndarray,
+    sentences: Sequence[str],
+    args: TrainArgs,
+    match: str,
+    losses: list[float] | None = None,
+    checkpoint_dir: str | Path | None = None,
+    identity: dict | None = None,
+    examples: str = "pairs",
+) -> tuple[DistillStudent, TrainResult]:
     """Train `student` in place on the stored teacher vectors; the best dev checkpoint is restored.
     `examples`: pairs or sentences (EXAMPLE_KINDS)."""
     if examples not in EXAMPLE_KINDS:
         raise XltError(f"distillation examples {examples!r}: choose one of {', '.join(EXAMPLE_KINDS)}")
     model = DistillStudent(student, vectors.shape[1])
     evaluate = make_evaluate(tokenizer, dev_bitexts, args.max_length, match)
-    identity = with_settings(identity, dual_loss={"name": LOSS_NAME, "teacher_dim": int(vectors.shape[1]),
-                                                  **({"examples": examples} if examples != "pairs" else {})})
+    identity = with_settings(
+        identity,
+        dual_loss={
+            "name": LOSS_NAME,
+            "teacher_dim": int(vectors.shape[1]),
+            **({"examples": examples} if examples != "pairs" else {}),
+        },
+    )
     if examples == "sentences":
-        data, collate = (sentence_examples(train_bitexts, sentences),
-                         make_sentence_collate(tokenizer, args.max_length, vectors))
+        data, collate = (
+            sentence_examples(train_bitexts, sentences),
+            make_sentence_collate(tokenizer, args.max_length, vectors),
+        )
         loss_fn = make_sentence_loss(losses)
     else:
-        data, collate = (distill_examples(pairs_from_bitexts(train_bitexts), sentences),
-                         make_collate(tokenizer, args.max_length, vectors))
+        data, collate = (
+            distill_examples(pairs_from_bitexts(train_bitexts), sentences),
+            make_collate(tokenizer, args.max_length, vectors),
+        )
         loss_fn = make_loss(losses)
-    result = train(model, data, collate, loss_fn, args, evaluate=lambda m: evaluate(m.student),
-                   checkpoint_dir=checkpoint_dir, identity=identity)
+    result = train(
+        model,
+        data,
+        collate,
+        loss_fn,
+        args,
+        evaluate=lambda m: evaluate(m.student),
+        checkpoint_dir=checkpoint_dir,
+        identity=identity,
+    )
     return model, result

@@ -11,6 +11,7 @@ With `distill.match_budget` each distilled run has a twin (run id `...-distill-m
 for the additive-margin runs' budget (xlt.families.dual.budget); every run carries its planned
 budget, `sentences_seen`.
 """
+
 from __future__ import annotations
 
 from xlt.core import settings
@@ -35,8 +36,10 @@ def _sbert_run(config: dict, run_id: str) -> dict:
     trained = {row["run_id"]: row for row in sbert.runs(config) if row["trained"]}
     if run_id not in trained:
         listed = ", ".join(trained) if trained else "none (sbert is absent or disabled)"
-        raise XltError(f"dual.distill.teacher.sbert_run: {run_id!r} is not a trained run of the sbert family; "
-                       f"its trained runs: {listed}")
+        raise XltError(
+            f"dual.distill.teacher.sbert_run: {run_id!r} is not a trained run of the sbert family; "
+            f"its trained runs: {listed}"
+        )
     return trained[run_id]
 
 
@@ -48,11 +51,23 @@ def teacher(config: dict, family: str) -> dict:
 
         row = _sbert_run(config, spec["sbert_run"])
         model_dir = f"{sbert.RUN.format(run_id=row['run_id'])}/model"
-        return {"label": row["run_id"], "model": row["model"], "ref": model_dir, "inputs": [model_dir],
-                "pooling": row["pooling"], "layer": row["layer"]}
+        return {
+            "label": row["run_id"],
+            "model": row["model"],
+            "ref": model_dir,
+            "inputs": [model_dir],
+            "pooling": row["pooling"],
+            "layer": row["layer"],
+        }
     name = spec["model"]
-    return {"label": name, "model": name, "ref": model_ref(config, name), "inputs": model_input(config, name),
-            "pooling": spec.get("pooling", "mean"), "layer": spec.get("layer", -1)}
+    return {
+        "label": name,
+        "model": name,
+        "ref": model_ref(config, name),
+        "inputs": model_input(config, name),
+        "pooling": spec.get("pooling", "mean"),
+        "layer": spec.get("layer", -1),
+    }
 
 
 def check(config: dict, family: str) -> None:
@@ -61,13 +76,16 @@ def check(config: dict, family: str) -> None:
     if not distilling(config, family):
         return
     if not spec or ("sbert_run" in spec) == ("model" in spec):
-        raise XltError(f"{family}.objectives has {DISTILL}: name its teacher with exactly one of "
-                       f"{family}.distill.teacher.sbert_run (a trained sbert run of this config) or "
-                       f"{family}.distill.teacher.model (a model in models:)")
+        raise XltError(
+            f"{family}.objectives has {DISTILL}: name its teacher with exactly one of "
+            f"{family}.distill.teacher.sbert_run (a trained sbert run of this config) or "
+            f"{family}.distill.teacher.model (a model in models:)"
+        )
     if "sbert_run" in spec:
         if {"pooling", "layer"} & set(spec):
-            raise XltError(f"{family}.distill.teacher: pooling and layer come from the sbert run "
-                           f"{spec['sbert_run']!r}; drop them")
+            raise XltError(
+                f"{family}.distill.teacher: pooling and layer come from the sbert run {spec['sbert_run']!r}; drop them"
+            )
         _sbert_run(config, spec["sbert_run"])
     else:
         settings.require(config, "models", spec["model"], f"{family}.distill.teacher.model")
@@ -81,8 +99,14 @@ def training(config: dict, family: str) -> dict:
 def planned_budget(config: dict, family: str, batch_size: int, run_training: dict | None = None) -> int | None:
     """A distilled run's planned sentences_seen (its training: the recipe's, or the matched run's)."""
     spec = config[family]["distill"]
-    return budget.sentences_seen(config, family, run_training or training(config, family), batch_size,
-                                 spec["examples"], spec["max_sentences_per_language"])
+    return budget.sentences_seen(
+        config,
+        family,
+        run_training or training(config, family),
+        batch_size,
+        spec["examples"],
+        spec["max_sentences_per_language"],
+    )
 
 
 def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: list[int | None] = ()) -> list[dict]:
@@ -98,11 +122,21 @@ def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: li
     variants = [("", None)]
     if spec["match_budget"]:
         if ADDITIVE not in section["objectives"]:
-            raise XltError(f"{family}.distill.match_budget matches the additive-margin runs' budget: add "
-                           f"additive_margin to {family}.objectives, or drop match_budget")
-        variants += [("-matched", {batch_size: budget.matched_steps(list(additive_budgets), batch_size, spec["examples"],
-                                                                    f"{family}.distill.match_budget")
-                                   for batch_size in sizes})]
+            raise XltError(
+                f"{family}.distill.match_budget matches the additive-margin runs' budget: add "
+                f"additive_margin to {family}.objectives, or drop match_budget"
+            )
+        variants += [
+            (
+                "-matched",
+                {
+                    batch_size: budget.matched_steps(
+                        list(additive_budgets), batch_size, spec["examples"], f"{family}.distill.match_budget"
+                    )
+                    for batch_size in sizes
+                },
+            )
+        ]
     rows = []
     for suffix, steps in variants:
         for model in section["models"]:
@@ -111,31 +145,54 @@ def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: li
                     run_training = {**training(config, family), "max_steps": steps[batch_size]} if steps else None
                     for depth in section["freeze_depths"]:
                         for seed in section["seeds"]:
-                            rows.append({
-                                "run_id": f"{model}-distill{suffix}-{pooling}-bs{batch_size}"
-                                          f"-depth{settings.depth_label(depth)}-seed{seed}",
-                                "model": model, "objective": DISTILL, "margin": None, "scale": None,
-                                "pooling": pooling, "batch_size": batch_size, "freeze_depth": depth, "seed": seed,
-                                budget.AXIS: planned_budget(config, family, batch_size, run_training),
-                                "max_steps": steps[batch_size] if steps else None})
+                            rows.append(
+                                {
+                                    "run_id": f"{model}-distill{suffix}-{pooling}-bs{batch_size}"
+                                    f"-depth{settings.depth_label(depth)}-seed{seed}",
+                                    "model": model,
+                                    "objective": DISTILL,
+                                    "margin": None,
+                                    "scale": None,
+                                    "pooling": pooling,
+                                    "batch_size": batch_size,
+                                    "freeze_depth": depth,
+                                    "seed": seed,
+                                    budget.AXIS: planned_budget(config, family, batch_size, run_training),
+                                    "max_steps": steps[batch_size] if steps else None,
+                                }
+                            )
     return rows
-
 
 
 # the recipe's data settings -> train-dual flags; given only where they differ from the defaults, so a
 # config without them plans the command lines it planned before
-RECIPE_FLAGS = {"examples": ("--distill-examples", "pairs"),
-                "max_sentences_per_language": ("--max-sentences-per-language", 0),
-                "max_sentence_chars": ("--max-sentence-chars", 0)}
+RECIPE_FLAGS = {
+    "examples": ("--distill-examples", "pairs"),
+    "max_sentences_per_language": ("--max-sentences-per-language", 0),
+    "max_sentence_chars": ("--max-sentence-chars", 0),
+}
 
 
 def train_args(config: dict, family: str) -> tuple[list, dict]:
     """What a distilled train-dual job adds to the family's flags, and its teacher input."""
     spec, section = teacher(config, family), config[family]["distill"]
-    recipe = [arg for key, (flag, default) in RECIPE_FLAGS.items() if section[key] != default
-              for arg in (flag, section[key])]
-    return (["--objective", DISTILL, "--teacher", spec["ref"], "--teacher-pooling", spec["pooling"],
-             "--teacher-layer", spec["layer"], *recipe], {"teacher": spec["inputs"]})
+    recipe = [
+        arg for key, (flag, default) in RECIPE_FLAGS.items() if section[key] != default for arg in (flag, section[key])
+    ]
+    return (
+        [
+            "--objective",
+            DISTILL,
+            "--teacher",
+            spec["ref"],
+            "--teacher-pooling",
+            spec["pooling"],
+            "--teacher-layer",
+            spec["layer"],
+            *recipe,
+        ],
+        {"teacher": spec["inputs"]},
+    )
 
 
 def teacher_row(config: dict, family: str) -> dict | None:

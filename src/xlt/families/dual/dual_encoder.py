@@ -20,6 +20,7 @@ neighbour over each dev language's pairs, averaged over languages and both direc
 correct by `DualSettings.match` (xlt.evaluate.retrieval: index by default), the rule the
 family's Tatoeba test uses, so selection and test count the same retrievals as right.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -29,17 +30,17 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from xlt.core.checkpoint import with_settings
+from xlt.core.choices import DUAL_SYMMETRIC
+from xlt.core.embeddings import encode
+from xlt.core.metrics import example_set, record
+from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
+from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.data.bitext_files import Bitext
 from xlt.evaluate.alignment import DIRECTIONS
 from xlt.evaluate.retrieval import DEFAULT_MATCH, check_match, index_retrieval
-from xlt.core.embeddings import encode
-from xlt.core.choices import DUAL_SYMMETRIC
-from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
-from xlt.core.metrics import example_set, record
-from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
-from xlt.core.checkpoint import with_settings
-from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.families.dual.plan import check_grad_accum
+from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
 
 DEV_METRIC = "dev_retrieval_acc"
 
@@ -90,8 +91,9 @@ def make_collate(tokenizer, max_length: int):
 
 def make_loss(settings: DualSettings, losses: list[float] | None = None):
     """loss_fn(model, batch) for xlt.core.training.train; appends every loss value to `losses`."""
-    criterion = AdditiveMarginSoftmaxLoss(scale=settings.scale, margin=settings.margin,
-                                          symmetric=settings.symmetric, normalize=True)
+    criterion = AdditiveMarginSoftmaxLoss(
+        scale=settings.scale, margin=settings.margin, symmetric=settings.symmetric, normalize=True
+    )
 
     def loss_fn(model: SentenceEncoder, batch: dict) -> torch.Tensor:
         n = batch["pairs"]
@@ -105,18 +107,35 @@ def make_loss(settings: DualSettings, losses: list[float] | None = None):
     return loss_fn
 
 
-def sentence_vectors(model: SentenceEncoder, tokenizer, sentences: Sequence[str], max_length: int,
-                     batch_size: int = 64) -> np.ndarray:
+def sentence_vectors(
+    model: SentenceEncoder, tokenizer, sentences: Sequence[str], max_length: int, batch_size: int = 64
+) -> np.ndarray:
     """The model's own pooling over its own layer, through its projection if it has one, as float
     arrays (what retrieval scores: the vectors a distilled student was trained to emit)."""
     device = next(model.parameters()).device
-    return project(encode(model.encoder, tokenizer, list(sentences), pooling=model.pooling.mode,
-                          layer=model.pooling.layer, batch_size=batch_size, max_length=max_length, device=device),
-                   model.projection)
+    return project(
+        encode(
+            model.encoder,
+            tokenizer,
+            list(sentences),
+            pooling=model.pooling.mode,
+            layer=model.pooling.layer,
+            batch_size=batch_size,
+            max_length=max_length,
+            device=device,
+        ),
+        model.projection,
+    )
 
 
-def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], max_length: int,
-                examples_out: list | None = None, match: str = DEFAULT_MATCH) -> list[dict]:
+def dev_records(
+    model: SentenceEncoder,
+    tokenizer,
+    bitexts: Sequence[Bitext],
+    max_length: int,
+    examples_out: list | None = None,
+    match: str = DEFAULT_MATCH,
+) -> list[dict]:
     """Retrieval accuracy per dev language and direction (xx->en, en->xx), correct by `match`.
     With `examples_out` (a MetricsFile's `examples`), the retrieved indices go there too, as
     interval-only sets."""
@@ -124,29 +143,50 @@ def dev_records(model: SentenceEncoder, tokenizer, bitexts: Sequence[Bitext], ma
     for bitext in bitexts:
         xx = sentence_vectors(model, tokenizer, bitext.texts, max_length)
         en = sentence_vectors(model, tokenizer, bitext.english, max_length)
-        for direction, (queries, candidates, texts) in zip(DIRECTIONS, ((xx, en, bitext.english),
-                                                                        (en, xx, bitext.texts))):
+        for direction, (queries, candidates, texts) in zip(
+            DIRECTIONS, ((xx, en, bitext.english), (en, xx, bitext.texts))
+        ):
             found, correct = index_retrieval(queries, candidates, match=match, candidate_texts=texts)
             dims = dict(lang=bitext.lang, direction=direction, split="dev")
             records.append(record(DEV_METRIC, float(np.mean(correct)), **dims))
             if examples_out is not None:
-                examples_out.append(example_set("retrieval", DEV_METRIC, retrieved=found, gold=np.arange(len(found)),
-                                                correct=correct, interval_only=True, **dims))
+                examples_out.append(
+                    example_set(
+                        "retrieval",
+                        DEV_METRIC,
+                        retrieved=found,
+                        gold=np.arange(len(found)),
+                        correct=correct,
+                        interval_only=True,
+                        **dims,
+                    )
+                )
     return records
 
 
 def make_evaluate(tokenizer, bitexts: Sequence[Bitext], max_length: int, match: str = DEFAULT_MATCH):
     def evaluate(model: SentenceEncoder) -> dict:
         records = dev_records(model, tokenizer, bitexts, max_length, match=match)
-        return {"score": float(np.mean([r["value"] for r in records])),
-                **{f"{r['lang']} {r['direction']}": r["value"] for r in records}}
+        return {
+            "score": float(np.mean([r["value"] for r in records])),
+            **{f"{r['lang']} {r['direction']}": r["value"] for r in records},
+        }
 
     return evaluate
 
 
-def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext], dev_bitexts: Sequence[Bitext],
-               settings: DualSettings, args: TrainArgs, losses: list[float] | None = None,
-               checkpoint_dir: str | Path | None = None, cached=None, identity: dict | None = None) -> TrainResult:
+def train_dual(
+    model: SentenceEncoder,
+    tokenizer,
+    train_bitexts: Sequence[Bitext],
+    dev_bitexts: Sequence[Bitext],
+    settings: DualSettings,
+    args: TrainArgs,
+    losses: list[float] | None = None,
+    checkpoint_dir: str | Path | None = None,
+    cached=None,
+    identity: dict | None = None,
+) -> TrainResult:
     """Train `model` in place with xlt.core.training.train; the best dev checkpoint is restored.
 
     `losses` collects the loss of every batch this process trains on (a resumed run's list
@@ -163,7 +203,23 @@ def train_dual(model: SentenceEncoder, tokenizer, train_bitexts: Sequence[Bitext
     identity = with_settings(identity, dual_loss=asdict(settings))  # the loss settings key the checkpoint here
     if cached is not None:
         # the same seeded order over the same number of pairs, so the same batches as uncached
-        return train(cached.top, cached.pairs, cached.collate, loss, args,
-                     evaluate=lambda top: evaluate(top.full_model), checkpoint_dir=checkpoint_dir, identity=identity)
-    return train(model, pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length), loss, args,
-                 evaluate=evaluate, checkpoint_dir=checkpoint_dir, identity=identity)
+        return train(
+            cached.top,
+            cached.pairs,
+            cached.collate,
+            loss,
+            args,
+            evaluate=lambda top: evaluate(top.full_model),
+            checkpoint_dir=checkpoint_dir,
+            identity=identity,
+        )
+    return train(
+        model,
+        pairs_from_bitexts(train_bitexts),
+        make_collate(tokenizer, args.max_length),
+        loss,
+        args,
+        evaluate=evaluate,
+        checkpoint_dir=checkpoint_dir,
+        identity=identity,
+    )

@@ -11,6 +11,7 @@ mine reads such a directory (see xlt.evaluate.mining), embeds both sides of the 
 the test split, mines candidates with the ratio margin, tunes the threshold for F1 on the
 tuning split and scores the test split with it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,22 +27,43 @@ log = logging.getLogger(__name__)
 
 BITEXT_EXAMPLE = "dev=results/data/demo-bitext/qaa/dev.jsonl"
 
+
 def _make_bucc_arguments(p) -> None:
     p.add_argument("--pair", required=True, help="SRC-TGT as in the file names, e.g. qaa-en or de-en")
     p.add_argument("--out", required=True, help="directory for the BUCC-layout files")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--bitext", action="append", metavar="SPLIT=FILE.jsonl", type=key_value("SPLIT=FILE.jsonl", BITEXT_EXAMPLE),
-                        help="build split SPLIT from this normalised bitext (text = SRC side, text_pair = TGT side); repeatable")
+    source.add_argument(
+        "--bitext",
+        action="append",
+        metavar="SPLIT=FILE.jsonl",
+        type=key_value("SPLIT=FILE.jsonl", BITEXT_EXAMPLE),
+        help="build split SPLIT from this normalised bitext (text = SRC side, text_pair = TGT side); repeatable",
+    )
     source.add_argument("--hub-dataset", help="hub dataset in mteb/bucc-bitext-mining's format (config = pair)")
-    p.add_argument("--gold-fraction", type=float, default=0.5,
-                   help="bitext: share of pairs kept as gold pairs; the rest become one-sided distractors (default 0.5)")
+    p.add_argument(
+        "--gold-fraction",
+        type=float,
+        default=0.5,
+        help="bitext: share of pairs kept as gold pairs; the rest become one-sided distractors (default 0.5)",
+    )
     p.add_argument("--hub-split", default="test", help="hub: the dataset split to read (default test)")
     p.add_argument("--revision", default=None, help="hub: dataset revision")
-    p.add_argument("--tune-fraction", type=float, default=0.2, help="hub: share of the gold pairs and unpaired sentences "
-                   "written to the tuning split, whose sources tune the threshold (`mine` pools both splits; default 0.2)")
-    p.add_argument("--split-names", default="dev,test", help="hub: names of the tuning and test splits written (default dev,test)")
-    p.add_argument("--seed", type=int, default=1,
-                   help="seed of the gold/distractor choice (bitext, mixed with the split name) or of the tuning/test split (hub)")
+    p.add_argument(
+        "--tune-fraction",
+        type=float,
+        default=0.2,
+        help="hub: share of the gold pairs and unpaired sentences "
+        "written to the tuning split, whose sources tune the threshold (`mine` pools both splits; default 0.2)",
+    )
+    p.add_argument(
+        "--split-names", default="dev,test", help="hub: names of the tuning and test splits written (default dev,test)"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of the gold/distractor choice (bitext, mixed with the split name) or of the tuning/test split (hub)",
+    )
 
 
 def _check_bitext_args(out: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -82,11 +104,14 @@ def _make_bucc(args) -> None:
         splits = list(split_bucc(data, args.tune_fraction, args.seed, names))
     for data in splits:
         write_bucc_split(data, args.out)
-        print(f"{data.pair} {data.split}: {len(data.src_ids)} {data.src_lang}, {len(data.tgt_ids)} {data.tgt_lang}, "
-              f"{len(data.gold)} gold pairs")
+        print(
+            f"{data.pair} {data.split}: {len(data.src_ids)} {data.src_lang}, {len(data.tgt_ids)} {data.tgt_lang}, "
+            f"{len(data.gold)} gold pairs"
+        )
 
 
 # ---------------------------------------------------------------- mine
+
 
 def _mine_arguments(parser) -> None:
     from xlt.core.choices import POOLING_MODES
@@ -95,21 +120,43 @@ def _mine_arguments(parser) -> None:
     parser.add_argument("--model", required=True, help="model directory or hub id")
     parser.add_argument("--bucc-dir", required=True, help="directory with {src}-{tgt}.{split}.{src|tgt|gold} files")
     parser.add_argument("--pair", required=True, help="language pair as in the file names, e.g. de-en")
-    parser.add_argument("--tune-split", default="dev", help="split with gold pairs whose source sentences' candidates "
-                        "tune the threshold (default dev); both splits are mined as one pool")
-    parser.add_argument("--test-split", default="test", help="split whose source sentences' candidates are scored with "
-                        "the tuned threshold (default test)")
+    parser.add_argument(
+        "--tune-split",
+        default="dev",
+        help="split with gold pairs whose source sentences' candidates "
+        "tune the threshold (default dev); both splits are mined as one pool",
+    )
+    parser.add_argument(
+        "--test-split",
+        default="test",
+        help="split whose source sentences' candidates are scored with the tuned threshold (default test)",
+    )
     parser.add_argument("--layer", type=int, default=-1, help="hidden-state index to pool (default -1 = last layer)")
-    parser.add_argument("--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the hidden states (default mean)")
-    parser.add_argument("--prompt", default="", help="text put before every sentence before encoding, e.g. "
-                   "'query: ' for E5 (the config's models.<name>.prompt; default none)")
-    parser.add_argument("--k", type=int, default=DEFAULT_K, help=f"neighbourhood size of the ratio margin (default {DEFAULT_K})")
+    parser.add_argument(
+        "--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the hidden states (default mean)"
+    )
+    parser.add_argument(
+        "--prompt",
+        default="",
+        help="text put before every sentence before encoding, e.g. "
+        "'query: ' for E5 (the config's models.<name>.prompt; default none)",
+    )
+    parser.add_argument(
+        "--k", type=int, default=DEFAULT_K, help=f"neighbourhood size of the ratio margin (default {DEFAULT_K})"
+    )
     parser.add_argument("--strategy", default="max", choices=STRATEGIES, help="candidate extraction (default max)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per encoder forward pass (default 64)")
-    parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation (default 128)")
-    add_run_arguments(parser, "--device", "--run-id", "--axes", "--out-metrics", run_id_default="the --model directory's name")
-    parser.add_argument("--out-pairs", help="TSV of the test-split pairs predicted parallel: src_id, tgt_id, margin "
-                        "(a target of the tuning split as '{split}:{id}')")
+    parser.add_argument(
+        "--max-length", type=int, default=128, help="tokens per sentence after truncation (default 128)"
+    )
+    add_run_arguments(
+        parser, "--device", "--run-id", "--axes", "--out-metrics", run_id_default="the --model directory's name"
+    )
+    parser.add_argument(
+        "--out-pairs",
+        help="TSV of the test-split pairs predicted parallel: src_id, tgt_id, margin "
+        "(a target of the tuning split as '{split}:{id}')",
+    )
 
 
 def _mine(args) -> None:
@@ -118,25 +165,29 @@ def _mine(args) -> None:
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers
     from xlt.data.bucc_files import load_bucc_split
-    from xlt.evaluate.mining import (
-        mining_examples,
-        precision_recall_f1,
-        tune_threshold,
-        tuning_examples,
-    )
+    from xlt.evaluate.mining import mining_examples, precision_recall_f1, tune_threshold, tuning_examples
     from xlt.evaluate.mining_pool import pooled_candidates
 
-    metrics = MetricsFile(family="dual", run_id=args.run_id or Path(args.model).name,  # starts the wall clock
-                          axes=parse_axes(args.axes))
+    metrics = MetricsFile(
+        family="dual",
+        run_id=args.run_id or Path(args.model).name,  # starts the wall clock
+        axes=parse_axes(args.axes),
+    )
     if args.k < 1:
         raise XltError(f"--k must be at least 1, got {args.k}")
     if args.tune_split == args.test_split:
-        raise XltError(f"--tune-split and --test-split are both {args.tune_split!r}; tuning and scoring need different splits")
-    splits = {role: load_bucc_split(args.bucc_dir, args.pair, name)
-              for role, name in (("tune", args.tune_split), ("test", args.test_split))}
+        raise XltError(
+            f"--tune-split and --test-split are both {args.tune_split!r}; tuning and scoring need different splits"
+        )
+    splits = {
+        role: load_bucc_split(args.bucc_dir, args.pair, name)
+        for role, name in (("tune", args.tune_split), ("test", args.test_split))
+    }
     depth = config_num_layers(args.model)
     if not -(depth + 1) <= args.layer <= depth:
-        raise XltError(f"--layer {args.layer} is out of range for a model with {depth} layers; use 0..{depth} or -1 for the last")
+        raise XltError(
+            f"--layer {args.layer} is out of range for a model with {depth} layers; use 0..{depth} or -1 for the last"
+        )
 
     from xlt.core.models import load_encoder, load_tokenizer, pick_device
     from xlt.core.sentence_encoder import project, saved_projection
@@ -145,11 +196,21 @@ def _mine(args) -> None:
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
-    kwargs = dict(pooling=args.pooling, layer=args.layer, batch_size=args.batch_size, max_length=args.max_length,
-                  device=device, prompt=args.prompt)
-    vectors = {role: (project(encode(model, tokenizer, data.src_sentences, **kwargs), projection),
-                      project(encode(model, tokenizer, data.tgt_sentences, **kwargs), projection))
-               for role, data in splits.items()}
+    kwargs = dict(
+        pooling=args.pooling,
+        layer=args.layer,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        device=device,
+        prompt=args.prompt,
+    )
+    vectors = {
+        role: (
+            project(encode(model, tokenizer, data.src_sentences, **kwargs), projection),
+            project(encode(model, tokenizer, data.tgt_sentences, **kwargs), projection),
+        )
+        for role, data in splits.items()
+    }
     # one pool: margins of tuning and test candidates share the k-NN terms, so the threshold
     # tuned on the tuning sources' candidates is on the scale of the test sources' candidates
     mined = pooled_candidates(vectors, splits, k=args.k, strategy=args.strategy)
@@ -157,16 +218,29 @@ def _mine(args) -> None:
     threshold, tuned = tune_threshold(mined["tune"], splits["tune"].gold)
     tested = precision_recall_f1(mined["test"], splits["test"].gold, threshold)
     src_lang = splits["test"].src_lang
-    metrics.meta.update({
-        "model": args.model, "pair": args.pair, "layer": args.layer, "pooling": args.pooling, "prompt": args.prompt,
-        "max_length": args.max_length,
-        "projection": None if projection is None else [projection.in_features, projection.out_features],
-        "k": args.k, "strategy": args.strategy, "threshold": threshold,
-        "splits": {role: {"name": d.split, "src": len(d.src_ids), "tgt": len(d.tgt_ids), "gold": len(d.gold)}
-                   for role, d in splits.items()},
-        "pool": {"src": sum(len(d.src_ids) for d in splits.values()), "tgt": sum(len(d.tgt_ids) for d in splits.values())},
-        "counts": {"tune": _counts(tuned), "test": _counts(tested)},
-    })
+    metrics.meta.update(
+        {
+            "model": args.model,
+            "pair": args.pair,
+            "layer": args.layer,
+            "pooling": args.pooling,
+            "prompt": args.prompt,
+            "max_length": args.max_length,
+            "projection": None if projection is None else [projection.in_features, projection.out_features],
+            "k": args.k,
+            "strategy": args.strategy,
+            "threshold": threshold,
+            "splits": {
+                role: {"name": d.split, "src": len(d.src_ids), "tgt": len(d.tgt_ids), "gold": len(d.gold)}
+                for role, d in splits.items()
+            },
+            "pool": {
+                "src": sum(len(d.src_ids) for d in splits.values()),
+                "tgt": sum(len(d.tgt_ids) for d in splits.values()),
+            },
+            "counts": {"tune": _counts(tuned), "test": _counts(tested)},
+        }
+    )
     metrics.add("threshold", threshold, lang=src_lang, split="tune")
     for role, scores in (("tune", tuned), ("test", tested)):
         for name in ("precision", "recall", "f1"):
@@ -174,12 +248,18 @@ def _mine(args) -> None:
         log.info("%s %s: P %.4f R %.4f F1 %.4f", args.pair, role, scores["precision"], scores["recall"], scores["f1"])
     # the test split is resampled at the tuned threshold; the tuning split's scores are that
     # threshold's optimum, which a fixed threshold would make look surer: its resamples re-tune it
-    metrics.examples.append(mining_examples(mined["test"], splits["test"].gold, threshold, splits["test"].src_ids,
-                                            lang=src_lang, split="test"))
-    metrics.examples.append(tuning_examples(mined["tune"], splits["tune"].gold, splits["tune"].src_ids,
-                                            lang=src_lang, split="tune"))
+    metrics.examples.append(
+        mining_examples(
+            mined["test"], splits["test"].gold, threshold, splits["test"].src_ids, lang=src_lang, split="test"
+        )
+    )
+    metrics.examples.append(
+        tuning_examples(mined["tune"], splits["tune"].gold, splits["tune"].src_ids, lang=src_lang, split="tune")
+    )
     if args.out_pairs:
-        write_text(args.out_pairs, "".join(f"{s}\t{t}\t{score:.6f}\n" for s, t, score in mined["test"] if score >= threshold))
+        write_text(
+            args.out_pairs, "".join(f"{s}\t{t}\t{score:.6f}\n" for s, t, score in mined["test"] if score >= threshold)
+        )
     metrics.write(args.out_metrics)
 
 
@@ -188,9 +268,15 @@ def _counts(scores: dict) -> dict:
 
 
 VERBS = {
-    "make-bucc": Verb("Write BUCC-layout mining files from bitext (gold pairs + non-parallel distractors) or from "
-                      "the hub's BUCC", _make_bucc_arguments, _make_bucc),
-    "mine": Verb("BUCC-style parallel sentence mining (ratio margin over the pooled splits, threshold F1-tuned on "
-                 "the tuning split's sources): precision/recall/F1",
-                 _mine_arguments, _mine),
+    "make-bucc": Verb(
+        "Write BUCC-layout mining files from bitext (gold pairs + non-parallel distractors) or from the hub's BUCC",
+        _make_bucc_arguments,
+        _make_bucc,
+    ),
+    "mine": Verb(
+        "BUCC-style parallel sentence mining (ratio margin over the pooled splits, threshold F1-tuned on "
+        "the tuning split's sources): precision/recall/F1",
+        _mine_arguments,
+        _mine,
+    ),
 }

@@ -4,9 +4,9 @@ encoder, the distillation teacher scored zero-shot, every additive-margin run an
 student, means over seeds with the 95 % bootstrap interval as whiskers. Each trained bar's label
 states its training budget (sentences_seen, xlt.families.dual.budget), so runs of one objective at
 two budgets (the recipe's and the budget-matched twin) are two bars, and unequal budgets show."""
+
 from __future__ import annotations
 
-from xlt.report.figures import error_lengths, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 from xlt.core.errors import XltError  # noqa: E402
 from xlt.families.dual.budget import AXIS as BUDGET  # noqa: E402
 from xlt.families.dual.plots import run_labels, split_baselines  # noqa: E402
+from xlt.report.figures import error_lengths, mean_intervals, save  # first: it selects the headless backend
 
 # bar order: before training, zero-shot teacher, then the trained objectives
 ORDER = {"untrained": 0, "teacher": 1, "additive_margin": 2, "mse_distill": 3}
@@ -22,8 +23,10 @@ ORDER = {"untrained": 0, "teacher": 1, "additive_margin": 2, "mse_distill": 3}
 def _groups(rows: pd.DataFrame) -> pd.DataFrame:
     """Each row with its bar label and the label's place in ORDER."""
     trained, untrained = split_baselines(rows)
-    trained = trained.assign(group=run_labels(trained, skip=("pooling", "batch_size", "freeze_depth", BUDGET)),
-                             rank=trained["objective"].map(ORDER).fillna(len(ORDER)))
+    trained = trained.assign(
+        group=run_labels(trained, skip=("pooling", "batch_size", "freeze_depth", BUDGET)),
+        rank=trained["objective"].map(ORDER).fillna(len(ORDER)),
+    )
     trained.loc[trained["objective"] == "teacher", "group"] = "teacher (zero-shot)"
     if BUDGET in trained.columns:
         seen = pd.to_numeric(trained[BUDGET], errors="coerce")
@@ -49,8 +52,11 @@ def _panel(ax, rows: pd.DataFrame, ylabel: str, scale: float) -> None:
         values = part.groupby("lang")["value"].mean().reindex(langs)
         x = np.arange(len(langs)) + (i - (len(groups) - 1) / 2) * width
         bounds = mean_intervals(part, "lang")
-        yerr = None if bounds is None else error_lengths(values, bounds.ci_low.reindex(langs),
-                                                         bounds.ci_high.reindex(langs), scale=scale)
+        yerr = (
+            None
+            if bounds is None
+            else error_lengths(values, bounds.ci_low.reindex(langs), bounds.ci_high.reindex(langs), scale=scale)
+        )
         ax.bar(x, scale * values, width, yerr=yerr, capsize=2, label=group)
     ax.set_xticks(np.arange(len(langs)), langs)
     ax.set_ylabel(ylabel)
@@ -61,13 +67,16 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
     if "objective" not in table.columns or not (table["objective"] == "mse_distill").any():
         raise XltError("the table has no distilled runs (objective mse_distill); add mse_distill to dual.objectives")
     error = table[table.metric == "mean_error"]
-    sts = table[(table.metric == "spearman") & (table.get("similarity", "cosine") == "cosine")
-                & (table.get("split", "test") == "test")]
+    sts = table[
+        (table.metric == "spearman")
+        & (table.get("similarity", "cosine") == "cosine")
+        & (table.get("split", "test") == "test")
+    ]
     if error.empty:
         raise XltError("the table has no mean_error records; run the Tatoeba evaluation (tatoeba_dual) first")
     panels = [(error, "Tatoeba retrieval error % (mean of both directions)", 100)]
     # one panel per STS dataset: two sets share language codes (en in both), not items
-    for dataset, rows in (sts.groupby("dataset", sort=False) if "dataset" in sts.columns else [(None, sts)]):
+    for dataset, rows in sts.groupby("dataset", sort=False) if "dataset" in sts.columns else [(None, sts)]:
         if not rows.empty:
             panels.append((rows, f"STS Spearman (cosine){f', {dataset}' if dataset else ''}", 1))
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.4), squeeze=False)

@@ -9,6 +9,7 @@ distilled from a fixed teacher (`mse_distill`, xlt.families.dual.distill_plan: n
 and the teacher's own evaluation row. With `dual.sts` every evaluation also scores STS. Everything
 a job needs comes from the validated settings here.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,22 @@ from xlt.core import settings
 from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    check_prefix_states,
+    data_file,
+    data_info,
+    flag_args,
+    model_input,
+    model_ref,
+    prompt_args,
+    shared_prefix,
+    store_args,
+    stored_depths,
+)
 from xlt.families.dual import budget, distill_plan
-from xlt.core.plan import (RESULTS, Job, by_run_id, check_prefix_states, data_file, data_info, flag_args, model_input,
-                            model_ref, prompt_args, shared_prefix, store_args, stored_depths)
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -48,8 +62,12 @@ PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
 READS = ("sbert",)  # the distilled students' teacher can be an sbert run (distill_plan)
 EVALUATIONS = ("tatoeba_dual",)
-LEDGER = {"prefix_states_dual": (("model",), None), "train_dual": (("run_id",), TRAIN_METRICS),
-          "tatoeba_dual": (("run_id",), TATOEBA), "mine": (("run_id", "pair"), MINED)}
+LEDGER = {
+    "prefix_states_dual": (("model",), None),
+    "train_dual": (("run_id",), TRAIN_METRICS),
+    "tatoeba_dual": (("run_id",), TATOEBA),
+    "mine": (("run_id", "pair"), MINED),
+}
 KEEPS_MODEL = ("train_dual",)
 BASELINE = ("trained", False)  # the untrained encoder
 # the zero-shot teacher, then the additive-margin runs, then the distilled students: each against
@@ -63,8 +81,12 @@ BUDGET_AXIS = budget.AXIS
 # each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation):
 # objectives are paired across batch sizes, at the budgets their rows state
 RECIPE_AXES = frozenset({"batch_size"})
-ORDERS = {"objective": lambda value: (OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER
-                                     else len(OBJECTIVE_ORDER), value)}
+ORDERS = {
+    "objective": lambda value: (
+        OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER else len(OBJECTIVE_ORDER),
+        value,
+    )
+}
 PAPER_ONE_BASED: frozenset[str] = frozenset()
 PAPER_DOMAIN_MEANS: dict = {}
 
@@ -76,10 +98,12 @@ def check_grad_accum(grad_accum: int, where: str) -> None:
     here). mse_distill accumulates: its MSE is a mean over examples, which xlt.core.training's
     example-share weighting of micro-batches sums to exactly."""
     if grad_accum > 1:
-        raise XltError(f"{where} {grad_accum}: the dual encoder's loss uses in-batch negatives, so splitting a batch "
-                       "into micro-batches changes the loss (fewer negatives per pair), not only the memory; set it "
-                       "to 1 and pick a batch size that fits memory (dual.batch_sizes / --batch-size), or freeze "
-                       "a prefix (dual.freeze_depths) to save memory")
+        raise XltError(
+            f"{where} {grad_accum}: the dual encoder's loss uses in-batch negatives, so splitting a batch "
+            "into micro-batches changes the loss (fewer negatives per pair), not only the memory; set it "
+            "to 1 and pick a batch size that fits memory (dual.batch_sizes / --batch-size), or freeze "
+            "a prefix (dual.freeze_depths) to save memory"
+        )
 
 
 def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
@@ -143,8 +167,10 @@ def check(config: dict) -> None:
         n = settings.model_layers(config, model)
         for d in family["freeze_depths"]:
             if not -1 <= d < n:
-                raise XltError(f"freeze depth {d} in {FAMILY}.freeze_depths leaves nothing to train in model {model!r} "
-                               f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}")
+                raise XltError(
+                    f"freeze depth {d} in {FAMILY}.freeze_depths leaves nothing to train in model {model!r} "
+                    f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}"
+                )
     for role in ("train", "dev", "tatoeba"):
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
@@ -158,7 +184,9 @@ def check(config: dict) -> None:
     distill_plan.check(config, FAMILY)
     check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
     if ADDITIVE in family["objectives"]:  # distillation's loss is a mean over examples: it accumulates exactly
-        check_grad_accum(settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)")
+        check_grad_accum(
+            settings.training(config, FAMILY).get("grad_accum", 1), "training.grad_accum (dual's training)"
+        )
     for axis in SWEPT:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
@@ -167,15 +195,19 @@ def check(config: dict) -> None:
         return
     mining = family["mining"]
     if mining["tune_split"] == mining["test_split"]:
-        raise XltError(f"{FAMILY}.mining: tune_split and test_split are both {mining['tune_split']!r}; "
-                       "the threshold must be tuned on another split than the one it is scored on")
+        raise XltError(
+            f"{FAMILY}.mining: tune_split and test_split are both {mining['tune_split']!r}; "
+            "the threshold must be tuned on another split than the one it is scored on"
+        )
     if mining["source"] == "bitext":
         require_bitext(config, mining["dataset"], f"{FAMILY}.mining.dataset")
         for split in (mining["tune_split"], mining["test_split"]):
             settings.require_split(config, mining["dataset"], split, mining["langs"], f"{FAMILY}.mining")
     if mining["source"] == "local" and not Path(mining["dir"]).is_dir():
-        raise XltError(f"{FAMILY}.mining.dir: {mining['dir']} is not a directory; point it at BUCC-layout files "
-                       "({src}-{tgt}.{split}.{src|tgt|gold})")
+        raise XltError(
+            f"{FAMILY}.mining.dir: {mining['dir']} is not a directory; point it at BUCC-layout files "
+            "({src}-{tgt}.{split}.{src|tgt|gold})"
+        )
     pairs = mining_pairs(config)
     for pair in pairs:
         try:
@@ -193,18 +225,29 @@ def runs(config: dict) -> list[dict]:
     if family is None:
         return []
     number = settings.number_label
-    additive = [{"run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
-                           f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
-                 "model": model, "objective": ADDITIVE, "margin": margin, "scale": scale, "pooling": pooling,
-                 "batch_size": batch_size, "freeze_depth": depth, "seed": seed,
-                 budget.AXIS: budget.sentences_seen(config, FAMILY, settings.training(config, FAMILY), batch_size)}
-                for model in family["models"] if ADDITIVE in family["objectives"]
-                for margin in family["margins"]
-                for scale in family["scales"]
-                for pooling in family["poolings"]
-                for batch_size in batch_sizes(config)
-                for depth in family["freeze_depths"]
-                for seed in family["seeds"]]
+    additive = [
+        {
+            "run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
+            f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
+            "model": model,
+            "objective": ADDITIVE,
+            "margin": margin,
+            "scale": scale,
+            "pooling": pooling,
+            "batch_size": batch_size,
+            "freeze_depth": depth,
+            "seed": seed,
+            budget.AXIS: budget.sentences_seen(config, FAMILY, settings.training(config, FAMILY), batch_size),
+        }
+        for model in family["models"]
+        if ADDITIVE in family["objectives"]
+        for margin in family["margins"]
+        for scale in family["scales"]
+        for pooling in family["poolings"]
+        for batch_size in batch_sizes(config)
+        for depth in family["freeze_depths"]
+        for seed in family["seeds"]
+    ]
     return additive + distill_plan.runs(config, FAMILY, batch_sizes(config), [row[budget.AXIS] for row in additive])
 
 
@@ -214,8 +257,11 @@ def baselines(config: dict) -> list[dict]:
     family = settings.family(config, FAMILY)
     if family is None or not family["baselines"]:
         return []
-    return [{"run_id": f"{model}-{pooling}-{UNTRAINED}", "model": model, "pooling": pooling}
-            for model in family["models"] for pooling in family["poolings"]]
+    return [
+        {"run_id": f"{model}-{pooling}-{UNTRAINED}", "model": model, "pooling": pooling}
+        for model in family["models"]
+        for pooling in family["poolings"]
+    ]
 
 
 def sts_sets(config: dict) -> list[dict]:
@@ -227,9 +273,15 @@ def sts_sets(config: dict) -> list[dict]:
 def _sts_files(config: dict) -> tuple[list, list]:
     """`--sts FILE ...` of every `dual.sts` set and their datasets' data inputs (none without it)."""
     sets = sts_sets(config)
-    return ([arg for sts in sets for lang in sts["langs"]
-             for arg in ("--sts", data_file(sts["dataset"], lang, sts["split"]))],
-            [data_info(sts["dataset"]) for sts in sets])
+    return (
+        [
+            arg
+            for sts in sets
+            for lang in sts["langs"]
+            for arg in ("--sts", data_file(sts["dataset"], lang, sts["split"]))
+        ],
+        [data_info(sts["dataset"]) for sts in sets],
+    )
 
 
 def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict, layer: int | None = None) -> Job:
@@ -238,12 +290,33 @@ def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict,
     spec = config[FAMILY]["tatoeba"]
     sts_args, sts_data = _sts_files(config)
     data = [data_info(spec["dataset"]), *[d for d in sts_data if d != data_info(spec["dataset"])]]
-    return Job(run_id, axes=axes, inputs={"model": model_files, "data": data[0] if len(data) == 1 else data}, args=[
-        "--model", model, "--pooling", axes["pooling"], *(["--layer", layer] if layer is not None else []),
-        *prompt_args(config, axes["model"]),
-        *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)], *sts_args,
-        "--match", spec["match"], "--axes", json.dumps(axes), "--run-id", run_id, "--family", FAMILY,
-        "--max-length", settings.eval_max_length(config), "--out", TATOEBA.format(run_id=run_id)])
+    return Job(
+        run_id,
+        axes=axes,
+        inputs={"model": model_files, "data": data[0] if len(data) == 1 else data},
+        args=[
+            "--model",
+            model,
+            "--pooling",
+            axes["pooling"],
+            *(["--layer", layer] if layer is not None else []),
+            *prompt_args(config, axes["model"]),
+            *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
+            *sts_args,
+            "--match",
+            spec["match"],
+            "--axes",
+            json.dumps(axes),
+            "--run-id",
+            run_id,
+            "--family",
+            FAMILY,
+            "--max-length",
+            settings.eval_max_length(config),
+            "--out",
+            TATOEBA.format(run_id=run_id),
+        ],
+    )
 
 
 def _prefix_args(config: dict, row: dict) -> tuple[list, dict]:
@@ -262,21 +335,42 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     """One `xlt dual-prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
     family, training = config[FAMILY], settings.training(config, FAMILY)
     store, train = family["prefix_states"], bitext_spec(config, "train")
-    return [Job(model, [
-        "--model", model_ref(config, model), *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
-        *prompt_args(config, model), *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model))],
-        axes={"model": model}, inputs={"model": model_input(config, model), "train": data_info(train["dataset"])})
-        for model, depths in stored_depths(rows, family["models"])]
+    return [
+        Job(
+            model,
+            [
+                "--model",
+                model_ref(config, model),
+                *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
+                *prompt_args(config, model),
+                *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model)),
+            ],
+            axes={"model": model},
+            inputs={"model": model_input(config, model), "train": data_info(train["dataset"])},
+        )
+        for model, depths in stored_depths(rows, family["models"])
+    ]
 
 
 def _make_bucc_args(mining: dict, pair: str) -> list:
     if mining["source"] == "bitext":
         lang = pair.split("-")[0]
-        args = [arg for split in (mining["tune_split"], mining["test_split"])
-                for arg in ("--bitext", f"{split}={data_file(mining['dataset'], lang, split)}")]
+        args = [
+            arg
+            for split in (mining["tune_split"], mining["test_split"])
+            for arg in ("--bitext", f"{split}={data_file(mining['dataset'], lang, split)}")
+        ]
         return args + ["--gold-fraction", mining["gold_fraction"]]
-    args = ["--hub-dataset", mining["path"], "--hub-split", mining["hub_split"],
-            "--tune-fraction", mining["tune_fraction"], "--split-names", f"{mining['tune_split']},{mining['test_split']}"]
+    args = [
+        "--hub-dataset",
+        mining["path"],
+        "--hub-split",
+        mining["hub_split"],
+        "--tune-fraction",
+        mining["tune_fraction"],
+        "--split-names",
+        f"{mining['tune_split']},{mining['test_split']}",
+    ]
     return args + (["--revision", mining["revision"]] if "revision" in mining else [])
 
 
@@ -303,53 +397,130 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         # dev selection scores retrieval by the Tatoeba test's rule (one rule for both)
         args += ["--match", family["tatoeba"]["match"]]
         if row["objective"] == ADDITIVE:  # the command line as before the objective axis
-            objective_args, run_training = ["--margin", row["margin"], "--scale", row["scale"], "--pooling",
-                                            row["pooling"], "--symmetric", family["symmetric"]], training
+            objective_args, run_training = (
+                [
+                    "--margin",
+                    row["margin"],
+                    "--scale",
+                    row["scale"],
+                    "--pooling",
+                    row["pooling"],
+                    "--symmetric",
+                    family["symmetric"],
+                ],
+                training,
+            )
         else:  # distilled: trains on raw text (no frozen-prefix store), the teacher is an input
-            (objective_args, teacher_inputs), run_training = (distill_plan.train_args(config, FAMILY),
-                                                              distill_plan.training(config, FAMILY))
+            (objective_args, teacher_inputs), run_training = (
+                distill_plan.train_args(config, FAMILY),
+                distill_plan.training(config, FAMILY),
+            )
             if row["max_steps"] is not None:  # the budget-matched twin (distill.match_budget)
                 run_training = {**run_training, "max_steps": row["max_steps"]}
             objective_args += ["--pooling", row["pooling"]]
             prefix_args, prefix_inputs = [], teacher_inputs
-        args += [*objective_args, *prompt_args(config, row["model"]),
-                 "--freeze-depth", row["freeze_depth"], *prefix_args,
-                 "--seed", row["seed"],
-                 # the batch size is a sweep axis: it replaces training.batch_size
-                 *flag_args({**run_training, "batch_size": row["batch_size"]}),
-                 "--axes", json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]}), "--run-id", run_id,
-                 "--out", run_dir]
-        train.append(Job(run_id, args, axes=axes, inputs={
-            "model": model_input(config, row["model"]),
-            "train": data_info(bitext_spec(config, "train")["dataset"]),
-            "dev": data_info(bitext_spec(config, "dev")["dataset"]), **prefix_inputs}))
+        args += [
+            *objective_args,
+            *prompt_args(config, row["model"]),
+            "--freeze-depth",
+            row["freeze_depth"],
+            *prefix_args,
+            "--seed",
+            row["seed"],
+            # the batch size is a sweep axis: it replaces training.batch_size
+            *flag_args({**run_training, "batch_size": row["batch_size"]}),
+            "--axes",
+            json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]}),
+            "--run-id",
+            run_id,
+            "--out",
+            run_dir,
+        ]
+        train.append(
+            Job(
+                run_id,
+                args,
+                axes=axes,
+                inputs={
+                    "model": model_input(config, row["model"]),
+                    "train": data_info(bitext_spec(config, "train")["dataset"]),
+                    "dev": data_info(bitext_spec(config, "dev")["dataset"]),
+                    **prefix_inputs,
+                },
+            )
+        )
         model, axes_json = MODEL.format(run_id=run_id), json.dumps(axes)
         tatoeba.append(_tatoeba_job(config, run_id, model, model, axes))
         for pair in pairs:
-            out["mine"][f"{run_id}/{pair}"] = Job(run_id, axes={**axes, "pair": pair},
-                                                  inputs={"bucc": bucc_dir(config, pair)}, args=[
-                "--model", model, "--bucc-dir", bucc_dir(config, pair), "--pair", pair,
-                "--tune-split", mining["tune_split"], "--test-split", mining["test_split"],
-                "--pooling", row["pooling"], *prompt_args(config, row["model"]), "--k", mining["k"],
-                "--strategy", mining["strategy"],
-                "--max-length", settings.eval_max_length(config), "--axes", axes_json, "--run-id", run_id,
-                "--out-metrics", MINED.format(run_id=run_id, pair=pair)])
+            out["mine"][f"{run_id}/{pair}"] = Job(
+                run_id,
+                axes={**axes, "pair": pair},
+                inputs={"bucc": bucc_dir(config, pair)},
+                args=[
+                    "--model",
+                    model,
+                    "--bucc-dir",
+                    bucc_dir(config, pair),
+                    "--pair",
+                    pair,
+                    "--tune-split",
+                    mining["tune_split"],
+                    "--test-split",
+                    mining["test_split"],
+                    "--pooling",
+                    row["pooling"],
+                    *prompt_args(config, row["model"]),
+                    "--k",
+                    mining["k"],
+                    "--strategy",
+                    mining["strategy"],
+                    "--max-length",
+                    settings.eval_max_length(config),
+                    "--axes",
+                    axes_json,
+                    "--run-id",
+                    run_id,
+                    "--out-metrics",
+                    MINED.format(run_id=run_id, pair=pair),
+                ],
+            )
     for row in baselines(config):  # the pretrained encoder, no training axes
         axes = {"model": row["model"]} | {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
-        tatoeba.append(_tatoeba_job(config, row["run_id"], model_ref(config, row["model"]),
-                                    model_input(config, row["model"]), axes))
+        tatoeba.append(
+            _tatoeba_job(
+                config, row["run_id"], model_ref(config, row["model"]), model_input(config, row["model"]), axes
+            )
+        )
     teacher = distill_plan.teacher_row(config, FAMILY)
     if teacher:  # the fixed teacher, scored zero-shot by the same evaluation (objective "teacher")
-        axes = ({"model": teacher["model"]} | {axis: None for axis in AXES}
-                | {"objective": distill_plan.TEACHER, "pooling": teacher["pooling"], "trained": True})
-        tatoeba.append(_tatoeba_job(config, teacher["run_id"], teacher["ref"], teacher["inputs"], axes,
-                                    layer=teacher["layer"]))
+        axes = (
+            {"model": teacher["model"]}
+            | {axis: None for axis in AXES}
+            | {"objective": distill_plan.TEACHER, "pooling": teacher["pooling"], "trained": True}
+        )
+        tatoeba.append(
+            _tatoeba_job(config, teacher["run_id"], teacher["ref"], teacher["inputs"], axes, layer=teacher["layer"])
+        )
     out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
     if mining and mining["source"] != "local":  # local BUCC files are read where they are
         inputs = {"data": data_info(mining["dataset"])} if mining["source"] == "bitext" else {}
-        out["make_bucc"] = {pair: Job(pair, inputs=inputs, axes={"pair": pair}, args=[
-            "--pair", pair, "--out", BUCC.format(pair=pair), *_make_bucc_args(mining, pair), "--seed", mining["seed"]])
-            for pair in pairs}
+        out["make_bucc"] = {
+            pair: Job(
+                pair,
+                inputs=inputs,
+                axes={"pair": pair},
+                args=[
+                    "--pair",
+                    pair,
+                    "--out",
+                    BUCC.format(pair=pair),
+                    *_make_bucc_args(mining, pair),
+                    "--seed",
+                    mining["seed"],
+                ],
+            )
+            for pair in pairs
+        }
     if shared_prefix(config, FAMILY):
         out["prefix_states_dual"] = by_run_id(_prefix_states_jobs(config, rows))
     return out
@@ -364,24 +535,33 @@ def metrics_files(config: dict) -> list[str]:
         files += [TRAIN_METRICS.format(run_id=run_id), TATOEBA.format(run_id=run_id)]
         files += [MINED.format(run_id=run_id, pair=pair) for pair in mining_pairs(config)]
     teacher = distill_plan.teacher_row(config, FAMILY)
-    return (files + [TATOEBA.format(run_id=row["run_id"]) for row in baselines(config)]
-            + ([TATOEBA.format(run_id=teacher["run_id"])] if teacher else []))
+    return (
+        files
+        + [TATOEBA.format(run_id=row["run_id"]) for row in baselines(config)]
+        + ([TATOEBA.format(run_id=teacher["run_id"])] if teacher else [])
+    )
 
 
 def plot_kinds(config: dict) -> list[str]:
     """The figures a sweep can draw: a line against an axis needs two values of it; mining needs mining."""
     family = config[FAMILY]
-    skipped = {"dual-error-vs-margin": len(family["margins"]) < 2,
-               "dual-error-vs-scale": len(family["scales"]) < 2,
-               "dual-mining": not mining_pairs(config),
-               "dual-objectives": not distill_plan.distilling(config, FAMILY)}
+    skipped = {
+        "dual-error-vs-margin": len(family["margins"]) < 2,
+        "dual-error-vs-scale": len(family["scales"]) < 2,
+        "dual-mining": not mining_pairs(config),
+        "dual-objectives": not distill_plan.distilling(config, FAMILY),
+    }
     return [kind for kind in PLOT_KINDS if not skipped.get(kind)]
 
 
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)] + ([CURVES] if curve_files(config) else [])
+    return (
+        [TABLE, SUMMARY]
+        + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
+        + ([CURVES] if curve_files(config) else [])
+    )
 
 
 def curve_files(config: dict) -> list[str]:

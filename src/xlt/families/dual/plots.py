@@ -5,13 +5,21 @@ Each function reads the tidy table of `xlt aggregate`, writes one PNG and return
 Baseline rows (the untrained encoder, `trained` false; `dual.baselines`) are the dashed
 reference lines of the error curves and their own rows of the heatmap.
 """
+
 from __future__ import annotations
 
-from xlt.report.figures import halfwidth_grid, heatmap, interval_band, mean_intervals, reference_span, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
+from xlt.report.figures import (
+    halfwidth_grid,
+    heatmap,
+    interval_band,
+    mean_intervals,
+    reference_span,
+    save,
+)  # first: it selects the headless backend
 
 DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "sentences_seen")
 ADDITIVE = "additive_margin"  # the objective whose runs have a margin and a scale
@@ -31,8 +39,7 @@ def run_labels(table: pd.DataFrame, axes=DUAL_AXES, skip=()) -> pd.Series:
     if not varying:
         return pd.Series(["all runs"] * len(table), index=table.index)
     # an axis a run does not have (a distilled run's margin) is left out of its label
-    return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r) if pd.notna(v)),
-                                axis=1)
+    return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r) if pd.notna(v)), axis=1)
 
 
 def split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -45,7 +52,7 @@ def split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def baseline_labels(baselines: pd.DataFrame) -> pd.Series:
-    """"untrained", with the pooling when the baselines differ in it."""
+    """ "untrained", with the pooling when the baselines differ in it."""
     if "pooling" in baselines.columns and baselines["pooling"].nunique(dropna=True) > 1:
         return "untrained pooling=" + baselines["pooling"].astype(str)
     return pd.Series(["untrained"] * len(baselines), index=baselines.index)
@@ -75,14 +82,16 @@ def _error_vs(table: pd.DataFrame, out, x: str, title: str):
         part = per_run[per_run.direction == direction]
         for line, group in part.groupby("line"):
             stats = group.groupby(x)["value"].agg(["mean", "std"]).fillna(0.0).sort_index()
-            drawn = ax.errorbar(stats.index, 100 * stats["mean"], yerr=100 * stats["std"], marker="o", capsize=3,
-                                label=line)
+            drawn = ax.errorbar(
+                stats.index, 100 * stats["mean"], yerr=100 * stats["std"], marker="o", capsize=3, label=line
+            )
             rows = err[(err.direction == direction) & (err.line == line)]
             intervals = mean_intervals(rows, x)
             if intervals is not None:
                 intervals = intervals.reindex(stats.index)
-                interval_band(ax, stats.index, intervals.ci_low, intervals.ci_high, color=drawn.lines[0].get_color(),
-                              scale=100)
+                interval_band(
+                    ax, stats.index, intervals.ci_low, intervals.ci_high, color=drawn.lines[0].get_color(), scale=100
+                )
         # the untrained encoder: a dashed line at its error (mean over languages)
         for line, group in untrained[untrained.direction == direction].groupby("line"):
             ax.axhline(100 * group["value"].mean(), linestyle="--", color="0.45", label=line)
@@ -118,10 +127,18 @@ def tatoeba_heatmap(table: pd.DataFrame, out, title: str = ""):
     order = sorted(set(labels)) + sorted(set(err["run"]) - set(labels))  # trained runs first, baselines last
     grid = grid.reindex([run for run in order if run in grid.index])
     grid["mean"] = grid.mean(axis=1)  # no interval: the directions' errors are not independent
-    return heatmap(grid, out, title=title or "Tatoeba retrieval error % per language and direction",
-                   xlabel="language, direction", cbar_label="error %", cmap="viridis_r",
-                   cell=(0.9, 0.5), margin=(1.5, 1.6), min_width=6.5,
-                   halfwidth=halfwidth_grid(err, "run", "column", scale=100))
+    return heatmap(
+        grid,
+        out,
+        title=title or "Tatoeba retrieval error % per language and direction",
+        xlabel="language, direction",
+        cbar_label="error %",
+        cmap="viridis_r",
+        cell=(0.9, 0.5),
+        margin=(1.5, 1.6),
+        min_width=6.5,
+        halfwidth=halfwidth_grid(err, "run", "column", scale=100),
+    )
 
 
 def mining_table(table: pd.DataFrame, out, title: str = ""):
@@ -134,10 +151,19 @@ def mining_table(table: pd.DataFrame, out, title: str = ""):
     rows["column"] = rows["lang"].astype(str) + " " + rows["metric"].map({"precision": "P", "recall": "R", "f1": "F1"})
     order = [f"{lang} {m}" for lang in sorted(rows["lang"].astype(str).unique()) for m in ("P", "R", "F1")]
     grid = 100 * rows.pivot_table(index="run", columns="column", values="value", aggfunc="mean")[order]
-    return heatmap(grid, out, title=title or "BUCC-style mining: precision / recall / F1 %",
-                   xlabel="source language: score on the test split (threshold tuned on the tuning split)",
-                   cbar_label="%", cell=(0.7, 0.5), margin=(1.5, 1.4), min_width=6.5, vmin=0, vmax=100,
-                   halfwidth=halfwidth_grid(rows, "run", "column", scale=100))
+    return heatmap(
+        grid,
+        out,
+        title=title or "BUCC-style mining: precision / recall / F1 %",
+        xlabel="source language: score on the test split (threshold tuned on the tuning split)",
+        cbar_label="%",
+        cell=(0.7, 0.5),
+        margin=(1.5, 1.4),
+        min_width=6.5,
+        vmin=0,
+        vmax=100,
+        halfwidth=halfwidth_grid(rows, "run", "column", scale=100),
+    )
 
 
 def objectives(table: pd.DataFrame, out, title: str = ""):

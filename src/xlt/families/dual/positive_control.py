@@ -1,5 +1,6 @@
 """dual's positive control: additive-margin training lowers the Tatoeba retrieval error below the
 untrained encoder's; a distilled student's error falls below its zero-shot teacher's without overlap."""
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -8,7 +9,8 @@ import pandas as pd
 
 from xlt.core import settings
 from xlt.report.positive_control.rows import missing, need_columns, num, row
-from xlt.report.positive_control.world import describe as language, overlap_ranking
+from xlt.report.positive_control.world import describe as language
+from xlt.report.positive_control.world import overlap_ranking
 
 CHECK_NAMES = ("training lowers the retrieval error", "distillation beats the zero-shot teacher without overlap")
 
@@ -28,14 +30,19 @@ def spec(config: dict) -> dict:
         not_run[name] = "dual.baselines is false: no untrained encoder to compare with"
     # the additive-margin runs; a distilled student is held to its teacher by the distillation check
     additive = [row for row in dual.runs(config) if row["objective"] == dual.ADDITIVE]
-    return {"pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in additive if baseline},
-            "langs": langs, "not_run": not_run, **_distill_spec(config, langs, not_run)}
+    return {
+        "pairs": {row["run_id"]: baseline[(row["model"], row["pooling"])] for row in additive if baseline},
+        "langs": langs,
+        "not_run": not_run,
+        **_distill_spec(config, langs, not_run),
+    }
 
 
 def _distill_spec(config: dict, langs: list[str], not_run: dict) -> dict:
     """The distillation check's part of the spec: each distilled run with the teacher's
     evaluation row, on the lowest-overlap demo language (or the reason it is not run)."""
-    from xlt.families.dual import distill_plan, plan as dual
+    from xlt.families.dual import distill_plan
+    from xlt.families.dual import plan as dual
 
     name = CHECK_NAMES[1]
     teacher = distill_plan.teacher_row(config, dual.FAMILY)
@@ -64,14 +71,22 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
     language with bitext), absent when that check is in not_run."""
     need_columns(table, "dual", ["run_id", "lang", "metric", "value"])
     error = table[table.metric == "mean_error"].groupby(["run_id", "lang"])["value"].mean()
-    return (_error_drops(error, world, CHECK_NAMES[0], "untrained", spec["pairs"], spec["langs"],
-                         thresholds["error_drop"])
-            + _error_drops(error, world, CHECK_NAMES[1], "zero-shot teacher", spec.get("distill", {}),
-                           [spec.get("distill_lang")], thresholds["distill_gain"]))
+    return _error_drops(
+        error, world, CHECK_NAMES[0], "untrained", spec["pairs"], spec["langs"], thresholds["error_drop"]
+    ) + _error_drops(
+        error,
+        world,
+        CHECK_NAMES[1],
+        "zero-shot teacher",
+        spec.get("distill", {}),
+        [spec.get("distill_lang")],
+        thresholds["distill_gain"],
+    )
 
 
-def _error_drops(error: pd.Series, world: Mapping, name: str, reference: str, pairs: dict, langs: list,
-                 drop: float) -> list[dict]:
+def _error_drops(
+    error: pd.Series, world: Mapping, name: str, reference: str, pairs: dict, langs: list, drop: float
+) -> list[dict]:
     """One row per run and language: the run's error at most its reference run's minus `drop`."""
     rows = []
     for run, baseline in pairs.items():
@@ -80,8 +95,15 @@ def _error_drops(error: pd.Series, world: Mapping, name: str, reference: str, pa
             before, after = error.get((baseline, lang)), error.get((run, lang))
             if before is None or after is None:
                 absent = [r for r, v in ((baseline, before), (run, after)) if v is None]
-                rows.append(missing("dual", name, subject, f"<= {reference} error - {drop:g}",
-                                    f"{' and '.join(absent)} on {lang} (mean_error)"))
+                rows.append(
+                    missing(
+                        "dual",
+                        name,
+                        subject,
+                        f"<= {reference} error - {drop:g}",
+                        f"{' and '.join(absent)} on {lang} (mean_error)",
+                    )
+                )
                 continue
             expected = f"<= {reference} {num(before)} - {drop:g} = {num(before - drop)} (mean of both directions)"
             rows.append(row("dual", name, subject, expected, num(after), after <= before - drop))

@@ -21,6 +21,7 @@ run reads its boundary. The store records the model, max_length, the precision a
 the distinct sentences (their order is the store's), so a store written for other data or
 another autocast is refused.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,13 +31,9 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from xlt.core.errors import XltError
 from xlt.core.cached_top import CachedSentenceTop
-from xlt.core.prefix_cache import (
-    PrefixStateDataset,
-    cache_examples,
-    collate_prefix_states,
-)
+from xlt.core.errors import XltError
+from xlt.core.prefix_cache import PrefixStateDataset, cache_examples, collate_prefix_states
 from xlt.core.sentence_encoder import tokenize
 from xlt.families.dual.dual_encoder import distinct_pairs
 
@@ -69,15 +66,21 @@ def sentence_collate(tokenizer, max_length: int):
 
 def check_cacheable(depth: int) -> None:
     if depth < 0:
-        raise XltError(f"--freeze-depth {depth} freezes nothing (the embeddings train), so there is no frozen prefix "
-                       "to cache; drop --cache-frozen-prefix / --prefix-states or use a depth >= 0")
+        raise XltError(
+            f"--freeze-depth {depth} freezes nothing (the embeddings train), so there is no frozen prefix "
+            "to cache; drop --cache-frozen-prefix / --prefix-states or use a depth >= 0"
+        )
 
 
 def store_expected(model: str, max_length: int, sentences: Sequence[str], precision: str) -> dict:
     """The meta values a store must have been written with to serve this run (`precision`: what
     the run's autocast computes in, xlt.core.train_args.precision_label)."""
-    return {"model": model, "max_length": max_length, "sentences_sha256": sentences_digest(sentences),
-            "precision": precision}
+    return {
+        "model": model,
+        "max_length": max_length,
+        "sentences_sha256": sentences_digest(sentences),
+        "precision": precision,
+    }
 
 
 @dataclass
@@ -99,8 +102,16 @@ class CachedDual:
         return {**collate_prefix_states([self.dataset[row] for row in rows]), "pairs": len(pairs)}
 
 
-def prepare_cached_dual(model, depth: int, pairs: Sequence[tuple[str, str]], tokenizer, max_length: int,
-                        batch_size: int, device, precision: str = "fp32") -> CachedDual:
+def prepare_cached_dual(
+    model,
+    depth: int,
+    pairs: Sequence[tuple[str, str]],
+    tokenizer,
+    max_length: int,
+    batch_size: int,
+    device,
+    precision: str = "fp32",
+) -> CachedDual:
     """Run the frozen prefix of `model` (a SentenceEncoder) once per distinct sentence, under the
     autocast the run's `precision` (TrainArgs.precision) trains with on `device`."""
     import torch
@@ -113,12 +124,25 @@ def prepare_cached_dual(model, depth: int, pairs: Sequence[tuple[str, str]], tok
     model.to(device)
     sentences, indexed = distinct_sentences(pairs)
     started = time.time()
-    states = cache_examples(model.encoder, depth, sentences, sentence_collate(tokenizer, max_length), batch_size,
-                            device, amp_dtype=amp_dtype)
+    states = cache_examples(
+        model.encoder,
+        depth,
+        sentences,
+        sentence_collate(tokenizer, max_length),
+        batch_size,
+        device,
+        amp_dtype=amp_dtype,
+    )
     cache_s = time.time() - started
-    log.info("cached the frozen prefix (embeddings + %d layers, %s) of %d distinct sentences (%d pairs) in %.2f s "
-             "(%.1f MB)", depth, states.states.precision, len(sentences), len(indexed), cache_s,
-             states.states.nbytes / 2**20)
+    log.info(
+        "cached the frozen prefix (embeddings + %d layers, %s) of %d distinct sentences (%d pairs) in %.2f s (%.1f MB)",
+        depth,
+        states.states.precision,
+        len(sentences),
+        len(indexed),
+        cache_s,
+        states.states.nbytes / 2**20,
+    )
     return CachedDual(CachedSentenceTop(model, depth), states, cache_s, indexed)
 
 
@@ -131,10 +155,17 @@ def load_cached_dual(model, depth: int, path, pairs: Sequence[tuple[str, str]], 
     started = time.time()
     sentences, indexed = distinct_sentences(pairs)
     meta = read_store_meta(path)
-    check_store_matches(path, meta, store_expected(expected["model"], expected["max_length"], sentences,
-                                                   expected["precision"]), RERUN)
+    check_store_matches(
+        path, meta, store_expected(expected["model"], expected["max_length"], sentences, expected["precision"]), RERUN
+    )
     states = read_prefix_store(path, depth, model.encoder)
     load_s = time.time() - started
-    log.info("read the stored frozen prefix (embeddings + %d layers, %s) of %d sentences from %s in %.2f s",
-             depth, meta["storage_dtype"], len(states), path, load_s)
+    log.info(
+        "read the stored frozen prefix (embeddings + %d layers, %s) of %d sentences from %s in %.2f s",
+        depth,
+        meta["storage_dtype"],
+        len(states),
+        path,
+        load_s,
+    )
     return CachedDual(CachedSentenceTop(model, depth), PrefixStateDataset(states), load_s, indexed)

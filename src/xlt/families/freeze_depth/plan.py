@@ -4,6 +4,7 @@ Each run fine-tunes on the source language with the embeddings and the first N l
 frozen (`finetune`), then scores zero-shot accuracy on every evaluation language
 (`evaluate`). Everything a job needs comes from the validated settings here.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,21 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (RESULTS, Job, by_run_id, check_prefix_states, data_file, data_info, flag_args, head_args,
-                            model_input, model_ref, shared_prefix, store_args, stored_depths)
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    check_prefix_states,
+    data_file,
+    data_info,
+    flag_args,
+    head_args,
+    model_input,
+    model_ref,
+    shared_prefix,
+    store_args,
+    stored_depths,
+)
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -35,8 +49,11 @@ PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
 READS: tuple[str, ...] = ()
 EVALUATIONS = ("evaluate_xnli",)
-LEDGER = {"prefix_states": (("model",), None), "finetune": (("run_id",), TRAIN_METRICS),
-          "evaluate_xnli": (("run_id",), f"{RUN}/eval.json")}
+LEDGER = {
+    "prefix_states": (("model",), None),
+    "finetune": (("run_id",), TRAIN_METRICS),
+    "evaluate_xnli": (("run_id",), f"{RUN}/eval.json"),
+}
 KEEPS_MODEL = ("finetune",)
 BASELINE = ("freeze_depth", -1)  # nothing frozen
 REFERENCE_AXIS = None
@@ -54,14 +71,18 @@ def check(config: dict) -> None:
         model_depths(config, model)
     unswept = sorted(set(family["model_depths"]) - set(family["models"]))
     if unswept:
-        raise XltError(f"{FAMILY}.model_depths: {', '.join(unswept)} not in {FAMILY}.models "
-                       f"({', '.join(family['models'])}); a model's depths need the model in the sweep")
+        raise XltError(
+            f"{FAMILY}.model_depths: {', '.join(unswept)} not in {FAMILY}.models "
+            f"({', '.join(family['models'])}); a model's depths need the model in the sweep"
+        )
     train, evaluation = family["train"], family["eval"]
     for role in ("train", "eval"):
         settings.require_task(config, family[role]["dataset"], CLASSIFICATION_TASKS, f"{FAMILY}.{role}.dataset")
     if config["datasets"][train["dataset"]]["task"] != config["datasets"][evaluation["dataset"]]["task"]:
-        raise XltError(f"{FAMILY}: train dataset {train['dataset']!r} and eval dataset {evaluation['dataset']!r} "
-                       "are different tasks; a classifier is scored on the task it was trained for")
+        raise XltError(
+            f"{FAMILY}: train dataset {train['dataset']!r} and eval dataset {evaluation['dataset']!r} "
+            "are different tasks; a classifier is scored on the task it was trained for"
+        )
     for split in ("train", "dev"):
         settings.require_split(config, train["dataset"], split, [train["lang"]], f"{FAMILY}.train")
     settings.require_split(config, evaluation["dataset"], evaluation["split"], evaluation["langs"], f"{FAMILY}.eval")
@@ -86,10 +107,16 @@ def runs(config: dict) -> list[dict]:
     for model in family["models"]:
         for depth in model_depths(config, model):
             for seed in family["seeds"]:
-                row = {"run_id": f"{model}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
-                       "freeze_depth": depth, "seed": seed}
-                rows += [{**row, "run_id": f"{row['run_id']}-warmup{settings.number_label(ratio)}",
-                          "warmup_ratio": ratio} for ratio in family["warmup_ratios"]] or [row]
+                row = {
+                    "run_id": f"{model}-depth{settings.depth_label(depth)}-seed{seed}",
+                    "model": model,
+                    "freeze_depth": depth,
+                    "seed": seed,
+                }
+                rows += [
+                    {**row, "run_id": f"{row['run_id']}-warmup{settings.number_label(ratio)}", "warmup_ratio": ratio}
+                    for ratio in family["warmup_ratios"]
+                ] or [row]
     return rows
 
 
@@ -103,12 +130,24 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     """One `xlt prefix-states` job per model whose sweep has a depth >= 0, storing all of them."""
     family = config[FAMILY]
     train, store, training = family["train"], family["prefix_states"], settings.training(config, FAMILY)
-    return [Job(model, [
-        "--model", model_ref(config, model), *head_args(config, model), "--num-labels", num_labels(config),
-        "--train", data_file(train["dataset"], train["lang"], "train"),
-        *store_args(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model))],
-        axes={"model": model}, inputs={"model": model_input(config, model), "data": data_info(train["dataset"])})
-        for model, depths in stored_depths(rows, family["models"])]
+    return [
+        Job(
+            model,
+            [
+                "--model",
+                model_ref(config, model),
+                *head_args(config, model),
+                "--num-labels",
+                num_labels(config),
+                "--train",
+                data_file(train["dataset"], train["lang"], "train"),
+                *store_args(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model)),
+            ],
+            axes={"model": model},
+            inputs={"model": model_input(config, model), "data": data_info(train["dataset"])},
+        )
+        for model, depths in stored_depths(rows, family["models"])
+    ]
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
@@ -124,10 +163,19 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     finetune, evaluate = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
-        args = ["--model", model_ref(config, row["model"]), *head_args(config, row["model"]),
-                "--train", data_file(train["dataset"], train["lang"], "train"),
-                "--dev", data_file(train["dataset"], train["lang"], "dev"),
-                "--num-labels", num_labels(config), "--freeze-depth", row["freeze_depth"]]
+        args = [
+            "--model",
+            model_ref(config, row["model"]),
+            *head_args(config, row["model"]),
+            "--train",
+            data_file(train["dataset"], train["lang"], "train"),
+            "--dev",
+            data_file(train["dataset"], train["lang"], "dev"),
+            "--num-labels",
+            num_labels(config),
+            "--freeze-depth",
+            row["freeze_depth"],
+        ]
         inputs = {"model": model_input(config, row["model"])}
         if shared and row["freeze_depth"] >= 0:  # depth -1 freezes nothing: it trains uncached
             inputs["prefix_states"] = PREFIX_STATES.format(model=row["model"])
@@ -147,11 +195,27 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         if family["checkpoint_selection"] and evaluation["dataset"] != train["dataset"]:  # it reads the test sets too
             data = [data, data_info(evaluation["dataset"])]
         finetune.append(Job(row["run_id"], args, axes=axes, inputs={**inputs, "data": data}))
-        evaluate.append(Job(row["run_id"], axes=axes, inputs={"data": data_info(evaluation["dataset"])}, args=[
-            "--model", f"{run_dir}/model", "--train-metrics", f"{run_dir}/train.json",
-            "--data", *[data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
-            "--langs", ",".join(evaluation["langs"]), "--max-length", training["max_length"],
-            "--out", f"{run_dir}/eval.json"]))
+        evaluate.append(
+            Job(
+                row["run_id"],
+                axes=axes,
+                inputs={"data": data_info(evaluation["dataset"])},
+                args=[
+                    "--model",
+                    f"{run_dir}/model",
+                    "--train-metrics",
+                    f"{run_dir}/train.json",
+                    "--data",
+                    *[data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
+                    "--langs",
+                    ",".join(evaluation["langs"]),
+                    "--max-length",
+                    training["max_length"],
+                    "--out",
+                    f"{run_dir}/eval.json",
+                ],
+            )
+        )
     planned = {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
     return {"prefix_states": by_run_id(_prefix_states_jobs(config, rows)), **planned} if shared else planned
 
@@ -171,7 +235,12 @@ def checkpoint_files(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + ([CHECKPOINT_TABLE] if config[FAMILY]["checkpoint_selection"] else []) + [PLOT.format(kind=kind) for kind in PLOT_KINDS] + ([CURVES] if curve_files(config) else [])
+    return (
+        [TABLE, SUMMARY]
+        + ([CHECKPOINT_TABLE] if config[FAMILY]["checkpoint_selection"] else [])
+        + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
+        + ([CURVES] if curve_files(config) else [])
+    )
 
 
 def curve_files(config: dict) -> list[str]:

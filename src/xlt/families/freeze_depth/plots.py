@@ -1,11 +1,19 @@
 """Freeze-depth figures: zero-shot accuracy against the number of frozen layers."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from xlt.report.figures import halfwidth_grid, heatmap, interval_band, mean_intervals, save  # first: it selects the headless backend
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from xlt.report.figures import (
+    halfwidth_grid,
+    heatmap,
+    interval_band,
+    mean_intervals,
+    save,
+)  # first: it selects the headless backend
 
 
 def _depth_labels(depths) -> list[str]:
@@ -35,9 +43,18 @@ def _depth_lines(ax, acc: pd.DataFrame, title: str) -> None:
     for lang, group in acc.groupby("lang"):
         by_depth = group.groupby("freeze_depth")["value"].agg(["mean", "std"]).fillna(0.0)
         bold = lang == "avg"
-        line, = ax.plot(by_depth.index, by_depth["mean"], marker="o", lw=3 if bold else 1.2,
-                        color="black" if bold else None, label="average" if bold else lang, zorder=3 if bold else 2)
-        ax.fill_between(by_depth.index, by_depth["mean"] - by_depth["std"], by_depth["mean"] + by_depth["std"], alpha=0.15)
+        (line,) = ax.plot(
+            by_depth.index,
+            by_depth["mean"],
+            marker="o",
+            lw=3 if bold else 1.2,
+            color="black" if bold else None,
+            label="average" if bold else lang,
+            zorder=3 if bold else 2,
+        )
+        ax.fill_between(
+            by_depth.index, by_depth["mean"] - by_depth["std"], by_depth["mean"] + by_depth["std"], alpha=0.15
+        )
         intervals = mean_intervals(group, "freeze_depth")
         if intervals is not None:
             intervals = intervals.reindex(by_depth.index)
@@ -69,11 +86,18 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
     grid.columns = _depth_labels(grid.columns)
     if half is not None:
         half.columns = grid.columns
-    return heatmap(grid, out, title=title or "Zero-shot accuracy by language and freeze depth", xlabel="frozen layers",
-            ylabel="language", cbar_label="accuracy", fmt=".2f", cell=(0.6, 0.45), margin=(1.0, 1.0), halfwidth=half)
+    return heatmap(
+        grid,
+        out,
+        title=title or "Zero-shot accuracy by language and freeze depth",
+        xlabel="frozen layers",
+        ylabel="language",
+        cbar_label="accuracy",
+        fmt=".2f",
+        cell=(0.6, 0.45),
+        margin=(1.0, 1.0),
+        halfwidth=half,
+    )
 
 
-PLOTS = {
-    "accuracy-vs-depth": accuracy_vs_depth,
-    "accuracy-heatmap": accuracy_heatmap,
-}
+PLOTS = {"accuracy-vs-depth": accuracy_vs_depth, "accuracy-heatmap": accuracy_heatmap}

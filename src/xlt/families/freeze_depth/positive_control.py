@@ -2,6 +2,7 @@
 language, transfers to the high-overlap language above chance and in the order of overlap; a
 shallower freeze beats freezing every layer. The job counts the gold labels of the evaluation
 sets (`resolve`): chance accuracy is one over their number."""
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -12,9 +13,10 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl
 from xlt.core.plan import data_file, data_info
-from xlt.report.positive_control.rows import missing, need_columns, num, row
-from xlt.report.positive_control.world import describe as language, high_overlap, overlap_ranking
 from xlt.families.freeze_depth.plan import model_depths
+from xlt.report.positive_control.rows import missing, need_columns, num, row
+from xlt.report.positive_control.world import describe as language
+from xlt.report.positive_control.world import high_overlap, overlap_ranking
 
 CHECK_NAMES = (
     "source-language accuracy, nothing frozen",
@@ -47,11 +49,13 @@ def spec(config: dict) -> dict:
                 not_run[name] = "depth -1 (nothing frozen) is not in freeze_depth.depths"
         if n not in depths:
             not_run[names[3]] = f"depth {n} (every layer of {model} frozen) is not in freeze_depth.depths"
-    return {"source_lang": source,
-            # keyed as the table names a model: by its config name (the path is in the manifests)
-            "models": {m: {"name": m, "layers": settings.model_layers(config, m)} for m in family["models"]},
-            "label_files": [data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
-            "not_run": not_run}
+    return {
+        "source_lang": source,
+        # keyed as the table names a model: by its config name (the path is in the manifests)
+        "models": {m: {"name": m, "layers": settings.model_layers(config, m)} for m in family["models"]},
+        "label_files": [data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
+        "not_run": not_run,
+    }
 
 
 def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
@@ -78,16 +82,21 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
 
         expected = f">= {num(thresholds['source_accuracy'])}"
         value = accuracy(-1, source)
-        rows.append(missing(family, names[0], f"{source}{who}", expected, f"{source} at depth -1") if value is None
-                    else row(family, names[0], f"{source}{who}", expected, num(value),
-                             value >= thresholds["source_accuracy"]))
+        rows.append(
+            missing(family, names[0], f"{source}{who}", expected, f"{source} at depth -1")
+            if value is None
+            else row(family, names[0], f"{source}{who}", expected, num(value), value >= thresholds["source_accuracy"])
+        )
 
         bar = chance + thresholds["above_chance"]
         expected = f">= chance 1/{spec['labels']} + {thresholds['above_chance']:g} = {num(bar)}"
         value = accuracy(-1, high)
         subject = f"{language(world, high)}{who}"
-        rows.append(missing(family, names[1], subject, expected, f"{high} at depth -1") if value is None
-                    else row(family, names[1], subject, expected, num(value), value >= bar))
+        rows.append(
+            missing(family, names[1], subject, expected, f"{high} at depth -1")
+            if value is None
+            else row(family, names[1], subject, expected, num(value), value >= bar)
+        )
 
         tolerance = thresholds["order_tolerance"]
         expected = " >= ".join(language(world, lang) for lang in ranking)
@@ -98,8 +107,12 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         if absent:
             rows.append(missing(family, names[2], subject, expected, f"{', '.join(absent)} at depth -1"))
         else:
-            ordered = all(values[a] >= values[b] - tolerance for a in ranking for b in ranking
-                          if float(world[a]["overlap"]) > float(world[b]["overlap"]))
+            ordered = all(
+                values[a] >= values[b] - tolerance
+                for a in ranking
+                for b in ranking
+                if float(world[a]["overlap"]) > float(world[b]["overlap"])
+            )
             observed = ", ".join(f"{lang} {num(values[lang])}" for lang in ranking)
             rows.append(row(family, names[2], subject, expected, observed, ordered))
 
@@ -109,8 +122,9 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         on_high = {depth: v for (depth, lang), v in by_depth_lang.items() if lang == high}
         others = {depth: v for depth, v in on_high.items() if depth != deepest}
         if deepest not in on_high or not others:
-            rows.append(missing(family, names[3], subject, expected,
-                                f"{high} at depth {deepest} and at a shallower depth"))
+            rows.append(
+                missing(family, names[3], subject, expected, f"{high} at depth {deepest} and at a shallower depth")
+            )
         else:
             best = max(others, key=others.get)
             observed = f"depth {best}: {num(others[best])}, depth {deepest}: {num(on_high[deepest])}"
@@ -130,6 +144,8 @@ def resolve(entry: dict) -> dict:
     entry = dict(entry)
     labels = {item["label"] for path in entry.pop("label_files") for item in read_jsonl(path)}
     if len(labels) < 2:
-        raise XltError(f"the freeze_depth evaluation sets have {len(labels)} distinct label(s); "
-                       "chance accuracy needs the label count of a classification task")
+        raise XltError(
+            f"the freeze_depth evaluation sets have {len(labels)} distinct label(s); "
+            "chance accuracy needs the label count of a classification task"
+        )
     return {**entry, "labels": len(labels)}

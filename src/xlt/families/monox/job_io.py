@@ -3,6 +3,7 @@ check before any model loads, and how they finish (model, metrics, checkpoints).
 
 Both take the same flags for these (--split, --size, --num-labels, --eval-data, --eval-langs,
 --axes, --save-model), so the helpers read them from the parsed arguments."""
+
 from __future__ import annotations
 
 

@@ -5,6 +5,7 @@ fine-tuned once per (task, training size, seed) and stores its logits (`train_te
 kd/pl student at that size reads those logits, finetune/self_train students need no teacher
 (`distill`). Everything a job needs comes from the validated settings here.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,11 @@ def training(config: dict, task: str, role: str = "student") -> dict:
     """Shared `training` < `monox.training` < the task's `training` < (teacher jobs) the task's
     `teacher_training`."""
     spec = tasks(config[FAMILY])[task]
-    return {**settings.training(config, FAMILY), **spec["training"],
-            **(spec["teacher_training"] if role == "teacher" else {})}
+    return {
+        **settings.training(config, FAMILY),
+        **spec["training"],
+        **(spec["teacher_training"] if role == "teacher" else {}),
+    }
 
 
 def check(config: dict) -> None:
@@ -82,8 +86,10 @@ def check(config: dict) -> None:
     family = config[FAMILY]
     needs_teacher = [m for m in family["modes"] if m in TEACHER_MODES]
     if needs_teacher and not family["teachers"]:
-        raise XltError(f"monox.modes has {needs_teacher}, which distil from a teacher, but monox.teachers is "
-                       f"not set; declare a teacher model or drop those modes")
+        raise XltError(
+            f"monox.modes has {needs_teacher}, which distil from a teacher, but monox.teachers is "
+            f"not set; declare a teacher model or drop those modes"
+        )
     for role in ("teachers", "students"):
         for model in family[role]:
             settings.require(config, "models", model, f"monox.{role}")
@@ -101,14 +107,20 @@ def check(config: dict) -> None:
         settings.require(config, "datasets", task, f"monox.tasks[{i}].dataset")
         kind = config["datasets"][task]["task"]
         if kind not in NUM_LABELS:
-            raise XltError(f"{where}: dataset {task!r} is a {kind} dataset; MonoX needs a classification "
-                           f"dataset (task {' or '.join(NUM_LABELS)})")
+            raise XltError(
+                f"{where}: dataset {task!r} is a {kind} dataset; MonoX needs a classification "
+                f"dataset (task {' or '.join(NUM_LABELS)})"
+            )
         if ("labelled_fraction" in spec) == ("unlabelled_split" in spec):
-            raise XltError(f"{where}: set exactly one of labelled_fraction (split the train set into labelled "
-                           f"and unlabelled, as for XNLI) or unlabelled_split (a separate unlabelled split, as for CLS)")
+            raise XltError(
+                f"{where}: set exactly one of labelled_fraction (split the train set into labelled "
+                f"and unlabelled, as for XNLI) or unlabelled_split (a separate unlabelled split, as for CLS)"
+            )
         if ("dev_split" in spec) == ("dev_fraction" in spec):
-            raise XltError(f"{where}: set exactly one of dev_split (a dataset split, e.g. dev) or dev_fraction "
-                           f"(hold out part of the labelled data, as for CLS)")
+            raise XltError(
+                f"{where}: set exactly one of dev_split (a dataset split, e.g. dev) or dev_fraction "
+                f"(hold out part of the labelled data, as for CLS)"
+            )
         settings.require_split(config, task, "train", [source], f"{where} (monox.source_lang)")
         for key in ("unlabelled_split", "dev_split"):
             if key in spec:
@@ -131,9 +143,11 @@ def _check_sizes(config: dict, family: dict, task: str, spec: dict) -> None:
         labelled -= math.floor(spec["dev_fraction"] * labelled + 0.5)
     for size in task_sizes(family, spec):
         if size != "all" and size > labelled:
-            raise XltError(f"monox.tasks ({task}).sizes: training size {size} is larger than the {labelled} labelled "
-                           f"examples of dataset {task!r} ({n_train} train examples after the configured "
-                           f"split); use a size <= {labelled} or 'all'")
+            raise XltError(
+                f"monox.tasks ({task}).sizes: training size {size} is larger than the {labelled} labelled "
+                f"examples of dataset {task!r} ({n_train} train examples after the configured "
+                f"split); use a size <= {labelled} or 'all'"
+            )
 
 
 def size_label(size: int | str) -> str:
@@ -175,19 +189,43 @@ def runs(config: dict) -> list[dict]:
                         teacher_run = None
                         if teacher is not None:
                             teacher_run = f"{teacher}-{task}-{size_label(size)}-seed{seed}"
-                            teachers.setdefault(teacher_run, {
-                                "run_id": teacher_run, "role": "teacher", "task": task, "mode": "teacher",
-                                "student": None, "teacher": teacher, "size": size, "temperature": None,
-                                "seed": seed, "headline": size == family["size"], "teacher_run_id": None,
-                            })
-                        parts = [student, task, mode] + ([teacher] if teacher else []) + \
-                                ([temperature_label(temperature)] if temperature is not None else []) + \
-                                [size_label(size), f"seed{seed}"]
-                        students.append({
-                            "run_id": "-".join(parts), "role": "student", "task": task, "mode": mode,
-                            "student": student, "teacher": teacher, "size": size, "temperature": temperature,
-                            "seed": seed, "headline": headline, "teacher_run_id": teacher_run,
-                        })
+                            teachers.setdefault(
+                                teacher_run,
+                                {
+                                    "run_id": teacher_run,
+                                    "role": "teacher",
+                                    "task": task,
+                                    "mode": "teacher",
+                                    "student": None,
+                                    "teacher": teacher,
+                                    "size": size,
+                                    "temperature": None,
+                                    "seed": seed,
+                                    "headline": size == family["size"],
+                                    "teacher_run_id": None,
+                                },
+                            )
+                        parts = (
+                            [student, task, mode]
+                            + ([teacher] if teacher else [])
+                            + ([temperature_label(temperature)] if temperature is not None else [])
+                            + [size_label(size), f"seed{seed}"]
+                        )
+                        students.append(
+                            {
+                                "run_id": "-".join(parts),
+                                "role": "student",
+                                "task": task,
+                                "mode": mode,
+                                "student": student,
+                                "teacher": teacher,
+                                "size": size,
+                                "temperature": temperature,
+                                "seed": seed,
+                                "headline": headline,
+                                "teacher_run_id": teacher_run,
+                            }
+                        )
     return list(teachers.values()) + students
 
 
@@ -210,14 +248,34 @@ def num_labels(config: dict, task: str) -> int:
 def _split_job(config: dict, task: str, seed: int) -> Job:
     """How the split gets its unlabelled pool and dev set (paper: XNLI vs CLS)."""
     spec, source = tasks(config[FAMILY])[task], config[FAMILY]["source_lang"]
-    pool = (["--labelled-fraction", spec["labelled_fraction"]] if "labelled_fraction" in spec
-            else ["--unlabelled", data_file(task, source, spec["unlabelled_split"])])
-    dev = (["--dev-fraction", spec["dev_fraction"]] if "dev_fraction" in spec
-           else ["--dev", data_file(task, source, spec["dev_split"])])
+    pool = (
+        ["--labelled-fraction", spec["labelled_fraction"]]
+        if "labelled_fraction" in spec
+        else ["--unlabelled", data_file(task, source, spec["unlabelled_split"])]
+    )
+    dev = (
+        ["--dev-fraction", spec["dev_fraction"]]
+        if "dev_fraction" in spec
+        else ["--dev", data_file(task, source, spec["dev_split"])]
+    )
     run_id = split_id(task, seed)
-    return Job(run_id, ["--train", data_file(task, source, "train"), *pool, *dev, "--seed", seed, "--name", task,
-                        "--out", SPLIT.format(run_id=run_id)],
-               inputs={"data": data_info(task)}, axes={"task": task, "seed": seed})
+    return Job(
+        run_id,
+        [
+            "--train",
+            data_file(task, source, "train"),
+            *pool,
+            *dev,
+            "--seed",
+            seed,
+            "--name",
+            task,
+            "--out",
+            SPLIT.format(run_id=run_id),
+        ],
+        inputs={"data": data_info(task)},
+        axes={"task": task, "seed": seed},
+    )
 
 
 def _axes(row: dict, model: str) -> dict:
@@ -231,14 +289,43 @@ def _teacher_job(config: dict, row: dict) -> Job:
     split = tasks(config[FAMILY])[task]["eval"]["split"]
     axes = _axes(row, row["teacher"])
     # the monolingual teacher is scored in the source language only (the paper's Table 1)
-    args = ["--model", model_ref(config, row["teacher"]), *head_args(config, row["teacher"]), "--split", SPLIT.format(run_id=split_id(task, row["seed"])),
-            "--size", row["size"], "--num-labels", num_labels(config, task),
-            "--eval-data", data_file(task, source, split), "--eval-langs", source, "--source-lang", source,
-            "--seed", row["seed"], *flag_args(training(config, task, "teacher")), "--axes", json.dumps(axes),
-            "--run-id", row["run_id"], "--out", TEACHER.format(run_id=row["run_id"]),
-            *saved_model_args(config, TEACHER, row["run_id"])]
-    return Job(row["run_id"], args, axes=axes, inputs={
-        "split": split_files(task, row["seed"]), "model": model_input(config, row["teacher"]), "data": data_info(task)})
+    args = [
+        "--model",
+        model_ref(config, row["teacher"]),
+        *head_args(config, row["teacher"]),
+        "--split",
+        SPLIT.format(run_id=split_id(task, row["seed"])),
+        "--size",
+        row["size"],
+        "--num-labels",
+        num_labels(config, task),
+        "--eval-data",
+        data_file(task, source, split),
+        "--eval-langs",
+        source,
+        "--source-lang",
+        source,
+        "--seed",
+        row["seed"],
+        *flag_args(training(config, task, "teacher")),
+        "--axes",
+        json.dumps(axes),
+        "--run-id",
+        row["run_id"],
+        "--out",
+        TEACHER.format(run_id=row["run_id"]),
+        *saved_model_args(config, TEACHER, row["run_id"]),
+    ]
+    return Job(
+        row["run_id"],
+        args,
+        axes=axes,
+        inputs={
+            "split": split_files(task, row["seed"]),
+            "model": model_input(config, row["teacher"]),
+            "data": data_info(task),
+        },
+    )
 
 
 def saved_model_args(config: dict, run: str, run_id: str) -> list[str]:
@@ -268,17 +355,44 @@ def _student_job(config: dict, row: dict) -> Job:
 
         mode_args += tracking_args(config, task, evaluation["split"], evaluation["langs"])
     axes = _axes(row, row["student"])
-    args = ["--mode", row["mode"], "--model", model_ref(config, row["student"]), *head_args(config, row["student"]),
-            "--split", SPLIT.format(run_id=split_id(task, row["seed"])), "--size", row["size"],
-            "--num-labels", num_labels(config, task), "--freeze-depth", family["student_freeze_depth"], *mode_args,
-            "--eval-data", *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
-            "--eval-langs", ",".join(evaluation["langs"]), "--source-lang", family["source_lang"],
-            "--seed", row["seed"], *flag_args(training(config, task)), "--axes", json.dumps(axes),
-            "--run-id", row["run_id"], "--out", f"{STUDENT.format(run_id=row['run_id'])}/metrics.json",
-            *saved_model_args(config, STUDENT, row["run_id"])]
-    inputs = {"split": split_files(task, row["seed"]), "model": model_input(config, row["student"]),
-              "teacher": [teacher_logits(row["teacher_run_id"])] if row["teacher_run_id"] else [],
-              "data": data_info(task)}
+    args = [
+        "--mode",
+        row["mode"],
+        "--model",
+        model_ref(config, row["student"]),
+        *head_args(config, row["student"]),
+        "--split",
+        SPLIT.format(run_id=split_id(task, row["seed"])),
+        "--size",
+        row["size"],
+        "--num-labels",
+        num_labels(config, task),
+        "--freeze-depth",
+        family["student_freeze_depth"],
+        *mode_args,
+        "--eval-data",
+        *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
+        "--eval-langs",
+        ",".join(evaluation["langs"]),
+        "--source-lang",
+        family["source_lang"],
+        "--seed",
+        row["seed"],
+        *flag_args(training(config, task)),
+        "--axes",
+        json.dumps(axes),
+        "--run-id",
+        row["run_id"],
+        "--out",
+        f"{STUDENT.format(run_id=row['run_id'])}/metrics.json",
+        *saved_model_args(config, STUDENT, row["run_id"]),
+    ]
+    inputs = {
+        "split": split_files(task, row["seed"]),
+        "model": model_input(config, row["student"]),
+        "teacher": [teacher_logits(row["teacher_run_id"])] if row["teacher_run_id"] else [],
+        "data": data_info(task),
+    }
     return Job(row["run_id"], args, inputs=inputs, axes=axes)
 
 
@@ -300,8 +414,9 @@ def plot_kinds(config: dict) -> list[str]:
     kinds = ["monox-accuracy-heatmap"]
     if any(len(task_sizes(family, spec)) > 1 for spec in family["tasks"]):
         kinds.append("monox-accuracy-vs-size")
-    if "kd" in family["modes"] and any(len(set(spec["temperatures"]) | {family["temperature"]}) > 1
-                                       for spec in family["tasks"]):
+    if "kd" in family["modes"] and any(
+        len(set(spec["temperatures"]) | {family["temperature"]}) > 1 for spec in family["tasks"]
+    ):
         kinds.append("monox-accuracy-vs-temperature")
     return kinds
 
@@ -326,12 +441,17 @@ def student_outputs(config: dict) -> dict[str, str]:
 def targets(config: dict) -> list[str]:
     if not any(row["role"] == "student" for row in runs(config)):
         return []
-    return ([TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML] + [PLOT.format(kind=k) for k in plot_kinds(config)]
-            + ([CURVES] if curve_files(config) else []) + ([CHECKPOINT_TABLE] if checkpoint_selection(config) else []))
+    return (
+        [TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML]
+        + [PLOT.format(kind=k) for k in plot_kinds(config)]
+        + ([CURVES] if curve_files(config) else [])
+        + ([CHECKPOINT_TABLE] if checkpoint_selection(config) else [])
+    )
 
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every teacher, then of every student."""
     planned = jobs(config)
-    return ([TEACHER_CURVE.format(run_id=run_id) for run_id in planned["train_teacher"]]
-            + [STUDENT_CURVE.format(run_id=run_id) for run_id in planned["distill"]])
+    return [TEACHER_CURVE.format(run_id=run_id) for run_id in planned["train_teacher"]] + [
+        STUDENT_CURVE.format(run_id=run_id) for run_id in planned["distill"]
+    ]

@@ -5,21 +5,31 @@ The table's `headline` column marks the runs at the headline training size and t
 (the per-language table, as the paper's Tables 2 and 3); the size and temperature sweeps are the
 other rows. Accuracy is test accuracy (split test) averaged over seeds.
 """
+
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
-import matplotlib.ticker
-
-from xlt.report.figures import (  # first: it selects the headless backend
-    INTERVAL_COLUMNS, TWO_LINES, complete_mean, draw_heatmap, halfwidth_grid, has_halfwidths, interval_band,
-    mean_intervals, reference_span, save, seed_spread)
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
+from xlt.report.figures import (  # first: it selects the headless backend
+    INTERVAL_COLUMNS,
+    TWO_LINES,
+    complete_mean,
+    draw_heatmap,
+    halfwidth_grid,
+    has_halfwidths,
+    interval_band,
+    mean_intervals,
+    reference_span,
+    save,
+    seed_spread,
+)
 
 # paper order: the teacher (Table 1), MBERT, MBERT-ST, MonoX-PL, MonoX-KD
 MODE_ORDER = ("teacher", "finetune", "self_train", "pl", "kd")
@@ -55,7 +65,9 @@ def _test_accuracy(table: pd.DataFrame) -> pd.DataFrame:
     need = {"metric", "split", "lang", "mode", "task", "value", "headline"}
     missing = need - set(table.columns)
     if missing:
-        raise XltError(f"the table has no column(s) {sorted(missing)}: is it the MonoX table (results/tables/monox.csv)?")
+        raise XltError(
+            f"the table has no column(s) {sorted(missing)}: is it the MonoX table (results/tables/monox.csv)?"
+        )
     acc = table[(table.metric == "accuracy") & (table.split == "test")]
     if acc.empty:
         raise XltError("the table has no test accuracy records")
@@ -117,42 +129,61 @@ def table_markdown(grid: pd.DataFrame, percent: bool = True, spread: dict[str, p
     lines = []
     for task in dict.fromkeys(grid.index.get_level_values("task")):
         part = grid.xs(task, level="task").dropna(axis=1, how="all")
-        lines += [f"### {task}", "", "| method | " + " | ".join(map(str, part.columns)) + " |",
-                  "|---|" + "---:|" * len(part.columns)]
+        lines += [
+            f"### {task}",
+            "",
+            "| method | " + " | ".join(map(str, part.columns)) + " |",
+            "|---|" + "---:|" * len(part.columns),
+        ]
         for method, cells in _row_texts(part, task, percent, spread):
             lines.append(f"| {method} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
 
-def table_html(grid: pd.DataFrame, title: str = "", percent: bool = True,
-               spread: dict[str, pd.DataFrame] | None = None) -> str:
+def table_html(
+    grid: pd.DataFrame, title: str = "", percent: bool = True, spread: dict[str, pd.DataFrame] | None = None
+) -> str:
     body = []
     for task in dict.fromkeys(grid.index.get_level_values("task")):
         part = grid.xs(task, level="task").dropna(axis=1, how="all")
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in part.columns)
         rows = "".join(
             f"<tr><th>{html.escape(str(m))}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-            for m, cells in _row_texts(part, task, percent, spread))
-        body.append(f"<h3>{html.escape(str(task))}</h3><table><thead><tr><th>method</th>{head}</tr></thead>"
-                    f"<tbody>{rows}</tbody></table>")
-    style = ("body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1.5em}"
-             "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th:first-child{text-align:left}")
+            for m, cells in _row_texts(part, task, percent, spread)
+        )
+        body.append(
+            f"<h3>{html.escape(str(task))}</h3><table><thead><tr><th>method</th>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
+    style = (
+        "body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:1.5em}"
+        "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th:first-child{text-align:left}"
+    )
     heading = f"<h2>{html.escape(title)}</h2>" if title else ""
     note = "Test accuracy in percent, mean over seeds"
     if spread is not None:
         note += " ± their standard deviation, then [the 95 % bootstrap interval] (the mean of the seeds' bounds)"
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{style}</style></head><body>{heading}"
-            f"{''.join(body)}<p>{note}.</p></body></html>\n")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{style}</style></head><body>{heading}"
+        f"{''.join(body)}<p>{note}.</p></body></html>\n"
+    )
 
 
 def _row_texts(part: pd.DataFrame, task, percent: bool, spread: dict[str, pd.DataFrame] | None):
     """(method, cell texts) per row of one task's block; `spread` adds each cell's sd and interval."""
-    extra = {name: grid.xs(task, level="task").reindex(index=part.index, columns=part.columns)
-             for name, grid in (spread or {}).items()}
+    extra = {
+        name: grid.xs(task, level="task").reindex(index=part.index, columns=part.columns)
+        for name, grid in (spread or {}).items()
+    }
     for method, row in part.iterrows():
-        yield method, [_cell(c, v, percent, **{name: grid.at[method, c] for name, grid in extra.items()})
-                       for c, v in row.items()]
+        yield (
+            method,
+            [
+                _cell(c, v, percent, **{name: grid.at[method, c] for name, grid in extra.items()})
+                for c, v in row.items()
+            ],
+        )
 
 
 def _cell(column, value, percent: bool, sd=np.nan, ci_low=np.nan, ci_high=np.nan) -> str:
@@ -179,8 +210,9 @@ def accuracy_heatmap(table: pd.DataFrame, out: str | Path, title: str = ""):
     halves = [halfwidth_grid(acc[acc.task == task], "method", "lang", scale=100) for task in tasks]
     width = 3.5 + 0.75 * max(p.shape[1] for p in parts)
     heights = [1.0 + 0.5 * (TWO_LINES if has_halfwidths(half) else 1) * p.shape[0] for p, half in zip(parts, halves)]
-    fig, axes = plt.subplots(len(parts), 1, figsize=(width, sum(heights) + 0.6), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
+    fig, axes = plt.subplots(
+        len(parts), 1, figsize=(width, sum(heights) + 0.6), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
     for ax, task, part, half in zip(axes[:, 0], tasks, parts, halves):
         draw_heatmap(ax, part, half, cbar_label="accuracy (%)", fmt=".1f", mask=part.isna())
         ax.set_title(task)
@@ -224,16 +256,19 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     temperature = _headline_temperature(acc)
     if temperature is not None:
         acc = acc[(acc["mode"] != "kd") | np.isclose(acc.temperature.astype(float), temperature)]
-    tasks = [t for t in dict.fromkeys(acc.task) if acc[acc.task == t].examples.nunique() > 1] or list(dict.fromkeys(acc.task))
+    tasks = [t for t in dict.fromkeys(acc.task) if acc[acc.task == t].examples.nunique() > 1] or list(
+        dict.fromkeys(acc.task)
+    )
     fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         part = acc[acc.task == task]
         for method in _ordered_methods(part):
             rows = part[part.method == method]
             curve = rows.groupby("examples")["value"].agg(["mean", "std"]).fillna(0.0)
-            line, = ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
-            ax.fill_between(curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]),
-                            alpha=0.15)
+            (line,) = ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
+            ax.fill_between(
+                curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]), alpha=0.15
+            )
             _band(ax, rows, "examples", curve.index, line.get_color())
         _log_ticks(ax, sorted(part.examples.dropna().unique()))
         ax.set_xlabel("labelled training examples")
@@ -254,15 +289,18 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
     kd = acc[acc["mode"] == "kd"]
     if kd.empty:
         raise XltError("no kd runs in the table: the temperature plot needs mode kd")
-    tasks = [t for t in dict.fromkeys(kd.task) if kd[kd.task == t].temperature.nunique() > 1] or list(dict.fromkeys(kd.task))
+    tasks = [t for t in dict.fromkeys(kd.task) if kd[kd.task == t].temperature.nunique() > 1] or list(
+        dict.fromkeys(kd.task)
+    )
     fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         part = kd[kd.task == task]
         for method in _ordered_methods(part):
             rows = part[part.method == method]
             curve = rows.groupby("temperature")["value"].agg(["mean", "std"]).fillna(0.0)
-            drawn = ax.errorbar(curve.index, 100 * curve["mean"], yerr=100 * curve["std"], marker="o", capsize=3,
-                                label=method)
+            drawn = ax.errorbar(
+                curve.index, 100 * curve["mean"], yerr=100 * curve["std"], marker="o", capsize=3, label=method
+            )
             _band(ax, rows, "temperature", curve.index, drawn.lines[0].get_color())
         reference = acc[(acc.task == task) & (acc["mode"] != "kd") & _truthy(acc.headline)]
         for i, method in enumerate(_ordered_methods(reference)):

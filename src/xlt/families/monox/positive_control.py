@@ -1,12 +1,12 @@
 """monox's positive control: headline students learn the source language, and none gives one
 class to nearly every example."""
+
 from __future__ import annotations
 
 from typing import Mapping
 
 import pandas as pd
 
-from xlt.core import settings
 from xlt.report.positive_control.rows import is_true, missing, need_columns, num, row
 
 CHECK_NAMES = ("student accuracy in the source language", "no student collapses onto one class")
@@ -51,6 +51,14 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         rows.append(missing(family, names[1], "headline students", expected, "majority_share"))
     for run, part in shares.groupby("run_id"):
         worst = part.loc[part["value"].idxmax()]
-        rows.append(row(family, names[1], run, expected, f"{num(worst['value'])} ({worst['lang']})",
-                        worst["value"] <= thresholds["max_majority_share"]))
+        rows.append(
+            row(
+                family,
+                names[1],
+                run,
+                expected,
+                f"{num(worst['value'])} ({worst['lang']})",
+                worst["value"] <= thresholds["max_majority_share"],
+            )
+        )
     return rows

@@ -17,6 +17,7 @@ matters for the small training-size sweep points. ``stratify=False`` gives the p
 Teacher and student use different tokenizers (RoBERTa vs mBERT), so teacher outputs are stored
 per *example*, keyed by `example_id`, never by position or token; see `save_teacher_logits`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,6 +37,7 @@ ARTIFACT_VERSION = 1
 
 
 # ---------------------------------------------------------------- example ids
+
 
 def example_id(record: Mapping[str, Any]) -> str:
     """A stable id for one example: its explicit ``id`` if it has one, else the sha1 of its
@@ -59,39 +61,45 @@ def _fingerprint(ids: set[str]) -> str:
 
 # ---------------------------------------------------------------- splits and subsamples
 
-def split_labelled(records: Sequence[dict], labelled_fraction: float = 0.2, seed: int = 0,
-                   stratify: bool = True) -> tuple[list[dict], list[dict]]:
+
+def split_labelled(
+    records: Sequence[dict], labelled_fraction: float = 0.2, seed: int = 0, stratify: bool = True
+) -> tuple[list[dict], list[dict]]:
     """(labelled, unlabelled): the paper's XNLI split, `labelled_fraction` of the training data
     keeps its labels, the rest becomes the unlabelled set (still carrying its gold labels, which
     `build_pl_dataset` never uses). Both keep the input order; records are not copied."""
     return _split(records, labelled_fraction, seed, stratify, "labelled_fraction")
 
 
-def split_dev(records: Sequence[dict], dev_fraction: float = 0.2, seed: int = 0,
-              stratify: bool = True) -> tuple[list[dict], list[dict]]:
+def split_dev(
+    records: Sequence[dict], dev_fraction: float = 0.2, seed: int = 0, stratify: bool = True
+) -> tuple[list[dict], list[dict]]:
     """(train, dev): the paper's CLS split, `dev_fraction` of the training data is held out as
     the development set."""
     dev, train = _split(records, dev_fraction, seed, stratify, "dev_fraction")
     return train, dev
 
 
-def _split(records: Sequence[dict], fraction: float, seed: int, stratify: bool,
-           name: str) -> tuple[list[dict], list[dict]]:
+def _split(
+    records: Sequence[dict], fraction: float, seed: int, stratify: bool, name: str
+) -> tuple[list[dict], list[dict]]:
     _check_seed(seed)
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
         raise XltError(f"{name} must be a number strictly between 0 and 1, got {fraction!r}")
     n = len(records)
     target = math.floor(fraction * n + 0.5)
     if target == 0 or target == n:
-        raise XltError(f"{name}={fraction} of {n} records selects {target}: both sides of the split "
-                       f"need at least one example; use more data or another fraction")
+        raise XltError(
+            f"{name}={fraction} of {n} records selects {target}: both sides of the split "
+            f"need at least one example; use more data or another fraction"
+        )
     rng = np.random.default_rng(seed)
     groups = _label_groups(records) if stratify else None
     if groups is None:
         chosen = rng.permutation(n)[:target]
     else:
         quotas = _largest_remainder({c: len(idx) * fraction for c, idx in groups.items()}, target)
-        chosen = np.concatenate([rng.permutation(groups[c])[:quotas[c]] for c in sorted(groups)])
+        chosen = np.concatenate([rng.permutation(groups[c])[: quotas[c]] for c in sorted(groups)])
     mask = np.zeros(n, dtype=bool)
     mask[chosen] = True
     return ([r for r, m in zip(records, mask) if m], [r for r, m in zip(records, mask) if not m])
@@ -113,8 +121,7 @@ def subsample(records: Sequence[dict], size: int | str, seed: int = 0) -> list[d
     elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise XltError(f"training size must be a positive integer or 'all', got {size!r}")
     if size > n:
-        raise XltError(f"training size {size} is larger than the {n} available records; "
-                       f"use a size <= {n} or 'all'")
+        raise XltError(f"training size {size} is larger than the {n} available records; use a size <= {n} or 'all'")
     return [records[i] for i in _stratified_order(records, size, np.random.default_rng(seed))]
 
 
@@ -135,8 +142,10 @@ def _stratified_order(records: Sequence[dict], size: int, rng: np.random.Generat
         # record once it is below its share (step * n_c / n > taken, exact integer test); among
         # those, the one whose share reaches the next whole record soonest goes first. This keeps
         # |taken_c - step * n_c / n| < 1 for every prefix.
-        best = min((c for c in range(len(classes)) if step * n_class[c] > taken[c] * n),
-                   key=lambda c: ((taken[c] + 1) / n_class[c], priority[c]))
+        best = min(
+            (c for c in range(len(classes)) if step * n_class[c] > taken[c] * n),
+            key=lambda c: ((taken[c] + 1) / n_class[c], priority[c]),
+        )
         order.append(members[best][taken[best]])
         taken[best] += 1
     return order
@@ -167,6 +176,7 @@ def _check_seed(seed: int) -> None:
 
 # ---------------------------------------------------------------- pseudo labels (MonoX-PL)
 
+
 def pseudo_label(probs: np.ndarray, threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(indices, labels) of the examples whose top class probability is >= `threshold`.
 
@@ -177,35 +187,43 @@ def pseudo_label(probs: np.ndarray, threshold: float = 0.0) -> tuple[np.ndarray,
         raise XltError(f"probabilities must be (examples, num_labels >= 2), got shape {probs.shape}")
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
         raise XltError(f"pseudo-label threshold must be in [0, 1], got {threshold!r} (paper: 0)")
-    if probs.size and (np.any(probs < -1e-6) or np.any(probs > 1 + 1e-6)
-                       or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)):
-        raise XltError("pseudo_label expects probabilities (rows in [0, 1] summing to 1); these look like "
-                       "logits: apply a softmax first")
+    if probs.size and (
+        np.any(probs < -1e-6) or np.any(probs > 1 + 1e-6) or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-3)
+    ):
+        raise XltError(
+            "pseudo_label expects probabilities (rows in [0, 1] summing to 1); these look like "
+            "logits: apply a softmax first"
+        )
     confident = np.flatnonzero(probs.max(axis=1) >= threshold)
     return confident, probs[confident].argmax(axis=1)
 
 
-def build_pl_dataset(gold: Sequence[dict], unlabelled: Sequence[dict | str], teacher_probs: np.ndarray,
-                     threshold: float = 0.0) -> list[dict]:
+def build_pl_dataset(
+    gold: Sequence[dict], unlabelled: Sequence[dict | str], teacher_probs: np.ndarray, threshold: float = 0.0
+) -> list[dict]:
     """MonoX-PL training set: the gold records followed by the confidently pseudo-labelled
     unlabelled examples, each ``{text, [text_pair], [id], label}`` with the teacher's argmax as
     label. An unlabelled record's own ``label`` (e.g. XNLI's held-out gold) is never copied."""
     if len(unlabelled) != len(teacher_probs):
-        raise XltError(f"{len(unlabelled)} unlabelled examples but {len(teacher_probs)} rows of teacher "
-                       f"probabilities: predict on exactly the unlabelled set, in order")
+        raise XltError(
+            f"{len(unlabelled)} unlabelled examples but {len(teacher_probs)} rows of teacher "
+            f"probabilities: predict on exactly the unlabelled set, in order"
+        )
     indices, labels = pseudo_label(teacher_probs, threshold)
     pseudo = []
     for i, label in zip(indices.tolist(), labels.tolist()):
         item = unlabelled[i]
-        record = {"text": item} if isinstance(item, str) else \
-            {k: item[k] for k in ("id", "text", "text_pair") if item.get(k) is not None}
+        record = (
+            {"text": item}
+            if isinstance(item, str)
+            else {k: item[k] for k in ("id", "text", "text_pair") if item.get(k) is not None}
+        )
         record["label"] = int(label)
         pseudo.append(record)
     return [dict(r) for r in gold] + pseudo
 
 
-def build_kd_dataset(parts: Mapping[str, Sequence[dict]],
-                     teacher_logits: Mapping[str, np.ndarray]) -> list[dict]:
+def build_kd_dataset(parts: Mapping[str, Sequence[dict]], teacher_logits: Mapping[str, np.ndarray]) -> list[dict]:
     """MonoX-KD training set D_C: the records of every part (labelled then unlabelled, in the
     mapping's order) with their teacher logits attached as ``teacher_logits`` (list of floats).
     The distillation loss uses only those; gold labels stay on the records for bookkeeping."""
@@ -219,6 +237,7 @@ def build_kd_dataset(parts: Mapping[str, Sequence[dict]],
 
 
 # ---------------------------------------------------------------- self-training (MBERT-ST)
+
 
 @dataclass
 class SelfTrainingRound:
@@ -235,10 +254,14 @@ class SelfTrainingResult:
     train_records: list[dict] = field(default_factory=list)
 
 
-def self_train(gold: Sequence[dict], unlabelled: Sequence[dict | str],
-               train_fn: Callable[[list[dict], Any], Any],
-               predict_fn: Callable[[Any, Sequence[dict | str]], np.ndarray],
-               rounds: int, threshold: float = 0.0) -> SelfTrainingResult:
+def self_train(
+    gold: Sequence[dict],
+    unlabelled: Sequence[dict | str],
+    train_fn: Callable[[list[dict], Any], Any],
+    predict_fn: Callable[[Any, Sequence[dict | str]], np.ndarray],
+    rounds: int,
+    threshold: float = 0.0,
+) -> SelfTrainingResult:
     """The MBERT-ST baseline: "alternately fine-tuning mBERT and updating the training data by
     labeling English unlabeled examples" with the student itself.
 
@@ -266,8 +289,10 @@ def self_train(gold: Sequence[dict], unlabelled: Sequence[dict | str],
 
 # ---------------------------------------------------------------- teacher-logits artifact
 
-def save_teacher_logits(path: str | Path, parts: Mapping[str, tuple[Sequence[dict], np.ndarray]],
-                        meta: Mapping[str, Any] | None = None) -> dict:
+
+def save_teacher_logits(
+    path: str | Path, parts: Mapping[str, tuple[Sequence[dict], np.ndarray]], meta: Mapping[str, Any] | None = None
+) -> dict:
     """Write the teacher's logits for named parts (e.g. ``{"labelled": (records, logits),
     "unlabelled": (records, logits)}``) to one ``.npz`` file, one row per (part, example id).
 
@@ -282,8 +307,10 @@ def save_teacher_logits(path: str | Path, parts: Mapping[str, tuple[Sequence[dic
     for name, (records, logits) in parts.items():
         logits = np.asarray(logits, dtype=np.float32)
         if logits.ndim != 2 or len(logits) != len(records):
-            raise XltError(f"part {name!r}: {len(records)} records need logits of shape ({len(records)}, "
-                           f"num_labels), got {logits.shape}")
+            raise XltError(
+                f"part {name!r}: {len(records)} records need logits of shape ({len(records)}, "
+                f"num_labels), got {logits.shape}"
+            )
         if num_labels is None:
             num_labels = logits.shape[1]
         elif logits.shape[1] != num_labels:
@@ -300,13 +327,22 @@ def save_teacher_logits(path: str | Path, parts: Mapping[str, tuple[Sequence[dic
             ids.append(key)
             rows.append(row)
         header_parts[name] = {"examples": len(seen), "fingerprint": _fingerprint(seen)}
-    header = {"format": ARTIFACT_FORMAT, "version": ARTIFACT_VERSION, "num_labels": int(num_labels),
-              "parts": header_parts, "meta": dict(meta or {})}
+    header = {
+        "format": ARTIFACT_FORMAT,
+        "version": ARTIFACT_VERSION,
+        "num_labels": int(num_labels),
+        "parts": header_parts,
+        "meta": dict(meta or {}),
+    }
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         # A file object, so numpy does not append ".npz" to the temporary name.
-        np.savez(f, parts=np.array(names, dtype=str), ids=np.array(ids, dtype=str),
-                 logits=np.stack(rows) if rows else np.zeros((0, num_labels), np.float32),
-                 header=np.array(json.dumps(header)))
+        np.savez(
+            f,
+            parts=np.array(names, dtype=str),
+            ids=np.array(ids, dtype=str),
+            logits=np.stack(rows) if rows else np.zeros((0, num_labels), np.float32),
+            header=np.array(json.dumps(header)),
+        )
     return header
 
 
@@ -315,8 +351,9 @@ def read_teacher_logits_header(path: str | Path) -> dict:
         return _header(data, path)
 
 
-def load_teacher_logits(path: str | Path, parts: Mapping[str, Sequence[dict]],
-                        expected_meta: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+def load_teacher_logits(
+    path: str | Path, parts: Mapping[str, Sequence[dict]], expected_meta: Mapping[str, Any] | None = None
+) -> dict[str, np.ndarray]:
     """Teacher logits aligned to `parts` ({part name: records}): one (len(records), num_labels)
     float32 array per part, row i belonging to records[i] whatever their order.
 
@@ -326,13 +363,16 @@ def load_teacher_logits(path: str | Path, parts: Mapping[str, Sequence[dict]],
     with _open_artifact(path) as data:
         header = _header(data, path)
         row_of: dict[tuple[str, str], int] = {
-            (p, i): n for n, (p, i) in enumerate(zip(data["parts"].tolist(), data["ids"].tolist()))}
+            (p, i): n for n, (p, i) in enumerate(zip(data["parts"].tolist(), data["ids"].tolist()))
+        }
         logits = data["logits"]
     stored = header["meta"]
     for key, value in (expected_meta or {}).items():
         if key not in stored or stored[key] != value:
-            raise XltError(f"teacher logits {path} were made with {key}={stored.get(key, '<unset>')!r}, "
-                           f"this run expects {value!r}; recompute them for this configuration")
+            raise XltError(
+                f"teacher logits {path} were made with {key}={stored.get(key, '<unset>')!r}, "
+                f"this run expects {value!r}; recompute them for this configuration"
+            )
     parts_of_id: dict[str, list[str]] = {}
     for p, i in row_of:
         parts_of_id.setdefault(i, []).append(p)
@@ -345,19 +385,24 @@ def load_teacher_logits(path: str | Path, parts: Mapping[str, Sequence[dict]],
         if missing:
             key, record = missing[0]
             elsewhere = parts_of_id.get(key)
-            where = (f"; it is stored under part {elsewhere[0]!r}, so the logits belong to another split/seed"
-                     if elsewhere else "")
+            where = (
+                f"; it is stored under part {elsewhere[0]!r}, so the logits belong to another split/seed"
+                if elsewhere
+                else ""
+            )
             raise XltError(
                 f"teacher logits {path}: {len(missing)} of {len(records)} {name!r} examples are missing "
                 f"(first: id {key}, text {str(record.get('text'))[:60]!r}){where}; "
-                f"re-run the teacher's prediction for this split (meta of the artifact: {stored})")
+                f"re-run the teacher's prediction for this split (meta of the artifact: {stored})"
+            )
         fingerprint = _fingerprint(set(ids))
         if fingerprint != header["parts"][name]["fingerprint"]:
             raise XltError(
                 f"teacher logits {path}: part {name!r} was computed for {header['parts'][name]['examples']} "
                 f"examples, these records are {len(set(ids))} different ones (fingerprint {fingerprint[:12]} "
                 f"vs {header['parts'][name]['fingerprint'][:12]}): the artifact came from another split/seed "
-                f"(its meta: {stored}); recompute it")
+                f"(its meta: {stored}); recompute it"
+            )
         out[name] = logits[[row_of[(name, k)] for k in ids]].reshape(len(ids), header["num_labels"])
     return out
 
@@ -377,6 +422,8 @@ def _header(data, path) -> dict:
     except KeyError:
         raise XltError(f"{path} has no header: not written by save_teacher_logits") from None
     if header.get("format") != ARTIFACT_FORMAT or header.get("version") != ARTIFACT_VERSION:
-        raise XltError(f"{path} is format {header.get('format')!r} v{header.get('version')}, expected "
-                       f"{ARTIFACT_FORMAT!r} v{ARTIFACT_VERSION}; recompute the teacher logits")
+        raise XltError(
+            f"{path} is format {header.get('format')!r} v{header.get('version')}, expected "
+            f"{ARTIFACT_FORMAT!r} v{ARTIFACT_VERSION}; recompute the teacher logits"
+        )
     return header

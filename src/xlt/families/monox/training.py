@@ -17,6 +17,7 @@ The stages, and what travels between them:
    pl (gold + the teacher's argmax labels with max prob >= threshold). The student has its own
    tokenizer: teacher outputs are found by example id, never by position or token.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,23 +30,32 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from xlt.core.checkpoint import with_settings
 from xlt.core.classification import accuracy, classification_loss, majority_share, make_collate, predict_logits
 from xlt.core.errors import XltError
-from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
-from xlt.losses.distillation import check_temperature, distillation_loss
 from xlt.core.metrics import example_set, record
-from xlt.families.monox.teacher_student import (build_kd_dataset, build_pl_dataset, load_teacher_logits,
-                                                save_teacher_logits, self_train, split_dev, split_fingerprint,
-                                                split_labelled, subsample)
-from xlt.core.checkpoint import with_settings
 from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
 from xlt.families.monox.plan import MODES, SPLIT_PARTS, TEACHER_MODES
+from xlt.families.monox.teacher_student import (
+    build_kd_dataset,
+    build_pl_dataset,
+    load_teacher_logits,
+    save_teacher_logits,
+    self_train,
+    split_dev,
+    split_fingerprint,
+    split_labelled,
+    subsample,
+)
+from xlt.losses.distillation import check_temperature, distillation_loss
 
 log = logging.getLogger("xlt.families.monox.training")
 
 
 # ---------------------------------------------------------------- stage 1: the split
+
 
 @dataclass
 class Split:
@@ -59,9 +69,16 @@ class Split:
         return self.meta["split_id"]
 
 
-def make_split(train_records: Sequence[dict], seed: int, *, labelled_fraction: float | None = None,
-               unlabelled: Sequence[dict] | None = None, dev: Sequence[dict] | None = None,
-               dev_fraction: float | None = None, name: str = "") -> Split:
+def make_split(
+    train_records: Sequence[dict],
+    seed: int,
+    *,
+    labelled_fraction: float | None = None,
+    unlabelled: Sequence[dict] | None = None,
+    dev: Sequence[dict] | None = None,
+    dev_fraction: float | None = None,
+    name: str = "",
+) -> Split:
     """The paper's split of the source-language data.
 
     Exactly one of `labelled_fraction` (XNLI: that share of `train_records` keeps its labels, the
@@ -85,8 +102,12 @@ def make_split(train_records: Sequence[dict], seed: int, *, labelled_fraction: f
     parts = {"labelled": labelled, "unlabelled": pool, "dev": list(dev)}
     fingerprints = split_fingerprint(parts)
     meta = {
-        "name": name, "seed": seed, "labelled_fraction": labelled_fraction, "dev_fraction": dev_fraction,
-        "counts": {k: len(v) for k, v in parts.items()}, "fingerprints": fingerprints,
+        "name": name,
+        "seed": seed,
+        "labelled_fraction": labelled_fraction,
+        "dev_fraction": dev_fraction,
+        "counts": {k: len(v) for k, v in parts.items()},
+        "fingerprints": fingerprints,
         "split_id": hashlib.sha1(json.dumps(fingerprints, sort_keys=True).encode()).hexdigest()[:16],
     }
     return Split(labelled, [_unlabelled_record(r) for r in pool], list(dev), meta)
@@ -112,7 +133,9 @@ def read_split(split_dir: str | Path) -> Split:
     split_dir = Path(split_dir)
     if not (split_dir / "split.json").is_file():
         raise XltError(f"{split_dir} is not a MonoX split (no split.json); make it with `xlt monox-split`")
-    return Split(*(read_jsonl(split_dir / f"{part}.jsonl") for part in SPLIT_PARTS), read_json(split_dir / "split.json"))
+    return Split(
+        *(read_jsonl(split_dir / f"{part}.jsonl") for part in SPLIT_PARTS), read_json(split_dir / "split.json")
+    )
 
 
 def training_set(split: Split, size: int | str, seed: int) -> list[dict]:
@@ -137,6 +160,7 @@ def artifact_meta(split: Split, size: int | str, seed: int) -> dict:
 
 # ---------------------------------------------------------------- training helpers
 
+
 def kd_collate(tokenizer, max_length: int):
     """Batches of (inputs, teacher logits): each record carries its own teacher row."""
     base = make_collate(tokenizer, max_length, with_labels=False)
@@ -159,9 +183,17 @@ def kd_loss(temperature: float):
     return loss_fn
 
 
-def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: TrainArgs,
-        temperature: float | None = None, checkpoint_dir: str | Path | None = None,
-        track: tuple[dict, dict] | None = None, identity: dict | None = None) -> TrainResult:
+def fit(
+    model,
+    tokenizer,
+    examples: Sequence[dict],
+    dev: Sequence[dict],
+    args: TrainArgs,
+    temperature: float | None = None,
+    checkpoint_dir: str | Path | None = None,
+    track: tuple[dict, dict] | None = None,
+    identity: dict | None = None,
+) -> TrainResult:
     """Train with cross-entropy on `label` (temperature None) or with the KD loss on
     `teacher_logits`; keep the checkpoint with the best dev accuracy. Every dev evaluation
     keeps its predictions in the history (DEV_PREDICTION: the kept checkpoint's give its dev
@@ -178,16 +210,25 @@ def fit(model, tokenizer, examples: Sequence[dict], dev: Sequence[dict], args: T
         acc = accuracy(logits, [e["label"] for e in dev])
         scores = {"score": acc, "dev_accuracy": acc, DEV_PREDICTION: logits.argmax(-1).tolist()}
         if track and track[0]:
-            scores[TRACKED] = tracked_scores(lambda ex: predict_logits(m, tokenizer, ex, args.max_length).argmax(-1),
-                                             *track)
+            scores[TRACKED] = tracked_scores(
+                lambda ex: predict_logits(m, tokenizer, ex, args.max_length).argmax(-1), *track
+            )
         return scores
 
     if temperature is None:
         collate, loss_fn = make_collate(tokenizer, args.max_length), classification_loss
     else:
         collate, loss_fn = kd_collate(tokenizer, args.max_length), kd_loss(temperature)
-    return train(model, list(examples), collate, loss_fn, args, evaluate, checkpoint_dir=checkpoint_dir,
-                 identity=with_settings(identity, kd_temperature=temperature))
+    return train(
+        model,
+        list(examples),
+        collate,
+        loss_fn,
+        args,
+        evaluate,
+        checkpoint_dir=checkpoint_dir,
+        identity=with_settings(identity, kd_temperature=temperature),
+    )
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -209,8 +250,15 @@ def pseudo_label_examples(records: Sequence[dict]) -> list[dict]:
     scored = [r for r in records if "heldout_label" in r]
     if not scored:
         return []
-    return [example_set("classification", "pseudo_label_accuracy", prediction=[r["label"] for r in scored],
-                        gold=[r["heldout_label"] for r in scored], interval_only=True)]
+    return [
+        example_set(
+            "classification",
+            "pseudo_label_accuracy",
+            prediction=[r["label"] for r in scored],
+            gold=[r["heldout_label"] for r in scored],
+            interval_only=True,
+        )
+    ]
 
 
 def dev_examples(result: TrainResult, dev: Sequence[dict], source_lang: str) -> list[dict]:
@@ -220,12 +268,28 @@ def dev_examples(result: TrainResult, dev: Sequence[dict], source_lang: str) -> 
     entry = next((h for h in result.history if h["step"] == result.best_step and DEV_PREDICTION in h), None)
     if entry is None:
         return []
-    return [example_set("classification", "accuracy", prediction=entry[DEV_PREDICTION], gold=[e["label"] for e in dev],
-                        lang=source_lang, split="dev", interval_only=True)]
+    return [
+        example_set(
+            "classification",
+            "accuracy",
+            prediction=entry[DEV_PREDICTION],
+            gold=[e["label"] for e in dev],
+            lang=source_lang,
+            split="dev",
+            interval_only=True,
+        )
+    ]
 
 
-def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_length: int, with_average: bool = True,
-                       examples_out: list | None = None, item_aligned: bool | None = None) -> list[dict]:
+def evaluation_records(
+    model,
+    tokenizer,
+    by_lang: dict[str, list[dict]],
+    max_length: int,
+    with_average: bool = True,
+    examples_out: list | None = None,
+    item_aligned: bool | None = None,
+) -> list[dict]:
     """Test accuracy per language (split test) and, with `with_average`, their macro average;
     per language also `majority_share`, the share of its test set given the most often
     predicted class (a model that predicts one class for everything has 1.0). With
@@ -238,15 +302,27 @@ def evaluation_records(model, tokenizer, by_lang: dict[str, list[dict]], max_len
         gold = [e["label"] for e in examples]
         accuracies.append(record("accuracy", accuracy(logits, gold), lang=lang, split="test"))
         if examples_out is not None:
-            examples_out.append(example_set("classification", "accuracy", prediction=logits.argmax(-1), gold=gold,
-                                            lang=lang, split="test", **declared))
+            examples_out.append(
+                example_set(
+                    "classification",
+                    "accuracy",
+                    prediction=logits.argmax(-1),
+                    gold=gold,
+                    lang=lang,
+                    split="test",
+                    **declared,
+                )
+            )
         shares.append(record("majority_share", majority_share(logits), lang=lang, split="test"))
     if with_average and accuracies:
-        accuracies.append(record("accuracy", float(np.mean([r["value"] for r in accuracies])), lang="avg", split="test"))
+        accuracies.append(
+            record("accuracy", float(np.mean([r["value"] for r in accuracies])), lang="avg", split="test")
+        )
     return accuracies + shares
 
 
 # ---------------------------------------------------------------- stage 2: the teacher
+
 
 @dataclass
 class RunOutcome:
@@ -257,37 +333,78 @@ class RunOutcome:
     examples: list[dict] = field(default_factory=list)  # interval-only sets behind `records`
 
 
-def run_teacher(model, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs,
-                logits_path: str | Path, teacher_name: str = "", source_lang: str = "en",
-                checkpoint_dir: str | Path | None = None, identity: dict | None = None) -> RunOutcome:
+def run_teacher(
+    model,
+    tokenizer,
+    split: Split,
+    size: int | str,
+    seed: int,
+    args: TrainArgs,
+    logits_path: str | Path,
+    teacher_name: str = "",
+    source_lang: str = "en",
+    checkpoint_dir: str | Path | None = None,
+    identity: dict | None = None,
+) -> RunOutcome:
     """Fine-tune the teacher on the labelled data of `size`, then write its logits on those
     labelled examples and on the whole unlabelled pool to `logits_path`. `identity` keys the
     resumable checkpoint (xlt.core.checkpoint.run_identity)."""
     gold = training_set(split, size, seed)
     result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint_dir, identity=identity)
-    logits = {"labelled": predict_logits(model, tokenizer, gold, args.max_length),
-              "unlabelled": predict_logits(model, tokenizer, split.unlabelled, args.max_length)}
+    logits = {
+        "labelled": predict_logits(model, tokenizer, gold, args.max_length),
+        "unlabelled": predict_logits(model, tokenizer, split.unlabelled, args.max_length),
+    }
     header = save_teacher_logits(
-        logits_path, {"labelled": (gold, logits["labelled"]), "unlabelled": (split.unlabelled, logits["unlabelled"])},
-        meta={**artifact_meta(split, size, seed), "teacher": teacher_name, "best_dev_accuracy": result.best_score})
-    records = [record("accuracy", result.best_score, lang=source_lang, split="dev"),
-               record("train_examples", len(gold))]
+        logits_path,
+        {"labelled": (gold, logits["labelled"]), "unlabelled": (split.unlabelled, logits["unlabelled"])},
+        meta={**artifact_meta(split, size, seed), "teacher": teacher_name, "best_dev_accuracy": result.best_score},
+    )
+    records = [
+        record("accuracy", result.best_score, lang=source_lang, split="dev"),
+        record("train_examples", len(gold)),
+    ]
     examples = dev_examples(result, split.dev, source_lang)
     pool_labels = [r["heldout_label"] for r in split.unlabelled if "heldout_label" in r]
     if len(pool_labels) == len(split.unlabelled):
-        records.append(record("accuracy", accuracy(logits["unlabelled"], pool_labels), lang=source_lang,
-                              split="unlabelled"))
-        examples.append(example_set("classification", "accuracy", prediction=logits["unlabelled"].argmax(-1),
-                                    gold=pool_labels, lang=source_lang, split="unlabelled", interval_only=True))
+        records.append(
+            record("accuracy", accuracy(logits["unlabelled"], pool_labels), lang=source_lang, split="unlabelled")
+        )
+        examples.append(
+            example_set(
+                "classification",
+                "accuracy",
+                prediction=logits["unlabelled"].argmax(-1),
+                gold=pool_labels,
+                lang=source_lang,
+                split="unlabelled",
+                interval_only=True,
+            )
+        )
     return RunOutcome(model, result, records, {"logits_parts": header["parts"]}, examples)
 
 
 # ---------------------------------------------------------------- stage 3: the students
 
-def run_student(mode: str, load_student, tokenizer, split: Split, size: int | str, seed: int, args: TrainArgs, *,
-                teacher_logits: str | Path | None = None, temperature: float = 0.1, threshold: float = 0.0,
-                rounds: int = 1, source_lang: str = "en", checkpoint_dir: str | Path | None = None,
-                track: tuple[dict, dict] | None = None, identity: dict | None = None) -> RunOutcome:
+
+def run_student(
+    mode: str,
+    load_student,
+    tokenizer,
+    split: Split,
+    size: int | str,
+    seed: int,
+    args: TrainArgs,
+    *,
+    teacher_logits: str | Path | None = None,
+    temperature: float = 0.1,
+    threshold: float = 0.0,
+    rounds: int = 1,
+    source_lang: str = "en",
+    checkpoint_dir: str | Path | None = None,
+    track: tuple[dict, dict] | None = None,
+    identity: dict | None = None,
+) -> RunOutcome:
     """Train one student. `load_student()` returns a fresh student classifier (called once,
     the self-training rounds continue from the previous round's model). With `checkpoint_dir`
     training is resumable (keyed on `identity`: xlt.core.checkpoint.run_identity); self-training
@@ -314,33 +431,54 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
 
     if mode == "finetune":
         model = load_student()
-        result = fit(model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"), track=track,
-                     identity=identity)
+        result = fit(
+            model, tokenizer, gold, split.dev, args, checkpoint_dir=checkpoint("train"), track=track, identity=identity
+        )
     elif mode == "kd":
         expected = artifact_meta(split, size, seed)
         logits = load_teacher_logits(teacher_logits, {"labelled": gold, "unlabelled": split.unlabelled}, expected)
         data = build_kd_dataset({"labelled": gold, "unlabelled": split.unlabelled}, logits)
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args, temperature=temperature, checkpoint_dir=checkpoint("train"),
-                     track=track, identity=identity)
+        result = fit(
+            model,
+            tokenizer,
+            data,
+            split.dev,
+            args,
+            temperature=temperature,
+            checkpoint_dir=checkpoint("train"),
+            track=track,
+            identity=identity,
+        )
         records.append(record("distill_examples", len(data)))
     elif mode == "pl":
         logits = load_teacher_logits(teacher_logits, {"unlabelled": split.unlabelled}, artifact_meta(split, size, seed))
         data = build_pl_dataset(gold, split.unlabelled, softmax(logits["unlabelled"]), threshold)
-        pseudo = _with_heldout(data[len(gold):], split.unlabelled)
+        pseudo = _with_heldout(data[len(gold) :], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
         examples += pseudo_label_examples(pseudo)
         model = load_student()
-        result = fit(model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"), track=track,
-                     identity=identity)
+        result = fit(
+            model, tokenizer, data, split.dev, args, checkpoint_dir=checkpoint("train"), track=track, identity=identity
+        )
     else:  # self_train
         results: list[TrainResult] = []
 
         def train_fn(records_: list[dict], previous):
             m = previous if previous is not None else load_student()
             last_round = len(results) == rounds  # round 0 trains on gold alone, then `rounds` more
-            results.append(fit(m, tokenizer, records_, split.dev, args, checkpoint_dir=checkpoint(f"round-{len(results)}"),
-                               track=track if last_round else None, identity=identity))
+            results.append(
+                fit(
+                    m,
+                    tokenizer,
+                    records_,
+                    split.dev,
+                    args,
+                    checkpoint_dir=checkpoint(f"round-{len(results)}"),
+                    track=track if last_round else None,
+                    identity=identity,
+                )
+            )
             return m
 
         def predict_fn(m, pool) -> np.ndarray:
@@ -349,7 +487,7 @@ def run_student(mode: str, load_student, tokenizer, split: Split, size: int | st
         outcome = self_train(gold, split.unlabelled, train_fn, predict_fn, rounds, threshold)
         # the last round's model and numbers; its curve holds every round's, one after another
         model, result = outcome.model, replace(results[-1], curve=rounds_curve(results))
-        pseudo = _with_heldout(outcome.train_records[len(gold):], split.unlabelled)
+        pseudo = _with_heldout(outcome.train_records[len(gold) :], split.unlabelled)
         records += _pseudo_records(len(pseudo), pseudo_label_accuracy(pseudo))
         examples += pseudo_label_examples(pseudo)
         meta["self_training"] = [vars(r) for r in outcome.rounds]

@@ -7,6 +7,7 @@ pretrained vectors); `--freeze-depth` freezes more. The checkpoint with the best
 is kept: Spearman of cosine similarity on an STS dev set when given, else NLI dev accuracy.
 The family's runs are scored by the shared `xlt eval-embeddings` (xlt.evaluate.commands).
 """
+
 from __future__ import annotations
 
 from xlt.core.verbs import Verb, add_run_arguments, family_group
@@ -23,17 +24,28 @@ def _train_sbert_arguments(p):
     dev = p.add_mutually_exclusive_group(required=True)
     dev.add_argument("--dev-sts", help="normalised STS JSONL (text, text_pair, score): selects by cosine Spearman")
     dev.add_argument("--dev-nli", help="normalised NLI JSONL: selects by classifier accuracy")
-    p.add_argument("--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector")
+    p.add_argument(
+        "--pooling", choices=POOLING_MODES, default="mean", help="how token vectors become one sentence vector"
+    )
     p.add_argument("--layer", type=int, default=-1, help="hidden-state index to pool (-1 last, -2 second-to-last)")
-    p.add_argument("--prompt", default="", help="text put before every sentence in training, dev selection and the "
-                   "dev score, e.g. 'query: ' for E5 (the config's models.<name>.prompt, which its evaluation jobs get "
-                   "too; default none)")
-    p.add_argument("--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers")
+    p.add_argument(
+        "--prompt",
+        default="",
+        help="text put before every sentence in training, dev selection and the "
+        "dev score, e.g. 'query: ' for E5 (the config's models.<name>.prompt, which its evaluation jobs get "
+        "too; default none)",
+    )
+    p.add_argument(
+        "--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers"
+    )
     p.add_argument("--train-word-embeddings", action="store_true", help="train the word embeddings (frozen by default)")
     p.add_argument("--use-product", action="store_true", help="add u*v to the classifier features")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    p.add_argument("--checkpoint-dir", default=None,
-                   help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist")
+    p.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist",
+    )
     add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
     add_train_arguments(p)
 
@@ -46,31 +58,40 @@ def _train_sbert(args):
 
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.errors import XltError
-    from xlt.evaluate.sts import sts_correlations
     from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
-    from xlt.losses.softmax_pair import SoftmaxPairLoss
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers, load_tokenizer, require_model_files
-    from xlt.data.records import read_records
     from xlt.core.sentence_encoder import SentenceEncoder, tokenize
     from xlt.core.training import result_meta, seed_everything, train, train_args_from
+    from xlt.data.records import read_records
+    from xlt.evaluate.sts import sts_correlations
+    from xlt.losses.softmax_pair import SoftmaxPairLoss
 
     # every input is checked before the model loads
     targs = train_args_from(args)
     run_axes = parse_axes(args.axes)
-    train_set = read_records(args.train, ("text", "text_pair", "label"),
-                             "--train needs an NLI dataset (records with text, text_pair, label)")
+    train_set = read_records(
+        args.train, ("text", "text_pair", "label"), "--train needs an NLI dataset (records with text, text_pair, label)"
+    )
     if args.dev_sts:
-        dev_set = read_records(args.dev_sts, ("text", "text_pair", "score"),
-                               "--dev-sts needs an STS dataset (records with text, text_pair, score)")
+        dev_set = read_records(
+            args.dev_sts,
+            ("text", "text_pair", "score"),
+            "--dev-sts needs an STS dataset (records with text, text_pair, score)",
+        )
     else:
-        dev_set = read_records(args.dev_nli, ("text", "text_pair", "label"),
-                               "--dev-nli needs an NLI dataset (records with text, text_pair, label)")
+        dev_set = read_records(
+            args.dev_nli,
+            ("text", "text_pair", "label"),
+            "--dev-nli needs an NLI dataset (records with text, text_pair, label)",
+        )
     require_model_files(args.model)
     layers = config_num_layers(args.model)  # config.json only
     if not -1 <= args.freeze_depth <= layers:
-        raise XltError(f"--freeze-depth {args.freeze_depth} is out of range for {args.model} with {layers} layers; "
-                       f"use -1 (nothing frozen), 0 (embeddings) .. {layers}")
+        raise XltError(
+            f"--freeze-depth {args.freeze_depth} is out of range for {args.model} with {layers} layers; "
+            f"use -1 (nothing frozen), 0 (embeddings) .. {layers}"
+        )
 
     tokenizer = load_tokenizer(args.model)
     encoder = SentenceEncoder.from_pretrained(args.model, args.pooling, args.layer)
@@ -114,15 +135,30 @@ def _train_sbert(args):
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    result = train(model, train_set, collate, loss_fn, targs, evaluate, checkpoint_dir=checkpoint_dir,
-                   identity=_train_sbert_identity(args))
+    result = train(
+        model,
+        train_set,
+        collate,
+        loss_fn,
+        targs,
+        evaluate,
+        checkpoint_dir=checkpoint_dir,
+        identity=_train_sbert_identity(args),
+    )
     encoder.save(out / "model", tokenizer)
-    axes = run_axes | {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth,
-                                    "seed": targs.seed}
+    axes = run_axes | {
+        "pooling": args.pooling,
+        "layer": args.layer,
+        "freeze_depth": args.freeze_depth,
+        "seed": targs.seed,
+    }
     metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
     metrics.curve = result.curve
-    metrics.meta.update(result_meta(result, targs) | count_parameters(encoder) | {"model": args.model, "prompt": args.prompt,
-                                                                                   "history": result.history})
+    metrics.meta.update(
+        result_meta(result, targs)
+        | count_parameters(encoder)
+        | {"model": args.model, "prompt": args.prompt, "history": result.history}
+    )
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
@@ -133,13 +169,24 @@ def _train_sbert_identity(args) -> dict:
     training settings (xlt.core.training keys those): model, pooling, freezing, head, inputs."""
     from xlt.core.checkpoint import model_inputs, run_identity
 
-    settings = {"family": "sbert", "model": args.model, "pooling": args.pooling, "layer": args.layer,
-                "freeze_depth": args.freeze_depth, "train_word_embeddings": args.train_word_embeddings,
-                "use_product": args.use_product, "dev": "sts" if args.dev_sts else "nli", "prompt": args.prompt}
+    settings = {
+        "family": "sbert",
+        "model": args.model,
+        "pooling": args.pooling,
+        "layer": args.layer,
+        "freeze_depth": args.freeze_depth,
+        "train_word_embeddings": args.train_word_embeddings,
+        "use_product": args.use_product,
+        "dev": "sts" if args.dev_sts else "nli",
+        "prompt": args.prompt,
+    }
     return run_identity(settings, [args.train, args.dev_sts or args.dev_nli, *model_inputs(args.model)])
 
 
 VERBS = {
-    "train-sbert": Verb("Siamese NLI training of a sentence encoder (softmax over u, v, |u-v|), SBERT-style",
-                        _train_sbert_arguments, _train_sbert),
+    "train-sbert": Verb(
+        "Siamese NLI training of a sentence encoder (softmax over u, v, |u-v|), SBERT-style",
+        _train_sbert_arguments,
+        _train_sbert,
+    )
 }

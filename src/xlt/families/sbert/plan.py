@@ -6,6 +6,7 @@ scored on STS and bitext retrieval (`eval_sbert`, the shared `xlt eval-embedding
 the STS dev set of `sbert.dev` (rows with split dev, for intervals only: no paired test).
 Everything a job needs comes from the validated settings here.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,10 @@ def check(config: dict) -> None:
         n = settings.model_layers(config, model)
         for layer in family["layers"]:
             if not -(n + 1) <= layer <= n:
-                raise XltError(f"layer {layer} in {FAMILY}.layers is out of range for model {model!r} with {n} layers; "
-                               f"allowed: 0 (embeddings) .. {n}, or -1 (last) .. -{n + 1}")
+                raise XltError(
+                    f"layer {layer} in {FAMILY}.layers is out of range for model {model!r} with {n} layers; "
+                    f"allowed: 0 (embeddings) .. {n}, or -1 (last) .. -{n + 1}"
+                )
         settings.freeze_depths(config, family["depths"], model, f"{FAMILY}.depths")
     train, dev = family["train"], family["dev"]
     settings.require_task(config, train["dataset"], ("nli",), f"{FAMILY}.train.dataset")
@@ -62,8 +65,9 @@ def check(config: dict) -> None:
     settings.require_task(config, dev["dataset"], DEV_TASKS, f"{FAMILY}.dev.dataset")
     settings.require_split(config, dev["dataset"], dev["split"], [dev["lang"]], f"{FAMILY}.dev")
     if not family["eval"]:
-        raise XltError(f"{FAMILY}.eval: declare at least one of sts or bitext, e.g. "
-                       "sts: {dataset: NAME, langs: [en]}")
+        raise XltError(
+            f"{FAMILY}.eval: declare at least one of sts or bitext, e.g. sts: {{dataset: NAME, langs: [en]}}"
+        )
     for kind, spec in family["eval"].items():
         settings.require_task(config, spec["dataset"], (kind,), f"{FAMILY}.eval.{kind}.dataset")
         settings.require_split(config, spec["dataset"], spec["split"], spec["langs"], f"{FAMILY}.eval.{kind}")
@@ -81,13 +85,30 @@ def runs(config: dict) -> list[dict]:
             for layer in family["layers"]:
                 stem = f"{model}-{pooling}-L{layer}"
                 if family["baselines"]:
-                    rows.append({"run_id": f"{stem}-untrained", "model": model, "pooling": pooling, "layer": layer,
-                                 "trained": False, "freeze_depth": None, "seed": None})
+                    rows.append(
+                        {
+                            "run_id": f"{stem}-untrained",
+                            "model": model,
+                            "pooling": pooling,
+                            "layer": layer,
+                            "trained": False,
+                            "freeze_depth": None,
+                            "seed": None,
+                        }
+                    )
                 for depth in family["depths"]:
                     for seed in family["seeds"]:
-                        rows.append({"run_id": f"{stem}-depth{settings.depth_label(depth)}-seed{seed}", "model": model,
-                                     "pooling": pooling, "layer": layer, "trained": True, "freeze_depth": depth,
-                                     "seed": seed})
+                        rows.append(
+                            {
+                                "run_id": f"{stem}-depth{settings.depth_label(depth)}-seed{seed}",
+                                "model": model,
+                                "pooling": pooling,
+                                "layer": layer,
+                                "trained": True,
+                                "freeze_depth": depth,
+                                "seed": seed,
+                            }
+                        )
     return rows
 
 
@@ -110,9 +131,13 @@ def eval_files(config: dict) -> list[str]:
     STS first, then the configured retrieval rule when there is bitext (the schema fills it:
     index), then the STS dev set (`dev_sts_file`)."""
     evaluation = config[FAMILY]["eval"]
-    files = [arg for kind in EVAL_KINDS if kind in evaluation
-             for lang in evaluation[kind]["langs"]
-             for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))]
+    files = [
+        arg
+        for kind in EVAL_KINDS
+        if kind in evaluation
+        for lang in evaluation[kind]["langs"]
+        for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))
+    ]
     files += ["--match", evaluation["bitext"]["match"]] if "bitext" in evaluation else []
     dev = dev_sts_file(config)
     return files + (["--dev-sts", dev] if dev else [])
@@ -137,21 +162,70 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         run_dir = RUN.format(run_id=row["run_id"])
         axes = {k: row[k] for k in ("model", "pooling", "layer", *EVAL_AXES)}
         if row["trained"]:
-            trains.append(Job(row["run_id"], axes=axes, args=[
-                "--model", model_ref(config, row["model"]),
-                "--train", data_file(train["dataset"], train["lang"], "train"),
-                f"--dev-{dev_task}", data_file(dev["dataset"], dev["lang"], dev["split"]),
-                "--pooling", row["pooling"], "--layer", row["layer"], "--freeze-depth", row["freeze_depth"],
-                *prompt_args(config, row["model"]), *switches, "--seed", row["seed"], *flag_args(training), "--run-id", row["run_id"], "--out", run_dir],
-                inputs={"model": model_input(config, row["model"]), "train": data_info(train["dataset"]),
-                        "dev": data_info(dev["dataset"])}))
-        model, model_files = ((f"{run_dir}/model", f"{run_dir}/model") if row["trained"]
-                              else (model_ref(config, row["model"]), model_input(config, row["model"])))
-        evals.append(Job(row["run_id"], axes=axes, inputs={"model": model_files, "data": eval_data}, args=[
-            "--model", model, "--pooling", row["pooling"], "--layer", row["layer"], *evaluation,
-            *prompt_args(config, row["model"]),
-            "--axes", json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}), "--run-id", row["run_id"],
-            "--max-length", settings.eval_max_length(config), "--out", f"{run_dir}/eval.json"]))
+            trains.append(
+                Job(
+                    row["run_id"],
+                    axes=axes,
+                    args=[
+                        "--model",
+                        model_ref(config, row["model"]),
+                        "--train",
+                        data_file(train["dataset"], train["lang"], "train"),
+                        f"--dev-{dev_task}",
+                        data_file(dev["dataset"], dev["lang"], dev["split"]),
+                        "--pooling",
+                        row["pooling"],
+                        "--layer",
+                        row["layer"],
+                        "--freeze-depth",
+                        row["freeze_depth"],
+                        *prompt_args(config, row["model"]),
+                        *switches,
+                        "--seed",
+                        row["seed"],
+                        *flag_args(training),
+                        "--run-id",
+                        row["run_id"],
+                        "--out",
+                        run_dir,
+                    ],
+                    inputs={
+                        "model": model_input(config, row["model"]),
+                        "train": data_info(train["dataset"]),
+                        "dev": data_info(dev["dataset"]),
+                    },
+                )
+            )
+        model, model_files = (
+            (f"{run_dir}/model", f"{run_dir}/model")
+            if row["trained"]
+            else (model_ref(config, row["model"]), model_input(config, row["model"]))
+        )
+        evals.append(
+            Job(
+                row["run_id"],
+                axes=axes,
+                inputs={"model": model_files, "data": eval_data},
+                args=[
+                    "--model",
+                    model,
+                    "--pooling",
+                    row["pooling"],
+                    "--layer",
+                    row["layer"],
+                    *evaluation,
+                    *prompt_args(config, row["model"]),
+                    "--axes",
+                    json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}),
+                    "--run-id",
+                    row["run_id"],
+                    "--max-length",
+                    settings.eval_max_length(config),
+                    "--out",
+                    f"{run_dir}/eval.json",
+                ],
+            )
+        )
     return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}
 
 
@@ -164,7 +238,11 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return [TABLE, SUMMARY] + [PLOT.format(kind=kind) for kind in plot_kinds(config)] + ([CURVES] if curve_files(config) else [])
+    return (
+        [TABLE, SUMMARY]
+        + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
+        + ([CURVES] if curve_files(config) else [])
+    )
 
 
 def curve_files(config: dict) -> list[str]:

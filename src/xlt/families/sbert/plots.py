@@ -1,13 +1,24 @@
 """Figures of the sentence-embedding family: retrieval error trained vs untrained, STS, layers."""
+
 from __future__ import annotations
 
-from xlt.report.figures import (  # first: it selects the headless backend
-    error_lengths, halfwidth_grid, heatmap, interval_band, mean_intervals, save, seed_dots, seed_sd_bars, seed_sd_band,
-    seed_spread)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+
+from xlt.report.figures import (  # first: it selects the headless backend
+    error_lengths,
+    halfwidth_grid,
+    heatmap,
+    interval_band,
+    mean_intervals,
+    save,
+    seed_dots,
+    seed_sd_band,
+    seed_sd_bars,
+    seed_spread,
+)
 
 
 def _variant(row) -> str:
@@ -35,7 +46,8 @@ def relative_reduction(table: pd.DataFrame) -> pd.DataFrame:
     base = means[means.variant == "untrained"].set_index(["pooling", "layer", "lang"])["value"]
     keys = list(zip(means.pooling, means.layer, means.lang))
     means["reduction_pct"] = [
-        100.0 * (base[k] - v) / base[k] if k in base.index and base[k] > 0 else np.nan for k, v in zip(keys, means.value)
+        100.0 * (base[k] - v) / base[k] if k in base.index and base[k] > 0 else np.nan
+        for k, v in zip(keys, means.value)
     ]
     return means
 
@@ -92,8 +104,11 @@ def _bars(ax, part: pd.DataFrame):
         rows = part[part.variant == variant].set_index("lang")
         bars = [(bar, lang) for bar, lang in zip(container, langs) if lang in rows.index]
         if bars:
-            yield ([bar.get_x() + bar.get_width() / 2 for bar, _ in bars], bars[0][0].get_width(),
-                   rows.loc[[lang for _, lang in bars]])
+            yield (
+                [bar.get_x() + bar.get_width() / 2 for bar, _ in bars],
+                bars[0][0].get_width(),
+                rows.loc[[lang for _, lang in bars]],
+            )
 
 
 def _bar_intervals(ax, part: pd.DataFrame) -> None:
@@ -130,9 +145,14 @@ def sts(table: pd.DataFrame, out, title: str = ""):
     rows["config"] = rows.pooling + ", L" + rows.layer.astype(str) + ", " + rows.variant
     rows["column"] = rows.lang.astype(str) + " " + rows.similarity.astype(str)
     grid = rows.pivot_table(index="config", columns="column", values="value", aggfunc="mean") * 100
-    return heatmap(grid, out, title=title or "STS: Spearman correlation x 100 (mean over seeds)",
-            xlabel="language, similarity", cbar_label="Spearman x 100",
-            halfwidth=halfwidth_grid(rows, "config", "column", scale=100))
+    return heatmap(
+        grid,
+        out,
+        title=title or "STS: Spearman correlation x 100 (mean over seeds)",
+        xlabel="language, similarity",
+        cbar_label="Spearman x 100",
+        halfwidth=halfwidth_grid(rows, "config", "column", scale=100),
+    )
 
 
 def layers(table: pd.DataFrame, out, title: str = ""):
@@ -145,8 +165,13 @@ def layers(table: pd.DataFrame, out, title: str = ""):
     means = _with_spread(err.groupby(keys)["value"].mean().reset_index(), err, keys)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for (pooling, variant), part in means.groupby(["pooling", "variant"]):
-        line, = ax.plot(part.layer, part.value, marker="o", ls="--" if variant == "untrained" else "-",
-                        label=f"{pooling}, {variant}")
+        (line,) = ax.plot(
+            part.layer,
+            part.value,
+            marker="o",
+            ls="--" if variant == "untrained" else "-",
+            label=f"{pooling}, {variant}",
+        )
         if "ci_low" in part.columns:
             interval_band(ax, part.layer, part.ci_low, part.ci_high, color=line.get_color())
         if "seed_sd" in part.columns:

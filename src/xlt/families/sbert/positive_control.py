@@ -1,11 +1,11 @@
 """sbert's positive control: training raises source-language STS above the untrained model's."""
+
 from __future__ import annotations
 
 from typing import Mapping
 
 import pandas as pd
 
-from xlt.core import settings
 from xlt.report.positive_control.rows import missing, need_columns, num, row
 
 CHECK_NAMES = ("training raises source-language STS",)
@@ -26,10 +26,15 @@ def spec(config: dict) -> dict:
         not_run[name] = f"no {lang} STS set in sbert.eval.sts"
     if not untrained:
         not_run[name] = "sbert.baselines is false: no untrained model to compare with"
-    return {"pairs": {r["run_id"]: untrained[(r["model"], r["pooling"], r["layer"])] for r in rows
-                      if r["trained"] and untrained},
-            "lang": lang, "dataset": sts["dataset"] if sts else None, "split": sts["split"] if sts else None,
-            "not_run": not_run}
+    return {
+        "pairs": {
+            r["run_id"]: untrained[(r["model"], r["pooling"], r["layer"])] for r in rows if r["trained"] and untrained
+        },
+        "lang": lang,
+        "dataset": sts["dataset"] if sts else None,
+        "split": sts["split"] if sts else None,
+        "not_run": not_run,
+    }
 
 
 def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
@@ -40,8 +45,13 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
     family = "sbert"
     name = CHECK_NAMES[0]
     need_columns(table, family, ["run_id", "lang", "similarity", "dataset", "split", "metric", "value"])
-    sts = table[(table.metric == "spearman") & (table.similarity == "cosine") & (table.lang == spec["lang"])
-                & (table.dataset == spec["dataset"]) & (table.split == spec["split"])]
+    sts = table[
+        (table.metric == "spearman")
+        & (table.similarity == "cosine")
+        & (table.lang == spec["lang"])
+        & (table.dataset == spec["dataset"])
+        & (table.split == spec["split"])
+    ]
     spearman = sts.groupby("run_id")["value"].mean()
     gain = thresholds["spearman_gain"]
     rows = []

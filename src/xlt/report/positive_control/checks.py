@@ -15,6 +15,7 @@ their absence is a defect, not a skip. Nothing here reads files: the spec carrie
 config and the data say (label count, bitext sizes, which runs pair with which baselines;
 `xlt.report.positive_control.plan.spec`), and the thresholds are `positive_control` settings.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -29,8 +30,11 @@ from xlt.report.positive_control.rows import COLUMNS, FAIL, NOT_RUN, PASS, row  
 def check_names() -> dict[str, tuple[str, ...]]:
     """family -> the names of its checks, in report order (also the rows of a disabled family):
     every registered family with a positive_control.py, in the registry's order."""
-    return {name: tuple(module.CHECK_NAMES) for name in registry.names()
-            if (module := registry.positive_control(name)) is not None}
+    return {
+        name: tuple(module.CHECK_NAMES)
+        for name in registry.names()
+        if (module := registry.positive_control(name)) is not None
+    }
 
 
 def check_key(family: str, check: str) -> str:
@@ -59,8 +63,13 @@ def positive_control(tables: Mapping[str, pd.DataFrame], spec: dict) -> pd.DataF
         if family not in tables:
             raise XltError(f"no {family} table given; the {family} checks need results/tables/{family}.csv")
         skipped = spec[family].get("not_run", {})  # check -> why the sweep cannot answer it
-        found = [] if set(names[family]) <= set(skipped) else registry.positive_control(family).checks(
-            tables[family], spec[family], spec["world"], spec["thresholds"].get(family, {}))
+        found = (
+            []
+            if set(names[family]) <= set(skipped)
+            else registry.positive_control(family).checks(
+                tables[family], spec[family], spec["world"], spec["thresholds"].get(family, {})
+            )
+        )
         found = [one for one in found if one["check"] not in skipped]
         found += [row(family, name, "", "", skipped[name], None) for name in names[family] if name in skipped]
         rows += sorted(found, key=lambda one: names[family].index(one["check"]))  # stable: subjects keep order

@@ -5,6 +5,7 @@ exits with status 1 when any check failed (after writing the table), 2 on bad in
 missing table or data file). The workflow passes `--spec` and `--table` from
 `xlt.report.positive_control.plan`; by hand, `--config FILE` builds both from a config.
 """
+
 from __future__ import annotations
 
 from xlt.core.verbs import ANALYSIS, Verb, key_value
@@ -16,11 +17,20 @@ FAILED_STATUS = 1
 
 def _arguments(p) -> None:
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--spec", help="what the checks need as JSON (xlt.report.positive_control.plan.spec; the workflow passes it)")
-    source.add_argument("--config", help="a workflow config: the spec and the family tables from it (results/tables/...)")
-    p.add_argument("--table", action="append", default=[], metavar="FAMILY=CSV",
-                   type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
-                   help="a family's tidy table, repeatable (with --config: overrides that family's default path)")
+    source.add_argument(
+        "--spec", help="what the checks need as JSON (xlt.report.positive_control.plan.spec; the workflow passes it)"
+    )
+    source.add_argument(
+        "--config", help="a workflow config: the spec and the family tables from it (results/tables/...)"
+    )
+    p.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="FAMILY=CSV",
+        type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
+        help="a family's tidy table, repeatable (with --config: overrides that family's default path)",
+    )
     p.add_argument("--out", required=True, help="CSV of the checks")
 
 
@@ -43,9 +53,8 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
     """The table of every family the spec checks; a missing one is a clear error."""
     from pathlib import Path
 
-    from xlt.report.aggregate import read_table
-
     from xlt.core.errors import XltError
+    from xlt.report.aggregate import read_table
     from xlt.report.positive_control.checks import check_names
 
     tables = {}
@@ -53,11 +62,15 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
         if family not in spec:
             continue
         if family not in paths:
-            raise XltError(f"no table for {family}: pass --table {family}=results/tables/{family}.csv "
-                           f"(its checks run because the spec has a {family} entry)")
+            raise XltError(
+                f"no table for {family}: pass --table {family}=results/tables/{family}.csv "
+                f"(its checks run because the spec has a {family} entry)"
+            )
         if not Path(paths[family]).is_file():
-            raise XltError(f"{paths[family]} not found: the {family} checks read the {family} family's table "
-                           f"(run the workflow, or disable the family)")
+            raise XltError(
+                f"{paths[family]} not found: the {family} checks read the {family} family's table "
+                f"(run the workflow, or disable the family)"
+            )
         tables[family] = read_table(paths[family])
     return tables
 
@@ -66,8 +79,15 @@ def _positive_control(args) -> int:
     import json
 
     from xlt.core.io import atomic_path
-    from xlt.report.positive_control.checks import (NOT_RUN, PASS, failed, format_checks, known_failed,
-                                                    positive_control, stale_known_failures)
+    from xlt.report.positive_control.checks import (
+        NOT_RUN,
+        PASS,
+        failed,
+        format_checks,
+        known_failed,
+        positive_control,
+        stale_known_failures,
+    )
 
     if args.config:
         from xlt.core.settings import load
@@ -84,23 +104,33 @@ def _positive_control(args) -> int:
     counts = checks["pass"].value_counts()
     print(format_checks(checks))
     bad, known = failed(checks), known_failed(checks)
-    summary = (f"{counts.get(PASS, 0)} passed, {len(bad)} failed, {len(known)} known failures, "
-               f"{counts.get(NOT_RUN, 0)} not run -> {args.out}")
+    summary = (
+        f"{counts.get(PASS, 0)} passed, {len(bad)} failed, {len(known)} known failures, "
+        f"{counts.get(NOT_RUN, 0)} not run -> {args.out}"
+    )
     print(f"\npositive control: {summary}", flush=True)
     status = 0
     if not bad.empty:
-        print(f"\nFAILED ({len(bad)}): the demo does not show what its synthetic world must show:\n"
-              + format_checks(bad), flush=True)
+        print(
+            f"\nFAILED ({len(bad)}): the demo does not show what its synthetic world must show:\n" + format_checks(bad),
+            flush=True,
+        )
         status = FAILED_STATUS
     stale = stale_known_failures(checks, spec.get("known_failures", {}))
     if stale:
-        print(f"\nFAILED: listed as known failures but passing now; take them off positive_control.known_failures: "
-              f"{'; '.join(stale)}", flush=True)
+        print(
+            f"\nFAILED: listed as known failures but passing now; take them off positive_control.known_failures: "
+            f"{'; '.join(stale)}",
+            flush=True,
+        )
         status = FAILED_STATUS
     return status
 
 
 VERBS = {
-    "positive-control": Verb("Check that the demo shows the effects its synthetic world must show; exit 1 if any check fails",
-                             _arguments, _positive_control),
+    "positive-control": Verb(
+        "Check that the demo shows the effects its synthetic world must show; exit 1 if any check fails",
+        _arguments,
+        _positive_control,
+    )
 }

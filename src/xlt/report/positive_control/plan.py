@@ -11,6 +11,7 @@ A check that the sweep cannot answer (e.g. no depth -1 in freeze_depth) is passe
 `not_run` with the reason, and reported as not run; rows the sweep promises but a table lacks
 fail. Nothing here imports torch.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,11 @@ def high_overlap(config: dict) -> str:
 
 def enabled_families(config: dict) -> list[str]:
     """The enabled families that have checks (a positive_control.py)."""
-    return [name for name in registry.names()
-            if settings.family(config, name) is not None and registry.positive_control(name) is not None]
+    return [
+        name
+        for name in registry.names()
+        if settings.family(config, name) is not None and registry.positive_control(name) is not None
+    ]
 
 
 def check(config: dict) -> None:
@@ -50,8 +54,10 @@ def check(config: dict) -> None:
     known = {check_key(family, name) for family, names in check_names().items() for name in names}
     for key in config[SECTION]["known_failures"]:
         if key not in known:
-            raise XltError(f"{SECTION}.known_failures: {key!r} names no check; use \"family: check\" as the "
-                           f"table writes it, one of: {'; '.join(sorted(known))}")
+            raise XltError(
+                f'{SECTION}.known_failures: {key!r} names no check; use "family: check" as the '
+                f"table writes it, one of: {'; '.join(sorted(known))}"
+            )
 
 
 def spec(config: dict) -> dict:
@@ -72,8 +78,11 @@ def tables(config: dict) -> dict[str, str]:
 
 def data_inputs(config: dict) -> list[str]:
     """The prepared datasets whose files the job counts (info.json: the prepare_data output)."""
-    infos = [info for name in enabled_families(config)
-             for info in getattr(registry.positive_control(name), "datasets", lambda config: [])(config)]
+    infos = [
+        info
+        for name in enabled_families(config)
+        for info in getattr(registry.positive_control(name), "datasets", lambda config: [])(config)
+    ]
     return list(dict.fromkeys(infos))
 
 
@@ -82,8 +91,11 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     if settings.family(config, SECTION) is None:
         return {RULE: {}}
     table_args = [arg for name, path in tables(config).items() for arg in ("--table", f"{name}={path}")]
-    job = Job(SECTION, inputs={"tables": list(tables(config).values()), "data": data_inputs(config)},
-              args=["--spec", json.dumps(spec(config)), *table_args, "--out", TABLE])
+    job = Job(
+        SECTION,
+        inputs={"tables": list(tables(config).values()), "data": data_inputs(config)},
+        args=["--spec", json.dumps(spec(config)), *table_args, "--out", TABLE],
+    )
     return {RULE: {"": job}}
 
 

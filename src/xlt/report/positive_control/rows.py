@@ -4,6 +4,7 @@
 A row is `family, check, subject, expected, observed, pass, known_failure`, `pass` one of
 "yes", "no" or "not run". Pandas only, no files.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -17,8 +18,15 @@ PASS, FAIL, NOT_RUN = "yes", "no", "not run"
 def row(family: str, check: str, subject: str, expected: str, observed: str, passed: bool | None) -> dict:
     """One check row; `passed` None: not run."""
     status = NOT_RUN if passed is None else (PASS if passed else FAIL)
-    return {"family": family, "check": check, "subject": subject, "expected": expected, "observed": observed,
-            "pass": status, "known_failure": ""}
+    return {
+        "family": family,
+        "check": check,
+        "subject": subject,
+        "expected": expected,
+        "observed": observed,
+        "pass": status,
+        "known_failure": "",
+    }
 
 
 def num(value: float) -> str:
@@ -42,5 +50,7 @@ def is_true(series: pd.Series) -> pd.Series:
 def need_columns(table: pd.DataFrame, family: str, columns: list[str]) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise XltError(f"{family}.csv has no column(s) {missing}: is it the tidy table `xlt aggregate` writes "
-                       f"for the {family} family?")
+        raise XltError(
+            f"{family}.csv has no column(s) {missing}: is it the tidy table `xlt aggregate` writes "
+            f"for the {family} family?"
+        )

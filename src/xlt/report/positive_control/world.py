@@ -2,6 +2,7 @@
 
 Free of pandas and torch: the plan's config check uses it too.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -22,5 +23,5 @@ def high_overlap(world: Mapping[str, Mapping]) -> str:
 
 
 def describe(world: Mapping[str, Mapping], lang: str) -> str:
-    """"qaa (overlap 0.5)": a language as the check table names it."""
+    """ "qaa (overlap 0.5)": a language as the check table names it."""
     return f"{lang} (overlap {float(world[lang]['overlap']):g})"

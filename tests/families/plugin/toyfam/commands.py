@@ -1,4 +1,5 @@
 """`xlt toy-eval`: the toy family's one verb."""
+
 from __future__ import annotations
 
 from xlt.core.verbs import Verb, add_run_arguments, family_group
@@ -25,8 +26,9 @@ def _toy_eval(args) -> None:
     accuracy = sum(p == g for p, g in zip(prediction, gold)) / len(gold)
     out = MetricsFile("toyfam", args.run_id, axes=parse_axes(args.axes), manifest=False)
     out.add("accuracy", accuracy, lang="en", split="test")
-    out.examples.append(example_set("classification", "accuracy", prediction=prediction, gold=gold, lang="en",
-                                    split="test"))
+    out.examples.append(
+        example_set("classification", "accuracy", prediction=prediction, gold=gold, lang="en", split="test")
+    )
     out.write(args.out)
 
 

@@ -1,4 +1,5 @@
 """The toy family's runs and jobs: one `xlt toy-eval` job per bias and seed."""
+
 from __future__ import annotations
 
 import json
@@ -34,17 +35,37 @@ def runs(config: dict) -> list[dict]:
     family = config.get(FAMILY)
     if not family or not family["enabled"]:
         return []
-    return [{"run_id": f"bias{bias:g}-seed{seed}", "bias": bias, "seed": seed}
-            for bias in family["biases"] for seed in family["seeds"]]
+    return [
+        {"run_id": f"bias{bias:g}-seed{seed}", "bias": bias, "seed": seed}
+        for bias in family["biases"]
+        for seed in family["seeds"]
+    ]
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
     out = []
     for row in runs(config):
         axes = {"bias": row["bias"], "seed": row["seed"]}
-        out.append(Job(row["run_id"], ["--run-id", row["run_id"], "--bias", row["bias"], "--seed", row["seed"],
-                                       "--examples", config[FAMILY]["examples"], "--axes", json.dumps(axes),
-                                       "--out", METRICS.format(run_id=row["run_id"])], axes=axes))
+        out.append(
+            Job(
+                row["run_id"],
+                [
+                    "--run-id",
+                    row["run_id"],
+                    "--bias",
+                    row["bias"],
+                    "--seed",
+                    row["seed"],
+                    "--examples",
+                    config[FAMILY]["examples"],
+                    "--axes",
+                    json.dumps(axes),
+                    "--out",
+                    METRICS.format(run_id=row["run_id"]),
+                ],
+                axes=axes,
+            )
+        )
     return {"toy_eval": by_run_id(out)}
 
 

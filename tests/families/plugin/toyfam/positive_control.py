@@ -1,4 +1,5 @@
 """The toy family's positive control: the fair coin (bias 0) calls every label right."""
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -18,6 +19,11 @@ def checks(table, spec: dict, world: Mapping, thresholds: dict) -> list[dict]:
     need_columns(table, "toyfam", ["run_id", "metric", "value"])
     accuracy = table[table.metric == "accuracy"].groupby("run_id")["value"].mean()
     expected = f">= {num(thresholds['min_accuracy'])}"
-    return [missing("toyfam", CHECK_NAMES[0], run, expected, f"{run} (accuracy)") if run not in accuracy
-            else row("toyfam", CHECK_NAMES[0], run, expected, num(accuracy[run]),
-                     accuracy[run] >= thresholds["min_accuracy"]) for run in spec["runs"]]
+    return [
+        missing("toyfam", CHECK_NAMES[0], run, expected, f"{run} (accuracy)")
+        if run not in accuracy
+        else row(
+            "toyfam", CHECK_NAMES[0], run, expected, num(accuracy[run]), accuracy[run] >= thresholds["min_accuracy"]
+        )
+        for run in spec["runs"]
+    ]
