@@ -73,8 +73,6 @@ log = logging.getLogger("xlt.core.prefix_store")
 
 FORMAT = 1
 STORE_DTYPES = PREFIX_STORE_DTYPES  # numpy writes both; bfloat16 has no .npy type
-STORE_SETTINGS = "freeze_depth.prefix_states"  # where a family's config holds the store's settings
-SIZE_SETTING = f"{STORE_SETTINGS}.max_gib"
 META = "meta.json"
 
 
@@ -127,8 +125,8 @@ def check_store_size(
     tokens: int,
     hidden_size: int,
     storage_dtype: str,
-    settings: str = STORE_SETTINGS,
-    depths_setting: str = "freeze_depth.depths",
+    settings: str,
+    depths_setting: str,
 ) -> None:
     """Refuse a store over the bound, naming the settings (`settings`: the family's
     prefix_states section; `depths_setting`: its list of depths) and the ways out."""
@@ -155,7 +153,8 @@ def write_prefix_store(
     device: torch.device | str = "cpu",
     storage_dtype: str = "float16",
     meta: dict | None = None,
-    settings: str = STORE_SETTINGS,
+    *,
+    settings: str,
     amp_dtype: torch.dtype | None = None,
 ) -> dict:
     """Run embeddings + max(depths) layers once per example (eval mode, under autocast to

@@ -15,7 +15,7 @@ sentence-transformers pipeline ending in a Normalize module does), then scored:
   dot similarity against the gold scores; see `xlt.evaluate.sts`.
 
 All input files are read and checked before the model is loaded. Metrics are written as one
-MetricsFile (family "sbert"): values are fractions; the printed table shows them x100.
+MetricsFile (of the family --family names): values are fractions; the printed table shows them x100.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _eval_embeddings_arguments(parser) -> None:
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
     add_run_arguments(parser, "--axes", "--run-id", run_id_default="from the model, pooling, layer and normalisation")
-    parser.add_argument("--family", default="sbert", help="experiment family the rows belong to (sbert, dual)")
+    parser.add_argument("--family", required=True, help="experiment family the rows belong to (its plan passes it)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
     parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation")
     add_run_arguments(parser, "--device")

@@ -219,6 +219,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                     json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}),
                     "--run-id",
                     row["run_id"],
+                    "--family",
+                    FAMILY,
                     "--max-length",
                     settings.eval_max_length(config),
                     "--out",
