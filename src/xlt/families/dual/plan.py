@@ -87,8 +87,6 @@ ORDERS = {
         value,
     )
 }
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
 
 
 def check_grad_accum(grad_accum: int, where: str) -> None:

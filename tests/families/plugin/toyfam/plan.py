@@ -14,16 +14,9 @@ LOG = f"{RESULTS}/logs/{FAMILY}/{{run_id}}.log"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"
 
-READS: tuple[str, ...] = ()
 EVALUATIONS = ("toy_eval",)
 LEDGER = {"toy_eval": (("run_id",), METRICS)}
-KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("bias", 0.0)  # the fair coin
-REFERENCE_AXIS = None
-DERIVED_AXES: frozenset[str] = frozenset()
-ORDERS: dict = {}
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
 
 
 def check(config: dict) -> None:
