@@ -63,7 +63,7 @@ def _eval_embeddings_arguments(parser) -> None:
         choices=MATCH_RULES,
         default=DEFAULT_MATCH,
         help="bitext retrieval correctness: index = the retrieved sentence is the gold one, by position "
-        "(LASER's Tatoeba rule; default, the dual encoder's dev selection uses it too); text = the retrieved "
+        "(LASER's Tatoeba rule; default, the dev selection of a trained encoder uses it too); text = the retrieved "
         "string equals the gold string, so an identical duplicate at another index counts as correct "
         "(sentence-transformers' TranslationEvaluator). Recorded as the axis `match`",
     )
@@ -81,8 +81,8 @@ def _eval_embeddings_arguments(parser) -> None:
         default=[],
         metavar="FILE",
         help="STS dev file (repeatable), scored as --sts is (its rows carry the dev split of its path) but kept "
-        "for intervals only: no paired test compares it (the dev set selected the checkpoint); sbert scores "
-        "its sbert.dev set so, the STS-b validation numbers seed 000 published",
+        "for intervals only: no paired test compares it (the dev set selected the checkpoint); a family "
+        "scores its dev STS set so, e.g. the STS-b validation numbers seed 000 published",
     )
     parser.add_argument(
         "--prompt",

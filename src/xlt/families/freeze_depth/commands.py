@@ -7,6 +7,7 @@ from xlt.core.verbs import Verb, add_run_arguments, family_group
 GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 
 STORE_SETTINGS = "freeze_depth.prefix_states"  # the config section of its shared prefix store (xlt.core.prefix_store)
+STORE_RERUN = "`xlt prefix-states` (snakemake --forcerun prefix_states)"  # the job that writes the store
 CLASSIFICATION_FIELDS = ("text", "label")
 CLASSIFICATION_NEEDS = (
     "this family trains and scores a classifier and needs an nli or sentiment dataset "
@@ -133,6 +134,7 @@ def _finetune(args):
                 "max_length": targs.max_length,
                 "precision": precision,
             },
+            rerun=STORE_RERUN,
         )
     elif args.cache_frozen_prefix:
         from xlt.core.cached_top import prepare_cached_training
