@@ -93,6 +93,7 @@ def write_cached(
     name = hub_id.split("/")[-1]
     config = config_name or "default"
     final = datasets_cache / hub_id.replace("/", "___") / config / "0.0.0" / "rehearsal"
+    datasets_cache.mkdir(parents=True, exist_ok=True)  # the first stand-in may come from a family's hook
     with tempfile.TemporaryDirectory(dir=datasets_cache.parent) as tmp:
         files = {}
         for split, rows in splits.items():
