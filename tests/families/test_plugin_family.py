@@ -116,6 +116,14 @@ def test_a_family_without_a_plan_declaration_is_refused_by_name(tmp_path, monkey
     forget(family.parent)
 
 
+def test_a_family_without_its_rules_is_refused_by_name(toy):
+    (toy / "toyfam" / "rules.smk").unlink()
+    with pytest.raises(
+        XltError, match="family toyfam: .*rules.smk is missing; a family's folder holds its Snakemake rules"
+    ):
+        registry.rules_file("toyfam")
+
+
 def test_a_family_named_as_a_built_in_one_or_a_missing_folder_is_refused(tmp_path, monkeypatch):
     shutil.copytree(PLUGIN / "toyfam", tmp_path / "families" / "sbert")
     monkeypatch.setenv(registry.PATH_VARIABLE, str(tmp_path / "families"))
