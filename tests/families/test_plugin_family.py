@@ -118,6 +118,7 @@ def test_a_family_without_a_plan_declaration_is_refused_by_name(tmp_path, monkey
 
 def test_a_family_without_its_rules_is_refused_by_name(toy):
     (toy / "toyfam" / "rules.smk").unlink()
+    assert "toyfam" in registry.names()
     with pytest.raises(
         XltError, match="family toyfam: .*rules.smk is missing; a family's folder holds its Snakemake rules"
     ):
