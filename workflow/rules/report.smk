@@ -1,4 +1,5 @@
-# Collect every family's targets, and keep the HTML report up to date after a run.
+# Collect every family's targets, make each family's table, figures and training curves (the same three
+# rules for every registered family), and keep the HTML report up to date after a run.
 import os
 import subprocess
 
