@@ -929,8 +929,8 @@ def test_the_cost_plan_prices_single_sentence_examples_as_the_job_runs_them():
 
 
 def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_tests():
-    from xlt.core.choices import DUAL_OBJECTIVES
     from xlt.families.dual import distill_plan
+    from xlt.families.dual.choices import DUAL_OBJECTIVES
 
     schema = yaml.safe_load((REPO / "src" / "xlt" / "families" / "dual" / "schema.yaml").read_text())
     assert tuple(schema["properties"]["objectives"]["items"]["enum"]) == DUAL_OBJECTIVES
