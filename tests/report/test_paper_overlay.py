@@ -218,7 +218,7 @@ def test_the_published_untrained_mbert_sts2017_numbers_match_the_dual_baseline(d
     assert set(languages.matched) == {"yes"}, languages.reason.tolist()
     assert sorted(set(languages.lang)) == ["ar", "en", "es"] and len(languages) == 3 * 4
     assert set(languages.run_id) == {"mbert-mean-untrained"}
-    for lang, rows in languages.groupby("lang"):
+    for _, rows in languages.groupby("lang"):
         assert sorted(rows.note.str.extract(r"similarity=(\w+)")[0]) == ["cosine", "dot", "euclidean", "manhattan"]
     assert languages.note.str.endswith("(the paper names none)").all()
     assert languages.delta.tolist() == pytest.approx((0.5 - languages.theirs).tolist())

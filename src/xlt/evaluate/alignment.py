@@ -71,7 +71,11 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
 def only_layers(encoded: EncodedBitext, layers: Sequence[int]) -> EncodedBitext:
     """The same bitext with only the hidden states `layers` (e.g. the table's, when more were
     encoded for the pictures)."""
-    return EncodedBitext(encoded.lang, {l: encoded.texts[l] for l in layers}, {l: encoded.english[l] for l in layers})
+    return EncodedBitext(
+        encoded.lang,
+        {layer: encoded.texts[layer] for layer in layers},
+        {layer: encoded.english[layer] for layer in layers},
+    )
 
 
 def center(vectors: np.ndarray) -> np.ndarray:

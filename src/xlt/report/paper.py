@@ -40,6 +40,7 @@ not computed, no run with that setting or language, family not in this config, d
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -175,7 +176,7 @@ def _narrow(rows: pd.DataFrame, family: str, checks: list[tuple]) -> tuple[pd.Da
     for column, wanted, label, _ in checks:
         if column not in rows.columns:
             return rows.iloc[:0], f"no run with that setting ({label}; the {family} table has no {column} column)"
-        keep = rows[column].map(lambda v: _equal(column, v, wanted))
+        keep = rows[column].map(partial(_equal, column, wanted=wanted))
         if not keep.any():
             why = REASONS.get(column, "no run with that setting")
             return rows.iloc[:0], f"{why} ({label}; ours: {_listing(rows[column])})"

@@ -81,8 +81,8 @@ def test_xnli_style_split_moves_pool_labels_aside(split):
     assert split.meta["counts"] == {"labelled": 20, "unlabelled": 80, "dev": 12}
     assert all("label" not in r and "heldout_label" in r for r in split.unlabelled)
     assert Counter(r["label"] for r in split.labelled) == {0: 10, 1: 10}
-    ids = lambda rs: {example_id(r) for r in rs}
-    assert not ids(split.labelled) & ids(split.unlabelled)
+    labelled_ids = {example_id(r) for r in split.labelled}
+    assert not labelled_ids & {example_id(r) for r in split.unlabelled}
     # same seed, same split; another seed, another split
     assert make_split(make_records(100), 3, labelled_fraction=0.2, dev=make_records(12, 9)).split_id == split.split_id
     assert make_split(make_records(100), 4, labelled_fraction=0.2, dev=make_records(12, 9)).split_id != split.split_id

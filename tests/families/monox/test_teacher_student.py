@@ -51,7 +51,10 @@ def test_split_labelled_reproducible_disjoint_complete_and_stratified():
     labelled, unlabelled = split_labelled(records, 0.2, seed=3)
     again, _ = split_labelled(records, 0.2, seed=3)
     other, _ = split_labelled(records, 0.2, seed=4)
-    ids = lambda rs: [example_id(r) for r in rs]
+
+    def ids(rs):
+        return [example_id(r) for r in rs]
+
     assert ids(labelled) == ids(again)
     assert ids(labelled) != ids(other)
     assert len(labelled) == 200 and len(unlabelled) == 800

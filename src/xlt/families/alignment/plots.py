@@ -49,7 +49,9 @@ def retrieval_series(
                 continue
             key = (model, metric, str(rec.get("lang", "")), str(rec.get("direction", "")))
             series.setdefault(key, {})[int(rec["layer"])] = float(rec["value"])
-    return {key: (sorted(points), [points[l] for l in sorted(points)]) for key, points in sorted(series.items())}
+    return {
+        key: (sorted(points), [points[layer] for layer in sorted(points)]) for key, points in sorted(series.items())
+    }
 
 
 def _save(fig: Figure, path: str | os.PathLike) -> Figure:
