@@ -63,7 +63,8 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
     bad = [layer for layer in layers if not 0 <= layer <= num_layers]
     if bad or not layers:
         raise XltError(
-            f"layers {spec!r}: indices must be between 0 (embeddings) and {num_layers} (last layer) for this model; got {bad or 'none'}"
+            f"layers {spec!r}: indices must be between 0 (embeddings) and {num_layers} (last layer) "
+            f"for this model; got {bad or 'none'}"
         )
     return sorted(set(layers))
 

@@ -323,8 +323,9 @@ def adapt(
 ) -> AdaptationResult:
     """MLM-train `model` (a masked LM) on `texts` under `scheme`; checkpoints at step 0 and every
     `args.eval_every` steps (and the last step); `select` = best (lowest target perplexity, the
-    seed's early stopping; step 0, the untouched model, can win) or last decides which parameters the model ends with. With
-    `intervals`, every checkpoint's perplexity and mlm_loss records carry their bootstrap bounds.
+    seed's early stopping; step 0, the untouched model, can win) or last decides which
+    parameters the model ends with. With `intervals`, every checkpoint's perplexity and mlm_loss
+    records carry their bootstrap bounds.
 
     The records of every checkpoint travel in the training history, which a resumable run
     (`checkpoint_dir`, keyed on `identity`: xlt.core.training) saves and restores, so a resumed

@@ -2,8 +2,9 @@
 
 `alignment-by-layer` (in PLOTS, drawn by `xlt plot` from the aggregated table) compares the
 analysed models; `cosine_gap_by_layer` (drawn by `xlt align-gap-plot`, one figure per analysed
-model) shows one model's cosine gap per language. Each `xlt align` job also draws its own run's accuracy-vs-layer lines and
-2-D scatter grids; those are drawn on matplotlib's Agg canvas through
+model) shows one model's cosine gap per language. Each `xlt align` job also draws its own
+run's accuracy-vs-layer lines and 2-D scatter grids; those are drawn on matplotlib's Agg canvas
+through
 `matplotlib.figure.Figure` (no pyplot state) and written atomically as PNG. Every function
 returns the figure, whose axes still hold what was drawn.
 """
