@@ -27,8 +27,8 @@ import torch.nn.functional as F
 from machine import load_average
 from torch.utils.flop_counter import FlopCounterMode
 
-from xlt.families.adapt.adaptation import mlm_loss
 from xlt.families.adapt.mlm import IGNORE_INDEX, TokenizerInfo, mask_tokens, perplexity
+from xlt.families.adapt.mlm_objective import mlm_loss
 
 CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 
