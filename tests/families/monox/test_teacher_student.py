@@ -7,14 +7,12 @@ import numpy as np
 import pytest
 
 from xlt.core.errors import XltError
+from xlt.families.monox.teacher_logits import load_teacher_logits, read_teacher_logits_header, save_teacher_logits
 from xlt.families.monox.teacher_student import (
     build_kd_dataset,
     build_pl_dataset,
     example_id,
-    load_teacher_logits,
     pseudo_label,
-    read_teacher_logits_header,
-    save_teacher_logits,
     self_train,
     split_dev,
     split_labelled,
