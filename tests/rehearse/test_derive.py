@@ -252,7 +252,7 @@ def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path, dr
 
 
 def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
-    from xlt.report import paper
+    from xlt.report import paper, paper_overlay
 
     config = validate(derive(PAPER))
     assert "--rehearsal" in paper.config_args(config) and "--rehearsal" not in paper.config_args(validate(PAPER))
@@ -275,9 +275,9 @@ def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
             }
         ]
     )
-    title = paper.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
-    assert paper.REHEARSAL in title
-    assert paper.REHEARSAL not in paper.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()
+    title = paper_overlay.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
+    assert paper_overlay.REHEARSAL in title
+    assert paper_overlay.REHEARSAL not in paper_overlay.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()
 
 
 def _training_sections(config: dict) -> list[dict]:

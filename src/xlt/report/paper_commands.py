@@ -44,13 +44,13 @@ def _arguments(p):
 
 def _run(args):
     from xlt.core.io import atomic_path
-    from xlt.report import paper
+    from xlt.report import paper, paper_overlay
 
     delta = paper.compare(dict(args.tables), demo=args.demo, models=dict(args.model), splits=dict(args.split))
     with atomic_path(args.out_table) as tmp:
         delta.to_csv(tmp, index=False)
     with atomic_path(args.out_plot) as tmp:
-        paper.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
+        paper_overlay.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
     key = ["family", "setting", "lang", "metric"]  # one published number
     published, matched = len(delta[key].drop_duplicates()), delta[delta["matched"] == "yes"]
     print(

@@ -296,7 +296,10 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "--out",
         run_dir,
     ]
-    axes = '{"model": "tiny", "objective": "additive_margin", "margin": 0.2, "scale": 5, "pooling": "cls", "batch_size": 8, "freeze_depth": 1, "seed": 3, "sentences_seen": 112, "trained": true}'
+    axes = (
+        '{"model": "tiny", "objective": "additive_margin", "margin": 0.2, "scale": 5, "pooling": "cls", '
+        '"batch_size": 8, "freeze_depth": 1, "seed": 3, "sentences_seen": 112, "trained": true}'
+    )
     tatoeba = jobs["tatoeba_dual"][RUN]
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
     assert [str(a) for a in tatoeba.args] == [
@@ -324,8 +327,8 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     baseline = jobs["tatoeba_dual"][BASELINE]
     assert baseline.inputs == {"model": ["results/models/tiny"], "data": "results/data/bt/info.json"}
     untrained = (
-        '{"model": "tiny", "objective": null, "margin": null, "scale": null, "pooling": "cls", "batch_size": null, "freeze_depth": null, '
-        '"seed": null, "sentences_seen": null, "trained": false}'
+        '{"model": "tiny", "objective": null, "margin": null, "scale": null, "pooling": "cls", '
+        '"batch_size": null, "freeze_depth": null, "seed": null, "sentences_seen": null, "trained": false}'
     )
     assert [str(a) for a in baseline.args] == [
         "--model",

@@ -63,7 +63,7 @@ def test_an_sts_dev_set_is_scored_by_every_eval_job_for_intervals_only():
     """sbert.dev on an STS set: eval_sbert scores it too (--dev-sts, after the evaluation files), so
     the table has the dev rows seed 000's STS-b validation numbers match; an NLI dev set is not
     STS, and a dev set among the STS evaluation files is scored once, as an evaluation file."""
-    for run_id, job in plan.jobs(small(dev={"dataset": "sts", "lang": "en"}))["eval_sbert"].items():
+    for job in plan.jobs(small(dev={"dataset": "sts", "lang": "en"}))["eval_sbert"].values():
         args = argv(job)
         assert args[args.index("--match") + 2 : args.index("--match") + 4] == [
             "--dev-sts",
