@@ -144,7 +144,8 @@ def bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
 def format_text(status: dict) -> str:
     """The report as a terminal reads it."""
     smk, total, eta = status["snakemake"], status["families"]["total"], status["eta"]
-    state = "running" if smk["running"] else "not running" + (" (finished)" if smk["ended"] else " (stopped)")
+    left = total["waiting"] + total["failed"]
+    state = "running" if smk["running"] else "not running, " + ("stopped" if left else "finished")
     lines = [
         f"sweep {status['directory']} ({Path(status['config']).name}): Snakemake {state}, latest of "
         f"{smk['runs']} run(s) started {smk['started']}, elapsed {duration(status['elapsed_s'])} "
