@@ -24,7 +24,8 @@ from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
 from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
-from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, run_label, scheme_arg, trainable_layers
+from xlt.families.adapt import costing
+from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
 FAMILY = "adapt"
 DIR = f"{RESULTS}/runs/{FAMILY}"
@@ -63,6 +64,11 @@ DERIVED_AXES = frozenset({"role", "text_unit"})
 ORDERS = {"scheme": scheme_order}
 PAPER_ONE_BASED = frozenset({"step"})  # seed 003 numbers its steps from 1 (xlt.report.paper_match)
 PAPER_DOMAIN_MEANS: dict = {}
+# the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
+extra_evaluations = costing.extra_evaluations
+frozen_layers = costing.frozen_layers
+token_forms = costing.token_forms
+vocabulary_head = costing.vocabulary_head
 
 
 def schemes(config: dict, model: str) -> list:
@@ -427,20 +433,6 @@ def _reference_jobs(config: dict) -> list[Job]:
             )
         )
     return out
-
-
-def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float:
-    """For the plan (xlt.cost.estimate): encoder layers below an adaptation step's lowest trained
-    one, which it runs forward only, on average over the run's steps ("6-12": 6; the seed's gradual
-    scheme over three epochs: 8, 4, 0). A job without --scheme trains nothing frozen."""
-    if "--scheme" not in args:
-        return 0.0
-    scheme = parse_scheme(parse_scheme_arg(str(args[args.index("--scheme") + 1])), layers)
-    bottoms = [
-        min(trainable_layers(scheme, step, step // max(steps_per_epoch, 1), layers)) - 1
-        for step in range(max(steps, 1))
-    ]
-    return sum(bottoms) / len(bottoms)
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:

@@ -47,6 +47,11 @@ PAPER_ONE_BASED: frozenset[str] = frozenset()
 PAPER_DOMAIN_MEANS: dict = {}
 
 
+def token_forms(rule: str) -> tuple[str, ...]:
+    """For the plan (xlt.cost.tokens): each side of a bitext pair is embedded on its own."""
+    return ("text", "text_pair")
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
     if "max_length" in family:

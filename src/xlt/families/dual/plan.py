@@ -34,7 +34,7 @@ from xlt.core.plan import (
     store_args,
     stored_depths,
 )
-from xlt.families.dual import budget, distill_plan
+from xlt.families.dual import budget, costing, distill_plan
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -89,6 +89,11 @@ ORDERS = {
 }
 PAPER_ONE_BASED: frozenset[str] = frozenset()
 PAPER_DOMAIN_MEANS: dict = {}
+# the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
+example_shape = costing.example_shape
+output_bytes = costing.output_bytes
+prefix_store = costing.prefix_store
+token_forms = costing.token_forms
 
 
 def check_grad_accum(grad_accum: int, where: str) -> None:
@@ -104,15 +109,6 @@ def check_grad_accum(grad_accum: int, where: str) -> None:
             "to 1 and pick a batch size that fits memory (dual.batch_sizes / --batch-size), or freeze "
             "a prefix (dual.freeze_depths) to save memory"
         )
-
-
-def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
-    """For xlt.cost.estimate: a distillation on single sentences (--distill-examples sentences) has
-    two examples a data row, each half its tokens; any other job one a row."""
-    flag = "--distill-examples"
-    if rule == "train_dual" and flag in args and args[args.index(flag) + 1] == "sentences":
-        return 2, 0.5
-    return 1, 1.0
 
 
 def batch_sizes(config: dict) -> list[int]:

@@ -64,6 +64,11 @@ PAPER_ONE_BASED: frozenset[str] = frozenset()
 PAPER_DOMAIN_MEANS: dict = {}
 
 
+def prefix_store(rule: str) -> bool:
+    """For the plan (xlt.cost): prefix_states writes the sweep's frozen-prefix store."""
+    return rule == "prefix_states"
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:

@@ -15,6 +15,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
+from xlt.families.monox import costing
 
 FAMILY = "monox"
 MODES = ("finetune", "self_train", "kd", "pl")
@@ -57,6 +58,11 @@ ORDERS: dict = {}
 PAPER_ONE_BASED: frozenset[str] = frozenset()
 # seed 002 averages CLS over its three domains; our table has one task per domain
 PAPER_DOMAIN_MEANS = {("task", "cls"): ("cls-books", "cls-dvd", "cls-music")}
+# the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
+output_bytes = costing.output_bytes
+trained_models = costing.trained_models
+training_data = costing.training_data
+training_runs = costing.training_runs
 
 
 def tasks(family: dict) -> dict[str, dict]:

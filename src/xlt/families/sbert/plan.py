@@ -47,6 +47,11 @@ PAPER_ONE_BASED: frozenset[str] = frozenset()
 PAPER_DOMAIN_MEANS: dict = {}
 
 
+def token_forms(rule: str) -> tuple[str, ...]:
+    """For the plan (xlt.cost.tokens): a siamese encoder embeds each sentence of a pair on its own."""
+    return ("text", "text_pair")
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:
