@@ -73,3 +73,21 @@ def test_a_hooked_training_run_count_and_output_bytes_reach_the_plan(monkeypatch
     thrice = estimate.job_cost(config, "toy", "r", "t", _siamese_args(), UNIT)
     assert thrice.train_flops == pytest.approx(3 * once.train_flops)  # three trainings, each as long
     assert thrice.disk_gib == pytest.approx(once.disk_gib + 1.0)
+
+
+def test_the_plan_reads_training_flags_with_the_training_verbs_own_parser():
+    """No default repeated in the plan: a flag a job leaves out is the verbs' default (TrainArgs),
+    a flag is read as the verb reads it (the last of two; no prefix matching: adapt's --eval is not
+    --eval-every), and a value the verb would refuse is refused before anything is planned."""
+    from xlt.core.errors import XltError
+    from xlt.core.train_args import TrainArgs
+
+    assert estimate.training_settings(["--model", "m", "--freeze-depth", "-1"]) == TrainArgs()
+    parsed = estimate.training_settings(["--eval", "x.jsonl", "--batch-size", "8", "--batch-size", "16"])
+    assert parsed.eval_every == TrainArgs().eval_every and parsed.batch_size == 16
+    with pytest.raises(XltError, match="--max-steps: invalid int value"):
+        estimate.training_settings(["--max-steps", "many"])
+    built = estimate.demo_model_settings(["--out", "results/models/demo", "--layers", "2"])
+    assert (built.layers, built.hidden_size) == (2, 64)  # the verb's own default width
+    with pytest.raises(XltError, match="required: --out"):
+        estimate.demo_model_settings(["--layers", "2"])

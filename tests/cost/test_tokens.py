@@ -175,7 +175,7 @@ def test_a_masked_lm_pays_its_vocabulary_projection():
     # product at every position: forward, backward to its input, and its weight's gradient where
     # the embedding trains (the demo's pretraining)
     config = settings.load("config.yaml")
-    demo = ["--vocab-size", "1000", "--hidden-size", "64", "--layers", "2", "--pretrain-steps", "10"]
+    demo = ["--vocab-size", "1000", "--hidden-size", "64", "--layers", "2", "--pretrain-steps", "10", "--out", "m"]
     small = estimate.job_cost(config, "shared", "build_demo_model", "m", demo, UNIT)
     large = estimate.job_cost(config, "shared", "build_demo_model", "m", [*demo[:1], "3000", *demo[2:]], UNIT)
     assert large.seconds - small.seconds == pytest.approx(6 * 2000 * 64 * small.train_tokens)

@@ -31,13 +31,17 @@ its family's hook counts. Every constant: xlt.cost.constants.
 
 from __future__ import annotations
 
+import argparse
+import functools
 import math
 import re
 from dataclasses import dataclass
 
 from xlt.core import registry, settings
+from xlt.core.errors import XltError
 from xlt.core.family_plan import cost_hook
 from xlt.core.plan import RESULTS
+from xlt.core.train_args import TrainArgs, add_train_arguments, train_args_from
 from xlt.cost import formulas, tokens
 from xlt.cost.constants import value as constant
 from xlt.cost.data_size import BYTES_PER_ROW, bytes_per_row, rows
@@ -49,6 +53,7 @@ from xlt.cost.shapes import model_shape
 
 EVAL_BATCH = constant("eval_batch_size")  # examples per evaluation batch where a job's flags do not say
 DEMO_MODEL_RULE, DATA_RULE = "build_demo_model", "prepare_data"  # the shared jobs (xlt.core.plan.shared_jobs)
+DEMO_MODEL_VERB = "build-demo-model"  # the demo model job's verb
 DEMO_BATCH, DEMO_MAX_LENGTH = constant("demo_pretrain_batch")
 DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
 TRAIN_FLAGS = ("--epochs", "--max-steps")
@@ -97,8 +102,45 @@ def _file_rows(config: dict, paths) -> list[int]:
     return [rows(config, dataset, split) for dataset, split in _data_files(paths)]
 
 
-def _flag(args: list[str], flag: str) -> bool:
-    return str(_value(args, flag, "False")).strip().lower() in ("true", "yes", "1", "on")
+class _JobParser(argparse.ArgumentParser):
+    """A verb's parser reading a planned job's flags: what it refuses is an XltError, not an exit."""
+
+    def __init__(self, verb: str):
+        super().__init__(prog=f"xlt {verb}", allow_abbrev=False, add_help=False, exit_on_error=False)
+
+    def error(self, message: str):
+        raise XltError(f"a planned job's flags do not parse as `{self.prog}` parses them: {message}")
+
+
+@functools.lru_cache(maxsize=1)
+def _train_parser() -> argparse.ArgumentParser:
+    parser = _JobParser("<training verb>")
+    add_train_arguments(parser)
+    return parser
+
+
+def demo_model_settings(args: list[str]) -> argparse.Namespace:
+    """What `xlt build-demo-model` parses from a demo model job's flags (its own parser and defaults)."""
+    from xlt.data.commands import VERBS
+
+    parser = _JobParser(DEMO_MODEL_VERB)
+    VERBS[DEMO_MODEL_VERB].add_arguments(parser)
+    try:
+        return parser.parse_args(args)
+    except argparse.ArgumentError as err:
+        parser.error(str(err))
+
+
+def training_settings(args: list[str]) -> TrainArgs:
+    """The training settings (TrainArgs) a job's flags give, parsed by the training verbs' own parser
+    with its defaults (xlt.core.train_args), so the plan reads them as the job will; the job's other
+    flags are left aside. A value the verbs would refuse is an error here too."""
+    parser = _train_parser()
+    try:
+        parsed, _ = parser.parse_known_args(args)
+    except argparse.ArgumentError as err:
+        parser.error(str(err))
+    return train_args_from(parsed)
 
 
 def _tokens_per_example(
@@ -152,19 +194,17 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     forms = cost_hook(plan, "token_forms")(rule)
     model = _values(args, "--model")
     vocab, hidden, layers = 0, 64, 1
-    batch = _value(args, "--batch-size", 32)
+    train = training_settings(args)
+    batch = train.batch_size
     demo = rule == DEMO_MODEL_RULE
     if demo:  # xlt.data.demo_model pretrains at its own batch and length
-        vocab, hidden, layers = (
-            _value(args, "--vocab-size", 1000),
-            _value(args, "--hidden-size", 64),
-            _value(args, "--layers", 12),
-        )
+        built = demo_model_settings(args)
+        vocab, hidden, layers = built.vocab_size, built.hidden_size, built.layers
         model, batch = ["demo"], DEMO_BATCH
     elif model:
         vocab, hidden, layers = model_shape(config, model[0])
     params = formulas.encoder_params(hidden, layers) if model else 0
-    max_length = DEMO_MAX_LENGTH if demo else _value(args, "--max-length", 128)
+    max_length = DEMO_MAX_LENGTH if demo else train.max_length
     # one reading of --freeze-depth: -1 freezes nothing (the embeddings train too), N the embeddings and N layers
     depth_flag = _value(args, "--freeze-depth", -1)
     depth = max(depth_flag, 0)
@@ -178,17 +218,15 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     data_rows, train_rows = train_rows, train_rows * examples_a_row
     steps, passes = 0, 1
     if demo:
-        steps = _value(args, "--pretrain-steps", 300)
+        steps = built.pretrain_steps
     elif trains:
-        steps = formulas.optimizer_steps(
-            train_rows, _value(args, "--epochs", 1.0), _value(args, "--max-steps", 0), batch
-        )
-        passes = formulas.evaluations(steps, _value(args, "--eval-every", 0), train_rows, batch)
+        steps = formulas.optimizer_steps(train_rows, train.epochs, train.max_steps, batch)
+        passes = formulas.evaluations(steps, train.eval_every, train_rows, batch)
         trainings = cost_hook(plan, "training_runs")(rule, args)
         steps, passes = steps * trainings, passes * trainings
     # the rows a job reads where its arguments name no prepared data file (a split folder): the family says
     train_files = _data_files(train_paths) or cost_hook(plan, "training_data")(rule, args)
-    bucketing = _flag(args, "--length-bucketing")
+    bucketing = train.length_bucketing
     per_example = (_tokens_per_example(config, forms, train_files[:1], max_length, batch, bucketing) or [max_length])[0]
     per_example *= tokens_share
     if demo:
@@ -211,7 +249,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     eval_share = 1.0 if demo else cost_hook(plan, "vocabulary_head")(config, rule, args)
     head = formulas.vocabulary_head_params(vocab, hidden) if model and eval_share is not None else 0
     eval_share = 1.0 if eval_share is None else eval_share
-    compiled = trains and _flag(args, "--compile")
+    compiled = trains and train.compile
     # a compiled training step runs the whole forward, the head at every position (masked_head)
     train_share = 1.0 if compiled else eval_share
     # the tied projection's own gradient only where the embedding trains (the demo's pretraining)
@@ -223,8 +261,9 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         )
         train_flops += once
         step_layers, frozen = layers - frozen, 0.0
+    # an evaluating job without --batch-size evaluates at EVAL_BATCH, not at the training default
     eval_batch = _value(args, "--eval-batch-size", 0) or (
-        EVAL_BATCH if trains else _value(args, "--batch-size", EVAL_BATCH)
+        batch if not trains and "--batch-size" in args else EVAL_BATCH
     )
     dev_tokens, other_tokens = (
         sum(
@@ -306,7 +345,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         disk = len(depths) * stored * hidden * STORE_BYTES[_value(args, "--storage-dtype", "float16")]
         train_s, train_flops = 0.0, 0.0  # no training steps: one evaluation-like pass
     scratch = 0
-    if trains and "--checkpoint-every" in args and _value(args, "--checkpoint-every", 0) > 0:
+    if trains and train.checkpoint_every > 0:
         # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
         # once the job's outputs are written: scratch while the job runs, not part of the results
         scratch = constant("trained_param_bytes") * held
