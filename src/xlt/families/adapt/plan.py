@@ -20,13 +20,13 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
-from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt import costing
 from xlt.families.adapt.eval_sets import COMPARE, MULTILINGUAL, eval_file, eval_set_jobs, eval_set_keys
 from xlt.families.adapt.eval_sets import EVAL_SET as EVAL_SET
 from xlt.families.adapt.eval_sets import EVAL_SET_ID as EVAL_SET_ID
 from xlt.families.adapt.eval_sets import FAMILY as FAMILY
 from xlt.families.adapt.eval_sets import eval_sets as eval_sets
+from xlt.families.adapt.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
 DIR = f"{RESULTS}/runs/{FAMILY}"
@@ -48,19 +48,15 @@ REFERENCE_PREFIX = "reference-"
 REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
 # the adapted runs' final perplexities and the untouched models'
 EVALUATIONS = ("adapt_mlm", "adapt_reference_perplexity")
 LEDGER = {"adapt_mlm": (("run_id",), RUN), "adapt_reference_perplexity": (("run_id",), REFERENCE)}
-KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("scheme", REFERENCE_SCHEME)  # the untouched pre-trained model
-REFERENCE_AXIS = None
 # role: "adapted" for every scheme but the pre-trained reference's; text_unit: the one corpus of every run
 DERIVED_AXES = frozenset({"role", "text_unit"})
 # the schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual
 ORDERS = {"scheme": scheme_order}
 PAPER_ONE_BASED = frozenset({"step"})  # seed 003 numbers its steps from 1 (xlt.report.paper_match)
-PAPER_DOMAIN_MEANS: dict = {}
 # the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
 extra_evaluations = costing.extra_evaluations
 frozen_layers = costing.frozen_layers

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 
 from xlt.core import settings
-from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
 from xlt.core.plan import (
     RESULTS,
@@ -34,6 +33,7 @@ from xlt.core.plan import (
 from xlt.families.dual import budget, costing, distill_plan, mining_plan
 from xlt.families.dual.bitext import bitext_files, require_bitext
 from xlt.families.dual.bitext import bitext_spec as bitext_spec
+from xlt.families.dual.choices import DUAL_OBJECTIVES
 from xlt.families.dual.mining_plan import bucc_dir as bucc_dir
 from xlt.families.dual.mining_plan import mining_pairs as mining_pairs
 from xlt.families.dual.paths import BUCC as BUCC
@@ -88,8 +88,6 @@ ORDERS = {
         value,
     )
 }
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
 # the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
 example_shape = costing.example_shape
 output_bytes = costing.output_bytes
