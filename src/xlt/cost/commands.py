@@ -25,12 +25,12 @@ def _plan_arguments(p):
 def _plan(args):
     from xlt.core import settings
     from xlt.core.io import write_json
-    from xlt.cost import estimate, profile
+    from xlt.cost import profile, sweep
 
-    result = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    result = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
     if args.out:
         write_json(args.out, result)
-    print(json.dumps(result, indent=1) if args.json else estimate.format_table(result))
+    print(json.dumps(result, indent=1) if args.json else sweep.format_table(result))
 
 
 def _calibrate_arguments(p):
@@ -55,7 +55,7 @@ def _calibrate_arguments(p):
 
 def _calibrate(args):
     from xlt.core.io import write_json
-    from xlt.cost.profile import calibrate
+    from xlt.cost.calibration import calibrate
 
     result = calibrate(budget_s=args.seconds, device=args.device, threads=args.threads)
     write_json(args.out, result)
@@ -63,7 +63,8 @@ def _calibrate(args):
         f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
         f"job start-up {result['overhead_s']:.1f} s; besides FLOPs a training step costs "
         f"{result['step_s'] * 1e3:.1f} ms + {result['step_layer_s'] * 1e3:.2f} ms a layer + "
-        f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch {result['eval_batch_s'] * 1e3:.1f} ms + "
+        f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch "
+        f"{result['eval_batch_s'] * 1e3:.1f} ms + "
         f"{result['eval_batch_layer_s'] * 1e3:.2f} ms a layer ({result['threads']} threads)"
     )
 
@@ -92,9 +93,9 @@ def _cost_table(args):
     from xlt.core import settings
     from xlt.core.errors import XltError
     from xlt.core.io import atomic_path
-    from xlt.cost import estimate, ledger, profile
+    from xlt.cost import ledger, profile, sweep
 
-    planned = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    planned = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
     rows, missing = ledger.cost_rows(planned, args.root)
     if not rows:
         raise XltError(

@@ -9,7 +9,7 @@ Two records of a job are read, none written twice:
   device, throughput and peak memory the job measured in-process (exact ru_maxrss and torch's
   peak GPU allocation, where the benchmark only samples RSS every 30 s). A job that writes no
   metrics (build_demo_model) has no manifest; its peak RSS is the benchmark's sampled one.
-`cost_rows` joins them with the plan (xlt.cost.estimate) into results/tables/cost.csv, one row
+`cost_rows` joins them with the plan (xlt.cost.sweep) into results/tables/cost.csv, one row
 per job, and `plot_plan_vs_actual` draws planned against measured seconds per family;
 `disk_rows` puts each family's planned disk beside what its outputs take (cost_disk.csv).
 """
@@ -24,13 +24,14 @@ from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.manifest import NAME as MANIFEST
 from xlt.core.plan import RESULTS
+from xlt.cost.constants import value as constant
 
 BENCHMARK_DIR = f"{RESULTS}/benchmarks"
 COST_TABLE = f"{RESULTS}/tables/cost.csv"
 COST_PLOT = f"{RESULTS}/plots/cost/plan-vs-actual.png"
 COST_DISK_TABLE = f"{RESULTS}/tables/cost_disk.csv"
 CATEGORY = "Cost"
-WITHIN = 2.0  # a plan "holds" when it is within this factor of the measured wall time
+WITHIN = constant("plan_holds_within")  # a plan "holds" within this factor of the measured wall time
 
 
 SHARED = {"build_demo_model": (("model",), None)}  # the shared jobs (xlt.core.plan.shared_jobs) that load a model
@@ -102,7 +103,7 @@ def metrics_file(family: str, rule: str, key: str) -> str | None:
 
 def ledger_jobs(config: dict):
     """(family, rule, job key) of every job of `config` that loads a model."""
-    from xlt.cost.estimate import all_jobs
+    from xlt.cost.sweep import all_jobs
 
     rules = ledger_rules()
     for family, rule, key, _ in all_jobs(config):

@@ -1,6 +1,6 @@
 """Which trained models outlive the sweep (the plan's disk column): a rule that saves a model keeps
-it with `keep_models`, for the demo model, or when the workflow names it as a target (alignment's
-freeze_depth models); the others are temp() outputs, deleted once the rules that read them have run."""
+it with `keep_models`, for the demo model, or when the workflow names it as a target (a model another
+family analyses); the others are temp() outputs, deleted once the rules that read them have run."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def keeps_model() -> tuple[str, ...]:
 
 def model_kept(config: dict, family: str, run_id: str) -> bool:
     """Whether a trained model's directory outlives the sweep: with `keep_models`, a demo model (every
-    family reads it), or one the workflow names as a target (alignment's freeze_depth models); the
+    family reads it), or one the workflow names as a target (a model another family analyses); the
     others are temp() outputs, deleted once the rules that read them have run."""
     if family == "shared" or config.get("keep_models", False):
         return True

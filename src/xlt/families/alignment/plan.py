@@ -40,6 +40,11 @@ EVALUATIONS = ("align_layers",)
 LEDGER = {"align_layers": (("run_id",), METRICS)}
 
 
+def token_forms(rule: str) -> tuple[str, ...]:
+    """For the plan (xlt.cost.tokens): each side of a bitext pair is embedded on its own."""
+    return ("text", "text_pair")
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
     if "max_length" in family:

@@ -59,6 +59,11 @@ BASELINE = ("freeze_depth", -1)  # nothing frozen
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
 
 
+def prefix_store(rule: str) -> bool:
+    """For the plan (xlt.cost): prefix_states writes the sweep's frozen-prefix store."""
+    return rule == "prefix_states"
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:

@@ -41,6 +41,11 @@ KEEPS_MODEL = ("train_sbert",)
 BASELINE = ("trained", False)  # the untrained encoder
 
 
+def token_forms(rule: str) -> tuple[str, ...]:
+    """For the plan (xlt.cost.tokens): a siamese encoder embeds each sentence of a pair on its own."""
+    return ("text", "text_pair")
+
+
 def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:
