@@ -271,10 +271,10 @@ def test_the_eta_on_gpus_spreads_the_plans_gpu_seconds():
 
 def test_every_rule_of_a_family_plan_maps_to_that_family():
     from xlt.core import settings
-    from xlt.cost import estimate, profile
+    from xlt.cost import profile, sweep
 
     config = settings.load("config.yaml")
-    families = sweep_status.rule_families(estimate.plan(config, profile.load("cpu")))
+    families = sweep_status.rule_families(sweep.plan(config, profile.load("cpu")))
     for family in settings.FAMILIES:
         if settings.family(config, family):
             for rule in settings.plan_module(family).jobs(config):

@@ -47,14 +47,14 @@ def load_sweep(root: str | Path, config: str | None, gpu: str | None, profile: s
     """Read the sweep's config and plan it as `xlt plan` does (from inside `root`: a config's
     relative paths are the workflow's)."""
     from xlt.core import settings
-    from xlt.cost import estimate
     from xlt.cost import profile as profiles
+    from xlt.cost import sweep
 
     root = Path(root).resolve()
     path = config_file(root, snakemake_records.runs(root), config)
     with contextlib.chdir(root):
         loaded = settings.load(str(path))
-        plan = estimate.plan(loaded, profiles.load(gpu, profile))
+        plan = sweep.plan(loaded, profiles.load(gpu, profile))
     threads = {
         family: int(settings.resources(loaded, family)["cpus"])
         for family in settings.FAMILIES
