@@ -13,7 +13,8 @@ import pytest
 from xlt.core.io import read_json, write_json
 from xlt.core.manifest import NAME, sha256, write_manifest
 from xlt.core.metrics import MetricsFile
-from xlt.report.aggregate import aggregate, read_table, split_summary, summary_path
+from xlt.core.tables import read_table, summary_path
+from xlt.report.aggregate import aggregate, split_summary
 
 
 def _metrics(tmp_path, run_id, model_path, axes):

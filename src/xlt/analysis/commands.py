@@ -32,7 +32,7 @@ def _compare_arguments(p):
 def _compare(args):
     from xlt.analysis.compare import paired_tests, read_runs, seeds_table
     from xlt.core.io import atomic_path
-    from xlt.report.aggregate import read_table
+    from xlt.core.tables import read_table
 
     tests = paired_tests(read_runs(args.metrics), args.family, args.resamples, args.seed, args.confidence, args.alpha)
     seeds = seeds_table(read_table(args.table))

@@ -26,7 +26,8 @@ def _aggregate_arguments(p):
 
 def _aggregate(args):
     from xlt.core.io import atomic_path
-    from xlt.report.aggregate import aggregate, split_summary, summary_path
+    from xlt.core.tables import summary_path
+    from xlt.report.aggregate import aggregate, split_summary
 
     per_language, summary = split_summary(
         aggregate(args.metrics, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
@@ -53,7 +54,7 @@ def _plot_arguments(p):
 def _plot(args):
     from xlt.core.errors import XltError
     from xlt.core.io import atomic_path
-    from xlt.report.aggregate import read_table
+    from xlt.core.tables import read_table
     from xlt.report.plots import plot_functions
 
     kinds = plot_functions()

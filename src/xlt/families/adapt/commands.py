@@ -464,7 +464,7 @@ def _adapt_summary(args):
 
     from xlt.core.io import atomic_path
     from xlt.families.adapt.tables import WORD_METRICS, final_perplexity_table, word_nll_table
-    from xlt.report.aggregate import read_table
+    from xlt.core.tables import read_table
 
     table = read_table(args.table)
     summary = final_perplexity_table(table)

@@ -243,7 +243,7 @@ def _gap_plot_arguments(p):
 def _gap_plot(args):
     from xlt.core.io import atomic_path
     from xlt.families.alignment.plots import cosine_gap_by_layer
-    from xlt.report.aggregate import read_table
+    from xlt.core.tables import read_table
 
     with atomic_path(args.out) as tmp:
         cosine_gap_by_layer(read_table(args.table), tmp, args.run_id, title=args.title)

@@ -324,7 +324,7 @@ def _monox_table_arguments(p):
 def _monox_table(args):
     from xlt.core.io import atomic_path, write_text
     from xlt.families.monox.plots import accuracy_spread, accuracy_table, table_html, table_markdown
-    from xlt.report.aggregate import read_table
+    from xlt.core.tables import read_table
 
     table = read_table(args.table)
     grid, spread = accuracy_table(table), accuracy_spread(table)

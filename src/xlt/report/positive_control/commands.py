@@ -54,7 +54,7 @@ def read_tables(spec: dict, paths: dict[str, str]) -> dict:
     from pathlib import Path
 
     from xlt.core.errors import XltError
-    from xlt.report.aggregate import read_table
+    from xlt.core.tables import read_table
     from xlt.report.positive_control.checks import check_names
 
     tables = {}
