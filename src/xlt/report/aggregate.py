@@ -81,5 +81,3 @@ def split_summary(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-language rows, summary rows), each in the table's order and columns."""
     summary = is_summary(table)
     return table[~summary].reset_index(drop=True), table[summary].reset_index(drop=True)
-
-
