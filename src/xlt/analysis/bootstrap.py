@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
-DEFAULT_CONFIDENCE = 0.95
+from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+
 METRICS = ("accuracy", "error_rate", "pearson", "spearman", "perplexity", "mlm_loss", "mean_difference")
 MINING_METRICS = ("precision", "recall", "f1")
 

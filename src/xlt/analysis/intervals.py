@@ -40,9 +40,6 @@ from collections.abc import Hashable
 import numpy as np
 
 from xlt.analysis.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
     MINING_METRICS,
     percentiles,
     resample_counts,
@@ -50,6 +47,7 @@ from xlt.analysis.bootstrap import (
     resampled_mining,
     resampled_tuned_mining,
 )
+from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.core.errors import XltError
 from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
 

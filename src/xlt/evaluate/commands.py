@@ -20,10 +20,9 @@ MetricsFile (family "sbert"): values are fractions; the printed table shows them
 
 from __future__ import annotations
 
-from xlt.core.choices import POOLING_MODES
+from xlt.core.choices import DEFAULT_MATCH, MATCH_RULES, POOLING_MODES
 from xlt.core.verbs import EVALUATION, Verb, add_run_arguments
 from xlt.data.sts_files import STS_FORMATS
-from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
 
 GROUP = EVALUATION
 

@@ -11,9 +11,8 @@ its pooled layer through the projection, the sentence vector it emits to every o
 
 from __future__ import annotations
 
-from xlt.core.choices import POOLING_MODES
+from xlt.core.choices import POOLING_MODES, PROJECTION_METHODS
 from xlt.core.verbs import Verb, add_run_arguments, family_group
-from xlt.evaluate.alignment import PROJECTION_METHODS
 
 GROUP = family_group("alignment", "per-layer cross-lingual alignment of an encoder: retrieval, cosine gap")
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import logging
 
-from xlt.core.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC, POOLING_MODES
+from xlt.core.choices import DEFAULT_MATCH, DUAL_OBJECTIVES, DUAL_SYMMETRIC, MATCH_RULES, POOLING_MODES
 from xlt.core.train_args import add_store_arguments, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
-from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
 from xlt.families.dual.mining_commands import VERBS as MINING_VERBS
 
 GROUP = family_group("dual", "train a LaBSE-style dual encoder; mine parallel sentences BUCC-style")

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 
+from xlt.core.choices import MINING_DEFAULT_K as DEFAULT_K
+from xlt.core.choices import MINING_STRATEGIES as STRATEGIES
 from xlt.core.choices import POOLING_MODES
 from xlt.core.verbs import Verb, add_run_arguments, key_value
 from xlt.data.bucc_files import BITEXT_SPLIT_EXAMPLE
-from xlt.evaluate.mining import DEFAULT_K, STRATEGIES
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,8 @@ and the module that runs each (finetune.py, prefix_states.py, evaluate.py)."""
 from __future__ import annotations
 
 from xlt.core.choices import HEADS
-from xlt.core.train_args import add_store_arguments, add_train_arguments
+from xlt.core.train_args import add_store_arguments, add_tracking_arguments, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
-from xlt.evaluate.checkpoint_choice import add_tracking_arguments
 
 GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from xlt.core.choices import HEADS
-from xlt.core.train_args import add_train_arguments
+from xlt.core.train_args import add_tracking_arguments, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
-from xlt.evaluate.checkpoint_choice import add_tracking_arguments
 from xlt.families.monox.plan import MODES
 
 GROUP = family_group("monox", "MonoX's teacher and students (fine-tune, self-train, KD, PL); its zero-shot table")
