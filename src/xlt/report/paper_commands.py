@@ -13,7 +13,7 @@ def _arguments(p):
         nargs="+",
         metavar="FAMILY=CSV",
         help="run tables from `xlt aggregate`",
-        type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
+        type=key_value("FAMILY=CSV", "myfamily=results/tables/myfamily.csv"),
     )
     p.add_argument(
         "--model",
@@ -29,7 +29,7 @@ def _arguments(p):
         action="append",
         default=[],
         metavar="FAMILY=SPLIT",
-        type=key_value("FAMILY=SPLIT", "freeze_depth=test"),
+        type=key_value("FAMILY=SPLIT", "myfamily=test"),
         help="the evaluation split of a family whose table has no split column (config <family>.eval.split)",
     )
     p.add_argument("--demo", action="store_true", help="a demo run: no overlay, and the figure says why")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlt.core.io import atomic_path
-from xlt.report import paper
+from xlt.report import paper, paper_overlay
 
 
 def main(args):
@@ -11,7 +11,7 @@ def main(args):
     with atomic_path(args.out_table) as tmp:
         delta.to_csv(tmp, index=False)
     with atomic_path(args.out_plot) as tmp:
-        paper.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
+        paper_overlay.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
     key = ["family", "setting", "lang", "metric"]  # one published number
     published, matched = len(delta[key].drop_duplicates()), delta[delta["matched"] == "yes"]
     print(

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from xlt.core.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 from xlt.core.train_args import add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
 from xlt.data.sample import TEXT_FIELDS
+from xlt.families.adapt.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 
 GROUP = family_group("adapt", "adapt a masked LM to a target language, perplexity and summaries")
 

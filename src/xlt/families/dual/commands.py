@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import logging
 
-from xlt.core.choices import DEFAULT_MATCH, DUAL_OBJECTIVES, DUAL_SYMMETRIC, MATCH_RULES, POOLING_MODES
+from xlt.core.choices import DEFAULT_MATCH, MATCH_RULES, POOLING_MODES
 from xlt.core.train_args import add_store_arguments, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.families.dual.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC
 from xlt.families.dual.mining_commands import VERBS as MINING_VERBS
 
 GROUP = family_group("dual", "train a LaBSE-style dual encoder; mine parallel sentences BUCC-style")

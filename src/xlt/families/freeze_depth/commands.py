@@ -6,6 +6,7 @@ from __future__ import annotations
 from xlt.core.choices import HEADS
 from xlt.core.train_args import add_store_arguments, add_tracking_arguments, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.families.freeze_depth.store_names import STORE_SETTINGS
 
 GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 
@@ -54,7 +55,7 @@ def _prefix_states_arguments(p):
     p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
     p.add_argument("--train", required=True, help="normalised JSONL: the finetune jobs' --train")
-    add_store_arguments(p, "finetune", "freeze_depth.prefix_states")
+    add_store_arguments(p, "finetune", STORE_SETTINGS)
 
 
 def _evaluate_arguments(p):

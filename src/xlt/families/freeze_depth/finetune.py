@@ -25,6 +25,7 @@ from xlt.evaluate.checkpoint_choice import (
     write_choices,
 )
 from xlt.families.freeze_depth.inputs import CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS, check_freeze_depth
+from xlt.families.freeze_depth.store_names import STORE_RERUN
 
 
 def main(args):
@@ -68,6 +69,7 @@ def main(args):
                 "max_length": targs.max_length,
                 "precision": precision,
             },
+            rerun=STORE_RERUN,
         )
     elif args.cache_frozen_prefix:
         cached = prepare_cached_training(

@@ -12,6 +12,7 @@ from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, 
 from xlt.core.training import autocast_dtype
 from xlt.data.records import read_records
 from xlt.families.freeze_depth.inputs import CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS, check_freeze_depth
+from xlt.families.freeze_depth.store_names import STORE_SETTINGS
 
 
 def main(args):
@@ -33,12 +34,14 @@ def main(args):
         tokens=sum(lengths),
         hidden_size=hidden_size,
         storage_dtype=args.storage_dtype,
+        settings=STORE_SETTINGS,
+        depths_setting="freeze_depth.depths",
     )
     model = load_classifier(args.model, args.num_labels, args.head)
     try:
         task_head(model)
     except XltError as err:
-        raise XltError(f"{err}; or freeze_depth.prefix_states.shared: false") from None
+        raise XltError(f"{err}; or {STORE_SETTINGS}.shared: false") from None
     device = pick_device(args.device)
     model.to(device)
     amp_dtype = autocast_dtype(args.precision, device)[0]  # the finetune jobs' autocast
@@ -58,6 +61,7 @@ def main(args):
             "train_sha256": sha256(args.train),
             "max_length": args.max_length,
         },
+        settings=STORE_SETTINGS,
         amp_dtype=amp_dtype,
     )
     print(

@@ -11,8 +11,9 @@ from xlt.core.models import load_classifier, load_tokenizer
 from xlt.core.training import result_meta, seed_everything
 from xlt.data.item_alignment import declared_alignment
 from xlt.evaluate.checkpoint_choice import read_tracking, without_predictions, write_choices
+from xlt.families.monox.evaluation import evaluation_records
 from xlt.families.monox.job_io import TRACKED_FIELDS, TRACKED_NEEDS, finish, job_identity, read_inputs, run_axes
-from xlt.families.monox.training import evaluation_records, run_student
+from xlt.families.monox.training import run_student
 
 
 def main(args):

@@ -13,8 +13,9 @@ from xlt.core.metrics import parse_axes
 from xlt.core.models import save_model
 from xlt.core.train_args import train_args_from
 from xlt.evaluate.checkpoint_choice import tracking_identity
+from xlt.families.monox.data_split import parse_size, read_split
 from xlt.families.monox.plan import TEACHER_MODES
-from xlt.families.monox.training import clear_checkpoints, parse_size, read_split
+from xlt.families.monox.training import clear_checkpoints
 
 TRACKED_FIELDS = ("text", "label")
 TRACKED_NEEDS = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlt.core.io import read_jsonl
-from xlt.families.monox.training import make_split, write_split
+from xlt.families.monox.data_split import make_split, write_split
 
 
 def main(args):

@@ -10,8 +10,9 @@ from xlt.core.metrics import MetricsFile
 from xlt.core.models import load_classifier, load_tokenizer
 from xlt.core.training import result_meta, seed_everything
 from xlt.evaluate.checkpoint_choice import without_predictions
+from xlt.families.monox.evaluation import evaluation_records
 from xlt.families.monox.job_io import finish, job_identity, read_inputs, run_axes
-from xlt.families.monox.training import evaluation_records, run_teacher
+from xlt.families.monox.training import run_teacher
 
 
 def main(args):
