@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from xlt.core.verbs import COST, Verb, add_run_arguments
+from xlt.cost.status_commands import STATUS
 
 GROUP = COST
 
@@ -147,4 +148,5 @@ VERBS = {
         "Measure this machine's training and inference throughput and per-step overheads and save them for `xlt plan`",
         _calibrate_arguments,
     ),
+    "status": STATUS,
 }
