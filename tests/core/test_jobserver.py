@@ -135,8 +135,8 @@ def test_a_server_takes_a_command_or_beside_not_both(tmp_path):
 
 def test_xlt_job_server_0_runs_every_call_in_its_own_process(monkeypatch, capsys):
     """XLT_JOB_SERVER=0 turns off the server the Snakefile would start: a call runs on its own, quietly."""
-    from xlt import jobserver
+    from xlt.core import job_client
 
-    monkeypatch.setenv(jobserver.VARIABLE, "0")
-    assert jobserver.run_remote(["--version"]) is None
+    monkeypatch.setenv(job_client.VARIABLE, "0")
+    assert job_client.run_remote(["--version"]) is None
     assert capsys.readouterr().err == ""

@@ -216,13 +216,13 @@ def test_normalize_makes_dot_equal_cosine(tiny_model, inputs, tmp_path):
 @pytest.fixture
 def no_model_loading(monkeypatch):
     """Validation must fail before any weights are read."""
-    import xlt.core.models
+    import xlt.evaluate.eval_embeddings as job
 
     def refuse(*args, **kwargs):
         raise AssertionError("model loaded before the inputs were validated")
 
-    monkeypatch.setattr(xlt.core.models, "load_encoder", refuse)
-    monkeypatch.setattr(xlt.core.models, "load_tokenizer", refuse)
+    monkeypatch.setattr(job, "load_encoder", refuse)
+    monkeypatch.setattr(job, "load_tokenizer", refuse)
 
 
 def test_bad_tatoeba_file_fails_before_model_loading(tiny_model, inputs, tmp_path, no_model_loading):

@@ -259,7 +259,7 @@ def test_an_empty_world_is_a_config_error():
     config = settings.validate(demo_config())
     config["demo_world"] = {"languages": {}}
     with pytest.raises(XltError, match="positive_control: demo_world.languages is empty"):
-        settings.plan_module("positive_control").check(config)
+        plan.check(config)
     with pytest.raises(XltError, match="not in demo_world.languages"):  # the demo data needs its languages too
         settings.validate(config)
 

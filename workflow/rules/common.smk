@@ -13,6 +13,7 @@ from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import cache_dir, cache_environment, check_offline
 from xlt.cost.ledger import benchmark_pattern
 from xlt.cost.sharing import rule_slots
+from xlt.report import sections
 
 min_version("8.10")
 
@@ -80,7 +81,7 @@ def family_jobs(family):
         return shared_jobs(config)
     if settings.family(config, family) is None:
         return {}
-    return settings.plan_module(family).jobs(config)
+    return sections.plan_module(family).jobs(config)
 
 
 def run_ids(family, rule):
@@ -164,4 +165,4 @@ def checkpoint_examples(family, checkpoints):
 def family_targets(family):
     if settings.family(config, family) is None:
         return []
-    return settings.plan_module(family).targets(config)
+    return sections.plan_module(family).targets(config)

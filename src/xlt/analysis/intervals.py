@@ -40,16 +40,14 @@ from collections.abc import Hashable
 import numpy as np
 
 from xlt.analysis.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
     MINING_METRICS,
-    _percentiles,
+    percentiles,
     resample_counts,
     resampled_metric,
     resampled_mining,
     resampled_tuned_mining,
 )
+from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.core.errors import XltError
 from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
 
@@ -228,7 +226,7 @@ def record_interval(
         ],
         axis=0,
     )
-    low, high = _percentiles(draws, confidence)
+    low, high = percentiles(draws, confidence)
     return float(low), float(high)
 
 
@@ -253,5 +251,5 @@ class RepeatedSetIntervals:
         a = np.asarray(a)
         if key not in self._counts:
             self._counts[key] = _stratum_counts(a.shape[-1], 0, self.resamples, self.seed)
-        low, high = _percentiles(resampled_metric(metric, a, b, self._counts[key]), self.confidence)
+        low, high = percentiles(resampled_metric(metric, a, b, self._counts[key]), self.confidence)
         return float(low), float(high)

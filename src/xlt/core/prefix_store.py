@@ -54,7 +54,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlt.core.cached_top import CachedTopModel, CachedTraining, _task_head
+from xlt.core.cached_top import CachedTopModel, CachedTraining, task_head
 from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory, read_json, write_json
@@ -63,9 +63,9 @@ from xlt.core.prefix_cache import (
     STORAGE_DTYPES,
     PrefixStateDataset,
     PrefixStates,
-    _boundary_states,
-    _trailing_lengths,
+    boundary_states,
     check_cacheable_depth,
+    trailing_lengths,
 )
 from xlt.core.train_args import precision_label
 
@@ -108,7 +108,7 @@ def token_lengths(
     lengths: list[int] = []
     for start in range(0, len(examples), batch_size):
         batch = collate(list(examples[start : start + batch_size]))
-        lengths += _trailing_lengths(torch.as_tensor(batch["attention_mask"])).tolist()
+        lengths += trailing_lengths(torch.as_tensor(batch["attention_mask"])).tolist()
     return lengths
 
 
@@ -195,8 +195,8 @@ def write_prefix_store(
         batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
         row = position = 0
         try:
-            for found, cpu_mask, batch in _boundary_states(model, depths, batches, device, amp_dtype):
-                batch_lengths = _trailing_lengths(cpu_mask)
+            for found, cpu_mask, batch in boundary_states(model, depths, batches, device, amp_dtype):
+                batch_lengths = trailing_lengths(cpu_mask)
                 expected = torch.as_tensor(lengths[row : row + len(batch_lengths)])
                 if not torch.equal(batch_lengths, expected):
                     raise XltError(
@@ -324,7 +324,7 @@ def load_cached_training(
             f"freeze depth {depth} trains the embeddings: there is no prefix to read from {path}; "
             "train it without --prefix-states"
         )
-    _task_head(model)  # an unsupported model class stops here, before reading gigabytes
+    task_head(model)  # an unsupported model class stops here, before reading gigabytes
     started = time.time()
     meta = read_store_meta(path)
     check_store_matches(path, meta, dict(expected or {}), rerun)

@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass, fields
 
 from xlt.core.errors import XltError
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value
 
 
 @dataclass
@@ -153,3 +153,25 @@ def train_flags(settings: dict) -> str:
     if unknown:
         raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
     return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
+
+
+def add_tracking_arguments(p, table: str) -> None:
+    """--track-test / --track-dev; `table` names the checkpoint-choice table they feed."""
+    lang_file = key_value("LANG=FILE", "de=results/data/xnli/de/test.jsonl")
+    p.add_argument(
+        "--track-test",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        type=lang_file,
+        help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
+        f"{table} (repeatable)",
+    )
+    p.add_argument(
+        "--track-dev",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        type=lang_file,
+        help="that language's dev set, for the target-dev (oracle) choice (repeatable)",
+    )

@@ -22,7 +22,7 @@ def _plan_arguments(p):
     p.add_argument("--out", default=None, help="also write the JSON plan here")
 
 
-def _plan(args):
+def plan_verb(args):
     from xlt.core import settings
     from xlt.core.io import write_json
     from xlt.cost import profile, sweep
@@ -53,7 +53,7 @@ def _calibrate_arguments(p):
     )
 
 
-def _calibrate(args):
+def calibrate_verb(args):
     from xlt.core.io import write_json
     from xlt.cost.calibration import calibrate
 
@@ -89,7 +89,7 @@ def _cost_table_arguments(p):
     )
 
 
-def _cost_table(args):
+def cost_table_verb(args):
     from xlt.core import settings
     from xlt.core.errors import XltError
     from xlt.core.io import atomic_path
@@ -134,20 +134,20 @@ def _cost_table(args):
 
 VERBS = {
     "cost-table": Verb(
+        "xlt.cost.commands:cost_table_verb",
         "Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)",
         _cost_table_arguments,
-        _cost_table,
     ),
     "plan": Verb(
+        "xlt.cost.commands:plan_verb",
         "Cost estimate of a config before it runs (prices its planned jobs, runs nothing): jobs, "
         "GPU/CPU-hours, peak memory, disk per family and in total",
         _plan_arguments,
-        _plan,
     ),
     "calibrate": Verb(
+        "xlt.cost.commands:calibrate_verb",
         "Measure this machine's training and inference throughput and per-step overheads and save them for `xlt plan`",
         _calibrate_arguments,
-        _calibrate,
     ),
     "status": STATUS,
 }

@@ -19,9 +19,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
+from xlt.core.job_metrics import ledger, metrics_file
 from xlt.core.manifest import NAME as MANIFEST
 from xlt.core.plan import RESULTS
 from xlt.cost.constants import value as constant
@@ -32,17 +32,6 @@ COST_PLOT = f"{RESULTS}/plots/cost/plan-vs-actual.png"
 COST_DISK_TABLE = f"{RESULTS}/tables/cost_disk.csv"
 CATEGORY = "Cost"
 WITHIN = constant("plan_holds_within")  # a plan "holds" within this factor of the measured wall time
-
-
-SHARED = {"build_demo_model": (("model",), None)}  # the shared jobs (xlt.core.plan.shared_jobs) that load a model
-
-
-def ledger() -> dict[str, dict[str, tuple[tuple[str, ...], str | None]]]:
-    """family -> rule -> (the wildcards of its job key, the metrics file whose manifest entry
-    describes the job, or None): every rule that loads a model, each of which carries
-    `benchmark: benchmark_pattern(family, rule, wildcards)` in its rules file. "shared" holds
-    the demo model; each registered family declares its own (its plan's LEDGER)."""
-    return {"shared": SHARED, **{name: dict(registry.plan(name).LEDGER) for name in registry.names()}}
 
 
 def ledger_rules() -> dict[str, tuple[str, ...]]:
@@ -88,17 +77,6 @@ def benchmark_pattern(family: str, rule: str, wildcards: tuple[str, ...] = ("run
 
 def benchmark_file(family: str, rule: str, key: str) -> str:
     return f"{BENCHMARK_DIR}/{family}/{rule}/{key}.tsv"
-
-
-def metrics_file(family: str, rule: str, key: str) -> str | None:
-    """The metrics JSON the job writes (its manifest.json lies beside it), or None."""
-    wildcards, template = ledger()[family][rule]
-    if template is None:
-        return None
-    values = key.split("/")
-    if len(values) != len(wildcards):
-        raise XltError(f"job key {key!r} of rule {rule} does not split into its wildcards {wildcards}")
-    return template.format(**dict(zip(wildcards, values)))
 
 
 def ledger_jobs(config: dict):

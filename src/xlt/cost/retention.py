@@ -8,6 +8,7 @@ import functools
 
 from xlt.core import registry, settings
 from xlt.core.plan import RESULTS
+from xlt.report import sections
 
 MODEL_DIR = f"{RESULTS}/runs/{{family}}/{{run_id}}/model"  # where the KEEPS_MODEL rules of a family save theirs
 
@@ -44,5 +45,5 @@ def _workflow_targets(config_json: str) -> frozenset[str]:
         t
         for name in names
         if settings.family(config, name) is not None
-        for t in settings.plan_module(name).targets(config)
+        for t in sections.plan_module(name).targets(config)
     )

@@ -1,5 +1,5 @@
 """`xlt status`: a sweep's progress per family and its ETA, from Snakemake's records
-(xlt.cost.status_report). Declared in xlt.cost.commands' VERBS; imports nothing heavy at the top."""
+(xlt.cost.status_report). Declared in xlt.cost.commands' VERBS (flags here; it runs from xlt.cost.show_status)."""
 
 from __future__ import annotations
 
@@ -40,41 +40,9 @@ def _status_arguments(p):
     )
 
 
-def _status(args):
-    import json
-    import sys
-    import time
-
-    from xlt.core.errors import XltError
-    from xlt.cost import status_report
-
-    for name in ("cores", "gpus"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise XltError(f"--{name} {getattr(args, name)}: give at least 1")
-    if args.watch is not None and args.watch <= 0:
-        raise XltError(f"--watch {args.watch}: give the seconds between refreshes, more than 0")
-    sweep = status_report.load_sweep(args.directory, args.config, args.gpu, args.profile)
-    clear = args.watch is not None and not args.json and sys.stdout.isatty()
-    while True:
-        status = status_report.report(sweep, args.cores, args.gpus)
-        if clear:
-            print("\033[H\033[J", end="")
-        if args.json:  # watched: one object a line, for a script reading the stream
-            print(json.dumps(status) if args.watch is not None else json.dumps(status, indent=1))
-        else:
-            print(status_report.format_text(status))
-        sys.stdout.flush()
-        if args.watch is None or not status["snakemake"]["running"]:
-            return
-        try:
-            time.sleep(args.watch)
-        except KeyboardInterrupt:
-            return
-
-
 STATUS = Verb(
+    "xlt.cost.show_status:main",
     "A running or finished sweep's jobs done, running, failed and waiting per family, from Snakemake's "
     "records, and its ETA (the plan's remaining seconds scaled by the finished jobs' measured/planned)",
     _status_arguments,
-    _status,
 )

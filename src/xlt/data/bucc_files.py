@@ -16,6 +16,8 @@ from typing import Iterable
 
 from xlt.core.errors import XltError
 
+BITEXT_SPLIT_EXAMPLE = "dev=results/data/demo-bitext/qaa/dev.jsonl"  # a SPLIT=FILE item of `xlt make-bucc --bitext`
+
 
 @dataclass
 class BuccSplit:

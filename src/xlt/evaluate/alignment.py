@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from xlt.core.choices import PROJECTION_METHODS
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
 from xlt.data.bitext_files import Bitext
@@ -34,7 +35,6 @@ RETRIEVAL_METRIC = "bitext_retrieval_acc"
 # the per-layer accuracy's rule: by index, the retrieval default (it has vectors, not texts)
 MATCH = "index"
 CENTERED_SUFFIX = "_centered"
-PROJECTION_METHODS = ("tsne", "pca")
 MIN_TSNE_POINTS = 4  # below this t-SNE is meaningless; PCA is used instead
 
 

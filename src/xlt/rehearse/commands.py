@@ -45,7 +45,7 @@ def languages(config: dict) -> list[str]:
     return sorted(langs)
 
 
-def _run(args):
+def rehearse(args):
     import copy
     from pathlib import Path
 
@@ -92,6 +92,8 @@ def _run(args):
 
 VERBS = {
     "rehearse": Verb(
-        "The paper sweep's config on offline stand-in models and data (runs every rule in minutes)", _arguments, _run
+        "xlt.rehearse.commands:rehearse",
+        "The paper sweep's config on offline stand-in models and data (runs every rule in minutes)",
+        _arguments,
     )
 }

@@ -355,7 +355,7 @@ def compare(
     """paper_delta: every published number of every family, matched against the run tables
     `tables` (family -> CSV). A family without a table is not in this config; in a demo run
     nothing matches (its synthetic languages and tiny models share no setting with a paper)."""
-    from xlt.report.aggregate import read_table  # the table with its summary rows (lang avg)
+    from xlt.core.tables import read_table  # the table with its summary rows (lang avg)
 
     parts = []
     for family in published_families(folder):

@@ -8,7 +8,8 @@ from helpers.bag_of_words import sentence
 
 from xlt import cli
 from xlt.core.metrics import examples_path, read_examples
-from xlt.families.alignment.commands import VERBS, layer_table
+from xlt.families.alignment.align import layer_table
+from xlt.families.alignment.commands import VERBS
 
 
 def write_jsonl(path, rows):
