@@ -17,8 +17,7 @@ it is the loader that finds families by folder and checks each against the contr
 layer declares (xlt.core.family_plan); the shared layers that loop over the families call that
 contract and import no family.
 
-On that graph of modules the test fails on any cycle, inside a package or across packages,
-except the ones in PENDING_CYCLES (each with the branch that removes it).
+On that graph of modules the test fails on any cycle, inside a package or across packages.
 """
 
 from __future__ import annotations
@@ -51,10 +50,6 @@ PLUGIN_LOADER = "xlt.core.registry"
 
 # Module cycles known and owned by another branch, each as its sorted members. The lead empties
 # this list when that branch is merged; a listed cycle that no longer exists fails the test too.
-PENDING_CYCLES: tuple[tuple[str, ...], ...] = (
-    ("xlt.cost.estimate", "xlt.cost.sharing"),  # branch job-specs splits cost/estimate.py
-)
-
 DOTTED = re.compile(r"xlt(?:\.\w+)+(?::\w+)?")
 FAMILY_FSTRING = re.compile(r"xlt\.families\.\*\.(\w+)")
 
@@ -253,10 +248,7 @@ def test_no_import_goes_up_or_sideways():
 
 def test_no_import_cycles():
     found = cycles(graph())
-    new = [members for members in found if members not in PENDING_CYCLES]
-    assert not new, "import cycles:\n" + "\n".join(one_path(graph(), members) for members in new)
-    gone = [members for members in PENDING_CYCLES if members not in found]
-    assert not gone, f"PENDING_CYCLES lists cycles that no longer exist; remove them: {gone}"
+    assert not found, "import cycles:\n" + "\n".join(one_path(graph(), members) for members in found)
 
 
 def test_no_private_names_imported_across_modules():
