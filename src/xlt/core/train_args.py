@@ -2,7 +2,7 @@
 
 The Snakemake rules turn a config's `training` section into flags with `train_flags`; keeping
 this module free of torch makes `snakemake -n` several seconds faster (a dry run of the
-paper sweep imported torch only for this). xlt.core.training re-exports everything here.
+paper sweep imported torch only for this). xlt.core.training uses it; callers import from here.
 """
 
 from __future__ import annotations

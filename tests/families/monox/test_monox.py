@@ -11,7 +11,7 @@ import torch
 
 from xlt.core.classification import predict_logits
 from xlt.core.errors import XltError
-from xlt.core.training import TrainArgs
+from xlt.core.train_args import TrainArgs
 from xlt.families.monox.teacher_student import example_id, load_teacher_logits, read_teacher_logits_header
 from xlt.families.monox.training import (
     kd_collate,

@@ -38,7 +38,8 @@ from xlt.core.choices import ADAPT_SELECT
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
-from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import TrainResult, train
 from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.families.adapt.masked_head import masked_logits
 from xlt.families.adapt.mlm import (

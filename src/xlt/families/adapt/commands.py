@@ -202,7 +202,8 @@ def _adapt_mlm(args):
     from xlt.core.freezing import count_parameters
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_encoder, load_tokenizer, pick_device
-    from xlt.core.training import result_meta, train_args_from
+    from xlt.core.train_args import train_args_from
+    from xlt.core.training import result_meta
     from xlt.families.adapt.adaptation import EvalSet, NativeComparison, adapt
     from xlt.families.adapt.mlm import load_masked_lm, read_texts
 

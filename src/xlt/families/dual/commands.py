@@ -192,7 +192,8 @@ def _train_dual(args) -> None:
     from xlt.core.models import config_num_layers, load_tokenizer
     from xlt.core.prefix_cache import prefix_axes
     from xlt.core.sentence_encoder import SentenceEncoder
-    from xlt.core.training import result_meta, train_args_from
+    from xlt.core.train_args import train_args_from
+    from xlt.core.training import result_meta
     from xlt.data.bitext_files import load_bitexts, resolve_langs
     from xlt.families.dual.dual_encoder import DEV_METRIC, DualSettings, dev_records, train_dual, with_prompt
 
@@ -333,7 +334,8 @@ def _cached_prefix(args, model, tokenizer, train_bitexts, targs):
     pairs = pairs_from_bitexts(train_bitexts)
     if args.prefix_states:
         from xlt.core.models import pick_device
-        from xlt.core.training import autocast_dtype, precision_label
+        from xlt.core.train_args import precision_label
+        from xlt.core.training import autocast_dtype
         from xlt.families.dual.prefix import load_cached_dual
 
         # the store's pass must have run under the autocast this run trains with
@@ -396,7 +398,8 @@ def _dual_prefix_states(args) -> None:
     from xlt.core.manifest import sha256
     from xlt.core.models import config_hidden_size, config_num_layers, load_encoder, load_tokenizer, pick_device
     from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
-    from xlt.core.training import autocast_dtype, precision_label
+    from xlt.core.train_args import precision_label
+    from xlt.core.training import autocast_dtype
     from xlt.data.bitext_files import load_bitexts, resolve_langs
     from xlt.families.dual.dual_encoder import pairs_from_bitexts, with_prompt
     from xlt.families.dual.prefix import STORE_SETTINGS, distinct_sentences, sentence_collate, store_expected

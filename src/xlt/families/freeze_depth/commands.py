@@ -77,7 +77,8 @@ def _finetune(args):
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import load_classifier, load_tokenizer, require_model_files, save_model
     from xlt.core.prefix_cache import prefix_axes
-    from xlt.core.training import result_meta, seed_everything, train, train_args_from
+    from xlt.core.train_args import train_args_from
+    from xlt.core.training import result_meta, seed_everything, train
     from xlt.data.records import read_records
     from xlt.evaluate.checkpoint_choice import (
         TRACKED,
@@ -117,7 +118,8 @@ def _finetune(args):
         from xlt.core.manifest import sha256
         from xlt.core.models import pick_device
         from xlt.core.prefix_store import load_cached_training
-        from xlt.core.training import autocast_dtype, precision_label
+        from xlt.core.train_args import precision_label
+        from xlt.core.training import autocast_dtype
 
         # the store's pass must have run under the autocast this run trains with
         precision = precision_label(autocast_dtype(targs.precision, pick_device(targs.device))[0])

@@ -35,7 +35,8 @@ from xlt.core.classification import accuracy, classification_loss, majority_shar
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.core.metrics import example_set, record
-from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import TrainResult, train
 from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
 from xlt.families.monox.plan import MODES, SPLIT_PARTS, TEACHER_MODES
 from xlt.families.monox.teacher_student import (

@@ -62,7 +62,8 @@ def _train_sbert(args):
     from xlt.core.metrics import MetricsFile, parse_axes
     from xlt.core.models import config_num_layers, load_tokenizer, require_model_files
     from xlt.core.sentence_encoder import SentenceEncoder, tokenize
-    from xlt.core.training import result_meta, seed_everything, train, train_args_from
+    from xlt.core.train_args import train_args_from
+    from xlt.core.training import result_meta, seed_everything, train
     from xlt.data.records import read_records
     from xlt.evaluate.sts import sts_correlations
     from xlt.losses.softmax_pair import SoftmaxPairLoss
