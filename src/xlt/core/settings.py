@@ -104,6 +104,12 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
             err = errors[0]
             raise XltError(message(err, ".".join(map(str, err.absolute_path)) or "(top level)"))
         _fill_training_defaults(config)
+        if config["monitor"]["tensorboard"]:
+            from xlt.core.monitor import require
+
+            require(
+                "monitor.tensorboard: true", "monitor.tensorboard: false"
+            )  # before any job runs, not in every training job
         _check_local_models(config)
         _check_demo_languages(config)
         for name, spec in config["datasets"].items():

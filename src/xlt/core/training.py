@@ -42,7 +42,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from xlt.core import console, faults
+from xlt.core import console, faults, monitor
 from xlt.core.bucketing import bucketed_order, example_lengths
 from xlt.core.checkpoint import GracefulStop
 from xlt.core.errors import XltError
@@ -141,22 +141,16 @@ def batches(examples: Sequence, lengths: list | None, args: TrainArgs, state: Lo
         state.epoch, state.position = state.epoch + 1, 0
 
 
-def log_progress(loop: Loop, state: LoopState, session_start: tuple[int, int]) -> None:
+def log_progress(loop: Loop, state: LoopState, session_start: tuple[int, int]) -> tuple[float, float, float]:
     """The progress line; rates count this process's steps only: a resumed run's earlier time says
-    nothing about this device. `session_start`: (step, seen) when this process started."""
+    nothing about this device. `session_start`: (step, seen) when this process started. Returns the
+    line's loss, learning rate and samples/s."""
     step, seen = session_start
     session_s = max(time.time() - state.started, 1e-9)
-    log.info(
-        console.progress_line(
-            state.step,
-            loop.total,
-            state.running / state.running_n,
-            loop.scheduler.get_last_lr()[0],
-            (state.seen - seen) / session_s,
-            state.elapsed_before + session_s,
-            (loop.total - state.step) * session_s / (state.step - step),
-        )
-    )
+    loss, lr, rate = state.running / state.running_n, loop.scheduler.get_last_lr()[0], (state.seen - seen) / session_s
+    eta = (loop.total - state.step) * session_s / (state.step - step)
+    log.info(console.progress_line(state.step, loop.total, loss, lr, rate, state.elapsed_before + session_s, eta))
+    return loss, lr, rate
 
 
 def run_evaluation(loop: Loop, state: LoopState, evaluate: Callable[[torch.nn.Module], dict]) -> dict:
@@ -226,6 +220,7 @@ def train(
     model.train()
 
     stream = batches(examples, lengths, args, state)
+    board = monitor.board(state.step)  # None unless the verb turned monitoring on (xlt.core.monitor)
     bar = console.progress_bar(loop.total, initial=state.step, desc="train")
     session_start = (state.step, state.seen)
     # SIGTERM/SIGUSR1 (SLURM's time limit, preemption) become a checkpoint and a clean exit
@@ -246,9 +241,13 @@ def train(
                 lr = loop.scheduler.get_last_lr()[0]
                 state.curve.append({"step": step, "loss": state.mean_loss, "lr": lr, "dev_score": None})
             if logged:
-                log_progress(loop, state, session_start)
+                progress = log_progress(loop, state, session_start)
+                if board is not None:
+                    board.progress(step, *progress)
             if evaluated:
-                run_evaluation(loop, state, evaluate)
+                metrics = run_evaluation(loop, state, evaluate)
+                if board is not None:
+                    board.evaluation(step, metrics)
             if step % args.log_every == 0:
                 state.running, state.running_n = 0.0, 0
             # (a signal after the last step lets the run finish: its outputs come next)
@@ -264,6 +263,8 @@ def train(
                     stop.exit()
 
     bar.close()
+    if board is not None:
+        board.close(state.step)
     if state.best_params is not None and state.best_step != state.step:
         with torch.no_grad():
             for p, best in zip(loop.params, state.best_params):

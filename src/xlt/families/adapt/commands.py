@@ -198,6 +198,7 @@ def _validate_adapt_mlm(args) -> tuple[object, dict]:
 
 def _adapt_mlm(args):
     from xlt.analysis.intervals import RepeatedSetIntervals
+    from xlt.core import monitor
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.freezing import count_parameters
     from xlt.core.metrics import MetricsFile
@@ -245,24 +246,25 @@ def _adapt_mlm(args):
         "seed": args.bootstrap_seed,
         "confidence": args.bootstrap_confidence,
     }
-    result = adapt(
-        model,
-        tokenizer,
-        texts,
-        scheme,
-        targs,
-        target,
-        others,
-        final_only,
-        comparison,
-        select=args.select,
-        mlm_probability=args.mlm_probability,
-        eval_batch_size=args.eval_batch_size,
-        checkpoint_dir=checkpoint_dir,
-        intervals=RepeatedSetIntervals(**bootstrap),
-        identity=_adapt_mlm_identity(args, bootstrap),
-        word_level=_word_level(args),
-    )
+    with monitor.run(args.tensorboard, args.out.parent, axes, vars(args)):
+        result = adapt(
+            model,
+            tokenizer,
+            texts,
+            scheme,
+            targs,
+            target,
+            others,
+            final_only,
+            comparison,
+            select=args.select,
+            mlm_probability=args.mlm_probability,
+            eval_batch_size=args.eval_batch_size,
+            checkpoint_dir=checkpoint_dir,
+            intervals=RepeatedSetIntervals(**bootstrap),
+            identity=_adapt_mlm_identity(args, bootstrap),
+            word_level=_word_level(args),
+        )
 
     metrics.curve = result.train.curve
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))

@@ -22,7 +22,7 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, monitor_args
 from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, run_label, scheme_arg, trainable_layers
 
@@ -382,6 +382,7 @@ def _adapt_jobs(config: dict) -> list[Job]:
             "--seed",
             row["seed"],
             *flag_args(training),
+            *monitor_args(config),
             "--run-id",
             row["run_id"],
             "--axes",

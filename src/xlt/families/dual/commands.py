@@ -186,6 +186,7 @@ def _check_train_dual(args) -> None:
 
 
 def _train_dual(args) -> None:
+    from xlt.core import monitor
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile, parse_axes
@@ -233,16 +234,17 @@ def _train_dual(args) -> None:
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     cached = _cached_prefix(args, model, tokenizer, train_bitexts, targs)
     identity = _train_dual_identity(args, train_bitexts, dev_bitexts)  # after the store's checks
-    if distill:
-        from xlt.families.dual.distill_commands import train_distilled
+    with monitor.run(args.tensorboard, out, metrics.axes, vars(args)):
+        if distill:
+            from xlt.families.dual.distill_commands import train_distilled
 
-        result, loss_meta = train_distilled(
-            args, model, tokenizer, train_bitexts, dev_bitexts, targs, losses, checkpoint_dir, identity, out
-        )
-    else:
-        result = train_dual(
-            model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached, identity
-        )
+            result, loss_meta = train_distilled(
+                args, model, tokenizer, train_bitexts, dev_bitexts, targs, losses, checkpoint_dir, identity, out
+            )
+        else:
+            result = train_dual(
+                model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached, identity
+            )
         loss_meta = {
             "name": "additive_margin_softmax",
             "margin": args.margin,

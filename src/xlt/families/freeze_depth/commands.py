@@ -71,6 +71,7 @@ def _finetune_arguments(p):
 def _finetune(args):
     from pathlib import Path
 
+    from xlt.core import monitor
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.classification import accuracy_records, classification_loss, make_collate, predict_logits
     from xlt.core.freezing import count_parameters, freeze
@@ -149,33 +150,36 @@ def _finetune(args):
             precision=targs.precision,
         )
     identity = _finetune_identity(args)  # after the store's checks
-    if cached is not None:
-        from xlt.core.prefix_cache import collate_prefix_states
+    # the axes known before training (the table's cache and precision columns follow from the run)
+    known_axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes}
+    with monitor.run(args.tensorboard, out, known_axes, vars(args)):
+        if cached is not None:
+            from xlt.core.prefix_cache import collate_prefix_states
 
-        # frozen layers ran once, in eval mode (the documented "frozen part without dropout") under the
-        # training's autocast; a resumed
-        # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
-        result = train(
-            cached.top,
-            cached.dataset,
-            collate_prefix_states,
-            classification_loss,
-            targs,
-            lambda top: evaluate(top.full_model),
-            checkpoint_dir=checkpoint_dir,
-            identity=identity,
-        )
-    else:
-        result = train(
-            model,
-            train_set,
-            collate,
-            classification_loss,
-            targs,
-            evaluate,
-            checkpoint_dir=checkpoint_dir,
-            identity=identity,
-        )
+            # frozen layers ran once, in eval mode (the documented "frozen part without dropout") under the
+            # training's autocast; a resumed
+            # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
+            result = train(
+                cached.top,
+                cached.dataset,
+                collate_prefix_states,
+                classification_loss,
+                targs,
+                lambda top: evaluate(top.full_model),
+                checkpoint_dir=checkpoint_dir,
+                identity=identity,
+            )
+        else:
+            result = train(
+                model,
+                train_set,
+                collate,
+                classification_loss,
+                targs,
+                evaluate,
+                checkpoint_dir=checkpoint_dir,
+                identity=identity,
+            )
     save_model(model, tokenizer, out / "model")
     # how the frozen prefix ran: cached (once, eval mode) or in every step (train mode, with dropout),
     # and in which precision (the training's; a store's is checked equal): columns of the tables

@@ -95,6 +95,7 @@ def _train_teacher_arguments(p):
 def _train_teacher(args):
     from pathlib import Path
 
+    from xlt.core import monitor
     from xlt.core.freezing import count_parameters
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
@@ -111,19 +112,20 @@ def _train_teacher(args):
     seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
     model = load_classifier(args.model, args.num_labels, args.head)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    outcome = run_teacher(
-        model,
-        tokenizer,
-        split,
-        size,
-        targs.seed,
-        targs,
-        out / "logits.npz",
-        teacher_name=args.model,
-        source_lang=args.source_lang,
-        checkpoint_dir=checkpoint_dir,
-        identity=_job_identity(args, "teacher"),
-    )
+    with monitor.run(args.tensorboard, out, axes, vars(args)):
+        outcome = run_teacher(
+            model,
+            tokenizer,
+            split,
+            size,
+            targs.seed,
+            targs,
+            out / "logits.npz",
+            teacher_name=args.model,
+            source_lang=args.source_lang,
+            checkpoint_dir=checkpoint_dir,
+            identity=_job_identity(args, "teacher"),
+        )
     metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
     metrics.curve = outcome.result.curve
     metrics.meta.update(
@@ -187,6 +189,7 @@ def _distill_arguments(p):
 def _distill(args):
     from pathlib import Path
 
+    from xlt.core import monitor
     from xlt.core.freezing import count_parameters, freeze
     from xlt.core.metrics import MetricsFile
     from xlt.core.models import load_classifier, load_tokenizer
@@ -218,23 +221,24 @@ def _distill(args):
         freeze(student, args.freeze_depth)
         return student
 
-    outcome = run_student(
-        args.mode,
-        load_student,
-        tokenizer,
-        split,
-        size,
-        targs.seed,
-        targs,
-        teacher_logits=args.teacher_logits,
-        temperature=args.temperature,
-        threshold=args.threshold,
-        rounds=args.rounds,
-        source_lang=args.source_lang,
-        checkpoint_dir=checkpoint_dir,
-        track=(track_test, track_dev) if track_test else None,
-        identity=_job_identity(args, "student"),
-    )
+    with monitor.run(args.tensorboard, Path(args.out).parent, axes, vars(args)):
+        outcome = run_student(
+            args.mode,
+            load_student,
+            tokenizer,
+            split,
+            size,
+            targs.seed,
+            targs,
+            teacher_logits=args.teacher_logits,
+            temperature=args.temperature,
+            threshold=args.threshold,
+            rounds=args.rounds,
+            source_lang=args.source_lang,
+            checkpoint_dir=checkpoint_dir,
+            track=(track_test, track_dev) if track_test else None,
+            identity=_job_identity(args, "student"),
+        )
     model = outcome.model
     run_id = args.run_id or Path(args.out).parent.name
     if track_test:  # the checkpoint-choice table: written first, the metrics file marks the job done

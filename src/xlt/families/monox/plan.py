@@ -14,7 +14,18 @@ import math
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    data_file,
+    data_info,
+    flag_args,
+    head_args,
+    model_input,
+    model_ref,
+    monitor_args,
+)
 
 FAMILY = "monox"
 MODES = ("finetune", "self_train", "kd", "pl")
@@ -308,6 +319,7 @@ def _teacher_job(config: dict, row: dict) -> Job:
         "--seed",
         row["seed"],
         *flag_args(training(config, task, "teacher")),
+        *monitor_args(config),
         "--axes",
         json.dumps(axes),
         "--run-id",
@@ -379,6 +391,7 @@ def _student_job(config: dict, row: dict) -> Job:
         "--seed",
         row["seed"],
         *flag_args(training(config, task)),
+        *monitor_args(config),
         "--axes",
         json.dumps(axes),
         "--run-id",

@@ -56,6 +56,7 @@ def _train_sbert(args):
     import numpy as np
     import torch
 
+    from xlt.core import monitor
     from xlt.core.checkpoint import remove_checkpoint
     from xlt.core.errors import XltError
     from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
@@ -136,23 +137,19 @@ def _train_sbert(args):
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    result = train(
-        model,
-        train_set,
-        collate,
-        loss_fn,
-        targs,
-        evaluate,
-        checkpoint_dir=checkpoint_dir,
-        identity=_train_sbert_identity(args),
-    )
+    with monitor.run(args.tensorboard, out, run_axes | _sbert_axes(args, targs), vars(args)):
+        result = train(
+            model,
+            train_set,
+            collate,
+            loss_fn,
+            targs,
+            evaluate,
+            checkpoint_dir=checkpoint_dir,
+            identity=_train_sbert_identity(args),
+        )
     encoder.save(out / "model", tokenizer)
-    axes = run_axes | {
-        "pooling": args.pooling,
-        "layer": args.layer,
-        "freeze_depth": args.freeze_depth,
-        "seed": targs.seed,
-    }
+    axes = run_axes | _sbert_axes(args, targs)
     metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
     metrics.curve = result.curve
     metrics.meta.update(
@@ -163,6 +160,11 @@ def _train_sbert(args):
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
+
+
+def _sbert_axes(args, targs) -> dict:
+    """A train-sbert run's own axes (beside the planned --axes)."""
+    return {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth, "seed": targs.seed}
 
 
 def _train_sbert_identity(args) -> dict:
