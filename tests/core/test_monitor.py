@@ -309,3 +309,30 @@ def test_the_switch_adds_the_flag_to_every_training_job_and_changes_nothing_else
     parse = build_parser("finetune").parse_args
     assert parse(finetune_argv(Path("in"), Path("out"))).tensorboard is False  # off unless asked
     assert parse(finetune_argv(Path("in"), Path("out"), "--tensorboard", "true")).tensorboard is True
+
+
+def test_an_evaluation_becomes_eval_scalars():
+    """Numbers as eval/<key> (dual's "qaa xx->en" as a legal tag), metric records as
+    eval/<metric>/<dimensions> (adapt's perplexity of every set), lists, dicts, flags and NaN left out."""
+    from xlt.core.metrics import record
+
+    metrics = {
+        "score": -12.5,
+        "target_perplexity": 12.5,
+        "qaa xx->en": 0.75,
+        "trainable_layers": [9, 10, 11, 12],
+        "records": [
+            record("perplexity", 12.5, lang="qab", split="dev", step=25),
+            record("mlm_loss", 2.53, lang="multilingual", split="dev", step=25),
+        ],
+        "tracked": {"en": 0.5},
+        "done": True,
+        "nan": float("nan"),
+    }
+    assert monitor.scalars(metrics) == {
+        "eval/score": -12.5,
+        "eval/target_perplexity": 12.5,
+        "eval/qaa_xx_to_en": 0.75,
+        "eval/perplexity/qab/dev": 12.5,
+        "eval/mlm_loss/multilingual/dev": 2.53,
+    }

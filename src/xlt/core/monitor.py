@@ -8,7 +8,7 @@ run's output directory (results/runs/<family>/<run_id>/), indexed by optimiser s
   lines, at the same steps;
 - `eval/<metric>` at every evaluation: its scalar metrics (`eval/score` is the one the run keeps
   its best parameters by) and, for metric records (xlt.core.metrics.record), `eval/<metric>/<dims>`
-  (adapt's perplexity of every language: `eval/perplexity/qab/test`, ...);
+  (adapt's perplexity of every evaluation set: `eval/perplexity/qab/dev`, ...);
 - the run's axes (the columns of its table) as TensorBoard HParams with `eval/score` as their
   metric, written into the run's own event file (add_hparams would make a separate timestamped
   run; the summaries are written as pytorch-lightning's TensorBoardLogger writes them), and the
@@ -159,8 +159,8 @@ def scalars(metrics: dict) -> dict[str, float]:
 
 
 def _tag(name: str) -> str:
-    # TensorBoard tags are [-/\w.]; anything else (dual's "qaa forward") becomes "_"
-    return re.sub(r"[^-\w.]", "_", str(name))
+    # TensorBoard tags are [-/\w.]: dual's "qaa xx->en" becomes qaa_xx_to_en
+    return re.sub(r"[^-\w.]", "_", str(name).replace("->", "_to_"))
 
 
 def hparam_value(value):
