@@ -74,7 +74,11 @@ def finetune_argv(root: Path, out: Path, *extra: str) -> list[str]:
 def run_finetune(argv: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
     """`xlt finetune` in its own process (as a workflow job runs it)."""
     code = f"import sys; from xlt.cli import main; sys.exit(main({argv!r}))"
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path]), **(env or {})}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+        **(env or {}),
+    }
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=300)
 
 
@@ -242,7 +246,10 @@ def test_monitoring_off_imports_no_tensorboard_and_writes_nothing(tiny_inputs, t
         loaded = sorted(m for m in sys.modules if "tensorboard" in m)
         assert not loaded, loaded
     """)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+    }
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert (tmp_path / "off" / "train.json").is_file() and not event_files(tmp_path)

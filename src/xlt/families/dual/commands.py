@@ -245,13 +245,13 @@ def _train_dual(args) -> None:
             result = train_dual(
                 model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached, identity
             )
-        loss_meta = {
-            "name": "additive_margin_softmax",
-            "margin": args.margin,
-            "scale": args.scale,
-            "symmetric": args.symmetric,
-            "normalize": True,
-        }
+            loss_meta = {
+                "name": "additive_margin_softmax",
+                "margin": args.margin,
+                "scale": args.scale,
+                "symmetric": args.symmetric,
+                "normalize": True,
+            }
     model.save(out / "model", tokenizer)
 
     metrics.axes.update(prefix_axes(cached.dataset.states if cached else None, result.precision))
