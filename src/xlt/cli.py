@@ -5,9 +5,10 @@ model, data, prefetch), `xlt.report.commands` (tables, figures, curves), `xlt.co
 (the config, the sweep), `xlt.evaluate.commands` (the shared embedding evaluator), each family's
 `commands.py`, `xlt.report.positive_control.commands`, `xlt.cost.commands`,
 `xlt.report.paper_commands` and `xlt.analysis.commands`, which map verb names to `Verb`s in `VERBS`
-and name their heading of `xlt --help` in `GROUP` (`xlt.core.verbs`). Those modules import nothing heavy at the top, so
-collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
-line first so a single job can be rerun by hand from its log.
+and name their heading of `xlt --help` in `GROUP` (`xlt.core.verbs`). Those modules import
+nothing heavy at the top, so collecting them is cheap and a job builds only its own verb's
+parser. Every verb runs on its own, outside Snakemake, and prints the exact command line first so
+a single job can be rerun by hand from its log.
 """
 
 from __future__ import annotations

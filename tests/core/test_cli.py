@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.rule_files import rule_files
 
 
 def test_xlt_verb_builds_only_its_own_parser():
@@ -159,12 +160,9 @@ def test_a_verbs_own_help_names_its_heading():
     assert "[freeze_depth family]" in out.stdout
 
 
-RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
-
-
 def rule_verbs() -> set[str]:
     """Every verb a rule's shell command calls."""
-    return set(re.findall(r'"xlt ([a-z][a-z0-9-]*)', "".join(p.read_text() for p in RULES.glob("*.smk"))))
+    return set(re.findall(r'"xlt ([a-z][a-z0-9-]*)', "".join(p.read_text() for p in rule_files())))
 
 
 def test_every_verb_a_rule_calls_exists():

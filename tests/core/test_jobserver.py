@@ -63,8 +63,10 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
     (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a sentence"}) + "\n")
     (tmp_path / "Snakefile").write_text(
         'rule all:\n    input: "good.jsonl", "bad.jsonl"\n\n'
-        'rule good:\n    output: "good.jsonl"\n    shell: "xlt sample-texts --data in.jsonl --max-size 1 --out {output}"\n\n'
-        'rule bad:\n    output: "bad.jsonl"\n    shell: "xlt sample-texts --data missing.jsonl --max-size 1 --out {output}"\n'
+        'rule good:\n    output: "good.jsonl"\n'
+        '    shell: "xlt sample-texts --data in.jsonl --max-size 1 --out {output}"\n\n'
+        'rule bad:\n    output: "bad.jsonl"\n'
+        '    shell: "xlt sample-texts --data missing.jsonl --max-size 1 --out {output}"\n'
     )
     proc = _serve(tmp_path, "snakemake", "--cores", "1", "--keep-going")
     assert proc.returncode == 1

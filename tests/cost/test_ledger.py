@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.rule_files import rule_files
 
 from xlt.cli import main
 from xlt.core import settings
@@ -35,7 +36,7 @@ def _manifest(root, job, **fields):
 
 def test_every_rule_that_loads_a_model_writes_a_benchmark_file():
     config = settings.load("config.yaml")
-    rules_text = "".join(p.read_text() for p in Path("workflow/rules").glob("*.smk"))
+    rules_text = "".join(p.read_text() for p in rule_files())
     benchmarked = set(re.findall(r'benchmark_pattern\("(\w+)", "(\w+)"', rules_text))
     ledgered = {(fam, rule) for fam, rules in ledger.LEDGER_RULES.items() for rule in rules}
     assert benchmarked == ledgered

@@ -8,9 +8,9 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from helpers.rule_files import rule_files
 
 from xlt.core import settings
 from xlt.core.cluster import gpu_job_resources
@@ -199,7 +199,7 @@ def test_jobs_that_load_no_model_occupy_no_gpu():
     light = [j for j in planned["jobs"] if j["rule"] in ("prepare_data", "monox_split", "make_bucc", "adapt_eval_set")]
     assert light and all(j["gpu_seconds"] == 0 and j["slots"] == 1 and j["seconds"] > 0 for j in light)
     assert all(not j["loads_model"] for j in light)
-    smk = "\n".join(path.read_text() for path in Path("workflow/rules").glob("*.smk"))
+    smk = "\n".join(path.read_text() for path in rule_files())
     asking = set(re.findall(r'job_resources\("\w+", "(\w+)"\)', smk))
     assert {j["rule"] for j in planned["jobs"] if j["loads_model"]} <= asking
     assert not {j["rule"] for j in planned["jobs"] if not j["loads_model"]} & asking

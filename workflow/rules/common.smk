@@ -31,7 +31,8 @@ settings.require_runs(config, CONFIGFILE)
 for variable, value in cache_environment(cache_dir()).items():
     os.environ.setdefault(variable, value)
 
-ENV = "../../envs/xlt.yaml"
+# the conda environment of every job: a path from the Snakefile, as family rules live elsewhere
+ENV = os.path.join(workflow.basedir, "envs", "xlt.yaml")
 
 # `xlt aggregate`'s bootstrap settings (config statistics:)
 STATISTICS = "--resamples {resamples} --seed {seed} --confidence {confidence}".format(**config["statistics"])
@@ -45,9 +46,9 @@ wildcard_constraints:
 
 
 def family_rule_files():
-    """The rules file of every registered family, for the Snakefile to include: its own
-    (rules.smk in its folder, a family outside the package) or workflow/rules/<family>.smk."""
-    return [registry.rules_file(name) or f"workflow/rules/{name}.smk" for name in registry.names()]
+    """The rules file of every registered family (rules.smk in its folder, xlt.core.registry),
+    for the Snakefile to include."""
+    return [registry.rules_file(name) for name in registry.names()]
 
 
 def check_hf_cache():

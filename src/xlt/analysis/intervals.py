@@ -172,7 +172,8 @@ def _shared_draws(record: dict, sets: list[dict]) -> bool:
     if len(sets) < 2 or declared == {False}:
         return False
     detected = item_aligned(sets)
-    where = f"the interval of {record['metric']} ({', '.join(f'{k} {v}' for k, v in record.items() if k not in ('metric', 'value'))})"
+    setting = ", ".join(f"{k} {v}" for k, v in record.items() if k not in ("metric", "value"))
+    where = f"the interval of {record['metric']} ({setting})"
     sizes = ", ".join(f"{one.get('lang')}: {_size(one)}" for one in sets)
     if True in declared and not detected:
         raise XltError(

@@ -12,8 +12,16 @@ what each declares here; none of them names a family. Besides `plan.py` the fold
   table, with `positive_control.yaml`, the schema of its thresholds
   (`positive_control.<name>:` in the config);
 - `paper_results.csv` (optional): the seed study's published numbers (xlt.report.paper);
-- `rules.smk` (families outside the package only): its Snakemake rules, which the Snakefile
-  includes; the built-in families' rules are `workflow/rules/<name>.smk`.
+- `rules.smk`: its Snakemake rules (wiring only), which the Snakefile includes; its table's
+  aggregate, plot and training-curves rules are the workflow's generic ones (report.smk);
+- optional hook modules, found by xlt.core.registry.hook, each with a default where absent:
+  `report_section.py` (CATEGORY, PLOT_PREFIX: xlt.report.family_tables), `rehearsal.py`
+  (derive, languages, required_rows, write_stand_ins: xlt.rehearse), `prefetch.py`
+  (hub_datasets: xlt.core.prefetch).
+
+The members below with a default (xlt.core.registry.PLAN_DEFAULTS: READS, KEEPS_MODEL, BASELINE,
+REFERENCE_AXIS, DERIVED_AXES, ORDERS, PAPER_ONE_BASED, PAPER_DOMAIN_MEANS: empty or None) are
+filled in by the registry, so a plan declares only what its family has.
 
 Plan modules are torch-free and cheap to import: `xlt config check` imports every one.
 """

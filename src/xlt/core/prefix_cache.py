@@ -46,8 +46,9 @@ Storage: one flat (total_tokens, hidden) tensor plus per-example offsets, with t
 padding stripped, so memory is sum(lengths) * hidden * bytes-per-value (fp32: 4, fp16/bf16: 2);
 e.g. 100k examples of 40 tokens at hidden 768 take 12.3 GB in fp32, 6.1 GB in fp16.
 Half-precision storage rounds each stored value to the nearest representable number:
-relative error at most 2**-11 for fp16 (absolute 2**-25 below 2**-14) and 2**-8 for bf16 (values beyond fp16's 65504 range
-overflow, which is why fp32 is the default); the top layers compute as the training loop runs them
+relative error at most 2**-11 for fp16 (absolute 2**-25 below 2**-14) and 2**-8 for bf16
+(values beyond fp16's 65504 range overflow, which is why fp32 is the default); the top layers
+compute as the training loop runs them
 (the model's dtype, under the run's autocast).
 """
 

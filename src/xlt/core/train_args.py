@@ -66,7 +66,7 @@ TRAIN_HELP = {
     "adam_epsilon": "AdamW's eps, added to the denominator of every update",
     "max_grad_norm": "clip the gradient to this global norm; 0 = no clipping",
     "grad_accum": "micro-batches each batch of --batch-size is split into, their gradients accumulated "
-    "(same results up to float rounding, less memory; not for the dual encoder's in-batch negatives)",
+    "(same results up to float rounding, less memory; not for losses over in-batch negatives)",
     "eval_every": "optimiser steps between dev evaluations; 0 = at the end of every epoch",
     "max_length": "longest input in tokens; longer inputs are truncated",
     "seed": "random seed (data order, initialisation, dropout)",

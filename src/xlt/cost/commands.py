@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from xlt.core.verbs import COST, Verb, add_run_arguments
+from xlt.cost.status_commands import STATUS
 
 GROUP = COST
 
@@ -147,4 +148,5 @@ VERBS = {
         _calibrate_arguments,
         _calibrate,
     ),
+    "status": STATUS,
 }

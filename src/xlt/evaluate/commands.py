@@ -15,7 +15,7 @@ sentence-transformers pipeline ending in a Normalize module does), then scored:
   dot similarity against the gold scores; see `xlt.evaluate.sts`.
 
 All input files are read and checked before the model is loaded. Metrics are written as one
-MetricsFile (family "sbert"): values are fractions; the printed table shows them x100.
+MetricsFile (of the family --family names): values are fractions; the printed table shows them x100.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _eval_embeddings_arguments(parser) -> None:
         choices=MATCH_RULES,
         default=DEFAULT_MATCH,
         help="bitext retrieval correctness: index = the retrieved sentence is the gold one, by position "
-        "(LASER's Tatoeba rule; default, the dual encoder's dev selection uses it too); text = the retrieved "
+        "(LASER's Tatoeba rule; default, the dev selection of a trained encoder uses it too); text = the retrieved "
         "string equals the gold string, so an identical duplicate at another index counts as correct "
         "(sentence-transformers' TranslationEvaluator). Recorded as the axis `match`",
     )
@@ -81,8 +81,8 @@ def _eval_embeddings_arguments(parser) -> None:
         default=[],
         metavar="FILE",
         help="STS dev file (repeatable), scored as --sts is (its rows carry the dev split of its path) but kept "
-        "for intervals only: no paired test compares it (the dev set selected the checkpoint); sbert scores "
-        "its sbert.dev set so, the STS-b validation numbers seed 000 published",
+        "for intervals only: no paired test compares it (the dev set selected the checkpoint); a family "
+        "scores its dev STS set so, e.g. the STS-b validation numbers seed 000 published",
     )
     parser.add_argument(
         "--prompt",
@@ -93,7 +93,7 @@ def _eval_embeddings_arguments(parser) -> None:
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
     add_run_arguments(parser, "--axes", "--run-id", run_id_default="from the model, pooling, layer and normalisation")
-    parser.add_argument("--family", default="sbert", help="experiment family the rows belong to (sbert, dual)")
+    parser.add_argument("--family", required=True, help="experiment family the rows belong to (its plan passes it)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
     parser.add_argument("--max-length", type=int, default=128, help="tokens per sentence after truncation")
     add_run_arguments(parser, "--device")

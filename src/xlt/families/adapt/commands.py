@@ -76,8 +76,8 @@ def _adapt_mlm_arguments(p):
     from pathlib import Path
 
     from xlt.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-    from xlt.core.choices import ADAPT_SELECT, SIMILARITY_LEVELS
     from xlt.core.train_args import add_train_arguments
+    from xlt.families.adapt.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 
     p.add_argument("--model", required=True, help="masked LM to adapt: directory or hub id (e.g. mBERT)")
     p.add_argument("--train", required=True, type=Path, help="normalised JSONL of target-language sentences ('text')")

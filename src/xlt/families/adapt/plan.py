@@ -23,7 +23,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, monitor_args
-from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
+from xlt.families.adapt.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, run_label, scheme_arg, trainable_layers
 
 FAMILY = "adapt"
@@ -50,19 +50,15 @@ REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
 EVAL_SET_ID = "[^/]+/[^/]+"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
 # the adapted runs' final perplexities and the untouched models'
 EVALUATIONS = ("adapt_mlm", "adapt_reference_perplexity")
 LEDGER = {"adapt_mlm": (("run_id",), RUN), "adapt_reference_perplexity": (("run_id",), REFERENCE)}
-KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("scheme", REFERENCE_SCHEME)  # the untouched pre-trained model
-REFERENCE_AXIS = None
 # role: "adapted" for every scheme but the pre-trained reference's; text_unit: the one corpus of every run
 DERIVED_AXES = frozenset({"role", "text_unit"})
 # the schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual
 ORDERS = {"scheme": scheme_order}
 PAPER_ONE_BASED = frozenset({"step"})  # seed 003 numbers its steps from 1 (xlt.report.paper_match)
-PAPER_DOMAIN_MEANS: dict = {}
 
 
 def schemes(config: dict, model: str) -> list:

@@ -29,9 +29,10 @@ log = logging.getLogger(__name__)
 
 
 def _train_dual_arguments(p) -> None:
-    from xlt.core.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC, POOLING_MODES
+    from xlt.core.choices import POOLING_MODES
     from xlt.core.train_args import add_train_arguments
     from xlt.evaluate.retrieval import DEFAULT_MATCH, MATCH_RULES
+    from xlt.families.dual.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC
 
     p.add_argument("--model", required=True, help="hub id or local directory of the encoder to start from")
     p.add_argument(

@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 from xlt.core import settings
-from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
@@ -36,6 +35,7 @@ from xlt.core.plan import (
     stored_depths,
 )
 from xlt.families.dual import budget, distill_plan
+from xlt.families.dual.choices import DUAL_OBJECTIVES
 
 FAMILY = "dual"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -88,8 +88,6 @@ ORDERS = {
         value,
     )
 }
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
 
 
 def check_grad_accum(grad_accum: int, where: str) -> None:

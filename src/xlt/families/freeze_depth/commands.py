@@ -6,6 +6,8 @@ from xlt.core.verbs import Verb, add_run_arguments, family_group
 
 GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 
+STORE_SETTINGS = "freeze_depth.prefix_states"  # the config section of its shared prefix store (xlt.core.prefix_store)
+STORE_RERUN = "`xlt prefix-states` (snakemake --forcerun prefix_states)"  # the job that writes the store
 CLASSIFICATION_FIELDS = ("text", "label")
 CLASSIFICATION_NEEDS = (
     "this family trains and scores a classifier and needs an nli or sentiment dataset "
@@ -135,6 +137,7 @@ def _finetune(args):
                 "max_length": targs.max_length,
                 "precision": precision,
             },
+            rerun=STORE_RERUN,
         )
     elif args.cache_frozen_prefix:
         from xlt.core.cached_top import prepare_cached_training
@@ -244,7 +247,7 @@ def _prefix_states_arguments(p):
     p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
     p.add_argument("--train", required=True, help="normalised JSONL: the finetune jobs' --train")
-    add_store_arguments(p, "finetune", "freeze_depth.prefix_states")
+    add_store_arguments(p, "finetune", STORE_SETTINGS)
 
 
 def _prefix_states(args):
@@ -275,12 +278,14 @@ def _prefix_states(args):
         tokens=sum(lengths),
         hidden_size=hidden_size,
         storage_dtype=args.storage_dtype,
+        settings=STORE_SETTINGS,
+        depths_setting="freeze_depth.depths",
     )
     model = load_classifier(args.model, args.num_labels, args.head)
     try:
         _task_head(model)
     except XltError as err:
-        raise XltError(f"{err}; or freeze_depth.prefix_states.shared: false") from None
+        raise XltError(f"{err}; or {STORE_SETTINGS}.shared: false") from None
     device = pick_device(args.device)
     model.to(device)
     amp_dtype = autocast_dtype(args.precision, device)[0]  # the finetune jobs' autocast
@@ -300,6 +305,7 @@ def _prefix_states(args):
             "train_sha256": sha256(args.train),
             "max_length": args.max_length,
         },
+        settings=STORE_SETTINGS,
         amp_dtype=amp_dtype,
     )
     print(

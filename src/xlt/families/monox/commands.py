@@ -32,7 +32,7 @@ def _monox_split_arguments(p):
 
 def _monox_split(args):
     from xlt.core.io import read_jsonl
-    from xlt.families.monox.training import make_split, write_split
+    from xlt.families.monox.data_split import make_split, write_split
 
     split = make_split(
         read_jsonl(args.train),
@@ -101,8 +101,9 @@ def _train_teacher(args):
     from xlt.core.models import load_classifier, load_tokenizer
     from xlt.core.training import result_meta, seed_everything
     from xlt.evaluate.checkpoint_choice import without_predictions
+    from xlt.families.monox.evaluation import evaluation_records
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
-    from xlt.families.monox.training import evaluation_records, run_teacher
+    from xlt.families.monox.training import run_teacher
 
     targs, size, split, by_lang = read_inputs(args)
     out = Path(args.out)
@@ -196,8 +197,9 @@ def _distill(args):
     from xlt.core.training import result_meta, seed_everything
     from xlt.data.item_alignment import declared_alignment
     from xlt.evaluate.checkpoint_choice import read_tracking, without_predictions, write_choices
+    from xlt.families.monox.evaluation import evaluation_records
     from xlt.families.monox.job_io import finish, read_inputs, run_axes
-    from xlt.families.monox.training import evaluation_records, run_student
+    from xlt.families.monox.training import run_student
 
     targs, size, split, by_lang = read_inputs(args)
     track_test, track_dev = read_tracking(args, TRACKED_FIELDS, TRACKED_NEEDS)

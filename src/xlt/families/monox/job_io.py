@@ -42,7 +42,7 @@ def read_inputs(args):
     """What the teacher and the student jobs read and check before any model loads:
     (training settings, labelled size, split, evaluation rows by language)."""
     from xlt.core.train_args import train_args_from
-    from xlt.families.monox.training import parse_size, read_split
+    from xlt.families.monox.data_split import parse_size, read_split
 
     targs, size = train_args_from(args), parse_size(args.size)
     split = read_split(args.split)

@@ -57,15 +57,9 @@ PLOT_KINDS = ("monox-accuracy-heatmap", "monox-accuracy-vs-size", "monox-accurac
 AXES_LEFT_OUT = ("run_id", "role", "teacher_run_id")  # sweep-row bookkeeping, not meta.axes
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
 EVALUATIONS = ("train_teacher", "distill")
 LEDGER = {"train_teacher": (("run_id",), TEACHER_METRICS), "distill": (("run_id",), STUDENT_METRICS)}
-KEEPS_MODEL: tuple[str, ...] = ()  # teachers and students keep metrics and logits
 BASELINE = ("mode", "finetune")  # the student fine-tuned on gold labels only
-REFERENCE_AXIS = None
-DERIVED_AXES: frozenset[str] = frozenset()
-ORDERS: dict = {}
-PAPER_ONE_BASED: frozenset[str] = frozenset()
 # seed 002 averages CLS over its three domains; our table has one task per domain
 PAPER_DOMAIN_MEANS = {("task", "cls"): ("cls-books", "cls-dvd", "cls-music")}
 

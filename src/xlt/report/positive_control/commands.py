@@ -28,7 +28,7 @@ def _arguments(p) -> None:
         action="append",
         default=[],
         metavar="FAMILY=CSV",
-        type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
+        type=key_value("FAMILY=CSV", "myfamily=results/tables/myfamily.csv"),
         help="a family's tidy table, repeatable (with --config: overrides that family's default path)",
     )
     p.add_argument("--out", required=True, help="CSV of the checks")

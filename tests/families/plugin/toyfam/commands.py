@@ -1,4 +1,4 @@
-"""`xlt toy-eval`: the toy family's one verb."""
+"""`xlt toy-train` and `xlt toy-eval`: the toy family's verbs."""
 
 from __future__ import annotations
 
@@ -32,4 +32,41 @@ def _toy_eval(args) -> None:
     out.write(args.out)
 
 
-VERBS = {"toy-eval": Verb("Call the toy family's labels with a biased coin", _arguments, _toy_eval)}
+def _train_arguments(p) -> None:
+    from xlt.core.train_args import add_train_arguments
+
+    add_run_arguments(p, "--run-id", "--axes")
+    p.add_argument("--model", required=True, help="the model to train (a demo model's directory)")
+    p.add_argument("--data", required=True, help="hub dataset of (text, label) rows, read from the cache")
+    p.add_argument("--out", required=True, help="metrics JSON (its training curve is written beside it)")
+    add_train_arguments(p)
+
+
+def _toy_train(args) -> None:
+    """A few steps of a two-class classifier on the hub data, through the shared training loop."""
+    import datasets
+
+    from xlt.core.classification import classification_loss, make_collate
+    from xlt.core.metrics import MetricsFile, parse_axes
+    from xlt.core.models import load_classifier, load_tokenizer, require_model_files
+    from xlt.core.train_args import train_args_from
+    from xlt.core.training import result_meta, seed_everything, train
+
+    targs = train_args_from(args)
+    rows = datasets.load_dataset(args.data, split="train")  # the cache `xlt prefetch` or `xlt rehearse` filled
+    examples = [{"text": row["text"], "label": int(row["label"])} for row in rows]
+    require_model_files(args.model)
+    tokenizer = load_tokenizer(args.model)
+    seed_everything(targs.seed)  # the new head's initial weights
+    model = load_classifier(args.model, 2)
+    result = train(model, examples, make_collate(tokenizer, targs.max_length), classification_loss, targs)
+    out = MetricsFile("toyfam", args.run_id, axes=parse_axes(args.axes), meta=result_meta(result, targs))
+    out.add("train_loss", result.curve[-1]["loss"], split="train")
+    out.curve = result.curve
+    out.write(args.out)
+
+
+VERBS = {
+    "toy-train": Verb("Train the demo model a few steps on the toy family's hub data", _train_arguments, _toy_train),
+    "toy-eval": Verb("Call the toy family's labels with a biased coin", _arguments, _toy_eval),
+}
