@@ -12,7 +12,7 @@ install: $(BIN)/snakemake
 $(BIN)/snakemake:
 	python3 -m venv $(VENV)
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e ".[workflow,test]"
+	$(BIN)/pip install -e ".[workflow,test,monitor]"
 
 demo: $(BIN)/snakemake
 	. $(BIN)/activate && snakemake --cores 2

@@ -80,7 +80,8 @@ def run(spec: dict) -> dict:
     from xlt.core.classification import classification_loss
     from xlt.core.freezing import freeze
     from xlt.core.models import pick_device
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
 
     started = time.time()
     if spec.get("threads"):

@@ -144,7 +144,8 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
 
     from xlt.core.classification import classification_loss, make_collate
     from xlt.core.models import pick_device
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
     from xlt.data import demo
 
     torch.set_num_threads(threads)

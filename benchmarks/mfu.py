@@ -83,7 +83,8 @@ def measure(
 
     from xlt.core.classification import classification_loss
     from xlt.core.models import pick_device
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
 
     if threads:
         torch.set_num_threads(threads)

@@ -9,7 +9,8 @@ import torch
 
 from xlt.core.bucketing import bucketed_order, example_length, example_lengths, padding_fraction
 from xlt.core.errors import XltError
-from xlt.core.training import TrainArgs, epoch_order, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import epoch_order, train
 
 
 def mixed_lengths(n: int = 1000, seed: int = 0) -> list[int]:

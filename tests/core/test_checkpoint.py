@@ -179,7 +179,8 @@ def test_killed_toy_training_resumes_to_the_uninterrupted_result(tmp_path):
 def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12, lr=5e-2, identity=None):
     """xlt.core.training.train on a small classifier: dropout, AdamW with decay groups, warm-up and
     decay, gradient accumulation across epoch boundaries, evaluation with best-state selection."""
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(16, 3))

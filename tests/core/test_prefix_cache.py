@@ -335,7 +335,7 @@ def token_collate(pad_token_id: int):
 
 def training_case(arch: str, precision: str):
     """(depth, examples, TrainArgs, untrained model, collate) of a small cached-vs-uncached training comparison."""
-    from xlt.core.training import TrainArgs
+    from xlt.core.train_args import TrainArgs
 
     generator = torch.Generator().manual_seed(5)
     examples = [

@@ -35,7 +35,8 @@ from xlt.core.prefix_store import (
     token_lengths,
     write_prefix_store,
 )
-from xlt.core.training import TrainArgs, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -11,7 +11,9 @@ import torch
 
 from xlt.core import training
 from xlt.core.errors import XltError
-from xlt.core.training import TrainArgs, autocast_dtype, train
+from xlt.core.schedules import lr_factor
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import autocast_dtype, train
 
 STEPS, WARMUP, PEAK = 10, 2, 0.1  # warmup_ratio 0.2 of 10 steps
 
@@ -76,7 +78,7 @@ def test_every_step_uses_transformers_learning_rate(monkeypatch, kind):
 @pytest.mark.parametrize("kind", ["linear", "constant", "cosine"])
 @pytest.mark.parametrize("warmup, total", [(0, 7), (1, 5), (3, 4), (4, 13), (10, 10)])
 def test_lr_factor_is_transformers_schedule(kind, warmup, total):
-    ours = [PEAK * training.lr_factor(kind, s, warmup, total) for s in range(total)]
+    ours = [PEAK * lr_factor(kind, s, warmup, total) for s in range(total)]
     assert ours == pytest.approx(transformers_rates(kind, warmup, total), abs=1e-12)
 
 

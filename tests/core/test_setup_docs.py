@@ -34,7 +34,7 @@ def test_make_demo_and_make_test_set_up_then_run_the_readme_commands():
     setup = [
         "python3 -m venv .venv",
         ".venv/bin/pip install torch==2.13.0",
-        '.venv/bin/pip install -e ".[workflow,test]"',
+        '.venv/bin/pip install -e ".[workflow,test,monitor]"',
     ]
     assert _make_dry_run("test") == setup + [". .venv/bin/activate && python -m pytest -q"]
     assert _make_dry_run("demo") == setup + [". .venv/bin/activate && snakemake --cores 2"]
@@ -42,7 +42,7 @@ def test_make_demo_and_make_test_set_up_then_run_the_readme_commands():
     assert _make_dry_run("test-fast") == setup + ['. .venv/bin/activate && python -m pytest -q -m "not slow"']
     assert "make test-fast" in README
     # the manual steps below the two commands are the same ones
-    for line in ("python3 -m venv .venv", "pip install torch==2.13.0", 'pip install -e ".[workflow,test]"'):
+    for line in ("python3 -m venv .venv", "pip install torch==2.13.0", 'pip install -e ".[workflow,test,monitor]"'):
         assert line in README
 
 

@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from xlt.core.errors import XltError
-from xlt.core.training import TrainArgs, epoch_order, linear_schedule, total_optimizer_steps, train
+from xlt.core.schedules import linear_schedule
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import epoch_order, total_optimizer_steps, train
 
 
 def toy_problem(n=64, seed=0):
@@ -66,7 +68,7 @@ def test_gradient_accumulation_splits_the_batch_and_changes_nothing_else(batch_s
 
 
 def test_micro_batches_are_as_even_as_possible_and_never_empty():
-    from xlt.core.training import micro_batches
+    from xlt.core.train_step import micro_batches
 
     assert micro_batches(list(range(10)), 3) == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
     assert micro_batches(list(range(2)), 4) == [[0], [1]]
@@ -154,7 +156,7 @@ def test_epoch_order_depends_only_on_seed_and_epoch():
 def test_boolean_training_flags_round_trip_through_the_command_line():
     import argparse
 
-    from xlt.core.training import add_train_arguments, train_args_from, train_flags
+    from xlt.core.train_args import add_train_arguments, train_args_from, train_flags
 
     parser = argparse.ArgumentParser()
     add_train_arguments(parser)

@@ -6,7 +6,8 @@ import math
 import pytest
 import torch
 
-from xlt.core.training import TrainArgs, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import train
 
 
 @pytest.mark.parametrize("n, batch_size, grad_accum", [(10, 4, 1), (12, 4, 1), (10, 3, 2)])

@@ -60,7 +60,8 @@ def test_training_flops_follow_6_params_tokens_and_frozen_layers_skip_backward()
 )
 def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
     """--max-steps > 0 overrides --epochs, as in xlt.core.training (the plan once took the smaller)."""
-    from xlt.core.training import TrainArgs, total_optimizer_steps
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import total_optimizer_steps
 
     config = settings.load("config.yaml")
     args = [

@@ -153,7 +153,8 @@ def test_the_curve_runs_checkpoints_match_every_published_step(tmp_path):
 
     from xlt.cli import main
     from xlt.core.metrics import MetricsFile
-    from xlt.core.training import train, train_args_from
+    from xlt.core.train_args import train_args_from
+    from xlt.core.training import train
     from xlt.families.adapt.commands import VERBS
     from xlt.families.adapt.plan import jobs
     from xlt.report import paper

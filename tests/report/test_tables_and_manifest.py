@@ -78,7 +78,8 @@ def test_every_run_directory_gets_a_manifest(tmp_path):
 
 def test_the_manifest_records_the_effective_batch_of_a_training_job(tmp_path):
     """batch_size examples per optimiser step, cut into grad_accum micro-batches (the loop's split)."""
-    from xlt.core.training import TrainArgs, TrainResult, result_meta
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import TrainResult, result_meta
 
     out = tmp_path / "run" / "train.json"
     meta = {

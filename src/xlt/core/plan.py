@@ -93,6 +93,12 @@ def flag_args(settings: dict) -> list[str]:
     return out
 
 
+def monitor_args(config: dict) -> list[str]:
+    """The monitoring flags of every training job (`monitor:`): `--tensorboard true` when on, else
+    none (a config without monitoring plans the command lines it planned before)."""
+    return ["--tensorboard", "true"] if config["monitor"]["tensorboard"] else []
+
+
 def check_prefix_states(config: dict, family_name: str, depths: list[int], depths_setting: str) -> None:
     """A shared prefix store is the cache shared across the sweep: it needs the cache on. And a
     cached sweep whose `depths` (the family's freeze depths, `depths_setting`) include -1 mixes

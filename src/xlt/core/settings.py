@@ -4,9 +4,8 @@ The schema ships in the package: `core/schema.yaml` holds the shared sections (m
 datasets, training, report) and each family's section is `families/<family>/schema.yaml`,
 so a new sweep axis touches its family's folder only. `validate` fills every default into
 the config it checks; code then reads settings and never writes a fallback of its own.
-Each family's `plan.check` adds what a schema cannot say (a family naming an undeclared
-model, a freeze depth beyond a model's layers) before any job runs. Nothing here imports
-torch: `xlt config check` answers in well under a second.
+Each family's `plan.check` adds what a schema cannot say (an undeclared model, a freeze depth
+beyond a model's layers) before any job runs. No torch here: `xlt config check` is quick.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from xlt.core import registry
+from xlt.core import monitor, registry
 from xlt.core.check_names import check_key, check_names
 from xlt.core.config_numbers import check_numbers, message, strict_type_checker
 from xlt.core.errors import XltError
@@ -103,6 +102,8 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
             err = errors[0]
             raise XltError(message(err, ".".join(map(str, err.absolute_path)) or "(top level)"))
         _fill_training_defaults(config)
+        if config["monitor"]["tensorboard"]:  # checked here, before any job runs
+            monitor.require("monitor.tensorboard: true", "monitor.tensorboard: false")
         _check_local_models(config)
         _check_demo_languages(config)
         for name, spec in config["datasets"].items():

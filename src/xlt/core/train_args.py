@@ -2,7 +2,7 @@
 
 The Snakemake rules turn a config's `training` section into flags with `train_flags`; keeping
 this module free of torch makes `snakemake -n` several seconds faster (a dry run of the
-paper sweep imported torch only for this). xlt.core.training re-exports everything here.
+paper sweep imported torch only for this). xlt.core.training uses it; callers import from here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass, fields
 
 from xlt.core.errors import XltError
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, parse_bool
 
 
 @dataclass
@@ -52,16 +52,6 @@ def precision_label(amp_dtype) -> str:
     """What a forward computed in, as results record it: fp32 (no autocast: None), bfloat16 or
     float16 (the autocast torch.dtype, named without importing torch here)."""
     return str(amp_dtype).removeprefix("torch.") if amp_dtype is not None else "fp32"
-
-
-def parse_bool(text: str) -> bool:
-    """A boolean flag value as train_flags writes it (True/False), or yes/no, 1/0, on/off."""
-    value = text.strip().lower()
-    if value in ("true", "yes", "1", "on"):
-        return True
-    if value in ("false", "no", "0", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 # the --help text of every TrainArgs field (a test fails on a field missing here)
@@ -140,6 +130,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
             choices=choices,
             help=f"{TRAIN_HELP[f.name]} (default {f.default})",
         )
+    add_run_arguments(group, "--tensorboard")  # monitoring: not a TrainArgs setting, it changes no number
 
 
 def train_args_from(ns: argparse.Namespace) -> TrainArgs:

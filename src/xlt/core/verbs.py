@@ -75,6 +75,8 @@ RUN_FLAGS = {
     "metrics (columns in `xlt aggregate`; the workflow passes them)",
     "--out-metrics": "the metrics JSON to write",
     "--device": "torch device: auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
+    "--tensorboard": "true: write TensorBoard event files (loss, learning rate, evaluations, HParams) into the run's "
+    "directory as it trains (config: monitor.tensorboard; needs the monitor extra)",
 }
 
 
@@ -102,8 +104,34 @@ def add_run_arguments(
             )
         elif flag == "--out-metrics":
             parser.add_argument(flag, required=True, help=text)
+        elif flag == "--tensorboard":
+            parser.add_argument(
+                flag, type=monitor_switch, default=False, metavar="{true,false}", help=f"{text} (default false)"
+            )
         else:
             parser.add_argument(flag, default="auto", help=text)
+
+
+def parse_bool(text: str) -> bool:
+    """A boolean flag value as the plan writes it (True/False, true/false), or yes/no, 1/0, on/off."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def monitor_switch(text: str) -> bool:
+    """--tensorboard's value; true without the tensorboard package stops the verb before it loads anything."""
+    on = parse_bool(text)
+    if on:
+        from xlt.core.monitor import missing
+
+        problem = missing("--tensorboard true", "--tensorboard false")
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+    return on
 
 
 def key_value(shape: str, example: str) -> Callable[[str], tuple[str, str]]:

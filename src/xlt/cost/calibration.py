@@ -62,7 +62,8 @@ def loop_overheads(
     from transformers import BertConfig, BertForSequenceClassification
 
     from xlt.core.classification import classification_loss, make_collate
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
     from xlt.data import demo
     from xlt.data.demo_model import build_tokenizer
 

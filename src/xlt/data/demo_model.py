@@ -111,7 +111,8 @@ def build_demo_model(
     from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling
 
     from xlt.core.models import save_model
-    from xlt.core.training import TrainArgs, train
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
 
     torch.manual_seed(seed)
     # the tokenizer always sees every demo language so all demo models share one vocabulary

@@ -11,7 +11,7 @@ from test_mlm_commands import compare_layers, run_verb
 
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
-from xlt.core.training import TrainArgs
+from xlt.core.train_args import TrainArgs
 from xlt.families.adapt.adaptation import EvalSet, adapt, evaluate_sets
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
 from xlt.families.adapt.mlm_objective import MlmCollate, mlm_loss

@@ -269,6 +269,8 @@ def test_jobs_give_the_complete_command_line_of_every_rule(demo):
         "--seed",
         "1",
         *TRAINING,
+        "--tensorboard",  # the demo config's monitor.tensorboard
+        "true",
         "--run-id",
         "demo-mbert-gradual-start4-step4-every30steps-seed1",
         "--axes",

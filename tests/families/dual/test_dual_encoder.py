@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 
 from xlt import cli
 from xlt.core.sentence_encoder import SentenceEncoder
-from xlt.core.training import TrainArgs
+from xlt.core.train_args import TrainArgs
 from xlt.data import demo
 from xlt.data.bitext_files import Bitext
 from xlt.families.dual.dual_encoder import DualSettings, distinct_pairs, make_collate, make_loss, train_dual

@@ -129,7 +129,7 @@ def library_run(root, depth, mode, precision="auto"):
     from xlt.core.freezing import freeze
     from xlt.core.models import load_tokenizer
     from xlt.core.sentence_encoder import SentenceEncoder
-    from xlt.core.training import TrainArgs
+    from xlt.core.train_args import TrainArgs
     from xlt.data.bitext_files import load_bitexts
     from xlt.families.dual.dual_encoder import DualSettings, pairs_from_bitexts, train_dual
     from xlt.families.dual.prefix import prepare_cached_dual

@@ -82,6 +82,8 @@ def test_jobs_carry_the_complete_command_lines():
         "False",
         "--schedule",
         "linear",
+        "--tensorboard",  # the demo config's monitor.tensorboard
+        "true",
         "--axes",
         '{"model": "demo-mbert"}',
         "--run-id",

@@ -11,7 +11,7 @@ import torch
 
 from xlt.core.classification import predict_logits
 from xlt.core.errors import XltError
-from xlt.core.training import TrainArgs
+from xlt.core.train_args import TrainArgs
 from xlt.families.monox.data_split import make_split, read_split, training_set, write_split
 from xlt.families.monox.teacher_logits import load_teacher_logits, read_teacher_logits_header
 from xlt.families.monox.teacher_student import example_id

@@ -4,12 +4,14 @@ language's text with a scheme of trainable layers, scoring perplexity along the 
 from __future__ import annotations
 
 from xlt.analysis.intervals import RepeatedSetIntervals
+from xlt.core import monitor
 from xlt.core.checkpoint import model_inputs, remove_checkpoint, run_identity
 from xlt.core.errors import XltError
 from xlt.core.freezing import count_parameters
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import config_num_layers, load_encoder, load_tokenizer, pick_device
-from xlt.core.training import result_meta, train_args_from
+from xlt.core.train_args import train_args_from
+from xlt.core.training import result_meta
 from xlt.families.adapt.adaptation import EvalSet, NativeComparison, adapt, file_dims
 from xlt.families.adapt.mlm import load_masked_lm, read_texts
 from xlt.families.adapt.plan import check_grad_accum
@@ -85,24 +87,25 @@ def main(args):
         "seed": args.bootstrap_seed,
         "confidence": args.bootstrap_confidence,
     }
-    result = adapt(
-        model,
-        tokenizer,
-        texts,
-        scheme,
-        targs,
-        target,
-        others,
-        final_only,
-        comparison,
-        select=args.select,
-        mlm_probability=args.mlm_probability,
-        eval_batch_size=args.eval_batch_size,
-        checkpoint_dir=checkpoint_dir,
-        intervals=RepeatedSetIntervals(**bootstrap),
-        identity=_adapt_mlm_identity(args, bootstrap),
-        word_level=word_level_settings(args),
-    )
+    with monitor.run(args.tensorboard, args.out.parent, axes, vars(args)):
+        result = adapt(
+            model,
+            tokenizer,
+            texts,
+            scheme,
+            targs,
+            target,
+            others,
+            final_only,
+            comparison,
+            select=args.select,
+            mlm_probability=args.mlm_probability,
+            eval_batch_size=args.eval_batch_size,
+            checkpoint_dir=checkpoint_dir,
+            intervals=RepeatedSetIntervals(**bootstrap),
+            identity=_adapt_mlm_identity(args, bootstrap),
+            word_level=word_level_settings(args),
+        )
 
     metrics.curve = result.train.curve
     metrics.meta.update(result_meta(result.train, targs) | count_parameters(model))

@@ -36,7 +36,8 @@ from xlt.analysis.intervals import RepeatedSetIntervals
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
-from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import TrainResult, train
 from xlt.families.adapt.choices import ADAPT_SELECT
 from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
 from xlt.families.adapt.mlm import FixedMasking, perplexity, perplexity_examples, read_text_langs, read_texts

@@ -19,7 +19,7 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, monitor_args
 from xlt.families.adapt import costing
 from xlt.families.adapt.eval_sets import COMPARE, MULTILINGUAL, eval_file, eval_set_jobs, eval_set_keys
 from xlt.families.adapt.eval_sets import EVAL_SET as EVAL_SET
@@ -302,6 +302,7 @@ def _adapt_jobs(config: dict) -> list[Job]:
             "--seed",
             row["seed"],
             *flag_args(training),
+            *monitor_args(config),
             "--run-id",
             row["run_id"],
             "--axes",

@@ -39,7 +39,8 @@ from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_s
 from xlt.core.embeddings import encode
 from xlt.core.errors import XltError
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
-from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import TrainResult, train
 from xlt.data.bitext_files import Bitext
 from xlt.families.dual.dual_encoder import make_evaluate, pairs_from_bitexts
 from xlt.losses.mse_distillation import MSEDistillationLoss

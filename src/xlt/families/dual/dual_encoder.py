@@ -34,7 +34,8 @@ from xlt.core.checkpoint import with_settings
 from xlt.core.embeddings import encode
 from xlt.core.metrics import example_set, record
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
-from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import TrainResult, train
 from xlt.data.bitext_files import Bitext
 from xlt.evaluate.alignment import DIRECTIONS
 from xlt.evaluate.retrieval import DEFAULT_MATCH, check_match, index_retrieval

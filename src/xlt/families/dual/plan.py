@@ -25,6 +25,7 @@ from xlt.core.plan import (
     flag_args,
     model_input,
     model_ref,
+    monitor_args,
     prompt_args,
     shared_prefix,
     store_args,
@@ -284,6 +285,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             row["seed"],
             # the batch size is a sweep axis: it replaces training.batch_size
             *flag_args({**run_training, "batch_size": row["batch_size"]}),
+            *monitor_args(config),
             "--axes",
             json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]}),
             "--run-id",

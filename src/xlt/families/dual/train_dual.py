@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from xlt.core import monitor
 from xlt.core.checkpoint import model_inputs, remove_checkpoint, run_identity
 from xlt.core.errors import XltError
 from xlt.core.freezing import count_parameters, freeze
@@ -15,7 +16,8 @@ from xlt.core.models import config_num_layers, load_tokenizer, pick_device
 from xlt.core.prefix_cache import prefix_axes
 from xlt.core.prefix_store import store_files
 from xlt.core.sentence_encoder import SentenceEncoder
-from xlt.core.training import autocast_dtype, precision_label, result_meta, train_args_from
+from xlt.core.train_args import precision_label, train_args_from
+from xlt.core.training import autocast_dtype, result_meta
 from xlt.data.bitext_files import load_bitexts, resolve_langs
 from xlt.families.dual.distill_commands import train_distilled
 from xlt.families.dual.dual_encoder import (
@@ -105,21 +107,22 @@ def main(args) -> None:
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
     cached = _cached_prefix(args, model, tokenizer, train_bitexts, targs)
     identity = _train_dual_identity(args, train_bitexts, dev_bitexts)  # after the store's checks
-    if distill:
-        result, loss_meta = train_distilled(
-            args, model, tokenizer, train_bitexts, dev_bitexts, targs, losses, checkpoint_dir, identity, out
-        )
-    else:
-        result = train_dual(
-            model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached, identity
-        )
-        loss_meta = {
-            "name": "additive_margin_softmax",
-            "margin": args.margin,
-            "scale": args.scale,
-            "symmetric": args.symmetric,
-            "normalize": True,
-        }
+    with monitor.run(args.tensorboard, out, metrics.axes, vars(args)):
+        if distill:
+            result, loss_meta = train_distilled(
+                args, model, tokenizer, train_bitexts, dev_bitexts, targs, losses, checkpoint_dir, identity, out
+            )
+        else:
+            result = train_dual(
+                model, tokenizer, train_bitexts, dev_bitexts, settings, targs, losses, checkpoint_dir, cached, identity
+            )
+            loss_meta = {
+                "name": "additive_margin_softmax",
+                "margin": args.margin,
+                "scale": args.scale,
+                "symmetric": args.symmetric,
+                "normalize": True,
+            }
     model.save(out / "model", tokenizer)
 
     metrics.axes.update(prefix_axes(cached.dataset.states if cached else None, result.precision))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xlt.core import monitor
 from xlt.core.cached_top import prepare_cached_training
 from xlt.core.checkpoint import model_inputs, remove_checkpoint, run_identity
 from xlt.core.classification import accuracy_records, classification_loss, make_collate, predict_logits
@@ -14,7 +15,8 @@ from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files, save_model
 from xlt.core.prefix_cache import collate_prefix_states, prefix_axes
 from xlt.core.prefix_store import load_cached_training, store_files
-from xlt.core.training import autocast_dtype, precision_label, result_meta, seed_everything, train, train_args_from
+from xlt.core.train_args import precision_label, train_args_from
+from xlt.core.training import autocast_dtype, result_meta, seed_everything, train
 from xlt.data.records import read_records
 from xlt.evaluate.checkpoint_choice import (
     TRACKED,
@@ -82,31 +84,34 @@ def main(args):
             precision=targs.precision,
         )
     identity = finetune_identity(args)  # after the store's checks
-    if cached is not None:
-        # frozen layers ran once, in eval mode (the documented "frozen part without dropout") under the
-        # training's autocast; a resumed
-        # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
-        result = train(
-            cached.top,
-            cached.dataset,
-            collate_prefix_states,
-            classification_loss,
-            targs,
-            lambda top: evaluate(top.full_model),
-            checkpoint_dir=checkpoint_dir,
-            identity=identity,
-        )
-    else:
-        result = train(
-            model,
-            train_set,
-            collate,
-            classification_loss,
-            targs,
-            evaluate,
-            checkpoint_dir=checkpoint_dir,
-            identity=identity,
-        )
+    # the axes known before training (the table's cache and precision columns follow from the run)
+    known_axes = {"freeze_depth": args.freeze_depth, "seed": targs.seed, **extra_axes}
+    with monitor.run(args.tensorboard, out, known_axes, vars(args)):
+        if cached is not None:
+            # frozen layers ran once, in eval mode (the documented "frozen part without dropout") under the
+            # training's autocast; a resumed
+            # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
+            result = train(
+                cached.top,
+                cached.dataset,
+                collate_prefix_states,
+                classification_loss,
+                targs,
+                lambda top: evaluate(top.full_model),
+                checkpoint_dir=checkpoint_dir,
+                identity=identity,
+            )
+        else:
+            result = train(
+                model,
+                train_set,
+                collate,
+                classification_loss,
+                targs,
+                evaluate,
+                checkpoint_dir=checkpoint_dir,
+                identity=identity,
+            )
     save_model(model, tokenizer, out / "model")
     # how the frozen prefix ran: cached (once, eval mode) or in every step (train mode, with dropout),
     # and in which precision (the training's; a store's is checked equal): columns of the tables

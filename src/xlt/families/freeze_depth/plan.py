@@ -23,6 +23,7 @@ from xlt.core.plan import (
     head_args,
     model_input,
     model_ref,
+    monitor_args,
     shared_prefix,
     store_args,
     stored_depths,
@@ -183,7 +184,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         elif family["cache_frozen_prefix"]:
             args += ["--cache-frozen-prefix"]
         args += _tracking_args(config) if family["checkpoint_selection"] else []
-        args += ["--seed", row["seed"], *flag_args(training)]
+        args += ["--seed", row["seed"], *flag_args(training), *monitor_args(config)]
         extra_axes = {"model": row["model"]}  # the config's name: the tables' `model` column
         if "warmup_ratio" in row:  # a swept axis: overrides the shared setting, recorded with the run
             args += ["--warmup-ratio", row["warmup_ratio"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xlt.core import monitor
 from xlt.core.freezing import count_parameters, freeze
 from xlt.core.metrics import MetricsFile
 from xlt.core.models import load_classifier, load_tokenizer
@@ -39,23 +40,24 @@ def main(args):
         freeze(student, args.freeze_depth)
         return student
 
-    outcome = run_student(
-        args.mode,
-        load_student,
-        tokenizer,
-        split,
-        size,
-        targs.seed,
-        targs,
-        teacher_logits=args.teacher_logits,
-        temperature=args.temperature,
-        threshold=args.threshold,
-        rounds=args.rounds,
-        source_lang=args.source_lang,
-        checkpoint_dir=checkpoint_dir,
-        track=(track_test, track_dev) if track_test else None,
-        identity=job_identity(args, "student"),
-    )
+    with monitor.run(args.tensorboard, Path(args.out).parent, axes, vars(args)):
+        outcome = run_student(
+            args.mode,
+            load_student,
+            tokenizer,
+            split,
+            size,
+            targs.seed,
+            targs,
+            teacher_logits=args.teacher_logits,
+            temperature=args.temperature,
+            threshold=args.threshold,
+            rounds=args.rounds,
+            source_lang=args.source_lang,
+            checkpoint_dir=checkpoint_dir,
+            track=(track_test, track_dev) if track_test else None,
+            identity=job_identity(args, "student"),
+        )
     model = outcome.model
     run_id = args.run_id or Path(args.out).parent.name
     if track_test:  # the checkpoint-choice table: written first, the metrics file marks the job done

@@ -13,7 +13,18 @@ import json
 
 from xlt.core import settings
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, head_args, model_input, model_ref
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    data_file,
+    data_info,
+    flag_args,
+    head_args,
+    model_input,
+    model_ref,
+    monitor_args,
+)
 from xlt.families.monox import costing
 from xlt.families.monox.sweep import FAMILY as FAMILY
 from xlt.families.monox.sweep import MODES as MODES
@@ -151,6 +162,7 @@ def _teacher_job(config: dict, row: dict) -> Job:
         "--seed",
         row["seed"],
         *flag_args(training(config, task, "teacher")),
+        *monitor_args(config),
         "--axes",
         json.dumps(axes),
         "--run-id",
@@ -222,6 +234,7 @@ def _student_job(config: dict, row: dict) -> Job:
         "--seed",
         row["seed"],
         *flag_args(training(config, task)),
+        *monitor_args(config),
         "--axes",
         json.dumps(axes),
         "--run-id",

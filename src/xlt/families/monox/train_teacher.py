@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xlt.core import monitor
 from xlt.core.freezing import count_parameters
 from xlt.core.metrics import MetricsFile
 from xlt.core.models import load_classifier, load_tokenizer
@@ -24,19 +25,20 @@ def main(args):
     seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
     model = load_classifier(args.model, args.num_labels, args.head)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    outcome = run_teacher(
-        model,
-        tokenizer,
-        split,
-        size,
-        targs.seed,
-        targs,
-        out / "logits.npz",
-        teacher_name=args.model,
-        source_lang=args.source_lang,
-        checkpoint_dir=checkpoint_dir,
-        identity=job_identity(args, "teacher"),
-    )
+    with monitor.run(args.tensorboard, out, axes, vars(args)):
+        outcome = run_teacher(
+            model,
+            tokenizer,
+            split,
+            size,
+            targs.seed,
+            targs,
+            out / "logits.npz",
+            teacher_name=args.model,
+            source_lang=args.source_lang,
+            checkpoint_dir=checkpoint_dir,
+            identity=job_identity(args, "teacher"),
+        )
     metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
     metrics.curve = outcome.result.curve
     metrics.meta.update(

@@ -34,7 +34,8 @@ from xlt.core.checkpoint import with_settings
 from xlt.core.classification import accuracy, classification_loss, make_collate, predict_logits
 from xlt.core.errors import XltError
 from xlt.core.metrics import example_set, record
-from xlt.core.training import TrainArgs, TrainResult, train
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import TrainResult, train
 from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
 from xlt.families.monox.data_split import Split, artifact_meta, training_set
 from xlt.families.monox.evaluation import dev_examples, pseudo_label_accuracy, pseudo_label_examples

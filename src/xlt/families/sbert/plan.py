@@ -14,7 +14,18 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, prompt_args
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    data_file,
+    data_info,
+    flag_args,
+    model_input,
+    model_ref,
+    monitor_args,
+    prompt_args,
+)
 
 FAMILY = "sbert"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -183,6 +194,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                         "--seed",
                         row["seed"],
                         *flag_args(training),
+                        *monitor_args(config),
                         "--run-id",
                         row["run_id"],
                         "--out",

@@ -8,13 +8,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from xlt.core import monitor
 from xlt.core.checkpoint import model_inputs, remove_checkpoint, run_identity
 from xlt.core.errors import XltError
 from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import config_num_layers, load_tokenizer, require_model_files
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
-from xlt.core.training import result_meta, seed_everything, train, train_args_from
+from xlt.core.train_args import train_args_from
+from xlt.core.training import result_meta, seed_everything, train
 from xlt.data.records import read_records
 from xlt.evaluate.sts import sts_correlations
 from xlt.losses.softmax_pair import SoftmaxPairLoss
@@ -89,23 +91,19 @@ def main(args):
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    result = train(
-        model,
-        train_set,
-        collate,
-        loss_fn,
-        targs,
-        evaluate,
-        checkpoint_dir=checkpoint_dir,
-        identity=train_sbert_identity(args),
-    )
+    with monitor.run(args.tensorboard, out, run_axes | _sbert_axes(args, targs), vars(args)):
+        result = train(
+            model,
+            train_set,
+            collate,
+            loss_fn,
+            targs,
+            evaluate,
+            checkpoint_dir=checkpoint_dir,
+            identity=train_sbert_identity(args),
+        )
     encoder.save(out / "model", tokenizer)
-    axes = run_axes | {
-        "pooling": args.pooling,
-        "layer": args.layer,
-        "freeze_depth": args.freeze_depth,
-        "seed": targs.seed,
-    }
+    axes = run_axes | _sbert_axes(args, targs)
     metrics = MetricsFile("sbert", args.run_id or out.name, axes=axes)
     metrics.curve = result.curve
     metrics.meta.update(
@@ -116,6 +114,11 @@ def main(args):
     metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
+
+
+def _sbert_axes(args, targs) -> dict:
+    """A train-sbert run's own axes (beside the planned --axes)."""
+    return {"pooling": args.pooling, "layer": args.layer, "freeze_depth": args.freeze_depth, "seed": targs.seed}
 
 
 def train_sbert_identity(args) -> dict:

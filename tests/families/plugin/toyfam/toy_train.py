@@ -8,7 +8,8 @@ import datasets
 from xlt.core.classification import classification_loss, make_collate
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, require_model_files
-from xlt.core.training import result_meta, seed_everything, train, train_args_from
+from xlt.core.train_args import train_args_from
+from xlt.core.training import result_meta, seed_everything, train
 
 
 def main(args) -> None:
