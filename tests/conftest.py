@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import worker_groups
 from helpers.workflow_runs import (
     ASK_SLURM,
     SLURM_DIR,
@@ -26,6 +27,12 @@ from helpers.workflow_runs import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make test`): tests that share an expensive fixture go to one worker,
+    the longest work first (helpers/worker_groups.py)."""
+    worker_groups.assign(items, reorder="PYTEST_XDIST_WORKER" in os.environ)
 
 
 @pytest.fixture(autouse=True)
