@@ -20,9 +20,8 @@ demo: $(BIN)/snakemake
 	. $(BIN)/activate && snakemake --cores 2
 
 # two pytest-xdist workers (the 2 cores; many slow tests wait on subprocesses): tests that share an
-# expensive fixture go to one worker, the longest first (tests/helpers/worker_groups.py), so xdist keeps
-# conftest's collection order (--no-loadscope-reorder)
-PARALLEL := -n 2 --dist loadgroup --no-loadscope-reorder
+# expensive fixture go to one worker, the longest first (tests/helpers/worker_groups.py, its scheduler)
+PARALLEL := -n 2
 
 test: $(BIN)/snakemake
 	. $(BIN)/activate && python -m pytest -q $(PARALLEL)

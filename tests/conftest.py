@@ -8,6 +8,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +30,29 @@ from helpers.workflow_runs import (
 REPO = Path(__file__).resolve().parents[1]
 
 
+def pytest_configure(config):
+    """The controller of an xdist run (`make test`) names the file its workers write the test
+    groups to (helpers/worker_groups.py); the workers inherit it with the environment."""
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        os.environ[worker_groups.GROUPS_FILE] = str(Path(tempfile.mkdtemp(prefix="xlt-test-groups-")) / "groups.json")
+
+
+def pytest_unconfigure(config):
+    groups_file = os.environ.get(worker_groups.GROUPS_FILE)
+    if groups_file and "PYTEST_XDIST_WORKER" not in os.environ:
+        shutil.rmtree(Path(groups_file).parent, ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`make test`): tests that share an expensive fixture go to one worker,
     the longest work first (helpers/worker_groups.py)."""
-    worker_groups.assign(items, reorder="PYTEST_XDIST_WORKER" in os.environ)
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        worker_groups.assign(items, os.environ.get(worker_groups.GROUPS_FILE))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return worker_groups.Scheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
