@@ -67,6 +67,19 @@ def _environment_restored():
     os.environ.update(saved)
 
 
+@pytest.fixture(autouse=True)
+def _job_command_line_restored():
+    """Each test leaves the job's command line (xlt.core.metrics.JOB_ARGV/JOB_ARGS, which
+    `xlt.cli.main` sets for the run manifest) as it found it: an in-process verb's argv would
+    otherwise be read as the command line of a later test's metrics file, in whatever order
+    the tests run (under xdist a JSON argument of one test reached another's manifest)."""
+    from xlt.core import metrics
+
+    saved = metrics.JOB_ARGS, metrics.JOB_ARGV
+    yield
+    metrics.JOB_ARGS, metrics.JOB_ARGV = saved
+
+
 def shared_data_dir() -> Path:
     """../shared/data beside the checkout (or $XLT_SHARED_DATA); tests skip when absent."""
     return Path(os.environ.get("XLT_SHARED_DATA", REPO.parent / "shared" / "data"))
