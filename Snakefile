@@ -17,8 +17,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 
 
-# every registered family's rules (xlt.core.registry): workflow/rules/<family>.smk, or the
-# rules.smk in its own folder for a family on XLT_FAMILY_PATH
+# every registered family's rules: the rules.smk in its folder (xlt.core.registry), built in
+# or on XLT_FAMILY_PATH
 for family_rules in family_rule_files():
 
     include: family_rules

@@ -1,6 +1,7 @@
 """Benchmarks: our training loop vs transformers.Trainer, frozen-prefix caching, MFU, workflow wall times.
 
-    python benchmarks/bench.py [--loop] [--prefix-cache] [--finetune-cache] [--shared-prefix] [--mfu] [--dry-run] [--demo] [--tests]
+    python benchmarks/bench.py [--loop] [--prefix-cache] [--finetune-cache] [--shared-prefix] [--mfu]
+                               [--dry-run] [--demo] [--tests]
 
 Each benchmark prints a Markdown table; results are figures, not pass/fail tests. This script
 imports `xlt` as installed (or with PYTHONPATH=src); the processes it starts (loop workers,

@@ -25,7 +25,9 @@ for name in names:
     a, b = pd.read_csv(pa), pd.read_csv(pb)
     if list(a.columns) != list(b.columns):
         print(
-            f"{name}: columns differ\n  A-B {sorted(set(a.columns) - set(b.columns))}\n  B-A {sorted(set(b.columns) - set(a.columns))}\n  order A {list(a.columns)}\n  order B {list(b.columns)}"
+            f"{name}: columns differ\n  A-B {sorted(set(a.columns) - set(b.columns))}"
+            f"\n  B-A {sorted(set(b.columns) - set(a.columns))}"
+            f"\n  order A {list(a.columns)}\n  order B {list(b.columns)}"
         )
         ok = False
         common = [c for c in a.columns if c in b.columns]

@@ -54,7 +54,8 @@ def main(a_dir: Path, b_dir: Path) -> int:
         status = "OK" if not len(missing) and not len(extra) and worst <= 1e-6 else "DIFF"
         ok &= status == "OK"
         print(
-            f"{family}: {len(common)} values, {len(missing)} only in A, {len(extra)} only in B, max |diff| {worst:.3g} -> {status}"
+            f"{family}: {len(common)} values, {len(missing)} only in A, {len(extra)} only in B, "
+            f"max |diff| {worst:.3g} -> {status}"
         )
     print("ALL EQUAL" if ok else "DIFFERENCES")
     return 0 if ok else 1

@@ -387,7 +387,8 @@ def markdown(results: dict) -> str:
         "what the first steps took beyond steady-state steps, less the eager run's.",
         "",
         "| depth | batches | compile | timed steps | measured ms/step | planned ms/step | measured / planned "
-        f"| within {WITHIN}x | padded tokens/example (planned) | useful tokens/example | first steps s (slow steps after) "
+        f"| within {WITHIN}x | padded tokens/example (planned) | useful tokens/example "
+        "| first steps s (slow steps after) "
         "| compile s (planned) | compile step ratio (planned) | peak GiB |",
         "|" + "---|" * 14,
     ]
@@ -409,7 +410,8 @@ def markdown(results: dict) -> str:
             head + f"| {m['timed_steps']} | {1e3 * m['step_s']:.2f} | {1e3 * p['step_s']:.2f} | {r['ratio']:.2f} "
             f"| {'yes' if r['within'] else 'no'} | {m['padded_tokens_per_example']:.1f} "
             f"({p['padded_tokens_per_example']:.1f}) | {m['useful_tokens_per_example']:.1f} "
-            f"| {m['first_steps_s']:.1f} ({m['slow_steps_after_warmup']}) | {compile_cells} | {_f(m['peak_gib'], '.1f')} |"
+            f"| {m['first_steps_s']:.1f} ({m['slow_steps_after_warmup']}) | {compile_cells} "
+            f"| {_f(m['peak_gib'], '.1f')} |"
         )
     lines += [
         "",
@@ -427,7 +429,8 @@ def markdown(results: dict) -> str:
             lines.append(f"| {r['batch_size']} | {r['processes']} | skipped: {r['skipped'][:200]} |" + " |" * 8)
             continue
         lines.append(
-            f"| {r['batch_size']} | {r['processes']} | {r['threads_each']} | {r['timed_steps_each']} | {r['window_s']:.1f} "
+            f"| {r['batch_size']} | {r['processes']} | {r['threads_each']} | {r['timed_steps_each']} "
+            f"| {r['window_s']:.1f} "
             f"| {r['useful_tokens_per_s']:.0f} | {r['padded_tokens_per_s']:.0f} | {r['speedup_vs_one']:.2f} "
             f"| {r['share_of_saturating']:.2f} | {', '.join(f'{1e3 * x:.1f}' for x in r['step_s_each'])} "
             f"| {', '.join(_f(x, '.1f') for x in r['peak_gib_each'])} |"

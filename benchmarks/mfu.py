@@ -160,7 +160,8 @@ def table(result: dict) -> str:
             "| model | params (non-emb.) | device | precision | compile | batch x len | timed steps | tokens/s "
             "| model TFLOP/s 6N | MFU 6N | MFU PaLM | peak TFLOP/s | load |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-            f"| {result['shape']} {result['model']} | {count(result['params'])} ({count(result['params_non_embedding'])}) "
+            f"| {result['shape']} {result['model']} "
+            f"| {count(result['params'])} ({count(result['params_non_embedding'])}) "
             f"| {result['device_name']} | {result['precision']} | {result['compile']} "
             f"| {result['batch_size']} x {result['seq_len']} | {result['timed_steps']} | {result['tokens_per_s']:.0f} "
             f"| {result['model_tflops_6n']:.4g} | {pct('mfu_6n')} | {pct('mfu_palm')} | {peak} | {result['load']} |",

@@ -133,7 +133,8 @@ def main() -> None:
     )
     print(f"  useful                          {r['useful']:8.1f} ({model['useful']:.1f})")
     print(
-        f"  padded to max_length            {r['pad_to_max_length']:8.1f}   useful share {r['useful'] / r['pad_to_max_length']:.1%}"
+        f"  padded to max_length            {r['pad_to_max_length']:8.1f}   "
+        f"useful share {r['useful'] / r['pad_to_max_length']:.1%}"
     )
     print(
         f"  padded to longest in batch      {r['pad_to_longest']:8.1f} ({model['random']:.1f})   useful share "

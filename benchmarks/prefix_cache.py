@@ -4,8 +4,9 @@ Random-init BERT classifier (default: mBERT-shaped but smaller, hidden 256, 12 l
 --mbert for the real mBERT size), random token sequences of varying length, dynamic padding.
 For each measured depth it times training steps (median of --steps timed steps after --warmup,
 uncached and cached steps interleaved) with the prefix recomputed every step (uncached) and on
-cached states (cached, collation included), plus the one-off caching pass over the whole dataset. The depth-sweep total over
--1..L for E epochs uses the measured depths and linear interpolation in depth for the others
+cached states (cached, collation included), plus the one-off caching pass over the whole
+dataset. The depth-sweep total over -1..L for E epochs uses the measured depths and linear
+interpolation in depth for the others
 (step cost and caching cost are both linear in the number of layers run).
 
     PYTHONPATH=src python benchmarks/prefix_cache.py --epochs 3      (or: benchmarks/bench.py --prefix-cache)

@@ -20,14 +20,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from machine import load_average
 from torch.utils.flop_counter import FlopCounterMode
 
-from xlt.families.adapt.adaptation import mlm_loss
 from xlt.families.adapt.mlm import IGNORE_INDEX, TokenizerInfo, mask_tokens, perplexity
+from xlt.families.adapt.mlm_objective import mlm_loss
 
 CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 
@@ -141,23 +142,26 @@ def measure(args) -> dict:
     paths = {"full": (full_mlm_loss, full_perplexity_loss), "sparse": (mlm_loss, sparse_perplexity_loss)}
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     out = {}
+
+    def train_step(loss_fn, batch):
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model, batch)
+        loss.backward()
+        optimizer.step()
+        return float(loss.detach())
+
+    def one_backward(loss_fn):
+        loss_fn(model, train_batches[0]).backward()
+
     for name, (loss_fn, eval_fn) in paths.items():
         model.load_state_dict(state)  # both paths step from the same weights
-
-        def train_step(batch):
-            optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model, batch)
-            loss.backward()
-            optimizer.step()
-            return float(loss.detach())
-
         times, eval_times = [], []
         losses = []
         torch.manual_seed(args.seed)  # the same dropout draws on both paths
         for i, batch in enumerate(train_batches):
             sync(device)
             start = clock()
-            losses.append(train_step(batch))
+            losses.append(train_step(loss_fn, batch))
             sync(device)
             if i >= args.warmup:
                 times.append(clock() - start)
@@ -171,14 +175,10 @@ def measure(args) -> dict:
             if i >= args.warmup:
                 eval_times.append(clock() - start)
         model.train()
-
-        def one_backward():
-            loss_fn(model, train_batches[0]).backward()
-
-        train_flops = counted_flops(one_backward)
+        train_flops = counted_flops(partial(one_backward, loss_fn))
         model.zero_grad(set_to_none=True)
         model.eval()
-        eval_flops = counted_flops(lambda: eval_fn(model, eval_batch))
+        eval_flops = counted_flops(partial(eval_fn, model, eval_batch))
         model.train()
         masked = int((train_batches[0]["labels"] != IGNORE_INDEX).sum())
         eval_masked = int((eval_batch["labels"] != IGNORE_INDEX).sum())

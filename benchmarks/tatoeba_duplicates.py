@@ -113,8 +113,8 @@ def main() -> None:
         wanted = tatoeba_langs(args.paper)
         print(
             f"\n{args.paper.name} Tatoeba languages ({len(wanted)}): in {args.dir}: "
-            f"{', '.join(l for l in wanted if l in sets) or 'none'}; "
-            f"not there: {', '.join(l for l in wanted if l not in sets) or 'none'}"
+            f"{', '.join(lang for lang in wanted if lang in sets) or 'none'}; "
+            f"not there: {', '.join(lang for lang in wanted if lang not in sets) or 'none'}"
         )
 
 

@@ -5,9 +5,12 @@ model, data, prefetch), `xlt.report.commands` (tables, figures, curves), `xlt.co
 (the config, the sweep), `xlt.evaluate.commands` (the shared embedding evaluator), each family's
 `commands.py`, `xlt.report.positive_control.commands`, `xlt.cost.commands`,
 `xlt.report.paper_commands` and `xlt.analysis.commands`, which map verb names to `Verb`s in `VERBS`
-and name their heading of `xlt --help` in `GROUP` (`xlt.core.verbs`). Those modules import nothing heavy at the top, so
-collecting them is cheap and a job builds only its own verb's parser. Every verb runs on its own, outside Snakemake, and prints the exact command
-line first so a single job can be rerun by hand from its log.
+and name their heading of `xlt --help` in `GROUP` (`xlt.core.verbs`); `job-server` is declared
+here, since it runs this module's `main` in its forks (xlt.jobserver). A `Verb` names the
+function that runs it by dotted path: those modules declare flags only and import nothing heavy,
+so collecting them is cheap, and a job imports its own verb's module only. Every verb runs on
+its own, outside Snakemake, and prints the exact command line first so a single job can be
+rerun by hand from its log.
 """
 
 from __future__ import annotations
@@ -15,13 +18,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import shlex
 import sys
 import time
 
-from xlt.core import registry
+from xlt import jobserver
+from xlt.core import console, metrics, registry
 from xlt.core.errors import XltError
-from xlt.core.verbs import Verb, VerbGroup  # noqa: F401  (re-exported: `xlt.cli.Verb` still names it)
+from xlt.core.job_client import VARIABLE, run_remote
+from xlt.core.verbs import WORKFLOW, Verb, VerbGroup
+from xlt.core.version import version_string
 
 
 def verb_modules() -> tuple[str, ...]:
@@ -37,12 +44,11 @@ def verb_modules() -> tuple[str, ...]:
         "xlt.report.paper_commands",
         "xlt.analysis.commands",
         "xlt.rehearse.commands",
-        "xlt.jobserver",
     )
 
 
 def verbs() -> dict[str, Verb]:
-    out = {}
+    out = dict(VERBS)
     for module_name in verb_modules():
         for name, verb in importlib.import_module(module_name).VERBS.items():
             if name in out:
@@ -54,7 +60,7 @@ def verbs() -> dict[str, Verb]:
 def verb_groups() -> dict[VerbGroup, list[str]]:
     """The headings of `xlt --help` in order, each with its verbs (a module's GROUP holds all of
     its VERBS)."""
-    groups: dict[VerbGroup, list[str]] = {}
+    groups: dict[VerbGroup, list[str]] = {WORKFLOW: list(VERBS)}
     for module_name in verb_modules():
         module = importlib.import_module(module_name)
         if not isinstance(getattr(module, "GROUP", None), VerbGroup):
@@ -66,8 +72,6 @@ def verb_groups() -> dict[VerbGroup, list[str]]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or with `only` just that verb's: a job then runs its own verb's
     argument set-up and not every family's."""
-    from xlt.core.version import version_string
-
     parser = argparse.ArgumentParser(
         prog="xlt", description=__doc__.splitlines()[0], epilog="`xlt VERB --help` lists a verb's flags."
     )
@@ -100,16 +104,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
-
-    if argv is None and os.environ.get("XLT_JOB_SERVER"):  # `xlt job-server` runs this call (xlt.jobserver)
-        from xlt.jobserver import run_remote
-
+    if argv is None and os.environ.get(VARIABLE):  # `xlt job-server` runs this call (xlt.jobserver)
         status = run_remote(sys.argv[1:])
         if status is not None:
             return status
-    from xlt.core import console, metrics
-
     console.configure()  # before any library prints: plain lines when the output is a log file
     metrics.JOB_STARTED = time.time()  # a job's wall_s is the whole job's, not the metrics file's lifetime
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -127,6 +125,45 @@ def main(argv: list[str] | None = None) -> int:
     if "torch" in sys.modules:  # a job that ran a model: on how many CPU threads (rule threads: -> OMP_NUM_THREADS)
         print(f"torch threads: {sys.modules['torch'].get_num_threads()}", file=sys.stderr)
     return status if isinstance(status, int) and not isinstance(status, bool) else 0
+
+
+def job_server(args: argparse.Namespace) -> int:
+    """`xlt job-server`: its forks run this module's `main`."""
+    if bool(args.command) == (args.beside is not None):
+        raise XltError("give a command (after --) or --beside PID, not both")
+    return jobserver.serve(args.command, main, args.hf_cache, args.stats, args.beside)
+
+
+def _job_server_arguments(p):
+    p.add_argument(
+        "--hf-cache",
+        default=None,
+        help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)",
+    )
+    p.add_argument("--stats", default=None, help="TSV file: each job's verb, run id, CPU and wall seconds")
+    p.add_argument(
+        "--beside",
+        type=int,
+        default=None,
+        metavar="PID",
+        help="no command: serve the `xlt` calls of process PID until it ends (the Snakefile's local runs); "
+        "prints the socket's path for XLT_JOB_SERVER",
+    )
+    p.add_argument(
+        "command",
+        nargs="*",
+        help="the command whose `xlt` calls the server runs (after --), e.g. -- snakemake --cores 2",
+    )
+
+
+VERBS = {  # the cli's own, under the workflow heading
+    "job-server": Verb(
+        "xlt.cli:job_server",
+        "Run a command (snakemake) whose `xlt` jobs fork from one process that has imported "
+        "torch and transformers once (the rehearsal's hundreds of small jobs)",
+        _job_server_arguments,
+    )
+}
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ A rehearsal job's own work (a few optimiser steps on a tiny model) takes about a
 imports about five: of 496 jobs, the imports would be most of the run. `xlt job-server -- COMMAND`
 runs COMMAND (snakemake) with XLT_JOB_SERVER naming the server's socket. An `xlt` call that finds
 the variable sends the server its arguments, working directory, environment and its stdin, stdout
-and stderr, and exits with the job's exit status; the job runs `xlt.cli.main` in a fork, as a
-fresh process would. Signals the call receives are passed on to the job.
+and stderr, and exits with the job's exit status (the client: xlt.core.job_client); the job runs the
+`run_argv` the server was given (`xlt.cli.main`, which starts the server) in a fork, as a fresh
+process would. Signals the call receives are passed on to the job.
 
 The server declines a call (which then runs in its own process, as without the server) whose
 environment differs from the server's in a variable the libraries read once, at import: the
@@ -16,46 +17,28 @@ Hugging Face caches and offline switches, PYTHONPATH and the like. A forked job 
 from __future__ import annotations
 
 import atexit
+import gc
+import importlib
 import json
 import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Callable
 
 from xlt.core.console import QUIET_ENV
-from xlt.core.errors import XltError
-from xlt.core.verbs import WORKFLOW, Verb
+from xlt.core.job_client import DECLINED_VERBS, HEADER, VARIABLE, import_environment
+from xlt.core.prefetch import cache_dir, cache_environment
 
-VARIABLE = "XLT_JOB_SERVER"
-# read at import by torch, transformers, huggingface_hub, datasets, tqdm, matplotlib or Python itself
-IMPORT_TIME_PREFIXES = (
-    "HF_",
-    "HUGGINGFACE_",
-    "TRANSFORMERS_",
-    "TORCH",
-    "PYTORCH_",
-    "CUDA_",
-    "TOKENIZERS_",
-    "DATASETS_",
-    "TQDM_",
-    "PYTHON",
-    "MPL",
-    "XDG_CACHE_HOME",
-    "NO_COLOR",
-    "LD_",
-    "KMP_",
-    "OPENBLAS_CORETYPE",
-)
+RunArgv = Callable[[list[str]], int]  # runs `xlt ARGV` in this process: xlt.cli.main
+
 THREAD_VARIABLE = "OMP_NUM_THREADS"  # Snakemake sets it to the rule's threads; applied with torch.set_num_threads
-# verbs that set import-time variables themselves before importing the libraries (prefetch --check)
-DECLINED_VERBS = ("prefetch", "job-server")
 PRELOAD = (
     "torch",
     "transformers",
@@ -71,60 +54,6 @@ PRELOAD = (
     "xlt.core.training",
     "xlt.core.models",
 )
-_HEADER = struct.Struct("!I")
-
-
-def import_environment(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME_PREFIXES)}
-
-
-# ---------------------------------------------------------------- the client: an `xlt` call
-
-
-def run_remote(argv: list[str]) -> int | None:
-    """Run `xlt argv` in the server that XLT_JOB_SERVER names: the job's exit status, or None
-    when there is no server to reach or it declines the call (the caller then runs it itself)."""
-    path = os.environ.get(VARIABLE)
-    if not path or path == "0" or (argv and argv[0] in DECLINED_VERBS):  # 0: the Snakefile starts none
-        return None
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        client.connect(path)
-    except OSError as err:
-        print(f"xlt: job server {path} unreachable ({err}); running in this process", file=sys.stderr)
-        return None
-    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
-    socket.send_fds(client, [_HEADER.pack(len(payload)) + payload], [0, 1, 2])
-
-    def forward(signum, _frame):
-        client.sendall(f"signal {signum}\n".encode())
-
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, forward)
-    reply = _read_line(client)
-    if reply.startswith("declined"):
-        return None
-    if not reply.startswith("status "):  # the server went away mid-job
-        print(f"xlt: job server {path} ended without the job's status", file=sys.stderr)
-        return 1
-    status = int(reply.split()[1])
-    if status < 0:  # the job was killed by a signal: end the same way
-        signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
-    return status
-
-
-def _read_line(sock: socket.socket) -> str:
-    data = b""
-    while not data.endswith(b"\n"):
-        try:
-            chunk = sock.recv(256)
-        except InterruptedError:
-            continue
-        if not chunk:
-            break
-        data += chunk
-    return data.decode().strip()
 
 
 # ---------------------------------------------------------------- the server
@@ -132,9 +61,15 @@ def _read_line(sock: socket.socket) -> str:
 
 class Server:
     def __init__(
-        self, path: str, environment: dict[str, str], set_by_imports: dict[str, str], stats: str | None = None
+        self,
+        path: str,
+        run_argv: RunArgv,
+        environment: dict[str, str],
+        set_by_imports: dict[str, str],
+        stats: str | None = None,
     ):
         self.path = path
+        self.run_argv = run_argv
         self.stats = stats
         self.environment = import_environment(environment)  # as the libraries found it
         # what they set themselves (torch: KMP_DUPLICATE_LIB_OK): a caller that imported them too has it
@@ -180,7 +115,7 @@ class Server:
             try:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the server's passes it on to the command
                 self.listener.close()
-                _handle(conn, request, fds, self.stats)
+                _handle(conn, request, fds, self.stats, self.run_argv)
             finally:
                 os._exit(1)
         self.forked += 1
@@ -213,8 +148,8 @@ class Server:
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-    size = _HEADER.unpack(data[: _HEADER.size])[0]
-    body = data[_HEADER.size :]
+    size = HEADER.unpack(data[: HEADER.size])[0]
+    body = data[HEADER.size :]
     while len(body) < size:
         chunk = conn.recv(size - len(body))
         if not chunk:
@@ -223,7 +158,7 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(body), list(fds)
 
 
-def _handle(conn: socket.socket, request: dict, fds: list[int], stats: str | None) -> None:
+def _handle(conn: socket.socket, request: dict, fds: list[int], stats: str | None, run_argv: RunArgv) -> None:
     """In a fork of the server: run the job in a fork of this process, pass on the signals the
     caller forwards (its hang-up ends the job) and answer with the job's exit status. With
     `stats`, append the job's verb, run id, CPU and wall seconds to that file."""
@@ -231,7 +166,7 @@ def _handle(conn: socket.socket, request: dict, fds: list[int], stats: str | Non
     job = os.fork()
     if job == 0:
         conn.close()
-        _run_job(request, fds)
+        _run_job(request, fds, run_argv)
     for fd in fds:
         os.close(fd)
     done = os.pidfd_open(job)
@@ -263,7 +198,7 @@ def _record(stats: str, argv: list[str], cpu_s: float, wall_s: float) -> None:
         f.write(f"{argv[0] if argv else ''}\t{run_id}\t{cpu_s:.3f}\t{wall_s:.3f}\n")
 
 
-def _run_job(request: dict, fds: list[int]) -> None:
+def _run_job(request: dict, fds: list[int], run_argv: RunArgv) -> None:
     """In the job's process: become the caller (stdio, directory, environment, argv), run the verb, exit."""
     code = 1
     try:
@@ -278,10 +213,8 @@ def _run_job(request: dict, fds: list[int]) -> None:
         os.environ.pop(VARIABLE, None)  # the job runs here; an `xlt` it starts itself runs on its own
         sys.argv = ["xlt", *request["argv"]]
         _fresh_runtime()
-        from xlt.cli import main
-
         try:
-            code = main(request["argv"])
+            code = run_argv(request["argv"])
         except SystemExit as exit_:
             code = _exit_code(exit_.code)
     except BaseException:  # noqa: BLE001 (as an uncaught exception ends a fresh process)
@@ -308,6 +241,8 @@ def _exit_code(code) -> int:
 def _fresh_runtime() -> None:
     """What a fresh process would have that a fork shares with the server: the thread count
     Snakemake asks for, and numpy's unseeded random state (Python's `random` reseeds itself)."""
+    # imported by preload() before any fork; named here, not at the top, so that importing this
+    # module (the cli does, for every call) imports no library
     import numpy as np
     import torch
 
@@ -320,9 +255,6 @@ def preload() -> None:
     """Import what the jobs import, build what transformers builds once a process, and freeze
     the result: the collector then never walks those objects, in the server or in a job (where
     walking them would also copy every page the fork shares)."""
-    import gc
-    import importlib
-
     for name in PRELOAD:
         importlib.import_module(name)
     try:  # the checkpoint key renamings of every architecture (~1,500 regexes), built at a job's first load
@@ -335,14 +267,19 @@ def preload() -> None:
     gc.freeze()
 
 
-def serve(command: list[str], hf_cache: str | None = None, stats: str | None = None, beside: int | None = None) -> int:
-    """Run `command` with a job server for its `xlt` calls; its exit status. `hf_cache`: the
+def serve(
+    command: list[str],
+    run_argv: RunArgv,
+    hf_cache: str | None = None,
+    stats: str | None = None,
+    beside: int | None = None,
+) -> int:
+    """Run `command` with a job server for its `xlt` calls, each run by `run_argv` in a fork;
+    its exit status. `hf_cache`: the
     Hugging Face cache the workflow's jobs read (the Snakefile points them at its resources/hf
     unless HF_HUB_CACHE says otherwise; the server must import the libraries with the same).
     `stats`: a TSV file to append each forked job's verb, run id, CPU and wall seconds to.
     `beside`: no command; serve the calls of process `beside` (and its children) until it ends."""
-    from xlt.core.prefetch import cache_dir, cache_environment
-
     env = dict(os.environ)  # the command's
     if hf_cache:
         for name, value in cache_environment(cache_dir(hf_cache)).items():
@@ -360,7 +297,7 @@ def serve(command: list[str], hf_cache: str | None = None, stats: str | None = N
     if stats:
         Path(stats).write_text("verb\trun_id\tcpu_s\twall_s\n")
         stats = str(Path(stats).resolve())
-    server = Server(str(Path(tmp) / "socket"), imported_with, set_by_imports, stats)
+    server = Server(str(Path(tmp) / "socket"), run_argv, imported_with, set_by_imports, stats)
     if beside is not None:
         return _serve_beside(server, tmp, beside)
     # a server told to stop stops its command (Snakemake ends its jobs) and then cleans up; the
@@ -414,42 +351,3 @@ def start_beside(log: str) -> str | None:
             start_new_session=True,
         )
     return proc.stdout.readline().strip() or None  # empty: it ended before listening
-
-
-def _arguments(p):
-    p.add_argument(
-        "--hf-cache",
-        default=None,
-        help="the Hugging Face cache the jobs read (the workflow's resources/hf, e.g. rehearsal/resources/hf)",
-    )
-    p.add_argument("--stats", default=None, help="TSV file: each job's verb, run id, CPU and wall seconds")
-    p.add_argument(
-        "--beside",
-        type=int,
-        default=None,
-        metavar="PID",
-        help="no command: serve the `xlt` calls of process PID until it ends (the Snakefile's local runs); "
-        "prints the socket's path for XLT_JOB_SERVER",
-    )
-    p.add_argument(
-        "command",
-        nargs="*",
-        help="the command whose `xlt` calls the server runs (after --), e.g. -- snakemake --cores 2",
-    )
-
-
-def _run(args):
-    if bool(args.command) == (args.beside is not None):
-        raise XltError("give a command (after --) or --beside PID, not both")
-    return serve(args.command, args.hf_cache, args.stats, args.beside)
-
-
-GROUP = WORKFLOW
-VERBS = {
-    "job-server": Verb(
-        "Run a command (snakemake) whose `xlt` jobs fork from one process that has imported "
-        "torch and transformers once (the rehearsal's hundreds of small jobs)",
-        _arguments,
-        _run,
-    )
-}

@@ -99,7 +99,7 @@ def test_plan_prediction_is_the_plans_job_cost():
     assert deep["step_s"] < eager["step_s"]
     xnli = tokens.KNOWN_LENGTHS[gpu_worker.XNLI]
     assert eager["padded_tokens_per_example"] == pytest.approx(
-        tokens.example_tokens(xnli, "finetune", 128, 32, bucketing=True), rel=1e-6
+        tokens.example_tokens(xnli, ("pair",), 128, 32, bucketing=True), rel=1e-6
     )
     # the profile's own step: overheads + 6 x params x tokens / rate (mBERT, nothing frozen)
     batch_tokens = 32 * eager["padded_tokens_per_example"]

@@ -80,7 +80,10 @@ def test_training_loop_sees_every_example_once_per_epoch_with_bucketing():
         return {"x": torch.tensor([[float(len(e["input_ids"]))] for e in chunk])}
 
     model = torch.nn.Linear(1, 1)
-    loss = lambda m, b: m(b["x"]).mean()
+
+    def loss(m, b):
+        return m(b["x"]).mean()
+
     args = TrainArgs(epochs=2, batch_size=8, lr=1e-3, device="cpu", length_bucketing=True, log_every=1000)
     train(model, examples, collate, loss, args)
     steps_per_epoch = -(-100 // 8)

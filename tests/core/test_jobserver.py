@@ -63,8 +63,10 @@ def test_a_failing_job_fails_snakemake_and_the_command_status_is_the_servers(tmp
     (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a sentence"}) + "\n")
     (tmp_path / "Snakefile").write_text(
         'rule all:\n    input: "good.jsonl", "bad.jsonl"\n\n'
-        'rule good:\n    output: "good.jsonl"\n    shell: "xlt sample-texts --data in.jsonl --max-size 1 --out {output}"\n\n'
-        'rule bad:\n    output: "bad.jsonl"\n    shell: "xlt sample-texts --data missing.jsonl --max-size 1 --out {output}"\n'
+        'rule good:\n    output: "good.jsonl"\n'
+        '    shell: "xlt sample-texts --data in.jsonl --max-size 1 --out {output}"\n\n'
+        'rule bad:\n    output: "bad.jsonl"\n'
+        '    shell: "xlt sample-texts --data missing.jsonl --max-size 1 --out {output}"\n'
     )
     proc = _serve(tmp_path, "snakemake", "--cores", "1", "--keep-going")
     assert proc.returncode == 1
@@ -133,8 +135,8 @@ def test_a_server_takes_a_command_or_beside_not_both(tmp_path):
 
 def test_xlt_job_server_0_runs_every_call_in_its_own_process(monkeypatch, capsys):
     """XLT_JOB_SERVER=0 turns off the server the Snakefile would start: a call runs on its own, quietly."""
-    from xlt import jobserver
+    from xlt.core import job_client
 
-    monkeypatch.setenv(jobserver.VARIABLE, "0")
-    assert jobserver.run_remote(["--version"]) is None
+    monkeypatch.setenv(job_client.VARIABLE, "0")
+    assert job_client.run_remote(["--version"]) is None
     assert capsys.readouterr().err == ""

@@ -1,5 +1,6 @@
 """A non-editable install carries what the commands read at run time (the config schema,
-report captions), so `xlt config show` and `xlt sweep` work from any folder."""
+report captions, the families' Snakemake rules), so `xlt config show` and `xlt sweep` work from any
+folder and the Snakefile finds every family's rules."""
 
 import os
 import subprocess
@@ -74,6 +75,7 @@ def test_package_data_is_installed(installed):
     for family in ("freeze_depth", "sbert", "adapt", "monox", "dual", "alignment"):
         assert (installed / "xlt" / "families" / family / "schema.yaml").is_file(), family
         assert (installed / "xlt" / "families" / family / "caption.rst").is_file(), family
+        assert (installed / "xlt" / "families" / family / "rules.smk").is_file(), family  # the Snakefile includes it
     assert (installed / "xlt" / "report" / "positive_control" / "caption.rst").is_file()
 
 

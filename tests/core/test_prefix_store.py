@@ -26,7 +26,6 @@ from xlt.core.freezing import freeze
 from xlt.core.models import encoder_parts
 from xlt.core.prefix_cache import STORAGE_RELATIVE_ERROR, cache_examples, collate_prefix_states
 from xlt.core.prefix_store import (
-    SIZE_SETTING,
     check_store_size,
     hidden_file,
     load_cached_training,
@@ -43,6 +42,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 REPO = Path(__file__).resolve().parents[2]
 DEPTHS = [0, 2, 4]
 BATCH = 4
+SETTINGS = "fam.prefix_states"  # the config section a family keeps its store's settings in
+STORE_ARGS = {"storage_dtype": "float16", "settings": SETTINGS, "depths_setting": "fam.depths"}
 
 
 def raw_examples(n: int = 20, seed: int = 5) -> list[dict]:
@@ -57,7 +58,16 @@ def write_store(model, examples, out, storage_dtype="float32", depths=DEPTHS):
     collate = token_collate(model.config.pad_token_id)
     lengths = token_lengths(examples, collate, BATCH)
     return write_prefix_store(
-        model, depths, examples, collate, BATCH, lengths, out, storage_dtype=storage_dtype, meta={"max_length": 16}
+        model,
+        depths,
+        examples,
+        collate,
+        BATCH,
+        lengths,
+        out,
+        storage_dtype=storage_dtype,
+        meta={"max_length": 16},
+        settings=SETTINGS,
     )
 
 
@@ -222,11 +232,16 @@ def test_size_bound_names_the_setting_and_the_fix():
     nbytes = store_nbytes(tokens, 1_000_000, hidden, depths, "float16")
     assert nbytes == 13 * tokens * hidden * 2 + tokens + 8 * 1_000_001 + 8 * 1_000_000
     with pytest.raises(XltError) as err:
-        check_store_size(nbytes, 100, depths=depths, tokens=tokens, hidden_size=hidden, storage_dtype="float16")
+        check_store_size(nbytes, 100, depths=depths, tokens=tokens, hidden_size=hidden, **STORE_ARGS)
     message = str(err.value)
-    assert SIZE_SETTING in message and f"{nbytes / 2**30:.2f} GiB" in message and "= 100" in message
+    assert (
+        f"{SETTINGS}.max_gib" in message
+        and "fam.depths" in message
+        and f"{nbytes / 2**30:.2f} GiB" in message
+        and "= 100" in message
+    )
     assert "raise" in message and "prefix_states.shared: false" in message
-    check_store_size(nbytes, nbytes / 2**30, depths=depths, tokens=tokens, hidden_size=hidden, storage_dtype="float16")
+    check_store_size(nbytes, nbytes / 2**30, depths=depths, tokens=tokens, hidden_size=hidden, **STORE_ARGS)
 
 
 def test_reading_checks_depth_data_and_settings(tmp_path):
@@ -257,7 +272,7 @@ def test_lengths_must_match_the_tokenisation(tmp_path):
     assert lengths == [len(e["ids"]) for e in examples]
     wrong = [lengths[0] + 1, *lengths[1:]]
     with pytest.raises(XltError, match="other lengths"):
-        write_prefix_store(model, DEPTHS, examples, collate, BATCH, wrong, tmp_path / "store")
+        write_prefix_store(model, DEPTHS, examples, collate, BATCH, wrong, tmp_path / "store", settings=SETTINGS)
     assert not (tmp_path / "store").exists(), "a failed pass must leave no store behind"
 
 
@@ -286,6 +301,7 @@ def test_store_pass_runs_under_the_training_autocast_and_records_it(tmp_path):
         lengths,
         tmp_path / "bf16",
         storage_dtype="float32",
+        settings=SETTINGS,
         amp_dtype=torch.bfloat16,
     )
     assert meta["precision"] == "bfloat16" and read_store_meta(tmp_path / "bf16")["precision"] == "bfloat16"

@@ -78,6 +78,7 @@ def test_readme_section_references_exist():
         *(path.read_text() for path in (REPO / "config").glob("*.yaml")),
         (REPO / "profiles" / "cluster" / "config.yaml").read_text(),
         *(path.read_text() for path in (REPO / "workflow").rglob("*.smk")),
+        *(path.read_text() for path in (REPO / "src").rglob("*.smk")),
         *(path.read_text() for path in (REPO / "src").rglob("*.py")),
     ]
     cited = {(page, name) for text in texts for page, name in re.findall(r'(README|docs/[\w-]+\.md), "([^"]+)"', text)}

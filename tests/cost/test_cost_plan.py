@@ -8,21 +8,21 @@ import pytest
 from xlt.cli import main
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.cost import estimate, profile, retention, shapes
+from xlt.cost import calibration, data_size, estimate, profile, retention, shapes, sweep
 
 UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0, "gpu": False, "source": "test"}
 
 
 def test_every_workflow_job_is_planned_once():
     config = settings.load("config.yaml")
-    planned = estimate.plan(config, UNIT)
+    planned = sweep.plan(config, UNIT)
     expected = sum(
         len(jobs)
         for fam in settings.FAMILIES
         if settings.family(config, fam) is not None
         for jobs in settings.plan_module(fam).jobs(config).values()
     )
-    expected += sum(len(jobs) for jobs in estimate.shared_jobs(config).values())
+    expected += sum(len(jobs) for jobs in sweep.shared_jobs(config).values())
     assert planned["total"]["jobs"] == expected == len(planned["jobs"])
     assert sum(f["jobs"] for f in planned["families"].values()) == expected
 
@@ -260,7 +260,7 @@ def test_saved_calibration_is_used_and_checked(tmp_path):
 
 @pytest.mark.slow
 def test_calibrate_measures_positive_throughput():
-    result = profile.calibrate(
+    result = calibration.calibrate(
         seq_lengths=(8, 16), hidden_size=64, layers=1, batch_size=2, budget_s=0.4, device="cpu", threads=1, loop_steps=5
     )
     assert result["train_flops"] > 0 and result["eval_flops"] > 0 and result["overhead_s"] > 0
@@ -280,10 +280,10 @@ def test_calibrate_measures_positive_throughput():
 
 def test_overhead_fit_recovers_known_coefficients_and_clamps_negatives():
     rows = [[1.0, layers, batch * layers] for layers in (1, 8) for batch in (8, 32)]
-    assert profile._least_squares(rows, [0.01 + 0.002 * r[1] + 0.0005 * r[2] for r in rows]) == pytest.approx(
+    assert calibration.least_squares(rows, [0.01 + 0.002 * r[1] + 0.0005 * r[2] for r in rows]) == pytest.approx(
         [0.01, 0.002, 0.0005]
     )
-    assert profile._least_squares([[1.0, 1], [1.0, 8]], [0.02, 0.01])[1] == 0.0  # a negative slope is noise
+    assert calibration.least_squares([[1.0, 1], [1.0, 8]], [0.02, 0.01])[1] == 0.0  # a negative slope is noise
 
 
 def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
@@ -293,7 +293,7 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
     )
     job = settings.plan_module("freeze_depth").jobs(config)["prefix_states"]["demo-mbert"]
     cost = estimate.job_cost(config, "freeze_depth", "prefix_states", "demo-mbert", job.args, UNIT)
-    model, rows = config["models"]["demo-mbert"], estimate.rows(config, "demo-nli", "train")
+    model, rows = config["models"]["demo-mbert"], data_size.rows(config, "demo-nli", "train")
     tokens = rows * 48  # every training example at max_length, an upper bound
     assert cost.train_tokens == 0 and cost.eval_tokens == tokens
     assert cost.seconds == 2 * 12 * model["hidden_size"] ** 2 * model["layers"] * tokens  # all 12 layers, UNIT flops
@@ -313,7 +313,7 @@ def test_disk_counts_a_model_only_for_the_rules_that_keep_one(dry_runs):
         ):
             keeps.add(rule)
     assert keeps == set(retention.keeps_model()) - {"build_demo_model"}  # the paper config builds no demo model
-    planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100", None))
+    planned = sweep.plan(settings.load("config/paper.yaml"), profile.load("h100", None))
     by_rule = {}
     for job in planned["jobs"]:
         by_rule.setdefault(job["rule"], []).append(job)
@@ -355,14 +355,14 @@ def test_a_cached_hub_model_is_planned_with_its_own_shape(tmp_path, monkeypatch)
 def test_prepared_data_are_planned_with_their_own_row_counts(tmp_path, monkeypatch):
     # the cost ledger plans after the data step: its rows are the prepared files', not the hub's sizes
     config = settings.load("config/paper.yaml")
-    assert estimate.rows(config, "xnli", "train") == 392702
+    assert data_size.rows(config, "xnli", "train") == 392702
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results" / "data" / "xnli").mkdir(parents=True)
     (tmp_path / "results" / "data" / "xnli" / "info.json").write_text(
         json.dumps({"counts": {"en/train": 501, "en/test": 60, "de/test": 70}})
     )
-    assert (estimate.rows(config, "xnli", "train"), estimate.rows(config, "xnli", "test")) == (501, 70)
-    assert estimate.rows(config, "xnli", "dev") == 2490  # not prepared: the known size
+    assert (data_size.rows(config, "xnli", "train"), data_size.rows(config, "xnli", "test")) == (501, 70)
+    assert data_size.rows(config, "xnli", "dev") == 2490  # not prepared: the known size
 
 
 def test_adapt_evaluations_are_planned_from_each_runs_flags():
@@ -404,9 +404,7 @@ def test_a_declared_dataset_no_job_reads_is_not_planned():
     config = settings.load("config.yaml")
     unused = copy.deepcopy(config["datasets"]["demo-nli"])
     config["datasets"]["spare-nli"] = unused
-    prepared = {run_id for family, rule, run_id, _ in estimate.all_jobs(config) if rule == "prepare_data"}
+    prepared = {run_id for family, rule, run_id, _ in sweep.all_jobs(config) if rule == "prepare_data"}
     assert "spare-nli" not in prepared and "demo-nli" in prepared
     paper = settings.load("config/paper.yaml")
-    assert {run_id for _, rule, run_id, _ in estimate.all_jobs(paper) if rule == "prepare_data"} == set(
-        paper["datasets"]
-    )
+    assert {run_id for _, rule, run_id, _ in sweep.all_jobs(paper) if rule == "prepare_data"} == set(paper["datasets"])

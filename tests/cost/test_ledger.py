@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.rule_files import rule_files
 
 from xlt.cli import main
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.cost import estimate, ledger
+from xlt.cost import ledger, sweep
 
 # what Snakemake's benchmark directive writes (snakemake.benchmark.BenchmarkRecord)
 TSV = (
@@ -35,11 +36,11 @@ def _manifest(root, job, **fields):
 
 def test_every_rule_that_loads_a_model_writes_a_benchmark_file():
     config = settings.load("config.yaml")
-    rules_text = "".join(p.read_text() for p in Path("workflow/rules").glob("*.smk"))
+    rules_text = "".join(p.read_text() for p in rule_files())
     benchmarked = set(re.findall(r'benchmark_pattern\("(\w+)", "(\w+)"', rules_text))
     ledgered = {(fam, rule) for fam, rules in ledger.LEDGER_RULES.items() for rule in rules}
     assert benchmarked == ledgered
-    for family, rule, _, args in estimate.all_jobs(config):
+    for family, rule, _, args in sweep.all_jobs(config):
         if "--model" in [str(a) for a in args] or rule == "build_demo_model":
             assert (family, rule) in ledgered, f"{rule} loads a model but has no benchmark: file"
 
@@ -77,7 +78,7 @@ def test_benchmark_pattern_refuses_a_rule_the_ledger_does_not_know():
 
 
 def test_cost_rows_join_benchmarks_manifests_and_the_plan(tmp_path):
-    planned = estimate.plan(settings.load("config.yaml"), UNIT)
+    planned = sweep.plan(settings.load("config.yaml"), UNIT)
     jobs = [j for j in planned["jobs"] if j["rule"] == "finetune"][:2]
     demo = next(j for j in planned["jobs"] if j["rule"] == "build_demo_model")
     for job, measured in zip(jobs, (jobs[0]["seconds"] * 1.5, jobs[1]["seconds"] * 3)):
@@ -119,7 +120,7 @@ def test_cost_rows_join_benchmarks_manifests_and_the_plan(tmp_path):
 
 
 def test_the_plot_has_a_panel_per_family(tmp_path):
-    planned = estimate.plan(settings.load("config.yaml"), UNIT)
+    planned = sweep.plan(settings.load("config.yaml"), UNIT)
     for rule in ("finetune", "train_dual", "mine"):
         job = next(j for j in planned["jobs"] if j["rule"] == rule)
         _benchmark(tmp_path, job, job["seconds"] * 1.2)
@@ -133,7 +134,7 @@ def test_the_plot_has_a_panel_per_family(tmp_path):
 
 def test_cost_table_verb_writes_csv_and_plot(tmp_path, capsys):
     config = settings.load("config.yaml")
-    family, rule, key, _ = next(j for j in estimate.all_jobs(config) if j[1] == "evaluate_xnli")
+    family, rule, key, _ = next(j for j in sweep.all_jobs(config) if j[1] == "evaluate_xnli")
     _benchmark(tmp_path, {"family": family, "rule": rule, "run_id": key}, 7.0)
     out, plot = tmp_path / "cost.csv", tmp_path / "cost.png"
     assert (
@@ -197,7 +198,7 @@ def test_a_malformed_benchmark_file_is_named(tmp_path):
 
 
 def test_disk_rows_put_each_familys_planned_disk_beside_its_outputs(tmp_path):
-    planned = estimate.plan(settings.load("config.yaml"), UNIT)
+    planned = sweep.plan(settings.load("config.yaml"), UNIT)
     (tmp_path / "results" / "runs" / "freeze_depth" / "r").mkdir(parents=True)
     (tmp_path / "results" / "runs" / "freeze_depth" / "r" / "model.bin").write_bytes(b"x" * 2**20)
     (tmp_path / "results" / "data").mkdir(parents=True)

@@ -9,7 +9,7 @@ import pytest
 from helpers.workflow_runs import snakemake, workflow_copy
 
 from xlt.core import settings
-from xlt.cost import estimate, profile, retention
+from xlt.cost import profile, retention, sweep
 
 
 def _dry_run(work, *args) -> str:
@@ -20,7 +20,7 @@ def _dry_run(work, *args) -> str:
 @pytest.mark.slow
 def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_slots(tmp_path, dry_runs):
     config = settings.load("config/paper.yaml")
-    planned = estimate.plan(config, profile.load("h100"))
+    planned = sweep.plan(config, profile.load("h100"))
     output = dry_runs.output("config/paper.yaml")
     removed = set(re.findall(r"^Would remove temporary output (\S+)$", output, re.M))
     kept = set(settings.plan_module("alignment").kept_models(config))
@@ -61,8 +61,8 @@ def test_dry_run_removes_every_trained_model_but_the_kept_ones_and_carries_gpu_s
 def test_the_plans_disk_is_what_the_sweep_leaves():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")
-    temp = estimate.plan(config, h100)
-    keep = estimate.plan({**config, "keep_models": True}, h100)
+    temp = sweep.plan(config, h100)
+    keep = sweep.plan({**config, "keep_models": True}, h100)
     assert temp["total"]["temp_gib"] > 30 and keep["total"]["temp_gib"] == 0
     # with keep_models every trained model stays, MonoX teachers' and students' too (--save-model)
     weights = keep["families"]["monox"]["disk_gib"] - temp["families"]["monox"]["disk_gib"]

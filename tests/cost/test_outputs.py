@@ -1,5 +1,5 @@
-"""The plan's disk beyond models (xlt.cost.outputs, xlt.cost.data_size): the data-sized files a
-job writes, and prepared data at their own bytes a row."""
+"""The plan's disk beyond models (the families' `output_bytes` cost hooks, xlt.cost.data_size): the
+data-sized files a job writes, and prepared data at their own bytes a row."""
 
 from __future__ import annotations
 
@@ -8,22 +8,32 @@ import json
 import pytest
 
 from xlt.core import settings
-from xlt.cost import data_size, estimate, outputs, profile
+from xlt.core.family_plan import cost_hook
+from xlt.cost import data_size, profile, sweep
+from xlt.families.dual import plan as dual_plan
+from xlt.families.freeze_depth import plan as freeze_depth_plan
+from xlt.families.monox import costing as monox_costing
+from xlt.families.monox import plan as monox_plan
 
 
 def paper_jobs() -> dict:
-    planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100"))
+    planned = sweep.plan(settings.load("config/paper.yaml"), profile.load("h100"))
     return {(j["rule"], j["run_id"]): j for j in planned["jobs"]}
 
 
 def test_each_data_sized_output_is_counted_from_the_rows_it_covers():
-    assert outputs.output_bytes("monox_split", [], 1000, 50, 200.0, 768) == 1050 * 200.0
+    monox = cost_hook(monox_plan, "output_bytes")
+    assert monox("monox_split", [], 1000, 50, 200.0, 768) == 1050 * 200.0
     # a logits row: float32 per label, a 40-character id and a 10-character part name, 4 bytes a character
-    assert outputs.output_bytes("train_teacher", ["--num-labels", "3"], 1000, 0, 200.0, 1024) == 1000 * (12 + 200)
+    assert monox("train_teacher", ["--num-labels", "3"], 1000, 0, 200.0, 1024) == 1000 * (12 + 200)
+    assert monox("distill", ["--num-labels", "3"], 1000, 0, 200.0, 1024) == 0
+    dual = cost_hook(dual_plan, "output_bytes")
     distill = ["--objective", "mse_distill"]
-    assert outputs.output_bytes("train_dual", distill, 1000, 0, 200.0, 768) == 1000 * 768 * 2  # float16 vectors
-    assert outputs.output_bytes("train_dual", ["--objective", "additive_margin"], 1000, 0, 200.0, 768) == 0
-    assert outputs.output_bytes("finetune", [], 1000, 50, 200.0, 768) == 0
+    assert dual("train_dual", distill, 1000, 0, 200.0, 768) == 1000 * 768 * 2  # float16 vectors
+    assert dual("train_dual", ["--objective", "additive_margin"], 1000, 0, 200.0, 768) == 0
+    # a family without the hook writes nothing data-sized (the default)
+    assert not hasattr(freeze_depth_plan, "output_bytes")
+    assert cost_hook(freeze_depth_plan, "output_bytes")("finetune", [], 1000, 50, 200.0, 768) == 0
 
 
 def test_the_paper_plan_counts_monox_splits_and_logits_and_the_distilled_students_vectors():
@@ -32,7 +42,7 @@ def test_the_paper_plan_counts_monox_splits_and_logits_and_the_distilled_student
     split = jobs[("monox_split", "xnli/seed1")]
     assert split["disk_gib"] * 2**30 == pytest.approx((xnli_train + xnli_dev) * data_size.BYTES_PER_ROW)
     teacher = jobs[("train_teacher", "roberta-large-xnli-nall-seed1")]
-    assert teacher["disk_gib"] * 2**30 == pytest.approx(xnli_train * (outputs.LOGIT_ROW_BYTES + 4 * 3))
+    assert teacher["disk_gib"] * 2**30 == pytest.approx(xnli_train * (monox_costing.LOGIT_ROW_BYTES + 4 * 3))
     distilled = jobs[("train_dual", "mbert-distill-mean-bs64-depthnone-seed1")]
     talks = 12 * 200000  # twelve TED talks languages, each cut at the config's max_rows
     assert distilled["disk_gib"] * 2**30 == pytest.approx(talks * 768 * 2)

@@ -8,14 +8,14 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from helpers.rule_files import rule_files
 
 from xlt.core import settings
 from xlt.core.cluster import gpu_job_resources
 from xlt.core.errors import XltError
-from xlt.cost import estimate, profile, sharing
+from xlt.cost import estimate, profile, sharing, sweep
 from xlt.cost.profile import H100_MEASURED, MBERT_TOKEN_FLOPS
 
 FOUR = {"slots_per_gpu": 4, "memory_gib": 40, "slurm": "shard"}
@@ -103,8 +103,8 @@ def test_a_jobs_phases_are_charged_each_at_its_own_rate():
 def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")
-    shared = estimate.plan(config, h100)
-    alone = estimate.plan({**config, "gpu_sharing": {**config["gpu_sharing"], "slots_per_gpu": 1}}, h100)
+    shared = sweep.plan(config, h100)
+    alone = sweep.plan({**config, "gpu_sharing": {**config["gpu_sharing"], "slots_per_gpu": 1}}, h100)
     assert shared["total"]["hours"] == pytest.approx(alone["total"]["hours"])  # the jobs' own time is the same
     model_hours = sum(j["seconds"] for j in alone["jobs"] if j["loads_model"]) / 3600
     assert alone["total"]["gpu_hours"] == pytest.approx(model_hours)  # unshared: every model job's own time
@@ -113,14 +113,14 @@ def test_the_paper_plan_reports_gpu_hours_with_sharing_beside_the_jobs_hours():
         assert f["gpu_hours"] <= f["hours"] + 1e-9, family
     slots = {(j["rule"], j["slots"]) for j in shared["jobs"]}
     assert ("finetune", 1) in slots and ("train_dual", 4) in slots  # batch 32 x 128 vs 256 x 64
-    table = estimate.format_table(shared)
+    table = sweep.format_table(shared)
     assert "job-h" in table and "GPU-h" in table and "4 slot(s) a GPU" in table
 
 
 def test_rules_slots_are_the_plans():
     config = settings.load("config/paper.yaml")
     planned = {
-        (j["family"], j["rule"], j["run_id"]): j["slots"] for j in estimate.plan(config, profile.load("h100"))["jobs"]
+        (j["family"], j["rule"], j["run_id"]): j["slots"] for j in sweep.plan(config, profile.load("h100"))["jobs"]
     }
     for family, rule in (("freeze_depth", "finetune"), ("monox", "train_teacher"), ("dual", "mine")):
         got = sharing.rule_slots(config, family, rule)
@@ -195,15 +195,15 @@ def test_jobs_that_load_no_model_occupy_no_gpu():
     """Their rules ask for no GPU (no job_resources): data preparation and splits are CPU work, on
     a GPU profile 0 GPU-seconds; every job that loads a model has a rule that asks for one."""
     config = settings.load("config/paper.yaml")
-    planned = estimate.plan(config, profile.load("h100"))
+    planned = sweep.plan(config, profile.load("h100"))
     light = [j for j in planned["jobs"] if j["rule"] in ("prepare_data", "monox_split", "make_bucc", "adapt_eval_set")]
     assert light and all(j["gpu_seconds"] == 0 and j["slots"] == 1 and j["seconds"] > 0 for j in light)
     assert all(not j["loads_model"] for j in light)
-    smk = "\n".join(path.read_text() for path in Path("workflow/rules").glob("*.smk"))
+    smk = "\n".join(path.read_text() for path in rule_files())
     asking = set(re.findall(r'job_resources\("\w+", "(\w+)"\)', smk))
     assert {j["rule"] for j in planned["jobs"] if j["loads_model"]} <= asking
     assert not {j["rule"] for j in planned["jobs"] if not j["loads_model"]} & asking
-    on_cpu = estimate.plan(config, profile.load("cpu"))  # a CPU profile counts every job's own seconds
+    on_cpu = sweep.plan(config, profile.load("cpu"))  # a CPU profile counts every job's own seconds
     assert all(j["gpu_seconds"] == j["seconds"] for j in on_cpu["jobs"])
 
 
@@ -211,7 +211,7 @@ def test_jobs_that_load_no_model_occupy_no_gpu():
 def test_a_model_job_without_flops_still_shares_the_gpu():
     """BUCC mining loads the trained encoder (its pools are not priced as FLOPs): its start-up
     takes a slot like any model job's, a quarter of its seconds with four slots a GPU."""
-    planned = estimate.plan(settings.load("config/paper.yaml"), profile.load("h100"))
+    planned = sweep.plan(settings.load("config/paper.yaml"), profile.load("h100"))
     mine = [j for j in planned["jobs"] if j["rule"] == "mine"]
     assert mine and all(j["loads_model"] and j["slots"] == 1 for j in mine)
     assert all(j["gpu_seconds"] == pytest.approx(j["seconds"] / 4) for j in mine)

@@ -7,7 +7,7 @@ import pytest
 
 from xlt.core import settings
 from xlt.core.bucketing import bucketed_order
-from xlt.cost import estimate, profile, tokens
+from xlt.cost import estimate, profile, sweep, tokens
 from xlt.data.token_lengths import PERCENTILES, summarize
 
 UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0, "gpu": False, "source": "test"}
@@ -164,9 +164,9 @@ def test_prepare_data_records_a_token_length_sample_with_the_tokenizer(tmp_path)
 
 
 def test_hub_configs_sample_token_lengths_at_prepare_data_and_the_demo_does_not():
-    paper = estimate.shared_jobs(settings.load("config/paper.yaml"))["prepare_data"]
+    paper = sweep.shared_jobs(settings.load("config/paper.yaml"))["prepare_data"]
     assert all(job.args[-2:] == ["--tokenizer", "bert-base-multilingual-cased"] for job in paper.values())
-    demo = estimate.shared_jobs(settings.load("config.yaml"))["prepare_data"]
+    demo = sweep.shared_jobs(settings.load("config.yaml"))["prepare_data"]
     assert all("--tokenizer" not in job.args for job in demo.values())
 
 
@@ -175,7 +175,7 @@ def test_a_masked_lm_pays_its_vocabulary_projection():
     # product at every position: forward, backward to its input, and its weight's gradient where
     # the embedding trains (the demo's pretraining)
     config = settings.load("config.yaml")
-    demo = ["--vocab-size", "1000", "--hidden-size", "64", "--layers", "2", "--pretrain-steps", "10"]
+    demo = ["--vocab-size", "1000", "--hidden-size", "64", "--layers", "2", "--pretrain-steps", "10", "--out", "m"]
     small = estimate.job_cost(config, "shared", "build_demo_model", "m", demo, UNIT)
     large = estimate.job_cost(config, "shared", "build_demo_model", "m", [*demo[:1], "3000", *demo[2:]], UNIT)
     assert large.seconds - small.seconds == pytest.approx(6 * 2000 * 64 * small.train_tokens)
@@ -262,7 +262,7 @@ def test_the_paper_config_compiles_exactly_the_training_jobs_the_plan_says_it_pa
         sharing.apply([cost], config, h100)
         return cost.gpu_seconds
 
-    for family, rule, run_id, args in estimate.all_jobs(config):
+    for family, rule, run_id, args in sweep.all_jobs(config):
         args = [str(a) for a in args]
         if "--compile" not in args:
             continue

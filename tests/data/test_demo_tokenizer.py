@@ -15,7 +15,8 @@ from xlt.data.demo_model import SPECIAL_TOKENS, build_tokenizer, demo_corpus, me
 CORPUS = ["the cat sits on the mat", "the dog sits", "de kat zit op de mat", "the cat"]
 VOCAB_IN_A_NEW_PROCESS = (
     "import json, sys; from xlt.data.demo_model import build_tokenizer, demo_corpus; from xlt.data import demo; "
-    "print(json.dumps(sorted(build_tokenizer(demo_corpus(list(demo.LANGUAGES), 200, 1), int(sys.argv[1])).get_vocab().items())))"
+    "print(json.dumps(sorted(build_tokenizer(demo_corpus(list(demo.LANGUAGES), 200, 1), int(sys.argv[1]))"
+    ".get_vocab().items())))"
 )
 
 

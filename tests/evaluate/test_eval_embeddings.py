@@ -29,9 +29,10 @@ def shared_data() -> Path | None:
 
 
 def run_verb(argv: list[str]) -> None:
+    """The verb on `argv`, its rows the sbert family's unless argv names another (--family)."""
     parser = argparse.ArgumentParser()
     EVAL_EMBEDDINGS.add_arguments(parser)
-    EVAL_EMBEDDINGS.run(parser.parse_args(argv))
+    EVAL_EMBEDDINGS.run(parser.parse_args(argv if "--family" in argv else [*argv, "--family", "sbert"]))
 
 
 def by_key(records: list[dict]) -> dict[tuple, float]:
@@ -123,6 +124,7 @@ def test_verb_is_registered_once_as_a_shared_evaluator():
     parser = cli.build_parser("eval-embeddings")
     args = parser.parse_args(
         ["eval-embeddings", "--model", "m", "--bitext", "a.jsonl", "--bitext", "b.jsonl", "--out", "o.json"]
+        + ["--family", "sbert"]
     )
     assert (args.pooling, args.layer, args.match, args.max_length, args.batch_size) == ("mean", -1, "index", 128, 64)
     assert args.bitext == ["a.jsonl", "b.jsonl"] and args.sts == [] and args.axes == "{}"
@@ -214,13 +216,13 @@ def test_normalize_makes_dot_equal_cosine(tiny_model, inputs, tmp_path):
 @pytest.fixture
 def no_model_loading(monkeypatch):
     """Validation must fail before any weights are read."""
-    import xlt.core.models
+    import xlt.evaluate.eval_embeddings as job
 
     def refuse(*args, **kwargs):
         raise AssertionError("model loaded before the inputs were validated")
 
-    monkeypatch.setattr(xlt.core.models, "load_encoder", refuse)
-    monkeypatch.setattr(xlt.core.models, "load_tokenizer", refuse)
+    monkeypatch.setattr(job, "load_encoder", refuse)
+    monkeypatch.setattr(job, "load_tokenizer", refuse)
 
 
 def test_bad_tatoeba_file_fails_before_model_loading(tiny_model, inputs, tmp_path, no_model_loading):
@@ -303,6 +305,8 @@ def test_cli_prints_one_line_error_and_exits_2(inputs, tmp_path, capsys):
             str(tmp_path / "no_such_model"),
             "--sts",
             str(inputs["sts"]),
+            "--family",
+            "sbert",
             "--out",
             str(tmp_path / "m.json"),
         ]

@@ -15,8 +15,10 @@ from helpers.workflow_runs import job_counts, snakemake, workflow_copy
 
 from xlt.core.errors import XltError
 from xlt.core.settings import validate
+from xlt.families.alignment.rehearsal import TSNE_SAMPLE
+from xlt.families.monox.rehearsal import POOL_ROWS
 from xlt.rehearse.datasets import required_rows
-from xlt.rehearse.derive import POOL_ROWS, STEPS, TSNE_SAMPLE, derive
+from xlt.rehearse.derive import STEPS, derive
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
@@ -115,7 +117,7 @@ def test_a_paper_configs_own_curve_training_is_capped_or_extended(monkeypatch):
     """A paper config that gives its curve runs their own training (here longer and compiled) gets
     them extended to the last published step on their own schedule, and capped, not left at paper
     length, where the family has no published steps."""
-    from xlt.rehearse import derive as module
+    from xlt.families.adapt import rehearsal as module
 
     paper = copy.deepcopy(PAPER)
     paper["adapt"]["curve"]["training"] = {"max_steps": 30000, "eval_every": 25, "compile": True}
@@ -128,7 +130,7 @@ def test_a_paper_configs_own_curve_training_is_capped_or_extended(monkeypatch):
 
 
 def test_a_published_step_off_the_papers_schedule_is_refused(monkeypatch):
-    from xlt.rehearse import derive as module
+    from xlt.families.adapt import rehearsal as module
 
     monkeypatch.setattr(module, "published_steps", lambda family: [0, 500, 1520])
     try:
@@ -250,7 +252,7 @@ def test_rehearsal_plans_the_paper_jobs_and_the_cut_down_every_rule(tmp_path, dr
 
 
 def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
-    from xlt.report import paper
+    from xlt.report import paper, paper_overlay
 
     config = validate(derive(PAPER))
     assert "--rehearsal" in paper.config_args(config) and "--rehearsal" not in paper.config_args(validate(PAPER))
@@ -273,9 +275,9 @@ def test_the_rehearsals_overlay_says_its_values_are_not_results(tmp_path):
             }
         ]
     )
-    title = paper.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
-    assert paper.REHEARSAL in title
-    assert paper.REHEARSAL not in paper.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()
+    title = paper_overlay.overlay_plot(delta, tmp_path / "o.png", rehearsal=True).axes[0].get_title()
+    assert paper_overlay.REHEARSAL in title
+    assert paper_overlay.REHEARSAL not in paper_overlay.overlay_plot(delta, tmp_path / "p.png").axes[0].get_title()
 
 
 def _training_sections(config: dict) -> list[dict]:

@@ -106,11 +106,14 @@ from xlt.data.prepare import prepare
 counts = {{f"{{name}}/{{lang}}/{{split}}": len(load_records(name, config["datasets"][name], lang, split))
           for name, lang, split in [("xnli", "en", "train"), ("xnli", "de", "test"), ("xnli-validation", "de", "dev")]}}
 # the stand-in articles hold several sentences each: the seed's sentence draw, scaled, runs offline
-counts.update({{f"wiki/{{key}}": n for key, n in prepare("wiki", config["datasets"]["wiki"], "{tmp_path}/data")["counts"].items()}})
+counts.update({{f"wiki/{{key}}": n
+               for key, n in prepare("wiki", config["datasets"]["wiki"], "{tmp_path}/data")["counts"].items()}})
 first = load_records("xnli", config["datasets"]["xnli"], "en", "train")[0]
 from xlt.data.item_alignment import check_aligned
-check_aligned("xnli", {{(lang, "test"): load_records("xnli", config["datasets"]["xnli"], lang, "test") for lang in ("en", "de")}})
-print(json.dumps({{"counts": counts, "fields": sorted(first), "missing": missing(config, __import__("pathlib").Path("{tmp_path}"))}}))
+check_aligned("xnli", {{(lang, "test"): load_records("xnli", config["datasets"]["xnli"], lang, "test")
+                       for lang in ("en", "de")}})
+print(json.dumps({{"counts": counts, "fields": sorted(first),
+                  "missing": missing(config, __import__("pathlib").Path("{tmp_path}"))}}))
 """,
     )
     assert out["counts"] == {

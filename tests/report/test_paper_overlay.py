@@ -14,7 +14,7 @@ import pytest
 from xlt.cli import main
 from xlt.core import settings
 from xlt.core.metrics import MetricsFile
-from xlt.report import paper
+from xlt.report import paper, paper_overlay
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -218,7 +218,7 @@ def test_the_published_untrained_mbert_sts2017_numbers_match_the_dual_baseline(d
     assert set(languages.matched) == {"yes"}, languages.reason.tolist()
     assert sorted(set(languages.lang)) == ["ar", "en", "es"] and len(languages) == 3 * 4
     assert set(languages.run_id) == {"mbert-mean-untrained"}
-    for lang, rows in languages.groupby("lang"):
+    for _, rows in languages.groupby("lang"):
         assert sorted(rows.note.str.extract(r"similarity=(\w+)")[0]) == ["cosine", "dot", "euclidean", "manhattan"]
     assert languages.note.str.endswith("(the paper names none)").all()
     assert languages.delta.tolist() == pytest.approx((0.5 - languages.theirs).tolist())
@@ -231,11 +231,11 @@ def test_the_published_untrained_mbert_sts2017_numbers_match_the_dual_baseline(d
 
 
 def test_the_overlay_draws_matched_rows_only_and_says_why_when_none(delta, tmp_path):
-    fig = paper.overlay_plot(delta, tmp_path / "o.png")
+    fig = paper_overlay.overlay_plot(delta, tmp_path / "o.png")
     published = [line for line in fig.axes[0].lines if line.get_label() == "published"]
     assert len(fig.axes[0].get_yticks()) == (delta.matched == "yes").sum() and published
     nothing = delta[delta.matched == "no"]
-    fig = paper.overlay_plot(nothing, tmp_path / "n.png")
+    fig = paper_overlay.overlay_plot(nothing, tmp_path / "n.png")
     text = fig.axes[0].texts[0].get_text()
     assert f"none of the {len(nothing)} published numbers" in text and "different model" in text
 
@@ -244,7 +244,7 @@ def test_a_demo_run_lists_every_published_number_unmatched(tmp_path):
     delta = paper.compare({}, demo=True)
     assert len(delta) == sum(len(paper.load(f)) for f in paper.published_families())
     assert set(delta.matched) == {"no"} and delta.reason.str.startswith("demo run").all()
-    fig = paper.overlay_plot(delta, tmp_path / "o.png", demo=True)
+    fig = paper_overlay.overlay_plot(delta, tmp_path / "o.png", demo=True)
     assert "demo run" in fig.axes[0].texts[0].get_text()
 
 

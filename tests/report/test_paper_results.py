@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from xlt.core.errors import XltError
-from xlt.report import paper
+from xlt.report import paper, paper_overlay
 
 FAMILIES = ["sbert", "freeze_depth", "monox", "adapt", "dual"]
 
@@ -77,7 +77,7 @@ def test_a_matching_run_gets_a_delta_and_an_overlay(tmp_path):
     assert delta["run_id"].tolist() == ["a"] and delta["matched"].tolist() == ["yes"]
     assert delta["delta"].iloc[0] == pytest.approx(0.05)
     assert (delta["ci_low"].iloc[0], delta["ci_high"].iloc[0]) == (0.73, 0.77)
-    fig = paper.overlay_plot(delta, tmp_path / "overlay.png")
+    fig = paper_overlay.overlay_plot(delta, tmp_path / "overlay.png")
     ax = fig.axes[0]
     published = [line for line in ax.lines if line.get_label() == "published"]
     assert published and published[0].get_xdata()[0] == pytest.approx(0.70)
@@ -102,7 +102,7 @@ def test_a_run_without_the_setting_column_never_matches(tmp_path):
 
 
 def test_a_demo_overlay_says_why_it_is_empty(tmp_path):
-    fig = paper.overlay_plot(pd.DataFrame(columns=paper.DELTA_COLUMNS), tmp_path / "o.png", demo=True)
+    fig = paper_overlay.overlay_plot(pd.DataFrame(columns=paper.DELTA_COLUMNS), tmp_path / "o.png", demo=True)
     assert "demo run" in fig.axes[0].texts[0].get_text()
 
 

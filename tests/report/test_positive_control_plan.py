@@ -200,14 +200,18 @@ FD, AL = CHECK_NAMES["freeze_depth"], CHECK_NAMES["alignment"]
             lambda c: c["dual"].update(objectives=["additive_margin"]),
             "dual",
             {
-                "distillation beats the zero-shot teacher without overlap": "no distilled runs: mse_distill is not in dual.objectives"
+                "distillation beats the zero-shot teacher without overlap": (
+                    "no distilled runs: mse_distill is not in dual.objectives"
+                )
             },
         ),
         (
             lambda c: c["dual"]["distill"].update(evaluate_teacher=False),
             "dual",
             {
-                "distillation beats the zero-shot teacher without overlap": "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"
+                "distillation beats the zero-shot teacher without overlap": (
+                    "dual.distill.evaluate_teacher is false: no zero-shot teacher to compare with"
+                )
             },
         ),
         (
@@ -229,7 +233,9 @@ FD, AL = CHECK_NAMES["freeze_depth"], CHECK_NAMES["alignment"]
             lambda c: c["adapt"].update(schemes=["6-12", "9-12"]),
             "adapt",
             {
-                "training all layers costs the other languages most": 'no scheme in adapt.schemes trains every layer of demo-mbert (e.g. "0-12")'
+                "training all layers costs the other languages most": (
+                    'no scheme in adapt.schemes trains every layer of demo-mbert (e.g. "0-12")'
+                )
             },
         ),
     ],
@@ -253,7 +259,7 @@ def test_an_empty_world_is_a_config_error():
     config = settings.validate(demo_config())
     config["demo_world"] = {"languages": {}}
     with pytest.raises(XltError, match="positive_control: demo_world.languages is empty"):
-        settings.plan_module("positive_control").check(config)
+        plan.check(config)
     with pytest.raises(XltError, match="not in demo_world.languages"):  # the demo data needs its languages too
         settings.validate(config)
 

@@ -8,35 +8,42 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.rule_files import rule_files
 from rst import render, system_messages
 
+from xlt.core import registry
 from xlt.core.settings import validate
 from xlt.families.adapt.plan import PLOT_KINDS
+from xlt.report import family_tables
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = ["config.yaml", "config/tiny.yaml", "config/paper.yaml"]
-CAPTIONS = sorted(
-    {
-        caption
-        for rules in (REPO / "workflow" / "rules").glob("*.smk")
-        for caption in re.findall(r'caption="\.\./\.\./([^"]+)"', rules.read_text())
+
+
+def rule_captions() -> list[str]:
+    """Every caption a rule declares, relative to the repository: literal, relative to its rules
+    file, or the generic family rules' (xlt.report.family_tables)."""
+    literal = {
+        (rules.parent / caption).resolve()
+        for rules in rule_files()
+        for caption in re.findall(r'caption="([^"]+)"', rules.read_text())
     }
-)
+    generic = {family_tables.caption(name) for name in registry.names()} | {family_tables.CURVES_CAPTION}
+    return sorted(str(Path(c).resolve().relative_to(REPO)) for c in literal | {c for c in generic if c})
 
 
 def report_categories() -> list[str]:
     """Every category the rules file results under, literal or a module's CATEGORY constant."""
     from xlt.analysis import targets
     from xlt.cost import ledger
-    from xlt.families.alignment import plan as alignment
     from xlt.report.positive_control import plan as positive_control
 
-    literal = {
-        c
-        for rules in (REPO / "workflow" / "rules").glob("*.smk")
-        for c in re.findall(r'category="([^"{]+)"', rules.read_text())
-    }
-    return sorted(literal | {targets.CATEGORY, ledger.CATEGORY, alignment.CATEGORY, positive_control.CATEGORY})
+    literal = {c for rules in rule_files() for c in re.findall(r'category="([^"{]+)"', rules.read_text())}
+    per_family = {family_tables.category(name) for name in registry.names()}
+    return sorted(literal | per_family | {targets.CATEGORY, ledger.CATEGORY, positive_control.CATEGORY})
+
+
+CAPTIONS = rule_captions()
 
 
 CATEGORIES = report_categories()

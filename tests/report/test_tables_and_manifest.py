@@ -13,7 +13,8 @@ import pytest
 from xlt.core.io import read_json, write_json
 from xlt.core.manifest import NAME, input_files, sha256, write_manifest
 from xlt.core.metrics import MetricsFile
-from xlt.report.aggregate import aggregate, read_table, split_summary, summary_path
+from xlt.core.tables import read_table, summary_path
+from xlt.report.aggregate import aggregate, split_summary
 
 
 def _metrics(tmp_path, run_id, model_path, axes):
@@ -101,7 +102,7 @@ def test_the_manifest_records_the_effective_batch_of_a_training_job(tmp_path):
     assert read_json(path)["jobs"]["eval.json"]["effective_batch"] is None
 
 
-def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
+def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path, monkeypatch):
     """A verb's wall time covers the whole job, not the moment the metrics file is created."""
     from xlt import cli
     from xlt.core import metrics
@@ -120,7 +121,8 @@ def test_xlt_verbs_write_a_manifest_with_a_real_wall_time(tmp_path):
         metrics.MetricsFile("dual", "r", axes=json.loads(args.axes)).write(run / "metrics.json")
         seen["ok"] = True
 
-    verb = Verb("test", lambda p: (p.add_argument("--axes"), p.add_argument("--data")), run_verb)
+    verb = Verb("xlt.test_only:run", "a test's verb", lambda p: (p.add_argument("--axes"), p.add_argument("--data")))
+    monkeypatch.setattr(Verb, "function", lambda self: run_verb)  # the dotted path names the local function
     original = cli.verbs, cli.verb_groups
     cli.verbs = lambda: {"test-verb": verb}
     cli.verb_groups = lambda: {WORKFLOW: ["test-verb"]}

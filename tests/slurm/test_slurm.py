@@ -18,16 +18,18 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import pytest
 import torch
 import yte
+from helpers.rule_files import rule_files
 from helpers.workflow_runs import ASK_SLURM as ASK
 from helpers.workflow_runs import PARTITION, PROFILE, SLURM_DIR, slurm_env, slurm_snakemake
 
-from xlt.core import settings
+from xlt.core import registry, settings
 
 REPO = Path(__file__).resolve().parents[2]
 # rules that must never wait in a queue, whatever a family names its other light rules
@@ -52,11 +54,19 @@ MODEL_RULES = {
 
 
 def _workflow_rules() -> dict[str, str]:
-    """rule name -> its body, from the Snakefile and workflow/rules/*.smk."""
+    """rule name -> its body, from the Snakefile, workflow/rules/*.smk and the families' rules.smk;
+    a rule made once per family in a loop (`rule:` with `name: f"..._{family}"`, report.smk) once
+    under each registered family's name, its body dedented to a named rule's."""
     rules = {}
-    for smk in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
-        for name, body in re.findall(r"^rule (\w+):\n((?:[ \t].*\n|\n)*)", smk.read_text(), re.M):
+    for smk in [REPO / "Snakefile", *rule_files()]:
+        text = smk.read_text()
+        for name, body in re.findall(r"^rule (\w+):\n((?:[ \t].*\n|\n)*)", text, re.M):
             rules[name] = body
+        looped = r'^( *)rule:\n\1    name:\n\1        f"(\w+)\{family\}"\n((?:\1 .*\n|\n)*)'
+        for _indent, prefix, body in re.findall(looped, text, re.M):
+            body = textwrap.dedent(body).replace("\n", "\n    ")
+            for family in registry.names():
+                rules[prefix + family] = "    " + body
     return rules
 
 

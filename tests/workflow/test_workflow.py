@@ -294,7 +294,8 @@ def scored_encoders(output: str) -> list[tuple[str, str, frozenset | None, str, 
 def test_scored_encoders_reads_model_pooling_layers_and_length():
     output = "\n".join(
         [
-            "Shell command: xlt eval-embeddings --model m --pooling cls --layer -2 --max-length 64 --run-id a > log 2>&1",
+            "Shell command: xlt eval-embeddings --model m --pooling cls --layer -2 --max-length 64 --run-id a "
+            "> log 2>&1",
             "Shell command: xlt align --model m --layers all --pooling mean --max-length 128 --run-id b",
             "Shell command: xlt mine --model d --pair de-en --max-length 32 --run-id c",
             "Shell command: xlt train-dual --model m --max-length 16",

@@ -13,6 +13,7 @@ from xlt.core.plan import RESULTS, shared_jobs
 from xlt.core.prefetch import cache_dir, cache_environment, check_offline
 from xlt.cost.ledger import benchmark_pattern
 from xlt.cost.sharing import rule_slots
+from xlt.report import sections
 
 min_version("8.10")
 
@@ -31,7 +32,8 @@ settings.require_runs(config, CONFIGFILE)
 for variable, value in cache_environment(cache_dir()).items():
     os.environ.setdefault(variable, value)
 
-ENV = "../../envs/xlt.yaml"
+# the conda environment of every job: a path from the Snakefile, as family rules live elsewhere
+ENV = os.path.join(workflow.basedir, "envs", "xlt.yaml")
 
 # `xlt aggregate`'s bootstrap settings (config statistics:)
 STATISTICS = "--resamples {resamples} --seed {seed} --confidence {confidence}".format(**config["statistics"])
@@ -45,9 +47,9 @@ wildcard_constraints:
 
 
 def family_rule_files():
-    """The rules file of every registered family, for the Snakefile to include: its own
-    (rules.smk in its folder, a family outside the package) or workflow/rules/<family>.smk."""
-    return [registry.rules_file(name) or f"workflow/rules/{name}.smk" for name in registry.names()]
+    """The rules file of every registered family (rules.smk in its folder, xlt.core.registry),
+    for the Snakefile to include."""
+    return [registry.rules_file(name) for name in registry.names()]
 
 
 def check_hf_cache():
@@ -79,7 +81,7 @@ def family_jobs(family):
         return shared_jobs(config)
     if settings.family(config, family) is None:
         return {}
-    return settings.plan_module(family).jobs(config)
+    return sections.plan_module(family).jobs(config)
 
 
 def run_ids(family, rule):
@@ -163,4 +165,4 @@ def checkpoint_examples(family, checkpoints):
 def family_targets(family):
     if settings.family(config, family) is None:
         return []
-    return settings.plan_module(family).targets(config)
+    return sections.plan_module(family).targets(config)

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 0
-DEFAULT_CONFIDENCE = 0.95
+from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+
 METRICS = ("accuracy", "error_rate", "pearson", "spearman", "perplexity", "mlm_loss", "mean_difference")
 MINING_METRICS = ("precision", "recall", "f1")
 
@@ -253,7 +252,7 @@ class Interval:
     high: float
 
 
-def _percentiles(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def percentiles(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     if not 0 < confidence < 1:
         raise ValueError(f"statistics.confidence must be between 0 and 1 (got {confidence})")
     tail = (1 - confidence) / 2 * 100
@@ -271,7 +270,7 @@ def bootstrap_interval(
     """Percentile bootstrap interval of one metric over examples."""
     a = np.asarray(a)
     samples = resampled_metric(metric, a, b, resample_counts(a.shape[-1], resamples, seed))
-    low, high = _percentiles(samples, confidence)
+    low, high = percentiles(samples, confidence)
     return Interval(point_metric(metric, a, b), float(low), float(high))
 
 
@@ -314,5 +313,5 @@ def paired_bootstrap(
     counts = resample_counts(n, resamples, seed)
     samples = resampled_metric(metric, a_first, a_second, counts) - resampled_metric(metric, b_first, b_second, counts)
     observed = point_metric(metric, a_first, a_second) - point_metric(metric, b_first, b_second)
-    low, high = _percentiles(samples, confidence)
+    low, high = percentiles(samples, confidence)
     return PairedResult(observed, float(low), float(high), float(paired_p_values(observed, samples)))

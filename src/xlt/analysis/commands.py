@@ -29,27 +29,11 @@ def _compare_arguments(p):
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate for `significant` (Holm)")
 
 
-def _compare(args):
-    from xlt.analysis.compare import paired_tests, read_runs, seeds_table
-    from xlt.core.io import atomic_path
-    from xlt.report.aggregate import read_table
-
-    tests = paired_tests(read_runs(args.metrics), args.family, args.resamples, args.seed, args.confidence, args.alpha)
-    seeds = seeds_table(read_table(args.table))
-    for table, out in ((tests, args.out_tests), (seeds, args.out_seeds)):
-        with atomic_path(out) as tmp:
-            table.to_csv(tmp, index=False)
-    print(
-        f"{args.family}: {len(tests)} paired comparisons, {int(tests['significant'].sum())} significant after Holm "
-        f"-> {args.out_tests}; {len(seeds)} multi-seed settings -> {args.out_seeds}"
-    )
-
-
 VERBS = {
     "compare": Verb(
+        "xlt.analysis.compare_runs:main",
         "Paired tests between neighbouring sweep values and against the family's baseline (McNemar or "
         "paired bootstrap, Holm-corrected), and the spread over seeds",
         _compare_arguments,
-        _compare,
     )
 }

@@ -31,7 +31,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from xlt.analysis.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_bootstrap
+from xlt.analysis.bootstrap import paired_bootstrap
+from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
 from xlt.core import registry
 from xlt.core.errors import XltError

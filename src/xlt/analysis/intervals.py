@@ -40,16 +40,14 @@ from collections.abc import Hashable
 import numpy as np
 
 from xlt.analysis.bootstrap import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
     MINING_METRICS,
-    _percentiles,
+    percentiles,
     resample_counts,
     resampled_metric,
     resampled_mining,
     resampled_tuned_mining,
 )
+from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.core.errors import XltError
 from xlt.core.metrics import EXAMPLE_LISTS, EXAMPLE_SETTINGS
 
@@ -172,7 +170,8 @@ def _shared_draws(record: dict, sets: list[dict]) -> bool:
     if len(sets) < 2 or declared == {False}:
         return False
     detected = item_aligned(sets)
-    where = f"the interval of {record['metric']} ({', '.join(f'{k} {v}' for k, v in record.items() if k not in ('metric', 'value'))})"
+    setting = ", ".join(f"{k} {v}" for k, v in record.items() if k not in ("metric", "value"))
+    where = f"the interval of {record['metric']} ({setting})"
     sizes = ", ".join(f"{one.get('lang')}: {_size(one)}" for one in sets)
     if True in declared and not detected:
         raise XltError(
@@ -227,7 +226,7 @@ def record_interval(
         ],
         axis=0,
     )
-    low, high = _percentiles(draws, confidence)
+    low, high = percentiles(draws, confidence)
     return float(low), float(high)
 
 
@@ -252,5 +251,5 @@ class RepeatedSetIntervals:
         a = np.asarray(a)
         if key not in self._counts:
             self._counts[key] = _stratum_counts(a.shape[-1], 0, self.resamples, self.seed)
-        low, high = _percentiles(resampled_metric(metric, a, b, self._counts[key]), self.confidence)
+        low, high = percentiles(resampled_metric(metric, a, b, self._counts[key]), self.confidence)
         return float(low), float(high)

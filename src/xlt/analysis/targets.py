@@ -4,8 +4,8 @@ workflow's `compare` rule and `rule all` ask here). Torch-free, like the plans i
 from __future__ import annotations
 
 from xlt.core import registry, settings
+from xlt.core.job_metrics import metrics_file
 from xlt.core.plan import RESULTS
-from xlt.cost.ledger import metrics_file
 
 # no colon: snakemake --report appends ".. _<category>: javascript:..." to every caption, and a
 # colon ends an RST target name ("Statistics" would clash with its own Statistics link)

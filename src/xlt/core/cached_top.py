@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -21,7 +21,7 @@ from torch import nn
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import base_model, encoder_parts
-from xlt.core.prefix_cache import PrefixStateDataset, _bidirectional_mask, cache_examples, check_cacheable_depth
+from xlt.core.prefix_cache import PrefixStateDataset, bidirectional_mask, cache_examples, check_cacheable_depth
 
 log = logging.getLogger("xlt.core.prefix_cache")  # the cache's messages, under the name they always had
 
@@ -77,7 +77,7 @@ class _MeanHead(nn.Module):
         return self.model.head_logits(sequence_output, attention_mask)
 
 
-def _task_head(model: nn.Module) -> nn.Module:
+def task_head(model: nn.Module) -> nn.Module:
     from xlt.core.heads import MeanPoolClassifier
 
     if isinstance(model, MeanPoolClassifier):
@@ -116,7 +116,7 @@ def _run_top_layers(
 ) -> list[torch.Tensor]:
     """The cached boundary states followed by the output of every layer in `layers` (the mask
     built as the full model builds it)."""
-    layer_mask = _bidirectional_mask(config, hidden_states, attention_mask)
+    layer_mask = bidirectional_mask(config, hidden_states, attention_mask)
     states = [hidden_states]
     for layer in layers:
         states.append(layer(states[-1], layer_mask))
@@ -136,7 +136,7 @@ class CachedTopModel(_MovesWholeModel, nn.Module):
         super().__init__()
         parts = encoder_parts(model)
         check_cacheable_depth(depth, parts.num_layers)
-        self.head = _task_head(model)
+        self.head = task_head(model)
         freeze(model, depth)
         self.depth = depth
         self.config = model.config
@@ -230,7 +230,7 @@ def prepare_cached_training(
         log.info("freeze depth %d: nothing is frozen, so there is no prefix to cache; training uncached", depth)
         return None
     try:
-        _task_head(model)
+        task_head(model)
     except XltError as err:
         log.warning("%s; training uncached", err)
         return None

@@ -26,9 +26,10 @@ A resume must never continue a different run: a rerun after editing the learning
 setting or an input file would otherwise go on from the old run's state. So a checkpoint is keyed
 (`run_identity`, `identity_key`): the caller names every setting that changes the result and the
 files the job reads; the key is a sha256 of the settings and of those files' contents (read in
-chunks on every start, nothing cached), and of the commit a hub model resolves to (`model_inputs`). `load_checkpoint(..., identity=...)` resumes only a
-checkpoint with the same key; another one is removed, with one log line naming what changed,
-and the run trains from the start. A checkpoint written before keys existed counts as another run.
+chunks on every start, nothing cached), and of the commit a hub model resolves to
+(`model_inputs`). `load_checkpoint(..., identity=...)` resumes only a checkpoint with the same
+key; another one is removed, with one log line naming what changed, and the run trains from the
+start. A checkpoint written before keys existed counts as another run.
 """
 
 from __future__ import annotations

@@ -16,42 +16,19 @@ def _config_arguments(p):
     p.add_argument("--config", required=True, help="a workflow config (YAML)")
 
 
-def _config(args):
-    import yaml
-
-    from xlt.core.settings import load
-
-    config = load(args.config)
-    if args.action == "show":
-        print(yaml.safe_dump(config, sort_keys=False), end="")
-    else:
-        print(f"{args.config}: valid")
-
-
 def _sweep_arguments(p):
     p.add_argument("--config", required=True, help="a workflow config (YAML) whose runs to list")
 
 
-def _sweep(args):
-    import pandas as pd
-
-    from xlt.core.settings import FAMILIES, load, plan_module
-
-    config = load(args.config)
-    for family in FAMILIES:
-        rows = plan_module(family).runs(config)
-        if rows:
-            print(f"# {family}: {len(rows)} runs")
-            print(pd.DataFrame(rows).to_string(index=False))
-
-
 VERBS = {
     "config": Verb(
-        "Validate a config (check) or print it with every default filled in (show)", _config_arguments, _config
+        "xlt.core.show_config:main",
+        "Validate a config (check) or print it with every default filled in (show)",
+        _config_arguments,
     ),
     "sweep": Verb(
+        "xlt.core.sweep:main",
         "Validate a config and print its sweep: one row per run (`xlt plan` estimates what they cost)",
         _sweep_arguments,
-        _sweep,
     ),
 }

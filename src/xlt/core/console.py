@@ -68,7 +68,8 @@ def print_library_records_once() -> None:
 
 def one_line_load_report(text: str) -> str:
     """transformers' LOAD REPORT (header, Key | Status table, notes) as one line, e.g.
-    'BertForSequenceClassification load report from: m/ MISSING (newly initialised): classifier.bias, classifier.weight'."""
+    'BertForSequenceClassification load report from: m/ MISSING (newly initialised):
+    classifier.bias, classifier.weight' (one line; wrapped here)."""
     text = ANSI.sub("", text)
     lines = text.splitlines()
     header = lines[0].replace("LOAD REPORT", "load report").strip()

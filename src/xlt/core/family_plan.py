@@ -12,8 +12,16 @@ what each declares here; none of them names a family. Besides `plan.py` the fold
   table, with `positive_control.yaml`, the schema of its thresholds
   (`positive_control.<name>:` in the config);
 - `paper_results.csv` (optional): the seed study's published numbers (xlt.report.paper);
-- `rules.smk` (families outside the package only): its Snakemake rules, which the Snakefile
-  includes; the built-in families' rules are `workflow/rules/<name>.smk`.
+- `rules.smk`: its Snakemake rules (wiring only), which the Snakefile includes; its table's
+  aggregate, plot and training-curves rules are the workflow's generic ones (report.smk);
+- optional hook modules, found by xlt.core.registry.hook, each with a default where absent:
+  `report_section.py` (CATEGORY, PLOT_PREFIX: xlt.report.family_tables), `rehearsal.py`
+  (derive, languages, required_rows, write_stand_ins: xlt.rehearse), `prefetch.py`
+  (hub_datasets: xlt.core.prefetch).
+
+The members below with a default (xlt.core.registry.PLAN_DEFAULTS: READS, KEEPS_MODEL, BASELINE,
+REFERENCE_AXIS, DERIVED_AXES, ORDERS, PAPER_ONE_BASED, PAPER_DOMAIN_MEANS: empty or None) are
+filled in by the registry, so a plan declares only what its family has.
 
 Plan modules are torch-free and cheap to import: `xlt config check` imports every one.
 """
@@ -79,15 +87,11 @@ class FamilyPlan(Protocol):
     def jobs(self, config: dict) -> dict[str, dict[str, Any]]:
         """Rule -> job key -> xlt.core.plan.Job: each job's `xlt` arguments, inputs and axes."""
 
-    # Optional: frozen_layers(args, layers, steps, steps_per_epoch) -> float, the encoder layers at
-    # the bottom that a training job's steps run forward only, on average over its steps, where the
-    # job's --freeze-depth does not say it (adapt's layer schemes; xlt.cost.estimate prices them).
-    # Optional: example_shape(rule, args) -> (training examples a data row, share of a row's tokens
-    # an example has), where a training job's examples are not its data rows (dual's distillation on
-    # single sentences: 2, 0.5; xlt.cost.estimate). Optional: BUDGET_AXIS, the axis holding a run's
-    # training budget (dual's sentences_seen): the paired tests pair runs of different budgets and
-    # say both budgets in the row (xlt.analysis.compare). Optional: RECIPE_AXES, axes each value of
-    # REFERENCE_AXIS has its own setting of (dual's batch size), which do not keep reference pairs apart.
+    # Optional: BUDGET_AXIS, the axis holding a run's training budget (dual's sentences_seen): the
+    # paired tests pair runs of different budgets and say both budgets in the row
+    # (xlt.analysis.compare). Optional: RECIPE_AXES, axes each value of REFERENCE_AXIS has its own
+    # setting of (dual's batch size), which do not keep reference pairs apart. Optional: the cost
+    # hooks of COST_HOOKS below, which `xlt plan` (xlt.cost) prices a family's jobs with.
 
     def targets(self, config: dict) -> list[str]:
         """The tables and plots `rule all` asks for."""
@@ -114,3 +118,97 @@ def missing_members(module: Any, protocol: type = FamilyPlan) -> list[str]:
     """The names of `protocol` that `module` does not define."""
     names = [n for n in vars(protocol) if not n.startswith("_")] + list(protocol.__annotations__)
     return [n for n in dict.fromkeys(names) if not hasattr(module, n)]
+
+
+# What `xlt plan` (xlt.cost) needs to know of a family's jobs beyond their arguments: optional
+# functions of a family's plan, each with the default below (a family that defines none is priced
+# as plain classifier training and evaluation). xlt.cost names no family: it asks these.
+
+
+def token_forms(rule: str) -> tuple[str, ...]:
+    """The encoder inputs one example of `rule`'s data is (xlt.cost.tokens): "pair" (text and
+    text_pair as one input, a cross-encoder), or each of "text" and "text_pair" on its own
+    (siamese and dual encoders, alignment, masked LMs), whose padded lengths add up."""
+    return ("pair",)
+
+
+def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float | None:
+    """Encoder layers at the bottom that a training job's steps run forward only, on average over its
+    steps, where the job's --freeze-depth does not say it (adapt's layer schemes); None: --freeze-depth says."""
+    return None
+
+
+def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
+    """(training examples a data row, share of a row's tokens an example has), where a training
+    job's examples are not its data rows (dual's distillation on single sentences: 2, 0.5)."""
+    return 1, 1.0
+
+
+def training_runs(rule: str, args: list[str]) -> int:
+    """Trainings one job runs one after the other, each as long as the first (MonoX self-training:
+    the gold run, then --rounds more)."""
+    return 1
+
+
+def training_data(rule: str, args: list[str]) -> list[tuple[str, str]]:
+    """(dataset, split) a training job's rows come from where its arguments name no prepared data
+    file (a MonoX job's split folder, cut from its task's train split); [] for none."""
+    return []
+
+
+def vocabulary_head(config: dict, rule: str, args: list[str]) -> float | None:
+    """A masked LM's output projection onto the vocabulary, a matrix product the encoder's
+    parameters leave out: the share of the positions it projects in evaluation (adapt's sparse
+    prediction: the masked share), or None where the job's model has no such head."""
+    return None
+
+
+def extra_evaluations(
+    config: dict, rule: str, args: list[str], max_length: int, batch_size: int, evaluations: int
+) -> list[tuple[int, float, int]]:
+    """(examples, tokens an example, times scored) of every evaluation set a job scores that is no
+    prepared data file (adapt's fixed-masked sets, at every checkpoint); [] for none.
+    `evaluations` is how often the job evaluates its dev data."""
+    return []
+
+
+def prefix_store(rule: str) -> bool:
+    """Whether `rule` writes a store of frozen-prefix states (one eval-mode pass up to its deepest
+    depth, xlt.core.prefix_store) rather than training or evaluating."""
+    return False
+
+
+def output_bytes(rule: str, args: list[str], train_rows: int, dev_rows: int, row_bytes: float, hidden: int) -> float:
+    """Bytes of the data-sized files a job writes besides a model (MonoX splits and teacher logits,
+    a distilled student's teacher vectors): `train_rows` and `dev_rows` are the rows it reads,
+    `row_bytes` a prepared row of its training data, `hidden` its model's width."""
+    return 0.0
+
+
+def trained_models(section: dict) -> list[str]:
+    """The config models a family's trained runs start from, in order, from the family's config
+    `section` (the first one's shape is planned for a model the family trains): its `models`."""
+    return list(section.get("models") or [])
+
+
+COST_HOOKS = (
+    "token_forms",
+    "frozen_layers",
+    "example_shape",
+    "training_runs",
+    "training_data",
+    "vocabulary_head",
+    "extra_evaluations",
+    "prefix_store",
+    "output_bytes",
+    "trained_models",
+)
+
+
+def cost_hook(plan: Any, name: str) -> Callable:
+    """A family plan's cost hook `name` (COST_HOOKS), or its default here; `plan` None (the shared
+    jobs: data and demo models) gets the default."""
+    if name not in COST_HOOKS:
+        raise AttributeError(f"{name!r} is not a cost hook; the hooks are {', '.join(COST_HOOKS)}")
+    own = getattr(plan, name, None) if plan is not None else None
+    return own if own is not None else globals()[name]

@@ -5,7 +5,8 @@ no verb can forget it. It records which xlt (version, git commit) and which libr
 which model (the config's name, the path or hub id, the revision and the commit the hub cache
 resolved it to), the sha256 of every input file named on the command line, the device,
 precision and seed, a training job's effective batch (batch_size examples per optimiser step,
-split into grad_accum micro-batches of at most micro_batch_size), and the job's wall time, throughput and peak memory. A run directory that
+split into grad_accum micro-batches of at most micro_batch_size), and the job's wall time,
+throughput and peak memory. A run directory that
 holds several jobs' metrics files (train.json, then eval.json) gets one manifest with a
 `jobs` entry per metrics file; the run-level fields are those of the latest job, except the
 model: an evaluation of the model the run trained keeps the pretrained model its training named.

@@ -69,7 +69,7 @@ def config_num_layers(name_or_path: str) -> int:
     from xlt.core.errors import XltError
 
     try:
-        config = _from_pretrained(AutoConfig, name_or_path)
+        config = from_pretrained(AutoConfig, name_or_path)
     except (OSError, ValueError) as err:
         raise XltError(
             f"cannot read a model config from {name_or_path!r} ({err}); pass a model directory or a hub id"
@@ -86,14 +86,14 @@ def config_hidden_size(name_or_path: str) -> int:
 
     from xlt.core.errors import XltError
 
-    config = _from_pretrained(AutoConfig, name_or_path)
+    config = from_pretrained(AutoConfig, name_or_path)
     for key in ("hidden_size", "dim"):
         if getattr(config, key, None):
             return int(getattr(config, key))
     raise XltError(f"the config of {name_or_path!r} states no hidden size (hidden_size or dim)")
 
 
-def _from_pretrained(auto_class, name_or_path: str, **kwargs):
+def from_pretrained(auto_class, name_or_path: str, **kwargs):
     """auto_class.from_pretrained with the pin; a revision the hub (or the offline cache) does not
     have becomes a clear error instead of a stack of hub lookups."""
     from xlt.core.errors import XltError
@@ -127,14 +127,14 @@ def load_tokenizer(name_or_path: str):
     require_model_files(name_or_path)
     from transformers import AutoTokenizer
 
-    return _from_pretrained(AutoTokenizer, name_or_path)
+    return from_pretrained(AutoTokenizer, name_or_path)
 
 
 def load_encoder(name_or_path: str) -> nn.Module:
     require_model_files(name_or_path)
     from transformers import AutoModel
 
-    return _from_pretrained(AutoModel, name_or_path)
+    return from_pretrained(AutoModel, name_or_path)
 
 
 def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> nn.Module:
@@ -146,12 +146,12 @@ def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> n
     from xlt.core.heads import MeanPoolClassifier, choose_head, load_saved_head, saved_head
 
     if Path(name_or_path).is_dir() and saved_head(name_or_path):
-        return load_saved_head(name_or_path, _from_pretrained(AutoModel, name_or_path))
+        return load_saved_head(name_or_path, from_pretrained(AutoModel, name_or_path))
     chosen = choose_head(name_or_path, head)
     log.info("classification head: %s%s", chosen, " (auto)" if head == "auto" else "")
     if chosen == "mean":
-        return MeanPoolClassifier(_from_pretrained(AutoModel, name_or_path), num_labels)
-    return _from_pretrained(AutoModelForSequenceClassification, name_or_path, num_labels=num_labels)
+        return MeanPoolClassifier(from_pretrained(AutoModel, name_or_path), num_labels)
+    return from_pretrained(AutoModelForSequenceClassification, name_or_path, num_labels=num_labels)
 
 
 def save_model(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from xlt.core import settings
+from xlt.core import registry, settings
 from xlt.core.errors import XltError
 from xlt.core.settings import split_languages
 
@@ -73,13 +73,11 @@ def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None
                 key = (spec["path"], config_name, hf_split, spec.get("revision"))
                 loads.setdefault(key, HubDataset(name, *key))
-    # the dual family's BUCC mining data is read from the hub by `xlt make-bucc`, not declared as a dataset
-    dual = settings.family(config, "dual") or {}
-    mining = dual.get("mining", {})  # optional: no mining step without it
-    if mining.get("source") == "hf":
-        for pair in mining["pairs"]:
-            key = (mining["path"], pair, mining["hub_split"], mining.get("revision"))
-            loads.setdefault(key, HubDataset("dual.mining", *key))
+    # hub data a family reads outside `datasets:`: its optional hook prefetch.hub_datasets(config)
+    for name in registry.names():
+        hub_datasets = registry.hook(name, "prefetch", "hub_datasets") if settings.family(config, name) else None
+        for load in hub_datasets(config) if hub_datasets else []:
+            loads.setdefault((load.path, load.config_name, load.split, load.revision), load)
     return models, list(loads.values())
 
 

@@ -46,8 +46,9 @@ Storage: one flat (total_tokens, hidden) tensor plus per-example offsets, with t
 padding stripped, so memory is sum(lengths) * hidden * bytes-per-value (fp32: 4, fp16/bf16: 2);
 e.g. 100k examples of 40 tokens at hidden 768 take 12.3 GB in fp32, 6.1 GB in fp16.
 Half-precision storage rounds each stored value to the nearest representable number:
-relative error at most 2**-11 for fp16 (absolute 2**-25 below 2**-14) and 2**-8 for bf16 (values beyond fp16's 65504 range
-overflow, which is why fp32 is the default); the top layers compute as the training loop runs them
+relative error at most 2**-11 for fp16 (absolute 2**-25 below 2**-14) and 2**-8 for bf16
+(values beyond fp16's 65504 range overflow, which is why fp32 is the default); the top layers
+compute as the training loop runs them
 (the model's dtype, under the run's autocast).
 """
 
@@ -80,7 +81,7 @@ def check_cacheable_depth(depth: int, num_layers: int) -> None:
         )
 
 
-def _bidirectional_mask(config, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None):
+def bidirectional_mask(config, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None):
     """The attention mask in the form the model's layers expect, built by the same transformers
     helper the model's own forward uses (transformers 5 layers take the output of
     create_bidirectional_mask: None without padding, else a 4D mask for the configured attention
@@ -146,13 +147,13 @@ def prefix_axes(states: PrefixStates | None, training_precision: str) -> dict:
     }
 
 
-def _trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
+def trailing_lengths(mask: torch.Tensor) -> torch.Tensor:
     """Per row, the length up to the last attended token (only trailing padding is stripped)."""
     positions = torch.arange(1, mask.shape[1] + 1)
     return (positions * (mask != 0)).amax(dim=1)
 
 
-def _boundary_states(
+def boundary_states(
     model: nn.Module,
     depths: Sequence[int],
     batches: Iterable[Mapping[str, torch.Tensor]],
@@ -181,7 +182,7 @@ def _boundary_states(
         with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.bfloat16, enabled=amp_dtype is not None):
             hidden = _run_embeddings(parts.embeddings, on_device)
             found = {0: hidden} if 0 in wanted else {}
-            layer_mask = _bidirectional_mask(config, hidden, attention_mask)
+            layer_mask = bidirectional_mask(config, hidden, attention_mask)
             for index, layer in enumerate(parts.layers[:deepest], start=1):
                 hidden = layer(hidden, layer_mask)
                 if index in wanted:
@@ -218,9 +219,9 @@ def compute_prefix_states(
     was_training = model.training
     model.eval()
     try:
-        for found, cpu_mask, batch in _boundary_states(model, [depth], batches, device, amp_dtype):
+        for found, cpu_mask, batch in boundary_states(model, [depth], batches, device, amp_dtype):
             hidden = found[depth].to("cpu", dtype)
-            for row, length in enumerate(_trailing_lengths(cpu_mask).tolist()):
+            for row, length in enumerate(trailing_lengths(cpu_mask).tolist()):
                 hidden_chunks.append(hidden[row, :length])
                 mask_chunks.append(cpu_mask[row, :length].to(torch.int8))
                 lengths.append(length)

@@ -54,7 +54,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlt.core.cached_top import CachedTopModel, CachedTraining, _task_head
+from xlt.core.cached_top import CachedTopModel, CachedTraining, task_head
 from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory, read_json, write_json
@@ -63,9 +63,9 @@ from xlt.core.prefix_cache import (
     STORAGE_DTYPES,
     PrefixStateDataset,
     PrefixStates,
-    _boundary_states,
-    _trailing_lengths,
+    boundary_states,
     check_cacheable_depth,
+    trailing_lengths,
 )
 from xlt.core.train_args import precision_label
 
@@ -73,9 +73,8 @@ log = logging.getLogger("xlt.core.prefix_store")
 
 FORMAT = 1
 STORE_DTYPES = PREFIX_STORE_DTYPES  # numpy writes both; bfloat16 has no .npy type
-STORE_SETTINGS = "freeze_depth.prefix_states"  # where a family's config holds the store's settings
-SIZE_SETTING = f"{STORE_SETTINGS}.max_gib"
 META = "meta.json"
+RERUN = "the prefix-store job that wrote it"  # a family names its own verb and rule (check_store_matches)
 
 
 def parse_depths(text: str) -> list[int]:
@@ -109,7 +108,7 @@ def token_lengths(
     lengths: list[int] = []
     for start in range(0, len(examples), batch_size):
         batch = collate(list(examples[start : start + batch_size]))
-        lengths += _trailing_lengths(torch.as_tensor(batch["attention_mask"])).tolist()
+        lengths += trailing_lengths(torch.as_tensor(batch["attention_mask"])).tolist()
     return lengths
 
 
@@ -127,8 +126,8 @@ def check_store_size(
     tokens: int,
     hidden_size: int,
     storage_dtype: str,
-    settings: str = STORE_SETTINGS,
-    depths_setting: str = "freeze_depth.depths",
+    settings: str,
+    depths_setting: str,
 ) -> None:
     """Refuse a store over the bound, naming the settings (`settings`: the family's
     prefix_states section; `depths_setting`: its list of depths) and the ways out."""
@@ -155,7 +154,8 @@ def write_prefix_store(
     device: torch.device | str = "cpu",
     storage_dtype: str = "float16",
     meta: dict | None = None,
-    settings: str = STORE_SETTINGS,
+    *,
+    settings: str,
     amp_dtype: torch.dtype | None = None,
 ) -> dict:
     """Run embeddings + max(depths) layers once per example (eval mode, under autocast to
@@ -195,8 +195,8 @@ def write_prefix_store(
         batches = (collate(list(examples[start : start + batch_size])) for start in range(0, len(examples), batch_size))
         row = position = 0
         try:
-            for found, cpu_mask, batch in _boundary_states(model, depths, batches, device, amp_dtype):
-                batch_lengths = _trailing_lengths(cpu_mask)
+            for found, cpu_mask, batch in boundary_states(model, depths, batches, device, amp_dtype):
+                batch_lengths = trailing_lengths(cpu_mask)
                 expected = torch.as_tensor(lengths[row : row + len(batch_lengths)])
                 if not torch.equal(batch_lengths, expected):
                     raise XltError(
@@ -261,23 +261,19 @@ def base_hidden_size(model: nn.Module) -> int:
 def read_store_meta(path: str | Path) -> dict:
     path = Path(path)
     if not (path / META).is_file():
-        raise XltError(f"{path} is not a prefix-state store (no {META}); write it with `xlt prefix-states`")
+        raise XltError(f"{path} is not a prefix-state store (no {META}); write it with its family's prefix-store verb")
     meta = read_json(path / META)
     if meta.get("format") != FORMAT:
         raise XltError(
-            f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; "
-            "rerun the job that wrote it (`xlt prefix-states` or `xlt dual-prefix-states`)"
+            f"{path}: prefix-state store format {meta.get('format')!r}, this xlt reads {FORMAT}; rerun {RERUN}"
         )
     meta.setdefault("precision", "fp32")  # stores from before the pass ran under autocast computed in fp32
     return meta
 
 
-RERUN = "`xlt prefix-states` (snakemake --forcerun prefix_states)"
-
-
 def check_store_matches(path: str | Path, meta: dict, expected: dict, rerun: str = RERUN) -> None:
     """The store was written for this model, training data and tokenisation; `rerun` names the
-    job that writes it."""
+    job that writes it (its family's verb and rule)."""
     for key, want in expected.items():
         if meta.get(key) != want:
             raise XltError(
@@ -293,8 +289,8 @@ def read_prefix_store(path: str | Path, depth: int, model: nn.Module | None = No
     meta = read_store_meta(path)
     if depth not in meta["depths"]:
         raise XltError(
-            f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun `xlt prefix-states` "
-            "(or `xlt dual-prefix-states`) with every depth of the sweep (--depths)"
+            f"{path} holds freeze depths {meta['depths']}, not {depth}; rerun {RERUN} "
+            "with every depth of the sweep (--depths)"
         )
     hidden = torch.from_numpy(np.load(path / hidden_file(depth)))
     if model is not None and hidden.shape[1] != base_hidden_size(model):
@@ -311,21 +307,27 @@ def read_prefix_store(path: str | Path, depth: int, model: nn.Module | None = No
 
 
 def load_cached_training(
-    model: nn.Module, depth: int, path: str | Path, examples: Sequence, expected: Mapping | None = None
+    model: nn.Module,
+    depth: int,
+    path: str | Path,
+    examples: Sequence,
+    expected: Mapping | None = None,
+    rerun: str = RERUN,
 ) -> CachedTraining:
     """CachedTraining from a store instead of a caching pass: the top model of `model` above
     `depth` and the stored states of that boundary, whose item i belongs to examples[i] (checked
     against the stored labels, the count and `expected` meta values: a training run passes its
-    own `precision`, so a store computed under another autocast is refused)."""
+    own `precision`, so a store computed under another autocast is refused; `rerun` names the job
+    that writes the store)."""
     if depth < 0:
         raise XltError(
             f"freeze depth {depth} trains the embeddings: there is no prefix to read from {path}; "
             "train it without --prefix-states"
         )
-    _task_head(model)  # an unsupported model class stops here, before reading gigabytes
+    task_head(model)  # an unsupported model class stops here, before reading gigabytes
     started = time.time()
     meta = read_store_meta(path)
-    check_store_matches(path, meta, dict(expected or {}))
+    check_store_matches(path, meta, dict(expected or {}), rerun)
     if meta["examples"] != len(examples):
         raise XltError(
             f"{path} holds {meta['examples']} examples, the training set has {len(examples)}; "

@@ -20,13 +20,27 @@ import os
 import pkgutil
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from xlt.core.errors import XltError
 from xlt.core.family_plan import FamilyPlan, PositiveControl, missing_members
 
 PACKAGE = "xlt.families"
 PATH_VARIABLE = "XLT_FAMILY_PATH"
-RULES = "rules.smk"  # an out-of-tree family's Snakemake rules, in its folder
+RULES = "rules.smk"  # a family's Snakemake rules, in its folder
+
+# What a plan may leave out: the FamilyPlan members with a default (xlt.core.family_plan), filled
+# in by plan() so that a family declares only what it has.
+PLAN_DEFAULTS = {
+    "READS": (),
+    "KEEPS_MODEL": (),
+    "BASELINE": None,
+    "REFERENCE_AXIS": None,
+    "DERIVED_AXES": frozenset(),
+    "ORDERS": {},
+    "PAPER_ONE_BASED": frozenset(),
+    "PAPER_DOMAIN_MEANS": {},
+}
 
 
 def extra_folders() -> tuple[str, ...]:
@@ -91,8 +105,12 @@ def _ordered(reads: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
 
 @functools.cache
 def plan(name: str) -> FamilyPlan:
-    """The family's plan module, checked against FamilyPlan."""
+    """The family's plan module, checked against FamilyPlan, with PLAN_DEFAULTS filled in for
+    the members it leaves out."""
     module = importlib.import_module(f"{PACKAGE}.{name}.plan")
+    for member, default in PLAN_DEFAULTS.items():
+        if not hasattr(module, member):
+            setattr(module, member, default)
     missing = missing_members(module)
     if missing:
         raise XltError(
@@ -123,8 +141,20 @@ def positive_control(name: str) -> PositiveControl | None:
     return module
 
 
-def rules_file(name: str) -> str | None:
-    """The family's own Snakemake rules (folder/rules.smk: a family outside the package), or
-    None (a built-in family's rules are workflow/rules/<name>.smk)."""
+def hook(name: str, module: str, member: str, default: Any = None) -> Any:
+    """`member` of the family's optional hook module `module` (e.g. rehearsal.STAND_IN), or
+    `default` when the family has no such module or the module no such member: a family
+    declares only the hooks it needs, and the shared code that asks works without them."""
+    found = part(name, module)
+    return getattr(found, member, default) if found is not None else default
+
+
+def rules_file(name: str) -> str:
+    """The family's Snakemake rules (rules.smk in its folder), which the Snakefile includes."""
     path = folder(name) / RULES
-    return str(path) if path.is_file() else None
+    if not path.is_file():
+        raise XltError(
+            f"family {name}: {path} is missing; a family's folder holds its Snakemake rules "
+            f"(wiring only, as each built-in family's rules.smk is)"
+        )
+    return str(path)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -21,14 +20,14 @@ from pathlib import Path
 import yaml
 
 from xlt.core import registry
+from xlt.core.check_names import check_key, check_names
 from xlt.core.config_numbers import check_numbers, message, strict_type_checker
 from xlt.core.errors import XltError
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # sections that plan a job of their own over the families' results, like a family (enabled,
 # check, jobs, targets): checked after every family
-CHECKS = ("positive_control",)
-CHECK_PLANS = {"positive_control": "xlt.report.positive_control.plan"}
+CHECKS = ("positive_control",)  # its plan: xlt.report.positive_control.plan (xlt.report.sections)
 POSITIVE_CONTROL_SCHEMA = "positive_control.yaml"  # a family's thresholds, beside its positive_control.py
 
 
@@ -108,9 +107,11 @@ def validate(config: dict, source: str | Path | None = None) -> dict:
         _check_demo_languages(config)
         for name, spec in config["datasets"].items():
             check_sentences(name, spec)
-        for name in (*registry.names(), *CHECKS):
+        for name in registry.names():
             if family(config, name) is not None:
                 plan_module(name).check(config)
+        if family(config, "positive_control") is not None:
+            check_positive_control(config)
         _check_run_ids(config)
     except XltError as err:
         raise XltError(f"{source}: {err}" if source is not None else str(err)) from None
@@ -257,8 +258,26 @@ def load(path: str | Path) -> dict:
 
 
 def plan_module(name: str):
-    """The plan of a family (a FamilyPlan, xlt.core.family_plan) or of a section of CHECKS."""
-    return importlib.import_module(CHECK_PLANS[name]) if name in CHECK_PLANS else registry.plan(name)
+    """The plan of a family (a FamilyPlan, xlt.core.family_plan); a section of CHECKS has its
+    plan above the families' tables (xlt.report.sections.plan_module names both)."""
+    if name in CHECKS:
+        raise XltError(f"{name} is a check section, planned in the report layer: use xlt.report.sections.plan_module")
+    return registry.plan(name)
+
+
+def check_positive_control(config: dict) -> None:
+    """The checks compare the demo world's languages: it must have some; and every
+    `known_failures` entry names a check. (A sweep that cannot answer a check is no error: that
+    check is reported as not run, with the reason.)"""
+    if not demo_world(config):
+        raise XltError("positive_control: demo_world.languages is empty; the checks compare the synthetic languages")
+    known = {check_key(family, name) for family, names in check_names().items() for name in names}
+    for key in config["positive_control"]["known_failures"]:
+        if key not in known:
+            raise XltError(
+                f'positive_control.known_failures: {key!r} names no check; use "family: check" as the '
+                f"table writes it, one of: {'; '.join(sorted(known))}"
+            )
 
 
 def family(config: dict, name: str) -> dict | None:

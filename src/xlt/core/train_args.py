@@ -11,7 +11,7 @@ import argparse
 from dataclasses import dataclass, fields
 
 from xlt.core.errors import XltError
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value
 
 
 @dataclass
@@ -76,7 +76,7 @@ TRAIN_HELP = {
     "adam_epsilon": "AdamW's eps, added to the denominator of every update",
     "max_grad_norm": "clip the gradient to this global norm; 0 = no clipping",
     "grad_accum": "micro-batches each batch of --batch-size is split into, their gradients accumulated "
-    "(same results up to float rounding, less memory; not for the dual encoder's in-batch negatives)",
+    "(same results up to float rounding, less memory; not for losses over in-batch negatives)",
     "eval_every": "optimiser steps between dev evaluations; 0 = at the end of every epoch",
     "max_length": "longest input in tokens; longer inputs are truncated",
     "seed": "random seed (data order, initialisation, dropout)",
@@ -153,3 +153,25 @@ def train_flags(settings: dict) -> str:
     if unknown:
         raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
     return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
+
+
+def add_tracking_arguments(p, table: str) -> None:
+    """--track-test / --track-dev; `table` names the checkpoint-choice table they feed."""
+    lang_file = key_value("LANG=FILE", "de=results/data/xnli/de/test.jsonl")
+    p.add_argument(
+        "--track-test",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        type=lang_file,
+        help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
+        f"{table} (repeatable)",
+    )
+    p.add_argument(
+        "--track-dev",
+        action="append",
+        default=[],
+        metavar="LANG=FILE",
+        type=lang_file,
+        help="that language's dev set, for the target-dev (oracle) choice (repeatable)",
+    )

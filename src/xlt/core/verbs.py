@@ -2,21 +2,46 @@
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
 verbs' parsers share: the run flags (`add_run_arguments`) and the `KEY=VALUE` type (`key_value`).
 
+A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
+so a `commands.py` declares flags and paths only and imports nothing heavy, while the module
+that does the work imports torch and the rest at its top: `xlt --help` imports no such module,
+and a job imports only its own verb's.
+
 It lives at the bottom layer so that a layer's `commands.py` can declare its verbs without
 importing `xlt.cli` (which sits above every layer and collects them)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import re
 from dataclasses import dataclass
 from typing import Callable
+
+DOTTED_PATH = re.compile(r"xlt(?:\.\w+)+:[A-Za-z]\w*")
 
 
 @dataclass(frozen=True)
 class Verb:
+    """`target`: "package.module:function", the function that runs the verb on its parsed
+    arguments (its return value: the exit status, or None for 0); `add_arguments` declares
+    the verb's flags on its parser."""
+
+    target: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], None]
+
+    def __post_init__(self):
+        if not DOTTED_PATH.fullmatch(self.target):
+            raise ValueError(f"Verb target {self.target!r}: give the function as 'xlt.package.module:function'")
+
+    def function(self) -> Callable[[argparse.Namespace], int | None]:
+        """The verb's function, its module imported now."""
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def run(self, args: argparse.Namespace) -> int | None:
+        return self.function()(args)
 
 
 @dataclass(frozen=True)

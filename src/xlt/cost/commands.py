@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from xlt.core.verbs import COST, Verb, add_run_arguments
+from xlt.cost.status_commands import STATUS
 
 GROUP = COST
 
@@ -21,15 +22,15 @@ def _plan_arguments(p):
     p.add_argument("--out", default=None, help="also write the JSON plan here")
 
 
-def _plan(args):
+def plan_verb(args):
     from xlt.core import settings
     from xlt.core.io import write_json
-    from xlt.cost import estimate, profile
+    from xlt.cost import profile, sweep
 
-    result = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    result = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
     if args.out:
         write_json(args.out, result)
-    print(json.dumps(result, indent=1) if args.json else estimate.format_table(result))
+    print(json.dumps(result, indent=1) if args.json else sweep.format_table(result))
 
 
 def _calibrate_arguments(p):
@@ -52,9 +53,9 @@ def _calibrate_arguments(p):
     )
 
 
-def _calibrate(args):
+def calibrate_verb(args):
     from xlt.core.io import write_json
-    from xlt.cost.profile import calibrate
+    from xlt.cost.calibration import calibrate
 
     result = calibrate(budget_s=args.seconds, device=args.device, threads=args.threads)
     write_json(args.out, result)
@@ -62,7 +63,8 @@ def _calibrate(args):
         f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
         f"job start-up {result['overhead_s']:.1f} s; besides FLOPs a training step costs "
         f"{result['step_s'] * 1e3:.1f} ms + {result['step_layer_s'] * 1e3:.2f} ms a layer + "
-        f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch {result['eval_batch_s'] * 1e3:.1f} ms + "
+        f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch "
+        f"{result['eval_batch_s'] * 1e3:.1f} ms + "
         f"{result['eval_batch_layer_s'] * 1e3:.2f} ms a layer ({result['threads']} threads)"
     )
 
@@ -87,13 +89,13 @@ def _cost_table_arguments(p):
     )
 
 
-def _cost_table(args):
+def cost_table_verb(args):
     from xlt.core import settings
     from xlt.core.errors import XltError
     from xlt.core.io import atomic_path
-    from xlt.cost import estimate, ledger, profile
+    from xlt.cost import ledger, profile, sweep
 
-    planned = estimate.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    planned = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
     rows, missing = ledger.cost_rows(planned, args.root)
     if not rows:
         raise XltError(
@@ -132,19 +134,20 @@ def _cost_table(args):
 
 VERBS = {
     "cost-table": Verb(
+        "xlt.cost.commands:cost_table_verb",
         "Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)",
         _cost_table_arguments,
-        _cost_table,
     ),
     "plan": Verb(
+        "xlt.cost.commands:plan_verb",
         "Cost estimate of a config before it runs (prices its planned jobs, runs nothing): jobs, "
         "GPU/CPU-hours, peak memory, disk per family and in total",
         _plan_arguments,
-        _plan,
     ),
     "calibrate": Verb(
+        "xlt.cost.commands:calibrate_verb",
         "Measure this machine's training and inference throughput and per-step overheads and save them for `xlt plan`",
         _calibrate_arguments,
-        _calibrate,
     ),
+    "status": STATUS,
 }

@@ -1,6 +1,7 @@
 """Rows and bytes of a configured dataset's splits, as the plan counts them (xlt.cost.estimate):
-the config's own sizes (demo `sizes`, a sentence draw's `sentences.sizes`), else what `xlt prepare-data` wrote (its info.json counts and the files'
-bytes), else the hub's published sizes (KNOWN_ROWS) and an assumed BYTES_PER_ROW."""
+the config's own sizes (demo `sizes`, a sentence draw's `sentences.sizes`), else what `xlt
+prepare-data` wrote (its info.json counts and the files' bytes), else the hub's published sizes
+(KNOWN_ROWS) and an assumed BYTES_PER_ROW."""
 
 from __future__ import annotations
 
@@ -9,26 +10,13 @@ import re
 from pathlib import Path
 
 from xlt.core.plan import RESULTS
+from xlt.cost.constants import value
 
-# rows of hub datasets per language and split (the datasets' cards); a split not listed: DEFAULT_ROWS
-KNOWN_ROWS = {
-    ("facebook/xnli", "train"): 392702,
-    ("facebook/xnli", "dev"): 2490,
-    ("facebook/xnli", "test"): 5010,
-    ("sentence-transformers/all-nli", "train"): 942069,
-    ("sentence-transformers/all-nli", "dev"): 19657,
-    ("PhilipMay/stsb_multi_mt", "dev"): 1500,
-    ("PhilipMay/stsb_multi_mt", "test"): 1379,
-    ("mteb/tatoeba-bitext-mining", "test"): 1000,
-    # TED talks: 15k-407k rows a language pair (the dataset viewer's subset sizes); config/paper.yaml's
-    # 12 languages from en-de's 289k up, so its max_rows (200,000) binds for every one; 51.6k dev
-    # rows over 53 pairs, about 1,000 each
-    ("sentence-transformers/parallel-sentences-talks", "train"): 289000,
-    ("sentence-transformers/parallel-sentences-talks", "dev"): 1000,
-}
-DEFAULT_ROWS = 2000
-# a prepared JSONL row (text pair plus label) where the data are not prepared yet: assumed
-BYTES_PER_ROW = 400
+# rows of hub datasets per language and split; a split not listed: DEFAULT_ROWS; a prepared JSONL
+# row where the data are not prepared yet: BYTES_PER_ROW (sources: xlt.cost.constants)
+KNOWN_ROWS = value("known_rows")
+DEFAULT_ROWS = value("default_rows")
+BYTES_PER_ROW = value("bytes_per_row")
 
 
 def prepared_rows(dataset: str, split: str) -> int | None:

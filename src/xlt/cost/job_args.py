@@ -1,5 +1,7 @@
-"""A planned job's `xlt` arguments read back: the values after a flag (the plan prices a job from
-its arguments alone, xlt.cost.estimate and xlt.cost.outputs)."""
+"""A planned job's other `xlt` arguments read back: the values after a flag. The plan reads a job's
+training settings with the training verbs' own parser (xlt.cost.estimate.training_settings); the
+model, data files, --freeze-depth and the flags the families' cost hooks read still come through
+here, until a job carries them as typed fields (issue 38)."""
 
 from __future__ import annotations
 

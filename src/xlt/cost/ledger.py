@@ -9,7 +9,7 @@ Two records of a job are read, none written twice:
   device, throughput and peak memory the job measured in-process (exact ru_maxrss and torch's
   peak GPU allocation, where the benchmark only samples RSS every 30 s). A job that writes no
   metrics (build_demo_model) has no manifest; its peak RSS is the benchmark's sampled one.
-`cost_rows` joins them with the plan (xlt.cost.estimate) into results/tables/cost.csv, one row
+`cost_rows` joins them with the plan (xlt.cost.sweep) into results/tables/cost.csv, one row
 per job, and `plot_plan_vs_actual` draws planned against measured seconds per family;
 `disk_rows` puts each family's planned disk beside what its outputs take (cost_disk.csv).
 """
@@ -19,29 +19,19 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
+from xlt.core.job_metrics import ledger, metrics_file
 from xlt.core.manifest import NAME as MANIFEST
 from xlt.core.plan import RESULTS
+from xlt.cost.constants import value as constant
 
 BENCHMARK_DIR = f"{RESULTS}/benchmarks"
 COST_TABLE = f"{RESULTS}/tables/cost.csv"
 COST_PLOT = f"{RESULTS}/plots/cost/plan-vs-actual.png"
 COST_DISK_TABLE = f"{RESULTS}/tables/cost_disk.csv"
 CATEGORY = "Cost"
-WITHIN = 2.0  # a plan "holds" when it is within this factor of the measured wall time
-
-
-SHARED = {"build_demo_model": (("model",), None)}  # the shared jobs (xlt.core.plan.shared_jobs) that load a model
-
-
-def ledger() -> dict[str, dict[str, tuple[tuple[str, ...], str | None]]]:
-    """family -> rule -> (the wildcards of its job key, the metrics file whose manifest entry
-    describes the job, or None): every rule that loads a model, each of which carries
-    `benchmark: benchmark_pattern(family, rule, wildcards)` in its rules file. "shared" holds
-    the demo model; each registered family declares its own (its plan's LEDGER)."""
-    return {"shared": SHARED, **{name: dict(registry.plan(name).LEDGER) for name in registry.names()}}
+WITHIN = constant("plan_holds_within")  # a plan "holds" within this factor of the measured wall time
 
 
 def ledger_rules() -> dict[str, tuple[str, ...]]:
@@ -89,20 +79,9 @@ def benchmark_file(family: str, rule: str, key: str) -> str:
     return f"{BENCHMARK_DIR}/{family}/{rule}/{key}.tsv"
 
 
-def metrics_file(family: str, rule: str, key: str) -> str | None:
-    """The metrics JSON the job writes (its manifest.json lies beside it), or None."""
-    wildcards, template = ledger()[family][rule]
-    if template is None:
-        return None
-    values = key.split("/")
-    if len(values) != len(wildcards):
-        raise XltError(f"job key {key!r} of rule {rule} does not split into its wildcards {wildcards}")
-    return template.format(**dict(zip(wildcards, values)))
-
-
 def ledger_jobs(config: dict):
     """(family, rule, job key) of every job of `config` that loads a model."""
-    from xlt.cost.estimate import all_jobs
+    from xlt.cost.sweep import all_jobs
 
     rules = ledger_rules()
     for family, rule, key, _ in all_jobs(config):

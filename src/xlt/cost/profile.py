@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from xlt.core.errors import XltError
+from xlt.cost import formulas
+from xlt.cost.constants import value as constant
 
 DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "xlt" / "throughput.json"
 
@@ -31,26 +32,10 @@ DEFAULT_PROFILE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
 #     a frozen layer, forward only, counts FROZEN_LAYER_SHARE of a layer);
 #   eval_batch_s + eval_batch_layer_s x layers                   once per evaluation batch.
 OVERHEADS = ("overhead_s", "step_s", "step_layer_s", "step_example_layer_s", "eval_batch_s", "eval_batch_layer_s")
-# CPU: `xlt calibrate --threads 1` on the 2-core development machine (2026-11-24, one torch thread as
-# the workflow's jobs run, load average 0.9-1.3; BENCHMARKS.md session 8), rounded: a step 6.9 ms +
-# 1.48 ms a layer + 0.080 ms an example a layer, an evaluation batch 7.8 ms + 1.75 ms a layer.
-CPU_LOOP = {
-    "step_s": 0.007,
-    "step_layer_s": 0.0015,
-    "step_example_layer_s": 0.00008,
-    "eval_batch_s": 0.008,
-    "eval_batch_layer_s": 0.0018,
-}
-# GPUs without a measurement (v100): an eager PyTorch step launches a few dozen kernels per layer
-# forward and backward at ~10 us each, plus the optimiser and the Python loop; assumed 10 ms + 1 ms a
-# layer a step, 5 ms + 0.3 ms a layer an evaluation batch. Run `xlt calibrate` on the accelerator.
-GPU_LOOP = {
-    "step_s": 0.01,
-    "step_layer_s": 0.001,
-    "step_example_layer_s": 0.0002,
-    "eval_batch_s": 0.005,
-    "eval_batch_layer_s": 0.0003,
-}
+# the overheads of the CPU profile (measured) and of a GPU without a measurement (assumed: kernel
+# launches); sources in xlt.cost.constants. Run `xlt calibrate` on the machine that runs the jobs.
+CPU_LOOP = constant("cpu_loop")
+GPU_LOOP = constant("gpu_loop")
 GPU_LOOP_SOURCE = "; per-step and per-batch overheads assumed (kernel launches), not measured"
 
 
@@ -94,11 +79,11 @@ def two_point_fit(
 # (211.46 steps/s, no encoder layer trained; fp32, same H100); the other 23.35 ms over 12 layers is
 # 1.95 ms a layer. Cross-check: the plan's 32 x 128 step gives 990 samples/s; the project's loop was
 # measured at 1,035 (transformers.Trainer 903). torch.compile: COMPILE_STEP_RATIO below.
-MBERT_TOKEN_FLOPS = 6 * 12 * 768**2 * 12
+MBERT_TOKEN_FLOPS = formulas.training_flops(formulas.encoder_params(768, 12), formulas.encoder_params(768, 12), 1)
 H100_MEASURED = {
-    "tokens_per_step": (32 * 128, 128 * 128),
-    "tokens_per_s": (126783.0, 364288.6),
-    "fixed_step_s": 1 / 211.46,
+    "tokens_per_step": constant("h100_tokens_per_step"),
+    "tokens_per_s": constant("h100_tokens_per_s"),
+    "fixed_step_s": 1 / constant("prefix_cache_steps_per_s")["no_layer"],
 }
 H100_LOOP = two_point_fit(
     MBERT_TOKEN_FLOPS,
@@ -120,8 +105,8 @@ H100_SOURCE = (
 # compiling fuses, but that was not timed). Evaluation stays eager. Compiling itself: not
 # measured; assumed COMPILE_S a job (dynamo and inductor on the forward and backward graphs of a
 # 12-layer encoder, commonly 30-60 s on a 16-core host; doubled for symbolic shapes and a margin).
-COMPILE_STEP_RATIO = H100_MEASURED["tokens_per_s"][1] / 451300.8
-COMPILE_S = 120.0
+COMPILE_STEP_RATIO = H100_MEASURED["tokens_per_s"][1] / constant("h100_compiled_tokens_per_s")
+COMPILE_S = constant("compile_s")
 # A frozen layer below the trained ones runs forward only (no backward pass, no optimiser update).
 # Measured on the same H100 (benchmarks/prefix_cache.py --mbert --device cuda, fp32, batch 32 x 128
 # tokens; /work/shared/measurements/h100-prefix-cache.md), uncached steps a second by freeze depth,
@@ -130,7 +115,7 @@ COMPILE_S = 120.0
 # linear model puts depth 6 at 40.48 ms, measured 40.54. The share is measured with FLOPs included
 # (a forward is 1/3 of a step's FLOPs), so for the per-step overhead alone it errs high. Every
 # profile uses it: the ratio is one of launches and work, forward against forward and backward.
-PREFIX_CACHE_STEPS_PER_S = {0: 16.59, 6: 24.67, 12: 48.33, "no_layer": 211.46}
+PREFIX_CACHE_STEPS_PER_S = constant("prefix_cache_steps_per_s")
 
 
 def frozen_layer_share(steps_per_s: dict = PREFIX_CACHE_STEPS_PER_S, layers: int = 12) -> float:
@@ -142,16 +127,24 @@ def frozen_layer_share(steps_per_s: dict = PREFIX_CACHE_STEPS_PER_S, layers: int
 FROZEN_LAYER_SHARE = frozen_layer_share()
 # A100: not measured; the H100's fit with its FLOP rate scaled by the datasheet ratio 312/989 (dense
 # bf16). The overheads are host-side launches and stay the H100's.
+A100_TFLOPS, H100_TFLOPS = constant("dense_bf16_tflops")
 A100_LOOP = {
     **H100_LOOP,
-    "train_flops": H100_LOOP["train_flops"] * 312 / 989,
-    "eval_flops": H100_LOOP["eval_flops"] * 312 / 989,
+    "train_flops": H100_LOOP["train_flops"] * A100_TFLOPS / H100_TFLOPS,
+    "eval_flops": H100_LOOP["eval_flops"] * A100_TFLOPS / H100_TFLOPS,
 }
+GPU_OVERHEAD_S, CPU_OVERHEAD_S, MEMORY_GIB = (
+    constant("gpu_overhead_s"),
+    constant("cpu_overhead_s"),
+    constant("memory_gib"),
+)
+V100_TRAIN_UTILISATION, V100_EVAL_UTILISATION = constant("v100_utilisation")
+CPU_TRAIN_FLOPS, CPU_EVAL_FLOPS = constant("cpu_flops")
 # train/eval: effective FLOP/s; memory_gib: accelerator memory; the rest: OVERHEADS
 KNOWN = {
     "h100": {
-        "memory_gib": 80,
-        "overhead_s": 30,
+        "memory_gib": MEMORY_GIB["h100"],
+        "overhead_s": GPU_OVERHEAD_S,
         "gpu": True,
         "source": H100_SOURCE,
         **H100_LOOP,
@@ -159,8 +152,8 @@ KNOWN = {
         "compile_s": COMPILE_S,
     },
     "a100": {
-        "memory_gib": 80,
-        "overhead_s": 30,
+        "memory_gib": MEMORY_GIB["a100"],
+        "overhead_s": GPU_OVERHEAD_S,
         "gpu": True,
         **A100_LOOP,
         "compile_step_ratio": COMPILE_STEP_RATIO,
@@ -170,20 +163,20 @@ KNOWN = {
         "step ratio the H100's",
     },
     "v100": {
-        "train_flops": 0.2 * 125e12,
-        "eval_flops": 0.3 * 125e12,
-        "memory_gib": 32,
-        "overhead_s": 30,
+        "train_flops": V100_TRAIN_UTILISATION * constant("v100_peak_flops"),
+        "eval_flops": V100_EVAL_UTILISATION * constant("v100_peak_flops"),
+        "memory_gib": MEMORY_GIB["v100"],
+        "overhead_s": GPU_OVERHEAD_S,
         "gpu": True,
         "source": "NVIDIA V100 datasheet, 125 TFLOP/s fp16 tensor cores; 20 % / 30 % utilisation assumed"
         + GPU_LOOP_SOURCE,
         **GPU_LOOP,
     },
     "cpu": {
-        "train_flops": 2e10,
-        "eval_flops": 3e10,
-        "memory_gib": 16,
-        "overhead_s": 6,
+        "train_flops": CPU_TRAIN_FLOPS,
+        "eval_flops": CPU_EVAL_FLOPS,
+        "memory_gib": MEMORY_GIB["cpu"],
+        "overhead_s": CPU_OVERHEAD_S,
         "gpu": False,
         "source": "one x86 core with AVX2, fp32, measured order of magnitude; per-step and per-batch overheads "
         "from `xlt calibrate --threads 1` on a 2-core machine; run `xlt calibrate` for this machine",
@@ -212,239 +205,8 @@ def load(gpu: str | None = None, path: str | Path | None = None) -> dict:
             profile = {
                 **profile,
                 **dict.fromkeys(loop, 0.0),
-                "source": f"{profile.get('source', path)} (without {', '.join(loop)}: rerun `xlt calibrate --out {path}`)",
+                "source": f"{profile.get('source', path)} (without {', '.join(loop)}: "
+                f"rerun `xlt calibrate --out {path}`)",
             }
         return profile
     return {"name": "cpu", **KNOWN["cpu"], "source": KNOWN["cpu"]["source"] + f" (no calibration at {path})"}
-
-
-def _startup_seconds(threads: int | None = None) -> float:
-    """What every job pays before its first batch: a fresh interpreter importing torch, transformers'
-    BERT and xlt's model loading and training code (every model-running `xlt` verb imports them)."""
-    import subprocess
-    import sys
-
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
-    started = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import torch, transformers.models.bert.modeling_bert, xlt.core.models, xlt.core.training",
-        ],
-        check=True,
-        env=env,
-    )
-    return time.perf_counter() - started
-
-
-def _least_squares(rows: list[list[float]], values: list[float]) -> list[float]:
-    """Coefficients of values ~ rows (one column per coefficient), each clamped at 0: an overhead
-    cannot be negative, and on a busy machine a noisy slope can come out below 0."""
-    import numpy as np
-
-    solution = np.linalg.lstsq(np.asarray(rows, dtype=float), np.asarray(values, dtype=float), rcond=None)[0]
-    return [max(float(c), 0.0) for c in solution]
-
-
-def loop_overheads(
-    train_flops: float,
-    eval_flops: float,
-    device: str = "cpu",
-    hidden_size: int = 16,
-    layers: tuple[int, int] = (1, 8),
-    batch_sizes: tuple[int, int] = (8, 32),
-    steps: int = 16,
-    eval_batches: int = 8,
-    max_length: int = 48,
-) -> dict:
-    """What a training step and an evaluation batch cost besides their FLOPs, on a BERT classifier
-    so narrow (`hidden_size`) that its FLOPs hardly count: xlt's own training loop
-    (xlt.core.training.train: AdamW, clipping, schedule) over demo NLI pairs tokenised in the
-    collate as `xlt finetune` does, at two depths and two batch sizes; evaluation batches of 64
-    in eval mode without gradients at the two depths. Each timing less its FLOP time (at the
-    measured rates, over the batches' padded tokens) is fitted to step_s + step_layer_s x layers
-    + step_example_layer_s x examples x layers, and eval_batch_s + eval_batch_layer_s x layers."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
-
-    from xlt.core.classification import classification_loss, make_collate
-    from xlt.core.training import TrainArgs, train
-    from xlt.data import demo
-    from xlt.data.demo_model import build_tokenizer
-
-    records = demo.generate("nli", "en", "train", 64 * eval_batches, 1)
-    tokenizer = build_tokenizer([r["text"] for r in records[:200]], 120)
-    collate = make_collate(tokenizer, max_length)
-    train_rows, train_values, eval_rows, eval_values, measured = [], [], [], [], []
-    for depth in layers:
-        torch.manual_seed(0)
-        model = BertForSequenceClassification(
-            BertConfig(
-                vocab_size=len(tokenizer),
-                hidden_size=hidden_size,
-                num_hidden_layers=depth,
-                num_attention_heads=1,
-                intermediate_size=4 * hidden_size,
-                max_position_embeddings=max_length + 2,
-                num_labels=3,
-            )
-        )
-        params = 12 * hidden_size**2 * depth
-        for batch_size in batch_sizes:
-            marks, tokens = [], []
-
-            def counted(examples):
-                batch = collate(examples)
-                tokens.append(batch["input_ids"].numel())
-                return batch
-
-            def on_step(step, epoch):
-                marks.append(time.perf_counter())
-
-            train(
-                model,
-                records,
-                counted,
-                classification_loss,
-                TrainArgs(
-                    max_steps=steps,
-                    batch_size=batch_size,
-                    lr=1e-3,
-                    max_length=max_length,
-                    device=device,
-                    precision="fp32",
-                    log_every=10**9,
-                ),
-                on_step=on_step,
-            )
-            warm = 2  # the first steps allocate and warm kernels up: not timed
-            per_step = (marks[-1] - marks[warm]) / (len(marks) - 1 - warm)
-            flop_s = 6 * params * sum(tokens[warm:-1]) / (len(tokens) - 1 - warm) / train_flops
-            train_rows.append([1.0, depth, batch_size * depth])
-            train_values.append(per_step - flop_s)
-            measured.append(
-                {
-                    "mode": "train",
-                    "layers": depth,
-                    "batch_size": batch_size,
-                    "seconds_per_step": per_step,
-                    "flop_seconds": flop_s,
-                }
-            )
-        model.eval()
-        device_model = model.to(device)
-        batches = [records[i : i + 64] for i in range(0, len(records), 64)]
-        with torch.no_grad():
-            for i, chunk in enumerate(batches):
-                if i == 1:  # the first batch warms up: not timed
-                    started, tokens = time.perf_counter(), 0
-                batch = {k: v.to(device) for k, v in collate(chunk).items()}
-                device_model(**batch).logits.float().cpu()
-                if i >= 1:
-                    tokens += batch["input_ids"].numel()
-        per_batch = (time.perf_counter() - started) / (len(batches) - 1)
-        flop_s = 2 * params * tokens / (len(batches) - 1) / eval_flops
-        eval_rows.append([1.0, depth])
-        eval_values.append(per_batch - flop_s)
-        measured.append(
-            {"mode": "eval", "layers": depth, "batch_size": 64, "seconds_per_batch": per_batch, "flop_seconds": flop_s}
-        )
-    step_s, step_layer_s, step_example_layer_s = _least_squares(train_rows, train_values)
-    eval_batch_s, eval_batch_layer_s = _least_squares(eval_rows, eval_values)
-    return {
-        "step_s": step_s,
-        "step_layer_s": step_layer_s,
-        "step_example_layer_s": step_example_layer_s,
-        "eval_batch_s": eval_batch_s,
-        "eval_batch_layer_s": eval_batch_layer_s,
-        "measured": measured,
-        "probe": {
-            "hidden_size": hidden_size,
-            "layers": list(layers),
-            "batch_sizes": list(batch_sizes),
-            "steps": steps,
-            "max_length": max_length,
-        },
-    }
-
-
-def calibrate(
-    seq_lengths=(32, 64, 128),
-    hidden_size: int = 256,
-    layers: int = 4,
-    batch_size: int = 16,
-    budget_s: float = 30.0,
-    device: str = "auto",
-    threads: int | None = None,
-    loop_steps: int = 16,
-) -> dict:
-    """Time forward and forward+backward of a small BERT at a few sequence lengths; FLOP/s from
-    2 x params x tokens (forward) and 6 x params x tokens (forward+backward). Then the per-step
-    and per-batch overheads (loop_overheads, `loop_steps` steps a setting) and a job's start-up.
-    `threads`: torch's CPU threads (the workflow's jobs use their rule's `threads:`)."""
-    import torch
-    from transformers import BertConfig, BertModel
-
-    if threads:
-        torch.set_num_threads(threads)
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.manual_seed(0)
-    model = BertModel(
-        BertConfig(
-            vocab_size=1000,
-            hidden_size=hidden_size,
-            num_hidden_layers=layers,
-            num_attention_heads=max(1, hidden_size // 64),
-            intermediate_size=4 * hidden_size,
-            max_position_embeddings=max(seq_lengths),
-        )
-    ).to(device)
-    params = sum(p.numel() for name, p in model.named_parameters() if "embeddings" not in name)
-    per_length = budget_s / (2 * len(seq_lengths))
-    rows = []
-    for seq in seq_lengths:
-        ids = torch.randint(0, 1000, (batch_size, seq), device=device)
-        row = {"seq_length": seq}
-        for mode in ("forward", "train"):
-            model.train(mode == "train")
-            tokens, started, steps = 0, time.perf_counter(), 0
-            while steps < 2 or time.perf_counter() - started < per_length:
-                if mode == "train":
-                    model(ids).last_hidden_state.float().pow(2).mean().backward()
-                else:
-                    with torch.no_grad():
-                        model(ids)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                tokens += ids.numel()
-                steps += 1
-                if steps == 1:  # the first step warms kernels and allocators up: not timed
-                    tokens, started = 0, time.perf_counter()
-            seconds = time.perf_counter() - started
-            row[f"{mode}_tokens_per_s"] = tokens / seconds
-        rows.append(row)
-    train = sum(6 * params * r["train_tokens_per_s"] for r in rows) / len(rows)
-    forward = sum(2 * params * r["forward_tokens_per_s"] for r in rows) / len(rows)
-    loop = loop_overheads(train, forward, device=device, steps=loop_steps)
-    return {
-        "name": f"calibrated-{device}",
-        "gpu": device != "cpu",
-        "train_flops": train,
-        "eval_flops": forward,
-        "overhead_s": _startup_seconds(threads),
-        "threads": torch.get_num_threads(),
-        **{key: loop[key] for key in OVERHEADS[1:]},
-        "loop_measured": loop["measured"],
-        "loop_probe": loop["probe"],
-        "memory_gib": (torch.cuda.get_device_properties(0).total_memory / 2**30 if device == "cuda" else None),
-        "measured": rows,
-        "probe": {
-            "hidden_size": hidden_size,
-            "layers": layers,
-            "batch_size": batch_size,
-            "non_embedding_params": params,
-        },
-        "source": f"xlt calibrate on this machine ({device}, {torch.get_num_threads()} threads), {time.strftime('%Y-%m-%d')}",
-    }

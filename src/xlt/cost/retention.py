@@ -1,6 +1,6 @@
 """Which trained models outlive the sweep (the plan's disk column): a rule that saves a model keeps
-it with `keep_models`, for the demo model, or when the workflow names it as a target (alignment's
-freeze_depth models); the others are temp() outputs, deleted once the rules that read them have run."""
+it with `keep_models`, for the demo model, or when the workflow names it as a target (a model another
+family analyses); the others are temp() outputs, deleted once the rules that read them have run."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import functools
 
 from xlt.core import registry, settings
 from xlt.core.plan import RESULTS
+from xlt.report import sections
 
 MODEL_DIR = f"{RESULTS}/runs/{{family}}/{{run_id}}/model"  # where the KEEPS_MODEL rules of a family save theirs
 
@@ -21,7 +22,7 @@ def keeps_model() -> tuple[str, ...]:
 
 def model_kept(config: dict, family: str, run_id: str) -> bool:
     """Whether a trained model's directory outlives the sweep: with `keep_models`, a demo model (every
-    family reads it), or one the workflow names as a target (alignment's freeze_depth models); the
+    family reads it), or one the workflow names as a target (a model another family analyses); the
     others are temp() outputs, deleted once the rules that read them have run."""
     if family == "shared" or config.get("keep_models", False):
         return True
@@ -44,5 +45,5 @@ def _workflow_targets(config_json: str) -> frozenset[str]:
         t
         for name in names
         if settings.family(config, name) is not None
-        for t in settings.plan_module(name).targets(config)
+        for t in sections.plan_module(name).targets(config)
     )

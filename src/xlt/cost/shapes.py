@@ -3,19 +3,17 @@ the hub cache, or a table of known hub models; and the hub cache the sweep downl
 
 from __future__ import annotations
 
+from xlt.core import registry
+from xlt.core.family_plan import cost_hook
 from xlt.core.model_files import split_revision
 from xlt.core.plan import RESULTS, model_ref
+from xlt.cost import formulas
+from xlt.cost.constants import value as constant
 
-# hub models: (vocab, hidden, layers); an unknown hub id is planned as bert-base and says so
-KNOWN_MODELS = {
-    "bert-base-multilingual-cased": (119547, 768, 12),
-    "bert-base-multilingual-uncased": (105879, 768, 12),  # its config.json (vocab_size, hidden_size, layers)
-    "GroNLP/bert-base-dutch-cased": (30073, 768, 12),
-    "FacebookAI/roberta-large": (50265, 1024, 24),
-    "xlm-roberta-base": (250002, 768, 12),
-    "FacebookAI/xlm-roberta-base": (250002, 768, 12),
-}
-DEFAULT_SHAPE = (30522, 768, 12)
+# hub models: (vocab, hidden, layers); an unknown hub id is planned as DEFAULT_SHAPE (bert-base) and
+# says so (sources: xlt.cost.constants)
+KNOWN_MODELS = constant("known_models")
+DEFAULT_SHAPE = constant("default_shape")
 
 
 def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
@@ -32,8 +30,9 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
         spec = config["models"][ref.split("/")[2]]
         return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
     if ref.startswith(f"{RESULTS}/runs/"):  # a fine-tuned model: the shape of the model its family starts from
-        family = config[ref.split("/")[2]]
-        names = family.get("models") or family.get("students") or []
+        family = ref.split("/")[2]
+        plan = registry.plan(family) if family in registry.names() else None
+        names = cost_hook(plan, "trained_models")(config[family])
         if names:
             return model_shape(config, model_ref(config, names[0]))
     return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)
@@ -67,5 +66,5 @@ def hub_cache_gib(config: dict) -> float:
     for spec in config["models"].values():
         if spec["source"] == "hub":
             vocab, hidden, layers = model_shape(config, spec["path"])
-            total += 4 * (12 * hidden * hidden * layers + vocab * hidden)
+            total += constant("weight_bytes") * (formulas.encoder_params(hidden, layers) + vocab * hidden)
     return total / 2**30

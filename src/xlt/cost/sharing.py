@@ -16,8 +16,8 @@ the fraction is set well below 1. A phase of a job (its start-up, its training s
 evaluations) then occupies the GPU for its seconds x max(1/k, its own FLOP rate / (SHARING_EFFICIENCY
 x the saturating rate)), never more than its seconds: for a batch-32 mBERT step (0.35 of the
 batch-128 rate) 0.58 of its seconds with 4 slots a GPU, a 1.7x saving, where the ideal
-(efficiency 1) would give 0.35. Phases are charged apart because one job mixes both kinds: adapt's
-batch-8 training steps leave the GPU idle between kernels while its evaluations in batches of 128
+(efficiency 1) would give 0.35. Phases are charged apart because one job mixes both kinds: an MLM
+adaptation's batch-8 training steps leave the GPU idle between kernels while its evaluations in batches of 128
 fill it; at the job's average rate the evaluations' FLOPs would hide the idle steps.
 """
 
@@ -25,14 +25,17 @@ from __future__ import annotations
 
 import math
 
-from xlt.cost.profile import H100_MEASURED, MBERT_TOKEN_FLOPS
+from xlt.core import settings
+from xlt.cost.constants import value as constant
+from xlt.cost.estimate import job_cost
+from xlt.cost.profile import H100_MEASURED, KNOWN, MBERT_TOKEN_FLOPS
 
 # the measured batch of 128 x 128 tokens at mBERT's shape: the step that fills an H100 on its own
 SATURATING_STEP_FLOPS = MBERT_TOKEN_FLOPS * H100_MEASURED["tokens_per_step"][1]
 SATURATING_LAYERS = 12
-# share of the saturating throughput that jobs sharing a GPU reach together: assumed (no
-# measurement of concurrent jobs yet); a profile may set its own `sharing_efficiency`
-SHARING_EFFICIENCY = 0.6
+# share of the saturating throughput that jobs sharing a GPU reach together (assumed; a profile
+# may set its own `sharing_efficiency`)
+SHARING_EFFICIENCY = constant("sharing_efficiency")
 
 
 def job_slots(step_flops: float, peak_memory_gib: float, sharing: dict) -> int:
@@ -106,10 +109,6 @@ def apply(jobs: list, config: dict, profile: dict) -> None:
 
 def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:
     """Job key -> slots, for every job of `rule` (the workflow's `gpu_slots` resource)."""
-    from xlt.core import settings
-    from xlt.cost.estimate import job_cost
-    from xlt.cost.profile import KNOWN
-
     sharing = config.get("gpu_sharing") or {"slots_per_gpu": 1}
     jobs = settings.plan_module(family).jobs(config).get(rule, {})
     out = {}

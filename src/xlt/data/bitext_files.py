@@ -1,7 +1,8 @@
 """Read bitext test sets: Tatoeba in LASER's layout, and xlt's normalised bitext JSONL.
 
-LASER layout: ``tatoeba.{xxx}-eng.{xxx}`` and ``tatoeba.{xxx}-eng.eng``. Both files of a pair hold one sentence per line, line i of one being the translation of line
-i of the other (LASER's data/tatoeba/v1, 1000 pairs per language). ``xxx`` is LASER's
+LASER layout: ``tatoeba.{xxx}-eng.{xxx}`` and ``tatoeba.{xxx}-eng.eng``. Both files of a pair
+hold one sentence per line, line i of one being the translation of line i of the other
+(LASER's data/tatoeba/v1, 1000 pairs per language). ``xxx`` is LASER's
 three-letter code (deu, fra, cmn ...). Lines are split on "\\n" only (a stray "\\r" before it
 is dropped), so a sentence that contains another Unicode line separator stays one sentence.
 
@@ -45,9 +46,9 @@ def load_tatoeba(directory: str | Path, lang: str) -> tuple[list[str], list[str]
     xx_path, en_path = tatoeba_paths(directory, lang)
     if not xx_path.is_file():
         available = available_tatoeba_langs(directory)
+        listing = ", ".join(available) or "none (expected files tatoeba.xxx-eng.xxx and tatoeba.xxx-eng.eng)"
         raise XltError(
-            f"no Tatoeba file {xx_path} for language code {lang!r}; codes available in {directory}: "
-            f"{', '.join(available) if available else 'none (expected files tatoeba.xxx-eng.xxx and tatoeba.xxx-eng.eng)'}"
+            f"no Tatoeba file {xx_path} for language code {lang!r}; codes available in {directory}: {listing}"
         )
     if not en_path.is_file():
         raise XltError(f"missing Tatoeba English side {en_path} for {xx_path.name}; both files of the pair are needed")
@@ -133,7 +134,8 @@ def resolve_langs(files: list[str], langs: str | None) -> list[str]:
         codes = [code.strip() for code in langs.split(",") if code.strip()]
         if len(codes) != len(files):
             raise XltError(
-                f"--langs names {len(codes)} language(s) but {len(files)} --bitext file(s) were given; give one code per file"
+                f"--langs names {len(codes)} language(s) but {len(files)} --bitext file(s) were given; "
+                "give one code per file"
             )
     else:
         codes = [Path(f).resolve().parent.name for f in files]
@@ -187,7 +189,8 @@ def bitexts_from_records(lang: str, records: Sequence[Mapping], origin: str = ""
         text, pair = rec.get("text"), rec.get("text_pair")
         if not isinstance(text, str) or not isinstance(pair, str) or not text.strip() or not pair.strip():
             raise XltError(
-                f"{origin or lang} record {i}: needs non-empty string fields 'text' (non-English) and 'text_pair' (English)"
+                f"{origin or lang} record {i}: needs non-empty string fields 'text' (non-English) "
+                "and 'text_pair' (English)"
             )
         texts.append(text)
         english.append(pair)

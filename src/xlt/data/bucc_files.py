@@ -16,6 +16,8 @@ from typing import Iterable
 
 from xlt.core.errors import XltError
 
+BITEXT_SPLIT_EXAMPLE = "dev=results/data/demo-bitext/qaa/dev.jsonl"  # a SPLIT=FILE item of `xlt make-bucc --bitext`
+
 
 @dataclass
 class BuccSplit:
@@ -81,7 +83,8 @@ def read_id_sentences(path: str | Path) -> tuple[list[str], list[str]]:
             sid = sid.strip()
             if not tab or not sid or not sentence.strip():
                 raise XltError(
-                    f"{path}:{lineno}: expected 'id<TAB>sentence' with both parts non-empty; fix the line or regenerate the file"
+                    f"{path}:{lineno}: expected 'id<TAB>sentence' with both parts non-empty; "
+                    "fix the line or regenerate the file"
                 )
             if sid in seen:
                 raise XltError(f"{path}:{lineno}: duplicate sentence id {sid!r}; ids must be unique within a file")
@@ -109,7 +112,8 @@ def read_gold(path: str | Path, src_ids: Iterable[str], tgt_ids: Iterable[str]) 
             if s not in known_src or t not in known_tgt:
                 missing = s if s not in known_src else t
                 raise XltError(
-                    f"{path}:{lineno}: gold pair refers to id {missing!r}, which is not in the sentence files of this split"
+                    f"{path}:{lineno}: gold pair refers to id {missing!r}, "
+                    "which is not in the sentence files of this split"
                 )
             gold.add((s, t))
     return gold

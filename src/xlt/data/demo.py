@@ -3,7 +3,8 @@
 The demo needs no network, so it invents its own small "world": one concept lexicon
 rendered in English and in synthetic languages. Each language spells a declared share of
 every word class as English does (`Language.overlap`, config `demo_world`: the anchors
-through which multilingual encoders transfer) and has its own word order. Language codes come from ISO 639's range reserved for local use (qaa..qtz), so
+through which multilingual encoders transfer) and has its own word order. Language codes come
+from ISO 639's range reserved for local use (qaa..qtz), so
 nobody mistakes them for real languages. Every task the families need is generated from
 the same sentence structures, so the data is parallel across languages by construction:
 

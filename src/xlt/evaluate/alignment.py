@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from xlt.core.choices import PROJECTION_METHODS
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
 from xlt.data.bitext_files import Bitext
@@ -34,7 +35,6 @@ RETRIEVAL_METRIC = "bitext_retrieval_acc"
 # the per-layer accuracy's rule: by index, the retrieval default (it has vectors, not texts)
 MATCH = "index"
 CENTERED_SUFFIX = "_centered"
-PROJECTION_METHODS = ("tsne", "pca")
 MIN_TSNE_POINTS = 4  # below this t-SNE is meaningless; PCA is used instead
 
 
@@ -63,7 +63,8 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
     bad = [layer for layer in layers if not 0 <= layer <= num_layers]
     if bad or not layers:
         raise XltError(
-            f"layers {spec!r}: indices must be between 0 (embeddings) and {num_layers} (last layer) for this model; got {bad or 'none'}"
+            f"layers {spec!r}: indices must be between 0 (embeddings) and {num_layers} (last layer) "
+            f"for this model; got {bad or 'none'}"
         )
     return sorted(set(layers))
 
@@ -71,7 +72,11 @@ def parse_layers(spec: str | Sequence[int] | None, num_layers: int) -> list[int]
 def only_layers(encoded: EncodedBitext, layers: Sequence[int]) -> EncodedBitext:
     """The same bitext with only the hidden states `layers` (e.g. the table's, when more were
     encoded for the pictures)."""
-    return EncodedBitext(encoded.lang, {l: encoded.texts[l] for l in layers}, {l: encoded.english[l] for l in layers})
+    return EncodedBitext(
+        encoded.lang,
+        {layer: encoded.texts[layer] for layer in layers},
+        {layer: encoded.english[layer] for layer in layers},
+    )
 
 
 def center(vectors: np.ndarray) -> np.ndarray:

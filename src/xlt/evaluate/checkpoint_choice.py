@@ -122,30 +122,6 @@ def tracking_args(config: dict, dataset: str, split: str, langs: Sequence[str]) 
 # ---------------------------------------------------------------- the command side
 
 
-def add_tracking_arguments(p, table: str) -> None:
-    """--track-test / --track-dev; `table` names the checkpoint-choice table they feed."""
-    from xlt.core.verbs import key_value
-
-    lang_file = key_value("LANG=FILE", "de=results/data/xnli/de/test.jsonl")
-    p.add_argument(
-        "--track-test",
-        action="append",
-        default=[],
-        metavar="LANG=FILE",
-        type=lang_file,
-        help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
-        f"{table} (repeatable)",
-    )
-    p.add_argument(
-        "--track-dev",
-        action="append",
-        default=[],
-        metavar="LANG=FILE",
-        type=lang_file,
-        help="that language's dev set, for the target-dev (oracle) choice (repeatable)",
-    )
-
-
 def tracking_identity(args) -> tuple[dict, list[str]]:
     """--track-test / --track-dev for a resumable run's key: their languages (settings) and
     files (inputs); the tracked scores live in the checkpointed history."""

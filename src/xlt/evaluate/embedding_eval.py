@@ -112,7 +112,8 @@ def format_table(bitext_rows: list, sts_rows: list) -> str:
         lines.append(f"{'lang':<{width}}{'n':>6}{XX_TO_EN:>10}{EN_TO_XX:>10}{'mean':>10}")
         for label, (_, r) in zip(labels, bitext_rows):
             lines.append(
-                f"{label:<{width}}{r.n:>6}{100 * r.error_xx_to_en:>10.2f}{100 * r.error_en_to_xx:>10.2f}{100 * r.mean_error:>10.2f}"
+                f"{label:<{width}}{r.n:>6}{100 * r.error_xx_to_en:>10.2f}"
+                f"{100 * r.error_en_to_xx:>10.2f}{100 * r.mean_error:>10.2f}"
             )
         if len(bitext_rows) > 1:
             average = [

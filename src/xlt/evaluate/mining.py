@@ -43,12 +43,13 @@ from typing import Sequence
 
 import numpy as np
 
+from xlt.core.choices import MINING_DEFAULT_K, MINING_STRATEGIES
 from xlt.core.errors import XltError
 from xlt.data.bucc_files import BuccSplit
 from xlt.evaluate.vectors import l2_normalise
 
-STRATEGIES = ("max", "intersect", "forward", "backward")
-DEFAULT_K = 4
+STRATEGIES = MINING_STRATEGIES
+DEFAULT_K = MINING_DEFAULT_K
 
 
 # ---------------------------------------------------------------------------------------

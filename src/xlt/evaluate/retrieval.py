@@ -39,13 +39,12 @@ from typing import Sequence
 
 import numpy as np
 
+from xlt.core.choices import DEFAULT_MATCH, MATCH_RULES
 from xlt.core.metrics import example_set, record
 from xlt.evaluate.vectors import l2_normalise
 
 XX_TO_EN = "xx->en"
 EN_TO_XX = "en->xx"
-MATCH_RULES = ("index", "text")
-DEFAULT_MATCH = "index"  # what the CLI, the schemas and every family use unless told otherwise
 
 # rows of queries scored at once: bounds the similarity block to chunk x n floats
 _CHUNK = 2048

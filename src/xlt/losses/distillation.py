@@ -111,7 +111,7 @@ def check_temperature(temperature: float) -> None:
     ):
         raise XltError(
             f"distillation temperature must be a finite number > 0, got {temperature!r} "
-            f"(the MonoX paper uses {PAPER_TEMPERATURE})"
+            f"(Chi et al. use {PAPER_TEMPERATURE})"
         )
 
 

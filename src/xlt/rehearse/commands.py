@@ -24,18 +24,28 @@ def _arguments(p):
     )
 
 
+def enabled_hooks(config: dict, member: str) -> list:
+    """`member` of the rehearsal hook (`rehearsal.py`) of every enabled family that has one."""
+    from xlt.core import registry, settings
+
+    found = [
+        registry.hook(name, "rehearsal", member) if settings.family(config, name) else None for name in registry.names()
+    ]
+    return [hook for hook in found if hook is not None]
+
+
 def languages(config: dict) -> list[str]:
-    """Every language a dataset of `config` is read in, English and the mining pairs' included."""
+    """Every language a dataset of `config` is read in, English included, and those of data a family
+    reads outside `datasets:` (its hook `rehearsal.languages(config)`)."""
     langs = {"en"}
     for spec in config.get("datasets", {}).values():
         langs.update(spec.get("languages", []))
-    mining = (config.get("dual") or {}).get("mining") or {}
-    for pair in mining.get("pairs", []):
-        langs.update(pair.split("-"))
+    for family_languages in enabled_hooks(config, "languages"):
+        langs.update(family_languages(config))
     return sorted(langs)
 
 
-def _run(args):
+def rehearse(args):
     import copy
     from pathlib import Path
 
@@ -67,9 +77,11 @@ def _run(args):
         f"{datasets.write_hf_datasets(config, cache / 'datasets')} hub dataset configs, "
         f"{datasets.write_local(config, out)} local datasets"
     )
-    mining = (config.get("dual") or {}).get("mining") or {}
-    if mining.get("source") == "hf":
-        print(f"{datasets.write_bucc(mining, cache / 'datasets')} BUCC pairs")
+    # data a family reads outside `datasets:` (its hook rehearsal.write_stand_ins, with these writers)
+    for write_stand_ins in enabled_hooks(config, "write_stand_ins"):
+        written = write_stand_ins(config, cache / "datasets", datasets)
+        if written:
+            print(written)
     write_text(
         out / "config.yaml",
         "# derived by `xlt rehearse` from " + str(args.config) + ": the same sweep on "
@@ -80,6 +92,8 @@ def _run(args):
 
 VERBS = {
     "rehearse": Verb(
-        "The paper sweep's config on offline stand-in models and data (runs every rule in minutes)", _arguments, _run
+        "xlt.rehearse.commands:rehearse",
+        "The paper sweep's config on offline stand-in models and data (runs every rule in minutes)",
+        _arguments,
     )
 }

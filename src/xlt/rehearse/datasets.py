@@ -1,7 +1,8 @@
 """Stand-in data for the rehearsal: generated rows with each dataset's languages, splits,
 columns and label names, written where the real data would be found.
 
-- `source: hf` datasets and the dual family's BUCC data go into the `datasets` cache layout
+- `source: hf` datasets (and hub data a family reads outside `datasets:`, written by its
+  rehearsal hook with these writers, e.g. `write_bucc`) go into the `datasets` cache layout
   under the real hub id and config name (`<namespace>___<name>/<config>/<version>/<hash>`), the
   copy `load_dataset` reads with HF_HUB_OFFLINE=1 after `xlt prefetch`. (A hub-layout dataset
   repo would not do: `load_dataset` needs the hub's API to resolve one, offline or not.)
@@ -11,13 +12,13 @@ columns and label names, written where the real data would be found.
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import shutil
 import tempfile
 from pathlib import Path
 
+from xlt.core import registry, settings
 from xlt.core.errors import XltError
 from xlt.core.settings import split_languages
 from xlt.rehearse.text import render, sentence_ids
@@ -92,6 +93,7 @@ def write_cached(
     name = hub_id.split("/")[-1]
     config = config_name or "default"
     final = datasets_cache / hub_id.replace("/", "___") / config / "0.0.0" / "rehearsal"
+    datasets_cache.mkdir(parents=True, exist_ok=True)  # the first stand-in may come from a family's hook
     with tempfile.TemporaryDirectory(dir=datasets_cache.parent) as tmp:
         files = {}
         for split, rows in splits.items():
@@ -115,20 +117,14 @@ def write_cached(
 
 
 def required_rows(config: dict) -> dict[tuple[str, str], int]:
-    """(dataset, split) -> rows the sweep needs beyond the defaults: MonoX's largest numeric training
-    size must fit in the labelled part of its task's train split (labelled_fraction of it, or all
-    but dev_fraction), as it does at paper scale; a smaller stand-in fails that job."""
-    from xlt.core import settings
-
-    monox = settings.family(config, "monox")
+    """(dataset, split) -> rows the sweep needs beyond the defaults, as the enabled families ask
+    through their optional hook `rehearsal.required_rows(config)` (a training size that must fit
+    in a split, as it does at paper scale); the most any family asks for."""
     need: dict[tuple[str, str], int] = {}
-    for spec in (monox or {}).get("tasks", []):
-        sizes = [size for size in (monox["size"], *spec.get("sizes", [])) if isinstance(size, int)]
-        if not sizes:
-            continue
-        share = spec.get("labelled_fraction") or 1 - spec.get("dev_fraction", 0)
-        key = (spec["dataset"], "train")
-        need[key] = max(need.get(key, 0), math.ceil(max(sizes) / share) + 1)
+    for name in registry.names():
+        rows = registry.hook(name, "rehearsal", "required_rows") if settings.family(config, name) else None
+        for key, count in (rows(config) if rows else {}).items():
+            need[key] = max(need.get(key, 0), count)
     return need
 
 

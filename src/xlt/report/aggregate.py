@@ -81,24 +81,3 @@ def split_summary(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per-language rows, summary rows), each in the table's order and columns."""
     summary = is_summary(table)
     return table[~summary].reset_index(drop=True), table[summary].reset_index(drop=True)
-
-
-def summary_path(table_path: str | Path) -> Path:
-    """results/tables/dual.csv -> results/tables/dual_summary.csv"""
-    path = Path(table_path)
-    return path.with_name(f"{path.stem}_summary{path.suffix}")
-
-
-def read_table(path: str | Path) -> pd.DataFrame:
-    """A family's table with its summary rows back in, in the aggregated order: what the
-    plots and checks read, so moving averages to the summary changes none of their numbers."""
-    table = pd.read_csv(path)
-    summary = summary_path(path)
-    if not summary.is_file():
-        return table
-    extra = pd.read_csv(summary)
-    if extra.empty:
-        return table
-    joined = pd.concat([table, extra], ignore_index=True)
-    dims = [d for d in DIMENSIONS if d in joined.columns]
-    return joined.sort_values(["family", "run_id", *dims, "metric"], kind="stable").reset_index(drop=True)

@@ -24,23 +24,6 @@ def _aggregate_arguments(p):
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (config statistics.confidence)")
 
 
-def _aggregate(args):
-    from xlt.core.io import atomic_path
-    from xlt.report.aggregate import aggregate, split_summary, summary_path
-
-    per_language, summary = split_summary(
-        aggregate(args.metrics, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
-    )
-    summary_out = args.summary or summary_path(args.out)
-    for table, out in ((per_language, args.out), (summary, summary_out)):
-        with atomic_path(out) as tmp:
-            table.to_csv(tmp, index=False)
-    print(
-        f"{len(per_language)} rows -> {args.out}, {len(summary)} summary rows -> {summary_out} "
-        f"(from {len(args.metrics)} files)"
-    )
-
-
 def _plot_arguments(p):
     # the kinds are checked when the verb runs: listing them here would import every family's
     # plotting module (matplotlib) and make `xlt --help` slow
@@ -48,20 +31,6 @@ def _plot_arguments(p):
     p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate`")
     p.add_argument("--out", required=True, help="PNG path")
     p.add_argument("--title", default="", help="figure title (default: the plot kind's own)")
-
-
-def _plot(args):
-    from xlt.core.errors import XltError
-    from xlt.core.io import atomic_path
-    from xlt.report.aggregate import read_table
-    from xlt.report.plots import plot_functions
-
-    kinds = plot_functions()
-    if args.kind not in kinds:
-        raise XltError(f"unknown plot kind {args.kind!r}; choose one of {', '.join(sorted(kinds))}")
-    table = read_table(args.table)
-    with atomic_path(args.out) as tmp:
-        kinds[args.kind](table, tmp, title=args.title)
 
 
 def _plot_curves_arguments(p):
@@ -72,25 +41,16 @@ def _plot_curves_arguments(p):
     p.add_argument("--title", default="", help="figure title (default 'Training curves')")
 
 
-def _plot_curves(args):
-    from xlt.core.io import atomic_path
-    from xlt.report.curves import plot_curves, read_curves
-
-    curves = read_curves(args.curves)
-    with atomic_path(args.out) as tmp:
-        plot_curves(curves, tmp, title=args.title)
-
-
 VERBS = {
     "aggregate": Verb(
+        "xlt.report.write_tables:main",
         "Collect metrics JSON files into one tidy CSV (run axes + dimensions + metric + value)",
         _aggregate_arguments,
-        _aggregate,
     ),
-    "plot": Verb("Draw one figure from a tidy metrics table", _plot_arguments, _plot),
+    "plot": Verb("xlt.report.draw_plot:main", "Draw one figure from a tidy metrics table", _plot_arguments),
     "plot-curves": Verb(
+        "xlt.report.draw_curves:main",
         "Draw the training curves (loss, learning rate, dev score) of a family's runs in one figure",
         _plot_curves_arguments,
-        _plot_curves,
     ),
 }

@@ -13,7 +13,7 @@ def _arguments(p):
         nargs="+",
         metavar="FAMILY=CSV",
         help="run tables from `xlt aggregate`",
-        type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
+        type=key_value("FAMILY=CSV", "myfamily=results/tables/myfamily.csv"),
     )
     p.add_argument(
         "--model",
@@ -29,7 +29,7 @@ def _arguments(p):
         action="append",
         default=[],
         metavar="FAMILY=SPLIT",
-        type=key_value("FAMILY=SPLIT", "freeze_depth=test"),
+        type=key_value("FAMILY=SPLIT", "myfamily=test"),
         help="the evaluation split of a family whose table has no split column (config <family>.eval.split)",
     )
     p.add_argument("--demo", action="store_true", help="a demo run: no overlay, and the figure says why")
@@ -42,25 +42,10 @@ def _arguments(p):
     p.add_argument("--out-plot", required=True, help="overlay PNG path")
 
 
-def _run(args):
-    from xlt.core.io import atomic_path
-    from xlt.report import paper
-
-    delta = paper.compare(dict(args.tables), demo=args.demo, models=dict(args.model), splits=dict(args.split))
-    with atomic_path(args.out_table) as tmp:
-        delta.to_csv(tmp, index=False)
-    with atomic_path(args.out_plot) as tmp:
-        paper.overlay_plot(delta, tmp, demo=args.demo, rehearsal=args.rehearsal)
-    key = ["family", "setting", "lang", "metric"]  # one published number
-    published, matched = len(delta[key].drop_duplicates()), delta[delta["matched"] == "yes"]
-    print(
-        f"{len(matched[key].drop_duplicates())} of {published} published numbers match a run "
-        f"({len(matched)} run-table rows) -> {args.out_table}"
-    )
-
-
 VERBS = {
     "paper-delta": Verb(
-        "Ours beside every published number of the seed studies (paper_delta.csv + overlay)", _arguments, _run
+        "xlt.report.paper_delta:main",
+        "Ours beside every published number of the seed studies (paper_delta.csv + overlay)",
+        _arguments,
     )
 }

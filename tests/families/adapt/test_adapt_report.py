@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
 
-from xlt.core.scheme_names import scheme_label, scheme_order
 from xlt.families.adapt.plots import (
     PLOTS,
     cka_vs_step,
@@ -17,6 +16,7 @@ from xlt.families.adapt.plots import (
     perplexity_vs_step,
     word_nll,
 )
+from xlt.families.adapt.scheme_names import scheme_label, scheme_order
 from xlt.families.adapt.tables import final_perplexity_table, word_nll_table
 
 

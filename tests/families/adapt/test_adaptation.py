@@ -12,8 +12,9 @@ from test_mlm_commands import compare_layers, run_verb
 from xlt.core.errors import XltError
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.training import TrainArgs
-from xlt.families.adapt.adaptation import EvalSet, MlmCollate, adapt, evaluate_sets, mlm_loss
+from xlt.families.adapt.adaptation import EvalSet, adapt, evaluate_sets
 from xlt.families.adapt.mlm import IGNORE_INDEX, FixedMasking
+from xlt.families.adapt.mlm_objective import MlmCollate, mlm_loss
 from xlt.families.adapt.schemes import parse_scheme
 from xlt.report.aggregate import aggregate
 

@@ -8,10 +8,10 @@ import torch
 from _tiny_mlm import DUTCH, ENGLISH, tiny_bert_mlm, wordpiece_tokenizer
 
 from xlt.families.adapt import masked_head
-from xlt.families.adapt.adaptation import MlmCollate, mlm_loss
 from xlt.families.adapt.layer_schemes import apply_scheme
 from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits, split_masked_lm
 from xlt.families.adapt.mlm import FixedMasking, perplexity
+from xlt.families.adapt.mlm_objective import MlmCollate, mlm_loss
 from xlt.families.adapt.schemes import parse_scheme
 from xlt.families.adapt.word_nll import word_nll
 

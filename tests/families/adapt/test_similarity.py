@@ -20,9 +20,12 @@ def _cka_by_hsic(x, y):
     """Kornblith et al. eq. via centring matrix H and Gram matrices: HSIC(K,L)/sqrt(HSIC(K,K)HSIC(L,L))."""
     n = x.shape[0]
     h = np.eye(n) - np.ones((n, n)) / n
-    k, l = x @ x.T, y @ y.T
-    hsic = lambda a, b: np.trace(a @ h @ b @ h)
-    return hsic(k, l) / np.sqrt(hsic(k, k) * hsic(l, l))
+    gram_x, gram_y = x @ x.T, y @ y.T
+
+    def hsic(a, b):
+        return np.trace(a @ h @ b @ h)
+
+    return hsic(gram_x, gram_y) / np.sqrt(hsic(gram_x, gram_x) * hsic(gram_y, gram_y))
 
 
 @pytest.mark.parametrize("n, d1, d2", [(50, 6, 9), (10, 30, 20)])  # feature path and Gram path

@@ -98,9 +98,12 @@ def test_reference_models_get_word_rows_and_keep_their_perplexities(workspace):
     # consumers select by metric: the perplexity rows (values, intervals) are those of a run without them
     before, after = aggregate([root / "plain" / "perplexity.json"]), table[table.run_id == "mbert"]
     columns = ["metric", "lang", "split", "value", "ci_low", "ci_high"]
+
+    def pick(t, metric):
+        return t[t.metric == metric][columns].sort_values(["lang", "split"]).reset_index(drop=True)
+
     for metric in ("perplexity", "mlm_loss", "masked_tokens"):
-        pick = lambda t: t[t.metric == metric][columns].sort_values(["lang", "split"]).reset_index(drop=True)  # noqa: E731
-        assert pick(after).equals(pick(before)), metric
+        assert pick(after, metric).equals(pick(before, metric)), metric
 
 
 def test_adapt_mlm_scores_words_in_its_final_evaluation_only(workspace):

@@ -8,7 +8,8 @@ from helpers.bag_of_words import sentence
 
 from xlt import cli
 from xlt.core.metrics import examples_path, read_examples
-from xlt.families.alignment.commands import VERBS, layer_table
+from xlt.families.alignment.align import layer_table
+from xlt.families.alignment.commands import VERBS
 
 
 def write_jsonl(path, rows):
@@ -75,7 +76,9 @@ def test_align_end_to_end(tmp_path, bag_of_words_bert):
     assert {one["kind"] for one in read_examples(examples_path(out / "metrics.json"))} == {"retrieval", "cosine_gap"}
     deu = [r for r in records if r["lang"] == "deu"]
     assert {r["value"] for r in deu} == {1.0}
-    assert {(r["layer"], r["direction"]) for r in records} == {(l, d) for l in range(3) for d in ("xx->en", "en->xx")}
+    assert {(r["layer"], r["direction"]) for r in records} == {
+        (layer, d) for layer in range(3) for d in ("xx->en", "en->xx")
+    }
     meta = metrics["meta"]
     assert (
         meta["bitexts"]["fra"]["pairs"] == n and meta["family"] == "alignment" and meta["run_id"] == "pretrained-tiny"

@@ -129,7 +129,9 @@ def test_centering_fixes_a_planted_offset_on_synthetic_vectors():
 
 def test_only_layers_keeps_the_table_layers_of_both_sides():
     encoded = EncodedBitext(
-        "de", {l: np.full((2, 3), l) for l in (0, 2, 6)}, {l: np.full((2, 3), -l) for l in (0, 2, 6)}
+        "de",
+        {layer: np.full((2, 3), layer) for layer in (0, 2, 6)},
+        {layer: np.full((2, 3), -layer) for layer in (0, 2, 6)},
     )
     kept = only_layers(encoded, [0, 6])
     assert kept.lang == "de" and sorted(kept.texts) == sorted(kept.english) == [0, 6]
@@ -149,7 +151,9 @@ def test_projections_are_seeded_and_fall_back_to_pca():
     rng = np.random.default_rng(0)
     encoded = [
         EncodedBitext(
-            "deu", {l: rng.normal(size=(12, 6)) for l in (0, 2)}, {l: rng.normal(size=(12, 6)) for l in (0, 2)}
+            "deu",
+            {layer: rng.normal(size=(12, 6)) for layer in (0, 2)},
+            {layer: rng.normal(size=(12, 6)) for layer in (0, 2)},
         )
     ]
     projections = project_layers(encoded, [0, 2], sample=5, method="pca", seed=1, english="eng")

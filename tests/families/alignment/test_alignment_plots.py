@@ -156,7 +156,7 @@ def test_alignment_by_layer_shades_the_bootstrap_interval_of_each_model(tmp_path
     raw = alignment_by_layer(table, tmp_path / "a.png").axes[0]
     bands = {}
     for band in (c for c in raw.collections if c.get_label() == "_interval"):
-        (line,) = [l for l in raw.lines if to_rgb(l.get_color()) == tuple(band.get_facecolor()[0][:3])]
+        (line,) = [ln for ln in raw.lines if to_rgb(ln.get_color()) == tuple(band.get_facecolor()[0][:3])]
         bands[line.get_label()] = band.get_paths()[0].get_extents().get_points()[:, 1]
     # the means over languages and directions run from 0.11 to 0.86 (dual-m) and 0.01 to 0.76 (pretrained-m)
     np.testing.assert_allclose(bands["dual-m"], [0.11 - 0.05, 0.86 + 0.04])

@@ -78,6 +78,8 @@ def test_eval_embeddings_scores_the_projected_vectors(student, tmp_path):
                 str(MAX_LENGTH),
                 "--device",
                 "cpu",
+                "--family",
+                "dual",
                 "--out",
                 str(out),
             ]
@@ -112,6 +114,8 @@ def test_a_pooling_the_projection_never_saw_is_refused(student, tmp_path, capsys
                 "cls",
                 "--bitext",
                 write_bitext(tmp_path, "qaa", "test", 10),
+                "--family",
+                "dual",
                 "--out",
                 str(tmp_path / "e.json"),
             ]

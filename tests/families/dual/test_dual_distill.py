@@ -245,11 +245,17 @@ def test_sentence_batches_hold_single_sentences_and_count_the_budget(tmp_path, d
     records sentences_seen = steps x 16; pairs record steps x 32."""
     batches = []
     collate = distill.make_sentence_collate
-    monkeypatch.setattr(
-        distill,
-        "make_sentence_collate",
-        lambda *a: lambda chunk, inner=collate(*a): batches.append(len(chunk)) or inner(chunk),
-    )
+
+    def counting_collate(*a):
+        inner = collate(*a)
+
+        def counted(chunk):
+            batches.append(len(chunk))
+            return inner(chunk)
+
+        return counted
+
+    monkeypatch.setattr(distill, "make_sentence_collate", counting_collate)
     out = tmp_path / "run"
     argv = distill_argv(tmp_path, demo_model_dir, demo_model_dir, out, steps=6)
     assert cli.main(argv + ["--distill-examples", "sentences", "--max-sentences-per-language", "40"]) == 0

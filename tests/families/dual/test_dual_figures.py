@@ -9,7 +9,8 @@ from matplotlib.colors import to_rgb
 
 from xlt.core.errors import XltError
 from xlt.families.dual import plan
-from xlt.families.dual.plots import PLOTS, run_labels
+from xlt.families.dual.plots import PLOTS
+from xlt.families.dual.run_labels import run_labels
 from xlt.report.plots import plot_functions
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -62,9 +62,10 @@ def test_split_bucc_partitions_gold_and_sentences():
     for side in ("src_sentences", "tgt_sentences"):
         a, b = getattr(tune, side), getattr(test, side)
         assert not set(a) & set(b) and sorted(a + b) == sorted(getattr(whole, side))
-    pairs = lambda d: {
-        (dict(zip(d.src_ids, d.src_sentences))[s], dict(zip(d.tgt_ids, d.tgt_sentences))[t]) for s, t in d.gold
-    }
+
+    def pairs(d):
+        return {(dict(zip(d.src_ids, d.src_sentences))[s], dict(zip(d.tgt_ids, d.tgt_sentences))[t]) for s, t in d.gold}
+
     assert pairs(tune) | pairs(test) == pairs(whole) and not pairs(tune) & pairs(test)
 
 
@@ -108,8 +109,11 @@ def test_make_bucc_verb_writes_files_that_mine_reads(tmp_path):
     )
     test = load_bucc_split(out, "qaa-en", "test")
     assert len(test.gold) == 15 and len(test.src_ids) == 15 + 7 and len(test.tgt_ids) == 15 + 8
+
+    def number(s):
+        return int(s.split()[0][len("test") :])
+
     # embeddings that know the translations (one-hot on the sentence number) mine every gold pair
-    number = lambda s: int(s.split()[0][len("test") :])
     x = np.eye(30)[[number(s) for s in test.src_sentences]]
     y = np.eye(30)[[number(s) for s in test.tgt_sentences]]
     threshold, scores = tune_threshold(mine_split(x + 0.01, y + 0.01, test), test.gold)

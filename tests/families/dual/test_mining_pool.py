@@ -53,7 +53,7 @@ def test_tuned_threshold_transfers_to_a_test_split_four_times_the_tuning_split(
     for part in (tune, test):
         write_bucc_split(part, tmp_path / "bucc")
     monkeypatch.setattr(
-        "xlt.core.embeddings.encode", lambda model, tokenizer, sentences, **kw: _embed(vectors, sentences)
+        "xlt.families.dual.mine.encode", lambda model, tokenizer, sentences, **kw: _embed(vectors, sentences)
     )
     out = tmp_path / "mine.json"
     assert (

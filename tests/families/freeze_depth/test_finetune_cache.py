@@ -134,15 +134,15 @@ def test_wall_s_is_the_whole_job_not_the_metrics_files_lifetime(tiny_run_inputs,
     started when the metrics file was created, after loading and training."""
     import time
 
-    import xlt.core.models
+    import xlt.families.freeze_depth.finetune as job
 
-    load = xlt.core.models.load_classifier
+    load = job.load_classifier
 
     def slow_load(*args, **kwargs):
         time.sleep(0.5)  # stands in for loading a large model
         return load(*args, **kwargs)
 
-    monkeypatch.setattr(xlt.core.models, "load_classifier", slow_load)
+    monkeypatch.setattr(job, "load_classifier", slow_load)
     _, meta = finetune(tiny_run_inputs, tmp_path / "timed", 1)
     assert meta["wall_s"] >= 0.5 + meta["train_wall_s"]
 

@@ -156,12 +156,12 @@ def test_a_float16_store_halves_the_disk_and_trains_the_top_only(inputs, tmp_pat
 
 
 def test_the_size_bound_stops_before_the_model_loads(inputs, tmp_path, capsys, monkeypatch):
-    import xlt.core.models
+    import xlt.families.freeze_depth.prefix_states as job
 
     def no_loading(*args, **kwargs):
         raise AssertionError("the model loaded before the size check")
 
-    monkeypatch.setattr(xlt.core.models, "load_classifier", no_loading)
+    monkeypatch.setattr(job, "load_classifier", no_loading)
     assert prefix_states(inputs, tmp_path / "store", max_gib="0.00001") == 2
     error = capsys.readouterr().err
     assert "xlt prefix-states: error: the shared prefix states would take" in error

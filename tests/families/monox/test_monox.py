@@ -12,18 +12,10 @@ import torch
 from xlt.core.classification import predict_logits
 from xlt.core.errors import XltError
 from xlt.core.training import TrainArgs
-from xlt.families.monox.teacher_student import example_id, load_teacher_logits, read_teacher_logits_header
-from xlt.families.monox.training import (
-    kd_collate,
-    kd_loss,
-    make_split,
-    read_split,
-    run_student,
-    run_teacher,
-    softmax,
-    training_set,
-    write_split,
-)
+from xlt.families.monox.data_split import make_split, read_split, training_set, write_split
+from xlt.families.monox.teacher_logits import load_teacher_logits, read_teacher_logits_header
+from xlt.families.monox.teacher_student import example_id
+from xlt.families.monox.training import kd_collate, kd_loss, run_student, run_teacher, softmax
 
 WORDS = "good bad great awful film book song boring lovely poor the is not very this and".split()
 
@@ -81,8 +73,8 @@ def test_xnli_style_split_moves_pool_labels_aside(split):
     assert split.meta["counts"] == {"labelled": 20, "unlabelled": 80, "dev": 12}
     assert all("label" not in r and "heldout_label" in r for r in split.unlabelled)
     assert Counter(r["label"] for r in split.labelled) == {0: 10, 1: 10}
-    ids = lambda rs: {example_id(r) for r in rs}
-    assert not ids(split.labelled) & ids(split.unlabelled)
+    labelled_ids = {example_id(r) for r in split.labelled}
+    assert not labelled_ids & {example_id(r) for r in split.unlabelled}
     # same seed, same split; another seed, another split
     assert make_split(make_records(100), 3, labelled_fraction=0.2, dev=make_records(12, 9)).split_id == split.split_id
     assert make_split(make_records(100), 4, labelled_fraction=0.2, dev=make_records(12, 9)).split_id != split.split_id
@@ -199,7 +191,7 @@ def test_teacher_dev_and_pool_accuracies_get_intervals_from_their_own_prediction
 
 def test_a_history_without_dev_predictions_gives_no_dev_set():
     from xlt.core.training import TrainResult
-    from xlt.families.monox.training import dev_examples
+    from xlt.families.monox.evaluation import dev_examples
 
     dev = [{"text": "a", "label": 1}, {"text": "b", "label": 0}]
     kept = TrainResult(
@@ -215,7 +207,7 @@ def test_a_history_without_dev_predictions_gives_no_dev_set():
 
 
 def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypatch):
-    from xlt.families.monox import training
+    from xlt.families.monox import evaluation
 
     # gold labels 1, 1, 0, 0; en: all 4 predicted as class 1 (collapsed); xx: 0, 0, 1, 1 (balanced, all wrong)
     logits = {
@@ -223,10 +215,10 @@ def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypat
         "xx": np.array([[1, 0], [2, 0], [0, 1], [0, 1]], dtype=float),
     }
     monkeypatch.setattr(
-        training, "predict_logits", lambda model, tok, examples, max_length: logits[examples[0]["lang"]]
+        evaluation, "predict_logits", lambda model, tok, examples, max_length: logits[examples[0]["lang"]]
     )
     by_lang = {lang: [{"lang": lang, "label": label} for label in (1, 1, 0, 0)] for lang in ("en", "xx")}
-    records = {(r["metric"], r["lang"]): r["value"] for r in training.evaluation_records(None, None, by_lang, 16)}
+    records = {(r["metric"], r["lang"]): r["value"] for r in evaluation.evaluation_records(None, None, by_lang, 16)}
     assert records == {
         ("accuracy", "en"): 0.5,
         ("accuracy", "xx"): 0.0,
@@ -234,16 +226,16 @@ def test_evaluation_records_give_accuracy_and_the_majority_class_share(monkeypat
         ("majority_share", "en"): 1.0,
         ("majority_share", "xx"): 0.5,
     }
-    without_average = training.evaluation_records(None, None, by_lang, 16, with_average=False)
+    without_average = evaluation.evaluation_records(None, None, by_lang, 16, with_average=False)
     assert {(r["metric"], r["lang"]) for r in without_average} == set(records) - {("accuracy", "avg")}
     assert all(r["split"] == "test" for r in without_average)
     # the test sets' item alignment (CLS: false, XNLI: true) goes with their example sets, for the bootstrap
     for declared in (False, True):
         sets = []
-        training.evaluation_records(None, None, by_lang, 16, examples_out=sets, item_aligned=declared)
+        evaluation.evaluation_records(None, None, by_lang, 16, examples_out=sets, item_aligned=declared)
         assert [(one["lang"], one["item_aligned"]) for one in sets] == [("en", declared), ("xx", declared)]
     sets = []
-    training.evaluation_records(None, None, by_lang, 16, examples_out=sets)
+    evaluation.evaluation_records(None, None, by_lang, 16, examples_out=sets)
     assert not any("item_aligned" in one for one in sets)  # nothing declared: the bootstrap detects it
 
 

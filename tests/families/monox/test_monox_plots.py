@@ -92,7 +92,7 @@ def test_accuracy_table_is_the_headline_mean_over_seeds(table):
         for lang in LANGS:
             expected = np.mean([accuracy_of(mode, "all", t, s, lang) for s in (1, 2)])
             assert grid.loc[("t", mode), lang] == pytest.approx(expected)
-        assert grid.loc[("t", mode), "avg"] == pytest.approx(np.mean([grid.loc[("t", mode), l] for l in LANGS]))
+        assert grid.loc[("t", mode), "avg"] == pytest.approx(np.mean([grid.loc[("t", mode), lang] for lang in LANGS]))
     assert grid.loc[("t", "teacher"), "en"] == pytest.approx(
         np.mean([accuracy_of("teacher", "all", None, s, "en") for s in (1, 2)])
     )
@@ -167,7 +167,7 @@ def test_temperature_curve_is_kd_with_the_other_methods_as_references(table, tmp
     line = kd.lines[0]
     assert list(line.get_xdata()) == [0.01, 0.1, 10.0]
     assert list(line.get_ydata()) == pytest.approx([mean_avg("kd", "all", t) for t in (0.01, 0.1, 10.0)])
-    references = {l.get_label(): l.get_ydata()[0] for l in ax.lines if l.get_linestyle() == "--"}
+    references = {ln.get_label(): ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == "--"}
     assert references == pytest.approx({mode: mean_avg(mode, "all", None) for mode in ("finetune", "self_train", "pl")})
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.01", "0.1", "10"]
 

@@ -7,14 +7,12 @@ import numpy as np
 import pytest
 
 from xlt.core.errors import XltError
+from xlt.families.monox.teacher_logits import load_teacher_logits, read_teacher_logits_header, save_teacher_logits
 from xlt.families.monox.teacher_student import (
     build_kd_dataset,
     build_pl_dataset,
     example_id,
-    load_teacher_logits,
     pseudo_label,
-    read_teacher_logits_header,
-    save_teacher_logits,
     self_train,
     split_dev,
     split_labelled,
@@ -51,7 +49,10 @@ def test_split_labelled_reproducible_disjoint_complete_and_stratified():
     labelled, unlabelled = split_labelled(records, 0.2, seed=3)
     again, _ = split_labelled(records, 0.2, seed=3)
     other, _ = split_labelled(records, 0.2, seed=4)
-    ids = lambda rs: [example_id(r) for r in rs]
+
+    def ids(rs):
+        return [example_id(r) for r in rs]
+
     assert ids(labelled) == ids(again)
     assert ids(labelled) != ids(other)
     assert len(labelled) == 200 and len(unlabelled) == 800

@@ -164,11 +164,13 @@ def test_train_sbert_trains_and_selects_with_the_models_prompt(tmp_path, demo_mo
     from xlt.core import sentence_encoder
     from xlt.core.models import load_tokenizer
     from xlt.core.sentence_encoder import SentenceEncoder, tokenize
+    from xlt.families.sbert import train_sbert
 
     seen, real_tokenize = [], sentence_encoder.tokenize
-    monkeypatch.setattr(
-        sentence_encoder, "tokenize", lambda tok, texts, n: seen.extend(texts) or real_tokenize(tok, texts, n)
-    )
+    for module in (sentence_encoder, train_sbert):  # the encoder's own calls (dev selection), the job's (training)
+        monkeypatch.setattr(
+            module, "tokenize", lambda tok, texts, n: seen.extend(texts) or real_tokenize(tok, texts, n)
+        )
     write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 16, seed=1))
     dev_rows = demo.generate("sts", "en", "dev", 16, seed=1)
     write_jsonl(tmp_path / "dev.jsonl", dev_rows)

@@ -63,7 +63,7 @@ def test_an_sts_dev_set_is_scored_by_every_eval_job_for_intervals_only():
     """sbert.dev on an STS set: eval_sbert scores it too (--dev-sts, after the evaluation files), so
     the table has the dev rows seed 000's STS-b validation numbers match; an NLI dev set is not
     STS, and a dev set among the STS evaluation files is scored once, as an evaluation file."""
-    for run_id, job in plan.jobs(small(dev={"dataset": "sts", "lang": "en"}))["eval_sbert"].items():
+    for job in plan.jobs(small(dev={"dataset": "sts", "lang": "en"}))["eval_sbert"].values():
         args = argv(job)
         assert args[args.index("--match") + 2 : args.index("--match") + 4] == [
             "--dev-sts",
@@ -174,6 +174,8 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
         '{"model": "tiny", "trained": true, "freeze_depth": 1, "seed": 7}',
         "--run-id",
         "tiny-max-L-2-depth01-seed7",
+        "--family",
+        "sbert",
         "--max-length",
         "40",
         "--out",
@@ -196,6 +198,8 @@ def test_eval_jobs_score_the_trained_run_or_the_untrained_model():
         '{"model": "mbert", "trained": false, "freeze_depth": null, "seed": null}',
         "--run-id",
         "mbert-max-L-2-untrained",
+        "--family",
+        "sbert",
         "--max-length",
         "40",
         "--out",

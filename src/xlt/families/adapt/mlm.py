@@ -297,9 +297,9 @@ def load_masked_lm(name_or_path: str) -> nn.Module:
     """AutoModelForMaskedLM by hub id or local directory (remote code off, as in xlt.core.models)."""
     from transformers import AutoModelForMaskedLM
 
-    from xlt.core.models import _from_pretrained
+    from xlt.core.models import from_pretrained
 
-    return _from_pretrained(AutoModelForMaskedLM, name_or_path)
+    return from_pretrained(AutoModelForMaskedLM, name_or_path)
 
 
 def iter_texts(records: Iterable[dict], source: str) -> Iterator[str]:

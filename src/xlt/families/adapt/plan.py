@@ -1,10 +1,7 @@
 """The adapt sweep (seed 003): target-language MLM adaptation, model x layer scheme x seed.
 
-Four kinds of jobs, all read from the validated settings here:
-- `adapt_eval_set`: the fixed evaluation sentence files (`xlt sample-texts`), drawn once so
-  every run and reference model is scored on the same sentences: the held-out target set,
-  the test set, the multilingual set size-matched to the target set, and the sentences of
-  the layer comparison with the native model;
+Four kinds of jobs, all read from the validated settings:
+- `adapt_eval_set`: the fixed evaluation sentence files (xlt.families.adapt.eval_sets);
 - `adapt_mlm`: one adaptation run (`xlt adapt-mlm`), which evaluates itself every K steps
   (with the bootstrap intervals of config `statistics:`): a curve run (`curve.schemes`, trained
   with `curve.training` over the family's training) the target and multilingual sets every
@@ -23,15 +20,19 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.metrics import curve_path
 from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref
-from xlt.core.scheme_names import REFERENCE_SCHEME, scheme_order
-from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, run_label, scheme_arg, trainable_layers
+from xlt.families.adapt import costing
+from xlt.families.adapt.eval_sets import COMPARE, MULTILINGUAL, eval_file, eval_set_jobs, eval_set_keys
+from xlt.families.adapt.eval_sets import EVAL_SET as EVAL_SET
+from xlt.families.adapt.eval_sets import EVAL_SET_ID as EVAL_SET_ID
+from xlt.families.adapt.eval_sets import FAMILY as FAMILY
+from xlt.families.adapt.eval_sets import eval_sets as eval_sets
+from xlt.families.adapt.scheme_names import REFERENCE_SCHEME, scheme_order
+from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
-FAMILY = "adapt"
 DIR = f"{RESULTS}/runs/{FAMILY}"
 RUN = f"{DIR}/{{run_id}}/metrics.json"
 CURVE = str(curve_path(RUN))  # the MLM run's training curve, written beside its metrics
 REFERENCE = f"{DIR}/{{run_id}}/perplexity.json"  # run id reference-<model>
-EVAL_SET = f"{DIR}/eval/{{run_id}}.jsonl"  # run id <lang>/<split>
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 FINAL_TABLE = f"{RESULTS}/tables/{FAMILY}_final.csv"
@@ -42,27 +43,25 @@ PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 # word-nll: the tokenizer-independent counterpart of final-perplexity (NLL per word / character)
 PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "word-nll", "distance-vs-step", "cka-vs-step")
-MULTILINGUAL = "multilingual"  # `lang` of the pooled multilingual evaluation set
-COMPARE = "compare"  # `split` name of the fixed sentences of the native-model comparison
 REFERENCE_PREFIX = "reference-"
 # wildcard constraints of the rules whose run ids are not plain run names
 REFERENCE_ID = f"{REFERENCE_PREFIX}[^/]+"
-EVAL_SET_ID = "[^/]+/[^/]+"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
 # the adapted runs' final perplexities and the untouched models'
 EVALUATIONS = ("adapt_mlm", "adapt_reference_perplexity")
 LEDGER = {"adapt_mlm": (("run_id",), RUN), "adapt_reference_perplexity": (("run_id",), REFERENCE)}
-KEEPS_MODEL: tuple[str, ...] = ()
 BASELINE = ("scheme", REFERENCE_SCHEME)  # the untouched pre-trained model
-REFERENCE_AXIS = None
 # role: "adapted" for every scheme but the pre-trained reference's; text_unit: the one corpus of every run
 DERIVED_AXES = frozenset({"role", "text_unit"})
 # the schemes as the report lists them: 0-12, 6-12, 9-12, 11-12, then gradual
 ORDERS = {"scheme": scheme_order}
 PAPER_ONE_BASED = frozenset({"step"})  # seed 003 numbers its steps from 1 (xlt.report.paper_match)
-PAPER_DOMAIN_MEANS: dict = {}
+# the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
+extra_evaluations = costing.extra_evaluations
+frozen_layers = costing.frozen_layers
+token_forms = costing.token_forms
+vocabulary_head = costing.vocabulary_head
 
 
 def schemes(config: dict, model: str) -> list:
@@ -181,85 +180,6 @@ def references(config: dict) -> list[dict]:
     rows = [{"model": family["native"], "role": "native"}]
     rows += [{"model": m, "role": "transfer"} for m in family["models"] if m != family["native"]]
     return [{"run_id": f"{REFERENCE_PREFIX}{row['model']}", **row} for row in rows]
-
-
-def eval_set_keys(config: dict) -> dict[str, str]:
-    """role -> "<lang>/<split>" of the fixed evaluation files: target (held-out, curves and
-    checkpoint selection), multilingual, test (final only) and compare (layer comparison)."""
-    target, multi = config[FAMILY]["target"], config[FAMILY]["multilingual"]
-    lang = target["lang"]
-    return {
-        "target": f"{lang}/{target['eval_split']}",
-        "multilingual": f"{MULTILINGUAL}/{multi['split']}",
-        "test": f"{lang}/{target['test_split']}",
-        "compare": f"{lang}/{COMPARE}",
-    }
-
-
-def eval_sets(config: dict) -> dict[str, dict]:
-    """ "<lang>/<split>" -> how the fixed evaluation file is drawn (xlt sample-texts): the
-    held-out target set, the test set, the multilingual set size-matched to the target set,
-    and the comparison sentences (from the target's held-out split)."""
-    family = settings.family(config, FAMILY)
-    if family is None:
-        return {}
-    target, multi = family["target"], family["multilingual"]
-    lang, cap = target["lang"], family["eval_sentences"]
-    keys = eval_set_keys(config)
-    return {
-        keys["target"]: {
-            "sources": [(target["dataset"], lang, target["eval_split"])],
-            "fields": ["text"],
-            "max_size": cap,
-        },
-        keys["test"]: {
-            "sources": [(target["dataset"], lang, target["test_split"])],
-            "fields": ["text"],
-            "max_size": cap,
-        },
-        keys["multilingual"]: {
-            "sources": [(multi["dataset"], x, multi["split"]) for x in multi["langs"]],
-            "fields": multi["fields"],
-            "size_of": keys["target"],
-        },
-        keys["compare"]: {
-            "sources": [(target["dataset"], lang, target["eval_split"])],
-            "fields": ["text"],
-            "max_size": family["compare"]["sentences"],
-        },
-    }
-
-
-def eval_file(key: str) -> str:
-    return EVAL_SET.format(run_id=key)
-
-
-def _eval_set_jobs(config: dict) -> list[Job]:
-    seed = config[FAMILY]["sample_seed"]
-    out = []
-    for key, spec in eval_sets(config).items():
-        size = ["--size-of", eval_file(spec["size_of"])] if "size_of" in spec else ["--max-size", spec["max_size"]]
-        out.append(
-            Job(
-                key,
-                inputs={
-                    "data": sorted({data_info(dataset) for dataset, _, _ in spec["sources"]}),
-                    "size_of": [eval_file(spec["size_of"])] if "size_of" in spec else [],
-                },
-                args=[
-                    "--data",
-                    *[data_file(*source) for source in spec["sources"]],
-                    "--fields",
-                    *spec["fields"],
-                    *size,
-                    "--seed",
-                    seed,
-                    "--out",
-                    eval_file(key),
-                ],
-            )
-        )
-    return out
 
 
 def _masking(family: dict) -> list:
@@ -429,26 +349,12 @@ def _reference_jobs(config: dict) -> list[Job]:
     return out
 
 
-def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float:
-    """For the plan (xlt.cost.estimate): encoder layers below an adaptation step's lowest trained
-    one, which it runs forward only, on average over the run's steps ("6-12": 6; the seed's gradual
-    scheme over three epochs: 8, 4, 0). A job without --scheme trains nothing frozen."""
-    if "--scheme" not in args:
-        return 0.0
-    scheme = parse_scheme(parse_scheme_arg(str(args[args.index("--scheme") + 1])), layers)
-    bottoms = [
-        min(trainable_layers(scheme, step, step // max(steps_per_epoch, 1), layers)) - 1
-        for step in range(max(steps, 1))
-    ]
-    return sum(bottoms) / len(bottoms)
-
-
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
     """rule -> run id -> Job, for `adapt_eval_set`, `adapt_mlm` and `adapt_reference_perplexity`."""
     if settings.family(config, FAMILY) is None:
         return {"adapt_eval_set": {}, "adapt_mlm": {}, "adapt_reference_perplexity": {}}
     return {
-        "adapt_eval_set": by_run_id(_eval_set_jobs(config)),
+        "adapt_eval_set": by_run_id(eval_set_jobs(config)),
         "adapt_mlm": by_run_id(_adapt_jobs(config)),
         "adapt_reference_perplexity": by_run_id(_reference_jobs(config)),
     }

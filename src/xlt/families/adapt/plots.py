@@ -20,8 +20,8 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
-from xlt.core.scheme_names import scheme_label, scheme_order  # noqa: E402
 from xlt.families.adapt.plan import MULTILINGUAL  # noqa: E402
+from xlt.families.adapt.scheme_names import scheme_label, scheme_order  # noqa: E402
 from xlt.families.adapt.tables import WORD_METRICS, final_perplexity_table, word_nll_table  # noqa: E402
 from xlt.report.figures import (
     INTERVAL_COLUMNS,

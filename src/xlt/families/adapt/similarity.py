@@ -24,11 +24,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt.core.choices import SIMILARITY_LEVELS
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
 from xlt.core.models import encoder_parts
+from xlt.families.adapt.choices import SIMILARITY_LEVELS
 
 log = logging.getLogger(__name__)
 

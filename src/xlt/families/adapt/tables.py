@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from xlt.core.errors import XltError
-from xlt.core.scheme_names import scheme_order
+from xlt.families.adapt.scheme_names import scheme_order
 
 ROLE_ORDER = {"adapted": 0, "transfer": 1, "native": 2}
 

@@ -38,13 +38,11 @@ SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
 READS = ("dual", "freeze_depth")  # it analyses their trained models
 EVALUATIONS = ("align_layers",)
 LEDGER = {"align_layers": (("run_id",), METRICS)}
-KEEPS_MODEL: tuple[str, ...] = ()
-BASELINE = None
-REFERENCE_AXIS = None
-DERIVED_AXES: frozenset[str] = frozenset()
-ORDERS: dict = {}
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
+
+
+def token_forms(rule: str) -> tuple[str, ...]:
+    """For the plan (xlt.cost.tokens): each side of a bitext pair is embedded on its own."""
+    return ("text", "text_pair")
 
 
 def check(config: dict) -> None:

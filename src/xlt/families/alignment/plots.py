@@ -2,8 +2,9 @@
 
 `alignment-by-layer` (in PLOTS, drawn by `xlt plot` from the aggregated table) compares the
 analysed models; `cosine_gap_by_layer` (drawn by `xlt align-gap-plot`, one figure per analysed
-model) shows one model's cosine gap per language. Each `xlt align` job also draws its own run's accuracy-vs-layer lines and
-2-D scatter grids; those are drawn on matplotlib's Agg canvas through
+model) shows one model's cosine gap per language. Each `xlt align` job also draws its own
+run's accuracy-vs-layer lines and 2-D scatter grids; those are drawn on matplotlib's Agg canvas
+through
 `matplotlib.figure.Figure` (no pyplot state) and written atomically as PNG. Every function
 returns the figure, whose axes still hold what was drawn.
 """
@@ -49,7 +50,9 @@ def retrieval_series(
                 continue
             key = (model, metric, str(rec.get("lang", "")), str(rec.get("direction", "")))
             series.setdefault(key, {})[int(rec["layer"])] = float(rec["value"])
-    return {key: (sorted(points), [points[l] for l in sorted(points)]) for key, points in sorted(series.items())}
+    return {
+        key: (sorted(points), [points[layer] for layer in sorted(points)]) for key, points in sorted(series.items())
+    }
 
 
 def _save(fig: Figure, path: str | os.PathLike) -> Figure:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from xlt.core.errors import XltError
 from xlt.cost.data_size import KNOWN_ROWS
-from xlt.cost.estimate import optimizer_steps
+from xlt.cost.formulas import optimizer_steps
 
 AXIS = "sentences_seen"
 

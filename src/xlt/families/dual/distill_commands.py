@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xlt.core.models import pick_device
 from xlt.core.sentence_encoder import PROJECTION_FILE, read_pooling
+from xlt.families.dual.distill import (
+    LOSS_NAME,
+    TEACHER_FILE,
+    select_pairs,
+    teacher_sentences,
+    teacher_vectors,
+    train_distill,
+)
+from xlt.families.dual.dual_encoder import pairs_from_bitexts
 
 
 def teacher_settings(args) -> tuple[str, int]:
@@ -21,16 +31,6 @@ def train_distilled(
 ):
     """Train `student` in place by distillation; returns the training result and the loss's metadata
     (teacher, its vectors' file, the projection when the widths differ)."""
-    from xlt.core.models import pick_device
-    from xlt.families.dual.distill import (
-        LOSS_NAME,
-        TEACHER_FILE,
-        select_pairs,
-        teacher_sentences,
-        teacher_vectors,
-        train_distill,
-    )
-    from xlt.families.dual.dual_encoder import pairs_from_bitexts
 
     pooling, layer = teacher_settings(args)
     train_bitexts = select_pairs(train_bitexts, args.max_sentences_per_language, args.max_sentence_chars)

@@ -31,7 +31,6 @@ import numpy as np
 import torch
 
 from xlt.core.checkpoint import with_settings
-from xlt.core.choices import DUAL_SYMMETRIC
 from xlt.core.embeddings import encode
 from xlt.core.metrics import example_set, record
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
@@ -39,6 +38,7 @@ from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.data.bitext_files import Bitext
 from xlt.evaluate.alignment import DIRECTIONS
 from xlt.evaluate.retrieval import DEFAULT_MATCH, check_match, index_retrieval
+from xlt.families.dual.choices import DUAL_SYMMETRIC
 from xlt.families.dual.plan import check_grad_accum
 from xlt.losses.additive_margin import AdditiveMarginSoftmaxLoss
 

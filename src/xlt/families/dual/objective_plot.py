@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
 from xlt.families.dual.budget import AXIS as BUDGET  # noqa: E402
-from xlt.families.dual.plots import run_labels, split_baselines  # noqa: E402
+from xlt.families.dual.run_labels import run_labels, split_baselines  # noqa: E402
 from xlt.report.figures import error_lengths, mean_intervals, save  # first: it selects the headless backend
 
 # bar order: before training, zero-shot teacher, then the trained objectives

@@ -13,18 +13,14 @@ a job needs comes from the validated settings here.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from xlt.core import settings
-from xlt.core.choices import DUAL_OBJECTIVES
 from xlt.core.errors import XltError
-from xlt.core.metrics import curve_path
 from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
     check_prefix_states,
-    data_file,
     data_info,
     flag_args,
     model_input,
@@ -34,16 +30,24 @@ from xlt.core.plan import (
     store_args,
     stored_depths,
 )
-from xlt.families.dual import budget, distill_plan
+from xlt.families.dual import budget, costing, distill_plan, mining_plan
+from xlt.families.dual.bitext import bitext_files, require_bitext
+from xlt.families.dual.bitext import bitext_spec as bitext_spec
+from xlt.families.dual.choices import DUAL_OBJECTIVES
+from xlt.families.dual.mining_plan import bucc_dir as bucc_dir
+from xlt.families.dual.mining_plan import mining_pairs as mining_pairs
+from xlt.families.dual.paths import BUCC as BUCC
+from xlt.families.dual.paths import FAMILY as FAMILY
+from xlt.families.dual.paths import MINED as MINED
+from xlt.families.dual.paths import MODEL as MODEL
+from xlt.families.dual.paths import PREFIX_STATES as PREFIX_STATES
+from xlt.families.dual.paths import RUN as RUN
+from xlt.families.dual.paths import TATOEBA as TATOEBA
+from xlt.families.dual.paths import TRAIN_CURVE as TRAIN_CURVE
+from xlt.families.dual.paths import TRAIN_METRICS as TRAIN_METRICS
+from xlt.families.dual.tatoeba_plan import sts_sets as sts_sets
+from xlt.families.dual.tatoeba_plan import tatoeba_job
 
-FAMILY = "dual"
-RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
-MODEL = f"{RUN}/model"
-TRAIN_METRICS = f"{RUN}/train.json"
-TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
-TATOEBA = f"{RUN}/tatoeba.json"
-MINED = f"{RUN}/mine/{{pair}}.json"
-BUCC = f"{RESULTS}/bucc/{{pair}}"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
 PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
@@ -55,9 +59,6 @@ AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth",
 UNTRAINED = "untrained"  # run id suffix of a baseline, as in the sbert family
 SWEPT = ("objectives", "margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
 ADDITIVE = "additive_margin"
-# one store of frozen-prefix states per model (the family's training bitext and max_length are the
-# sweep's): every train_dual job of a depth >= 0 reads its boundary from it (prefix_states.shared)
-PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
 READS = ("sbert",)  # the distilled students' teacher can be an sbert run (distill_plan)
@@ -87,8 +88,11 @@ ORDERS = {
         value,
     )
 }
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
+# the family's cost hooks (xlt.core.family_plan), which `xlt plan` prices its jobs with
+example_shape = costing.example_shape
+output_bytes = costing.output_bytes
+prefix_store = costing.prefix_store
+token_forms = costing.token_forms
 
 
 def check_grad_accum(grad_accum: int, where: str) -> None:
@@ -106,15 +110,6 @@ def check_grad_accum(grad_accum: int, where: str) -> None:
         )
 
 
-def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
-    """For xlt.cost.estimate: a distillation on single sentences (--distill-examples sentences) has
-    two examples a data row, each half its tokens; any other job one a row."""
-    flag = "--distill-examples"
-    if rule == "train_dual" and flag in args and args[args.index(flag) + 1] == "sentences":
-        return 2, 0.5
-    return 1, 1.0
-
-
 def batch_sizes(config: dict) -> list[int]:
     """`dual.batch_sizes`; without it the one batch size of the family's training settings
     (a default that follows another setting, so the schema cannot hold it)."""
@@ -122,44 +117,7 @@ def batch_sizes(config: dict) -> list[int]:
     return family["batch_sizes"] if "batch_sizes" in family else [settings.training(config, FAMILY)["batch_size"]]
 
 
-def bitext_spec(config: dict, role: str) -> dict:
-    """`train`, `dev` or `tatoeba` as {dataset, langs, split}. `dev` takes the train dataset
-    and languages unless it names its own (the schema fills only its split)."""
-    family = config[FAMILY]
-    if role == "dev":
-        train = family["train"]
-        return {"dataset": train["dataset"], "langs": train["langs"], **family["dev"]}
-    return family[role]
-
-
-def bitext_files(config: dict, role: str) -> list[str]:
-    spec = bitext_spec(config, role)
-    return [data_file(spec["dataset"], lang, spec["split"]) for lang in spec["langs"]]
-
-
-def mining_pairs(config: dict) -> list[str]:
-    """Language pairs mined, as in the BUCC file names (bitext source: LANG-english)."""
-    family = settings.family(config, FAMILY)
-    if family is None or "mining" not in family:
-        return []
-    mining = family["mining"]
-    if mining["source"] == "bitext":
-        return [f"{lang}-{mining['english']}" for lang in mining["langs"]]
-    return list(mining["pairs"])
-
-
-def bucc_dir(config: dict, pair: str) -> str:
-    """Local BUCC files are read where they are; the other sources' files are written by make_bucc."""
-    mining = config[FAMILY]["mining"]
-    return mining["dir"] if mining["source"] == "local" else BUCC.format(pair=pair)
-
-
-def require_bitext(config: dict, dataset: str, where: str) -> None:
-    settings.require_task(config, dataset, ("bitext",), where)
-
-
 def check(config: dict) -> None:
-    from xlt.data.bucc_files import parse_pair
 
     family = config[FAMILY]
     for model in family["models"]:
@@ -191,31 +149,7 @@ def check(config: dict) -> None:
         values = batch_sizes(config) if axis == "batch_sizes" else family[axis]
         if len(set(values)) != len(values):
             raise XltError(f"{FAMILY}.{axis} lists a value more than once ({values}); each value is one sweep point")
-    if "mining" not in family:
-        return
-    mining = family["mining"]
-    if mining["tune_split"] == mining["test_split"]:
-        raise XltError(
-            f"{FAMILY}.mining: tune_split and test_split are both {mining['tune_split']!r}; "
-            "the threshold must be tuned on another split than the one it is scored on"
-        )
-    if mining["source"] == "bitext":
-        require_bitext(config, mining["dataset"], f"{FAMILY}.mining.dataset")
-        for split in (mining["tune_split"], mining["test_split"]):
-            settings.require_split(config, mining["dataset"], split, mining["langs"], f"{FAMILY}.mining")
-    if mining["source"] == "local" and not Path(mining["dir"]).is_dir():
-        raise XltError(
-            f"{FAMILY}.mining.dir: {mining['dir']} is not a directory; point it at BUCC-layout files "
-            "({src}-{tgt}.{split}.{src|tgt|gold})"
-        )
-    pairs = mining_pairs(config)
-    for pair in pairs:
-        try:
-            parse_pair(pair)
-        except XltError as err:
-            raise XltError(f"{FAMILY}.mining: {err}") from None
-    if len(set(pairs)) != len(pairs):
-        raise XltError(f"{FAMILY}.mining lists a language pair more than once: {pairs}")
+    mining_plan.check(config, require_bitext)
 
 
 def runs(config: dict) -> list[dict]:
@@ -264,61 +198,6 @@ def baselines(config: dict) -> list[dict]:
     ]
 
 
-def sts_sets(config: dict) -> list[dict]:
-    """`dual.sts` as a list of STS sets (one mapping or a list of them in the config; none without it)."""
-    sts = config[FAMILY].get("sts")
-    return [] if not sts else [sts] if isinstance(sts, dict) else list(sts)
-
-
-def _sts_files(config: dict) -> tuple[list, list]:
-    """`--sts FILE ...` of every `dual.sts` set and their datasets' data inputs (none without it)."""
-    sets = sts_sets(config)
-    return (
-        [
-            arg
-            for sts in sets
-            for lang in sts["langs"]
-            for arg in ("--sts", data_file(sts["dataset"], lang, sts["split"]))
-        ],
-        [data_info(sts["dataset"]) for sts in sets],
-    )
-
-
-def _tatoeba_job(config: dict, run_id: str, model: str, model_files, axes: dict, layer: int | None = None) -> Job:
-    """`xlt eval-embeddings` on the Tatoeba (and `dual.sts`) sets: the same command for a trained
-    run, a baseline and the distillation teacher (with its own pooled layer)."""
-    spec = config[FAMILY]["tatoeba"]
-    sts_args, sts_data = _sts_files(config)
-    data = [data_info(spec["dataset"]), *[d for d in sts_data if d != data_info(spec["dataset"])]]
-    return Job(
-        run_id,
-        axes=axes,
-        inputs={"model": model_files, "data": data[0] if len(data) == 1 else data},
-        args=[
-            "--model",
-            model,
-            "--pooling",
-            axes["pooling"],
-            *(["--layer", layer] if layer is not None else []),
-            *prompt_args(config, axes["model"]),
-            *[arg for f in bitext_files(config, "tatoeba") for arg in ("--bitext", f)],
-            *sts_args,
-            "--match",
-            spec["match"],
-            "--axes",
-            json.dumps(axes),
-            "--run-id",
-            run_id,
-            "--family",
-            FAMILY,
-            "--max-length",
-            settings.eval_max_length(config),
-            "--out",
-            TATOEBA.format(run_id=run_id),
-        ],
-    )
-
-
 def _prefix_args(config: dict, row: dict) -> tuple[list, dict]:
     """A run's frozen-prefix flags and inputs: the sweep's store, a per-job cache or none (depth -1
     freezes nothing, so it trains uncached)."""
@@ -352,28 +231,6 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     ]
 
 
-def _make_bucc_args(mining: dict, pair: str) -> list:
-    if mining["source"] == "bitext":
-        lang = pair.split("-")[0]
-        args = [
-            arg
-            for split in (mining["tune_split"], mining["test_split"])
-            for arg in ("--bitext", f"{split}={data_file(mining['dataset'], lang, split)}")
-        ]
-        return args + ["--gold-fraction", mining["gold_fraction"]]
-    args = [
-        "--hub-dataset",
-        mining["path"],
-        "--hub-split",
-        mining["hub_split"],
-        "--tune-fraction",
-        mining["tune_fraction"],
-        "--split-names",
-        f"{mining['tune_split']},{mining['test_split']}",
-    ]
-    return args + (["--revision", mining["revision"]] if "revision" in mining else [])
-
-
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
     """rule -> key -> Job: `train_dual` and `tatoeba_dual` by run id (trained runs, then the
     baselines), `make_bucc` by language pair, `mine` by "run id/pair" (the rule's wildcards in
@@ -384,8 +241,6 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         return out
     family = config[FAMILY]
     training = settings.training(config, FAMILY)
-    pairs = mining_pairs(config)
-    mining = family["mining"] if pairs else None
     train, tatoeba = [], []
     for row in rows:
         run_id, run_dir = row["run_id"], RUN.format(run_id=row["run_id"])
@@ -449,47 +304,13 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 },
             )
         )
-        model, axes_json = MODEL.format(run_id=run_id), json.dumps(axes)
-        tatoeba.append(_tatoeba_job(config, run_id, model, model, axes))
-        for pair in pairs:
-            out["mine"][f"{run_id}/{pair}"] = Job(
-                run_id,
-                axes={**axes, "pair": pair},
-                inputs={"bucc": bucc_dir(config, pair)},
-                args=[
-                    "--model",
-                    model,
-                    "--bucc-dir",
-                    bucc_dir(config, pair),
-                    "--pair",
-                    pair,
-                    "--tune-split",
-                    mining["tune_split"],
-                    "--test-split",
-                    mining["test_split"],
-                    "--pooling",
-                    row["pooling"],
-                    *prompt_args(config, row["model"]),
-                    "--k",
-                    mining["k"],
-                    "--strategy",
-                    mining["strategy"],
-                    "--max-length",
-                    settings.eval_max_length(config),
-                    "--axes",
-                    axes_json,
-                    "--run-id",
-                    run_id,
-                    "--out-metrics",
-                    MINED.format(run_id=run_id, pair=pair),
-                ],
-            )
+        model = MODEL.format(run_id=run_id)
+        tatoeba.append(tatoeba_job(config, run_id, model, model, axes))
+        out["mine"].update(mining_plan.mine_jobs(config, run_id, model, row, axes))
     for row in baselines(config):  # the pretrained encoder, no training axes
         axes = {"model": row["model"]} | {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
         tatoeba.append(
-            _tatoeba_job(
-                config, row["run_id"], model_ref(config, row["model"]), model_input(config, row["model"]), axes
-            )
+            tatoeba_job(config, row["run_id"], model_ref(config, row["model"]), model_input(config, row["model"]), axes)
         )
     teacher = distill_plan.teacher_row(config, FAMILY)
     if teacher:  # the fixed teacher, scored zero-shot by the same evaluation (objective "teacher")
@@ -499,28 +320,10 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             | {"objective": distill_plan.TEACHER, "pooling": teacher["pooling"], "trained": True}
         )
         tatoeba.append(
-            _tatoeba_job(config, teacher["run_id"], teacher["ref"], teacher["inputs"], axes, layer=teacher["layer"])
+            tatoeba_job(config, teacher["run_id"], teacher["ref"], teacher["inputs"], axes, layer=teacher["layer"])
         )
     out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
-    if mining and mining["source"] != "local":  # local BUCC files are read where they are
-        inputs = {"data": data_info(mining["dataset"])} if mining["source"] == "bitext" else {}
-        out["make_bucc"] = {
-            pair: Job(
-                pair,
-                inputs=inputs,
-                axes={"pair": pair},
-                args=[
-                    "--pair",
-                    pair,
-                    "--out",
-                    BUCC.format(pair=pair),
-                    *_make_bucc_args(mining, pair),
-                    "--seed",
-                    mining["seed"],
-                ],
-            )
-            for pair in pairs
-        }
+    out["make_bucc"] = mining_plan.make_bucc_jobs(config)
     if shared_prefix(config, FAMILY):
         out["prefix_states_dual"] = by_run_id(_prefix_states_jobs(config, rows))
     return out

@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from xlt.core.errors import XltError  # noqa: E402
+from xlt.families.dual.objective_plot import objectives as draw_objectives  # noqa: E402
+from xlt.families.dual.run_labels import DUAL_AXES, baseline_labels, run_labels, split_baselines  # noqa: E402
 from xlt.report.figures import (
     halfwidth_grid,
     heatmap,
@@ -21,7 +23,6 @@ from xlt.report.figures import (
     save,
 )  # first: it selects the headless backend
 
-DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "sentences_seen")
 ADDITIVE = "additive_margin"  # the objective whose runs have a margin and a scale
 DIRECTIONS = ("xx->en", "en->xx")
 
@@ -31,37 +32,6 @@ def _rows(table: pd.DataFrame, metric: str, what: str) -> pd.DataFrame:
     if rows.empty:
         raise XltError(f"the table has no {metric!r} records; {what}")
     return rows
-
-
-def run_labels(table: pd.DataFrame, axes=DUAL_AXES, skip=()) -> pd.Series:
-    """A short label per row from the axes that differ between runs (e.g. 'margin=0.3 scale=10')."""
-    varying = [a for a in axes if a in table.columns and a not in skip and table[a].nunique(dropna=True) > 1]
-    if not varying:
-        return pd.Series(["all runs"] * len(table), index=table.index)
-    # an axis a run does not have (a distilled run's margin) is left out of its label
-    return table[varying].apply(lambda r: " ".join(f"{a}={_fmt(v)}" for a, v in zip(varying, r) if pd.notna(v)), axis=1)
-
-
-def split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(trained runs, untrained baselines): rows whose `trained` column is false are baselines;
-    a table without that column has none."""
-    if "trained" not in table.columns:
-        return table, table.iloc[0:0]
-    untrained = table["trained"].astype(str).str.lower().isin(["false", "0", "0.0"])
-    return table[~untrained], table[untrained]
-
-
-def baseline_labels(baselines: pd.DataFrame) -> pd.Series:
-    """ "untrained", with the pooling when the baselines differ in it."""
-    if "pooling" in baselines.columns and baselines["pooling"].nunique(dropna=True) > 1:
-        return "untrained pooling=" + baselines["pooling"].astype(str)
-    return pd.Series(["untrained"] * len(baselines), index=baselines.index)
-
-
-def _fmt(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _error_vs(table: pd.DataFrame, out, x: str, title: str):
@@ -168,9 +138,7 @@ def mining_table(table: pd.DataFrame, out, title: str = ""):
 
 def objectives(table: pd.DataFrame, out, title: str = ""):
     """xlt.families.dual.objective_plot.objectives: error and STS per language by objective."""
-    from xlt.families.dual.objective_plot import objectives as draw
-
-    return draw(table, out, title)
+    return draw_objectives(table, out, title)
 
 
 PLOTS = {

@@ -47,7 +47,6 @@ CLASSIFICATION_TASKS = ("nli", "sentiment")
 PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
 EVALUATIONS = ("evaluate_xnli",)
 LEDGER = {
     "prefix_states": (("model",), None),
@@ -56,12 +55,13 @@ LEDGER = {
 }
 KEEPS_MODEL = ("finetune",)
 BASELINE = ("freeze_depth", -1)  # nothing frozen
-REFERENCE_AXIS = None
 # whether a run's frozen prefix was cached follows from its freeze depth (-1 has none)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
-ORDERS: dict = {}
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
+
+
+def prefix_store(rule: str) -> bool:
+    """For the plan (xlt.cost): prefix_states writes the sweep's frozen-prefix store."""
+    return rule == "prefix_states"
 
 
 def check(config: dict) -> None:

@@ -76,12 +76,10 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         who = f" ({info['name']})" if len(spec["models"]) > 1 else ""
         runs = acc[acc.model == model]
         by_depth_lang = runs.groupby(["freeze_depth", "lang"])["value"].mean()
-
-        def accuracy(depth, lang):
-            return by_depth_lang.get((depth, lang))
+        unfrozen = {lang: v for (depth, lang), v in by_depth_lang.items() if depth == -1}  # per language, depth -1
 
         expected = f">= {num(thresholds['source_accuracy'])}"
-        value = accuracy(-1, source)
+        value = unfrozen.get(source)
         rows.append(
             missing(family, names[0], f"{source}{who}", expected, f"{source} at depth -1")
             if value is None
@@ -90,7 +88,7 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
 
         bar = chance + thresholds["above_chance"]
         expected = f">= chance 1/{spec['labels']} + {thresholds['above_chance']:g} = {num(bar)}"
-        value = accuracy(-1, high)
+        value = unfrozen.get(high)
         subject = f"{language(world, high)}{who}"
         rows.append(
             missing(family, names[1], subject, expected, f"{high} at depth -1")
@@ -101,7 +99,7 @@ def checks(table: pd.DataFrame, spec: dict, world: Mapping, thresholds: dict) ->
         tolerance = thresholds["order_tolerance"]
         expected = " >= ".join(language(world, lang) for lang in ranking)
         expected += f" (each at least the next lower overlap's - {tolerance:g})" if tolerance else ""
-        values = {lang: accuracy(-1, lang) for lang in ranking}
+        values = {lang: unfrozen.get(lang) for lang in ranking}
         absent = [lang for lang, v in values.items() if v is None]
         subject = f"{', '.join(ranking)}{who}"
         if absent:

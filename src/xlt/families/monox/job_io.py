@@ -6,11 +6,26 @@ Both take the same flags for these (--split, --size, --num-labels, --eval-data, 
 
 from __future__ import annotations
 
+from xlt.core.checkpoint import model_inputs, run_identity
+from xlt.core.errors import XltError
+from xlt.core.io import read_jsonl
+from xlt.core.metrics import parse_axes
+from xlt.core.models import save_model
+from xlt.core.train_args import train_args_from
+from xlt.evaluate.checkpoint_choice import tracking_identity
+from xlt.families.monox.data_split import parse_size, read_split
+from xlt.families.monox.plan import TEACHER_MODES
+from xlt.families.monox.training import clear_checkpoints
+
+TRACKED_FIELDS = ("text", "label")
+TRACKED_NEEDS = (
+    "the checkpoint-choice table scores a classifier and needs labelled records (text, [text_pair,] "
+    "label, as xlt prepare-data writes them)"
+)
+
 
 def eval_sets(paths: list[str], langs: str) -> dict:
     """Evaluation rows by language, the languages in the order of the files."""
-    from xlt.core.errors import XltError
-    from xlt.core.io import read_jsonl
 
     names = [lang for lang in langs.split(",") if lang]
     if len(names) != len(paths):
@@ -23,8 +38,6 @@ def eval_sets(paths: list[str], langs: str) -> dict:
 
 
 def check_labels(split, num_labels: int) -> None:
-    from xlt.core.errors import XltError
-
     labels = {r["label"] for r in split.labelled + split.dev}
     bad = sorted(label for label in labels if not 0 <= label < num_labels)
     if bad:
@@ -33,7 +46,6 @@ def check_labels(split, num_labels: int) -> None:
 
 def run_axes(args, derived: dict) -> dict:
     """meta.axes: the workflow's sweep row (--axes) or, run by hand, the arguments."""
-    from xlt.core.metrics import parse_axes
 
     return parse_axes(args.axes) if args.axes else derived
 
@@ -41,8 +53,6 @@ def run_axes(args, derived: dict) -> dict:
 def read_inputs(args):
     """What the teacher and the student jobs read and check before any model loads:
     (training settings, labelled size, split, evaluation rows by language)."""
-    from xlt.core.train_args import train_args_from
-    from xlt.families.monox.training import parse_size, read_split
 
     targs, size = train_args_from(args), parse_size(args.size)
     split = read_split(args.split)
@@ -52,8 +62,6 @@ def read_inputs(args):
 
 def finish(args, metrics, model, tokenizer, out, checkpoint_dir) -> None:
     """Save the model if asked, write the metrics, then drop the resumable state (outputs exist)."""
-    from xlt.core.models import save_model
-    from xlt.families.monox.training import clear_checkpoints
 
     if args.save_model:
         save_model(model, tokenizer, args.save_model)
@@ -61,3 +69,32 @@ def finish(args, metrics, model, tokenizer, out, checkpoint_dir) -> None:
     clear_checkpoints(checkpoint_dir)
     for r in metrics.records:
         print(r)
+
+
+def job_identity(args, role: str) -> dict:
+    """What a resumed train-teacher or distill job must share with the one that wrote its
+    checkpoint, besides the training settings and the KD temperature (xlt.core.training and
+    fit key those): model, head, size, the mode's settings and inputs. The --eval-data files are
+    read after training only."""
+
+    settings = {
+        "family": "monox",
+        "role": role,
+        "model": args.model,
+        "head": args.head,
+        "size": args.size,
+        "num_labels": args.num_labels,
+    }
+    inputs = [args.split, *model_inputs(args.model)]
+    if role == "student":
+        settings |= {"mode": args.mode, "freeze_depth": args.freeze_depth}
+        if args.mode in ("pl", "self_train"):
+            settings["threshold"] = args.threshold
+        if args.mode == "self_train":
+            settings["rounds"] = args.rounds
+        if args.mode in TEACHER_MODES:
+            inputs.append(args.teacher_logits)
+        tracked, tracked_files = tracking_identity(args)
+        settings |= tracked
+        inputs += tracked_files
+    return run_identity(settings, inputs)

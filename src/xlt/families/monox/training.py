@@ -1,12 +1,14 @@
 """MonoX teacher -> student training (Chi et al., "Can Monolingual Pretrained Models Help
 Cross-Lingual Classification?"): the procedures behind `xlt monox-split`, `xlt train-teacher`
-and `xlt distill`. The data building blocks (splits, subsamples, pseudo labels, the logits
-artifact) are in `xlt.families.monox.teacher_student`, the KD loss in `xlt.losses.distillation`;
-every model is trained by the one loop `xlt.core.training.train`.
+and `xlt distill`. The split on disk is `xlt.families.monox.data_split`, the data building
+blocks (seeded splits, subsamples, pseudo labels) `xlt.families.monox.teacher_student`, the
+logits artifact `xlt.families.monox.teacher_logits`, the test and dev scores
+`xlt.families.monox.evaluation`, the KD loss `xlt.losses.distillation`; every model is trained
+by the one loop `xlt.core.training.train`.
 
 The stages, and what travels between them:
 
-1. `make_split`: the source-language training data -> labelled / unlabelled / dev, seeded
+1. `make_split` (data_split): the source-language training data -> labelled / unlabelled / dev, seeded
    (XNLI: 20% labelled, 80% unlabelled; CLS: 20% of train as dev, the corpus's unlabeled pool).
    Unlabelled records lose their `label` (kept as `heldout_label`, only to score pseudo labels).
 2. `run_teacher`: fine-tune the (monolingual) teacher on the labelled split cut to the training
@@ -20,8 +22,6 @@ The stages, and what travels between them:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,131 +31,19 @@ import numpy as np
 import torch
 
 from xlt.core.checkpoint import with_settings
-from xlt.core.classification import accuracy, classification_loss, majority_share, make_collate, predict_logits
+from xlt.core.classification import accuracy, classification_loss, make_collate, predict_logits
 from xlt.core.errors import XltError
-from xlt.core.io import read_json, read_jsonl, write_json, write_jsonl
 from xlt.core.metrics import example_set, record
 from xlt.core.training import TrainArgs, TrainResult, train
 from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
-from xlt.families.monox.plan import MODES, SPLIT_PARTS, TEACHER_MODES
-from xlt.families.monox.teacher_student import (
-    build_kd_dataset,
-    build_pl_dataset,
-    load_teacher_logits,
-    save_teacher_logits,
-    self_train,
-    split_dev,
-    split_fingerprint,
-    split_labelled,
-    subsample,
-)
+from xlt.families.monox.data_split import Split, artifact_meta, training_set
+from xlt.families.monox.evaluation import dev_examples, pseudo_label_accuracy, pseudo_label_examples
+from xlt.families.monox.plan import MODES, TEACHER_MODES
+from xlt.families.monox.teacher_logits import load_teacher_logits, save_teacher_logits
+from xlt.families.monox.teacher_student import build_kd_dataset, build_pl_dataset, self_train
 from xlt.losses.distillation import check_temperature, distillation_loss
 
 log = logging.getLogger("xlt.families.monox.training")
-
-
-# ---------------------------------------------------------------- stage 1: the split
-
-
-@dataclass
-class Split:
-    labelled: list[dict]
-    unlabelled: list[dict]
-    dev: list[dict]
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def split_id(self) -> str:
-        return self.meta["split_id"]
-
-
-def make_split(
-    train_records: Sequence[dict],
-    seed: int,
-    *,
-    labelled_fraction: float | None = None,
-    unlabelled: Sequence[dict] | None = None,
-    dev: Sequence[dict] | None = None,
-    dev_fraction: float | None = None,
-    name: str = "",
-) -> Split:
-    """The paper's split of the source-language data.
-
-    Exactly one of `labelled_fraction` (XNLI: that share of `train_records` keeps its labels, the
-    rest is the unlabelled pool) or `unlabelled` (CLS: a separate pool), and exactly one of `dev`
-    (a dev set) or `dev_fraction` (CLS: hold out that share of the labelled data)."""
-    if (labelled_fraction is None) == (unlabelled is None):
-        raise XltError("give exactly one of labelled_fraction (split the training data) or an unlabelled set")
-    if (dev is None) == (dev_fraction is None):
-        raise XltError("give exactly one of a dev set or dev_fraction (hold out part of the labelled data)")
-    missing = sum(r.get("label") is None for r in train_records)
-    if missing:
-        raise XltError(f"{missing} of {len(train_records)} training records have no label")
-    if labelled_fraction is not None:
-        labelled, pool = split_labelled(train_records, labelled_fraction, seed)
-    else:
-        labelled, pool = list(train_records), list(unlabelled)
-    if dev_fraction is not None:
-        labelled, dev = split_dev(labelled, dev_fraction, seed)
-    if not pool:
-        raise XltError("the unlabelled pool is empty")
-    parts = {"labelled": labelled, "unlabelled": pool, "dev": list(dev)}
-    fingerprints = split_fingerprint(parts)
-    meta = {
-        "name": name,
-        "seed": seed,
-        "labelled_fraction": labelled_fraction,
-        "dev_fraction": dev_fraction,
-        "counts": {k: len(v) for k, v in parts.items()},
-        "fingerprints": fingerprints,
-        "split_id": hashlib.sha1(json.dumps(fingerprints, sort_keys=True).encode()).hexdigest()[:16],
-    }
-    return Split(labelled, [_unlabelled_record(r) for r in pool], list(dev), meta)
-
-
-def _unlabelled_record(r: dict) -> dict:
-    # The pool's gold label (XNLI's 80%) must never be trained on: it is moved aside and only
-    # used to report how accurate the pseudo labels are.
-    out = {k: r[k] for k in ("id", "text", "text_pair") if r.get(k) is not None}
-    if r.get("label") is not None:
-        out["heldout_label"] = r["label"]
-    return out
-
-
-def write_split(split: Split, out_dir: str | Path) -> None:
-    out_dir = Path(out_dir)
-    for part in SPLIT_PARTS:
-        write_jsonl(out_dir / f"{part}.jsonl", getattr(split, part))
-    write_json(out_dir / "split.json", split.meta)
-
-
-def read_split(split_dir: str | Path) -> Split:
-    split_dir = Path(split_dir)
-    if not (split_dir / "split.json").is_file():
-        raise XltError(f"{split_dir} is not a MonoX split (no split.json); make it with `xlt monox-split`")
-    return Split(
-        *(read_jsonl(split_dir / f"{part}.jsonl") for part in SPLIT_PARTS), read_json(split_dir / "split.json")
-    )
-
-
-def training_set(split: Split, size: int | str, seed: int) -> list[dict]:
-    """The labelled examples of one training size: nested, stratified, seeded (`subsample`), so
-    the teacher and every student at that size see exactly the same examples."""
-    return subsample(split.labelled, size, seed)
-
-
-def parse_size(value: str) -> int | str:
-    if value == "all":
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise XltError(f"training size must be a positive integer or 'all', got {value!r}") from None
-
-
-def artifact_meta(split: Split, size: int | str, seed: int) -> dict:
-    """What a teacher-logits artifact is valid for; a student passes the same as expected_meta."""
-    return {"split_id": split.split_id, "size": str(size), "seed": int(seed)}
 
 
 # ---------------------------------------------------------------- training helpers
@@ -236,89 +124,6 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
-
-
-def pseudo_label_accuracy(records: Sequence[dict]) -> float | None:
-    """Share of pseudo-labelled pool records whose label equals their held-out gold label."""
-    scored = [r for r in records if "heldout_label" in r]
-    return float(np.mean([r["label"] == r["heldout_label"] for r in scored])) if scored else None
-
-
-def pseudo_label_examples(records: Sequence[dict]) -> list[dict]:
-    """The pseudo labels against the pool's held-out gold labels (what `pseudo_label_accuracy`
-    scores), as an interval-only example set; none when no record has a held-out label."""
-    scored = [r for r in records if "heldout_label" in r]
-    if not scored:
-        return []
-    return [
-        example_set(
-            "classification",
-            "pseudo_label_accuracy",
-            prediction=[r["label"] for r in scored],
-            gold=[r["heldout_label"] for r in scored],
-            interval_only=True,
-        )
-    ]
-
-
-def dev_examples(result: TrainResult, dev: Sequence[dict], source_lang: str) -> list[dict]:
-    """The kept checkpoint's dev predictions (its history entry at best_step) against the dev
-    labels, as an interval-only set for the `split=dev` accuracy; none when that entry has no
-    predictions (a run resumed from a checkpoint written before they were kept)."""
-    entry = next((h for h in result.history if h["step"] == result.best_step and DEV_PREDICTION in h), None)
-    if entry is None:
-        return []
-    return [
-        example_set(
-            "classification",
-            "accuracy",
-            prediction=entry[DEV_PREDICTION],
-            gold=[e["label"] for e in dev],
-            lang=source_lang,
-            split="dev",
-            interval_only=True,
-        )
-    ]
-
-
-def evaluation_records(
-    model,
-    tokenizer,
-    by_lang: dict[str, list[dict]],
-    max_length: int,
-    with_average: bool = True,
-    examples_out: list | None = None,
-    item_aligned: bool | None = None,
-) -> list[dict]:
-    """Test accuracy per language (split test) and, with `with_average`, their macro average;
-    per language also `majority_share`, the share of its test set given the most often
-    predicted class (a model that predicts one class for everything has 1.0). With
-    `examples_out` (a MetricsFile's `examples`), predictions and gold labels go there too, with
-    the test set's `item_aligned` declaration where it has one (xlt.data.item_alignment)."""
-    declared = {} if item_aligned is None else {"item_aligned": item_aligned}
-    accuracies, shares = [], []
-    for lang, examples in by_lang.items():
-        logits = predict_logits(model, tokenizer, examples, max_length)
-        gold = [e["label"] for e in examples]
-        accuracies.append(record("accuracy", accuracy(logits, gold), lang=lang, split="test"))
-        if examples_out is not None:
-            examples_out.append(
-                example_set(
-                    "classification",
-                    "accuracy",
-                    prediction=logits.argmax(-1),
-                    gold=gold,
-                    lang=lang,
-                    split="test",
-                    **declared,
-                )
-            )
-        shares.append(record("majority_share", majority_share(logits), lang=lang, split="test"))
-    if with_average and accuracies:
-        accuracies.append(
-            record("accuracy", float(np.mean([r["value"] for r in accuracies])), lang="avg", split="test")
-        )
-    return accuracies + shares
 
 
 # ---------------------------------------------------------------- stage 2: the teacher

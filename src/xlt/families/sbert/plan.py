@@ -35,16 +35,15 @@ SWITCHES = {"train_word_embeddings": "--train-word-embeddings", "use_product": "
 EVAL_AXES = ("trained", "freeze_depth", "seed")
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
-READS: tuple[str, ...] = ()
 EVALUATIONS = ("eval_sbert",)
 LEDGER = {"train_sbert": (("run_id",), f"{RUN}/train.json"), "eval_sbert": (("run_id",), f"{RUN}/eval.json")}
 KEEPS_MODEL = ("train_sbert",)
 BASELINE = ("trained", False)  # the untrained encoder
-REFERENCE_AXIS = None
-DERIVED_AXES: frozenset[str] = frozenset()
-ORDERS: dict = {}
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
+
+
+def token_forms(rule: str) -> tuple[str, ...]:
+    """For the plan (xlt.cost.tokens): a siamese encoder embeds each sentence of a pair on its own."""
+    return ("text", "text_pair")
 
 
 def check(config: dict) -> None:
@@ -219,6 +218,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                     json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}),
                     "--run-id",
                     row["run_id"],
+                    "--family",
+                    FAMILY,
                     "--max-length",
                     settings.eval_max_length(config),
                     "--out",

@@ -23,23 +23,9 @@ from typing import Mapping
 import pandas as pd
 
 from xlt.core import registry
+from xlt.core.check_names import check_key, check_names
 from xlt.core.errors import XltError
 from xlt.report.positive_control.rows import COLUMNS, FAIL, NOT_RUN, PASS, row  # noqa: F401  (the table's names)
-
-
-def check_names() -> dict[str, tuple[str, ...]]:
-    """family -> the names of its checks, in report order (also the rows of a disabled family):
-    every registered family with a positive_control.py, in the registry's order."""
-    return {
-        name: tuple(module.CHECK_NAMES)
-        for name in registry.names()
-        if (module := registry.positive_control(name)) is not None
-    }
-
-
-def check_key(family: str, check: str) -> str:
-    """How `positive_control.known_failures` names a check."""
-    return f"{family}: {check}"
 
 
 def not_run(family: str, reason: str) -> list[dict]:

@@ -12,8 +12,6 @@ from xlt.core.verbs import ANALYSIS, Verb, key_value
 
 GROUP = ANALYSIS
 
-FAILED_STATUS = 1
-
 
 def _arguments(p) -> None:
     source = p.add_mutually_exclusive_group(required=True)
@@ -28,109 +26,16 @@ def _arguments(p) -> None:
         action="append",
         default=[],
         metavar="FAMILY=CSV",
-        type=key_value("FAMILY=CSV", "freeze_depth=results/tables/freeze_depth.csv"),
+        type=key_value("FAMILY=CSV", "myfamily=results/tables/myfamily.csv"),
         help="a family's tidy table, repeatable (with --config: overrides that family's default path)",
     )
     p.add_argument("--out", required=True, help="CSV of the checks")
 
 
-def resolve(spec: dict) -> dict:
-    """The spec with its data files counted: each family's `resolve` (its positive_control.py,
-    where it has one) turns the paths of its entry into counts (freeze_depth's `label_files`
-    become `labels`, the distinct gold labels of the evaluation sets; alignment's
-    `bitext_files` become `candidates`, language -> sentences in its test bitext)."""
-    from xlt.core import registry
-
-    spec = dict(spec)
-    for family in registry.names():
-        module = registry.positive_control(family) if family in spec else None
-        if module is not None and hasattr(module, "resolve"):
-            spec[family] = module.resolve(spec[family])
-    return spec
-
-
-def read_tables(spec: dict, paths: dict[str, str]) -> dict:
-    """The table of every family the spec checks; a missing one is a clear error."""
-    from pathlib import Path
-
-    from xlt.core.errors import XltError
-    from xlt.report.aggregate import read_table
-    from xlt.report.positive_control.checks import check_names
-
-    tables = {}
-    for family in check_names():
-        if family not in spec:
-            continue
-        if family not in paths:
-            raise XltError(
-                f"no table for {family}: pass --table {family}=results/tables/{family}.csv "
-                f"(its checks run because the spec has a {family} entry)"
-            )
-        if not Path(paths[family]).is_file():
-            raise XltError(
-                f"{paths[family]} not found: the {family} checks read the {family} family's table "
-                f"(run the workflow, or disable the family)"
-            )
-        tables[family] = read_table(paths[family])
-    return tables
-
-
-def _positive_control(args) -> int:
-    import json
-
-    from xlt.core.io import atomic_path
-    from xlt.report.positive_control.checks import (
-        NOT_RUN,
-        PASS,
-        failed,
-        format_checks,
-        known_failed,
-        positive_control,
-        stale_known_failures,
-    )
-
-    if args.config:
-        from xlt.core.settings import load
-        from xlt.report.positive_control import plan
-
-        config = load(args.config)
-        spec, paths = plan.spec(config), {**plan.tables(config), **dict(args.table)}
-    else:
-        spec, paths = json.loads(args.spec), dict(args.table)
-    spec = resolve(spec)
-    checks = positive_control(read_tables(spec, paths), spec)
-    with atomic_path(args.out) as tmp:
-        checks.to_csv(tmp, index=False)
-    counts = checks["pass"].value_counts()
-    print(format_checks(checks))
-    bad, known = failed(checks), known_failed(checks)
-    summary = (
-        f"{counts.get(PASS, 0)} passed, {len(bad)} failed, {len(known)} known failures, "
-        f"{counts.get(NOT_RUN, 0)} not run -> {args.out}"
-    )
-    print(f"\npositive control: {summary}", flush=True)
-    status = 0
-    if not bad.empty:
-        print(
-            f"\nFAILED ({len(bad)}): the demo does not show what its synthetic world must show:\n" + format_checks(bad),
-            flush=True,
-        )
-        status = FAILED_STATUS
-    stale = stale_known_failures(checks, spec.get("known_failures", {}))
-    if stale:
-        print(
-            f"\nFAILED: listed as known failures but passing now; take them off positive_control.known_failures: "
-            f"{'; '.join(stale)}",
-            flush=True,
-        )
-        status = FAILED_STATUS
-    return status
-
-
 VERBS = {
     "positive-control": Verb(
+        "xlt.report.positive_control.job:main",
         "Check that the demo shows the effects its synthetic world must show; exit 1 if any check fails",
         _arguments,
-        _positive_control,
     )
 }

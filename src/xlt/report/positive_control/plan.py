@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 
 from xlt.core import registry, settings
-from xlt.core.errors import XltError
 from xlt.core.plan import RESULTS, Job
 from xlt.report.positive_control.world import high_overlap as highest
 
@@ -45,19 +44,8 @@ def enabled_families(config: dict) -> list[str]:
 
 
 def check(config: dict) -> None:
-    """The checks compare the demo world's languages: it must have some. (A sweep that cannot
-    answer a check is no error: that check is reported as not run, with the reason.)"""
-    if not world(config):
-        raise XltError(f"{SECTION}: demo_world.languages is empty; the checks compare the synthetic languages")
-    from xlt.report.positive_control.checks import check_key, check_names
-
-    known = {check_key(family, name) for family, names in check_names().items() for name in names}
-    for key in config[SECTION]["known_failures"]:
-        if key not in known:
-            raise XltError(
-                f'{SECTION}.known_failures: {key!r} names no check; use "family: check" as the '
-                f"table writes it, one of: {'; '.join(sorted(known))}"
-            )
+    """The section's config check (xlt.core.settings.check_positive_control, which validation runs)."""
+    settings.check_positive_control(config)
 
 
 def spec(config: dict) -> dict:

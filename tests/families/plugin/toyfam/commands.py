@@ -1,7 +1,8 @@
-"""`xlt toy-eval`: the toy family's one verb."""
+"""`xlt toy-train` and `xlt toy-eval`: the toy family's verbs, run by toy_train.py and toy_eval.py."""
 
 from __future__ import annotations
 
+from xlt.core.train_args import add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
 
 GROUP = family_group("toyfam", "a biased coin calls the toy family's labels")
@@ -15,21 +16,21 @@ def _arguments(p) -> None:
     p.add_argument("--out", required=True, help="metrics JSON")
 
 
-def _toy_eval(args) -> None:
-    import random
-
-    from xlt.core.metrics import MetricsFile, example_set, parse_axes
-
-    gold = [random.Random(0).randint(0, 1) for _ in range(args.examples)]  # the same labels in every run
-    rng = random.Random(args.seed)
-    prediction = [1 - label if rng.random() < args.bias else label for label in gold]
-    accuracy = sum(p == g for p, g in zip(prediction, gold)) / len(gold)
-    out = MetricsFile("toyfam", args.run_id, axes=parse_axes(args.axes), manifest=False)
-    out.add("accuracy", accuracy, lang="en", split="test")
-    out.examples.append(
-        example_set("classification", "accuracy", prediction=prediction, gold=gold, lang="en", split="test")
-    )
-    out.write(args.out)
+def _train_arguments(p) -> None:
+    add_run_arguments(p, "--run-id", "--axes")
+    p.add_argument("--model", required=True, help="the model to train (a demo model's directory)")
+    p.add_argument("--data", required=True, help="hub dataset of (text, label) rows, read from the cache")
+    p.add_argument("--out", required=True, help="metrics JSON (its training curve is written beside it)")
+    add_train_arguments(p)
 
 
-VERBS = {"toy-eval": Verb("Call the toy family's labels with a biased coin", _arguments, _toy_eval)}
+VERBS = {
+    "toy-train": Verb(
+        "xlt.families.toyfam.toy_train:main",
+        "Train the demo model a few steps on the toy family's hub data",
+        _train_arguments,
+    ),
+    "toy-eval": Verb(
+        "xlt.families.toyfam.toy_eval:main", "Call the toy family's labels with a biased coin", _arguments
+    ),
+}

@@ -1,34 +1,36 @@
-"""The toy family's runs and jobs: one `xlt toy-eval` job per bias and seed."""
+"""The toy family's runs and jobs: per bias and seed, one `xlt toy-train` job (a few steps of the
+demo model on the toy's hub data) and one `xlt toy-eval` job (a biased coin calls its labels)."""
 
 from __future__ import annotations
 
 import json
 
+from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id
+from xlt.core.metrics import curve_path
+from xlt.core.plan import RESULTS, Job, by_run_id, flag_args, model_input, model_ref
 
 FAMILY = "toyfam"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
 METRICS = f"{RUN}/metrics.json"
+TRAIN_METRICS = f"{RUN}/train.json"
+TRAIN_CURVE = str(curve_path(TRAIN_METRICS))
 LOG = f"{RESULTS}/logs/{FAMILY}/{{run_id}}.log"
+TRAIN_LOG = f"{RESULTS}/logs/{FAMILY}/{{run_id}}.train.log"
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"
+CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"  # drawn by the workflow's generic rule
 
-READS: tuple[str, ...] = ()
 EVALUATIONS = ("toy_eval",)
-LEDGER = {"toy_eval": (("run_id",), METRICS)}
-KEEPS_MODEL: tuple[str, ...] = ()
+LEDGER = {"toy_train": (("run_id",), TRAIN_METRICS), "toy_eval": (("run_id",), METRICS)}
 BASELINE = ("bias", 0.0)  # the fair coin
-REFERENCE_AXIS = None
-DERIVED_AXES: frozenset[str] = frozenset()
-ORDERS: dict = {}
-PAPER_ONE_BASED: frozenset[str] = frozenset()
-PAPER_DOMAIN_MEANS: dict = {}
 
 
 def check(config: dict) -> None:
     if 0.0 not in config[FAMILY]["biases"]:
         raise XltError(f"{FAMILY}.biases: add 0.0, the baseline every other bias is compared with")
+    if config[FAMILY]["model"] not in config["models"]:
+        raise XltError(f"{FAMILY}.model: {config[FAMILY]['model']!r} is no model of `models:`; declare it there")
 
 
 def runs(config: dict) -> list[dict]:
@@ -43,31 +45,58 @@ def runs(config: dict) -> list[dict]:
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
-    out = []
+    trains, evals = [], []
     for row in runs(config):
         axes = {"bias": row["bias"], "seed": row["seed"]}
-        out.append(
+        section, run_id = config[FAMILY], row["run_id"]
+        training = {**settings.training(config, FAMILY), "seed": row["seed"]}
+        trains.append(
             Job(
-                row["run_id"],
+                run_id,
+                [
+                    "--model",
+                    model_ref(config, section["model"]),
+                    "--data",
+                    section["data"],
+                    *flag_args(training),
+                    "--run-id",
+                    run_id,
+                    "--axes",
+                    json.dumps(axes),
+                    "--out",
+                    TRAIN_METRICS.format(run_id=run_id),
+                ],
+                inputs={"model": model_input(config, section["model"])},
+                axes=axes,
+            )
+        )
+        evals.append(
+            Job(
+                run_id,
                 [
                     "--run-id",
-                    row["run_id"],
+                    run_id,
                     "--bias",
                     row["bias"],
                     "--seed",
                     row["seed"],
                     "--examples",
-                    config[FAMILY]["examples"],
+                    section["examples"],
                     "--axes",
                     json.dumps(axes),
                     "--out",
-                    METRICS.format(run_id=row["run_id"]),
+                    METRICS.format(run_id=run_id),
                 ],
                 axes=axes,
             )
         )
-    return {"toy_eval": by_run_id(out)}
+    return {"toy_train": by_run_id(trains), "toy_eval": by_run_id(evals)}
+
+
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every run (the generic training-curves rule draws them)."""
+    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["toy_train"]]
 
 
 def targets(config: dict) -> list[str]:
-    return [TABLE] if runs(config) else []
+    return [TABLE, CURVES] if runs(config) else []

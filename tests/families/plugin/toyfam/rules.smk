@@ -1,5 +1,25 @@
-# The toy family's rules: wiring only, as workflow/rules/alignment.smk does it.
+# The toy family's rules: wiring only, as the built-in families' rules.smk are. Its table, summary and
+# training curves come from the workflow's generic rules (workflow/rules/report.smk).
 from xlt.families.toyfam import plan as toyfam
+
+
+rule toy_train:
+    input:
+        unpack(job_inputs("toyfam", "toy_train")),
+    output:
+        metrics=toyfam.TRAIN_METRICS,
+        curve=toyfam.TRAIN_CURVE,
+    log:
+        toyfam.TRAIN_LOG,
+    benchmark:
+        benchmark_pattern("toyfam", "toy_train")
+    threads: job_threads("toyfam")
+    resources:
+        **job_resources("toyfam", "toy_train"),
+    params:
+        args=job_args("toyfam", "toy_train"),
+    shell:
+        "xlt toy-train {params.args} > {log} 2>&1"
 
 
 rule toy_eval:
@@ -14,18 +34,3 @@ rule toy_eval:
         args=job_args("toyfam", "toy_eval"),
     shell:
         "xlt toy-eval {params.args} > {log} 2>&1"
-
-
-rule aggregate_toyfam:
-    input:
-        expand(toyfam.METRICS, run_id=run_ids("toyfam", "toy_eval")),
-    output:
-        table=toyfam.TABLE,
-        summary=toyfam.SUMMARY,
-    log:
-        f"{RESULTS}/logs/aggregate/toyfam.log",
-    localrule: True
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"

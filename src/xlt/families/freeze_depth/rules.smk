@@ -3,6 +3,7 @@
 # With cache_frozen_prefix and prefix_states.shared, one prefix_states job per model stores the
 # frozen layers' output at every depth and each depth's finetune job reads it (plan: inputs).
 from xlt.families.freeze_depth import plan as freeze_depth
+from xlt.families.freeze_depth import report_section
 
 
 rule prefix_states:
@@ -72,77 +73,14 @@ rule evaluate_xnli:
         "xlt evaluate {params.args} > {log} 2>&1"
 
 
-rule aggregate_freeze_depth:
-    input:
-        expand(f"{freeze_depth.RUN}/eval.json", run_id=run_ids("freeze_depth", "evaluate_xnli")),
-    output:
-        table=report(
-            freeze_depth.TABLE,
-            caption="../../src/xlt/families/freeze_depth/caption.rst",
-            category="Freeze-depth transfer",
-        ),
-        summary=report(
-            freeze_depth.SUMMARY,
-            caption="../../src/xlt/families/freeze_depth/caption.rst",
-            category="Freeze-depth transfer",
-        ),
-    log:
-        f"{RESULTS}/logs/aggregate/freeze_depth.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
-
-
-rule plot_freeze_depth:
-    input:
-        freeze_depth.TABLE,
-    output:
-        report(
-            freeze_depth.PLOT,
-            caption="../../src/xlt/families/freeze_depth/caption.rst",
-            category="Freeze-depth transfer",
-        ),
-    log:
-        f"{RESULTS}/logs/plots/freeze_depth-{{kind}}.log",
-    wildcard_constraints:
-        kind="|".join(freeze_depth.PLOT_KINDS),
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
-
-
-rule plot_curves_freeze_depth:
-    input:
-        freeze_depth.curve_files(config),
-    output:
-        report(
-            freeze_depth.CURVES,
-            caption="../../src/xlt/report/curves.rst",
-            category="Freeze-depth transfer",
-        ),
-    log:
-        f"{RESULTS}/logs/plots/freeze_depth-training-curves.log",
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot-curves {input} --out {output} --title 'Training curves: freeze_depth' > {log} 2>&1"
-
-
 rule aggregate_freeze_depth_checkpoints:
     input:
         freeze_depth.checkpoint_files(config),
     output:
         table=report(
             freeze_depth.CHECKPOINT_TABLE,
-            caption="../../src/xlt/families/freeze_depth/checkpoints.rst",
-            category="Freeze-depth transfer",
+            caption="checkpoints.rst",
+            category=report_section.CATEGORY,
         ),
         summary=freeze_depth.CHECKPOINT_SUMMARY,
     log:

@@ -3,6 +3,7 @@
 # logits; every kd/pl student at that size reads those logits (the teacher job fans out to many
 # students); finetune/self_train students need no teacher. Then tables, plots, report.
 from xlt.families.monox import plan as monox
+from xlt.families.monox import report_section
 
 
 rule monox_split:
@@ -75,40 +76,16 @@ rule distill:
         "xlt distill {params.args} > {log} 2>&1"
 
 
-rule aggregate_monox:
-    input:
-        expand(f"{monox.TEACHER}/metrics.json", run_id=run_ids("monox", "train_teacher")),
-        expand(f"{monox.STUDENT}/metrics.json", run_id=run_ids("monox", "distill")),
-    output:
-        table=report(
-            monox.TABLE, caption="../../src/xlt/families/monox/caption.rst", category="MonoX teacher -> student"
-        ),
-        summary=report(
-            monox.SUMMARY, caption="../../src/xlt/families/monox/caption.rst", category="MonoX teacher -> student"
-        ),
-    log:
-        f"{RESULTS}/logs/aggregate/monox.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
-
-
 rule plot_monox_table:
     input:
         monox.TABLE,
     output:
-        csv=report(
-            monox.ACCURACY_CSV, caption="../../src/xlt/families/monox/caption.rst", category="MonoX teacher -> student"
-        ),
+        csv=report(monox.ACCURACY_CSV, caption="caption.rst", category=report_section.CATEGORY),
         markdown=monox.ACCURACY_MARKDOWN,
         html=report(
             monox.ACCURACY_HTML,
-            caption="../../src/xlt/families/monox/caption.rst",
-            category="MonoX teacher -> student",
+            caption="caption.rst",
+            category=report_section.CATEGORY,
         ),
     log:
         f"{RESULTS}/logs/plots/monox-table.log",
@@ -120,52 +97,14 @@ rule plot_monox_table:
         "--title 'MonoX: zero-shot test accuracy (%)' > {log} 2>&1"
 
 
-rule plot_monox:
-    input:
-        monox.TABLE,
-    output:
-        report(
-            monox.PLOT,
-            caption="../../src/xlt/families/monox/caption.rst",
-            category="MonoX teacher -> student",
-        ),
-    log:
-        f"{RESULTS}/logs/plots/monox-{{kind}}.log",
-    wildcard_constraints:
-        kind="|".join(monox.PLOT_KINDS),
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
-
-
-rule plot_curves_monox:
-    input:
-        monox.curve_files(config),
-    output:
-        report(
-            monox.CURVES,
-            caption="../../src/xlt/report/curves.rst",
-            category="MonoX teacher -> student",
-        ),
-    log:
-        f"{RESULTS}/logs/plots/monox-training-curves.log",
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot-curves {input} --out {output} --title 'Training curves: monox' > {log} 2>&1"
-
-
 rule aggregate_monox_checkpoints:
     input:
         monox.checkpoint_files(config),
     output:
         table=report(
             monox.CHECKPOINT_TABLE,
-            caption="../../src/xlt/families/monox/checkpoints.rst",
-            category="MonoX teacher -> student",
+            caption="checkpoints.rst",
+            category=report_section.CATEGORY,
         ),
         summary=monox.CHECKPOINT_SUMMARY,
     log:

@@ -3,6 +3,7 @@
 # per-layer distance to a native model at step 0 and every K steps, written by the training job
 # itself; reference perplexities of the untouched models on the same fixed-masked sentence sets.
 from xlt.families.adapt import plan as adapt
+from xlt.families.adapt import report_section
 
 
 rule adapt_eval_set:
@@ -68,43 +69,19 @@ rule adapt_reference_perplexity:
         "xlt perplexity {params.args} > {log} 2>&1"
 
 
-rule aggregate_adapt:
-    input:
-        runs=expand(adapt.RUN, run_id=run_ids("adapt", "adapt_mlm")),
-        references=expand(adapt.REFERENCE, run_id=run_ids("adapt", "adapt_reference_perplexity")),
-    output:
-        table=report(
-            adapt.TABLE, caption="../../src/xlt/families/adapt/caption.rst", category="Target-language MLM adaptation"
-        ),
-        summary=report(
-            adapt.SUMMARY,
-            caption="../../src/xlt/families/adapt/caption.rst",
-            category="Target-language MLM adaptation",
-        ),
-    log:
-        f"{RESULTS}/logs/aggregate/adapt.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input.runs} {input.references} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
-
-
 rule adapt_summary:
     input:
         adapt.TABLE,
     output:
         final=report(
             adapt.FINAL_TABLE,
-            caption="../../src/xlt/families/adapt/caption.rst",
-            category="Target-language MLM adaptation",
+            caption="caption.rst",
+            category=report_section.CATEGORY,
         ),
         word_nll=report(
             adapt.WORD_NLL_TABLE,
-            caption="../../src/xlt/families/adapt/caption.rst",
-            category="Target-language MLM adaptation",
+            caption="caption.rst",
+            category=report_section.CATEGORY,
         ),
     log:
         f"{RESULTS}/logs/aggregate/adapt_final.log",
@@ -113,41 +90,3 @@ rule adapt_summary:
         ENV
     shell:
         "xlt adapt-summary --table {input} --out {output.final} --word-nll-out {output.word_nll} > {log} 2>&1"
-
-
-rule plot_adapt:
-    input:
-        adapt.TABLE,
-    output:
-        report(
-            adapt.PLOT,
-            caption="../../src/xlt/families/adapt/caption.rst",
-            category="Target-language MLM adaptation",
-        ),
-    log:
-        f"{RESULTS}/logs/plots/adapt-{{kind}}.log",
-    wildcard_constraints:
-        kind="|".join(adapt.PLOT_KINDS),
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot adapt-{wildcards.kind} --table {input} --out {output} > {log} 2>&1"
-
-
-rule plot_curves_adapt:
-    input:
-        adapt.curve_files(config),
-    output:
-        report(
-            adapt.CURVES,
-            caption="../../src/xlt/report/curves.rst",
-            category="Target-language MLM adaptation",
-        ),
-    log:
-        f"{RESULTS}/logs/plots/adapt-training-curves.log",
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot-curves {input} --out {output} --title 'Training curves: adapt' > {log} 2>&1"

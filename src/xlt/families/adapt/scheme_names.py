@@ -1,7 +1,6 @@
-"""How the adapt family names its layer schemes in a run's `scheme` axis, and their order.
-
-Bottom layer: the adapt family writes these names (xlt.families.adapt.plan) and the paired tests
-of xlt.analysis.compare order and compare by them, without importing the family."""
+"""How the adapt family names its layer schemes in a run's `scheme` axis, and their order: its
+plan writes the names, its tables and plots read them, and the paired tests (xlt.analysis.compare)
+order by them through the plan's ORDERS."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ rule align_layers:
         **{
             name: report(
                 f"{alignment.RUN_PLOTS}/{file}",
-                caption="../../src/xlt/families/alignment/caption.rst",
+                caption="caption.rst",
                 category=alignment.CATEGORY,
                 subcategory="{run_id}",
             )
@@ -23,7 +23,7 @@ rule align_layers:
         examples=examples_file(alignment.METRICS),
         table=report(
             alignment.LAYERS,
-            caption="../../src/xlt/families/alignment/caption.rst",
+            caption="caption.rst",
             category=alignment.CATEGORY,
             subcategory="{run_id}",
         ),
@@ -42,54 +42,13 @@ rule align_layers:
         "xlt align {params.args} > {log} 2>&1"
 
 
-rule aggregate_alignment:
-    input:
-        expand(alignment.METRICS, run_id=run_ids("alignment", "align_layers")),
-    output:
-        table=report(
-            alignment.TABLE, caption="../../src/xlt/families/alignment/caption.rst", category=alignment.CATEGORY
-        ),
-        summary=report(
-            alignment.SUMMARY, caption="../../src/xlt/families/alignment/caption.rst", category=alignment.CATEGORY
-        ),
-    log:
-        f"{RESULTS}/logs/aggregate/alignment.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"
-
-
-rule plot_alignment:
-    input:
-        alignment.TABLE,
-    output:
-        report(
-            alignment.PLOT,
-            caption="../../src/xlt/families/alignment/caption.rst",
-            category=alignment.CATEGORY,
-        ),
-    log:
-        f"{RESULTS}/logs/plots/alignment-{{kind}}.log",
-    wildcard_constraints:
-        kind="|".join(alignment.PLOT_KINDS),
-    localrule: True
-    conda:
-        ENV
-    shell:
-        "xlt plot {wildcards.kind} --table {input} --out {output} > {log} 2>&1"
-
-
 rule plot_alignment_gap:
     input:
         alignment.TABLE,
     output:
         report(
             alignment.GAP_PLOT,
-            caption="../../src/xlt/families/alignment/cosine_gap.rst",
+            caption="cosine_gap.rst",
             category=alignment.CATEGORY,
             subcategory="{run_id}",
         ),

@@ -1,0 +1,78 @@
+"""What `xlt plan` (xlt.cost) needs to know of the adapt jobs beyond their arguments: the cost hooks
+of xlt.core.family_plan, which plan.py hands on.
+
+- an adaptation run embeds single texts (a masked LM), padded as its batches are;
+- its model is a masked LM whose head projects onto the vocabulary, at the masked positions only
+  (sparse prediction, xlt.families.adapt.masked_head): the job's --mlm-probability, else the
+  config's adapt.mlm_probability (an upper bound, as padding and special tokens are never masked);
+- a run scores its fixed-masked sets (the family's own files, not prepared data: plan.eval_sets) at
+  step 0 and every --eval-every steps (--target, --eval) and once at the end (--test); a reference
+  model scores its --data sets once;
+- a layer scheme trains its bottom layers only part of the run (frozen_layers).
+"""
+
+from __future__ import annotations
+
+from xlt.cost.job_args import value, values
+
+MLM_RULES = ("adapt_mlm", "adapt_reference_perplexity")  # their models are masked LMs
+TEXT = ("text",)
+
+
+def token_forms(rule: str) -> tuple[str, ...]:
+    return TEXT if rule == "adapt_mlm" else ("pair",)
+
+
+def vocabulary_head(config: dict, rule: str, args: list[str]) -> float | None:
+    """The masked share of the positions: the job's --mlm-probability, else the config's."""
+    if rule not in MLM_RULES:
+        return None
+    given = values(args, "--mlm-probability")
+    if given:
+        return float(given[0])
+    configured = config["adapt"].get("mlm_probability")
+    return float(configured) if configured is not None else 1.0  # unknown: the head counted in full
+
+
+def extra_evaluations(
+    config: dict, rule: str, args: list[str], max_length: int, batch_size: int, evaluations: int
+) -> list[tuple[int, float, int]]:
+    """(rows, tokens a row, times) of each fixed-masked set an MLM job scores: `eval_sentences` rows
+    of the target's held-out text or, size-matched, of the multilingual set's sentences (planned
+    at its longer field); every checkpoint (step 0 and each --eval-every) scores --target and
+    --eval, --test and --data are scored once."""
+    from xlt.cost import data_size, tokens
+
+    if rule not in MLM_RULES:
+        return []
+    family = config["adapt"]
+    target, multi = family["target"], family["multilingual"]
+    n = min(family["eval_sentences"], data_size.rows(config, target["dataset"], target["eval_split"]))
+    out = []
+    for flags, times in ((("--target", "--eval"), evaluations + 1), (("--test", "--data"), 1)):
+        for path in (p for flag in flags for p in values(args, flag)):
+            source = (
+                (multi["dataset"], multi["split"])
+                if "/multilingual/" in path
+                else (target["dataset"], target["eval_split"])
+            )
+            summaries = tokens.length_summaries(config, *source)[0]
+            out.append((n, tokens.example_tokens(summaries, TEXT, max_length, batch_size), times))
+    return out
+
+
+def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float:
+    """Encoder layers below an adaptation step's lowest trained one, which it runs forward only, on
+    average over the run's steps ("6-12": 6; the seed's gradual scheme over three epochs: 8, 4, 0).
+    A job without --scheme trains nothing frozen."""
+    from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, trainable_layers
+
+    scheme_arg = value(args, "--scheme", "")
+    if not scheme_arg:
+        return 0.0
+    scheme = parse_scheme(parse_scheme_arg(scheme_arg), layers)
+    bottoms = [
+        min(trainable_layers(scheme, step, step // max(steps_per_epoch, 1), layers)) - 1
+        for step in range(max(steps, 1))
+    ]
+    return sum(bottoms) / len(bottoms)

@@ -1,0 +1,3 @@
+"""Where the report files the family's tables and plots (xlt.report.family_tables)."""
+
+CATEGORY = "Dual encoder (LaBSE-style)"

@@ -1,0 +1,93 @@
+"""xlt.cost names no family: what it needs to know of a family's jobs it asks the family's cost hooks
+(xlt.core.family_plan), each with a default."""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import pytest
+
+from xlt.core import family_plan, registry, settings
+from xlt.core.family_plan import COST_HOOKS, cost_hook
+from xlt.cost import estimate, tokens
+
+UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0, "gpu": False, "source": "test"}
+
+
+def test_every_hook_a_family_defines_takes_the_defaults_arguments():
+    for name in registry.names():
+        plan = registry.plan(name)
+        for hook in COST_HOOKS:
+            if hasattr(plan, hook):
+                own = list(inspect.signature(getattr(plan, hook)).parameters)
+                assert own == list(inspect.signature(getattr(family_plan, hook)).parameters), f"{name}.{hook}"
+
+
+def test_a_family_without_hooks_gets_the_defaults_and_an_unknown_hook_is_refused():
+    bare = types.SimpleNamespace()
+    assert cost_hook(bare, "token_forms")("any_rule") == ("pair",)
+    assert cost_hook(None, "training_runs")("any_rule", []) == 1
+    assert cost_hook(bare, "output_bytes")("r", [], 10, 1, 100.0, 64) == 0.0
+    with pytest.raises(AttributeError, match="not a cost hook"):
+        cost_hook(bare, "token_shape")
+
+
+def _siamese_args():
+    return [
+        "--model",
+        "bert-base-multilingual-cased",
+        "--train",
+        "results/data/allnli/en/train.jsonl",
+        "--max-steps",
+        "10",
+        "--batch-size",
+        "16",
+        "--max-length",
+        "128",
+    ]
+
+
+def test_a_new_familys_siamese_rule_is_priced_as_siamese_through_its_hook(monkeypatch):
+    """A rule xlt.cost has never heard of pays each sentence of a pair padded on its own once its
+    family's token_forms says so, and is priced as a cross-encoder's pair without it."""
+    config = settings.load("config/paper.yaml")
+    siamese = types.SimpleNamespace(token_forms=lambda rule: ("text", "text_pair"))
+    monkeypatch.setattr(estimate, "family_plan", lambda family: siamese if family == "toy" else None)
+    job = estimate.job_cost(config, "toy", "train_toy_pairs", "t", _siamese_args(), UNIT)
+    plain = estimate.job_cost(config, "other", "train_toy_pairs", "t", _siamese_args(), UNIT)
+    lengths = tokens.KNOWN_LENGTHS["sentence-transformers/all-nli"]
+    both = tokens.padded_length(lengths["text"], 128, 16) + tokens.padded_length(lengths["text_pair"], 128, 16)
+    assert job.train_tokens == int(10 * 16 * both)
+    assert plain.train_tokens == int(10 * 16 * tokens.padded_length(lengths["pair"], 128, 16))
+
+
+def test_a_hooked_training_run_count_and_output_bytes_reach_the_plan(monkeypatch):
+    config = settings.load("config/paper.yaml")
+    hooks = types.SimpleNamespace(
+        training_runs=lambda rule, args: 3,
+        output_bytes=lambda rule, args, train_rows, dev_rows, row_bytes, hidden: 2**30,
+    )
+    monkeypatch.setattr(estimate, "family_plan", lambda family: hooks if family == "toy" else None)
+    once = estimate.job_cost(config, "other", "r", "t", _siamese_args(), UNIT)
+    thrice = estimate.job_cost(config, "toy", "r", "t", _siamese_args(), UNIT)
+    assert thrice.train_flops == pytest.approx(3 * once.train_flops)  # three trainings, each as long
+    assert thrice.disk_gib == pytest.approx(once.disk_gib + 1.0)
+
+
+def test_the_plan_reads_training_flags_with_the_training_verbs_own_parser():
+    """No default repeated in the plan: a flag a job leaves out is the verbs' default (TrainArgs),
+    a flag is read as the verb reads it (the last of two; no prefix matching: adapt's --eval is not
+    --eval-every), and a value the verb would refuse is refused before anything is planned."""
+    from xlt.core.errors import XltError
+    from xlt.core.train_args import TrainArgs
+
+    assert estimate.training_settings(["--model", "m", "--freeze-depth", "-1"]) == TrainArgs()
+    parsed = estimate.training_settings(["--eval", "x.jsonl", "--batch-size", "8", "--batch-size", "16"])
+    assert parsed.eval_every == TrainArgs().eval_every and parsed.batch_size == 16
+    with pytest.raises(XltError, match="--max-steps: invalid int value"):
+        estimate.training_settings(["--max-steps", "many"])
+    built = estimate.demo_model_settings(["--out", "results/models/demo", "--layers", "2"])
+    assert (built.layers, built.hidden_size) == (2, 64)  # the verb's own default width
+    with pytest.raises(XltError, match="required: --out"):
+        estimate.demo_model_settings(["--layers", "2"])
