@@ -8,22 +8,28 @@ BIN := $(VENV)/bin
 
 install: $(BIN)/snakemake
 
-# torch first and pinned (see README, Set up): pip then keeps that build for the rest
-$(BIN)/snakemake:
+# torch first and pinned (see README, Set up): pip then keeps that build for the rest; again when
+# pyproject.toml changes (a new dependency, e.g. the test extra's pytest-xdist), then touched as done
+$(BIN)/snakemake: pyproject.toml
 	python3 -m venv $(VENV)
 	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e ".[workflow,test,monitor]"
+	touch $@
 
 demo: $(BIN)/snakemake
 	. $(BIN)/activate && snakemake --cores 2
 
+# two pytest-xdist workers (the 2 cores; many slow tests wait on subprocesses): tests that share an
+# expensive fixture go to one worker, the longest first (tests/helpers/worker_groups.py, its scheduler)
+PARALLEL := -n 2
+
 test: $(BIN)/snakemake
-	. $(BIN)/activate && python -m pytest -q
+	. $(BIN)/activate && python -m pytest -q $(PARALLEL)
 
 # the edit loop: every test but those marked slow (the workflow's runs and dry runs, real models,
 # subprocess sweeps; pyproject.toml's markers); `make test` and CI run them all
 test-fast: $(BIN)/snakemake
-	. $(BIN)/activate && python -m pytest -q -m "not slow"
+	. $(BIN)/activate && python -m pytest -q $(PARALLEL) -m "not slow"
 
 # the paper sweep (config/paper.yaml) end to end on offline stand-ins: every rule and job of the
 # real sweep in rehearsal/ (docs/rehearsal.md); its numbers are not results

@@ -8,12 +8,14 @@ import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
+from helpers import worker_groups
 from helpers.workflow_runs import (
     ASK_SLURM,
     SLURM_DIR,
@@ -28,6 +30,31 @@ from helpers.workflow_runs import (
 REPO = Path(__file__).resolve().parents[1]
 
 
+def pytest_configure(config):
+    """The controller of an xdist run (`make test`) names the file its workers write the test
+    groups to (helpers/worker_groups.py); the workers inherit it with the environment."""
+    if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
+        os.environ[worker_groups.GROUPS_FILE] = str(Path(tempfile.mkdtemp(prefix="xlt-test-groups-")) / "groups.json")
+
+
+def pytest_unconfigure(config):
+    groups_file = os.environ.get(worker_groups.GROUPS_FILE)
+    if groups_file and "PYTEST_XDIST_WORKER" not in os.environ:
+        shutil.rmtree(Path(groups_file).parent, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`make test`): tests that share an expensive fixture go to one worker,
+    the longest work first (helpers/worker_groups.py)."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        worker_groups.assign(items, os.environ.get(worker_groups.GROUPS_FILE))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    return worker_groups.Scheduling(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _environment_restored():
     """Each test leaves os.environ as it found it: verbs run in-process set variables (`xlt
@@ -38,6 +65,19 @@ def _environment_restored():
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _job_command_line_restored():
+    """Each test leaves the job's command line (xlt.core.metrics.JOB_ARGV/JOB_ARGS, which
+    `xlt.cli.main` sets for the run manifest) as it found it: an in-process verb's argv would
+    otherwise be read as the command line of a later test's metrics file, in whatever order
+    the tests run (under xdist a JSON argument of one test reached another's manifest)."""
+    from xlt.core import metrics
+
+    saved = metrics.JOB_ARGS, metrics.JOB_ARGV
+    yield
+    metrics.JOB_ARGS, metrics.JOB_ARGV = saved
 
 
 def shared_data_dir() -> Path:

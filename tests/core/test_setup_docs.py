@@ -35,11 +35,12 @@ def test_make_demo_and_make_test_set_up_then_run_the_readme_commands():
         "python3 -m venv .venv",
         ".venv/bin/pip install torch==2.13.0",
         '.venv/bin/pip install -e ".[workflow,test,monitor]"',
+        "touch .venv/bin/snakemake",
     ]
-    assert _make_dry_run("test") == setup + [". .venv/bin/activate && python -m pytest -q"]
+    assert _make_dry_run("test") == setup + [". .venv/bin/activate && python -m pytest -q -n 2"]
     assert _make_dry_run("demo") == setup + [". .venv/bin/activate && snakemake --cores 2"]
     # the edit loop's subset: the README's own words for it
-    assert _make_dry_run("test-fast") == setup + ['. .venv/bin/activate && python -m pytest -q -m "not slow"']
+    assert _make_dry_run("test-fast") == setup + ['. .venv/bin/activate && python -m pytest -q -n 2 -m "not slow"']
     assert "make test-fast" in README
     # the manual steps below the two commands are the same ones
     for line in ("python3 -m venv .venv", "pip install torch==2.13.0", 'pip install -e ".[workflow,test,monitor]"'):
@@ -51,7 +52,7 @@ def test_ci_runs_the_readme_commands_literally_and_asks_for_slurm():
     command = re.search(r"```bash\n(.+)\n```", test_section).group(1)
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     # `make test` runs the README's test command (checked above), so CI runs what a user runs
-    assert command == "python -m pytest -q"
+    assert command == "python -m pytest -q -n 2"
     assert "make test" in ci and "if ! make demo; then" in ci
     assert ci.index("export XLT_TEST_SLURM=1") < ci.index("make test")
     # nothing else runs pytest or the demo behind the two commands' backs

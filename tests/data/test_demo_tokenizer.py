@@ -1,6 +1,7 @@
 """The demo tokenizer's vocabulary depends on the corpus alone, so a rebuilt demo model is the same model."""
 
 import json
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -8,7 +9,8 @@ from collections import Counter
 import pytest
 
 from xlt.core.errors import XltError
-from xlt.data.demo_model import SPECIAL_TOKENS, build_tokenizer, merge_vocabulary
+from xlt.data import demo
+from xlt.data.demo_model import SPECIAL_TOKENS, build_tokenizer, demo_corpus, merge_vocabulary
 
 CORPUS = ["the cat sits on the mat", "the dog sits", "de kat zit op de mat", "the cat"]
 VOCAB_IN_A_NEW_PROCESS = (
@@ -37,6 +39,53 @@ def test_merges_take_the_most_frequent_pair_first_and_break_ties_by_spelling():
     # then ##i ##t (sits 2 + zit 1 = 3); then ##it ##s, c ##at, m ##at, d ##e ... tie at 2
     assert merge_vocabulary(words, budget=5) == ["##at", "##he", "the", "##it", "##its"]
     assert merge_vocabulary(Counter({"ab": 1}), budget=10) == ["ab"]  # stops once every word is one token
+
+
+def recounted_merges(words: Counter, budget: int) -> list[str]:
+    """merge_vocabulary as first written: every pair recounted over every word at each merge."""
+    pieces = {word: [word[0]] + [f"##{char}" for char in word[1:]] for word in sorted(words)}
+    learned: list[str] = []
+    while len(learned) < budget:
+        pairs: Counter = Counter()
+        for word, symbols in pieces.items():
+            for pair in zip(symbols, symbols[1:]):
+                pairs[pair] += words[word]
+        if not pairs:
+            break
+        (left, right), _ = min(pairs.items(), key=lambda item: (-item[1], item[0]))
+        merged = left + right[2:]
+        if merged not in learned:
+            learned.append(merged)
+        for word, symbols in pieces.items():
+            i, out = 0, []
+            while i < len(symbols):
+                if symbols[i : i + 2] == [left, right]:
+                    out.append(merged)
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            pieces[word] = out
+    return learned
+
+
+def test_kept_pair_counts_merge_as_recounting_does():
+    # small alphabets make long runs of one pair (aaaa) and many tied counts; count-0 words too
+    rng = random.Random(0)
+    for case in range(60):
+        alphabet = "ab" if case % 3 == 0 else "abcde"
+        words = Counter(
+            {
+                "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9))): rng.randint(
+                    0 if case % 5 == 0 else 1, 4
+                )
+                for _ in range(rng.randint(1, 60))
+            }
+        )
+        budget = rng.randint(1, 80)
+        assert merge_vocabulary(words, budget) == recounted_merges(words, budget), (case, words, budget)
+    demo_words = Counter(w for text in demo_corpus(list(demo.LANGUAGES), 100, 1) for w in text.lower().split())
+    assert merge_vocabulary(demo_words, 300) == recounted_merges(demo_words, 300)
 
 
 def test_specials_then_characters_then_merges():

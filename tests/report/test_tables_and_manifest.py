@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from xlt.core.io import read_json, write_json
-from xlt.core.manifest import NAME, sha256, write_manifest
+from xlt.core.manifest import NAME, input_files, sha256, write_manifest
 from xlt.core.metrics import MetricsFile
 from xlt.core.tables import read_table, summary_path
 from xlt.report.aggregate import aggregate, split_summary
@@ -48,6 +48,13 @@ def test_read_table_gives_plots_the_rows_they_read_before(tmp_path):
     whole = aggregate(files)
     whole.to_csv(tmp_path / "whole.csv", index=False)
     pd.testing.assert_frame_equal(read_table(out), pd.read_csv(tmp_path / "whole.csv"))
+
+
+def test_an_argument_longer_than_a_file_name_is_no_input_file(tmp_path):
+    data = tmp_path / "train.jsonl"
+    data.write_text("{}\n")
+    axes = json.dumps({"model": "m" * 300})  # one path component over NAME_MAX (255)
+    assert input_files(["--axes", axes, "--train", str(data)], set()) == [data]
 
 
 def test_every_run_directory_gets_a_manifest(tmp_path):

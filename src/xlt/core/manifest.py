@@ -53,10 +53,19 @@ def input_files(argv: list[str], outputs: set[Path]) -> list[Path]:
     for arg in argv:
         for text in (arg, arg.split("=", 1)[-1]):  # `--bitext test=FILE`, `--table family=CSV`
             path = Path(text)
-            if text and path.is_file() and path.resolve() not in outputs and path not in found:
+            if text and _is_file(path) and path.resolve() not in outputs and path not in found:
                 found.append(path)
                 break
     return found
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file, False for an argument no file can be named (a JSON value such as --axes
+    longer than a file name may be raises ENAMETOOLONG instead)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def peak_memory() -> dict[str, float | None]:
