@@ -75,6 +75,7 @@ def settings(args) -> dict:
             "plan_gpu": "cpu",
             "estimates": ESTIMATE_S["smoke"],
             "threads": 1,
+            "paper_runs": args.paper_runs,
         }
     return {
         "shape": "mbert",
@@ -92,15 +93,35 @@ def settings(args) -> dict:
         "plan_gpu": "h100",
         "estimates": ESTIMATE_S["gpu"],
         "threads": 0,
+        "paper_runs": args.paper_runs,
     }
 
 
 def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
     """Eager bucketed at every depth (the compiled runs' baselines), eager random at the first;
-    compiled bucketed at every depth, as config/paper.yaml trains."""
+    compiled bucketed at every depth, as config/paper.yaml trains. --paper-runs picks others."""
+    if s.get("paper_runs"):
+        runs = [parse_run(text) for text in s["paper_runs"]]
+        return [r for r in runs if not r["compile"]], [r for r in runs if r["compile"]]
     eager = [{"compile": False, "bucketing": True, "depth": d} for d in s["depths"]]
     eager.append({"compile": False, "bucketing": False, "depth": s["depths"][0]})
     return eager, [{"compile": True, "bucketing": True, "depth": d} for d in s["depths"]]
+
+
+def parse_run(text: str) -> dict:
+    """bucketed|random:eager|compiled:DEPTH[:padN][:profile], e.g. bucketed:eager:-1:pad8:profile."""
+    batches, mode, depth, *extra = text.split(":")
+    if batches not in ("bucketed", "random") or mode not in ("eager", "compiled"):
+        raise SystemExit(f"--paper-runs {text!r}: expected bucketed|random:eager|compiled:DEPTH[:padN][:profile]")
+    run = {"compile": mode == "compiled", "bucketing": batches == "bucketed", "depth": int(depth)}
+    for item in extra:
+        if item == "profile":
+            run["profile"] = True
+        elif item.startswith("pad") and item[3:].isdigit():
+            run["pad_multiple"] = int(item[3:])
+        else:
+            raise SystemExit(f"--paper-runs {text!r}: unknown {item!r} (padN or profile)")
+    return run
 
 
 def planned(s: dict, run: dict, profile: dict) -> dict:
@@ -204,6 +225,7 @@ def worker_spec(s: dict, run: dict, **extra) -> dict:
         "batch_size": s["batch_size"],
         "steps": s["steps"],
         "seed": 1,
+        "warmup": s["warmup"],
         "device": s["device"],
         "threads": s["threads"],
         "compile_backend": s["compile_backend"],
@@ -254,6 +276,8 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
     if "error" in result:
         return {**row, "skipped": result["error"]}
     row["measured"] = summarise(result, s["warmup"], s["batch_size"])
+    if result.get("profile"):
+        row["profile"] = result["profile"]
     row["device_name"] = result["device_name"]
     row["planned"] = planned(s, run, profile)
     row["ratio"] = row["measured"]["step_s"] / row["planned"]["step_s"]
@@ -393,7 +417,7 @@ def markdown(results: dict) -> str:
         "|" + "---|" * 14,
     ]
     for r in results["paper_shape"]:
-        head = f"| {r['depth']} | {'bucketed' if r['bucketing'] else 'random'} | {r['compile']} "
+        head = f"| {r['depth']} | {batches_label(r)} | {r['compile']} "
         if "skipped" in r:
             lines.append(head + f"| skipped: {r['skipped'][:200]} |" + " |" * 10)
             continue
@@ -435,13 +459,21 @@ def markdown(results: dict) -> str:
             f"| {r['share_of_saturating']:.2f} | {', '.join(f'{1e3 * x:.1f}' for x in r['step_s_each'])} "
             f"| {', '.join(_f(x, '.1f') for x in r['peak_gib_each'])} |"
         )
+    for r in results["paper_shape"]:
+        if r.get("profile"):
+            lines += ["", f"## Profile: depth {r['depth']}, {batches_label(r)}", "", "```", r["profile"], "```"]
     return "\n".join(lines) + "\n"
 
 
+def batches_label(r: dict) -> str:
+    label = "bucketed" if r["bucketing"] else "random"
+    if r.get("pad_multiple", 1) > 1:
+        label += f", padded to x{r['pad_multiple']}"
+    return label + (", profiled" if r.get("profile") else "")
+
+
 def one_line(r: dict) -> str:
-    what = (
-        f"depth {r['depth']}, {'bucketed' if r['bucketing'] else 'random'}, {'compiled' if r['compile'] else 'eager'}"
-    )
+    what = f"depth {r['depth']}, {batches_label(r)}, {'compiled' if r['compile'] else 'eager'}"
     if "skipped" in r:
         return f"{what}: skipped ({r['skipped'][:300]})"
     extra = f"; compile {r['compile_s']:.1f} s, step ratio {r['compile_step_ratio']:.3f}" if "compile_s" in r else ""
@@ -476,7 +508,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-s", type=float, default=540.0, help="stop starting runs beyond this many seconds")
     p.add_argument("--steps", type=int, default=200, help="timed steps of each paper-shape run")
     p.add_argument("--warmup", type=int, default=20, help="warm-up steps before them")
-    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8], help="processes per round")
+    p.add_argument(
+        "--paper-runs",
+        nargs="+",
+        help="paper-shape runs instead of the default set: bucketed|random:eager|compiled:DEPTH[:padN][:profile]",
+    )
+    p.add_argument(
+        "--concurrency", type=int, nargs="*", default=[1, 2, 4, 8], help="processes per round (none: no rounds)"
+    )
     p.add_argument(
         "--concurrency-batch-sizes",
         type=int,

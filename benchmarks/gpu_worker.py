@@ -16,6 +16,7 @@ previous step's backward pass.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -101,8 +102,13 @@ def run(spec: dict) -> dict:
         torch.cuda.reset_peak_memory_stats()
     if spec.get("barrier"):
         wait_for_go(spec["barrier"], spec["index"], spec.get("barrier_timeout_s", 300))
-    collate = UsefulTokenCounter(pad_collate)
+    collate = UsefulTokenCounter(functools.partial(pad_collate, multiple=spec.get("pad_multiple", 1)))
     marks = []
+    on_step = lambda step, epoch: marks.append(time.time())  # noqa: E731
+    profiler = None
+    if spec.get("profile"):  # torch.profiler over 10 steps after the warm-up (the run's step times then include it)
+        profiler = profiled_steps(spec["warmup"], device)
+        on_step = lambda step, epoch: (marks.append(time.time()), profiler.step())  # noqa: E731
     args = TrainArgs(
         max_steps=steps,
         batch_size=batch,
@@ -119,9 +125,10 @@ def run(spec: dict) -> dict:
         compile=spec["compile"],
     )
     train_start = time.time()
-    train(model, examples, collate, classification_loss, args, on_step=lambda step, epoch: marks.append(time.time()))
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+    with profiler or contextlib.nullcontext():
+        train(model, examples, collate, classification_loss, args, on_step=on_step)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
     end = time.time()
     return {
         "setup_s": train_start - started,
@@ -134,7 +141,27 @@ def run(spec: dict) -> dict:
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
         "threads": torch.get_num_threads(),
+        "profile": profile_tables(profiler) if profiler is not None else None,
     }
+
+
+def profiled_steps(warmup: int, device):
+    import torch
+
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    schedule = torch.profiler.schedule(wait=warmup, warmup=2, active=10, repeat=1)
+    return torch.profiler.profile(activities=activities, schedule=schedule)
+
+
+def profile_tables(profiler) -> str:
+    """The profiled steps' operators by host time, then by device time: where a step's time goes."""
+    events = profiler.key_averages()
+    tables = [events.table(sort_by="self_cpu_time_total", row_limit=25)]
+    if any(e.self_device_time_total for e in events):
+        tables.append(events.table(sort_by="self_device_time_total", row_limit=15))
+    return "\n".join(tables)
 
 
 if __name__ == "__main__":

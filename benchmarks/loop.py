@@ -84,11 +84,11 @@ def random_token_examples(n: int, length: int, vocab: int, seed: int) -> list[di
     return [{"input_ids": ids[i].tolist(), "label": int(labels[i])} for i in range(n)]
 
 
-def pad_collate(examples: list[dict]) -> dict:
-    """Right-pad token-id examples (pad id 0) to the longest in the batch."""
+def pad_collate(examples: list[dict], multiple: int = 1) -> dict:
+    """Right-pad token-id examples (pad id 0) to the longest in the batch, rounded up to `multiple`."""
     import torch
 
-    width = max(len(e["input_ids"]) for e in examples)
+    width = -(-max(len(e["input_ids"]) for e in examples) // multiple) * multiple
     ids = torch.zeros(len(examples), width, dtype=torch.long)
     mask = torch.zeros(len(examples), width, dtype=torch.long)
     for row, e in enumerate(examples):

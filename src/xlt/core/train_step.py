@@ -5,6 +5,7 @@ guard against a loss that is not finite."""
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -89,29 +90,32 @@ def micro_batches(chunk: list, parts: int) -> list[list]:
     return out
 
 
+# Steps whose losses may wait on the device before they are read: reading one waits for the GPU
+# to finish, which stops the host from queueing the next step's kernels meanwhile.
+UNREAD_STEPS = 32
+
+
 def optimiser_step(loop: Loop, state: LoopState, chunk: list) -> None:
-    """One optimiser step on the batch `chunk`, split into `grad_accum` micro-batches."""
+    """One optimiser step on the batch `chunk`, split into `grad_accum` micro-batches. Nothing here
+    waits for the device: batches are copied without a stream sync and the losses stay on the
+    device until `read_losses` (at progress lines, evaluations, checkpoints, the end, and every
+    UNREAD_STEPS steps)."""
     args, device = loop.args, loop.device
-    step_loss = 0.0
+    losses = []
     for part in micro_batches(chunk, args.grad_accum):
         # a micro-batch's mean loss weighs its share of the batch's examples: the sum is
         # the whole batch's mean loss (also for a short last batch, whose parts are shorter)
         share = len(part) / len(chunk)
-        batch = {k: v.to(device) if torch.is_tensor(v) else v for k, v in loop.collate(part).items()}
+        # host-to-device copies with non_blocking are safe from pageable memory (staged at once)
+        batch = {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in loop.collate(part).items()}
         with torch.autocast(
             device_type=device.type, dtype=loop.amp_dtype or torch.bfloat16, enabled=loop.amp_dtype is not None
         ):
             loss = loop.loss_fn(loop.model, batch)
-        if not torch.isfinite(loss):
-            raise TrainingDiverged(
-                f"loss is {loss.item()} at step {state.step} (epoch {state.epoch}); lower the learning rate "
-                f"(now {args.lr}) or check the data; no outputs were written for this run"
-            )
         loop.scaler.scale(loss * share).backward()
-        step_loss += loss.item() * share
+        losses.append((loss.detach(), share))
         state.seen += len(part)
-    state.running += step_loss
-    state.running_n += 1
+    state.unread.append((state.step, state.epoch, losses))
     if args.max_grad_norm > 0:
         loop.scaler.unscale_(loop.optimizer)  # clip the true gradient, not the scaled one
         torch.nn.utils.clip_grad_norm_(loop.params, args.max_grad_norm)
@@ -120,3 +124,27 @@ def optimiser_step(loop: Loop, state: LoopState, chunk: list) -> None:
     loop.scheduler.step()
     loop.optimizer.zero_grad(set_to_none=True)
     state.step += 1
+    if len(state.unread) >= UNREAD_STEPS:
+        read_losses(state, args.lr)
+
+
+def read_losses(state: LoopState, lr: float) -> None:
+    """Add the unread steps' losses to the running loss (one wait for the device), in step order
+    and with the same float arithmetic as reading each at once; a loss that is not finite stops
+    the run, naming its step."""
+    if not state.unread:
+        return
+    values = iter(torch.stack([loss.float() for _, _, parts in state.unread for loss, _ in parts]).tolist())
+    for step, epoch, parts in state.unread:
+        step_loss = 0.0
+        for _, share in parts:
+            value = next(values)
+            if not math.isfinite(value):
+                raise TrainingDiverged(
+                    f"loss is {value} at step {step} (epoch {epoch}); lower the learning rate (now {lr}) "
+                    "or check the data; no outputs were written for this run"
+                )
+            step_loss += value * share
+        state.running += step_loss
+        state.running_n += 1
+    state.unread.clear()

@@ -50,7 +50,7 @@ from xlt.core.models import pick_device
 from xlt.core.schedules import lr_schedule
 from xlt.core.train_args import PRECISIONS, TrainArgs, precision_label
 from xlt.core.train_state import LoopState, restore_state, run_key, save_state
-from xlt.core.train_step import Loop, build_optimizer, compiled_loss, optimiser_step
+from xlt.core.train_step import Loop, build_optimizer, compiled_loss, optimiser_step, read_losses
 
 log = logging.getLogger("xlt.core.training")
 
@@ -238,6 +238,8 @@ def train(
             logged = step % args.log_every == 0 or step == loop.total
             evaluated = evaluate is not None and (step % eval_every == 0 or step == loop.total)
             if logged or evaluated:
+                read_losses(state, args.lr)
+            if logged or evaluated:
                 lr = loop.scheduler.get_last_lr()[0]
                 state.curve.append({"step": step, "loss": state.mean_loss, "lr": lr, "dev_score": None})
             if logged:
@@ -253,6 +255,7 @@ def train(
             # (a signal after the last step lets the run finish: its outputs come next)
             if checkpoint_dir is not None and step < loop.total:
                 if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):
+                    read_losses(state, args.lr)
                     save_state(
                         checkpoint_dir, state, identity, args.seed, model, loop.optimizer, loop.scheduler, loop.scaler
                     )
