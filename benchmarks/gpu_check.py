@@ -276,6 +276,7 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
     if "error" in result:
         return {**row, "skipped": result["error"]}
     row["measured"] = summarise(result, s["warmup"], s["batch_size"])
+    row["pad_multiple"] = result["pad_multiple"]
     if result.get("profile"):
         row["profile"] = result["profile"]
     row["device_name"] = result["device_name"]

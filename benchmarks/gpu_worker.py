@@ -4,12 +4,14 @@ xlt.core.training.train on XNLI-like token sequences, every step's start time re
 Lengths: drawn from the plan's own length table for facebook/xnli sentence pairs
 (xlt.cost.tokens.KNOWN_LENGTHS, measured by benchmarks/padding.py), by inverse transform
 sampling of its percentiles (xlt.cost.tokens.quantile), truncated at `max_length`; the collate
-pads each batch to its longest example (benchmarks/loop.py's pad_collate), as the project's
-collate does. So the sample and the plan's prediction read the same length distribution.
+pads each batch to its longest example (benchmarks/loop.py's pad_collate), rounded up to a
+multiple as the project's collates do on the device (xlt.core.padding) or to the spec's
+`pad_multiple`. So the sample and the plan's prediction read the same length distribution.
 
-Timestamps are wall-clock (time.time()), comparable between processes on one machine: the
-loop reads the loss (`loss.item()`) every step, so a step's start marks the GPU finishing the
-previous step's backward pass.
+Timestamps are wall-clock (time.time()), comparable between processes on one machine. The loop
+waits for the device only when it reads the losses (every 32 steps, xlt.core.train_step), so a
+step's start marks when the host queued it; the run's end is taken after a device sync, and
+gpu_check measures the steady state from a step's start to that end.
 
     python benchmarks/gpu_worker.py '<JSON spec>'   (prints one JSON line; gpu_check.py starts it)
 """
@@ -81,6 +83,7 @@ def run(spec: dict) -> dict:
     from xlt.core.classification import classification_loss
     from xlt.core.freezing import freeze
     from xlt.core.models import pick_device
+    from xlt.core.padding import pad_multiple
     from xlt.core.train_args import TrainArgs
     from xlt.core.training import train
 
@@ -102,7 +105,9 @@ def run(spec: dict) -> dict:
         torch.cuda.reset_peak_memory_stats()
     if spec.get("barrier"):
         wait_for_go(spec["barrier"], spec["index"], spec.get("barrier_timeout_s", 300))
-    collate = UsefulTokenCounter(functools.partial(pad_collate, multiple=spec.get("pad_multiple", 1)))
+    # padded as the project pads on this device (xlt.core.padding) unless the spec says otherwise
+    multiple = spec.get("pad_multiple") or pad_multiple(device) or 1
+    collate = UsefulTokenCounter(functools.partial(pad_collate, multiple=multiple))
     marks = []
     on_step = lambda step, epoch: marks.append(time.time())  # noqa: E731
     profiler = None
@@ -141,6 +146,7 @@ def run(spec: dict) -> dict:
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
         "threads": torch.get_num_threads(),
+        "pad_multiple": multiple,
         "profile": profile_tables(profiler) if profiler is not None else None,
     }
 

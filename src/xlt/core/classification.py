@@ -11,13 +11,27 @@ import numpy as np
 import torch
 
 from xlt.core.metrics import example_set, record
+from xlt.core.padding import pad_multiple
 
 
-def make_collate(tokenizer, max_length: int, with_labels: bool = True) -> Callable[[list[dict]], dict]:
+def make_collate(
+    tokenizer, max_length: int, with_labels: bool = True, pad_to_multiple_of: int | None = None
+) -> Callable[[list[dict]], dict]:
+    """Batches padded to their longest example (rounded up to `pad_to_multiple_of`: xlt.core.padding)."""
+
     def collate(examples: list[dict]) -> dict:
         texts = [e["text"] for e in examples]
         pairs = [e["text_pair"] for e in examples] if "text_pair" in examples[0] else None
-        batch = dict(tokenizer(texts, pairs, padding=True, truncation=True, max_length=max_length, return_tensors="pt"))
+        encoded = tokenizer(
+            texts,
+            pairs,
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            pad_to_multiple_of=pad_to_multiple_of,
+            return_tensors="pt",
+        )
+        batch = dict(encoded)
         if with_labels:
             batch["labels"] = torch.tensor([e["label"] for e in examples])
         return batch
@@ -34,7 +48,7 @@ def predict_logits(model, tokenizer, examples: Sequence[dict], max_length: int, 
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
-    collate = make_collate(tokenizer, max_length, with_labels=False)
+    collate = make_collate(tokenizer, max_length, with_labels=False, pad_to_multiple_of=pad_multiple(device))
     out = []
     for start in range(0, len(examples), batch_size):
         batch = {k: v.to(device) for k, v in collate(list(examples[start : start + batch_size])).items()}

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from xlt.core.padding import pad_multiple
 from xlt.core.pooling import pool
 
 
@@ -39,7 +40,14 @@ def encode_layers(
     chunks: dict[int, list[np.ndarray]] = {layer: [] for layer in layers}
     for start in range(0, len(sentences), batch_size):
         batch = [sentences[i] for i in order[start : start + batch_size]]
-        enc = tokenizer(batch, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        enc = tokenizer(
+            batch,
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            pad_to_multiple_of=pad_multiple(device),
+            return_tensors="pt",
+        )
         enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
         out = model(**enc, output_hidden_states=True)
         hidden_states = out.hidden_states

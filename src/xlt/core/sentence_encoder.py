@@ -119,8 +119,16 @@ def project(vectors: np.ndarray, projection: nn.Module | None) -> np.ndarray:
     return projection(torch.as_tensor(vectors, dtype=weight.dtype, device=weight.device)).float().cpu().numpy()
 
 
-def tokenize(tokenizer, texts: list[str], max_length: int) -> dict:
-    enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+def tokenize(tokenizer, texts: list[str], max_length: int, pad_to_multiple_of: int | None = None) -> dict:
+    """The encoder's inputs, padded to the longest text (rounded up to `pad_to_multiple_of`: xlt.core.padding)."""
+    enc = tokenizer(
+        texts,
+        padding=True,
+        truncation=True,
+        max_length=max_length,
+        pad_to_multiple_of=pad_to_multiple_of,
+        return_tensors="pt",
+    )
     return {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
 
 

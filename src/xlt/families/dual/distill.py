@@ -38,6 +38,7 @@ from torch import nn
 from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_settings
 from xlt.core.embeddings import encode
 from xlt.core.errors import XltError
+from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.train_args import TrainArgs
 from xlt.core.training import TrainResult, train
@@ -167,7 +168,7 @@ class DistillStudent(nn.Module):
         return self.student(input_ids, attention_mask, token_type_ids)
 
 
-def make_collate(tokenizer, max_length: int, vectors: np.ndarray):
+def make_collate(tokenizer, max_length: int, vectors: np.ndarray, pad_to_multiple_of: int | None = None):
     """(text, english, teacher row) examples -> rows [0, B) English, [B, 2B) the translations, and
     the teacher's stored vectors of the English side."""
 
@@ -175,7 +176,7 @@ def make_collate(tokenizer, max_length: int, vectors: np.ndarray):
         texts = [english for _, english, _ in chunk] + [text for text, _, _ in chunk]
         rows = [row for _, _, row in chunk]
         return {
-            **tokenize(tokenizer, texts, max_length),
+            **tokenize(tokenizer, texts, max_length, pad_to_multiple_of),
             "pairs": len(chunk),
             "teacher": torch.from_numpy(vectors[rows]),
         }
@@ -232,12 +233,12 @@ def sentence_examples(bitexts: Sequence[Bitext], sentences: Sequence[str]) -> Di
     return examples
 
 
-def make_sentence_collate(tokenizer, max_length: int, vectors: np.ndarray):
+def make_sentence_collate(tokenizer, max_length: int, vectors: np.ndarray, pad_to_multiple_of: int | None = None):
     """(sentence, teacher row) examples -> the sentences' tokens and their teacher vectors."""
 
     def collate(chunk: list[tuple[str, int]]) -> dict:
         return {
-            **tokenize(tokenizer, [text for text, _ in chunk], max_length),
+            **tokenize(tokenizer, [text for text, _ in chunk], max_length, pad_to_multiple_of),
             "teacher": torch.from_numpy(vectors[[row for _, row in chunk]]),
         }
 
@@ -289,13 +290,13 @@ def train_distill(
     if examples == "sentences":
         data, collate = (
             sentence_examples(train_bitexts, sentences),
-            make_sentence_collate(tokenizer, args.max_length, vectors),
+            make_sentence_collate(tokenizer, args.max_length, vectors, pad_multiple(args.device)),
         )
         loss_fn = make_sentence_loss(losses)
     else:
         data, collate = (
             distill_examples(pairs_from_bitexts(train_bitexts), sentences),
-            make_collate(tokenizer, args.max_length, vectors),
+            make_collate(tokenizer, args.max_length, vectors, pad_multiple(args.device)),
         )
         loss_fn = make_loss(losses)
     result = train(

@@ -33,6 +33,7 @@ import torch
 from xlt.core.checkpoint import with_settings
 from xlt.core.embeddings import encode
 from xlt.core.metrics import example_set, record
+from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.train_args import TrainArgs
 from xlt.core.training import TrainResult, train
@@ -79,13 +80,13 @@ def distinct_pairs(chunk: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-def make_collate(tokenizer, max_length: int):
+def make_collate(tokenizer, max_length: int, pad_to_multiple_of: int | None = None):
     """Both sides of the batch in one padded tensor: rows [0, B) non-English, [B, 2B) English."""
 
     def collate(chunk: list[tuple[str, str]]) -> dict:
         pairs = distinct_pairs(chunk)
         texts = [text for text, _ in pairs] + [english for _, english in pairs]
-        return {**tokenize(tokenizer, texts, max_length), "pairs": len(pairs)}
+        return {**tokenize(tokenizer, texts, max_length, pad_to_multiple_of), "pairs": len(pairs)}
 
     return collate
 
@@ -217,7 +218,7 @@ def train_dual(
     return train(
         model,
         pairs_from_bitexts(train_bitexts),
-        make_collate(tokenizer, args.max_length),
+        make_collate(tokenizer, args.max_length, pad_multiple(args.device)),
         loss,
         args,
         evaluate=evaluate,

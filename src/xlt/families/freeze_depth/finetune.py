@@ -13,6 +13,7 @@ from xlt.core.freezing import count_parameters, freeze
 from xlt.core.manifest import sha256
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files, save_model
+from xlt.core.padding import pad_multiple
 from xlt.core.prefix_cache import collate_prefix_states, prefix_axes
 from xlt.core.prefix_store import load_cached_training, store_files
 from xlt.core.train_args import precision_label, train_args_from
@@ -55,7 +56,7 @@ def main(args):
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
-    collate = make_collate(tokenizer, targs.max_length)
+    collate = make_collate(tokenizer, targs.max_length, pad_to_multiple_of=pad_multiple(targs.device))
     cached = None
     if args.prefix_states:  # the sweep's shared store (`xlt prefix-states`): this depth's boundary only
         # the store's pass must have run under the autocast this run trains with

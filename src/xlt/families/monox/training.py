@@ -34,6 +34,7 @@ from xlt.core.checkpoint import with_settings
 from xlt.core.classification import accuracy, classification_loss, make_collate, predict_logits
 from xlt.core.errors import XltError
 from xlt.core.metrics import example_set, record
+from xlt.core.padding import pad_multiple
 from xlt.core.train_args import TrainArgs
 from xlt.core.training import TrainResult, train
 from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
@@ -50,9 +51,9 @@ log = logging.getLogger("xlt.families.monox.training")
 # ---------------------------------------------------------------- training helpers
 
 
-def kd_collate(tokenizer, max_length: int):
+def kd_collate(tokenizer, max_length: int, pad_to_multiple_of: int | None = None):
     """Batches of (inputs, teacher logits): each record carries its own teacher row."""
-    base = make_collate(tokenizer, max_length, with_labels=False)
+    base = make_collate(tokenizer, max_length, with_labels=False, pad_to_multiple_of=pad_to_multiple_of)
 
     def collate(examples: list[dict]) -> dict:
         batch = base(examples)
@@ -104,10 +105,11 @@ def fit(
             )
         return scores
 
+    multiple = pad_multiple(args.device)
     if temperature is None:
-        collate, loss_fn = make_collate(tokenizer, args.max_length), classification_loss
+        collate, loss_fn = make_collate(tokenizer, args.max_length, pad_to_multiple_of=multiple), classification_loss
     else:
-        collate, loss_fn = kd_collate(tokenizer, args.max_length), kd_loss(temperature)
+        collate, loss_fn = kd_collate(tokenizer, args.max_length, multiple), kd_loss(temperature)
     return train(
         model,
         list(examples),

@@ -14,6 +14,7 @@ from xlt.core.errors import XltError
 from xlt.core.freezing import count_parameters, freeze, freeze_word_embeddings
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import config_num_layers, load_tokenizer, require_model_files
+from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.train_args import train_args_from
 from xlt.core.training import result_meta, seed_everything, train
@@ -58,10 +59,12 @@ def main(args):
     head = SoftmaxPairLoss(encoder.dim, num_labels=3, use_product=args.use_product)
     model = torch.nn.ModuleDict({"encoder": encoder, "head": head})
 
+    multiple = pad_multiple(targs.device)
+
     def collate(examples):
         # training and dev selection put the model's prompt before each sentence, as eval-embeddings does
-        a = tokenize(tokenizer, [args.prompt + e["text"] for e in examples], targs.max_length)
-        b = tokenize(tokenizer, [args.prompt + e["text_pair"] for e in examples], targs.max_length)
+        a = tokenize(tokenizer, [args.prompt + e["text"] for e in examples], targs.max_length, multiple)
+        b = tokenize(tokenizer, [args.prompt + e["text_pair"] for e in examples], targs.max_length, multiple)
         batch = {f"a_{k}": v for k, v in a.items()} | {f"b_{k}": v for k, v in b.items()}
         if "label" in examples[0]:
             batch["labels"] = torch.tensor([e["label"] for e in examples])
