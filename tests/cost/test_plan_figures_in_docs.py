@@ -1,0 +1,43 @@
+"""The paper plan's figures that the README and the docs quote are what `xlt plan` prints today."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from xlt.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+# (file, pattern): each group is a figure of `xlt plan --config config/paper.yaml --gpu h100 --json`'s total
+QUOTES = [
+    (
+        "README.md",
+        r"(?P<jobs>\d+) jobs, (?P<hours>\d+) job-hours that `xlt plan` fits\s+into about (?P<gpu_hours>[\d.]+) hours",
+    ),
+    ("docs/rehearsal.md", r"(?P<jobs>\d+) jobs, about (?P<gpu_hours>[\d.]+) H100-hours \(`xlt plan`\)"),
+    ("docs/cluster.md", r"\(`config/paper.yaml`: (?P<jobs>\d+) jobs\)"),
+]
+
+
+@pytest.fixture(scope="module")
+def paper_total():
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["plan", "--config", "config/paper.yaml", "--gpu", "h100", "--json"]) == 0
+    return json.loads(out.getvalue())["total"]
+
+
+@pytest.mark.parametrize("path, pattern", QUOTES, ids=[q[0] for q in QUOTES])
+def test_docs_quote_the_current_paper_plan(paper_total, path, pattern):
+    found = re.search(pattern, (REPO / path).read_text())
+    assert found, f"{path} no longer quotes the paper plan as {pattern!r}: update the pattern with the text"
+    for name, quoted in found.groupdict().items():
+        decimals = len(quoted.partition(".")[2])
+        assert float(quoted) == round(paper_total[name], decimals), (
+            f"{path} says {quoted} {name}; `xlt plan --config config/paper.yaml --gpu h100` gives "
+            f"{paper_total[name]:.2f}: update the figure"
+        )
