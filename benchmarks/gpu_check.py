@@ -377,10 +377,11 @@ def environment() -> dict:
         command("nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader")
         or "not available"
     )
-    # a copy of the working tree without .git (a device machine's): the caller can pass XLT_COMMIT
+    # a device machine's copy of the working tree may have no .git, or a stale one (seen: the
+    # session's first commit, marked dirty): the caller's XLT_COMMIT, when given, names the code
     info["git_commit"] = (
-        command("git", "rev-parse", "HEAD")
-        or os.environ.get("XLT_COMMIT")
+        os.environ.get("XLT_COMMIT")
+        or command("git", "rev-parse", "HEAD")
         or "unknown (no git checkout, no XLT_COMMIT)"
     )
     info["git_dirty"] = bool(command("git", "status", "--porcelain", "--untracked-files=no"))
