@@ -120,6 +120,22 @@ def test_non_finite_loss_stops_with_a_clear_error():
         train(make_model(), data, collate, exploding, args())
 
 
+def test_a_later_non_finite_loss_names_its_step_within_the_unread_window():
+    """Losses stay on the device between reads (xlt.core.train_step.UNREAD_STEPS): a loss that turns
+    infinite at step 40 of 200, with no progress line due, stops the run within that window."""
+    from xlt.core.train_step import UNREAD_STEPS
+
+    calls = []
+
+    def explodes_at_40(model, batch):
+        calls.append(None)
+        return loss_fn(model, batch) * (float("inf") if len(calls) > 40 else 1.0)
+
+    with pytest.raises(XltError, match=r"loss is (inf|nan) at step 40 \(epoch 5\)"):
+        train(make_model(), toy_problem(), collate, explodes_at_40, args(max_steps=200, log_every=1000))
+    assert 41 <= len(calls) <= 40 + UNREAD_STEPS
+
+
 def test_nothing_to_train_and_no_examples():
     model = make_model()
     for p in model.parameters():
