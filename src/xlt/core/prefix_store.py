@@ -142,6 +142,33 @@ def check_store_size(
         )
 
 
+def checked_token_lengths(
+    examples: Sequence,
+    collate: Callable[[list], Mapping[str, torch.Tensor]],
+    depths: Sequence[int],
+    hidden_size: int,
+    args,
+    *,
+    settings: str,
+    depths_setting: str,
+) -> list[int]:
+    """The examples' token lengths (`token_lengths`), once the store they make is known to fit
+    (`check_store_size`: its exact size, before any model loads or runs). `args`: the verb's
+    --batch-size, --storage-dtype and --max-gib."""
+    lengths = token_lengths(examples, collate, args.batch_size)
+    check_store_size(
+        store_nbytes(sum(lengths), len(lengths), hidden_size, depths, args.storage_dtype),
+        args.max_gib,
+        depths=depths,
+        tokens=sum(lengths),
+        hidden_size=hidden_size,
+        storage_dtype=args.storage_dtype,
+        settings=settings,
+        depths_setting=depths_setting,
+    )
+    return lengths
+
+
 @torch.no_grad()
 def write_prefix_store(
     model: nn.Module,

@@ -223,8 +223,8 @@ def test_train_dual_puts_the_prompt_before_every_sentence_it_trains_and_selects_
     trained, embedded = [], []
     real_collate, real_encode = dual_encoder.make_collate, dual_encoder.encode
 
-    def recording_collate(tokenizer, max_length):
-        collate = real_collate(tokenizer, max_length)
+    def recording_collate(tokenizer, max_length, *rest):
+        collate = real_collate(tokenizer, max_length, *rest)
         return lambda chunk: trained.extend(s for pair in chunk for s in pair) or collate(chunk)
 
     def recording_encode(model, tokenizer, sentences, **kwargs):

@@ -169,7 +169,7 @@ def test_train_sbert_trains_and_selects_with_the_models_prompt(tmp_path, demo_mo
     seen, real_tokenize = [], sentence_encoder.tokenize
     for module in (sentence_encoder, train_sbert):  # the encoder's own calls (dev selection), the job's (training)
         monkeypatch.setattr(
-            module, "tokenize", lambda tok, texts, n: seen.extend(texts) or real_tokenize(tok, texts, n)
+            module, "tokenize", lambda tok, texts, n, *rest: seen.extend(texts) or real_tokenize(tok, texts, n, *rest)
         )
     write_jsonl(tmp_path / "train.jsonl", demo.generate("nli", "en", "train", 16, seed=1))
     dev_rows = demo.generate("sts", "en", "dev", 16, seed=1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from xlt.core.errors import XltError
 from xlt.core.manifest import sha256
 from xlt.core.models import config_hidden_size, config_num_layers, load_encoder, load_tokenizer, pick_device
-from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
+from xlt.core.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
 from xlt.core.train_args import precision_label
 from xlt.core.training import autocast_dtype
 from xlt.data.bitext_files import load_bitexts, resolve_langs
@@ -26,19 +26,9 @@ def main(args) -> None:
     sentences, _ = distinct_sentences(pairs_from_bitexts(bitexts))
     tokenizer = load_tokenizer(args.model)
     collate = sentence_collate(tokenizer, args.max_length)
-    # the exact size, from the tokenised lengths, before the model loads or runs
-    lengths = token_lengths(sentences, collate, args.batch_size)
     hidden_size = config_hidden_size(args.model)
-    nbytes = store_nbytes(sum(lengths), len(lengths), hidden_size, depths, args.storage_dtype)
-    check_store_size(
-        nbytes,
-        args.max_gib,
-        depths=depths,
-        tokens=sum(lengths),
-        hidden_size=hidden_size,
-        storage_dtype=args.storage_dtype,
-        settings=STORE_SETTINGS,
-        depths_setting="dual.freeze_depths",
+    lengths = checked_token_lengths(
+        sentences, collate, depths, hidden_size, args, settings=STORE_SETTINGS, depths_setting="dual.freeze_depths"
     )
     device = pick_device(args.device)
     amp_dtype = autocast_dtype(args.precision, device)[0]  # the train-dual jobs' autocast

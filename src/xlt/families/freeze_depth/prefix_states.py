@@ -8,7 +8,7 @@ from xlt.core.classification import make_collate
 from xlt.core.errors import XltError
 from xlt.core.manifest import sha256
 from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, pick_device, require_model_files
-from xlt.core.prefix_store import check_store_size, parse_depths, store_nbytes, token_lengths, write_prefix_store
+from xlt.core.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
 from xlt.core.training import autocast_dtype
 from xlt.data.records import read_records
 from xlt.families.freeze_depth.inputs import CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS, check_freeze_depth
@@ -24,18 +24,8 @@ def main(args):
     hidden_size = config_hidden_size(args.model)
     tokenizer = load_tokenizer(args.model)
     collate = make_collate(tokenizer, args.max_length)
-    # the exact size, from the tokenised lengths, before the model loads or runs
-    lengths = token_lengths(train_set, collate, args.batch_size)
-    nbytes = store_nbytes(sum(lengths), len(lengths), hidden_size, depths, args.storage_dtype)
-    check_store_size(
-        nbytes,
-        args.max_gib,
-        depths=depths,
-        tokens=sum(lengths),
-        hidden_size=hidden_size,
-        storage_dtype=args.storage_dtype,
-        settings=STORE_SETTINGS,
-        depths_setting="freeze_depth.depths",
+    lengths = checked_token_lengths(
+        train_set, collate, depths, hidden_size, args, settings=STORE_SETTINGS, depths_setting="freeze_depth.depths"
     )
     model = load_classifier(args.model, args.num_labels, args.head)
     try:

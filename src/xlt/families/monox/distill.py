@@ -6,14 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlt.core import monitor
-from xlt.core.freezing import count_parameters, freeze
-from xlt.core.metrics import MetricsFile
+from xlt.core.freezing import freeze
 from xlt.core.models import load_classifier, load_tokenizer
-from xlt.core.training import result_meta, seed_everything
+from xlt.core.training import seed_everything
 from xlt.data.item_alignment import declared_alignment
-from xlt.evaluate.checkpoint_choice import read_tracking, without_predictions, write_choices
+from xlt.evaluate.checkpoint_choice import read_tracking, write_choices
 from xlt.families.monox.evaluation import evaluation_records
-from xlt.families.monox.job_io import TRACKED_FIELDS, TRACKED_NEEDS, finish, job_identity, read_inputs, run_axes
+from xlt.families.monox.job_io import (
+    TRACKED_FIELDS,
+    TRACKED_NEEDS,
+    finish,
+    job_identity,
+    read_inputs,
+    run_axes,
+    run_metrics,
+)
 from xlt.families.monox.training import run_student
 
 
@@ -70,27 +77,22 @@ def main(args):
             outcome.result.best_step,
             track_test,
         )
-    metrics = MetricsFile("monox", run_id, axes=axes)
-    metrics.curve = outcome.result.curve
-    metrics.meta.update(
-        result_meta(outcome.result, targs)
-        | count_parameters(model)
-        | outcome.meta
-        | {
-            "model": args.model,
-            "role": "student",
-            "mode": args.mode,
-            "teacher_logits": args.teacher_logits,
-            "temperature": args.temperature,
-            "threshold": args.threshold,
-            "rounds": args.rounds,
-            "freeze_depth": args.freeze_depth,
-            "split": split.meta,
-            "history": without_predictions(outcome.result.history),
-        }
+    metrics = run_metrics(
+        args,
+        run_id,
+        axes,
+        outcome,
+        targs,
+        model,
+        split,
+        "student",
+        mode=args.mode,
+        teacher_logits=args.teacher_logits,
+        temperature=args.temperature,
+        threshold=args.threshold,
+        rounds=args.rounds,
+        freeze_depth=args.freeze_depth,
     )
-    metrics.extend(outcome.records)
-    metrics.examples.extend(outcome.examples)
     metrics.extend(
         evaluation_records(
             model,

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from xlt.core.checkpoint import model_inputs, run_identity
 from xlt.core.errors import XltError
+from xlt.core.freezing import count_parameters
 from xlt.core.io import read_jsonl
-from xlt.core.metrics import parse_axes
+from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import save_model
 from xlt.core.train_args import train_args_from
-from xlt.evaluate.checkpoint_choice import tracking_identity
+from xlt.core.training import result_meta
+from xlt.evaluate.checkpoint_choice import tracking_identity, without_predictions
 from xlt.families.monox.data_split import parse_size, read_split
 from xlt.families.monox.plan import TEACHER_MODES
 from xlt.families.monox.training import clear_checkpoints
@@ -58,6 +60,29 @@ def read_inputs(args):
     split = read_split(args.split)
     check_labels(split, args.num_labels)
     return targs, size, split, eval_sets(args.eval_data, args.eval_langs)
+
+
+def run_metrics(args, run_id: str, axes: dict, outcome, targs, model, split, role: str, **meta) -> MetricsFile:
+    """The job's metrics file before its evaluation: the training result and history, the model's
+    parameter counts, `meta` (the role's settings), and the run's own records and per-example outputs
+    (`outcome`: xlt.families.monox.training.RunOutcome)."""
+    metrics = MetricsFile("monox", run_id, axes=axes)
+    metrics.curve = outcome.result.curve
+    metrics.meta.update(
+        result_meta(outcome.result, targs)
+        | count_parameters(model)
+        | outcome.meta
+        | {
+            "model": args.model,
+            "role": role,
+            **meta,
+            "split": split.meta,
+            "history": without_predictions(outcome.result.history),
+        }
+    )
+    metrics.extend(outcome.records)
+    metrics.examples.extend(outcome.examples)
+    return metrics
 
 
 def finish(args, metrics, model, tokenizer, out, checkpoint_dir) -> None:

@@ -6,13 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlt.core import monitor
-from xlt.core.freezing import count_parameters
-from xlt.core.metrics import MetricsFile
 from xlt.core.models import load_classifier, load_tokenizer
-from xlt.core.training import result_meta, seed_everything
-from xlt.evaluate.checkpoint_choice import without_predictions
+from xlt.core.training import seed_everything
 from xlt.families.monox.evaluation import evaluation_records
-from xlt.families.monox.job_io import finish, job_identity, read_inputs, run_axes
+from xlt.families.monox.job_io import finish, job_identity, read_inputs, run_axes, run_metrics
 from xlt.families.monox.training import run_teacher
 
 
@@ -39,21 +36,7 @@ def main(args):
             checkpoint_dir=checkpoint_dir,
             identity=job_identity(args, "teacher"),
         )
-    metrics = MetricsFile("monox", args.run_id or out.name, axes=axes)
-    metrics.curve = outcome.result.curve
-    metrics.meta.update(
-        result_meta(outcome.result, targs)
-        | count_parameters(model)
-        | outcome.meta
-        | {
-            "model": args.model,
-            "role": "teacher",
-            "split": split.meta,
-            "history": without_predictions(outcome.result.history),
-        }
-    )
-    metrics.extend(outcome.records)
-    metrics.examples.extend(outcome.examples)
+    metrics = run_metrics(args, args.run_id or out.name, axes, outcome, targs, model, split, "teacher")
     # a monolingual teacher is scored in its own language only: no cross-language average
     metrics.extend(
         evaluation_records(
