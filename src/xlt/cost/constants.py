@@ -271,7 +271,14 @@ TABLE: tuple[Constant, ...] = (
         "assumed: an eager step launches a few dozen kernels a layer forward and backward at ~10 us each, plus "
         "the optimiser and the Python loop (GPUs without a measurement)",
     ),
-    Constant("gpu_overhead_s", 30, "s / job", "assumed: interpreter, torch and CUDA start-up on a GPU node"),
+    Constant(
+        "gpu_overhead_s",
+        30,
+        "s / job",
+        "assumed: interpreter, torch and CUDA start-up on a GPU node, loading the model and reading the data; "
+        "of it, a GPU check worker's set-up (torch and transformers imported, a random mBERT-shape model built "
+        "and moved to the GPU) took 8.7-11.6 s on an H200 host (BENCHMARKS.md, 2026-11-28)",
+    ),
     Constant("cpu_overhead_s", 6, "s / job", "measured: order of magnitude of `xlt calibrate`'s start-up probe"),
     Constant(
         "memory_gib",
