@@ -109,7 +109,8 @@ def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
 
 
 def parse_run(text: str) -> dict:
-    """bucketed|random:eager|compiled:DEPTH[:padN][:profile], e.g. bucketed:eager:-1:pad8:profile."""
+    """bucketed|random:eager|compiled:DEPTH[:padN][:profile][:cudagraphs], e.g. bucketed:eager:-1:pad8:profile;
+    cudagraphs: a compiled run in torch.compile's mode "reduce-overhead" (static shapes)."""
     batches, mode, depth, *extra = text.split(":")
     if batches not in ("bucketed", "random") or mode not in ("eager", "compiled"):
         raise SystemExit(f"--paper-runs {text!r}: expected bucketed|random:eager|compiled:DEPTH[:padN][:profile]")
@@ -117,10 +118,14 @@ def parse_run(text: str) -> dict:
     for item in extra:
         if item == "profile":
             run["profile"] = True
+        elif item == "cudagraphs" and run["compile"]:
+            run["compile_mode"] = "reduce-overhead"
         elif item.startswith("pad") and item[3:].isdigit():
             run["pad_multiple"] = int(item[3:])
         else:
-            raise SystemExit(f"--paper-runs {text!r}: unknown {item!r} (padN or profile)")
+            raise SystemExit(
+                f"--paper-runs {text!r}: unknown {item!r} (padN, profile, or cudagraphs on a compiled run)"
+            )
     return run
 
 
@@ -471,7 +476,7 @@ def batches_label(r: dict) -> str:
     label = "bucketed" if r["bucketing"] else "random"
     if r.get("pad_multiple", 1) > 1:
         label += f", padded to x{r['pad_multiple']}"
-    return label + (", profiled" if r.get("profile") else "")
+    return label + (", profiled" if r.get("profile") else "") + (", CUDA graphs" if r.get("compile_mode") else "")
 
 
 def one_line(r: dict) -> str:
@@ -513,7 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--paper-runs",
         nargs="+",
-        help="paper-shape runs instead of the default set: bucketed|random:eager|compiled:DEPTH[:padN][:profile]",
+        help="paper-shape runs instead of the default set: "
+        "bucketed|random:eager|compiled:DEPTH[:padN][:profile][:cudagraphs]",
     )
     p.add_argument(
         "--concurrency", type=int, nargs="*", default=[1, 2, 4, 8], help="processes per round (none: no rounds)"

@@ -90,8 +90,8 @@ def run(spec: dict) -> dict:
     started = time.time()
     if spec.get("threads"):
         torch.set_num_threads(spec["threads"])
-    if spec.get("compile_backend"):  # the smoke test's CPU stand-in for inductor (see gpu_check.py)
-        torch.compile = functools.partial(torch.compile, backend=spec["compile_backend"])
+    if spec.get("compile_backend") or spec.get("compile_mode"):
+        torch.compile = compile_with(torch.compile, spec.get("compile_backend"), spec.get("compile_mode"))
     shape = SHAPES[spec["shape"]]
     steps, batch = spec["steps"], spec["batch_size"]
     examples = xnli_like_examples(steps * batch, spec["max_length"], shape.vocab, spec["seed"])
@@ -149,6 +149,26 @@ def run(spec: dict) -> dict:
         "pad_multiple": multiple,
         "profile": profile_tables(profiler) if profiler is not None else None,
     }
+
+
+def compile_with(compile_fn, backend: str | None, mode: str | None):
+    """torch.compile as xlt.core.train_step.compiled_loss calls it, with another backend (the smoke
+    test's CPU stand-in for inductor, see gpu_check.py) or another mode. mode "reduce-overhead"
+    (CUDA graphs, one per input shape) compiles static shapes: the padding to a multiple of 8 leaves
+    at most max_length / 8 of them, so dynamo may keep that many graphs before falling back."""
+    import torch._dynamo
+
+    def compile_(model, **kwargs):
+        if backend:  # torch.compile takes a backend or a mode, not both: the smoke test keeps its backend
+            kwargs["backend"] = backend
+        elif mode:
+            kwargs["mode"] = mode
+        if mode == "reduce-overhead":
+            kwargs["dynamic"] = False
+            torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
+        return compile_fn(model, **kwargs)
+
+    return compile_
 
 
 def profiled_steps(warmup: int, device):

@@ -113,7 +113,8 @@ def optimiser_step(loop: Loop, state: LoopState, chunk: list) -> None:
         ):
             loss = loop.loss_fn(loop.model, batch)
         loop.scaler.scale(loss * share).backward()
-        losses.append((loss.detach(), share))
+        # a copy: a compiled model run through CUDA graphs reuses its output's memory at the next step
+        losses.append((loss.detach().clone(), share))
         state.seen += len(part)
     state.unread.append((state.step, state.epoch, losses))
     if args.max_grad_norm > 0:

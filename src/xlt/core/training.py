@@ -3,8 +3,9 @@
 AdamW with warm-up and a linear, constant or cosine schedule, gradient clipping and accumulation, a
 seeded data order, evaluation every K optimiser steps with best-checkpoint selection, bf16 autocast
 on CUDA devices that support it (fp16 with a gradient scaler on those that do not, fp32 on CPU), a
-NaN/inf guard (on losses read every 32 steps: xlt.core.train_step), and a progress line (loss, learning rate, samples/s, elapsed, ETA) every `log_every`
-steps on stderr, with a progress bar at a terminal. A family supplies the model, its examples, a
+NaN/inf guard (on losses read every 32 steps: xlt.core.train_step), and a progress line (loss,
+learning rate, samples/s, elapsed, ETA) every `log_every` steps on stderr, with a progress bar at
+a terminal. A family supplies the model, its examples, a
 collate function, a loss function and (optionally) an evaluator. `train` sets the loop up, then
 runs one optimiser step at a time (xlt.core.train_step) on a `LoopState` (xlt.core.train_state),
 evaluating and checkpointing between steps.
