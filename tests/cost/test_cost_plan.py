@@ -66,7 +66,7 @@ def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
     from xlt.core.training import total_optimizer_steps
 
     config = settings.load("config.yaml")
-    args = [
+    job_settings = [
         ("model", "results/models/demo-mbert"),
         ("train", "results/data/demo-nli/en/train.jsonl"),
         ("epochs", str(epochs)),
@@ -75,7 +75,7 @@ def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
         ("grad_accum", str(accum)),
         ("max_length", "10"),
     ]
-    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", args), UNIT)
+    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), UNIT)
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
     steps = total_optimizer_steps(
         rows, TrainArgs(epochs=epochs, max_steps=max_steps, batch_size=batch, grad_accum=accum)
@@ -101,7 +101,7 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
     config = settings.load("config.yaml")
     layers = config["models"]["demo-mbert"]["layers"]
     dev = config["datasets"]["demo-nli"]["sizes"]["dev"]
-    args = [
+    job_settings = [
         ("model", "results/models/demo-mbert"),
         ("train", "results/data/demo-nli/en/train.jsonl"),
         ("dev", "results/data/demo-nli/en/dev.jsonl"),
@@ -110,7 +110,7 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
         ("batch_size", "16"),
         ("max_length", "48"),
     ]
-    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", args), LOOP)
+    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), LOOP)
     evaluations = 3  # after steps 50, 100 and the last (120)
     per_step = 0.01 + 0.002 * layers + 0.001 * 16 * layers
     per_batch = 0.1 + 0.05 * layers
@@ -142,7 +142,7 @@ def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
     model = config["models"]["demo-mbert"]
     layers, params = model["layers"], 12 * model["hidden_size"] ** 2 * model["layers"]
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
-    args = [
+    job_settings = [
         ("model", "results/models/demo-mbert"),
         ("train", "results/data/demo-nli/en/train.jsonl"),
         ("max_steps", "10"),
@@ -153,20 +153,30 @@ def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
     top = params * (layers - 9) / layers
     flops = {**UNIT, "eval_flops": 1e30}
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", JobSpec("finetune", args + [("cache_frozen_prefix", ON)]), flops
+        config,
+        "freeze_depth",
+        "finetune",
+        "a",
+        JobSpec("finetune", job_settings + [("cache_frozen_prefix", ON)]),
+        flops,
     ).seconds == pytest.approx(6 * top * 10 * 4 * 16 + 2 * (params - top) * rows * 16)
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", JobSpec("finetune", args + [("prefix_states", "store")]), flops
+        config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings + [("prefix_states", "store")]), flops
     ).seconds == pytest.approx(6 * top * 10 * 4 * 16)
     steps_only = {**LOOP, "overhead_s": 0.0}
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", JobSpec("finetune", args + [("cache_frozen_prefix", ON)]), steps_only
+        config,
+        "freeze_depth",
+        "finetune",
+        "a",
+        JobSpec("finetune", job_settings + [("cache_frozen_prefix", ON)]),
+        steps_only,
     ).seconds == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
 
 
 def test_self_training_trains_once_and_once_more_each_round():
     config = settings.load("config.yaml")
-    args = [
+    job_settings = [
         ("mode", "self_train"),
         ("model", "results/models/demo-mbert"),
         ("split", "results/runs/monox/splits/x/seed1"),
@@ -175,25 +185,28 @@ def test_self_training_trains_once_and_once_more_each_round():
         ("max_length", "16"),
         ("rounds", "2"),
     ]
-    cost = estimate.job_cost(config, "monox", "distill", "a", JobSpec("distill", args), UNIT)
+    cost = estimate.job_cost(config, "monox", "distill", "a", JobSpec("distill", job_settings), UNIT)
     finetune = estimate.job_cost(
-        config, "monox", "distill", "a", JobSpec("distill", [("mode", "finetune"), *args[1:-1]]), UNIT
+        config, "monox", "distill", "a", JobSpec("distill", [("mode", "finetune"), *job_settings[1:-1]]), UNIT
     )
     assert cost.train_tokens == 3 * finetune.train_tokens == 3 * 20 * 4 * 16
 
 
 def test_a_profile_without_overheads_plans_flops_and_start_up_only():
     config = settings.load("config.yaml")
-    args = [
+    job_settings = [
         ("model", "results/models/demo-mbert"),
         ("train", "results/data/demo-nli/en/train.jsonl"),
         ("max_steps", "10"),
     ]
     bare = {k: v for k, v in LOOP.items() if k not in profile.OVERHEADS[1:]}
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", JobSpec("finetune", args), bare
+        config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), bare
     ).seconds == pytest.approx(5.0)
-    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", args), LOOP).seconds > 5.5
+    assert (
+        estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), LOOP).seconds
+        > 5.5
+    )
 
 
 def test_every_built_in_profile_has_every_overhead():

@@ -14,7 +14,7 @@ CONFIG = {"models": {}, "datasets": {}}
 
 
 def planned_tokens_per_s(prof: dict, batch: int, steps: int = 1000) -> float:
-    args = [
+    job_settings = [
         ("model", "bert-base-multilingual-cased"),
         ("train", "results/data/xnli/en/train.jsonl"),
         ("freeze_depth", "-1"),
@@ -24,7 +24,7 @@ def planned_tokens_per_s(prof: dict, batch: int, steps: int = 1000) -> float:
         ("max_length", "128"),
     ]
     cost = estimate.job_cost(
-        CONFIG, "freeze_depth", "finetune", "x", JobSpec("finetune", args), {**prof, "overhead_s": 0.0}
+        CONFIG, "freeze_depth", "finetune", "x", JobSpec("finetune", job_settings), {**prof, "overhead_s": 0.0}
     )  # steps only
     assert cost.train_tokens == steps * batch * 128 and cost.eval_tokens == 0
     return cost.train_tokens / cost.seconds
