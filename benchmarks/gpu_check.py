@@ -135,6 +135,7 @@ def planned(s: dict, run: dict, profile: dict) -> dict:
     evaluation) and less the job's start-up (profile overhead_s) and compile time (compile_s)."""
     from gpu_worker import XNLI
 
+    from xlt.core.job_spec import JobSpec
     from xlt.cost import estimate
 
     shape = SHAPES[s["shape"]]
@@ -146,25 +147,17 @@ def planned(s: dict, run: dict, profile: dict) -> dict:
         },
         "datasets": {"gpu-check-xnli": {"path": XNLI, "sizes": {"train": 392702}}},
     }
-    args = [
-        "--model",
-        "results/models/bench",
-        "--train",
-        "results/data/gpu-check-xnli/en/train.jsonl",
-        "--max-steps",
-        s["steps"],
-        "--batch-size",
-        s["batch_size"],
-        "--max-length",
-        s["max_length"],
-        "--freeze-depth",
-        run["depth"],
-        "--length-bucketing",
-        str(run["bucketing"]),
-        "--compile",
-        str(run["compile"]),
+    job = [
+        ("model", "results/models/bench"),
+        ("train", "results/data/gpu-check-xnli/en/train.jsonl"),
+        ("max_steps", s["steps"]),
+        ("batch_size", s["batch_size"]),
+        ("max_length", s["max_length"]),
+        ("freeze_depth", run["depth"]),
+        ("length_bucketing", str(run["bucketing"])),
+        ("compile", str(run["compile"])),
     ]
-    cost = estimate.job_cost(config, "freeze_depth", "finetune", "gpu-check", args, profile)
+    cost = estimate.job_cost(config, "freeze_depth", "finetune", "gpu-check", JobSpec("finetune", job), profile)
     compile_s = profile.get("compile_s", estimate.COMPILE_S) if run["compile"] else 0.0
     steps_s = cost.seconds - profile["overhead_s"] - compile_s
     return {

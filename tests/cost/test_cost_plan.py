@@ -8,6 +8,7 @@ import pytest
 from xlt.cli import main
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import ON, JobSpec
 from xlt.cost import calibration, data_size, estimate, profile, retention, shapes, sweep
 
 UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0, "gpu": False, "source": "test"}
@@ -32,24 +33,25 @@ def test_training_flops_follow_6_params_tokens_and_frozen_layers_skip_backward()
     model = config["models"]["demo-mbert"]
     params = 12 * model["hidden_size"] ** 2 * model["layers"]
     base = [
-        "--model",
-        "results/models/demo-mbert",
-        "--train",
-        "results/data/demo-nli/en/train.jsonl",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "4",
-        "--max-length",
-        "16",
+        ("model", "results/models/demo-mbert"),
+        ("train", "results/data/demo-nli/en/train.jsonl"),
+        ("epochs", "1"),
+        ("max_steps", "10"),
+        ("batch_size", "4"),
+        ("max_length", "16"),
     ]
     tokens = 10 * 4 * 16
-    full = estimate.job_cost(config, "freeze_depth", "finetune", "a", base + ["--freeze-depth", "-1"], UNIT)
+    full = estimate.job_cost(
+        config, "freeze_depth", "finetune", "a", JobSpec("finetune", base + [("freeze_depth", "-1")]), UNIT
+    )
     assert full.train_tokens == tokens and full.seconds == pytest.approx(6 * params * tokens)
     half = estimate.job_cost(
-        config, "freeze_depth", "finetune", "b", base + ["--freeze-depth", str(model["layers"] // 2)], UNIT
+        config,
+        "freeze_depth",
+        "finetune",
+        "b",
+        JobSpec("finetune", base + [("freeze_depth", str(model["layers"] // 2))]),
+        UNIT,
     )
     assert half.seconds == pytest.approx(2 * params * tokens + 4 * params / 2 * tokens)
 
@@ -64,23 +66,16 @@ def test_steps_are_the_training_loops_own(epochs, max_steps, batch, accum):
     from xlt.core.training import total_optimizer_steps
 
     config = settings.load("config.yaml")
-    args = [
-        "--model",
-        "results/models/demo-mbert",
-        "--train",
-        "results/data/demo-nli/en/train.jsonl",
-        "--epochs",
-        str(epochs),
-        "--max-steps",
-        str(max_steps),
-        "--batch-size",
-        str(batch),
-        "--grad-accum",
-        str(accum),
-        "--max-length",
-        "10",
+    job_settings = [
+        ("model", "results/models/demo-mbert"),
+        ("train", "results/data/demo-nli/en/train.jsonl"),
+        ("epochs", str(epochs)),
+        ("max_steps", str(max_steps)),
+        ("batch_size", str(batch)),
+        ("grad_accum", str(accum)),
+        ("max_length", "10"),
     ]
-    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, UNIT)
+    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), UNIT)
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
     steps = total_optimizer_steps(
         rows, TrainArgs(epochs=epochs, max_steps=max_steps, batch_size=batch, grad_accum=accum)
@@ -106,23 +101,16 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
     config = settings.load("config.yaml")
     layers = config["models"]["demo-mbert"]["layers"]
     dev = config["datasets"]["demo-nli"]["sizes"]["dev"]
-    args = [
-        "--model",
-        "results/models/demo-mbert",
-        "--train",
-        "results/data/demo-nli/en/train.jsonl",
-        "--dev",
-        "results/data/demo-nli/en/dev.jsonl",
-        "--max-steps",
-        "120",
-        "--eval-every",
-        "50",
-        "--batch-size",
-        "16",
-        "--max-length",
-        "48",
+    job_settings = [
+        ("model", "results/models/demo-mbert"),
+        ("train", "results/data/demo-nli/en/train.jsonl"),
+        ("dev", "results/data/demo-nli/en/dev.jsonl"),
+        ("max_steps", "120"),
+        ("eval_every", "50"),
+        ("batch_size", "16"),
+        ("max_length", "48"),
     ]
-    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP)
+    cost = estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), LOOP)
     evaluations = 3  # after steps 50, 100 and the last (120)
     per_step = 0.01 + 0.002 * layers + 0.001 * 16 * layers
     per_batch = 0.1 + 0.05 * layers
@@ -135,16 +123,15 @@ def test_overheads_add_per_step_and_per_evaluation_batch():
         "freeze_depth",
         "evaluate_xnli",
         "a",
-        [
-            "--model",
-            "results/models/demo-mbert",
-            "--data",
-            "results/data/demo-nli/qaa/test.jsonl",
-            "--batch-size",
-            "10",
-            "--max-length",
-            "48",
-        ],
+        JobSpec(
+            "evaluate",
+            [
+                ("model", "results/models/demo-mbert"),
+                ("data", "results/data/demo-nli/qaa/test.jsonl"),
+                ("batch_size", "10"),
+                ("max_length", "48"),
+            ],
+        ),
         LOOP,
     )
     assert only.seconds == pytest.approx(5.0 + -(-test // 10) * per_batch, rel=1e-9)
@@ -155,70 +142,71 @@ def test_a_cached_frozen_prefix_runs_once_and_steps_run_the_top_layers_only():
     model = config["models"]["demo-mbert"]
     layers, params = model["layers"], 12 * model["hidden_size"] ** 2 * model["layers"]
     rows = config["datasets"]["demo-nli"]["sizes"]["train"]
-    args = [
-        "--model",
-        "results/models/demo-mbert",
-        "--train",
-        "results/data/demo-nli/en/train.jsonl",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "4",
-        "--max-length",
-        "16",
-        "--freeze-depth",
-        "9",
+    job_settings = [
+        ("model", "results/models/demo-mbert"),
+        ("train", "results/data/demo-nli/en/train.jsonl"),
+        ("max_steps", "10"),
+        ("batch_size", "4"),
+        ("max_length", "16"),
+        ("freeze_depth", "9"),
     ]
     top = params * (layers - 9) / layers
     flops = {**UNIT, "eval_flops": 1e30}
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], flops
+        config,
+        "freeze_depth",
+        "finetune",
+        "a",
+        JobSpec("finetune", job_settings + [("cache_frozen_prefix", ON)]),
+        flops,
     ).seconds == pytest.approx(6 * top * 10 * 4 * 16 + 2 * (params - top) * rows * 16)
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", args + ["--prefix-states", "store"], flops
+        config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings + [("prefix_states", "store")]), flops
     ).seconds == pytest.approx(6 * top * 10 * 4 * 16)
     steps_only = {**LOOP, "overhead_s": 0.0}
     assert estimate.job_cost(
-        config, "freeze_depth", "finetune", "a", args + ["--cache-frozen-prefix"], steps_only
+        config,
+        "freeze_depth",
+        "finetune",
+        "a",
+        JobSpec("finetune", job_settings + [("cache_frozen_prefix", ON)]),
+        steps_only,
     ).seconds == pytest.approx(10 * (0.01 + (0.002 + 0.001 * 4) * (layers - 9)))
 
 
 def test_self_training_trains_once_and_once_more_each_round():
     config = settings.load("config.yaml")
-    args = [
-        "--mode",
-        "self_train",
-        "--model",
-        "results/models/demo-mbert",
-        "--split",
-        "results/runs/monox/splits/x/seed1",
-        "--max-steps",
-        "20",
-        "--batch-size",
-        "4",
-        "--max-length",
-        "16",
-        "--rounds",
-        "2",
+    job_settings = [
+        ("mode", "self_train"),
+        ("model", "results/models/demo-mbert"),
+        ("split", "results/runs/monox/splits/x/seed1"),
+        ("max_steps", "20"),
+        ("batch_size", "4"),
+        ("max_length", "16"),
+        ("rounds", "2"),
     ]
-    cost = estimate.job_cost(config, "monox", "distill", "a", args, UNIT)
-    finetune = estimate.job_cost(config, "monox", "distill", "a", ["--mode", "finetune", *args[2:-2]], UNIT)
+    cost = estimate.job_cost(config, "monox", "distill", "a", JobSpec("distill", job_settings), UNIT)
+    finetune = estimate.job_cost(
+        config, "monox", "distill", "a", JobSpec("distill", [("mode", "finetune"), *job_settings[1:-1]]), UNIT
+    )
     assert cost.train_tokens == 3 * finetune.train_tokens == 3 * 20 * 4 * 16
 
 
 def test_a_profile_without_overheads_plans_flops_and_start_up_only():
     config = settings.load("config.yaml")
-    args = [
-        "--model",
-        "results/models/demo-mbert",
-        "--train",
-        "results/data/demo-nli/en/train.jsonl",
-        "--max-steps",
-        "10",
+    job_settings = [
+        ("model", "results/models/demo-mbert"),
+        ("train", "results/data/demo-nli/en/train.jsonl"),
+        ("max_steps", "10"),
     ]
     bare = {k: v for k, v in LOOP.items() if k not in profile.OVERHEADS[1:]}
-    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args, bare).seconds == pytest.approx(5.0)
-    assert estimate.job_cost(config, "freeze_depth", "finetune", "a", args, LOOP).seconds > 5.5
+    assert estimate.job_cost(
+        config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), bare
+    ).seconds == pytest.approx(5.0)
+    assert (
+        estimate.job_cost(config, "freeze_depth", "finetune", "a", JobSpec("finetune", job_settings), LOOP).seconds
+        > 5.5
+    )
 
 
 def test_every_built_in_profile_has_every_overhead():
@@ -293,7 +281,7 @@ def test_the_shared_prefix_pass_is_planned_as_one_forward_pass_and_its_store():
         cache_frozen_prefix=True, prefix_states={"shared": True, "storage_dtype": "float16", "max_gib": 64}
     )
     job = settings.plan_module("freeze_depth").jobs(config)["prefix_states"]["demo-mbert"]
-    cost = estimate.job_cost(config, "freeze_depth", "prefix_states", "demo-mbert", job.args, UNIT)
+    cost = estimate.job_cost(config, "freeze_depth", "prefix_states", "demo-mbert", job.spec, UNIT)
     model, rows = config["models"]["demo-mbert"], data_size.rows(config, "demo-nli", "train")
     tokens = rows * 48  # every training example at max_length, an upper bound
     assert cost.train_tokens == 0 and cost.eval_tokens == tokens
@@ -379,14 +367,14 @@ def test_adapt_evaluations_are_planned_from_each_runs_flags():
         )
         planned = settings.plan_module("adapt").jobs(config)["adapt_mlm"]
         return {
-            run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+            run_id: estimate.job_cost(config, "adapt", "adapt_mlm", run_id, job.spec, UNIT).eval_tokens
             for run_id, job in planned.items()
         }
 
     curve, scheme = "demo-mbert-layers0-12-seed1", "demo-mbert-layers9-12-seed1"
     demo = settings.load("config.yaml")
     default = {
-        run_id: estimate.job_cost(demo, "adapt", "adapt_mlm", run_id, job.args, UNIT).eval_tokens
+        run_id: estimate.job_cost(demo, "adapt", "adapt_mlm", run_id, job.spec, UNIT).eval_tokens
         for run_id, job in settings.plan_module("adapt").jobs(demo)["adapt_mlm"].items()
     }
     every, final, none = eval_tokens("checkpoints"), eval_tokens("final"), eval_tokens("none")

@@ -10,6 +10,7 @@ import pytest
 
 from xlt.core import family_plan, registry, settings
 from xlt.core.family_plan import COST_HOOKS, cost_hook
+from xlt.core.job_spec import JobSpec
 from xlt.cost import estimate, tokens
 
 UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0, "gpu": False, "source": "test"}
@@ -27,25 +28,23 @@ def test_every_hook_a_family_defines_takes_the_defaults_arguments():
 def test_a_family_without_hooks_gets_the_defaults_and_an_unknown_hook_is_refused():
     bare = types.SimpleNamespace()
     assert cost_hook(bare, "token_forms")("any_rule") == ("pair",)
-    assert cost_hook(None, "training_runs")("any_rule", []) == 1
-    assert cost_hook(bare, "output_bytes")("r", [], 10, 1, 100.0, 64) == 0.0
+    assert cost_hook(None, "training_runs")("any_rule", JobSpec("finetune")) == 1
+    assert cost_hook(bare, "output_bytes")("r", JobSpec("finetune"), 10, 1, 100.0, 64) == 0.0
     with pytest.raises(AttributeError, match="not a cost hook"):
         cost_hook(bare, "token_shape")
 
 
-def _siamese_args():
-    return [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/allnli/en/train.jsonl",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "16",
-        "--max-length",
-        "128",
-    ]
+def _siamese():
+    return JobSpec(
+        "train-sbert",
+        [
+            ("model", "bert-base-multilingual-cased"),
+            ("train", "results/data/allnli/en/train.jsonl"),
+            ("max_steps", 10),
+            ("batch_size", 16),
+            ("max_length", 128),
+        ],
+    )
 
 
 def test_a_new_familys_siamese_rule_is_priced_as_siamese_through_its_hook(monkeypatch):
@@ -54,8 +53,8 @@ def test_a_new_familys_siamese_rule_is_priced_as_siamese_through_its_hook(monkey
     config = settings.load("config/paper.yaml")
     siamese = types.SimpleNamespace(token_forms=lambda rule: ("text", "text_pair"))
     monkeypatch.setattr(estimate, "family_plan", lambda family: siamese if family == "toy" else None)
-    job = estimate.job_cost(config, "toy", "train_toy_pairs", "t", _siamese_args(), UNIT)
-    plain = estimate.job_cost(config, "other", "train_toy_pairs", "t", _siamese_args(), UNIT)
+    job = estimate.job_cost(config, "toy", "train_toy_pairs", "t", _siamese(), UNIT)
+    plain = estimate.job_cost(config, "other", "train_toy_pairs", "t", _siamese(), UNIT)
     lengths = tokens.KNOWN_LENGTHS["sentence-transformers/all-nli"]
     both = tokens.padded_length(lengths["text"], 128, 16) + tokens.padded_length(lengths["text_pair"], 128, 16)
     assert job.train_tokens == int(10 * 16 * both)
@@ -65,29 +64,11 @@ def test_a_new_familys_siamese_rule_is_priced_as_siamese_through_its_hook(monkey
 def test_a_hooked_training_run_count_and_output_bytes_reach_the_plan(monkeypatch):
     config = settings.load("config/paper.yaml")
     hooks = types.SimpleNamespace(
-        training_runs=lambda rule, args: 3,
-        output_bytes=lambda rule, args, train_rows, dev_rows, row_bytes, hidden: 2**30,
+        training_runs=lambda rule, spec: 3,
+        output_bytes=lambda rule, spec, train_rows, dev_rows, row_bytes, hidden: 2**30,
     )
     monkeypatch.setattr(estimate, "family_plan", lambda family: hooks if family == "toy" else None)
-    once = estimate.job_cost(config, "other", "r", "t", _siamese_args(), UNIT)
-    thrice = estimate.job_cost(config, "toy", "r", "t", _siamese_args(), UNIT)
+    once = estimate.job_cost(config, "other", "r", "t", _siamese(), UNIT)
+    thrice = estimate.job_cost(config, "toy", "r", "t", _siamese(), UNIT)
     assert thrice.train_flops == pytest.approx(3 * once.train_flops)  # three trainings, each as long
     assert thrice.disk_gib == pytest.approx(once.disk_gib + 1.0)
-
-
-def test_the_plan_reads_training_flags_with_the_training_verbs_own_parser():
-    """No default repeated in the plan: a flag a job leaves out is the verbs' default (TrainArgs),
-    a flag is read as the verb reads it (the last of two; no prefix matching: adapt's --eval is not
-    --eval-every), and a value the verb would refuse is refused before anything is planned."""
-    from xlt.core.errors import XltError
-    from xlt.core.train_args import TrainArgs
-
-    assert estimate.training_settings(["--model", "m", "--freeze-depth", "-1"]) == TrainArgs()
-    parsed = estimate.training_settings(["--eval", "x.jsonl", "--batch-size", "8", "--batch-size", "16"])
-    assert parsed.eval_every == TrainArgs().eval_every and parsed.batch_size == 16
-    with pytest.raises(XltError, match="--max-steps: invalid int value"):
-        estimate.training_settings(["--max-steps", "many"])
-    built = estimate.demo_model_settings(["--out", "results/models/demo", "--layers", "2"])
-    assert (built.layers, built.hidden_size) == (2, 64)  # the verb's own default width
-    with pytest.raises(XltError, match="required: --out"):
-        estimate.demo_model_settings(["--layers", "2"])

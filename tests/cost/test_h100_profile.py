@@ -3,6 +3,7 @@ through the code path a finetune job is planned by (estimate.job_cost)."""
 
 import pytest
 
+from xlt.core.job_spec import JobSpec
 from xlt.cost import estimate, profile, shapes
 
 # measured on an H100 80GB HBM3, bf16 autocast, eager, fused AdamW, mBERT shape, 128 tokens an example
@@ -13,23 +14,18 @@ CONFIG = {"models": {}, "datasets": {}}
 
 
 def planned_tokens_per_s(prof: dict, batch: int, steps: int = 1000) -> float:
-    args = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/xnli/en/train.jsonl",
-        "--freeze-depth",
-        "-1",
-        "--epochs",
-        "2",
-        "--max-steps",
-        str(steps),
-        "--batch-size",
-        str(batch),
-        "--max-length",
-        "128",
+    job_settings = [
+        ("model", "bert-base-multilingual-cased"),
+        ("train", "results/data/xnli/en/train.jsonl"),
+        ("freeze_depth", "-1"),
+        ("epochs", "2"),
+        ("max_steps", str(steps)),
+        ("batch_size", str(batch)),
+        ("max_length", "128"),
     ]
-    cost = estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", args, {**prof, "overhead_s": 0.0})  # steps only
+    cost = estimate.job_cost(
+        CONFIG, "freeze_depth", "finetune", "x", JobSpec("finetune", job_settings), {**prof, "overhead_s": 0.0}
+    )  # steps only
     assert cost.train_tokens == steps * batch * 128 and cost.eval_tokens == 0
     return cost.train_tokens / cost.seconds
 
@@ -75,22 +71,18 @@ def test_a_trainable_embedding_costs_memory_not_flops():
     """At --freeze-depth -1 the embedding matrix trains: its gradient and AdamW moments (12 bytes a
     weight) count in memory and the checkpoint; its lookup is no matrix product, so FLOPs do not change."""
     base = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/xnli/en/train.jsonl",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "32",
-        "--max-length",
-        "128",
-        "--checkpoint-every",
-        "5",
+        ("model", "bert-base-multilingual-cased"),
+        ("train", "results/data/xnli/en/train.jsonl"),
+        ("max_steps", "10"),
+        ("batch_size", "32"),
+        ("max_length", "128"),
+        ("checkpoint_every", "5"),
     ]
     flops_only = {"name": "f", "train_flops": 1e12, "eval_flops": 1e12, "overhead_s": 0.0, "gpu": True, "source": ""}
     nothing, embeddings = (
-        estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", d], flops_only)
+        estimate.job_cost(
+            CONFIG, "freeze_depth", "finetune", "x", JobSpec("finetune", base + [("freeze_depth", d)]), flops_only
+        )
         for d in ("-1", "0")
     )
     vocab, hidden, _ = shapes.KNOWN_MODELS["bert-base-multilingual-cased"]
@@ -115,19 +107,16 @@ def test_the_plan_charges_a_frozen_layer_its_share_of_a_step():
     FROZEN_LAYER_SHARE of a trained layer's (FLOPs free here, so only the overheads count)."""
     loop = {**profile.load("h100"), "train_flops": 1e30, "eval_flops": 1e30, "overhead_s": 0.0}
     base = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/xnli/en/train.jsonl",
-        "--max-steps",
-        "100",
-        "--batch-size",
-        "32",
-        "--max-length",
-        "128",
+        ("model", "bert-base-multilingual-cased"),
+        ("train", "results/data/xnli/en/train.jsonl"),
+        ("max_steps", "100"),
+        ("batch_size", "32"),
+        ("max_length", "128"),
     ]
     seconds = {
-        d: estimate.job_cost(CONFIG, "freeze_depth", "finetune", "x", base + ["--freeze-depth", str(d)], loop).seconds
+        d: estimate.job_cost(
+            CONFIG, "freeze_depth", "finetune", "x", JobSpec("finetune", base + [("freeze_depth", str(d))]), loop
+        ).seconds
         for d in (-1, 0, 6, 12)
     }
     assert seconds[-1] == pytest.approx(seconds[0])  # the embeddings are no encoder layer

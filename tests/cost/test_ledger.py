@@ -40,8 +40,8 @@ def test_every_rule_that_loads_a_model_writes_a_benchmark_file():
     benchmarked = set(re.findall(r'benchmark_pattern\("(\w+)", "(\w+)"', rules_text))
     ledgered = {(fam, rule) for fam, rules in ledger.LEDGER_RULES.items() for rule in rules}
     assert benchmarked == ledgered
-    for family, rule, _, args in sweep.all_jobs(config):
-        if "--model" in [str(a) for a in args] or rule == "build_demo_model":
+    for family, rule, _, spec in sweep.all_jobs(config):
+        if spec.has("model") or rule == "build_demo_model":
             assert (family, rule) in ledgered, f"{rule} loads a model but has no benchmark: file"
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from xlt.core import settings
 from xlt.core.bucketing import bucketed_order
+from xlt.core.job_spec import JobSpec
 from xlt.cost import estimate, profile, sweep, tokens
 from xlt.data.token_lengths import PERCENTILES, summarize
 
@@ -14,24 +15,36 @@ UNIT = {"name": "unit", "train_flops": 1.0, "eval_flops": 1.0, "overhead_s": 0.0
 XNLI_TRAIN = "results/data/xnli/en/train.jsonl"
 
 
-def _finetune_args(*extra, batch=32, max_length=128):
-    return [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        XNLI_TRAIN,
-        "--freeze-depth",
-        "-1",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "100",
-        "--batch-size",
-        str(batch),
-        "--max-length",
-        str(max_length),
-        *extra,
-    ]
+def _finetune(*extra, batch=32, max_length=128):
+    return JobSpec(
+        "finetune",
+        [
+            ("model", "bert-base-multilingual-cased"),
+            ("train", XNLI_TRAIN),
+            ("freeze_depth", -1),
+            ("epochs", 1),
+            ("max_steps", 100),
+            ("batch_size", batch),
+            ("max_length", max_length),
+            *extra,
+        ],
+    )
+
+
+def _mlm(*extra, train="results/data/nl-wiki/nl/train.jsonl"):
+    """An adapt-mlm job of 10 steps of 8 examples."""
+    return JobSpec(
+        "adapt-mlm",
+        [
+            ("model", "bert-base-multilingual-cased"),
+            ("train", train),
+            ("epochs", 1),
+            ("max_steps", 10),
+            ("batch_size", 8),
+            ("max_length", 128),
+            *extra,
+        ],
+    )
 
 
 def test_a_batch_is_planned_at_its_longest_example_as_sampled_batches_are():
@@ -72,48 +85,29 @@ def test_the_bucketing_share_is_what_the_loop_pads_on_text_sorted_by_words():
 
 def test_training_tokens_come_from_the_data_not_max_length():
     config = settings.load("config/paper.yaml")
-    plain = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT)
+    plain = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune(), UNIT)
     per_example = tokens.padded_length(tokens.KNOWN_LENGTHS["facebook/xnli"]["pair"], 128, 32)
     assert plain.train_tokens == int(100 * 32 * per_example) < 100 * 32 * 128
-    bucketed = estimate.job_cost(
-        config, "freeze_depth", "finetune", "b", _finetune_args("--length-bucketing", "True"), UNIT
-    )
+    bucketed = estimate.job_cost(config, "freeze_depth", "finetune", "b", _finetune(("length_bucketing", "True")), UNIT)
     assert bucketed.train_tokens < plain.train_tokens and bucketed.seconds < plain.seconds
     # a dataset without lengths (whole Wikipedia articles) fills --max-length
-    wiki = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/nl-wiki/nl/train.jsonl",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "8",
-        "--max-length",
-        "128",
-    ]
-    assert estimate.job_cost(config, "adapt", "adapt_mlm", "w", wiki, UNIT).train_tokens == 10 * 8 * 128
+    assert estimate.job_cost(config, "adapt", "adapt_mlm", "w", _mlm(), UNIT).train_tokens == 10 * 8 * 128
 
 
 def test_siamese_jobs_pay_each_sentence_padded_on_its_own():
     config = settings.load("config/paper.yaml")
-    args = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/allnli/en/train.jsonl",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "16",
-        "--max-length",
-        "128",
-    ]
-    job = estimate.job_cost(config, "sbert", "train_sbert", "s", args, UNIT)
+    spec = JobSpec(
+        "train-sbert",
+        [
+            ("model", "bert-base-multilingual-cased"),
+            ("train", "results/data/allnli/en/train.jsonl"),
+            ("epochs", 1),
+            ("max_steps", 10),
+            ("batch_size", 16),
+            ("max_length", 128),
+        ],
+    )
+    job = estimate.job_cost(config, "sbert", "train_sbert", "s", spec, UNIT)
     lengths = tokens.KNOWN_LENGTHS["sentence-transformers/all-nli"]
     assert job.train_tokens == int(
         10 * 16 * (tokens.padded_length(lengths["text"], 128, 16) + tokens.padded_length(lengths["text_pair"], 128, 16))
@@ -128,7 +122,7 @@ def test_prepared_token_lengths_are_planned_before_the_table(tmp_path, monkeypat
     (tmp_path / "results" / "data" / "xnli" / "info.json").write_text(
         json.dumps({"counts": {"en/train": 1000}, "token_lengths": {"train": sample}})
     )
-    job = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT)
+    job = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune(), UNIT)
     assert job.train_tokens == 100 * 32 * 40
     assert tokens.length_summaries(config, "xnli", "test")[0] is tokens.KNOWN_LENGTHS["facebook/xnli"]
 
@@ -175,56 +169,41 @@ def test_a_masked_lm_pays_its_vocabulary_projection():
     # product at every position: forward, backward to its input, and its weight's gradient where
     # the embedding trains (the demo's pretraining)
     config = settings.load("config.yaml")
-    demo = ["--vocab-size", "1000", "--hidden-size", "64", "--layers", "2", "--pretrain-steps", "10", "--out", "m"]
-    small = estimate.job_cost(config, "shared", "build_demo_model", "m", demo, UNIT)
-    large = estimate.job_cost(config, "shared", "build_demo_model", "m", [*demo[:1], "3000", *demo[2:]], UNIT)
+    demo = [("hidden_size", 64), ("layers", 2), ("pretrain_steps", 10), ("out", "m")]
+    small = estimate.job_cost(
+        config, "shared", "build_demo_model", "m", JobSpec("build-demo-model", [("vocab_size", 1000), *demo]), UNIT
+    )
+    large = estimate.job_cost(
+        config, "shared", "build_demo_model", "m", JobSpec("build-demo-model", [("vocab_size", 3000), *demo]), UNIT
+    )
     assert large.seconds - small.seconds == pytest.approx(6 * 2000 * 64 * small.train_tokens)
     paper = settings.load("config/paper.yaml")
-    mlm = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/nl-wiki/nl/train.jsonl",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "10",
-        "--batch-size",
-        "8",
-        "--max-length",
-        "128",
-    ]
-    job = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", mlm, UNIT)
+    job = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", _mlm(), UNIT)
     params, head = 12 * 768**2 * 12, 119547 * 768 + 768**2
     # adapt's head runs at the masked positions only (sparse prediction): the config's share of them
     share = paper["adapt"]["mlm_probability"]
     assert share == 0.15
     assert job.seconds == pytest.approx((6 * params + 4 * share * head) * job.train_tokens)
     # the job's own --mlm-probability wins over the config's
-    wider = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", [*mlm, "--mlm-probability", "0.4"], UNIT)
+    wider = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", _mlm(("mlm_probability", 0.4)), UNIT)
     assert wider.seconds == pytest.approx((6 * params + 4 * 0.4 * head) * job.train_tokens)
     # a compiled training step runs the model's whole forward: the head at every position, plus the compile
-    compiled = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", [*mlm, "--compile", "True"], UNIT)
+    compiled = estimate.job_cost(paper, "adapt", "adapt_mlm", "a", _mlm(("compile", "True")), UNIT)
     assert compiled.seconds == pytest.approx((6 * params + 4 * head) * job.train_tokens + profile.COMPILE_S)
 
 
 def test_adapt_evaluation_pays_the_vocabulary_head_on_the_masked_share_only():
     paper = settings.load("config/paper.yaml")
     ref = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--data",
-        "results/runs/adapt/eval/nl/dev.jsonl",
-        "--batch-size",
-        "128",
-        "--max-length",
-        "128",
+        ("model", "bert-base-multilingual-cased"),
+        ("data", "results/runs/adapt/eval/nl/dev.jsonl"),
+        ("batch_size", 128),
+        ("max_length", 128),
     ]
     params, head = 12 * 768**2 * 12, 119547 * 768 + 768**2
     for share in (0.15, 0.3):
-        job = estimate.job_cost(
-            paper, "adapt", "adapt_reference_perplexity", "r", [*ref, "--mlm-probability", str(share)], UNIT
-        )
+        spec = JobSpec("perplexity", [*ref, ("mlm_probability", share)])
+        job = estimate.job_cost(paper, "adapt", "adapt_reference_perplexity", "r", spec, UNIT)
         assert job.eval_tokens > 0 and job.train_tokens == 0
         assert job.flops == pytest.approx(2 * (params + share * head) * job.eval_tokens)
 
@@ -232,17 +211,17 @@ def test_adapt_evaluation_pays_the_vocabulary_head_on_the_masked_share_only():
 def test_compile_scales_training_steps_and_pays_its_compile_time():
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")
-    eager = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), h100)
-    compiled = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args("--compile", "True"), h100)
+    eager = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune(), h100)
+    compiled = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune(("compile", "True")), h100)
     train_s = eager.seconds - h100["overhead_s"]  # no dev data: every second but the start-up is a training step
     assert compiled.seconds == pytest.approx(
         h100["overhead_s"] + train_s * h100["compile_step_ratio"] + h100["compile_s"]
     )
     assert h100["compile_step_ratio"] == pytest.approx(36.30 / 44.98, rel=0.001)  # measured at batch 128 x 128
     # a profile without a measured speed-up pays the compile and gains nothing
-    cpu = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args("--compile", "True"), UNIT)
+    cpu = estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune(("compile", "True")), UNIT)
     assert cpu.seconds == pytest.approx(
-        estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune_args(), UNIT).seconds + profile.COMPILE_S
+        estimate.job_cost(config, "freeze_depth", "finetune", "a", _finetune(), UNIT).seconds + profile.COMPILE_S
     )
 
 
@@ -257,20 +236,18 @@ def test_the_paper_config_compiles_exactly_the_training_jobs_the_plan_says_it_pa
     h100 = profile.load("h100")
     compiled = skipped = 0
 
-    def occupied(family, rule, run_id, args):
-        cost = estimate.job_cost(config, family, rule, run_id, args, h100)
+    def occupied(family, rule, run_id, spec):
+        cost = estimate.job_cost(config, family, rule, run_id, spec, h100)
         sharing.apply([cost], config, h100)
         return cost.gpu_seconds
 
-    for family, rule, run_id, args in sweep.all_jobs(config):
-        args = [str(a) for a in args]
-        if "--compile" not in args:
+    for family, rule, run_id, spec in sweep.all_jobs(config):
+        if not spec.has("compile"):
             continue
-        on = args[args.index("--compile") + 1] == "True"
-        flipped = list(args)
-        flipped[args.index("--compile") + 1] = str(not on)
+        on = spec.train_args().compile
+        flipped = JobSpec(spec.verb, [(d, str(not on) if d == "compile" else v) for d, v in spec.settings])
         with_compile, without = (
-            occupied(family, rule, run_id, a) for a in ((args, flipped) if on else (flipped, args))
+            occupied(family, rule, run_id, s) for s in ((spec, flipped) if on else (flipped, spec))
         )
         if on:
             compiled += 1
@@ -295,36 +272,26 @@ def test_an_adaptation_run_pays_its_perplexity_sets_at_every_checkpoint():
     # adapt_mlm scores its fixed-masked target and multilingual sets (the family's own files, not
     # prepared data) at step 0 and every --eval-every steps, and its test set once
     config = settings.load("config/paper.yaml")
-    args = [
-        "--model",
-        "bert-base-multilingual-cased",
-        "--train",
-        "results/data/nl-wiki/nl/train.jsonl",
-        "--target",
-        "results/runs/adapt/eval/nl/dev.jsonl",
-        "--eval",
-        "results/runs/adapt/eval/multilingual/dev.jsonl",
-        "--test",
-        "results/runs/adapt/eval/nl/test.jsonl",
-        "--eval-batch-size",
-        "16",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "100",
-        "--eval-every",
-        "50",
-        "--batch-size",
-        "8",
-        "--max-length",
-        "128",
+    sets = [
+        ("target", "results/runs/adapt/eval/nl/dev.jsonl"),
+        ("eval", "results/runs/adapt/eval/multilingual/dev.jsonl"),
+        ("test", "results/runs/adapt/eval/nl/test.jsonl"),
     ]
-    job = estimate.job_cost(config, "adapt", "adapt_mlm", "a", args, UNIT)
+    rest = [
+        ("eval_batch_size", 16),
+        ("epochs", 1),
+        ("max_steps", 100),
+        ("eval_every", 50),
+        ("batch_size", 8),
+        ("max_length", 128),
+    ]
+    model = [("model", "bert-base-multilingual-cased"), ("train", "results/data/nl-wiki/nl/train.jsonl")]
+    job = estimate.job_cost(config, "adapt", "adapt_mlm", "a", JobSpec("adapt-mlm", [*model, *sets, *rest]), UNIT)
     n = config["adapt"]["eval_sentences"]
     premise = tokens.padded_length(tokens.KNOWN_LENGTHS["facebook/xnli"]["text"], 128, 16)
     # 3 checkpoints (steps 0, 50, 100) x (target at --max-length + multilingual premises) + the test set once
     assert job.eval_tokens == pytest.approx(3 * n * (128 + premise) + n * 128, rel=1e-6)
-    without = [a for a in args if "runs/adapt/eval" not in a and a not in ("--target", "--eval", "--test")]
+    without = JobSpec("adapt-mlm", [*model, *rest])
     assert estimate.job_cost(config, "adapt", "adapt_mlm", "b", without, UNIT).eval_tokens == 0
 
 

@@ -138,7 +138,7 @@ def job_resources(family, rule):
 
 def saved_model(run):
     """`model=<run>/model` as an output of a rule that saves no weights unless config keep_models
-    asks (MonoX teachers and students: xlt.families.monox.plan.saved_model_args)."""
+    asks (MonoX teachers and students: xlt.families.monox.plan.saved_model_settings)."""
     return {"model": directory(f"{run}/model")} if config["keep_models"] else {}
 
 

@@ -28,7 +28,10 @@ Plan modules are torch-free and cheap to import: `xlt config check` imports ever
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+
+if TYPE_CHECKING:
+    from xlt.core.job_spec import JobSpec
 
 
 class FamilyPlan(Protocol):
@@ -120,9 +123,10 @@ def missing_members(module: Any, protocol: type = FamilyPlan) -> list[str]:
     return [n for n in dict.fromkeys(names) if not hasattr(module, n)]
 
 
-# What `xlt plan` (xlt.cost) needs to know of a family's jobs beyond their arguments: optional
+# What `xlt plan` (xlt.cost) needs to know of a family's jobs beyond their specs: optional
 # functions of a family's plan, each with the default below (a family that defines none is priced
-# as plain classifier training and evaluation). xlt.cost names no family: it asks these.
+# as plain classifier training and evaluation). xlt.cost names no family: it asks these. `spec` is
+# the job's xlt.core.job_spec.JobSpec: its verb's settings, typed, as the plan gave them.
 
 
 def token_forms(rule: str) -> tuple[str, ...]:
@@ -132,31 +136,31 @@ def token_forms(rule: str) -> tuple[str, ...]:
     return ("pair",)
 
 
-def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float | None:
+def frozen_layers(spec: JobSpec, layers: int, steps: int, steps_per_epoch: int) -> float | None:
     """Encoder layers at the bottom that a training job's steps run forward only, on average over its
     steps, where the job's --freeze-depth does not say it (adapt's layer schemes); None: --freeze-depth says."""
     return None
 
 
-def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
+def example_shape(rule: str, spec: JobSpec) -> tuple[int, float]:
     """(training examples a data row, share of a row's tokens an example has), where a training
     job's examples are not its data rows (dual's distillation on single sentences: 2, 0.5)."""
     return 1, 1.0
 
 
-def training_runs(rule: str, args: list[str]) -> int:
+def training_runs(rule: str, spec: JobSpec) -> int:
     """Trainings one job runs one after the other, each as long as the first (MonoX self-training:
     the gold run, then --rounds more)."""
     return 1
 
 
-def training_data(rule: str, args: list[str]) -> list[tuple[str, str]]:
-    """(dataset, split) a training job's rows come from where its arguments name no prepared data
+def training_data(rule: str, spec: JobSpec) -> list[tuple[str, str]]:
+    """(dataset, split) a training job's rows come from where its settings name no prepared data
     file (a MonoX job's split folder, cut from its task's train split); [] for none."""
     return []
 
 
-def vocabulary_head(config: dict, rule: str, args: list[str]) -> float | None:
+def vocabulary_head(config: dict, rule: str, spec: JobSpec) -> float | None:
     """A masked LM's output projection onto the vocabulary, a matrix product the encoder's
     parameters leave out: the share of the positions it projects in evaluation (adapt's sparse
     prediction: the masked share), or None where the job's model has no such head."""
@@ -164,7 +168,7 @@ def vocabulary_head(config: dict, rule: str, args: list[str]) -> float | None:
 
 
 def extra_evaluations(
-    config: dict, rule: str, args: list[str], max_length: int, batch_size: int, evaluations: int
+    config: dict, rule: str, spec: JobSpec, max_length: int, batch_size: int, evaluations: int
 ) -> list[tuple[int, float, int]]:
     """(examples, tokens an example, times scored) of every evaluation set a job scores that is no
     prepared data file (adapt's fixed-masked sets, at every checkpoint); [] for none.
@@ -178,7 +182,7 @@ def prefix_store(rule: str) -> bool:
     return False
 
 
-def output_bytes(rule: str, args: list[str], train_rows: int, dev_rows: int, row_bytes: float, hidden: int) -> float:
+def output_bytes(rule: str, spec: JobSpec, train_rows: int, dev_rows: int, row_bytes: float, hidden: int) -> float:
     """Bytes of the data-sized files a job writes besides a model (MonoX splits and teacher logits,
     a distilled student's teacher vectors): `train_rows` and `dev_rows` are the rows it reads,
     `row_bytes` a prepared row of its training data, `hidden` its model's width."""

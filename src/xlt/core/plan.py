@@ -1,9 +1,10 @@
 """What a family's sweep asks of the workflow: one `Job` per Snakemake job.
 
 Each family's `plan.py` turns the validated settings into `jobs(config)`: rule name ->
-{run id -> Job}. A Job knows the files it reads and the complete `xlt <verb>` arguments
-that run it, so a rule is wiring only (`input: unpack(...)`, `shell: xlt VERB {params.args}`)
-and the command a job runs can be tested without Snakemake. Paths are built here and in
+{run id -> Job}. A Job knows the files it reads and what runs it, as data: its spec, the `xlt`
+verb and its settings (xlt.core.job_spec), from which its complete arguments are rendered, so a
+rule is wiring only (`input: unpack(...)`, `shell: xlt VERB {params.args}`), the command a job
+runs can be tested without Snakemake, and the cost plan (xlt.cost) prices the spec. Paths are built here and in
 the families from the same templates the rules use for their outputs.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import JobSpec
 from xlt.core.model_files import pinned_ref
 
 RESULTS = "results"
@@ -22,12 +24,17 @@ RESULTS = "results"
 
 @dataclass(frozen=True)
 class Job:
-    """One job of a sweep: its run id, sweep values, input files and `xlt` arguments."""
+    """One job of a sweep: its run id, what it runs (verb and settings), input files and sweep values."""
 
     run_id: str
-    args: list[str]
+    spec: JobSpec
     inputs: dict[str, str | list[str]] = field(default_factory=dict)
     axes: dict = field(default_factory=dict)
+
+    @property
+    def args(self) -> list:
+        """The `xlt <verb>` arguments, rendered from the spec."""
+        return self.spec.args
 
     @property
     def cli(self) -> str:
@@ -63,16 +70,16 @@ def model_ref(config: dict, name: str) -> str:
     return pinned_ref(spec["path"], spec.get("revision")) if spec["source"] == "hub" else spec["path"]
 
 
-def prompt_args(config: dict, name: str) -> list[str]:
+def prompt_settings(config: dict, name: str) -> list[tuple[str, str]]:
     """`--prompt TEXT` for a model configured with a prompt (models.<name>.prompt), else nothing:
     every verb that embeds text with that model (or a model trained from it) puts it first."""
     prompt = config["models"][name].get("prompt")
-    return ["--prompt", prompt] if prompt else []
+    return [("prompt", prompt)] if prompt else []
 
 
-def head_args(config: dict, name: str) -> list[str]:
+def head_settings(config: dict, name: str) -> list[tuple[str, str]]:
     """`--head` of a fine-tuning job: the model's configured classification head."""
-    return ["--head", config["models"][name].get("head", "auto")]
+    return [("head", config["models"][name].get("head", "auto"))]
 
 
 def model_input(config: dict, name: str) -> list[str]:
@@ -85,18 +92,16 @@ def model_input(config: dict, name: str) -> list[str]:
     return []
 
 
-def flag_args(settings: dict) -> list[str]:
-    """`--key value` for every item (underscores become dashes), in the dict's order."""
-    out = []
-    for key, value in settings.items():
-        out += [f"--{key.replace('_', '-')}", str(value)]
-    return out
+def config_settings(section: dict) -> list[tuple[str, str]]:
+    """A config section's items as a job's settings, in the dict's order, each value as its text
+    (the verb converts it, as it converts every flag)."""
+    return [(key, str(value)) for key, value in section.items()]
 
 
-def monitor_args(config: dict) -> list[str]:
-    """The monitoring flags of every training job (`monitor:`): `--tensorboard true` when on, else
+def monitor_settings(config: dict) -> list[tuple[str, str]]:
+    """The monitoring settings of every training job (`monitor:`): `--tensorboard true` when on, else
     none (a config without monitoring plans the command lines it planned before)."""
-    return ["--tensorboard", "true"] if config["monitor"]["tensorboard"] else []
+    return [("tensorboard", "true")] if config["monitor"]["tensorboard"] else []
 
 
 def check_prefix_states(config: dict, family_name: str, depths: list[int], depths_setting: str) -> None:
@@ -138,49 +143,38 @@ def stored_depths(rows: list[dict], models: list[str]) -> list[tuple[str, list[i
     return [(model, depths) for model, depths in by_model if depths]
 
 
-def store_args(depths: list[int], training: dict, batch_size: int, store: dict, out: str) -> list:
-    """The arguments every prefix-store job shares (xlt prefix-states, xlt dual-prefix-states)."""
+def store_settings(depths: list[int], training: dict, batch_size: int, store: dict, out: str) -> list[tuple]:
+    """The settings every prefix-store job shares (xlt prefix-states, xlt dual-prefix-states)."""
     return [
-        "--depths",
-        ",".join(map(str, depths)),
-        "--max-length",
-        training["max_length"],
-        "--batch-size",
-        batch_size,
-        "--storage-dtype",
-        store["storage_dtype"],
-        "--max-gib",
-        store["max_gib"],
-        "--precision",
-        training["precision"],
-        "--device",
-        training["device"],
-        "--out",
-        out,
+        ("depths", ",".join(map(str, depths))),
+        ("max_length", training["max_length"]),
+        ("batch_size", batch_size),
+        ("storage_dtype", store["storage_dtype"]),
+        ("max_gib", store["max_gib"]),
+        ("precision", training["precision"]),
+        ("device", training["device"]),
+        ("out", out),
     ]
 
 
 def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
     """The jobs every family reads: demo models by name, prepared datasets by name."""
-    world = ["--world", json.dumps(config["demo_world"]["languages"], sort_keys=True)]
+    world = [("world", json.dumps(config["demo_world"]["languages"], sort_keys=True))]
     models = {
         name: Job(
             name,
-            [
-                "--out",
-                f"{RESULTS}/models/{name}",
-                "--languages",
-                ",".join(spec["languages"]),
-                "--layers",
-                spec["layers"],
-                "--hidden-size",
-                spec["hidden_size"],
-                "--pretrain-steps",
-                spec["pretrain_steps"],
-                "--vocab-size",
-                spec["vocab_size"],
-                *world,
-            ],
+            JobSpec(
+                "build-demo-model",
+                [
+                    ("out", f"{RESULTS}/models/{name}"),
+                    ("languages", ",".join(spec["languages"])),
+                    ("layers", spec["layers"]),
+                    ("hidden_size", spec["hidden_size"]),
+                    ("pretrain_steps", spec["pretrain_steps"]),
+                    ("vocab_size", spec["vocab_size"]),
+                    *world,
+                ],
+            ),
         )
         for name, spec in config["models"].items()
         if spec["source"] == "demo"
@@ -188,20 +182,20 @@ def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
     # a hub model's tokenizer counts each dataset's token lengths for `xlt plan` (demo models are
     # built by the workflow itself, after the data: their configs plan from the cost tables)
     hub = [model_ref(config, name) for name, spec in config["models"].items() if spec["source"] == "hub"]
-    tokenizer = ["--tokenizer", hub[0]] if hub else []
+    tokenizer = [("tokenizer", hub[0])] if hub else []
     data = {
         name: Job(
             name,
-            [
-                "--dataset",
-                name,
-                "--spec",
-                json.dumps(spec, sort_keys=True),
-                "--out",
-                f"{RESULTS}/data/{name}",
-                *(world if spec["source"] == "demo" else []),
-                *tokenizer,
-            ],
+            JobSpec(
+                "prepare-data",
+                [
+                    ("dataset", name),
+                    ("spec", json.dumps(spec, sort_keys=True)),
+                    ("out", f"{RESULTS}/data/{name}"),
+                    *(world if spec["source"] == "demo" else []),
+                    *tokenizer,
+                ],
+            ),
         )
         for name, spec in config["datasets"].items()
     }

@@ -118,16 +118,35 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
     p.add_argument("--out", required=True, help="the store's directory")
 
 
+CHOICES = {"schedule": SCHEDULES, "precision": PRECISIONS}
+
+
+def _kind(default):
+    """What a TrainArgs field's flag converts its text with (its default's type; booleans read true/false)."""
+    return parse_bool if isinstance(default, bool) else type(default)
+
+
+def train_setting(name: str, value):
+    """A TrainArgs setting given as `value` (a config's or a planned job's), converted as its flag's
+    text is by the training verbs' parser (`add_train_arguments`): the value a job will run with."""
+    default = {f.name: f.default for f in fields(TrainArgs)}[name]
+    try:
+        converted = _kind(default)(str(value))
+    except (TypeError, ValueError, argparse.ArgumentTypeError) as err:
+        raise XltError(f"training setting {name}: {value!r} is no {type(default).__name__} ({err})") from None
+    if name in CHOICES and converted not in CHOICES[name]:
+        raise XltError(f"training setting {name}: {value!r}; choose one of {', '.join(CHOICES[name])}")
+    return converted
+
+
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("training")
     for f in fields(TrainArgs):
-        kind = parse_bool if isinstance(f.default, bool) else type(f.default)
-        choices = {"schedule": SCHEDULES, "precision": PRECISIONS}.get(f.name)
         group.add_argument(
             "--" + f.name.replace("_", "-"),
-            type=kind,
+            type=_kind(f.default),
             default=f.default,
-            choices=choices,
+            choices=CHOICES.get(f.name),
             help=f"{TRAIN_HELP[f.name]} (default {f.default})",
         )
     add_run_arguments(group, "--tensorboard")  # monitoring: not a TrainArgs setting, it changes no number

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 
+from xlt.core.io import write_json
 from xlt.cost import formulas
 from xlt.cost.profile import OVERHEADS
 
@@ -245,3 +246,17 @@ def calibrate(
         "source": f"xlt calibrate on this machine ({device}, {torch.get_num_threads()} threads), "
         f"{time.strftime('%Y-%m-%d')}",
     }
+
+
+def main(args):
+    """`xlt calibrate` (declared in xlt.cost.commands): measure, save the profile, print its rates."""
+    result = calibrate(budget_s=args.seconds, device=args.device, threads=args.threads)
+    write_json(args.out, result)
+    print(
+        f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
+        f"job start-up {result['overhead_s']:.1f} s; besides FLOPs a training step costs "
+        f"{result['step_s'] * 1e3:.1f} ms + {result['step_layer_s'] * 1e3:.2f} ms a layer + "
+        f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch "
+        f"{result['eval_batch_s'] * 1e3:.1f} ms + "
+        f"{result['eval_batch_layer_s'] * 1e3:.2f} ms a layer ({result['threads']} threads)"
+    )

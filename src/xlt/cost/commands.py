@@ -1,8 +1,8 @@
-"""`xlt plan` (what a config will cost) and `xlt calibrate` (this machine's throughput)."""
+"""The cost verbs' flags: `xlt plan` (what a config will cost, run by xlt.cost.show_plan), `xlt calibrate`
+(this machine's throughput, xlt.cost.calibration), `xlt cost-table` (planned against measured,
+xlt.cost.cost_table) and `xlt status` (xlt.cost.status_commands)."""
 
 from __future__ import annotations
-
-import json
 
 from xlt.core.verbs import COST, Verb, add_run_arguments
 from xlt.cost.status_commands import STATUS
@@ -22,17 +22,6 @@ def _plan_arguments(p):
     p.add_argument("--out", default=None, help="also write the JSON plan here")
 
 
-def plan_verb(args):
-    from xlt.core import settings
-    from xlt.core.io import write_json
-    from xlt.cost import profile, sweep
-
-    result = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
-    if args.out:
-        write_json(args.out, result)
-    print(json.dumps(result, indent=1) if args.json else sweep.format_table(result))
-
-
 def _calibrate_arguments(p):
     from xlt.cost.profile import DEFAULT_PROFILE
 
@@ -50,22 +39,6 @@ def _calibrate_arguments(p):
         default=None,
         help="torch CPU threads to measure with (default: torch's own); the workflow's jobs use their rule's "
         "`threads:` (config `threads`), so calibrate with that number to plan them",
-    )
-
-
-def calibrate_verb(args):
-    from xlt.core.io import write_json
-    from xlt.cost.calibration import calibrate
-
-    result = calibrate(budget_s=args.seconds, device=args.device, threads=args.threads)
-    write_json(args.out, result)
-    print(
-        f"saved {args.out}: train {result['train_flops']:.3g} FLOP/s, forward {result['eval_flops']:.3g} FLOP/s, "
-        f"job start-up {result['overhead_s']:.1f} s; besides FLOPs a training step costs "
-        f"{result['step_s'] * 1e3:.1f} ms + {result['step_layer_s'] * 1e3:.2f} ms a layer + "
-        f"{result['step_example_layer_s'] * 1e3:.3f} ms an example a layer, an evaluation batch "
-        f"{result['eval_batch_s'] * 1e3:.1f} ms + "
-        f"{result['eval_batch_layer_s'] * 1e3:.2f} ms a layer ({result['threads']} threads)"
     )
 
 
@@ -89,63 +62,20 @@ def _cost_table_arguments(p):
     )
 
 
-def cost_table_verb(args):
-    from xlt.core import settings
-    from xlt.core.errors import XltError
-    from xlt.core.io import atomic_path
-    from xlt.cost import ledger, profile, sweep
-
-    planned = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
-    rows, missing = ledger.cost_rows(planned, args.root)
-    if not rows:
-        raise XltError(
-            f"none of the {len(missing)} benchmark files of {args.config}'s model jobs is under {args.root} "
-            f"(e.g. {missing[0] if missing else ledger.BENCHMARK_DIR}); run the workflow first "
-            "(every model rule writes one) or pass --root the directory it ran in"
-        )
-    ledger.write_cost_table(rows, args.out)
-    if args.plot:
-        with atomic_path(args.plot) as tmp:
-            ledger.plot_plan_vs_actual(
-                rows, tmp, title=f"Planned ({planned['profile']['name']} profile) against measured wall time"
-            )
-    for family, own in [*ledger.by_family(rows).items(), ("total", rows)]:
-        s = ledger.within_factor(own)
-        print(
-            f"{family}: {s['jobs']} jobs, {s['jobs_within']} planned within {ledger.WITHIN:g}x of measured; "
-            f"planned {s['planned_total_s']:.0f} s, measured {s['measured_total_s']:.0f} s"
-        )
-    if missing:
-        print(f"{len(missing)} job(s) without a benchmark file left out (e.g. {missing[0]})")
-    if args.disk_out:
-        import os
-
-        from xlt.core.prefetch import cache_dir
-
-        disk = ledger.disk_rows(planned, args.root, os.environ.get("HF_HUB_CACHE") or cache_dir() / "hub")
-        ledger.write_cost_table(disk, args.disk_out, ledger.DISK_COLUMNS)
-        for row in disk:
-            print(
-                f"{row['family']}: disk planned {row['planned_disk_gib']:.4g} GiB, measured "
-                f"{row['measured_disk_gib']:.4g} GiB ({row['measured_in']})"
-            )
-    print(f"wrote {args.out}")
-
-
 VERBS = {
     "cost-table": Verb(
-        "xlt.cost.commands:cost_table_verb",
+        "xlt.cost.cost_table:main",
         "Join every model job's Snakemake benchmark file with its planned cost into one CSV (and a plot)",
         _cost_table_arguments,
     ),
     "plan": Verb(
-        "xlt.cost.commands:plan_verb",
+        "xlt.cost.show_plan:main",
         "Cost estimate of a config before it runs (prices its planned jobs, runs nothing): jobs, "
         "GPU/CPU-hours, peak memory, disk per family and in total",
         _plan_arguments,
     ),
     "calibrate": Verb(
-        "xlt.cost.commands:calibrate_verb",
+        "xlt.cost.calibration:main",
         "Measure this machine's training and inference throughput and per-step overheads and save them for `xlt plan`",
         _calibrate_arguments,
     ),

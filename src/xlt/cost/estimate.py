@@ -1,10 +1,12 @@
 """Estimated cost of one planned job: seconds, peak accelerator memory, disk (xlt.cost.sweep adds
 up a config's jobs).
 
-A job's work is read off its `xlt` arguments: the model (shape from the config or the known
+A job's work is read off its spec (xlt.core.job_spec: its verb's settings, typed, from which its
+`xlt` arguments are rendered): the model (shape from the config or the known
 models, or its config.json in the hub cache, xlt.cost.shapes), its data files (rows from the
 config's dataset sizes, the prepared data's counts once `xlt prepare-data` has run, or the known
-sizes, xlt.cost.data_size) and its training settings. What the arguments do not say, the job's
+sizes, xlt.cost.data_size) and its training settings (JobSpec.train_args: the TrainArgs its verb
+parses, at TrainArgs' defaults where the job sets none). What the spec does not say, the job's
 family says through its cost hooks (xlt.core.family_plan: the encoder inputs of an example, the
 layers a layer scheme freezes, the trainings a job runs, the data behind a split folder, a masked
 LM's vocabulary head, evaluation sets that are no prepared data, a frozen-prefix store, the
@@ -31,32 +33,26 @@ its family's hook counts. Every constant: xlt.cost.constants.
 
 from __future__ import annotations
 
-import argparse
-import functools
 import math
 import re
 from dataclasses import dataclass
 
 from xlt.core import registry, settings
-from xlt.core.errors import XltError
 from xlt.core.family_plan import cost_hook
+from xlt.core.job_spec import JobSpec
 from xlt.core.plan import RESULTS
-from xlt.core.train_args import TrainArgs, add_train_arguments, train_args_from
 from xlt.cost import formulas, tokens
 from xlt.cost.constants import value as constant
 from xlt.cost.data_size import BYTES_PER_ROW, bytes_per_row, rows
-from xlt.cost.job_args import value as _value
-from xlt.cost.job_args import values as _values
 from xlt.cost.profile import COMPILE_S, FROZEN_LAYER_SHARE
 from xlt.cost.retention import keeps_model, model_kept
 from xlt.cost.shapes import model_shape
 
-EVAL_BATCH = constant("eval_batch_size")  # examples per evaluation batch where a job's flags do not say
+EVAL_BATCH = constant("eval_batch_size")  # examples per evaluation batch where a job's spec does not say
 DEMO_MODEL_RULE, DATA_RULE = "build_demo_model", "prepare_data"  # the shared jobs (xlt.core.plan.shared_jobs)
-DEMO_MODEL_VERB = "build-demo-model"  # the demo model job's verb
 DEMO_BATCH, DEMO_MAX_LENGTH = constant("demo_pretrain_batch")
-DEV_FLAGS = ("--dev", "--dev-sts")  # data a training job evaluates at every --eval-every
-TRAIN_FLAGS = ("--epochs", "--max-steps")
+DEV_SETTINGS = ("dev", "dev_sts")  # data a training job evaluates at every --eval-every
+TRAIN_SETTINGS = ("epochs", "max_steps")  # a job that sets either trains
 DATA_FILE = re.compile(rf"^{RESULTS}/data/([^/]+)/([^/]+)/([^/.]+)\.jsonl$")
 STORE_BYTES = {"float16": 2, "float32": 4}  # a frozen-prefix store's value (--storage-dtype)
 
@@ -102,47 +98,6 @@ def _file_rows(config: dict, paths) -> list[int]:
     return [rows(config, dataset, split) for dataset, split in _data_files(paths)]
 
 
-class _JobParser(argparse.ArgumentParser):
-    """A verb's parser reading a planned job's flags: what it refuses is an XltError, not an exit."""
-
-    def __init__(self, verb: str):
-        super().__init__(prog=f"xlt {verb}", allow_abbrev=False, add_help=False, exit_on_error=False)
-
-    def error(self, message: str):
-        raise XltError(f"a planned job's flags do not parse as `{self.prog}` parses them: {message}")
-
-
-@functools.lru_cache(maxsize=1)
-def _train_parser() -> argparse.ArgumentParser:
-    parser = _JobParser("<training verb>")
-    add_train_arguments(parser)
-    return parser
-
-
-def demo_model_settings(args: list[str]) -> argparse.Namespace:
-    """What `xlt build-demo-model` parses from a demo model job's flags (its own parser and defaults)."""
-    from xlt.data.commands import VERBS
-
-    parser = _JobParser(DEMO_MODEL_VERB)
-    VERBS[DEMO_MODEL_VERB].add_arguments(parser)
-    try:
-        return parser.parse_args(args)
-    except argparse.ArgumentError as err:
-        parser.error(str(err))
-
-
-def training_settings(args: list[str]) -> TrainArgs:
-    """The training settings (TrainArgs) a job's flags give, parsed by the training verbs' own parser
-    with its defaults (xlt.core.train_args), so the plan reads them as the job will; the job's other
-    flags are left aside. A value the verbs would refuse is an error here too."""
-    parser = _train_parser()
-    try:
-        parsed, _ = parser.parse_known_args(args)
-    except argparse.ArgumentError as err:
-        parser.error(str(err))
-    return train_args_from(parsed)
-
-
 def _tokens_per_example(
     config: dict,
     forms: tuple[str, ...],
@@ -179,53 +134,56 @@ def family_plan(family: str):
     return registry.plan(family) if family in registry.names() else None
 
 
-def frozen_layers(plan, args: list[str], depth_flag: int, layers: int, steps: int, steps_per_epoch: int) -> float:
+def frozen_layers(plan, spec: JobSpec, depth_flag: int, layers: int, steps: int, steps_per_epoch: int) -> float:
     """Encoder layers at the bottom that a training step runs forward only, on average over its
     steps: what the family's `frozen_layers` hook says (a layer scheme's), else --freeze-depth's."""
-    hooked = cost_hook(plan, "frozen_layers")(args, layers, steps, steps_per_epoch)
+    hooked = cost_hook(plan, "frozen_layers")(spec, layers, steps, steps_per_epoch)
     if hooked is not None:
         return min(float(hooked), layers)
     return float(min(max(depth_flag, 0), layers))
 
 
-def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, profile: dict) -> JobCost:
-    args = [str(a) for a in args]
+def job_cost(config: dict, family: str, rule: str, run_id: str, spec: JobSpec, profile: dict) -> JobCost:
     plan = family_plan(family)
     forms = cost_hook(plan, "token_forms")(rule)
-    model = _values(args, "--model")
+    model = spec.get("model", None)
     vocab, hidden, layers = 0, 64, 1
-    train = training_settings(args)
+    train = spec.train_args()
     batch = train.batch_size
     demo = rule == DEMO_MODEL_RULE
     if demo:  # xlt.data.demo_model pretrains at its own batch and length
-        built = demo_model_settings(args)
-        vocab, hidden, layers = built.vocab_size, built.hidden_size, built.layers
-        model, batch = ["demo"], DEMO_BATCH
+        vocab, hidden, layers = (int(spec.get(dest)) for dest in ("vocab_size", "hidden_size", "layers"))
+        model, batch = "demo", DEMO_BATCH
     elif model:
-        vocab, hidden, layers = model_shape(config, model[0])
+        vocab, hidden, layers = model_shape(config, str(model))
     params = formulas.encoder_params(hidden, layers) if model else 0
     max_length = DEMO_MAX_LENGTH if demo else train.max_length
-    # one reading of --freeze-depth: -1 freezes nothing (the embeddings train too), N the embeddings and N layers
-    depth_flag = _value(args, "--freeze-depth", -1)
+    # one reading of --freeze-depth: -1 freezes nothing (the embeddings train too), N the embeddings and
+    # N layers; a job without it freezes nothing (tests/core/test_job_specs.py: so do its verb's defaults)
+    depth_flag = int(spec.get("freeze_depth", -1))
     depth = max(depth_flag, 0)
-    train_paths = _values(args, "--train")
-    dev_paths = [args[i + 1] for i, a in enumerate(args[:-1]) if a in DEV_FLAGS]
-    other_paths = [a for a in args if DATA_FILE.match(a.split("=", 1)[-1]) and a not in train_paths + dev_paths]
+    train_paths = [str(p) for p in spec.all("train")]
+    dev_paths = [str(p) for dest in DEV_SETTINGS for p in spec.all(dest)]
+    other_paths = [
+        str(v)
+        for v in spec.values()
+        if DATA_FILE.match(str(v).split("=", 1)[-1]) and str(v) not in train_paths + dev_paths
+    ]
     train_rows, dev_rows = (sum(_file_rows(config, paths)) for paths in (train_paths, dev_paths))
-    trains = demo or any(flag in args for flag in TRAIN_FLAGS)
+    trains = demo or any(spec.has(dest) for dest in TRAIN_SETTINGS)
     # a family whose training examples are not its data rows (single sentences of pairs) says so
-    examples_a_row, tokens_share = cost_hook(plan, "example_shape")(rule, args) if trains else (1, 1.0)
+    examples_a_row, tokens_share = cost_hook(plan, "example_shape")(rule, spec) if trains else (1, 1.0)
     data_rows, train_rows = train_rows, train_rows * examples_a_row
     steps, passes = 0, 1
     if demo:
-        steps = built.pretrain_steps
+        steps = int(spec.get("pretrain_steps"))
     elif trains:
         steps = formulas.optimizer_steps(train_rows, train.epochs, train.max_steps, batch)
         passes = formulas.evaluations(steps, train.eval_every, train_rows, batch)
-        trainings = cost_hook(plan, "training_runs")(rule, args)
+        trainings = cost_hook(plan, "training_runs")(rule, spec)
         steps, passes = steps * trainings, passes * trainings
     # the rows a job reads where its arguments name no prepared data file (a split folder): the family says
-    train_files = _data_files(train_paths) or cost_hook(plan, "training_data")(rule, args)
+    train_files = _data_files(train_paths) or cost_hook(plan, "training_data")(rule, spec)
     bucketing = train.length_bucketing
     per_example = (_tokens_per_example(config, forms, train_files[:1], max_length, batch, bucketing) or [max_length])[0]
     per_example *= tokens_share
@@ -233,12 +191,12 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         per_example = max_length
     train_tokens = steps * batch * per_example  # --grad-accum splits a batch; it does not add examples
     frozen = (
-        frozen_layers(plan, args, depth_flag, layers, steps, math.ceil(train_rows / batch))
+        frozen_layers(plan, spec, depth_flag, layers, steps, math.ceil(train_rows / batch))
         if trains and model
         else depth
     )
     trainable = params * (layers - min(frozen, layers)) / layers if model else 0  # on average over the steps
-    cached = trains and depth > 0 and ("--cache-frozen-prefix" in args or "--prefix-states" in args)
+    cached = trains and depth > 0 and (spec.has("cache_frozen_prefix") or spec.has("prefix_states"))
     if cached:
         train_flops = formulas.training_flops(params, trainable, train_tokens, frozen_forward=False)
     else:  # the forward and the backward added apart (the plan's float rounding since it began)
@@ -246,7 +204,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
             0, trainable, train_tokens
         )
     # a masked LM's vocabulary head: the demo model's at every position, a family's where its hook says
-    eval_share = 1.0 if demo else cost_hook(plan, "vocabulary_head")(config, rule, args)
+    eval_share = 1.0 if demo else cost_hook(plan, "vocabulary_head")(config, rule, spec)
     head = formulas.vocabulary_head_params(vocab, hidden) if model and eval_share is not None else 0
     eval_share = 1.0 if eval_share is None else eval_share
     compiled = trains and train.compile
@@ -257,14 +215,12 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     step_layers = layers if model else 0
     if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
         once = (
-            formulas.forward_flops(params - trainable, train_rows, per_example) if "--prefix-states" not in args else 0
+            formulas.forward_flops(params - trainable, train_rows, per_example) if not spec.has("prefix_states") else 0
         )
         train_flops += once
         step_layers, frozen = layers - frozen, 0.0
     # an evaluating job without --batch-size evaluates at EVAL_BATCH, not at the training default
-    eval_batch = _value(args, "--eval-batch-size", 0) or (
-        batch if not trains and "--batch-size" in args else EVAL_BATCH
-    )
+    eval_batch = int(spec.get("eval_batch_size", 0)) or (batch if not trains and spec.has("batch_size") else EVAL_BATCH)
     dev_tokens, other_tokens = (
         sum(
             n * t
@@ -283,7 +239,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     eval_batches = (other_batches + dev_batches * passes) if model else 0
     if model:  # evaluation sets that are no prepared data (the family's own files): its hook counts them
         for n, per_row, times in cost_hook(plan, "extra_evaluations")(
-            config, rule, args, max_length, eval_batch, passes
+            config, rule, spec, max_length, eval_batch, passes
         ):
             eval_tokens += times * n * per_row
             eval_batches += times * formulas.batches(n, eval_batch)
@@ -311,7 +267,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     )
     memory = formulas.memory_bytes(all_params, held, batch, max_length, hidden, layers, trains) if model else 0
     # a job outside the rules that keep a model saves its weights only when asked (--save-model)
-    disk = constant("weight_bytes") * all_params if rule in keeps_model() or "--save-model" in args else 0
+    disk = constant("weight_bytes") * all_params if rule in keeps_model() or spec.has("save_model") else 0
     temp = 0 if rule not in keeps_model() or model_kept(config, family, run_id) else disk
     disk -= temp
     step_flops = (
@@ -323,7 +279,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
     # a split folder is no data file: its rows are those the family's hook names
     read_rows = data_rows or (rows(config, *train_files[0]) if train_files else 0)
     row_bytes = bytes_per_row(train_files[0][0]) if train_files else BYTES_PER_ROW
-    disk += cost_hook(plan, "output_bytes")(rule, args, read_rows, dev_rows, row_bytes, hidden)
+    disk += cost_hook(plan, "output_bytes")(rule, spec, read_rows, dev_rows, row_bytes, hidden)
     if rule == DATA_RULE:
         spec = config["datasets"][run_id]
         disk = bytes_per_row(run_id) * sum(
@@ -331,7 +287,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
             for split in _splits(spec)
         )
     if cost_hook(plan, "prefix_store")(rule):  # one eval-mode pass through the deepest stored layer
-        depths = [int(d) for d in _value(args, "--depths", "0").split(",")]
+        depths = [int(d) for d in str(spec.get("depths")).split(",")]
         # computed padded to each batch's longest; stored without padding (an upper bound for a
         # siamese store, which holds each of a pair's two sentences once)
         summaries = tokens.length_summaries(config, *train_files[0])[0] if train_files else None
@@ -342,7 +298,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, args: list, prof
         store_batches = formulas.batches(train_rows, EVAL_BATCH)
         step_flops = flops / max(store_batches, 1)
         seconds = overhead_seconds(profile, max(depths), eval_batches=store_batches) + flops / profile["eval_flops"]
-        disk = len(depths) * stored * hidden * STORE_BYTES[_value(args, "--storage-dtype", "float16")]
+        disk = len(depths) * stored * hidden * STORE_BYTES[spec.get("storage_dtype")]
         train_s, train_flops = 0.0, 0.0  # no training steps: one evaluation-like pass
     scratch = 0
     if trains and train.checkpoint_every > 0:

@@ -113,6 +113,6 @@ def rule_slots(config: dict, family: str, rule: str) -> dict[str, int]:
     jobs = settings.plan_module(family).jobs(config).get(rule, {})
     out = {}
     for key, job in jobs.items():
-        cost = job_cost(config, family, rule, key, job.args, profile={"name": "cpu", **KNOWN["cpu"]})
+        cost = job_cost(config, family, rule, key, job.spec, profile={"name": "cpu", **KNOWN["cpu"]})
         out[key] = job_slots(cost.step_flops, cost.peak_memory_gib, sharing) if cost.loads_model else 1
     return out

@@ -19,7 +19,7 @@ PREPARED = re.compile(rf"{RESULTS}/data/([^/\s]+)/")  # a prepared dataset's fol
 
 
 def all_jobs(config: dict):
-    """(family, rule, run id, args) for every job the workflow runs, from the planning code the rules
+    """(family, rule, run id, spec) for every job the workflow runs, from the planning code the rules
     read. A declared dataset no job reads is never prepared (the workflow runs what its targets
     need): its prepare_data job is left out."""
     family_jobs = [
@@ -38,9 +38,9 @@ def all_jobs(config: dict):
     for rule, jobs in shared_jobs(config).items():
         for run_id, job in jobs.items():
             if rule != DATA_RULE or run_id in read:
-                yield "shared", rule, run_id, job.args
+                yield "shared", rule, run_id, job.spec
     for family, rule, run_id, job in family_jobs:
-        yield family, rule, run_id, job.args
+        yield family, rule, run_id, job.spec
 
 
 def _strings(value) -> list[str]:

@@ -14,7 +14,7 @@ history for each tracked language:
 
 The records (metric `accuracy`, dimensions lang, checkpoint, step) and their per-example
 predictions go to `checkpoints.json` beside the run, so the table gets intervals as well.
-The plan side (`tracking_args`) and the command side (`add_tracking_arguments`,
+The plan side (`tracking_settings`) and the command side (`add_tracking_arguments`,
 `read_tracking`, `write_choices`) are here too; nothing here imports torch.
 """
 
@@ -105,18 +105,19 @@ def without_predictions(history: Sequence[dict]) -> list[dict]:
 # ---------------------------------------------------------------- the plan side
 
 
-def tracking_args(config: dict, dataset: str, split: str, langs: Sequence[str]) -> list[str]:
-    """--track-test for every eval language, --track-dev where `dataset` has a dev split in it."""
+def tracking_settings(config: dict, dataset: str, split: str, langs: Sequence[str]) -> list[tuple[str, str]]:
+    """--track-test for every eval language, --track-dev where `dataset` has a dev split in it: a
+    job spec's settings (xlt.core.job_spec), each flag repeated."""
     from xlt.core.plan import data_file
     from xlt.core.settings import dataset_languages
 
     dev_langs = dataset_languages(config, dataset, "dev")
-    args = []
+    out = []
     for lang in langs:
-        args += ["--track-test", f"{lang}={data_file(dataset, lang, split)}"]
+        out.append(("track_test", f"{lang}={data_file(dataset, lang, split)}"))
         if lang in dev_langs:
-            args += ["--track-dev", f"{lang}={data_file(dataset, lang, 'dev')}"]
-    return args
+            out.append(("track_dev", f"{lang}={data_file(dataset, lang, 'dev')}"))
+    return out
 
 
 # ---------------------------------------------------------------- the command side

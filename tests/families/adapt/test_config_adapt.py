@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from xlt.core.errors import XltError
+from xlt.core.job_spec import JobSpec
 from xlt.core.settings import validate
 from xlt.families.adapt.plan import PLOT_KINDS, curve_files, eval_sets, jobs, references, runs, targets
 
@@ -557,17 +558,23 @@ def test_the_plan_runs_a_schemes_untrained_bottom_layers_forward_only():
     from xlt.cost import estimate, profile
     from xlt.families.adapt import plan as adapt_plan
 
-    assert adapt_plan.frozen_layers(["--scheme", "6-12"], 12, 300, 100) == 6
-    assert adapt_plan.frozen_layers(["--scheme", "0-12"], 12, 300, 100) == 0
+    assert adapt_plan.frozen_layers(JobSpec("adapt-mlm", [("scheme", "6-12")]), 12, 300, 100) == 6
+    assert adapt_plan.frozen_layers(JobSpec("adapt-mlm", [("scheme", "0-12")]), 12, 300, 100) == 0
     gradual = json.dumps({"gradual": {"every_epochs": 1, "step": 4, "start": 4}})
-    assert adapt_plan.frozen_layers(["--scheme", gradual], 12, 300, 100) == pytest.approx((8 + 4 + 0) / 3)
-    assert adapt_plan.frozen_layers(["--scheme", gradual], 12, 150, 100) == pytest.approx((100 * 8 + 50 * 4) / 150)
-    assert adapt_plan.frozen_layers(["--data", "x"], 12, 10, 10) == 0  # no scheme: nothing frozen
+    assert adapt_plan.frozen_layers(JobSpec("adapt-mlm", [("scheme", gradual)]), 12, 300, 100) == pytest.approx(
+        (8 + 4 + 0) / 3
+    )
+    assert adapt_plan.frozen_layers(JobSpec("adapt-mlm", [("scheme", gradual)]), 12, 150, 100) == pytest.approx(
+        (100 * 8 + 50 * 4) / 150
+    )
+    assert (
+        adapt_plan.frozen_layers(JobSpec("perplexity", [("data", "x")]), 12, 10, 10) == 0
+    )  # no scheme: nothing frozen
 
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")
     costs = {
-        job.run_id.split("-seed")[0]: estimate.job_cost(config, "adapt", "adapt_mlm", job.run_id, job.args, h100)
+        job.run_id.split("-seed")[0]: estimate.job_cost(config, "adapt", "adapt_mlm", job.run_id, job.spec, h100)
         for job in adapt_plan.jobs(config)["adapt_mlm"].values()
         if job.run_id.endswith("seed1")
     }

@@ -11,6 +11,7 @@ import yaml
 from xlt import cli
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import JobSpec
 from xlt.core.settings import validate
 from xlt.families.dual import plan
 
@@ -919,16 +920,19 @@ def test_the_cost_plan_prices_single_sentence_examples_as_the_job_runs_them():
     from xlt.cost import estimate
 
     config = validate(paper_config())
-    args = [str(a) for a in plan.jobs(config)["train_dual"]["mbert-distill-mean-bs64-depthnone-seed1"].args]
-    at = args.index("--distill-examples")
-    pairs = args[:at] + args[at + 2 :]
+    sentences = plan.jobs(config)["train_dual"]["mbert-distill-mean-bs64-depthnone-seed1"].spec
+    assert sentences.get("distill_examples") == "sentences"
+    pairs = JobSpec(sentences.verb, [(d, v) for d, v in sentences.settings if d != "distill_examples"])
     from xlt.cost import profile as profiles
 
     profile = profiles.load("h100")
-    one, two = (estimate.job_cost(config, "dual", "train_dual", "kd", a, profile) for a in (args, pairs))
+    one, two = (estimate.job_cost(config, "dual", "train_dual", "kd", a, profile) for a in (sentences, pairs))
     assert one.train_tokens == pytest.approx(two.train_tokens, rel=1e-6)
     assert one.step_flops == pytest.approx(two.step_flops / 2, rel=1e-6)
-    assert plan.example_shape("train_dual", args) == (2, 0.5) and plan.example_shape("train_dual", pairs) == (1, 1.0)
+    assert plan.example_shape("train_dual", sentences) == (2, 0.5) and plan.example_shape("train_dual", pairs) == (
+        1,
+        1.0,
+    )
 
 
 def test_the_objective_names_agree_across_the_schema_the_cli_and_the_paired_tests():

@@ -1,4 +1,4 @@
-"""What `xlt plan` (xlt.cost) needs to know of the adapt jobs beyond their arguments: the cost hooks
+"""What `xlt plan` (xlt.cost) needs to know of the adapt jobs beyond their specs: the cost hooks
 of xlt.core.family_plan, which plan.py hands on.
 
 - an adaptation run embeds single texts (a masked LM), padded as its batches are;
@@ -13,7 +13,7 @@ of xlt.core.family_plan, which plan.py hands on.
 
 from __future__ import annotations
 
-from xlt.cost.job_args import value, values
+from xlt.core.job_spec import JobSpec
 
 MLM_RULES = ("adapt_mlm", "adapt_reference_perplexity")  # their models are masked LMs
 TEXT = ("text",)
@@ -23,19 +23,18 @@ def token_forms(rule: str) -> tuple[str, ...]:
     return TEXT if rule == "adapt_mlm" else ("pair",)
 
 
-def vocabulary_head(config: dict, rule: str, args: list[str]) -> float | None:
+def vocabulary_head(config: dict, rule: str, spec: JobSpec) -> float | None:
     """The masked share of the positions: the job's --mlm-probability, else the config's."""
     if rule not in MLM_RULES:
         return None
-    given = values(args, "--mlm-probability")
-    if given:
-        return float(given[0])
+    if spec.has("mlm_probability"):
+        return float(spec.get("mlm_probability"))
     configured = config["adapt"].get("mlm_probability")
     return float(configured) if configured is not None else 1.0  # unknown: the head counted in full
 
 
 def extra_evaluations(
-    config: dict, rule: str, args: list[str], max_length: int, batch_size: int, evaluations: int
+    config: dict, rule: str, spec: JobSpec, max_length: int, batch_size: int, evaluations: int
 ) -> list[tuple[int, float, int]]:
     """(rows, tokens a row, times) of each fixed-masked set an MLM job scores: `eval_sentences` rows
     of the target's held-out text or, size-matched, of the multilingual set's sentences (planned
@@ -49,8 +48,8 @@ def extra_evaluations(
     target, multi = family["target"], family["multilingual"]
     n = min(family["eval_sentences"], data_size.rows(config, target["dataset"], target["eval_split"]))
     out = []
-    for flags, times in ((("--target", "--eval"), evaluations + 1), (("--test", "--data"), 1)):
-        for path in (p for flag in flags for p in values(args, flag)):
+    for dests, times in ((("target", "eval"), evaluations + 1), (("test", "data"), 1)):
+        for path in (str(p) for dest in dests for p in spec.all(dest)):
             source = (
                 (multi["dataset"], multi["split"])
                 if "/multilingual/" in path
@@ -61,13 +60,13 @@ def extra_evaluations(
     return out
 
 
-def frozen_layers(args: list[str], layers: int, steps: int, steps_per_epoch: int) -> float:
+def frozen_layers(spec: JobSpec, layers: int, steps: int, steps_per_epoch: int) -> float:
     """Encoder layers below an adaptation step's lowest trained one, which it runs forward only, on
     average over the run's steps ("6-12": 6; the seed's gradual scheme over three epochs: 8, 4, 0).
     A job without --scheme trains nothing frozen."""
     from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, trainable_layers
 
-    scheme_arg = value(args, "--scheme", "")
+    scheme_arg = spec.get("scheme", "")
     if not scheme_arg:
         return 0.0
     scheme = parse_scheme(parse_scheme_arg(scheme_arg), layers)

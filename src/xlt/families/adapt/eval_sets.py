@@ -6,6 +6,7 @@ with the native model."""
 from __future__ import annotations
 
 from xlt.core import settings
+from xlt.core.job_spec import JobSpec
 from xlt.core.plan import RESULTS, Job, data_file, data_info
 
 FAMILY = "adapt"
@@ -70,7 +71,7 @@ def eval_set_jobs(config: dict) -> list[Job]:
     seed = config[FAMILY]["sample_seed"]
     out = []
     for key, spec in eval_sets(config).items():
-        size = ["--size-of", eval_file(spec["size_of"])] if "size_of" in spec else ["--max-size", spec["max_size"]]
+        size = [("size_of", eval_file(spec["size_of"]))] if "size_of" in spec else [("max_size", spec["max_size"])]
         out.append(
             Job(
                 key,
@@ -78,17 +79,16 @@ def eval_set_jobs(config: dict) -> list[Job]:
                     "data": sorted({data_info(dataset) for dataset, _, _ in spec["sources"]}),
                     "size_of": [eval_file(spec["size_of"])] if "size_of" in spec else [],
                 },
-                args=[
-                    "--data",
-                    *[data_file(*source) for source in spec["sources"]],
-                    "--fields",
-                    *spec["fields"],
-                    *size,
-                    "--seed",
-                    seed,
-                    "--out",
-                    eval_file(key),
-                ],
+                spec=JobSpec(
+                    "sample-texts",
+                    [
+                        ("data", [data_file(*source) for source in spec["sources"]]),
+                        ("fields", list(spec["fields"])),
+                        *size,
+                        ("seed", seed),
+                        ("out", eval_file(key)),
+                    ],
+                ),
             )
         )
     return out

@@ -18,8 +18,19 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, flag_args, model_input, model_ref, monitor_args
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    config_settings,
+    data_file,
+    data_info,
+    model_input,
+    model_ref,
+    monitor_settings,
+)
 from xlt.families.adapt import costing
 from xlt.families.adapt.eval_sets import COMPARE, MULTILINGUAL, eval_file, eval_set_jobs, eval_set_keys
 from xlt.families.adapt.eval_sets import EVAL_SET as EVAL_SET
@@ -182,33 +193,27 @@ def references(config: dict) -> list[dict]:
     return [{"run_id": f"{REFERENCE_PREFIX}{row['model']}", **row} for row in rows]
 
 
-def _masking(family: dict) -> list:
-    return ["--mask-seed", family["mask_seed"], "--mlm-probability", family["mlm_probability"]]
+def _masking(family: dict) -> list[tuple]:
+    return [("mask_seed", family["mask_seed"]), ("mlm_probability", family["mlm_probability"])]
 
 
-def _word_nll(family: dict) -> list:
+def _word_nll(family: dict) -> list[tuple]:
     """The word-level NLL subset (final evaluations and the untouched models): the same for all."""
     return [
-        "--pll-sentences",
-        family["word_nll"]["sentences"],
-        "--pll-words",
-        family["word_nll"]["words"],
-        "--max-unk-share",
-        family["word_nll"]["max_unk_share"],
+        ("pll_sentences", family["word_nll"]["sentences"]),
+        ("pll_words", family["word_nll"]["words"]),
+        ("max_unk_share", family["word_nll"]["max_unk_share"]),
     ]
 
 
-def _bootstrap(config: dict) -> list:
+def _bootstrap(config: dict) -> list[tuple]:
     """`xlt aggregate`'s bootstrap settings (config statistics:), for the intervals adapt-mlm
     computes at every checkpoint: the same draws as aggregate's for the final records."""
     statistics = config["statistics"]
     return [
-        "--bootstrap-resamples",
-        statistics["resamples"],
-        "--bootstrap-seed",
-        statistics["seed"],
-        "--bootstrap-confidence",
-        statistics["confidence"],
+        ("bootstrap_resamples", statistics["resamples"]),
+        ("bootstrap_seed", statistics["seed"]),
+        ("bootstrap_confidence", statistics["confidence"]),
     ]
 
 
@@ -231,7 +236,7 @@ def run_training(config: dict, scheme: str) -> dict:
 
 
 def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
-    """(training settings, evaluation arguments, evaluation files) of a run of `scheme`: a curve run
+    """(training settings, evaluation settings, evaluation files) of a run of `scheme`: a curve run
     scores the target and multilingual sets every eval_every steps of its training (run_training);
     another run the target set every scheme_eval.eval_every steps and the multilingual set as
     scheme_eval.multilingual says."""
@@ -241,16 +246,14 @@ def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
     when = "checkpoints"
     if not is_curve_run(config, scheme):
         when = config[FAMILY]["scheme_eval"]["multilingual"]
-    args = [
-        "--target",
-        target,
-        *(["--eval", multi] if when == "checkpoints" else []),
-        "--test",
-        test,
-        *(["--test", multi] if when == "final" else []),
+    evaluations = [
+        ("target", target),
+        *([("eval", multi)] if when == "checkpoints" else []),
+        ("test", test),
+        *([("test", multi)] if when == "final" else []),
     ]
     files = [eval_file(k) for role, k in keys.items() if role != "multilingual" or when != "none"]
-    return training, args, files
+    return training, evaluations, files
 
 
 def _text_unit(config: dict) -> str:
@@ -266,7 +269,7 @@ def _adapt_jobs(config: dict) -> list[Job]:
     target = family["target"]
     keys = eval_set_keys(config)
     compare = family["compare"]
-    layers = [] if compare["layers"] == "all" else ["--compare-layers", *compare["layers"]]
+    layers = [] if compare["layers"] == "all" else [("compare_layers", list(compare["layers"]))]
     out = []
     for row in runs(config):
         axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted", "text_unit": _text_unit(config)}
@@ -277,40 +280,31 @@ def _adapt_jobs(config: dict) -> list[Job]:
             "data": data_info(target["dataset"]),
             "sets": files,
         }
-        args = [
-            "--model",
-            model_ref(config, row["model"]),
-            "--train",
-            data_file(target["dataset"], target["lang"], target["train_split"]),
-            *evaluations,
-            "--native",
-            model_ref(config, family["native"]),
-            "--compare",
-            eval_file(keys["compare"]),
-            *layers,
-            "--compare-levels",
-            *compare["levels"],
-            "--scheme",
-            scheme_arg(row["scheme_spec"]),
-            "--select",
-            family["select"],
-            *_masking(family),
-            *_word_nll(family),
-            "--eval-batch-size",
-            family["eval_batch_size"],
-            *_bootstrap(config),
-            "--seed",
-            row["seed"],
-            *flag_args(training),
-            *monitor_args(config),
-            "--run-id",
-            row["run_id"],
-            "--axes",
-            json.dumps(axes),
-            "--out",
-            RUN.format(run_id=row["run_id"]),
-        ]
-        out.append(Job(row["run_id"], args, inputs=inputs, axes=axes))
+        spec = JobSpec(
+            "adapt-mlm",
+            [
+                ("model", model_ref(config, row["model"])),
+                ("train", data_file(target["dataset"], target["lang"], target["train_split"])),
+                *evaluations,
+                ("native", model_ref(config, family["native"])),
+                ("compare", eval_file(keys["compare"])),
+                *layers,
+                ("compare_levels", list(compare["levels"])),
+                ("scheme", scheme_arg(row["scheme_spec"])),
+                ("select", family["select"]),
+                *_masking(family),
+                *_word_nll(family),
+                ("eval_batch_size", family["eval_batch_size"]),
+                *_bootstrap(config),
+                ("seed", row["seed"]),
+                *config_settings(training),
+                *monitor_settings(config),
+                ("run_id", row["run_id"]),
+                ("axes", json.dumps(axes)),
+                ("out", RUN.format(run_id=row["run_id"])),
+            ],
+        )
+        out.append(Job(row["run_id"], spec, inputs=inputs, axes=axes))
     return out
 
 
@@ -326,25 +320,21 @@ def _reference_jobs(config: dict) -> list[Job]:
                 row["run_id"],
                 axes=axes,
                 inputs={"model": model_input(config, row["model"]), "sets": files},
-                args=[
-                    "--model",
-                    model_ref(config, row["model"]),
-                    *[a for f in files for a in ("--data", f)],
-                    *_masking(family),
-                    *_word_nll(family),
-                    "--batch-size",
-                    family["eval_batch_size"],
-                    "--max-length",
-                    settings.training(config, FAMILY)["max_length"],
-                    "--family",
-                    FAMILY,
-                    "--run-id",
-                    row["run_id"],
-                    "--axes",
-                    json.dumps(axes),
-                    "--out",
-                    REFERENCE.format(run_id=row["run_id"]),
-                ],
+                spec=JobSpec(
+                    "perplexity",
+                    [
+                        ("model", model_ref(config, row["model"])),
+                        *[("data", f) for f in files],
+                        *_masking(family),
+                        *_word_nll(family),
+                        ("batch_size", family["eval_batch_size"]),
+                        ("max_length", settings.training(config, FAMILY)["max_length"]),
+                        ("family", FAMILY),
+                        ("run_id", row["run_id"]),
+                        ("axes", json.dumps(axes)),
+                        ("out", REFERENCE.format(run_id=row["run_id"])),
+                    ],
+                ),
             )
         )
     return out

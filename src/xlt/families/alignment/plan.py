@@ -14,7 +14,8 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, model_input, model_ref, prompt_args
+from xlt.core.job_spec import ON, JobSpec
+from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, model_input, model_ref, prompt_settings
 from xlt.families.dual import plan as dual_plan
 from xlt.families.freeze_depth.plan import runs as freeze_depth_runs
 
@@ -158,26 +159,19 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         return {"align_layers": {}}
     family = config[FAMILY]
     data = family["data"]
-    flags = [arg for lang in data["langs"] for arg in ("--bitext", data_file(data["dataset"], lang, data["split"]))]
-    flags += [
-        "--layers",
-        _indices(family["layers"]),
-        "--pooling",
-        family["pooling"],
-        "--max-length",
-        settings.eval_max_length(config),
-        "--english-label",
-        family["english_label"],
+    shared = [("bitext", data_file(data["dataset"], lang, data["split"])) for lang in data["langs"]]
+    shared += [
+        ("layers", _indices(family["layers"])),
+        ("pooling", family["pooling"]),
+        ("max_length", settings.eval_max_length(config)),
+        ("english_label", family["english_label"]),
     ]
-    flags += ["--center"] if family["center"] else []
+    shared += [("center", ON)] if family["center"] else []
     if family["tsne_layers"]:
-        flags += [
-            "--tsne-layers",
-            _indices(family["tsne_layers"]),
-            "--tsne-sample",
-            family["tsne_sample"],
-            "--projection",
-            family["projection"],
+        shared += [
+            ("tsne_layers", _indices(family["tsne_layers"])),
+            ("tsne_sample", family["tsne_sample"]),
+            ("projection", family["projection"]),
         ]
     align = []
     for row in rows:
@@ -189,22 +183,19 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 run_id,
                 axes=axes,
                 inputs={"model": model_file, "data": data_info(data["dataset"])},
-                args=[
-                    "--model",
-                    model,
-                    *flags,
-                    *prompt_args(config, row["model"]),
-                    "--axes",
-                    json.dumps(axes),
-                    "--run-id",
-                    run_id,
-                    "--out-metrics",
-                    METRICS.format(run_id=run_id),
-                    "--out-table",
-                    LAYERS.format(run_id=run_id),
-                    "--out-plots",
-                    RUN_PLOTS.format(run_id=run_id),
-                ],
+                spec=JobSpec(
+                    "align",
+                    [
+                        ("model", model),
+                        *shared,
+                        *prompt_settings(config, row["model"]),
+                        ("axes", json.dumps(axes)),
+                        ("run_id", run_id),
+                        ("out_metrics", METRICS.format(run_id=run_id)),
+                        ("out_table", LAYERS.format(run_id=run_id)),
+                        ("out_plots", RUN_PLOTS.format(run_id=run_id)),
+                    ],
+                ),
             )
         )
     return {"align_layers": by_run_id(align)}

@@ -1,4 +1,4 @@
-"""What `xlt plan` (xlt.cost) needs to know of the dual jobs beyond their arguments: the cost hooks
+"""What `xlt plan` (xlt.cost) needs to know of the dual jobs beyond their specs: the cost hooks
 of xlt.core.family_plan, which plan.py hands on.
 
 - every job embeds each sentence of a pair on its own (a dual encoder), so each is padded apart;
@@ -13,7 +13,7 @@ of xlt.core.family_plan, which plan.py hands on.
 
 from __future__ import annotations
 
-from xlt.cost.job_args import value
+from xlt.core.job_spec import JobSpec
 
 SIAMESE = ("text", "text_pair")
 TEACHER_VECTOR_BYTES = 2  # float16
@@ -24,9 +24,9 @@ def token_forms(rule: str) -> tuple[str, ...]:
     return SIAMESE if rule in ("train_dual", "tatoeba_dual", PREFIX_STORE_RULE) else ("pair",)
 
 
-def example_shape(rule: str, args: list[str]) -> tuple[int, float]:
+def example_shape(rule: str, spec: JobSpec) -> tuple[int, float]:
     """A distillation on single sentences: two examples a data row, each half its tokens."""
-    if rule == "train_dual" and value(args, "--distill-examples", "pairs") == "sentences":
+    if rule == "train_dual" and spec.get("distill_examples", None) == "sentences":
         return 2, 0.5
     return 1, 1.0
 
@@ -35,8 +35,8 @@ def prefix_store(rule: str) -> bool:
     return rule == PREFIX_STORE_RULE
 
 
-def output_bytes(rule: str, args: list[str], train_rows: int, dev_rows: int, row_bytes: float, hidden: int) -> float:
+def output_bytes(rule: str, spec: JobSpec, train_rows: int, dev_rows: int, row_bytes: float, hidden: int) -> float:
     """A distilled student's teacher vectors (module docstring)."""
-    if rule == "train_dual" and value(args, "--objective", "") == "mse_distill":
+    if rule == "train_dual" and spec.get("objective", None) == "mse_distill":
         return train_rows * hidden * TEACHER_VECTOR_BYTES
     return 0.0

@@ -166,29 +166,23 @@ def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: li
 
 # the recipe's data settings -> train-dual flags; given only where they differ from the defaults, so a
 # config without them plans the command lines it planned before
-RECIPE_FLAGS = {
-    "examples": ("--distill-examples", "pairs"),
-    "max_sentences_per_language": ("--max-sentences-per-language", 0),
-    "max_sentence_chars": ("--max-sentence-chars", 0),
+RECIPE_SETTINGS = {  # config key -> (train-dual's setting, the value at which the plan leaves it out)
+    "examples": ("distill_examples", "pairs"),
+    "max_sentences_per_language": ("max_sentences_per_language", 0),
+    "max_sentence_chars": ("max_sentence_chars", 0),
 }
 
 
-def train_args(config: dict, family: str) -> tuple[list, dict]:
-    """What a distilled train-dual job adds to the family's flags, and its teacher input."""
+def train_settings(config: dict, family: str) -> tuple[list[tuple], dict]:
+    """What a distilled train-dual job adds to the family's settings, and its teacher input."""
     spec, section = teacher(config, family), config[family]["distill"]
-    recipe = [
-        arg for key, (flag, default) in RECIPE_FLAGS.items() if section[key] != default for arg in (flag, section[key])
-    ]
+    recipe = [(dest, section[key]) for key, (dest, default) in RECIPE_SETTINGS.items() if section[key] != default]
     return (
         [
-            "--objective",
-            DISTILL,
-            "--teacher",
-            spec["ref"],
-            "--teacher-pooling",
-            spec["pooling"],
-            "--teacher-layer",
-            spec["layer"],
+            ("objective", DISTILL),
+            ("teacher", spec["ref"]),
+            ("teacher_pooling", spec["pooling"]),
+            ("teacher_layer", spec["layer"]),
             *recipe,
         ],
         {"teacher": spec["inputs"]},

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.core.plan import Job, data_file, data_info, prompt_args
+from xlt.core.job_spec import JobSpec
+from xlt.core.plan import Job, data_file, data_info, prompt_settings
 from xlt.families.dual.paths import BUCC, FAMILY, MINED
 
 
@@ -71,33 +72,24 @@ def mine_jobs(config: dict, run_id: str, model: str, row: dict, axes: dict) -> d
             run_id,
             axes={**axes, "pair": pair},
             inputs={"bucc": bucc_dir(config, pair)},
-            args=[
-                "--model",
-                model,
-                "--bucc-dir",
-                bucc_dir(config, pair),
-                "--pair",
-                pair,
-                "--tune-split",
-                mining["tune_split"],
-                "--test-split",
-                mining["test_split"],
-                "--pooling",
-                row["pooling"],
-                *prompt_args(config, row["model"]),
-                "--k",
-                mining["k"],
-                "--strategy",
-                mining["strategy"],
-                "--max-length",
-                settings.eval_max_length(config),
-                "--axes",
-                axes_json,
-                "--run-id",
-                run_id,
-                "--out-metrics",
-                MINED.format(run_id=run_id, pair=pair),
-            ],
+            spec=JobSpec(
+                "mine",
+                [
+                    ("model", model),
+                    ("bucc_dir", bucc_dir(config, pair)),
+                    ("pair", pair),
+                    ("tune_split", mining["tune_split"]),
+                    ("test_split", mining["test_split"]),
+                    ("pooling", row["pooling"]),
+                    *prompt_settings(config, row["model"]),
+                    ("k", mining["k"]),
+                    ("strategy", mining["strategy"]),
+                    ("max_length", settings.eval_max_length(config)),
+                    ("axes", axes_json),
+                    ("run_id", run_id),
+                    ("out_metrics", MINED.format(run_id=run_id, pair=pair)),
+                ],
+            ),
         )
         for pair in mining_pairs(config)
     }
@@ -115,37 +107,32 @@ def make_bucc_jobs(config: dict) -> dict[str, Job]:
             pair,
             inputs=inputs,
             axes={"pair": pair},
-            args=[
-                "--pair",
-                pair,
-                "--out",
-                BUCC.format(pair=pair),
-                *_make_bucc_args(mining, pair),
-                "--seed",
-                mining["seed"],
-            ],
+            spec=JobSpec(
+                "make-bucc",
+                [
+                    ("pair", pair),
+                    ("out", BUCC.format(pair=pair)),
+                    *_make_bucc_settings(mining, pair),
+                    ("seed", mining["seed"]),
+                ],
+            ),
         )
         for pair in pairs
     }
 
 
-def _make_bucc_args(mining: dict, pair: str) -> list:
+def _make_bucc_settings(mining: dict, pair: str) -> list[tuple]:
     if mining["source"] == "bitext":
         lang = pair.split("-")[0]
-        args = [
-            arg
+        bitext = [
+            ("bitext", f"{split}={data_file(mining['dataset'], lang, split)}")
             for split in (mining["tune_split"], mining["test_split"])
-            for arg in ("--bitext", f"{split}={data_file(mining['dataset'], lang, split)}")
         ]
-        return args + ["--gold-fraction", mining["gold_fraction"]]
-    args = [
-        "--hub-dataset",
-        mining["path"],
-        "--hub-split",
-        mining["hub_split"],
-        "--tune-fraction",
-        mining["tune_fraction"],
-        "--split-names",
-        f"{mining['tune_split']},{mining['test_split']}",
+        return bitext + [("gold_fraction", mining["gold_fraction"])]
+    hub = [
+        ("hub_dataset", mining["path"]),
+        ("hub_split", mining["hub_split"]),
+        ("tune_fraction", mining["tune_fraction"]),
+        ("split_names", f"{mining['tune_split']},{mining['test_split']}"),
     ]
-    return args + (["--revision", mining["revision"]] if "revision" in mining else [])
+    return hub + ([("revision", mining["revision"])] if "revision" in mining else [])

@@ -16,19 +16,20 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import ON, JobSpec
 from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
     check_prefix_states,
+    config_settings,
     data_info,
-    flag_args,
     model_input,
     model_ref,
-    monitor_args,
-    prompt_args,
+    monitor_settings,
+    prompt_settings,
     shared_prefix,
-    store_args,
+    store_settings,
     stored_depths,
 )
 from xlt.families.dual import budget, costing, distill_plan, mining_plan
@@ -199,16 +200,16 @@ def baselines(config: dict) -> list[dict]:
     ]
 
 
-def _prefix_args(config: dict, row: dict) -> tuple[list, dict]:
-    """A run's frozen-prefix flags and inputs: the sweep's store, a per-job cache or none (depth -1
+def _prefix_settings(config: dict, row: dict) -> tuple[list, dict]:
+    """A run's frozen-prefix settings and inputs: the sweep's store, a per-job cache or none (depth -1
     freezes nothing, so it trains uncached)."""
     family = config[FAMILY]
     if row["freeze_depth"] < 0 or not family["cache_frozen_prefix"]:
         return [], {}
     if shared_prefix(config, FAMILY):
         store = PREFIX_STATES.format(model=row["model"])
-        return ["--prefix-states", store], {"prefix_states": store}
-    return ["--cache-frozen-prefix"], {}
+        return [("prefix_states", store)], {"prefix_states": store}
+    return [("cache_frozen_prefix", ON)], {}
 
 
 def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
@@ -218,13 +219,15 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     return [
         Job(
             model,
-            [
-                "--model",
-                model_ref(config, model),
-                *[arg for f in bitext_files(config, "train") for arg in ("--train", f)],
-                *prompt_args(config, model),
-                *store_args(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model)),
-            ],
+            JobSpec(
+                "dual-prefix-states",
+                [
+                    ("model", model_ref(config, model)),
+                    *[("train", f) for f in bitext_files(config, "train")],
+                    *prompt_settings(config, model),
+                    *store_settings(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model)),
+                ],
+            ),
             axes={"model": model},
             inputs={"model": model_input(config, model), "train": data_info(train["dataset"])},
         )
@@ -246,57 +249,48 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     for row in rows:
         run_id, run_dir = row["run_id"], RUN.format(run_id=row["run_id"])
         axes = {"model": row["model"]} | {axis: row[axis] for axis in AXES} | {"trained": True}
-        args = ["--model", model_ref(config, row["model"])]
-        args += [arg for f in bitext_files(config, "train") for arg in ("--train", f)]
-        args += [arg for f in bitext_files(config, "dev") for arg in ("--dev", f)]
-        prefix_args, prefix_inputs = _prefix_args(config, row)
+        spec = [("model", model_ref(config, row["model"]))]
+        spec += [("train", f) for f in bitext_files(config, "train")]
+        spec += [("dev", f) for f in bitext_files(config, "dev")]
+        prefix, prefix_inputs = _prefix_settings(config, row)
         # dev selection scores retrieval by the Tatoeba test's rule (one rule for both)
-        args += ["--match", family["tatoeba"]["match"]]
+        spec.append(("match", family["tatoeba"]["match"]))
         if row["objective"] == ADDITIVE:  # the command line as before the objective axis
-            objective_args, run_training = (
+            objective, run_training = (
                 [
-                    "--margin",
-                    row["margin"],
-                    "--scale",
-                    row["scale"],
-                    "--pooling",
-                    row["pooling"],
-                    "--symmetric",
-                    family["symmetric"],
+                    ("margin", row["margin"]),
+                    ("scale", row["scale"]),
+                    ("pooling", row["pooling"]),
+                    ("symmetric", family["symmetric"]),
                 ],
                 training,
             )
         else:  # distilled: trains on raw text (no frozen-prefix store), the teacher is an input
-            (objective_args, teacher_inputs), run_training = (
-                distill_plan.train_args(config, FAMILY),
+            (objective, teacher_inputs), run_training = (
+                distill_plan.train_settings(config, FAMILY),
                 distill_plan.training(config, FAMILY),
             )
             if row["max_steps"] is not None:  # the budget-matched twin (distill.match_budget)
                 run_training = {**run_training, "max_steps": row["max_steps"]}
-            objective_args += ["--pooling", row["pooling"]]
-            prefix_args, prefix_inputs = [], teacher_inputs
-        args += [
-            *objective_args,
-            *prompt_args(config, row["model"]),
-            "--freeze-depth",
-            row["freeze_depth"],
-            *prefix_args,
-            "--seed",
-            row["seed"],
+            objective.append(("pooling", row["pooling"]))
+            prefix, prefix_inputs = [], teacher_inputs
+        spec += [
+            *objective,
+            *prompt_settings(config, row["model"]),
+            ("freeze_depth", row["freeze_depth"]),
+            *prefix,
+            ("seed", row["seed"]),
             # the batch size is a sweep axis: it replaces training.batch_size
-            *flag_args({**run_training, "batch_size": row["batch_size"]}),
-            *monitor_args(config),
-            "--axes",
-            json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]}),
-            "--run-id",
-            run_id,
-            "--out",
-            run_dir,
+            *config_settings({**run_training, "batch_size": row["batch_size"]}),
+            *monitor_settings(config),
+            ("axes", json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]})),
+            ("run_id", run_id),
+            ("out", run_dir),
         ]
         train.append(
             Job(
                 run_id,
-                args,
+                JobSpec("train-dual", spec),
                 axes=axes,
                 inputs={
                     "model": model_input(config, row["model"]),

@@ -11,21 +11,22 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import ON, JobSpec
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
     check_prefix_states,
+    config_settings,
     data_file,
     data_info,
-    flag_args,
-    head_args,
+    head_settings,
     model_input,
     model_ref,
-    monitor_args,
+    monitor_settings,
     shared_prefix,
-    store_args,
+    store_settings,
     stored_depths,
 )
 
@@ -134,16 +135,16 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
     return [
         Job(
             model,
-            [
-                "--model",
-                model_ref(config, model),
-                *head_args(config, model),
-                "--num-labels",
-                num_labels(config),
-                "--train",
-                data_file(train["dataset"], train["lang"], "train"),
-                *store_args(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model)),
-            ],
+            JobSpec(
+                "prefix-states",
+                [
+                    ("model", model_ref(config, model)),
+                    *head_settings(config, model),
+                    ("num_labels", num_labels(config)),
+                    ("train", data_file(train["dataset"], train["lang"], "train")),
+                    *store_settings(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model)),
+                ],
+            ),
             axes={"model": model},
             inputs={"model": model_input(config, model), "data": data_info(train["dataset"])},
         )
@@ -164,69 +165,66 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     finetune, evaluate = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
-        args = [
-            "--model",
-            model_ref(config, row["model"]),
-            *head_args(config, row["model"]),
-            "--train",
-            data_file(train["dataset"], train["lang"], "train"),
-            "--dev",
-            data_file(train["dataset"], train["lang"], "dev"),
-            "--num-labels",
-            num_labels(config),
-            "--freeze-depth",
-            row["freeze_depth"],
+        spec = [
+            ("model", model_ref(config, row["model"])),
+            *head_settings(config, row["model"]),
+            ("train", data_file(train["dataset"], train["lang"], "train")),
+            ("dev", data_file(train["dataset"], train["lang"], "dev")),
+            ("num_labels", num_labels(config)),
+            ("freeze_depth", row["freeze_depth"]),
         ]
         inputs = {"model": model_input(config, row["model"])}
         if shared and row["freeze_depth"] >= 0:  # depth -1 freezes nothing: it trains uncached
             inputs["prefix_states"] = PREFIX_STATES.format(model=row["model"])
-            args += ["--prefix-states", inputs["prefix_states"]]
+            spec.append(("prefix_states", inputs["prefix_states"]))
         elif family["cache_frozen_prefix"]:
-            args += ["--cache-frozen-prefix"]
-        args += _tracking_args(config) if family["checkpoint_selection"] else []
-        args += ["--seed", row["seed"], *flag_args(training), *monitor_args(config)]
+            spec.append(("cache_frozen_prefix", ON))
+        spec += _tracking_settings(config) if family["checkpoint_selection"] else []
+        spec += [("seed", row["seed"]), *config_settings(training), *monitor_settings(config)]
         extra_axes = {"model": row["model"]}  # the config's name: the tables' `model` column
         if "warmup_ratio" in row:  # a swept axis: overrides the shared setting, recorded with the run
-            args += ["--warmup-ratio", row["warmup_ratio"]]
+            spec.append(("warmup_ratio", row["warmup_ratio"]))
             extra_axes["warmup_ratio"] = row["warmup_ratio"]
-        args += ["--axes", json.dumps(extra_axes)]
-        args += ["--run-id", row["run_id"], "--out", run_dir]
+        spec += [("axes", json.dumps(extra_axes)), ("run_id", row["run_id"]), ("out", run_dir)]
         axes = {k: v for k, v in row.items() if k != "run_id"}
         data = data_info(train["dataset"])
         if family["checkpoint_selection"] and evaluation["dataset"] != train["dataset"]:  # it reads the test sets too
             data = [data, data_info(evaluation["dataset"])]
-        finetune.append(Job(row["run_id"], args, axes=axes, inputs={**inputs, "data": data}))
+        finetune.append(Job(row["run_id"], JobSpec("finetune", spec), axes=axes, inputs={**inputs, "data": data}))
         evaluate.append(
             Job(
                 row["run_id"],
                 axes=axes,
                 inputs={"data": data_info(evaluation["dataset"])},
-                args=[
-                    "--model",
-                    f"{run_dir}/model",
-                    "--train-metrics",
-                    f"{run_dir}/train.json",
-                    "--data",
-                    *[data_file(evaluation["dataset"], lang, evaluation["split"]) for lang in evaluation["langs"]],
-                    "--langs",
-                    ",".join(evaluation["langs"]),
-                    "--max-length",
-                    training["max_length"],
-                    "--out",
-                    f"{run_dir}/eval.json",
-                ],
+                spec=JobSpec(
+                    "evaluate",
+                    [
+                        ("model", f"{run_dir}/model"),
+                        ("train_metrics", f"{run_dir}/train.json"),
+                        (
+                            "data",
+                            [
+                                data_file(evaluation["dataset"], lang, evaluation["split"])
+                                for lang in evaluation["langs"]
+                            ],
+                        ),
+                        ("langs", ",".join(evaluation["langs"])),
+                        ("max_length", training["max_length"]),
+                        ("out", f"{run_dir}/eval.json"),
+                    ],
+                ),
             )
         )
     planned = {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
     return {"prefix_states": by_run_id(_prefix_states_jobs(config, rows)), **planned} if shared else planned
 
 
-def _tracking_args(config: dict) -> list[str]:
+def _tracking_settings(config: dict) -> list[tuple[str, str]]:
     """--track-test for every eval language, --track-dev where the eval dataset has a dev split."""
-    from xlt.evaluate.checkpoint_choice import tracking_args
+    from xlt.evaluate.checkpoint_choice import tracking_settings
 
     evaluation = config[FAMILY]["eval"]
-    return tracking_args(config, evaluation["dataset"], evaluation["split"], evaluation["langs"])
+    return tracking_settings(config, evaluation["dataset"], evaluation["split"], evaluation["langs"])
 
 
 def checkpoint_files(config: dict) -> list[str]:

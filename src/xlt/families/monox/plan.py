@@ -12,18 +12,19 @@ from __future__ import annotations
 import json
 
 from xlt.core import settings
+from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
+    config_settings,
     data_file,
     data_info,
-    flag_args,
-    head_args,
+    head_settings,
     model_input,
     model_ref,
-    monitor_args,
+    monitor_settings,
 )
 from xlt.families.monox import costing
 from xlt.families.monox.sweep import FAMILY as FAMILY
@@ -103,30 +104,29 @@ def _split_job(config: dict, task: str, seed: int) -> Job:
     """How the split gets its unlabelled pool and dev set (paper: XNLI vs CLS)."""
     spec, source = tasks(config[FAMILY])[task], config[FAMILY]["source_lang"]
     pool = (
-        ["--labelled-fraction", spec["labelled_fraction"]]
+        ("labelled_fraction", spec["labelled_fraction"])
         if "labelled_fraction" in spec
-        else ["--unlabelled", data_file(task, source, spec["unlabelled_split"])]
+        else ("unlabelled", data_file(task, source, spec["unlabelled_split"]))
     )
     dev = (
-        ["--dev-fraction", spec["dev_fraction"]]
+        ("dev_fraction", spec["dev_fraction"])
         if "dev_fraction" in spec
-        else ["--dev", data_file(task, source, spec["dev_split"])]
+        else ("dev", data_file(task, source, spec["dev_split"]))
     )
     run_id = split_id(task, seed)
     return Job(
         run_id,
-        [
-            "--train",
-            data_file(task, source, "train"),
-            *pool,
-            *dev,
-            "--seed",
-            seed,
-            "--name",
-            task,
-            "--out",
-            SPLIT.format(run_id=run_id),
-        ],
+        JobSpec(
+            "monox-split",
+            [
+                ("train", data_file(task, source, "train")),
+                pool,
+                dev,
+                ("seed", seed),
+                ("name", task),
+                ("out", SPLIT.format(run_id=run_id)),
+            ],
+        ),
         inputs={"data": data_info(task)},
         axes={"task": task, "seed": seed},
     )
@@ -143,37 +143,29 @@ def _teacher_job(config: dict, row: dict) -> Job:
     split = tasks(config[FAMILY])[task]["eval"]["split"]
     axes = _axes(row, row["teacher"])
     # the monolingual teacher is scored in the source language only (the paper's Table 1)
-    args = [
-        "--model",
-        model_ref(config, row["teacher"]),
-        *head_args(config, row["teacher"]),
-        "--split",
-        SPLIT.format(run_id=split_id(task, row["seed"])),
-        "--size",
-        row["size"],
-        "--num-labels",
-        num_labels(config, task),
-        "--eval-data",
-        data_file(task, source, split),
-        "--eval-langs",
-        source,
-        "--source-lang",
-        source,
-        "--seed",
-        row["seed"],
-        *flag_args(training(config, task, "teacher")),
-        *monitor_args(config),
-        "--axes",
-        json.dumps(axes),
-        "--run-id",
-        row["run_id"],
-        "--out",
-        TEACHER.format(run_id=row["run_id"]),
-        *saved_model_args(config, TEACHER, row["run_id"]),
-    ]
+    spec = JobSpec(
+        "train-teacher",
+        [
+            ("model", model_ref(config, row["teacher"])),
+            *head_settings(config, row["teacher"]),
+            ("split", SPLIT.format(run_id=split_id(task, row["seed"]))),
+            ("size", row["size"]),
+            ("num_labels", num_labels(config, task)),
+            ("eval_data", [data_file(task, source, split)]),
+            ("eval_langs", source),
+            ("source_lang", source),
+            ("seed", row["seed"]),
+            *config_settings(training(config, task, "teacher")),
+            *monitor_settings(config),
+            ("axes", json.dumps(axes)),
+            ("run_id", row["run_id"]),
+            ("out", TEACHER.format(run_id=row["run_id"])),
+            *saved_model_settings(config, TEACHER, row["run_id"]),
+        ],
+    )
     return Job(
         row["run_id"],
-        args,
+        spec,
         axes=axes,
         inputs={
             "split": split_files(task, row["seed"]),
@@ -183,10 +175,10 @@ def _teacher_job(config: dict, row: dict) -> Job:
     )
 
 
-def saved_model_args(config: dict, run: str, run_id: str) -> list[str]:
+def saved_model_settings(config: dict, run: str, run_id: str) -> list[tuple[str, str]]:
     """Teachers and students keep predictions, logits and metrics, not weights; with config
     keep_models they also save the trained model to <run>/model (the rules' `model` output)."""
-    return ["--save-model", f"{run.format(run_id=run_id)}/model"] if config.get("keep_models") else []
+    return [("save_model", f"{run.format(run_id=run_id)}/model")] if config.get("keep_models") else []
 
 
 def teacher_logits(teacher_run_id: str) -> str:
@@ -196,60 +188,50 @@ def teacher_logits(teacher_run_id: str) -> str:
 def _student_job(config: dict, row: dict) -> Job:
     family, task = config[FAMILY], row["task"]
     evaluation = tasks(family)[task]["eval"]
-    mode_args = []  # the teacher's logits (kd, pl), temperature, threshold, rounds
+    mode = []  # the teacher's logits (kd, pl), temperature, threshold, rounds
     if row["teacher_run_id"]:
-        mode_args += ["--teacher-logits", teacher_logits(row["teacher_run_id"])]
+        mode.append(("teacher_logits", teacher_logits(row["teacher_run_id"])))
     if row["mode"] == "kd":
-        mode_args += ["--temperature", row["temperature"]]
+        mode.append(("temperature", row["temperature"]))
     if row["mode"] in ("pl", "self_train"):
-        mode_args += ["--threshold", family["threshold"]]
+        mode.append(("threshold", family["threshold"]))
     if row["mode"] == "self_train":
-        mode_args += ["--rounds", family["self_train_rounds"]]
+        mode.append(("rounds", family["self_train_rounds"]))
     if family["checkpoint_selection"]:
-        from xlt.evaluate.checkpoint_choice import tracking_args
+        from xlt.evaluate.checkpoint_choice import tracking_settings
 
-        mode_args += tracking_args(config, task, evaluation["split"], evaluation["langs"])
+        mode += tracking_settings(config, task, evaluation["split"], evaluation["langs"])
     axes = _axes(row, row["student"])
-    args = [
-        "--mode",
-        row["mode"],
-        "--model",
-        model_ref(config, row["student"]),
-        *head_args(config, row["student"]),
-        "--split",
-        SPLIT.format(run_id=split_id(task, row["seed"])),
-        "--size",
-        row["size"],
-        "--num-labels",
-        num_labels(config, task),
-        "--freeze-depth",
-        family["student_freeze_depth"],
-        *mode_args,
-        "--eval-data",
-        *[data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]],
-        "--eval-langs",
-        ",".join(evaluation["langs"]),
-        "--source-lang",
-        family["source_lang"],
-        "--seed",
-        row["seed"],
-        *flag_args(training(config, task)),
-        *monitor_args(config),
-        "--axes",
-        json.dumps(axes),
-        "--run-id",
-        row["run_id"],
-        "--out",
-        f"{STUDENT.format(run_id=row['run_id'])}/metrics.json",
-        *saved_model_args(config, STUDENT, row["run_id"]),
-    ]
+    spec = JobSpec(
+        "distill",
+        [
+            ("mode", row["mode"]),
+            ("model", model_ref(config, row["student"])),
+            *head_settings(config, row["student"]),
+            ("split", SPLIT.format(run_id=split_id(task, row["seed"]))),
+            ("size", row["size"]),
+            ("num_labels", num_labels(config, task)),
+            ("freeze_depth", family["student_freeze_depth"]),
+            *mode,
+            ("eval_data", [data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]]),
+            ("eval_langs", ",".join(evaluation["langs"])),
+            ("source_lang", family["source_lang"]),
+            ("seed", row["seed"]),
+            *config_settings(training(config, task)),
+            *monitor_settings(config),
+            ("axes", json.dumps(axes)),
+            ("run_id", row["run_id"]),
+            ("out", f"{STUDENT.format(run_id=row['run_id'])}/metrics.json"),
+            *saved_model_settings(config, STUDENT, row["run_id"]),
+        ],
+    )
     inputs = {
         "split": split_files(task, row["seed"]),
         "model": model_input(config, row["student"]),
         "teacher": [teacher_logits(row["teacher_run_id"])] if row["teacher_run_id"] else [],
         "data": data_info(task),
     }
-    return Job(row["run_id"], args, inputs=inputs, axes=axes)
+    return Job(row["run_id"], spec, inputs=inputs, axes=axes)
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:

@@ -13,18 +13,19 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import ON, JobSpec
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
+    config_settings,
     data_file,
     data_info,
-    flag_args,
     model_input,
     model_ref,
-    monitor_args,
-    prompt_args,
+    monitor_settings,
+    prompt_settings,
 )
 
 FAMILY = "sbert"
@@ -42,7 +43,7 @@ LAYERS_PLOT = "sbert-layers"  # drawn only when the sweep pools more than one la
 EVAL_KINDS = ("sts", "bitext")
 DEV_TASKS = ("sts", "nli")  # sts: select by cosine Spearman, nli: by classifier accuracy
 # boolean settings -> the `xlt train-sbert` switch they turn on
-SWITCHES = {"train_word_embeddings": "--train-word-embeddings", "use_product": "--use-product"}
+SWITCHES = ("train_word_embeddings", "use_product")  # config keys, each its train-sbert switch's name
 EVAL_AXES = ("trained", "freeze_depth", "seed")
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
@@ -136,21 +137,20 @@ def dev_sts_file(config: dict) -> str | None:
     return None if scored and path in scored else path
 
 
-def eval_files(config: dict) -> list[str]:
+def eval_files(config: dict) -> list[tuple[str, str]]:
     """`--sts FILE ... --bitext FILE ... --match RULE --dev-sts FILE`: every evaluation file,
     STS first, then the configured retrieval rule when there is bitext (the schema fills it:
     index), then the STS dev set (`dev_sts_file`)."""
     evaluation = config[FAMILY]["eval"]
     files = [
-        arg
+        (kind, data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))
         for kind in EVAL_KINDS
         if kind in evaluation
         for lang in evaluation[kind]["langs"]
-        for arg in (f"--{kind}", data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))
     ]
-    files += ["--match", evaluation["bitext"]["match"]] if "bitext" in evaluation else []
+    files += [("match", evaluation["bitext"]["match"])] if "bitext" in evaluation else []
     dev = dev_sts_file(config)
-    return files + (["--dev-sts", dev] if dev else [])
+    return files + ([("dev_sts", dev)] if dev else [])
 
 
 def jobs(config: dict) -> dict[str, dict[str, Job]]:
@@ -162,7 +162,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     train, dev = family["train"], family["dev"]
     training = settings.training(config, FAMILY)
     dev_task = config["datasets"][dev["dataset"]]["task"]
-    switches = [flag for key, flag in SWITCHES.items() if family[key]]
+    switches = [(key, ON) for key in SWITCHES if family[key]]
     evaluation = eval_files(config)
     eval_data = [data_info(family["eval"][kind]["dataset"]) for kind in EVAL_KINDS if kind in family["eval"]]
     if dev_sts_file(config) and data_info(dev["dataset"]) not in eval_data:
@@ -176,30 +176,24 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 Job(
                     row["run_id"],
                     axes=axes,
-                    args=[
-                        "--model",
-                        model_ref(config, row["model"]),
-                        "--train",
-                        data_file(train["dataset"], train["lang"], "train"),
-                        f"--dev-{dev_task}",
-                        data_file(dev["dataset"], dev["lang"], dev["split"]),
-                        "--pooling",
-                        row["pooling"],
-                        "--layer",
-                        row["layer"],
-                        "--freeze-depth",
-                        row["freeze_depth"],
-                        *prompt_args(config, row["model"]),
-                        *switches,
-                        "--seed",
-                        row["seed"],
-                        *flag_args(training),
-                        *monitor_args(config),
-                        "--run-id",
-                        row["run_id"],
-                        "--out",
-                        run_dir,
-                    ],
+                    spec=JobSpec(
+                        "train-sbert",
+                        [
+                            ("model", model_ref(config, row["model"])),
+                            ("train", data_file(train["dataset"], train["lang"], "train")),
+                            (f"dev_{dev_task}", data_file(dev["dataset"], dev["lang"], dev["split"])),
+                            ("pooling", row["pooling"]),
+                            ("layer", row["layer"]),
+                            ("freeze_depth", row["freeze_depth"]),
+                            *prompt_settings(config, row["model"]),
+                            *switches,
+                            ("seed", row["seed"]),
+                            *config_settings(training),
+                            *monitor_settings(config),
+                            ("run_id", row["run_id"]),
+                            ("out", run_dir),
+                        ],
+                    ),
                     inputs={
                         "model": model_input(config, row["model"]),
                         "train": data_info(train["dataset"]),
@@ -217,26 +211,21 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 row["run_id"],
                 axes=axes,
                 inputs={"model": model_files, "data": eval_data},
-                args=[
-                    "--model",
-                    model,
-                    "--pooling",
-                    row["pooling"],
-                    "--layer",
-                    row["layer"],
-                    *evaluation,
-                    *prompt_args(config, row["model"]),
-                    "--axes",
-                    json.dumps({k: row[k] for k in ("model", *EVAL_AXES)}),
-                    "--run-id",
-                    row["run_id"],
-                    "--family",
-                    FAMILY,
-                    "--max-length",
-                    settings.eval_max_length(config),
-                    "--out",
-                    f"{run_dir}/eval.json",
-                ],
+                spec=JobSpec(
+                    "eval-embeddings",
+                    [
+                        ("model", model),
+                        ("pooling", row["pooling"]),
+                        ("layer", row["layer"]),
+                        *evaluation,
+                        *prompt_settings(config, row["model"]),
+                        ("axes", json.dumps({k: row[k] for k in ("model", *EVAL_AXES)})),
+                        ("run_id", row["run_id"]),
+                        ("family", FAMILY),
+                        ("max_length", settings.eval_max_length(config)),
+                        ("out", f"{run_dir}/eval.json"),
+                    ],
+                ),
             )
         )
     return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 from xlt.core import registry, settings
+from xlt.core.job_spec import JobSpec
 from xlt.core.plan import RESULTS, Job
 from xlt.report.positive_control.world import high_overlap as highest
 
@@ -78,11 +79,11 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     """rule -> key -> Job: one `positive_control` job, keyed "" (its rule has no wildcards)."""
     if settings.family(config, SECTION) is None:
         return {RULE: {}}
-    table_args = [arg for name, path in tables(config).items() for arg in ("--table", f"{name}={path}")]
+    table_settings = [("table", f"{name}={path}") for name, path in tables(config).items()]
     job = Job(
         SECTION,
         inputs={"tables": list(tables(config).values()), "data": data_inputs(config)},
-        args=["--spec", json.dumps(spec(config)), *table_args, "--out", TABLE],
+        spec=JobSpec("positive-control", [("spec", json.dumps(spec(config))), *table_settings, ("out", TABLE)]),
     )
     return {RULE: {"": job}}
 

@@ -7,8 +7,9 @@ import json
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS, Job, by_run_id, flag_args, model_input, model_ref
+from xlt.core.plan import RESULTS, Job, by_run_id, config_settings, model_input, model_ref
 
 FAMILY = "toyfam"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -53,19 +54,17 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         trains.append(
             Job(
                 run_id,
-                [
-                    "--model",
-                    model_ref(config, section["model"]),
-                    "--data",
-                    section["data"],
-                    *flag_args(training),
-                    "--run-id",
-                    run_id,
-                    "--axes",
-                    json.dumps(axes),
-                    "--out",
-                    TRAIN_METRICS.format(run_id=run_id),
-                ],
+                JobSpec(
+                    "toy-train",
+                    [
+                        ("model", model_ref(config, section["model"])),
+                        ("data", section["data"]),
+                        *config_settings(training),
+                        ("run_id", run_id),
+                        ("axes", json.dumps(axes)),
+                        ("out", TRAIN_METRICS.format(run_id=run_id)),
+                    ],
+                ),
                 inputs={"model": model_input(config, section["model"])},
                 axes=axes,
             )
@@ -73,20 +72,17 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         evals.append(
             Job(
                 run_id,
-                [
-                    "--run-id",
-                    run_id,
-                    "--bias",
-                    row["bias"],
-                    "--seed",
-                    row["seed"],
-                    "--examples",
-                    section["examples"],
-                    "--axes",
-                    json.dumps(axes),
-                    "--out",
-                    METRICS.format(run_id=run_id),
-                ],
+                JobSpec(
+                    "toy-eval",
+                    [
+                        ("run_id", run_id),
+                        ("bias", row["bias"]),
+                        ("seed", row["seed"]),
+                        ("examples", section["examples"]),
+                        ("axes", json.dumps(axes)),
+                        ("out", METRICS.format(run_id=run_id)),
+                    ],
+                ),
                 axes=axes,
             )
         )
