@@ -18,6 +18,11 @@ from xlt.core.models import pick_device
 CUDA_MULTIPLE = 8
 
 
+def padded_width(longest: int, multiple: int | None) -> int:
+    """A batch's width: its longest example, rounded up to `multiple` where one is given."""
+    return -(-longest // multiple) * multiple if multiple else longest
+
+
 def pad_multiple(device: torch.device | str) -> int | None:
     """`pad_to_multiple_of` for a tokenizer call whose batch runs on `device` (a training
     argument's "auto" included)."""

@@ -190,3 +190,30 @@ def test_per_sentence_losses_are_each_sentences_masked_tokens_and_leave_the_set_
     assert other != examples["masks"] and examples["masks"] == fixed.sentence_fingerprints()
     with pytest.raises(ValueError, match="per_sentence=True"):
         perplexity_examples(plain, fixed, lang="nld", split="dev")
+
+
+def test_padding_to_a_multiple_keeps_masks_and_perplexity(tokenizer):
+    """CUDA runs pad to a multiple of 8 (xlt.core.padding): the same masks, labels and perplexity."""
+    from xlt.families.adapt.mlm_objective import MlmCollate
+
+    model = tiny_bert_mlm(len(tokenizer), layers=2)
+    fixed = FixedMasking(tokenizer, DUTCH + ENGLISH, seed=5, mlm_probability=0.3)
+    plain, padded = fixed.batches(3), fixed.batches(3, pad_to_multiple_of=8)
+    assert any(b["input_ids"].shape[1] % 8 for b in plain)
+    for a, b in zip(plain, padded):
+        width = a["input_ids"].shape[1]
+        assert b["input_ids"].shape[1] == -(-width // 8) * 8
+        assert all(torch.equal(a[k], b[k][:, :width]) for k in a)
+        assert not b["attention_mask"][:, width:].any() and (b["labels"][:, width:] == IGNORE_INDEX).all()
+    assert perplexity(model, padded, "cpu").loss == pytest.approx(perplexity(model, plain, "cpu").loss, rel=1e-5)
+
+    examples = MlmCollate(tokenizer, 64).encode(DUTCH[:3])
+    batches = []
+    for multiple in (None, 8):
+        torch.manual_seed(0)  # the collate draws each batch's mask seed from torch's generator
+        batches.append(MlmCollate(tokenizer, 64, 0.3, multiple)(examples))
+    a, b = batches
+    width = a["input_ids"].shape[1]
+    assert b["input_ids"].shape[1] == -(-width // 8) * 8 > width
+    assert all(torch.equal(a[k], b[k][:, :width]) for k in a)
+    assert (b["labels"][:, width:] == IGNORE_INDEX).all() and (a["labels"] != IGNORE_INDEX).any()

@@ -36,6 +36,7 @@ from xlt.analysis.intervals import RepeatedSetIntervals
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
+from xlt.core.padding import pad_multiple
 from xlt.core.train_args import TrainArgs
 from xlt.core.training import TrainResult, train
 from xlt.families.adapt.choices import ADAPT_SELECT
@@ -129,7 +130,7 @@ def evaluate_sets(
     for eval_set in sets:
         result = perplexity(
             model,
-            eval_set.masked.batches(batch_size),
+            eval_set.masked.batches(batch_size, pad_multiple(device)),
             device,
             per_sentence=examples_out is not None or intervals is not None,
         )
@@ -296,7 +297,7 @@ def adapt(
         return new, target_ppl
 
     records, target_ppl0 = checkpoint(0)
-    collate = MlmCollate(tokenizer, args.max_length, mlm_probability)
+    collate = MlmCollate(tokenizer, args.max_length, mlm_probability, pad_multiple(device))
     examples = collate.encode(texts)
     state = {"completed": 0, "active": set()}
 

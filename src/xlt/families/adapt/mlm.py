@@ -26,6 +26,7 @@ from torch import nn
 
 from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl
+from xlt.core.padding import padded_width
 from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits  # noqa: F401 (IGNORE_INDEX re-exported)
 
 
@@ -171,8 +172,9 @@ class FixedMasking:
             out.append(digest.hexdigest()[:12])
         return out
 
-    def batches(self, batch_size: int = 16) -> list[dict[str, torch.Tensor]]:
-        """Padded CPU batches {input_ids, attention_mask, labels}, in input order.
+    def batches(self, batch_size: int = 16, pad_to_multiple_of: int | None = None) -> list[dict[str, torch.Tensor]]:
+        """Padded CPU batches {input_ids, attention_mask, labels}, in input order, each as wide as
+        its longest sentence (rounded up to `pad_to_multiple_of`: xlt.core.padding).
 
         No token_type_ids: BERT defaults them to zeros and DistilBERT does not accept them.
         """
@@ -181,7 +183,7 @@ class FixedMasking:
         for start in range(0, len(self), batch_size):
             ids = self.input_ids[start : start + batch_size]
             labels = self.labels[start : start + batch_size]
-            width = max(len(x) for x in ids)
+            width = padded_width(max(len(x) for x in ids), pad_to_multiple_of)
             input_ids = torch.full((len(ids), width), pad, dtype=torch.long)
             label_t = torch.full((len(ids), width), IGNORE_INDEX, dtype=torch.long)
             attention = torch.zeros((len(ids), width), dtype=torch.long)

@@ -9,7 +9,8 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-from xlt.families.adapt.masked_head import masked_logits
+from xlt.core.padding import padded_width
+from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits
 from xlt.families.adapt.mlm import TokenizerInfo, mask_tokens
 
 
@@ -20,11 +21,14 @@ class MlmCollate:
     the training loop seeds that (seed_everything) and a resumed checkpoint restores it, so a
     run's training masks depend only on its seed and are the same after a resume."""
 
-    def __init__(self, tokenizer, max_length: int, mlm_probability: float = 0.15):
+    def __init__(
+        self, tokenizer, max_length: int, mlm_probability: float = 0.15, pad_to_multiple_of: int | None = None
+    ):
         self.tokenizer = tokenizer
         self.info = TokenizerInfo.from_tokenizer(tokenizer)
         self.max_length = max_length
         self.mlm_probability = mlm_probability
+        self.pad_to_multiple_of = pad_to_multiple_of
 
     def encode(self, texts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
         """(input_ids, special_tokens_mask) per sentence, truncated, unpadded."""
@@ -51,7 +55,13 @@ class MlmCollate:
             attention[row, : len(ids)] = 1
         generator = torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,)).item()))
         masked, labels = mask_tokens(input_ids, special, self.info, generator, self.mlm_probability)
-        return {"input_ids": masked, "attention_mask": attention, "labels": labels}
+        # padded up to the multiple after masking: the masks drawn do not depend on the device
+        extra = padded_width(width, self.pad_to_multiple_of) - width
+        return {
+            "input_ids": F.pad(masked, (0, extra), value=pad),
+            "attention_mask": F.pad(attention, (0, extra), value=0),
+            "labels": F.pad(labels, (0, extra), value=IGNORE_INDEX),
+        }
 
 
 def mlm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -8,6 +8,7 @@ import logging
 from xlt.core.errors import XltError
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_tokenizer, pick_device
+from xlt.core.padding import pad_multiple
 from xlt.families.adapt.mlm import (
     FixedMasking,
     load_masked_lm,
@@ -72,7 +73,7 @@ def main(args):
         fixed = FixedMasking(
             tokenizer, texts, seed=args.mask_seed, mlm_probability=args.mlm_probability, max_length=args.max_length
         )
-        result = perplexity(model, fixed.batches(args.batch_size), device, per_sentence=True)
+        result = perplexity(model, fixed.batches(args.batch_size, pad_multiple(device)), device, per_sentence=True)
         dims = {"lang": lang, "split": path.stem}
         metrics.add("perplexity", result.perplexity, **dims)
         metrics.add("mlm_loss", result.loss, **dims)
