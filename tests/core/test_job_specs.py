@@ -15,6 +15,7 @@ from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
 from xlt.core.plan import shared_jobs
 from xlt.core.train_args import TrainArgs, train_args_from
+from xlt.cost.estimate import EVAL_BATCH
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = ("config.yaml", "config/paper.yaml")
@@ -157,6 +158,10 @@ def test_every_planned_jobs_flags_parse_back_to_its_spec(config_file):
         # run with it too (a training verb's every TrainArgs setting is checked above)
         if "max_length" in actions:
             assert parsed.max_length == spec.train_args().max_length, f"`xlt {spec.verb}` --max-length default"
+        # an evaluating job without --batch-size is planned (time and memory) at EVAL_BATCH
+        if "batch_size" in actions and not spec.has("batch_size") and not spec.has("eval_batch_size"):
+            if not all(f.name in actions for f in fields(TrainArgs)):
+                assert parsed.batch_size == EVAL_BATCH, f"`xlt {spec.verb}` --batch-size default"
         if "freeze_depth" in actions and not spec.has("freeze_depth"):  # the plan: no setting freezes nothing
             assert actions["freeze_depth"].default in (-1, None), f"`xlt {spec.verb}` freezes by default"
         checked += 1

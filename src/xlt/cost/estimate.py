@@ -265,7 +265,9 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, spec: JobSpec, p
     held = params * (layers - min(depth, layers)) / layers + (
         vocab * hidden if model and trains and depth_flag < 0 else 0
     )
-    memory = formulas.memory_bytes(all_params, held, batch, max_length, hidden, layers, trains) if model else 0
+    # a job that only evaluates holds an evaluation batch's activations (`xlt evaluate` batches 64, not 32)
+    memory_batch = batch if trains else eval_batch
+    memory = formulas.memory_bytes(all_params, held, memory_batch, max_length, hidden, layers, trains) if model else 0
     # a job outside the rules that keep a model saves its weights only when asked (--save-model)
     disk = constant("weight_bytes") * all_params if rule in keeps_model() or spec.has("save_model") else 0
     temp = 0 if rule not in keeps_model() or model_kept(config, family, run_id) else disk
