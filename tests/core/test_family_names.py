@@ -4,7 +4,7 @@ read for each registered family's name and rule names, word-bounded, in its code
 string literals of Python and Snakemake files, keys and values of YAML files. Comments, docstrings
 and YAML `description:` texts are prose, not coupling, and are not read. A family's own folder may
 name itself and the families its plan READS (the cross-family reads it declares); nothing else is
-allowed, except the list below, which the `job-specs` branch empties.
+allowed.
 """
 
 from __future__ import annotations
@@ -33,10 +33,6 @@ HOMONYMS = {
     "distill": "knowledge distillation: MonoX students, a dual objective",
     "mine": "the English word",
 }
-
-# src/xlt/cost/ was cleaned by the `job-specs` branch (its names moved to the families' cost hooks):
-# nothing pending; the set stays so a finding is never silently allowed.
-COST_PENDING_JOB_SPECS: set[tuple[str, str]] = set()
 
 
 def family_names(name: str) -> set[str]:
@@ -127,11 +123,7 @@ def findings() -> set[tuple[str, str]]:
 
 
 def test_no_module_outside_a_family_folder_names_a_family_or_its_rules():
-    found = findings()
-    pending = {hit for hit in found if hit[0].startswith("src/xlt/cost/")}
-    assert found - pending == set(), "name the family through xlt.core.registry, or move the code into its folder"
-    assert pending - COST_PENDING_JOB_SPECS == set(), "new family names in src/xlt/cost/"
-    assert COST_PENDING_JOB_SPECS - pending == set(), "cleaned in src/xlt/cost/: remove from COST_PENDING_JOB_SPECS"
+    assert findings() == set(), "name the family through xlt.core.registry, or move the code into its folder"
 
 
 def test_the_scan_finds_a_family_name_in_code_and_leaves_prose_alone(tmp_path):
