@@ -85,7 +85,8 @@ def run_remote(argv: list[str]) -> int | None:
         return 1
     status = int(reply.split()[1])
     if status < 0:  # the job was killed by a signal: end the same way
-        signal.signal(-status, signal.SIG_DFL)
+        if -status not in (signal.SIGKILL, signal.SIGSTOP):  # their handlers cannot be set (nor replaced)
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status
 
