@@ -10,7 +10,8 @@ the fixtures each test uses, never by file names (tests added anywhere are group
   builds it: the real SLURM (machine-wide: /etc/slurm, its daemons and a lock held for the whole
   session, so two workers asking for it would wait on each other) and the tiny sweep that runs
   through it; in that group the tests that run beside the sweep (they ask for tiny_sweep_started:
-  SLURM tests that mostly wait) come before those that wait for it (tiny_sweep). Cheap session fixtures (a dry run, the 2-layer demo model) are built by each
+  SLURM tests that mostly wait) come before those that wait for it (tiny_sweep). Cheap session
+  fixtures (a dry run, the 2-layer demo model) are built by each
   worker that uses them instead, which spreads their tests over both workers.
 
 Tests that share two groups merge them. Groups with a slow test are handed out first (the
