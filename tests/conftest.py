@@ -233,12 +233,47 @@ class TinySweep:
 TINY_SWEEP_ARGS = ("--configfile", "config/tiny.yaml", "--config", "report={title: xlt tiny via --config}")
 
 
+class StartedSweep:
+    """The tiny sweep's Snakemake, started and not yet waited for; `finish` waits for it."""
+
+    def __init__(self, work: Path, command: list[str], env: dict[str, str], through_slurm: bool):
+        self.work, self.command, self.env, self.through_slurm = work, command, env, through_slurm
+        self._log = work.parent / "tiny-sweep.log"  # outside the workflow copy the tests read
+        self._started = time.monotonic()
+        with open(self._log, "w") as log:
+            self._proc = subprocess.Popen(command, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+        self._done: TinySweep | None = None
+
+    def finish(self) -> TinySweep:
+        if self._done is None:
+            try:
+                status = self._proc.wait(timeout=max(1, 1200 - (time.monotonic() - self._started)))
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+                status = "killed after 1200 s"
+            seconds = time.monotonic() - self._started
+            log = self._log.read_text()
+            if status != 0:
+                where = "SLURM" if self.through_slurm else "local"
+                pytest.fail(f"the tiny sweep failed ({where}, exit {status}):\n{log[-6000:]}")
+            self._done = TinySweep(self.work, self.command, self.env, log, seconds, self.through_slurm)
+        return self._done
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            self._proc.wait()
+
+
 @pytest.fixture(scope="session")
-def tiny_sweep(request, tmp_path_factory) -> TinySweep:
+def tiny_sweep_started(request, tmp_path_factory) -> StartedSweep:
     """config/tiny.yaml end to end, once per session: through sbatch when the real-SLURM tests
     are asked for (test_slurm checks how it went through the queue), locally otherwise; the
     workflow tests check what it wrote either way. The sweep takes minutes: running it once
-    instead of once per path keeps the suite within its time."""
+    instead of once per path keeps the suite within its time. Started here and waited for by
+    `tiny_sweep`, so that tests which mostly wait on SLURM themselves (its preemption and GPU
+    shard tests) run while the sweep's jobs go through the same queue."""
     try:
         request.getfixturevalue("slurm_cluster")
         through_slurm = True
@@ -254,10 +289,12 @@ def tiny_sweep(request, tmp_path_factory) -> TinySweep:
         # configured. Plain `snakemake`, as a user types it: its jobs fork from the job server the
         # Snakefile starts beside it (start_job_server in workflow/rules/common.smk)
         command, env = [*SNAKEMAKE, "--cores", "4", *TINY_SWEEP_ARGS], local_env()
-    started = time.monotonic()
-    run = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
-    seconds = time.monotonic() - started
-    log = run.stdout + run.stderr
-    if run.returncode != 0:
-        pytest.fail(f"the tiny sweep failed ({'SLURM' if through_slurm else 'local'}):\n{log[-6000:]}")
-    return TinySweep(work, command, env, log, seconds, through_slurm)
+    started = StartedSweep(work, command, env, through_slurm)
+    yield started
+    started.stop()  # a session that ends (or fails) before waiting for it
+
+
+@pytest.fixture(scope="session")
+def tiny_sweep(tiny_sweep_started) -> TinySweep:
+    """The tiny sweep (tiny_sweep_started), finished: it failed the test if the run failed."""
+    return tiny_sweep_started.finish()

@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import Callable
 
 from xlt.core.console import QUIET_ENV
-from xlt.core.job_client import DECLINED_VERBS, HEADER, VARIABLE, import_environment
+from xlt.core.job_client import (
+    DECLINED_VERBS,
+    HEADER,
+    SLURM_JOB,
+    VARIABLE,
+    import_environment,
+    in_another_slurm_job,
+    server_variables,
+)
 from xlt.core.prefetch import cache_dir, cache_environment
 
 RunArgv = Callable[[list[str]], int]  # runs `xlt ARGV` in this process: xlt.cli.main
@@ -84,6 +92,8 @@ class Server:
         argv = request["argv"]
         if argv and argv[0] in DECLINED_VERBS:
             return f"verb {argv[0]}"
+        if in_another_slurm_job(request["env"], os.environ.get(SLURM_JOB, "")):
+            return f"a call from SLURM job {request['env'].get(SLURM_JOB, '(none)')} runs in its own process"
         env = dict(request["env"])
         if not all(os.isatty(fd) for fd in fds[1:3]):  # as console.configure() sets them in a fresh job
             env = {**QUIET_ENV, **env}
@@ -307,7 +317,7 @@ def serve(
         signal.SIGTERM, lambda signum, _frame: started[0].send_signal(signum) if started else early.append(signum)
     )
     try:
-        proc = subprocess.Popen(command, env={**env, VARIABLE: server.path})
+        proc = subprocess.Popen(command, env={**env, **server_variables(server.path)})
         started.append(proc)
         for signum in early:
             proc.send_signal(signum)

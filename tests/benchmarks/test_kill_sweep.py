@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.job_server import job_server
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -33,7 +34,13 @@ def swept(tmp_path_factory):
     for args in kill_sweep.input_commands(inputs):
         assert cli.main(args) == 0, args
     lines = []
-    return workdir, kill_sweep.sweep(3, JOB, workdir, echo=lines.append, inputs=inputs), lines
+    # each `xlt finetune` (killed, resumed or uninterrupted) forks from one job server, as the jobs
+    # of a local workflow run do: a process of its own, killed and signalled as one, without
+    # importing torch and transformers again (7 runs)
+    with job_server(kill_sweep.environment()) as server:
+        outcomes = kill_sweep.sweep(3, JOB, workdir, echo=lines.append, inputs=inputs)
+    assert server.summary == "xlt job-server: 7 jobs forked, 0 declined", server.summary
+    return workdir, outcomes, lines
 
 
 @pytest.mark.slow

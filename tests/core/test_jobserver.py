@@ -21,6 +21,8 @@ xlt sample-texts --data missing.jsonl --max-size 2 --out x.jsonl > bad.out 2> ba
 xlt --version > version.out; echo "version $?" >> ../status
 xlt no-such-verb 2> usage.err; echo "usage $?" >> ../status
 HF_HOME=$PWD/elsewhere xlt --version > declined.out; echo "declined $?" >> ../status
+SLURM_JOB_ID=7 xlt --version > cluster.out; echo "cluster $?" >> ../status
+SLURM_JOB_ID=7 XLT_JOB_SERVER_SLURM_JOB=7 xlt --version > cluster_asks.out; echo "cluster_asks $?" >> ../status
 """
 
 
@@ -44,7 +46,15 @@ def test_calls_run_in_forks_as_in_their_own_process(tmp_path):
     proc = _serve(tmp_path, "bash", "script.sh")
     assert proc.returncode == 0, proc.stderr
     status = dict(line.split() for line in (tmp_path / "status").read_text().splitlines())
-    assert status == {"ok": "0", "bad": "2", "version": "0", "usage": "2", "declined": "0"}
+    assert status == {
+        "ok": "0",
+        "bad": "2",
+        "version": "0",
+        "usage": "2",
+        "declined": "0",
+        "cluster": "0",
+        "cluster_asks": "0",
+    }
     # relative paths resolved in the caller's directory, output in the caller's files
     assert len((work / "out.jsonl").read_text().splitlines()) == 2
     assert "rerun: xlt sample-texts" in (work / "ok.err").read_text()
@@ -55,7 +65,15 @@ def test_calls_run_in_forks_as_in_their_own_process(tmp_path):
     # an import-time variable of its own: declined, run in its own process, with the same result
     assert (work / "declined.out").read_text() == (work / "version.out").read_text()
     assert "declined `xlt --version` (import-time variables differ: HF_HOME)" in proc.stderr
-    assert "xlt job-server: 4 jobs forked, 1 declined" in proc.stderr
+    # a call inside another SLURM job (a cluster job of a Snakemake run on the submit host) runs in its
+    # own process: it does not ask the server, and the server declines one that asks anyway
+    assert (
+        (work / "cluster.out").read_text()
+        == (work / "cluster_asks.out").read_text()
+        == (work / "version.out").read_text()
+    )
+    assert "declined `xlt --version` (a call from SLURM job 7 runs in its own process)" in proc.stderr
+    assert "xlt job-server: 4 jobs forked, 2 declined" in proc.stderr
 
 
 @pytest.mark.slow

@@ -9,7 +9,9 @@ the fixtures each test uses, never by file names (tests added anywhere are group
 - a session fixture in ONE_WORKER keeps every test that uses it together, on the worker that
   builds it: the real SLURM (machine-wide: /etc/slurm, its daemons and a lock held for the whole
   session, so two workers asking for it would wait on each other) and the tiny sweep that runs
-  through it. Cheap session fixtures (a dry run, the 2-layer demo model) are built by each
+  through it; in that group the tests that run beside the sweep (they ask for tiny_sweep_started:
+  SLURM tests that mostly wait) come before those that wait for it (tiny_sweep). Cheap session
+  fixtures (a dry run, the 2-layer demo model) are built by each
   worker that uses them instead, which spreads their tests over both workers.
 
 Tests that share two groups merge them. Groups with a slow test are handed out first (the
@@ -36,7 +38,12 @@ GROUPS_FILE = "XLT_TEST_WORKER_GROUPS"  # set by the controller (conftest's pyte
 
 # session fixture -> the worker group of the tests that use it; tiny_sweep asks for slurm_cluster
 # itself (request.getfixturevalue) when the real-SLURM tests are on, so the two share a group
-ONE_WORKER = {"slurm_cluster": "slurm-and-tiny-sweep", "tiny_sweep": "slurm-and-tiny-sweep"}
+ONE_WORKER = {
+    "slurm_cluster": "slurm-and-tiny-sweep",
+    "tiny_sweep_started": "slurm-and-tiny-sweep",
+    "tiny_sweep": "slurm-and-tiny-sweep",
+}
+WAITS = "tiny_sweep"  # a test that waits for the sweep runs after its group's tests that run beside it
 SCOPES_OF_ONE_MODULE = ("module", "class")
 
 
@@ -84,7 +91,7 @@ def assign(items: list[pytest.Item], groups_file: str | None) -> None:
             rank[unit] = 0
         elif item.get_closest_marker("slow") or item.get_closest_marker("slurm"):
             rank[unit] = min(rank[unit], 1)
-    order = sorted(range(len(items)), key=lambda i: rank[units[i]])
+    order = sorted(range(len(items)), key=lambda i: (rank[units[i]], WAITS in items[i].fixturenames))
     items[:] = [items[i] for i in order]
 
 

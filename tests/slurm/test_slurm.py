@@ -178,6 +178,12 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tiny_sweep):
     assert not remote_rules & declared_local, (
         f"`localrule: True` rules went to the queue: {remote_rules & declared_local}"
     )
+    # the local rules' `xlt` calls forked from the job server the Snakefile starts beside Snakemake;
+    # the cluster jobs (SLURM exports the same XLT_JOB_SERVER to them) ran in their own processes
+    # without asking it: none declined, and no more forks than local jobs
+    server_log = (work / "results" / "logs" / "job-server.log").read_text()
+    forked = re.search(r"xlt job-server: (\d+) jobs forked, 0 declined", server_log)
+    assert forked and 0 < int(forked[1]) <= sum(map(len, local.values())), server_log
 
     slurm_jobs = _slurm_jobs(run_id)
     assert {job["Comment"] for job in slurm_jobs} == set(remote), "SLURM ran other jobs than the log's remote ones"
@@ -222,10 +228,11 @@ def test_tiny_sweep_runs_through_sbatch(slurm_cluster, tiny_sweep):
 
 
 @pytest.mark.slurm
-def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path):
+def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tiny_sweep_started, tmp_path):
     """SIGUSR1 to a running training job (what `--signal=USR1@300` sends before the time
     limit): it checkpoints and exits, Snakemake's retry resubmits it through sbatch, and
-    the resumed run ends with exactly the result of an uninterrupted one."""
+    the resumed run ends with exactly the result of an uninterrupted one. (The session's tiny
+    sweep, tiny_sweep_started, goes through the same queue meanwhile: this test mostly waits.)"""
     from helpers import toy_training
 
     (tmp_path / "empty.yaml").write_text("{}\n")
@@ -268,9 +275,10 @@ def test_signalled_training_job_checkpoints_and_resumes(slurm_cluster, tmp_path)
 
 
 @pytest.mark.slurm
-def test_jobs_sharing_a_gpu_ask_slurm_for_shards(slurm_cluster, tmp_path):
+def test_jobs_sharing_a_gpu_ask_slurm_for_shards(slurm_cluster, tiny_sweep_started, tmp_path):
     """A job of 2 slots under gpu_sharing (4 a GPU, slurm: shard) goes through the profile as
-    --gres=shard:2, not a whole GPU, and the test cluster (4 shards a GPU) runs it on one GPU."""
+    --gres=shard:2, not a whole GPU, and the test cluster (4 shards a GPU) runs it on one GPU.
+    (Beside the session's tiny sweep, as the preemption test.)"""
     (tmp_path / "empty.yaml").write_text("{}\n")
     cmd = slurm_snakemake(
         "--profile", str(PROFILE), "--configfile", "empty.yaml", "--snakefile", str(SLURM_DIR / "shards" / "Snakefile")

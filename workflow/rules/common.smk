@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from xlt import jobserver
+from xlt.core.job_client import server_variables
 from xlt.core import registry, settings
 from xlt.core.cluster import gpu_job_resources
 from xlt.core.metrics import examples_path
@@ -61,16 +62,18 @@ JOB_SERVER_LOG = f"{RESULTS}/logs/job-server.log"
 
 
 def start_job_server():
-    """A local run's `xlt` jobs fork from one `xlt job-server` beside Snakemake (xlt.jobserver):
-    most of a demo job's CPU was importing torch and transformers, once a job. It ends with
-    Snakemake. Not for jobs on a cluster (their own processes, on their own nodes), nor when
-    XLT_JOB_SERVER is set: a server already runs (`xlt job-server -- snakemake`), or 0 turns it off."""
-    if not workflow.local_exec or os.environ.get(jobserver.VARIABLE):
+    """The `xlt` jobs Snakemake runs on this host fork from one `xlt job-server` beside it
+    (xlt.jobserver): most of a light job's CPU was importing torch and transformers, once a job.
+    It ends with Snakemake. On a cluster only the local rules (aggregates, plots, the demo
+    models) fork: a job SLURM runs calls from its own SLURM job and runs in its own process
+    (xlt.core.job_client.in_another_slurm_job). None when XLT_JOB_SERVER is set: a server
+    already runs (`xlt job-server -- snakemake`), or 0 turns it off."""
+    if os.environ.get(jobserver.VARIABLE):
         return
     os.makedirs(os.path.dirname(JOB_SERVER_LOG), exist_ok=True)
     path = jobserver.start_beside(JOB_SERVER_LOG)
     if path:
-        os.environ[jobserver.VARIABLE] = path  # the jobs' shells inherit Snakemake's environment
+        os.environ.update(server_variables(path))  # the jobs' shells inherit Snakemake's environment
 
 
 @cache

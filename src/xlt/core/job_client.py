@@ -12,6 +12,11 @@ import struct
 import sys
 
 VARIABLE = "XLT_JOB_SERVER"
+# The SLURM job a server runs in ("" outside SLURM), set beside VARIABLE. A call made inside another
+# SLURM job (a cluster job Snakemake submitted: SLURM exports the submit host's environment to it)
+# runs in its own process, on the node and CPUs SLURM gave it; only the submit host's local jobs fork.
+SLURM_JOB = "SLURM_JOB_ID"
+SERVER_SLURM_JOB = "XLT_JOB_SERVER_SLURM_JOB"
 # read at import by torch, transformers, huggingface_hub, datasets, tqdm, matplotlib or Python itself
 IMPORT_TIME_PREFIXES = (
     "HF_",
@@ -36,6 +41,16 @@ DECLINED_VERBS = ("prefetch", "job-server")
 HEADER = struct.Struct("!I")  # the request's length, before its JSON
 
 
+def server_variables(path: str) -> dict[str, str]:
+    """The variables that send a process's `xlt` calls to the server listening at `path` (in this
+    process's SLURM job, if any)."""
+    return {VARIABLE: path, SERVER_SLURM_JOB: os.environ.get(SLURM_JOB, "")}
+
+
+def in_another_slurm_job(env: dict[str, str], server_slurm_job: str) -> bool:
+    return env.get(SLURM_JOB, "") != server_slurm_job
+
+
 def import_environment(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME_PREFIXES)}
 
@@ -45,6 +60,8 @@ def run_remote(argv: list[str]) -> int | None:
     when there is no server to reach or it declines the call (the caller then runs it itself)."""
     path = os.environ.get(VARIABLE)
     if not path or path == "0" or (argv and argv[0] in DECLINED_VERBS):  # 0: the Snakefile starts none
+        return None
+    if in_another_slurm_job(os.environ, os.environ.get(SERVER_SLURM_JOB, "")):  # a cluster job: its own process
         return None
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -68,7 +85,8 @@ def run_remote(argv: list[str]) -> int | None:
         return 1
     status = int(reply.split()[1])
     if status < 0:  # the job was killed by a signal: end the same way
-        signal.signal(-status, signal.SIG_DFL)
+        if -status not in (signal.SIGKILL, signal.SIGSTOP):  # their handlers cannot be set (nor replaced)
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status
 
