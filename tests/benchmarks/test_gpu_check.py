@@ -148,3 +148,17 @@ def test_environment_names_the_commit_without_a_git_checkout(tmp_path, monkeypat
     assert gpu_check.environment()["git_commit"] == "abc1234"
     monkeypatch.delenv("XLT_COMMIT")
     assert gpu_check.environment()["git_commit"].startswith("unknown")
+
+
+def test_paper_runs_parse_and_refuse_what_they_do_not_know():
+    runs = [gpu_check.parse_run(t) for t in ("bucketed:eager:-1:pad8:profile", "random:compiled:8:cudagraphs")]
+    assert runs == [
+        {"compile": False, "bucketing": True, "depth": -1, "pad_multiple": 8, "profile": True},
+        {"compile": True, "bucketing": False, "depth": 8, "compile_mode": "reduce-overhead"},
+    ]
+    assert [gpu_check.batches_label(r) for r in runs] == ["bucketed, padded to x8, profiled", "random, CUDA graphs"]
+    eager, compiled = gpu_check.paper_runs({"paper_runs": ["bucketed:eager:-1", "bucketed:compiled:-1"]})
+    assert [r["compile"] for r in eager + compiled] == [False, True]
+    for bad in ("sorted:eager:-1", "bucketed:eager:-1:pad", "bucketed:eager:-1:cudagraphs", "bucketed:jit:0"):
+        with pytest.raises(SystemExit, match="--paper-runs"):
+            gpu_check.parse_run(bad)
