@@ -172,3 +172,31 @@ def test_offline_check_names_missing_datasets_from_the_command_line(tmp_path):
     # en/train, en/validation and the test split of en, fr, de (in the order of the written YAML)
     assert "dataset xnli ('facebook/xnli': " in proc.stderr and "... (5 in all))" in proc.stderr
     assert f"xlt prefetch --config {config_file}" in proc.stderr
+
+
+def test_missing_asks_no_network_even_online(tmp_path, monkeypatch):
+    """`missing` reads the cache only: online (no offline variable), a dataset lookup would ask the
+    hub and retry with backoff where it cannot be reached (23 s seen) before saying it is absent."""
+    import socket
+
+    import datasets.config
+    import huggingface_hub.constants
+
+    for var in prefetch.OFFLINE_VARIABLES:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    attempts = []
+
+    def no_network(*args, **kwargs):
+        attempts.append(args)
+        raise OSError("this test has no network")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)  # a lookup of the hub's name comes first
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    config = {"models": {}, "datasets": {"xnli": HUB_XNLI}}
+    assert prefetch.missing(config, tmp_path) == [
+        "dataset xnli ('facebook/xnli': en/train, en/validation, en/test, ... (5 in all))"
+    ]
+    assert attempts == []
+    assert huggingface_hub.constants.HF_HUB_OFFLINE is False and datasets.config.HF_HUB_OFFLINE is False

@@ -14,6 +14,7 @@ HF_HOME is left alone: it also holds the user's hub login token, which gated mod
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,14 +160,34 @@ def _model_cached(model: HubModel, hub_cache: Path) -> bool:
     return any(snapshot.glob("*.safetensors")) or any(snapshot.glob("*.bin"))
 
 
+@contextlib.contextmanager
+def _hub_offline():
+    """The Hugging Face libraries in offline mode for a while, whatever the environment says: they
+    read HF_HUB_OFFLINE once, at import, into these module attributes. Online, a dataset lookup
+    would ask the hub first, and where it cannot be reached retry with backoff (23 s measured)."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    modules = (datasets.config, huggingface_hub.constants)
+    saved = [m.HF_HUB_OFFLINE for m in modules]
+    for m in modules:
+        m.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        for m, value in zip(modules, saved):
+            m.HF_HUB_OFFLINE = value
+
+
 def _dataset_cached(load: HubDataset, datasets_cache: Path) -> bool:
-    # with the offline switch on, the builder resolves from the local cache only, and fast
+    # offline, the builder resolves from the local cache only, and fast
     import datasets
 
     try:
-        builder = datasets.load_dataset_builder(
-            load.path, load.config_name, revision=load.revision, cache_dir=str(datasets_cache)
-        )
+        with _hub_offline():
+            builder = datasets.load_dataset_builder(
+                load.path, load.config_name, revision=load.revision, cache_dir=str(datasets_cache)
+            )
     except Exception:  # not cached: datasets raises ConnectionError / FileNotFoundError offline
         return False
     return Path(builder.cache_dir, "dataset_info.json").is_file()
