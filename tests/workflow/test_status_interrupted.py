@@ -21,6 +21,13 @@ def finished_jobs(work) -> int:
     return sum(job.state == "done" for job in snakemake_records.parse_log(logs[-1]).jobs.values()) if logs else 0
 
 
+def _interruptible() -> None:
+    """Snakemake takes Ctrl-C's SIGINT even when pytest was started from a background shell,
+    which starts its commands with SIGINT ignored (POSIX, without job control); a child inherits
+    that, and Snakemake would then run the whole sweep instead of stopping."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_status_of_a_cut_off_tiny_sweep_counts_what_snakemake_has_left(tmp_path):
     work = workflow_copy(tmp_path)
@@ -30,6 +37,7 @@ def test_status_of_a_cut_off_tiny_sweep_counts_what_snakemake_has_left(tmp_path)
         env=local_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
+        preexec_fn=_interruptible,
     )
     deadline = time.monotonic() + 600
     while finished_jobs(work) < 6 and run.poll() is None and time.monotonic() < deadline:
