@@ -41,3 +41,25 @@ def test_docs_quote_the_current_paper_plan(paper_total, path, pattern):
             f"{path} says {quoted} {name}; `xlt plan --config config/paper.yaml --gpu h100` gives "
             f"{paper_total[name]:.2f}: update the figure"
         )
+
+
+LEVER_ROW = re.compile(
+    r"^\| (?P<lever>[^|]+?) \| (?P<status>measured|assumed)[^|]* \| (?P<hours>[+-][\d.]+) \| (?P<share>\d+) % \|$", re.M
+)
+
+
+@pytest.mark.slow  # the paper sweep planned once more per lever
+def test_the_lever_table_in_the_docs_is_what_plan_levers_prints(capsys):
+    assert main(["plan", "--config", "config/paper.yaml", "--gpu", "h100", "--levers", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    text = (REPO / "docs" / "performance.md").read_text()
+    assert f"| share of {planned['total']['gpu_hours']:.2f} |" in text, "docs/performance.md: update the total"
+    quoted = {m["lever"]: m for m in LEVER_ROW.finditer(text)}
+    assert list(quoted) == [row["lever"] for row in planned["levers"]], "docs/performance.md: update the levers"
+    for row in planned["levers"]:
+        m = quoted[row["lever"]]
+        assert (m["status"], float(m["hours"]), int(m["share"])) == (
+            row["status"],
+            round(row["hours"], 2),
+            round(100 * row["share"]),
+        ), f"docs/performance.md quotes {row['lever']} as {m.group(0)}; `xlt plan --levers` gives {row}"

@@ -243,7 +243,7 @@ def calibrate(
             "batch_size": batch_size,
             "non_embedding_params": params,
         },
-        "source": f"xlt calibrate on this machine ({device}, {torch.get_num_threads()} threads), "
+        "source": f"measured: xlt calibrate on this machine ({device}, {torch.get_num_threads()} threads), "
         f"{time.strftime('%Y-%m-%d')}",
     }
 

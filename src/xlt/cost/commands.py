@@ -20,6 +20,12 @@ def _plan_arguments(p):
     p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON, one entry per job included")
     p.add_argument("--out", default=None, help="also write the JSON plan here")
+    p.add_argument(
+        "--levers",
+        action="store_true",
+        help="also what each input (rates, overheads, compile, GPU sharing) carries of the total, measured or "
+        "assumed (xlt.cost.levers; plans the sweep once more per input)",
+    )
 
 
 def _calibrate_arguments(p):

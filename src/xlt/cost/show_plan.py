@@ -11,7 +11,17 @@ from xlt.cost import profile, sweep
 
 
 def main(args):
-    result = sweep.plan(settings.load(args.config), profile.load(args.gpu, args.profile))
+    config, planned_with = settings.load(args.config), profile.load(args.gpu, args.profile)
+    result = sweep.plan(config, planned_with)
+    if args.levers:  # the plan again once per lever: seconds for the paper config, so only when asked
+        from xlt.cost import levers
+
+        result["levers"] = levers.levers(config, planned_with, result)
     if args.out:
         write_json(args.out, result)
-    print(json.dumps(result, indent=1) if args.json else sweep.format_table(result))
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    print(sweep.format_table(result))
+    if args.levers:
+        print(levers.format_levers(result["levers"], bool(planned_with.get("gpu"))))
