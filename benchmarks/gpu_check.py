@@ -6,10 +6,12 @@ on and writes OUT/gpu_check.json and OUT/gpu_check.md (rewritten after every run
 short still leaves the sections it finished):
 
 1. paper_shape: the paper's freeze-depth job shape (mBERT's 12 x 768, vocab 119,547, random
-   init, batch 32, max_length 128, XNLI-like pair lengths padded to each batch's longest;
-   benchmarks/gpu_worker.py) trained by xlt.core.training.train at freeze depths -1 and 8,
-   eager with random and with length-bucketed batches, then compiled (torch.compile
-   dynamic=True, bucketed, as config/paper.yaml trains; a cold inductor cache each run). Beside
+   init, batch 32, max_length 128, XNLI-like pair lengths padded to each batch's longest, on
+   CUDA to a multiple of 8 as the project pads; benchmarks/gpu_worker.py) trained by
+   xlt.core.training.train with length-bucketed batches at freeze depths -1 and 8, at depth -1
+   also at batch 16 and 8 (MonoX's students, adapt), eager; then compiled at depth -1, batch 32
+   and 8 (torch.compile dynamic=True, as config/paper.yaml trains; a cold inductor cache each
+   run). Beside
    each steady-state step time: the plan's own prediction for that job shape
    (xlt.cost.estimate.job_cost at the h100 profile) and measured / planned; for compiled runs the
    step ratio to eager (profile compile_step_ratio) and the compile time (profile compile_s) =
@@ -66,6 +68,7 @@ def settings(args) -> dict:
             "steps": 8,
             "warmup": 3,
             "depths": (1,),
+            "other_batch_sizes": (),
             "concurrency": (1, 2),
             "concurrency_batch_sizes": (8,),
             "concurrency_steps": 6,
@@ -84,6 +87,7 @@ def settings(args) -> dict:
         "steps": args.steps + args.warmup,
         "warmup": args.warmup,
         "depths": (-1, 8),
+        "other_batch_sizes": (16, 8),  # the seeds' other batches (MonoX's students, adapt): eager, and compiled at 8
         "concurrency": tuple(args.concurrency),
         "concurrency_batch_sizes": tuple(args.concurrency_batch_sizes),
         "concurrency_steps": args.concurrency_steps + 10,
@@ -98,22 +102,38 @@ def settings(args) -> dict:
 
 
 def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
-    """Eager bucketed at every depth (the compiled runs' baselines), eager random at the first;
-    compiled bucketed at every depth, as config/paper.yaml trains. --paper-runs picks others."""
+    """Eager bucketed at every depth and at the first depth in each other batch size (the compiled
+    runs' baselines), eager random at the first depth when there is no other batch size (the smoke;
+    the H200 measured it, BENCHMARKS.md); compiled bucketed at the first depth, as config/paper.yaml
+    trains, at the batch and at the smallest other one. --paper-runs picks others."""
     if s.get("paper_runs"):
         runs = [parse_run(text) for text in s["paper_runs"]]
         return [r for r in runs if not r["compile"]], [r for r in runs if r["compile"]]
+    first, others = s["depths"][0], s.get("other_batch_sizes", ())
     eager = [{"compile": False, "bucketing": True, "depth": d} for d in s["depths"]]
-    eager.append({"compile": False, "bucketing": False, "depth": s["depths"][0]})
-    return eager, [{"compile": True, "bucketing": True, "depth": d} for d in s["depths"]]
+    eager += [{"compile": False, "bucketing": True, "depth": first, "batch_size": b} for b in others]
+    if not others:
+        eager.append({"compile": False, "bucketing": False, "depth": first})
+    compiled = [{"compile": True, "bucketing": True, "depth": d} for d in s["depths"][:1]]
+    compiled += (
+        [{"compile": True, "bucketing": True, "depth": first, "batch_size": min(b for b in others)}] if others else []
+    )
+    return eager, compiled
+
+
+def batch_of(s: dict, run: dict) -> int:
+    return run.get("batch_size", s["batch_size"])
 
 
 def parse_run(text: str) -> dict:
-    """bucketed|random:eager|compiled:DEPTH[:padN][:profile][:cudagraphs], e.g. bucketed:eager:-1:pad8:profile;
-    cudagraphs: a compiled run in torch.compile's mode "reduce-overhead" (static shapes)."""
+    """bucketed|random:eager|compiled:DEPTH[:bN][:padN][:profile][:cudagraphs], e.g. bucketed:eager:-1:b8:pad8;
+    bN: batch N instead of the check's; cudagraphs: a compiled run in torch.compile's mode
+    "reduce-overhead" (static shapes)."""
     batches, mode, depth, *extra = text.split(":")
     if batches not in ("bucketed", "random") or mode not in ("eager", "compiled"):
-        raise SystemExit(f"--paper-runs {text!r}: expected bucketed|random:eager|compiled:DEPTH[:padN][:profile]")
+        raise SystemExit(
+            f"--paper-runs {text!r}: expected bucketed|random:eager|compiled:DEPTH[:bN][:padN][:profile][:cudagraphs]"
+        )
     run = {"compile": mode == "compiled", "bucketing": batches == "bucketed", "depth": int(depth)}
     for item in extra:
         if item == "profile":
@@ -122,9 +142,11 @@ def parse_run(text: str) -> dict:
             run["compile_mode"] = "reduce-overhead"
         elif item.startswith("pad") and item[3:].isdigit():
             run["pad_multiple"] = int(item[3:])
+        elif item.startswith("b") and item[1:].isdigit():
+            run["batch_size"] = int(item[1:])
         else:
             raise SystemExit(
-                f"--paper-runs {text!r}: unknown {item!r} (padN, profile, or cudagraphs on a compiled run)"
+                f"--paper-runs {text!r}: unknown {item!r} (bN, padN, profile, or cudagraphs on a compiled run)"
             )
     return run
 
@@ -151,7 +173,7 @@ def planned(s: dict, run: dict, profile: dict) -> dict:
         ("model", "results/models/bench"),
         ("train", "results/data/gpu-check-xnli/en/train.jsonl"),
         ("max_steps", s["steps"]),
-        ("batch_size", s["batch_size"]),
+        ("batch_size", batch_of(s, run)),
         ("max_length", s["max_length"]),
         ("freeze_depth", run["depth"]),
         ("length_bucketing", str(run["bucketing"])),
@@ -163,7 +185,7 @@ def planned(s: dict, run: dict, profile: dict) -> dict:
     return {
         "step_s": steps_s / s["steps"],
         "compile_s": compile_s,
-        "padded_tokens_per_example": cost.train_tokens / (s["steps"] * s["batch_size"]),
+        "padded_tokens_per_example": cost.train_tokens / (s["steps"] * batch_of(s, run)),
     }
 
 
@@ -273,7 +295,7 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
     result = finish(start_worker(worker_spec(s, run), scratch), budget.left())
     if "error" in result:
         return {**row, "skipped": result["error"]}
-    row["measured"] = summarise(result, s["warmup"], s["batch_size"])
+    row["measured"] = summarise(result, s["warmup"], batch_of(s, run))
     row["pad_multiple"] = result["pad_multiple"]
     if result.get("profile"):
         row["profile"] = result["profile"]
@@ -289,6 +311,7 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
             and not e["compile"]
             and e["depth"] == run["depth"]
             and e["bucketing"] == run["bucketing"]
+            and batch_of(s, e) == batch_of(s, run)
         ),
         None,
     )
@@ -467,6 +490,8 @@ def markdown(results: dict) -> str:
 
 def batches_label(r: dict) -> str:
     label = "bucketed" if r["bucketing"] else "random"
+    if "batch_size" in r:
+        label += f", batch {r['batch_size']}"
     if r.get("pad_multiple", 1) > 1:
         label += f", padded to x{r['pad_multiple']}"
     return label + (", profiled" if r.get("profile") else "") + (", CUDA graphs" if r.get("compile_mode") else "")

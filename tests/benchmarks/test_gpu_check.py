@@ -151,14 +151,44 @@ def test_environment_names_the_commit_without_a_git_checkout(tmp_path, monkeypat
 
 
 def test_paper_runs_parse_and_refuse_what_they_do_not_know():
-    runs = [gpu_check.parse_run(t) for t in ("bucketed:eager:-1:pad8:profile", "random:compiled:8:cudagraphs")]
+    runs = [
+        gpu_check.parse_run(t)
+        for t in ("bucketed:eager:-1:pad8:profile", "random:compiled:8:cudagraphs", "bucketed:eager:-1:b8")
+    ]
     assert runs == [
         {"compile": False, "bucketing": True, "depth": -1, "pad_multiple": 8, "profile": True},
         {"compile": True, "bucketing": False, "depth": 8, "compile_mode": "reduce-overhead"},
+        {"compile": False, "bucketing": True, "depth": -1, "batch_size": 8},
     ]
-    assert [gpu_check.batches_label(r) for r in runs] == ["bucketed, padded to x8, profiled", "random, CUDA graphs"]
+    assert [gpu_check.batches_label(r) for r in runs] == [
+        "bucketed, padded to x8, profiled",
+        "random, CUDA graphs",
+        "bucketed, batch 8",
+    ]
+    assert [gpu_check.batch_of({"batch_size": 32}, r) for r in runs] == [32, 32, 8]
     eager, compiled = gpu_check.paper_runs({"paper_runs": ["bucketed:eager:-1", "bucketed:compiled:-1"]})
     assert [r["compile"] for r in eager + compiled] == [False, True]
-    for bad in ("sorted:eager:-1", "bucketed:eager:-1:pad", "bucketed:eager:-1:cudagraphs", "bucketed:jit:0"):
+    for bad in (
+        "sorted:eager:-1",
+        "bucketed:eager:-1:pad",
+        "bucketed:eager:-1:cudagraphs",
+        "bucketed:jit:0",
+        "bucketed:eager:0:b",
+    ):
         with pytest.raises(SystemExit, match="--paper-runs"):
             gpu_check.parse_run(bad)
+
+
+def test_the_default_device_runs_cover_the_seeds_batches_eager_and_compiled():
+    """Without --paper-runs the device check times batch 32 at depths -1 and 8 and batches 16 and 8
+    at depth -1, eager, and compiles batch 32 and 8 (issue 39: per-step cost and compile at 8-32)."""
+    s = gpu_check.settings(gpu_check.build_parser().parse_args(["--out", "unused"]))
+    eager, compiled = gpu_check.paper_runs(s)
+    assert [(r["depth"], gpu_check.batch_of(s, r), r["bucketing"]) for r in eager] == [
+        (-1, 32, True),
+        (8, 32, True),
+        (-1, 16, True),
+        (-1, 8, True),
+    ]
+    assert [(r["depth"], gpu_check.batch_of(s, r)) for r in compiled] == [(-1, 32), (-1, 8)]
+    assert gpu_check.estimate_s(s) <= 600  # the device tool's longest command: what the budget may skip is last
