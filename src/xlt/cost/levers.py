@@ -7,8 +7,9 @@ infinite, a ratio or a share set to 1, sharing off), the total moves by what tha
 positive for a cost it adds, negative for a saving it claims. An assumed input that carries a large
 share of the total is where a measurement is worth most (issue 39 asks that none carry over
 MAX_ASSUMED_SHARE). Whether an input is measured is read from its source text in
-xlt.cost.constants (the h100 profile's inputs) or the profile's own source (other profiles): a
-source that starts "measured" and says nothing is assumed.
+xlt.cost.constants (the h100 and cpu profiles' inputs, and those every profile shares) or the
+profile's own source (a100, v100, a calibration): measured when it starts "measured" and says
+nothing is assumed.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ EVAL_DERIVED = (
     "and per-step overhead (xlt.cost.profile.two_point_fit)"
 )
 _SOURCES = {c.name: c.source for c in TABLE}
-
-
 ANY = "*"  # a lever's source for every profile
 
 
