@@ -114,10 +114,9 @@ def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
     eager += [{"compile": False, "bucketing": True, "depth": first, "batch_size": b} for b in others]
     if not others:
         eager.append({"compile": False, "bucketing": False, "depth": first})
-    compiled = [{"compile": True, "bucketing": True, "depth": d} for d in s["depths"][:1]]
-    compiled += (
-        [{"compile": True, "bucketing": True, "depth": first, "batch_size": min(b for b in others)}] if others else []
-    )
+    compiled = [{"compile": True, "bucketing": True, "depth": first}]
+    if others:
+        compiled.append({"compile": True, "bucketing": True, "depth": first, "batch_size": min(others)})
     return eager, compiled
 
 
