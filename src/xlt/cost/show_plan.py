@@ -7,15 +7,13 @@ import json
 
 from xlt.core import settings
 from xlt.core.io import write_json
-from xlt.cost import profile, sweep
+from xlt.cost import levers, profile, sweep
 
 
 def main(args):
     config, planned_with = settings.load(args.config), profile.load(args.gpu, args.profile)
     result = sweep.plan(config, planned_with)
     if args.levers:  # the plan again once per lever: seconds for the paper config, so only when asked
-        from xlt.cost import levers
-
         result["levers"] = levers.levers(config, planned_with, result)
     if args.out:
         write_json(args.out, result)
