@@ -41,6 +41,8 @@ SPLIT_DUTCH = [
     ("Het gras is nat. Hij liep weg.", ["Het gras is nat.", "Hij liep weg."]),
     ("Het glas is vol. Hij dronk het op.", ["Het glas is vol.", "Hij dronk het op."]),
     ("Dat mag. Zij ging naar huis.", ["Dat mag.", "Zij ging naar huis."]),
+    # "VS" (the United States) in capitals is no "vs." (versus)
+    ("Hij werkte in de VS. Dit was in 1990.", ["Hij werkte in de VS.", "Dit was in 1990."]),
     # what ends a clause still ends a sentence
     ("Hij at appels, peren enz. Daarna sliep hij.", ["Hij at appels, peren enz.", "Daarna sliep hij."]),
     (

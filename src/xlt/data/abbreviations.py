@@ -10,9 +10,9 @@ a noun): a title, a page or number reference, an adverb of quantity or a connect
 syntok's other rules decide: those that end a clause ("enz.", "etc.", "e.a.", "e.d.", "jr.", "sr.",
 "a.s."), months (syntok's own rule keeps "3 jan. 1920"), "Chr." ("300 v. Chr. Daarna ..."), single
 letters (initials end names: syntok's rule) and abbreviations that are also words or names ("vol",
-"gen", "bijl", "burg", "tel", "max"). Matched ignoring case: "Ca." opens a sentence. The list is
-ours (no segmenter on PyPI ships one for Dutch that syntok could read); tests/data/test_sentences.py
-holds its cases.
+"gen", "bijl", "burg", "tel", "max"). Matched as listed or capitalised ("Ca." opens a sentence),
+not in capitals ("VS", the United States, is no "vs."). The list is ours (no segmenter on PyPI
+ships one for Dutch that syntok could read); tests/data/test_sentences.py holds its cases.
 """
 
 from __future__ import annotations

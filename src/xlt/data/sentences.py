@@ -49,7 +49,9 @@ def split_sentences(document: str, lang: str) -> list[str]:
     inside."""
     import syntok.segmenter as segmenter
 
-    abbreviations = never_final(lang)
+    # as listed, or capitalised where it opens a sentence or is a title ("Ca.", "Prof."); not in
+    # capitals: "VS" (Verenigde Staten) is no "vs." (versus)
+    abbreviations = frozenset(word for listed in never_final(lang) for word in (listed, listed.capitalize()))
     sentences = []
     with _syntok_abbreviations(abbreviations):
         for line in document.split("\n"):
@@ -71,7 +73,7 @@ def split_sentences(document: str, lang: str) -> list[str]:
 
 @contextlib.contextmanager
 def _syntok_abbreviations(words: frozenset[str]):
-    """syntok reads `words` (as written and capitalised) as its abbreviations meanwhile; none: its own."""
+    """syntok reads `words` as its abbreviations meanwhile; none: its own."""
     from syntok._segmentation_states import State
 
     if not words:
@@ -83,7 +85,7 @@ def _syntok_abbreviations(words: frozenset[str]):
             f"xlt.data.sentences replaces per language; install syntok 1.4.4 (pip install syntok==1.4.4)"
         )
     own = State.abbreviations
-    State.abbreviations = frozenset(words | {word.capitalize() for word in words})
+    State.abbreviations = words
     try:
         yield
     finally:
@@ -91,8 +93,8 @@ def _syntok_abbreviations(words: frozenset[str]):
 
 
 def _ends_in(tokens: list, abbreviations: frozenset[str]) -> bool:
-    """The sentence's last tokens are an abbreviation of the list and its full stop."""
-    return len(tokens) >= 2 and tokens[-1].value == "." and tokens[-2].value.lower() in abbreviations
+    """The sentence's last tokens are one of `abbreviations` and its full stop."""
+    return len(tokens) >= 2 and tokens[-1].value == "." and tokens[-2].value in abbreviations
 
 
 def corpus_sentences(documents: list[str], min_words: int, lang: str) -> list[str]:
