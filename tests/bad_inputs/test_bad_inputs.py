@@ -261,6 +261,16 @@ def test_dataset_whose_task_does_not_fit_the_family(project, no_model_loads, cap
         ),
         ("lr: 1e9", "training.lr: 1000000000.0 is outside (0, 1]; set training.lr within (0, 1]"),
         (
+            "adam_epsilon: 1e9",
+            "training.adam_epsilon: 1000000000.0 is outside (0, 1]; set training.adam_epsilon within (0, 1]",
+        ),
+        ("epochs: 1e9", "training.epochs: 1000000000.0 is outside (0, 1000]; set training.epochs within (0, 1000]"),
+        (
+            "warmup_steps: 4",  # the run is max_steps: 4
+            "training.warmup_steps: 4 warm-up steps, the run is 4 steps (training.max_steps); set "
+            "training.warmup_steps within [0, 3] (0: warmup_ratio applies)",
+        ),
+        (
             "max_steps: 4.0e+3",
             "training.max_steps: 4000.0 is a float where a whole number (a count, a step, a seed) "
             "is meant; write an integer without a decimal point or exponent",

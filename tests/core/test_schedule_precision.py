@@ -105,6 +105,14 @@ def test_warmup_steps_overrides_the_ratio(monkeypatch):
     assert lrs == pytest.approx(transformers_rates("linear", warmup=4))
 
 
+def test_a_warm_up_as_long_as_an_epoch_counted_run_is_refused_before_the_first_step(monkeypatch):
+    # 40 examples at batch 8, one epoch: 5 steps; a 5-step warm-up never reaches the peak
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda *a, **k: pytest.fail("a step ran before the error"))
+    args = TrainArgs(epochs=1, batch_size=8, warmup_steps=5, device="cpu", precision="fp32")
+    with pytest.raises(XltError, match=r"^--warmup-steps 5 is not below the run's 5 optimiser steps .*within \[0, 4\]"):
+        train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, args)
+
+
 def test_adam_epsilon_reaches_the_optimiser(monkeypatch):
     seen = []
     original = torch.optim.AdamW.step

@@ -5,8 +5,9 @@ import pytest
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.data.abbreviations import never_final
 from xlt.data.prepare import prepare
-from xlt.data.sentences import corpus_sentences, draw_splits, split_sentences
+from xlt.data.sentences import abbreviation_list, corpus_sentences, draw_splits, split_sentences
 
 ARTICLE = (
     "Amsterdam is de hoofdstad van Nederland. De stad telt ca. 900.000 inwoners, o.a. in de wijk De Pijp.\n"
@@ -16,7 +17,7 @@ ARTICLE = (
 
 
 def test_dutch_abbreviations_do_not_end_a_sentence_and_a_line_does():
-    assert split_sentences(ARTICLE) == [
+    assert split_sentences(ARTICLE, "nl") == [
         "Amsterdam is de hoofdstad van Nederland.",
         "De stad telt ca. 900.000 inwoners, o.a. in de wijk De Pijp.",
         "Geschiedenis",
@@ -25,8 +26,61 @@ def test_dutch_abbreviations_do_not_end_a_sentence_and_a_line_does():
     ]
 
 
+# Dutch Wikipedia sentences syntok alone cut in two (its list is English, German and Spanish)
+WHOLE_DUTCH = [
+    "Ca. 900.000 mensen wonen in de stad.",  # a capitalised abbreviation before a number
+    "Hij noemt het op blz. 12 van zijn boek.",  # a page before a two-digit number
+    "Het dorp ligt ong. 40 km ten zuiden van Utrecht.",
+    "De rede van prof. dr. A. de Vries duurde lang.",  # titles before an initial
+    "Dhr. Jansen en mevr. De Vries trouwden in 1950.",  # a title before a name syntok takes for a start
+    "Zie art. 12 van de wet en nr. 5 van de reeks.",
+    "Hij verhuisde naar bijv. Duitsland of België.",
+]
+# ... and sentences it joined at a Dutch word its list holds as an English or German abbreviation
+SPLIT_DUTCH = [
+    ("Het gras is nat. Hij liep weg.", ["Het gras is nat.", "Hij liep weg."]),
+    ("Het glas is vol. Hij dronk het op.", ["Het glas is vol.", "Hij dronk het op."]),
+    ("Dat mag. Zij ging naar huis.", ["Dat mag.", "Zij ging naar huis."]),
+    # "VS" (the United States) in capitals is no "vs." (versus)
+    ("Hij werkte in de VS. Dit was in 1990.", ["Hij werkte in de VS.", "Dit was in 1990."]),
+    # what ends a clause still ends a sentence
+    ("Hij at appels, peren enz. Daarna sliep hij.", ["Hij at appels, peren enz.", "Daarna sliep hij."]),
+    (
+        "Dit gebeurde in 300 v. Chr. Daarna kwamen de Romeinen.",
+        ["Dit gebeurde in 300 v. Chr.", "Daarna kwamen de Romeinen."],
+    ),
+]
+
+
+@pytest.mark.parametrize("sentence", WHOLE_DUTCH)
+def test_a_dutch_abbreviation_before_a_number_or_a_name_ends_no_sentence(sentence):
+    assert split_sentences(sentence, "nl") == [sentence]
+    assert split_sentences(f"Dit is de eerste zin. {sentence} Dit is de laatste.", "nl") == [
+        "Dit is de eerste zin.",
+        sentence,
+        "Dit is de laatste.",
+    ]
+
+
+@pytest.mark.parametrize("text, sentences", SPLIT_DUTCH)
+def test_a_dutch_word_syntok_lists_as_an_abbreviation_ends_a_sentence(text, sentences):
+    assert split_sentences(text, "nl") == sentences
+
+
+def test_a_language_without_a_list_gets_syntoks_own_and_the_list_is_put_back():
+    from syntok._segmentation_states import State
+
+    own = State.abbreviations
+    assert split_sentences(ARTICLE, "nl") and State.abbreviations is own
+    # syntok's own rules: its list has "nat" ("Nat.") and no "ca" before a number at a start
+    assert split_sentences("Het gras is nat. Hij liep weg.", "en") == ["Het gras is nat. Hij liep weg."]
+    assert split_sentences("Ca. 900.000 mensen wonen er.", "en") == ["Ca.", "900.000 mensen wonen er."]
+    assert abbreviation_list("en") == "none"
+    assert abbreviation_list("nl").startswith(f"{len(never_final('nl'))} words, sha256 ")
+
+
 def test_headings_and_repeats_are_no_sentences():
-    sentences = corpus_sentences([ARTICLE, ARTICLE], min_words=3)
+    sentences = corpus_sentences([ARTICLE, ARTICLE], min_words=3, lang="nl")
     assert len(sentences) == 4 and "Geschiedenis" not in sentences
 
 
@@ -68,6 +122,7 @@ def test_prepare_writes_sentences_with_count_and_sha256(tmp_path):
     assert all("\n" not in t and t.count(".") == 1 for split in texts.values() for t in split)  # one sentence each
     manifest = info["sentences"]
     assert manifest["segmenter"].startswith("syntok ")
+    assert manifest["abbreviations"] == {"nl": abbreviation_list("nl")}
     assert manifest["splits"]["nl/dev"] == {
         "count": 5,
         "sha256": hashlib.sha256("".join(t + "\n" for t in texts["dev"]).encode()).hexdigest(),

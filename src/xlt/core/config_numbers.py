@@ -7,6 +7,9 @@ the schema's ranges, for every key at once.
   a zero fraction, so `sizes.dev: 1.0e+308` passed as a count; `STRICT_INTEGERS` is the type
   checker that refuses floats there.
 - An integer outside int64: torch, numpy and the JSON the jobs write cannot hold it.
+- A warm-up (`warmup_steps`) as long as the run or longer, where the run's length is set in
+  steps (`max_steps`): the learning rate would never reach its peak (`check_warmup`; a run counted
+  in epochs is checked when its length is known, by xlt.core.training).
 And `message` turns a schema error into one line with the key, the value and the fix.
 """
 
@@ -28,15 +31,22 @@ def strict_type_checker(base_checker):
     return base_checker.redefine("integer", _strict_integer)
 
 
-def check_numbers(value, where: str = "") -> None:
+def check_numbers(config: dict) -> None:
+    """Raise on the first number of `config` no one means (this module's list), naming its key;
+    before the schema's errors, so a key's value may still be of the wrong type here."""
+    _finite_and_int64(config)
+    check_warmup(config)
+
+
+def _finite_and_int64(value, where: str = "") -> None:
     """Raise on the first non-finite float or out-of-int64 integer in `value` (nested dicts and
     lists), naming its key."""
     if isinstance(value, dict):
         for key, sub in value.items():
-            check_numbers(sub, f"{where}.{key}" if where else str(key))
+            _finite_and_int64(sub, f"{where}.{key}" if where else str(key))
     elif isinstance(value, list):
         for i, sub in enumerate(value):
-            check_numbers(sub, f"{where}.{i}")  # the schema errors' notation
+            _finite_and_int64(sub, f"{where}.{i}")  # the schema errors' notation
     elif isinstance(value, float) and not math.isfinite(value):
         raise XltError(
             f"config error at {where or '(top level)'}: {value} is not a finite number; "
@@ -47,6 +57,38 @@ def check_numbers(value, where: str = "") -> None:
             f"config error at {where}: {value} does not fit a 64-bit integer; no count or seed "
             f"is that large; give a value in the key's range, or delete the key for its default"
         )
+
+
+def check_warmup(config: dict) -> None:
+    """Raise where a `training` mapping's effective warmup_steps is not below its effective
+    max_steps (> 0). A nested `training` (dual.distill's, a MonoX task's, adapt.curve's) overrides
+    the ones above it, as the families merge them: shared, then the family's, then its own."""
+
+    def walk(node, where: str, inherited: dict, origin: dict) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{where}.{i}", inherited, origin)
+            return
+        if not isinstance(node, dict):
+            return
+        own = node.get("training")
+        if isinstance(own, dict):
+            here = f"{where}.training" if where else "training"
+            inherited = {**inherited, **own}
+            origin = {**origin, **{key: f"{here}.{key}" for key in own}}
+            warmup, steps = inherited.get("warmup_steps", 0), inherited.get("max_steps", 0)
+            whole = type(warmup) is int and type(steps) is int  # else the schema names the type
+            if whole and warmup > 0 and steps > 0 and warmup >= steps:
+                raise XltError(
+                    f"config error at {origin['warmup_steps']}: {warmup} warm-up steps, the run is "
+                    f"{steps} steps ({origin['max_steps']}); set {origin['warmup_steps']} within "
+                    f"[0, {steps - 1}] (0: warmup_ratio applies)"
+                )
+        for key, sub in node.items():
+            if key != "training":
+                walk(sub, f"{where}.{key}" if where else str(key), inherited, origin)
+
+    walk(config, "", {}, {})
 
 
 def _interval(subschema: dict) -> str:

@@ -77,7 +77,15 @@ class TrainResult:
 
 
 def warmup_steps(args: TrainArgs, total: int) -> int:
-    """Warm-up steps: `warmup_steps` when set (> 0), else `warmup_ratio` of the run's steps."""
+    """Warm-up steps: `warmup_steps` when set (> 0), else `warmup_ratio` of the run's steps. A
+    warm-up in steps as long as the run or longer (the peak never reached) is refused here, where
+    a run counted in epochs first knows its length (xlt.core.config_numbers checks max_steps)."""
+    if args.warmup_steps >= total > 0:
+        raise XltError(
+            f"--warmup-steps {args.warmup_steps} is not below the run's {total} optimiser steps "
+            f"(--epochs {args.epochs:g}, --max-steps {args.max_steps}); set it within [0, {total - 1}] "
+            f"(0: --warmup-ratio applies)"
+        )
     return args.warmup_steps if args.warmup_steps > 0 else int(args.warmup_ratio * total)
 
 

@@ -76,17 +76,18 @@ def _sentence_splits(name: str, spec: dict, root: str | Path, world: dict | None
     for lang in sorted({lang for langs in splits.values() for lang in langs}):
         documents = [r["text"] for r in load_records(name, spec, lang, options["pool"], root, world)]
         wanted = {split: size for split, size in options["sizes"].items() if lang in splits[split]}
-        drawn = draw_splits(corpus_sentences(documents, options["min_words"]), wanted, options["seed"], name)
+        drawn = draw_splits(corpus_sentences(documents, options["min_words"], lang), wanted, options["seed"], name)
         out.update({(lang, split): [{"text": s} for s in sentences] for split, sentences in drawn.items()})
     return out
 
 
 def _sentence_manifest(options: dict, loaded: dict) -> dict:
     """How the sentences were made, and each split's count and sha256 (xlt.data.sentences.digest)."""
-    from xlt.data.sentences import digest, segmenter_version
+    from xlt.data.sentences import abbreviation_list, digest, segmenter_version
 
     return {
         "segmenter": segmenter_version(),
+        "abbreviations": {lang: abbreviation_list(lang) for lang in sorted({lang for lang, _ in loaded})},
         "pool": options["pool"],
         "seed": options["seed"],
         "min_words": options["min_words"],

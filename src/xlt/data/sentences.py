@@ -7,20 +7,26 @@ once from `sentences.pool`; every document is split into sentences, each distinc
 once, and the splits are consecutive, disjoint slices of one seeded shuffle of them.
 
 The segmenter is syntok (segtok's successor): pure Python, and it does not end a sentence at an
-abbreviation followed by a lower-case word or a number (Dutch "o.a.", "d.w.z.", "ca.", "jan.
-1920"), where pysbd 0.3.4's Dutch rules and sentencex 1.0.32 do. It still cuts at a title before
-an initial ("Prof. dr. | A. de Vries") and at "blz." before a page number: rare in running text,
-and each such piece is a fragment, not another article's text. A line break always ends a
-sentence: Wikipedia's text puts headings and paragraphs on lines of their own.
+abbreviation followed by a lower-case word (Dutch "o.a.", "d.w.z.") or at a month before a year
+("jan. 1920"), where pysbd 0.3.4's Dutch rules and sentencex 1.0.32 do. Its abbreviation list is
+English, German and Spanish: in Dutch it ended sentences inside "Ca. | 900.000 inwoners", "op blz.
+| 12 van zijn boek", "Prof. dr. | A. de Vries", and joined two at Dutch words it lists ("Het gras
+is nat. Hij ..." : "nat", "vol", "dom", "mag", "zit"). For a language with a list of its own
+(xlt.data.abbreviations) syntok reads that list instead of its own, and a sentence that still ends
+in one of its abbreviations (syntok splits before a word it takes for a sentence start: "De",
+"A") is joined to the next. A line break always ends a sentence: Wikipedia's text puts headings
+and paragraphs on lines of their own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 from importlib import metadata
 
 from xlt.core.errors import XltError
+from xlt.data.abbreviations import never_final
 
 SEGMENTER = "syntok"
 
@@ -29,28 +35,74 @@ def segmenter_version() -> str:
     return f"{SEGMENTER} {metadata.version(SEGMENTER)}"
 
 
-def split_sentences(document: str) -> list[str]:
-    """The sentences of one document, in order, each with its original spacing inside."""
+def abbreviation_list(lang: str) -> str:
+    """The abbreviation list the segmenter joins at in `lang`, as the manifest records it (its size
+    and the sha256 of its sorted words): a change of the list changes the draw."""
+    words = sorted(never_final(lang))
+    if not words:
+        return "none"
+    return f"{len(words)} words, sha256 {hashlib.sha256(' '.join(words).encode('utf-8')).hexdigest()[:12]}"
+
+
+def split_sentences(document: str, lang: str) -> list[str]:
+    """The sentences of one document in language `lang`, in order, each with its original spacing
+    inside."""
     import syntok.segmenter as segmenter
 
+    # as listed, or capitalised where it opens a sentence or is a title ("Ca.", "Prof."); not in
+    # capitals: "VS" (Verenigde Staten) is no "vs." (versus)
+    abbreviations = frozenset(word for listed in never_final(lang) for word in (listed, listed.capitalize()))
     sentences = []
-    for line in document.split("\n"):
-        if not line.strip():
-            continue
-        for paragraph in segmenter.process(line):
-            for sentence in paragraph:
-                text = "".join(token.spacing + token.value for token in sentence).strip()
+    with _syntok_abbreviations(abbreviations):
+        for line in document.split("\n"):
+            if not line.strip():
+                continue
+            joined: list[list] = []
+            for paragraph in segmenter.process(line):
+                for sentence in paragraph:
+                    if joined and _ends_in(joined[-1], abbreviations):
+                        joined[-1] = joined[-1] + sentence
+                    else:
+                        joined.append(list(sentence))
+            for tokens in joined:
+                text = "".join(token.spacing + token.value for token in tokens).strip()
                 if text:
                     sentences.append(text)
     return sentences
 
 
-def corpus_sentences(documents: list[str], min_words: int) -> list[str]:
-    """Every distinct sentence of `documents` with at least `min_words` whitespace words (a heading
-    or a list fragment is no sentence), in document order."""
+@contextlib.contextmanager
+def _syntok_abbreviations(words: frozenset[str]):
+    """syntok reads `words` as its abbreviations meanwhile; none: its own."""
+    from syntok._segmentation_states import State
+
+    if not words:
+        yield
+        return
+    if not isinstance(getattr(State, "abbreviations", None), frozenset):
+        raise XltError(
+            f"{segmenter_version()} keeps no abbreviation list in State.abbreviations, which "
+            f"xlt.data.sentences replaces per language; install syntok 1.4.4 (pip install syntok==1.4.4)"
+        )
+    own = State.abbreviations
+    State.abbreviations = words
+    try:
+        yield
+    finally:
+        State.abbreviations = own
+
+
+def _ends_in(tokens: list, abbreviations: frozenset[str]) -> bool:
+    """The sentence's last tokens are one of `abbreviations` and its full stop."""
+    return len(tokens) >= 2 and tokens[-1].value == "." and tokens[-2].value in abbreviations
+
+
+def corpus_sentences(documents: list[str], min_words: int, lang: str) -> list[str]:
+    """Every distinct sentence of `documents` (in language `lang`) with at least `min_words`
+    whitespace words (a heading or a list fragment is no sentence), in document order."""
     seen: dict[str, None] = {}
     for document in documents:
-        for sentence in split_sentences(document):
+        for sentence in split_sentences(document, lang):
             if len(sentence.split()) >= min_words:
                 seen.setdefault(sentence, None)
     return list(seen)
