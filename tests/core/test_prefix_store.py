@@ -109,6 +109,7 @@ def train_uncached(initial, depth, examples, eval_frozen: bool):
     return model
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("arch", ["bert", "distilbert"])
 def test_store_holds_the_models_hidden_states_at_every_boundary(arch, tmp_path):
     model = tiny_classifier(arch, dropout=0.1)
@@ -135,6 +136,7 @@ def test_store_holds_the_models_hidden_states_at_every_boundary(arch, tmp_path):
             torch.testing.assert_close(hidden, reference, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("arch", ["bert", "distilbert"])
 def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactly(arch, tmp_path):
     initial = tiny_classifier(arch, dropout=0.1)
@@ -168,6 +170,7 @@ def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactl
 UNCACHED_BOUND = re.compile(r"differ from the uncached run's by at most (\S+) \(tests/core/test_prefix_store\.py")
 
 
+@pytest.mark.numerics
 def test_the_documented_difference_from_the_uncached_run_is_what_training_gives(tmp_path):
     """The store's run is not bitwise the eval-mode uncached run (the pass batches and pads
     otherwise, so sums run in another order); the docstring and docs/performance.md say by how
@@ -199,6 +202,7 @@ def test_the_documented_difference_from_the_uncached_run_is_what_training_gives(
     assert max((plain[name] - param).abs().max().item() for name, param in reference.items()) > bound
 
 
+@pytest.mark.numerics
 def test_fp16_store_is_within_rounding_of_fp32_and_trains_close_to_the_reference(tmp_path):
     initial = tiny_classifier("bert", dropout=0.1)
     examples = raw_examples()

@@ -172,6 +172,7 @@ def loss_tolerance_fp32(depth: int, steps: int) -> float:
     return steps * 4 * 10.0 * 2 * eps
 
 
+@pytest.mark.numerics
 def test_cached_training_at_depth_0_is_the_eval_mode_prefix_run_bitwise(inputs):
     """Below boundary 0 every operation is per token (embedding lookups, their sum, LayerNorm over the
     hidden axis), so however the pass batches and pads, each value is computed by the same arithmetic:
@@ -184,6 +185,7 @@ def test_cached_training_at_depth_0_is_the_eval_mode_prefix_run_bitwise(inputs):
         assert torch.equal(param, other), name
 
 
+@pytest.mark.numerics
 def test_cached_training_at_depth_2_is_the_eval_mode_prefix_run_up_to_summation_order(inputs):
     """Two frozen layers hold sums whose order depends on the batch's shape and on the kernels torch
     picks for the CPU (AVX-512, AVX2 or none): the runs agree within the bound the arithmetic allows.
@@ -203,6 +205,7 @@ def test_cached_training_at_depth_2_is_the_eval_mode_prefix_run_up_to_summation_
     assert min(abs(a - b) for a, b in zip(plain_losses, reference_losses)) > tolerance
 
 
+@pytest.mark.numerics
 def test_cached_training_under_bf16_autocast_is_the_eval_mode_prefix_run(inputs):
     """bf16 autocast on a CPU stands in for a bf16 GPU: the cache runs the prefix under the
     training's autocast, so the cached run is the uncached bf16 run with its prefix in eval mode, up
