@@ -29,7 +29,7 @@ uncached training and what is not):
   frozen layers in eval mode (the summation order above): in fp32 their trained weights
   differ from the uncached run's by at most 5e-7 (tests/core/test_prefix_store.py, 2 epochs;
   four fp32 spacings at 1, the LayerNorm weights' scale; on one CPU thread measured for BERT and
-  DistilBERT 1.2e-8 and 1.8e-8 with AVX-512, 1.2e-7 and 5.5e-8 with AVX2, 4.4e-8 and 1.9e-8 with
+  DistilBERT 1.2e-8 and 1.8e-8 on the CPU the test was written on, 1.2e-7 and 5.5e-8 with AVX2, 4.4e-8 and 1.9e-8 with
   ATEN_CPU_CAPABILITY=default: which kernels torch picks decides the summation order; about 5e-8
   in the issue-35 check), far below what another seed changes;
 - the layers above the boundary compute as the training loop runs them (the model's dtype on
