@@ -457,6 +457,7 @@ def test_a_run_building_its_dag_shows_from_its_first_moment(tmp_path, monkeypatc
     assert status["families"]["total"] == {"done": 3, "running": 0, "failed": 0, "waiting": 0, "total": 3}
     text = status_report.format_text(status)
     assert "building its DAG" in text and "started 2026-11-27T21:16:30" in text and "None" not in text
+    assert "ETA once Snakemake has listed" in text and "nothing left to run" not in text
 
 
 def test_a_config_that_is_not_the_sweeps_is_named_in_a_warning(tmp_path, capsys, monkeypatch):

@@ -198,6 +198,8 @@ def format_text(status: dict) -> str:
             f"x {eta['measured_over_planned']:.2f} measured/planned (from {eta['jobs_measured']} finished model jobs), "
             f"on {lanes}"
         )
+    elif smk["building_dag"]:
+        lines.append("ETA once Snakemake has listed the jobs it will run")
     else:
         lines.append("nothing left to run")
     for job in status["running_jobs"]:
