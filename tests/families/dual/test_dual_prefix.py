@@ -183,6 +183,9 @@ def test_cached_training_at_depth_0_is_the_eval_mode_prefix_run_bitwise(inputs):
     assert cached_result.history == reference_result.history
     for (name, param), other in zip(cached.named_parameters(), reference.parameters()):
         assert torch.equal(param, other), name
+    # the comparison can fail: dropout in the embeddings (plain uncached training) is another run
+    _, plain_losses, _ = library_run(inputs, 0, "plain")
+    assert plain_losses != reference_losses
 
 
 @pytest.mark.numerics
@@ -191,8 +194,8 @@ def test_cached_training_at_depth_2_is_the_eval_mode_prefix_run_up_to_summation_
     picks for the CPU (AVX-512, AVX2 or none): the runs agree within the bound the arithmetic allows.
     Weights are not compared: AdamW moves a weight whose gradient is near zero by about lr either way
     under any perturbation, so the trained models are compared as functions (losses, dev scores)."""
-    reference, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix")
-    cached, cached_losses, cached_result = library_run(inputs, 2, "cached")
+    _, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix")
+    _, cached_losses, cached_result = library_run(inputs, 2, "cached")
     tolerance = loss_tolerance_fp32(depth=2, steps=len(reference_losses))  # 2.4e-3 after 4 steps
     torch.testing.assert_close(cached_losses, reference_losses, atol=tolerance, rtol=0)
     assert [h["step"] for h in cached_result.history] == [h["step"] for h in reference_result.history]
@@ -214,8 +217,8 @@ def test_cached_training_under_bf16_autocast_is_the_eval_mode_prefix_run(inputs)
     to neighbouring bf16 numbers: 2**-8 apart relative. The loss is a mean over the batch of such
     rounded logits' log-softmax, so its relative resolution is that spacing: the runs agree within one
     bf16 spacing of the loss at every step (measured: equal, or 4.7e-4 relative on AVX2)."""
-    reference, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix", "bf16")
-    cached, cached_losses, cached_result = library_run(inputs, 2, "cached", "bf16")
+    _, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix", "bf16")
+    _, cached_losses, cached_result = library_run(inputs, 2, "cached", "bf16")
     assert cached_result.precision == reference_result.precision == "bfloat16"
     torch.testing.assert_close(cached_losses, reference_losses, rtol=BF16_SPACING, atol=0)
     # the bound can fail: dropout in the frozen layers moves the loss by more than a bf16 spacing
