@@ -4,7 +4,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test test-fast rehearse
+.PHONY: install demo test test-fast test-numerics rehearse
 
 install: $(BIN)/snakemake
 
@@ -30,6 +30,11 @@ test: $(BIN)/snakemake
 # subprocess sweeps; pyproject.toml's markers); `make test` and CI run them all
 test-fast: $(BIN)/snakemake
 	. $(BIN)/activate && python -m pytest -q $(PARALLEL) -m "not slow"
+
+# the tests comparing two code paths' float arithmetic (marker numerics) under torch's AVX2 kernels
+# (CPUs without AVX-512) and its portable ones: a tolerance only this CPU's kernels meet fails here
+test-numerics: $(BIN)/snakemake
+	. $(BIN)/activate && for cpu in default avx2; do ATEN_CPU_CAPABILITY=$$cpu python -m pytest -q $(PARALLEL) -m numerics || exit 1; done
 
 # the paper sweep (config/paper.yaml) end to end on offline stand-ins: every rule and job of the
 # real sweep in rehearsal/ (docs/rehearsal.md); its numbers are not results

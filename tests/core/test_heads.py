@@ -65,6 +65,7 @@ def test_sentence_transformers_checkpoint_gets_the_mean_head():
     assert choose_head(str(Path(gt.__file__).resolve().parent / "model"), "auto") == "mean"
 
 
+@pytest.mark.numerics
 def test_mean_head_ignores_padding_and_round_trips(checkpoints, tmp_path):
     root, tokenizer = checkpoints
     model = load_classifier(str(root / "bare"), 3, "mean").eval()
@@ -89,6 +90,7 @@ def test_mean_head_ignores_padding_and_round_trips(checkpoints, tmp_path):
         torch.testing.assert_close(loaded(**short).logits, a)
 
 
+@pytest.mark.numerics
 def test_mean_head_prefix_cache_equals_the_full_model(checkpoints):
     root, tokenizer = checkpoints
     model = load_classifier(str(root / "bare"), 3, "mean").eval()

@@ -1,6 +1,7 @@
 """Padding to a multiple (xlt.core.padding): widths, and the masked pad tokens changing no result."""
 
 import numpy as np
+import pytest
 import torch
 
 from xlt.core.classification import make_collate, predict_logits
@@ -34,6 +35,7 @@ def test_collate_rounds_the_width_up_and_keeps_every_token(demo_model_dir):
     assert side["input_ids"].shape[1] % 8 == 0
 
 
+@pytest.mark.numerics
 def test_masked_pad_tokens_change_no_logit_or_vector(demo_model_dir):
     """What a CUDA run computes padded to 8 equals padding to the longest, up to float rounding."""
     tokenizer = load_tokenizer(str(demo_model_dir))

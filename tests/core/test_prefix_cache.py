@@ -38,6 +38,8 @@ LAYERS = 4
 VOCAB = 120
 ARCHS = ["bert", "xlm-roberta", "roberta", "distilbert"]
 
+pytestmark = pytest.mark.numerics  # cached against uncached arithmetic throughout
+
 
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():

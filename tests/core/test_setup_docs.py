@@ -42,6 +42,12 @@ def test_make_demo_and_make_test_set_up_then_run_the_readme_commands():
     # the edit loop's subset: the README's own words for it
     assert _make_dry_run("test-fast") == setup + ['. .venv/bin/activate && python -m pytest -q -n 2 -m "not slow"']
     assert "make test-fast" in README
+    # CI's numerics step: the numerics tests under the kernels of CPUs without AVX-512 and the portable ones
+    numerics = "python -m pytest -q -n 2 -m numerics || exit 1; done"
+    assert _make_dry_run("test-numerics") == setup + [
+        f". .venv/bin/activate && for cpu in default avx2; do ATEN_CPU_CAPABILITY=$cpu {numerics}"
+    ]
+    assert "make test-numerics" in README
     # the manual steps below the two commands are the same ones
     for line in ("python3 -m venv .venv", "pip install torch==2.13.0", 'pip install -e ".[workflow,test,monitor]"'):
         assert line in README
@@ -55,6 +61,7 @@ def test_ci_runs_the_readme_commands_literally_and_asks_for_slurm():
     assert command == "python -m pytest -q -n 2"
     assert "make test" in ci and "if ! make demo; then" in ci
     assert ci.index("export XLT_TEST_SLURM=1") < ci.index("make test")
+    assert ci.index("ruff check .") < ci.index("make test-numerics") < ci.index("make test")
     # nothing else runs pytest or the demo behind the two commands' backs
     assert not [line for line in ci if "pytest" in line and not line.lstrip().startswith("#")]
     assert not [line for line in ci if line.strip().startswith("snakemake --cores")]

@@ -199,6 +199,7 @@ def patch_compile(monkeypatch, backend) -> list:
     return calls
 
 
+@pytest.mark.numerics
 def test_compile_trains_through_torch_compile(monkeypatch):
     # Inductor's C++ compile of even this model takes ~90 s on the shared 2-core CPU, so the
     # test compiles with the aot_eager backend: dynamo traces the model and AOTAutograd builds
@@ -243,6 +244,7 @@ def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
     assert len(graphs) == 1
 
 
+@pytest.mark.numerics
 def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
     # sbert trains ModuleDict({"encoder", "head"}) and its loss indexes it: torch.compile of the
     # dict itself is not subscriptable, so each module is compiled

@@ -24,16 +24,26 @@ def stamp(seconds: int) -> str:
     return f"[{moment.strftime(snakemake_records.TIME_FORMAT)}]"
 
 
-def header(stats: dict, config: str = "config.yaml", cores: int = 2) -> list[str]:
-    rows = [f"{rule:<20}{n:>7}" for rule, n in stats.items()]
+def snakemake_start(config: str = "config.yaml", date: int | None = None) -> list[str]:
+    """What Snakemake writes as it starts, before building the DAG (its Date when `date` is given:
+    seconds after T0)."""
+    moment = datetime.fromtimestamp(T0.timestamp() + date) if date is not None else None
     return [
         "Assuming unrestricted shared filesystem usage.",
         "",
         "SNAKEMAKE",
         "=========",
+        *([f"  Date: {moment:%Y-%m-%d %H:%M:%S}"] if moment else []),
         f"  Config file(s): ['{config}']",
         "",
         "Building DAG of jobs...",
+    ]
+
+
+def header(stats: dict, config: str = "config.yaml", cores: int = 2, date: int | None = None) -> list[str]:
+    rows = [f"{rule:<20}{n:>7}" for rule, n in stats.items()]
+    return [
+        *snakemake_start(config, date),
         f"Provided cores: {cores}",
         "Job stats:",
         "job                   count",
@@ -174,6 +184,84 @@ def test_failed_jobs_are_the_latest_runs_errors(tmp_path):
     assert sweep_status.counts(state, {})["total"] == {"done": 3, "running": 0, "failed": 1, "waiting": 2, "total": 6}
 
 
+def finished_run(root: Path) -> Path:
+    """A whole sweep run to its end: 2 demo models, 2 finetunes, their aggregate and `all`."""
+    return write_log(
+        root,
+        "210000.000000",
+        [
+            *header({"build_demo_model": 2, "finetune": 2, "aggregate_freeze_depth": 1, "all": 1}),
+            *start(0, "build_demo_model", 3, "model=demo-a"),
+            *finish(10, 3, "build_demo_model"),
+            *start(10, "build_demo_model", 4, "model=demo-b"),
+            *finish(20, 4, "build_demo_model"),
+            *start(20, "finetune", 1, "run_id=a-depth0"),
+            *finish(30, 1, "finetune"),
+            *start(30, "finetune", 2, "run_id=a-depth1"),
+            *finish(40, 2, "finetune"),
+            *start(40, "aggregate_freeze_depth", 5),
+            *finish(50, 5, "aggregate_freeze_depth"),
+            *start(50, "all", 6),
+            *finish(50, 6, "all"),
+            "Complete log(s): x.log",
+        ],
+    )
+
+
+FINETUNE_KEYS = {"build_demo_model": {"demo-a", "demo-b"}, "finetune": {"a-depth0", "a-depth1"}}
+
+
+def test_a_job_being_redone_is_running_or_waiting_never_also_done(tmp_path):
+    """`snakemake --forcerun finetune` of a finished sweep: its job list counts the finetunes and
+    what depends on them again, without saying which; until one starts, each is waiting, not done."""
+    finished_run(tmp_path)
+    forced = [*header({"finetune": 2, "aggregate_freeze_depth": 1, "all": 1}, date=990)]
+    write_log(tmp_path, "211630.000000", forced)
+    every = {"done": 6, "running": 0, "failed": 0, "waiting": 0, "total": 6}
+    for plan_keys in (FINETUNE_KEYS, {}):  # the plan says both finetunes exist; without it, the same
+        state = sweep_status.progress(snakemake_records.runs(tmp_path), alive=True, plan_keys=plan_keys)
+        assert sorted(j.ident for j in state.done) == [("build_demo_model", "demo-a"), ("build_demo_model", "demo-b")]
+        assert state.waiting == {"finetune": 2, "aggregate_freeze_depth": 1, "all": 1}
+        assert sweep_status.counts(state, {})["total"] == {**every, "done": 2, "waiting": 4}
+    write_log(tmp_path, "211630.000000", [*forced, *start(1000, "finetune", 7, "run_id=a-depth1")])
+    state = sweep_status.progress(snakemake_records.runs(tmp_path), alive=True, plan_keys=FINETUNE_KEYS)
+    assert [j.ident for j in state.running] == [("finetune", "a-depth1")] and state.waiting["finetune"] == 1
+    assert sweep_status.counts(state, {})["total"] == {**every, "done": 2, "running": 1, "waiting": 3}
+    # cut off (Ctrl-C): the started finetune waits again, still once
+    gone = sweep_status.progress(snakemake_records.runs(tmp_path), alive=False, plan_keys=FINETUNE_KEYS)
+    assert sweep_status.counts(gone, {})["total"] == {**every, "done": 2, "waiting": 4}
+    # every job redone: the sweep's six, all done again
+    write_log(
+        tmp_path,
+        "211630.000000",
+        [
+            *forced,
+            *start(1000, "finetune", 7, "run_id=a-depth1"),
+            *finish(1010, 7, "finetune"),
+            *start(1010, "finetune", 8, "run_id=a-depth0"),
+            *finish(1020, 8, "finetune"),
+            *start(1020, "aggregate_freeze_depth", 9),
+            *finish(1030, 9, "aggregate_freeze_depth"),
+            *start(1030, "all", 10),
+            *finish(1030, 10, "all"),
+            "Complete log(s): x.log",
+        ],
+    )
+    state = sweep_status.progress(snakemake_records.runs(tmp_path), alive=False, plan_keys=FINETUNE_KEYS)
+    assert sweep_status.counts(state, {})["total"] == every
+
+
+def test_new_jobs_of_a_grown_sweep_are_waiting_and_the_done_ones_stay_done(tmp_path):
+    """A seed added to the config: the next run's list has the new finetune (the plan knows it is
+    new) and the aggregation it changes; the finished finetunes stay done."""
+    finished_run(tmp_path)
+    write_log(tmp_path, "211630.000000", header({"finetune": 1, "aggregate_freeze_depth": 1, "all": 1}, date=990))
+    plan_keys = {**FINETUNE_KEYS, "finetune": {"a-depth0", "a-depth1", "a-depth0-seed2"}}
+    state = sweep_status.progress(snakemake_records.runs(tmp_path), alive=True, plan_keys=plan_keys)
+    assert sorted(j.key for j in state.done if j.rule == "finetune") == ["a-depth0", "a-depth1"]
+    assert sweep_status.counts(state, {})["total"] == {"done": 4, "running": 0, "failed": 0, "waiting": 3, "total": 7}
+
+
 def test_a_job_rerun_by_a_later_run_counts_once(tmp_path):
     first_run(tmp_path)
     write_log(
@@ -300,6 +388,7 @@ def test_the_report_and_its_json_fields(tmp_path):
         "schema",
         "directory",
         "config",
+        "warnings",
         "snakemake",
         "elapsed_s",
         "elapsed_all_runs_s",
@@ -334,3 +423,58 @@ def test_the_verb_prints_json(tmp_path, capsys, monkeypatch):
     assert cli.main(["status", "--directory", str(tmp_path), "--json", "--cores", "4"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["eta"]["cores"] == 4 and status["rules"]["finetune"]["done"] == 1
+
+
+def test_the_start_is_snakemakes_from_its_first_line_and_elapsed_counts_the_dag(tmp_path):
+    """Snakemake's Date (written before it builds the DAG) is the start, else the log's file name
+    (Snakemake names it by the same moment); never a None while the DAG is built."""
+    path = write_log(tmp_path, "205950.000000", snakemake_start(date=-10))
+    building = snakemake_records.parse_log(path)
+    assert building.building and building.started == datetime.fromtimestamp(T0.timestamp() - 10)
+    path = write_log(tmp_path, "205950.000000", [*header({"finetune": 1}, date=-10), *start(20, "finetune", 1)])
+    run = snakemake_records.parse_log(path)
+    assert not run.building and run.started == datetime.fromtimestamp(T0.timestamp() - 10)
+    path.write_text("\n".join([*header({"finetune": 1}), *start(20, "finetune", 1)]) + "\n")
+    assert snakemake_records.parse_log(path).started == datetime(2026, 11, 27, 20, 59, 50)  # the file's name
+    path.rename(path.with_name("2026-11-27T213000.000000.snakemake.log"))  # a name after its first job: not its start
+    assert snakemake_records.parse_log(tmp_path / ".snakemake/log/2026-11-27T213000.000000.snakemake.log").started == (
+        datetime.fromtimestamp(T0.timestamp() + 20)
+    )
+
+
+def test_a_run_building_its_dag_shows_from_its_first_moment(tmp_path, monkeypatch):
+    first_run(tmp_path)
+    write_log(tmp_path, "211630.000000", snakemake_start(date=990))
+    monkeypatch.setattr(snakemake_records, "snakemake_processes", lambda root: [])
+    assert [run.path.name for run in snakemake_records.runs(tmp_path)] == ["2026-11-27T210000.000000.snakemake.log"]
+    monkeypatch.setattr(snakemake_records, "snakemake_processes", lambda root: [4242])  # it lives: building
+    sweep = status_report.Sweep(tmp_path, tmp_path / "config.yaml", {}, PLAN, {"freeze_depth": 1})
+    status = status_report.report(sweep, now=datetime.fromtimestamp(T0.timestamp() + 1000))
+    smk = status["snakemake"]
+    assert smk["running"] and smk["building_dag"] and smk["started"] == "2026-11-27T21:16:30" and smk["runs"] == 2
+    assert status["elapsed_s"] == 10.0
+    # the earlier run's finished jobs; the new run lists its jobs once its DAG is built
+    assert status["families"]["total"] == {"done": 3, "running": 0, "failed": 0, "waiting": 0, "total": 3}
+    text = status_report.format_text(status)
+    assert "building its DAG" in text and "started 2026-11-27T21:16:30" in text and "None" not in text
+    assert "ETA once Snakemake has listed" in text and "nothing left to run" not in text
+
+
+def test_a_config_that_is_not_the_sweeps_is_named_in_a_warning(tmp_path, capsys, monkeypatch):
+    sweep = fabricated_sweep(tmp_path)  # its latest run used config/other.yaml
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "other.yaml").touch()
+    same = status_report.Sweep(tmp_path, tmp_path / "config" / "other.yaml", {}, PLAN, sweep.threads)
+    assert status_report.report(same)["warnings"] == []
+    warnings = status_report.report(sweep)["warnings"]
+    assert len(warnings) == 1 and "is not the config the latest run used (config/other.yaml" in warnings[0]
+    # another sweep's plan: the jobs the logs show for its rules are not in it
+    other = {**PLAN, "jobs": [job for job in PLAN["jobs"] if job["run_id"] != "a-depth0"]}
+    warnings = status_report.report(status_report.Sweep(tmp_path, same.config_file, {}, other, {}))["warnings"]
+    assert warnings == [
+        "1 of the 5 jobs Snakemake ran for rules other.yaml plans are not in its plan (e.g. finetune a-depth0): it "
+        "does not match the sweep on disk; pass the config the sweep runs with --config"
+    ]
+    monkeypatch.setattr(status_report, "load_sweep", lambda *args: sweep)
+    assert cli.main(["status", "--directory", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith(f"warning: {tmp_path / 'config.yaml'} is not the config")

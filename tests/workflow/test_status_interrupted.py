@@ -1,9 +1,10 @@
 """`xlt status` on a real sweep cut off half way: its counts are Snakemake's own (a dry run of
-the rest), rule by rule."""
+the rest), rule by rule; and on a finished sweep partly rerun with --forcerun, each job once."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -63,3 +64,53 @@ def test_status_of_a_cut_off_tiny_sweep_counts_what_snakemake_has_left(tmp_path)
     assert report["eta"]["remaining_jobs"] == sum(rest.values()) and report["eta"]["seconds"] > 0
     for family, row in report["families"].items():
         assert row["total"] == sum(row[s] for s in ("done", "running", "failed", "waiting")), family
+
+
+def status_json(work) -> dict:
+    status = subprocess.run(
+        ["xlt", "status", "--directory", str(work), "--json"], env=local_env(), capture_output=True, text=True
+    )
+    assert status.returncode == 0, status.stderr
+    return json.loads(status.stdout)
+
+
+@pytest.mark.slow
+def test_status_of_a_finished_sweep_rerun_in_part_counts_each_job_once(tiny_sweep, tmp_path):
+    """`--forcerun aggregate_freeze_depth` on (a copy of) the session's finished tiny sweep: the rerun
+    lists the aggregation and what depends on it again, jobs an earlier run finished; cut off half
+    way, every job of the sweep counts once."""
+    work = tmp_path / "wf"
+    shutil.copytree(tiny_sweep.work, work, symlinks=True)  # the session's copy stays as it is for the other tests
+    first, *_ = snakemake_records.log_files(work)
+    sweep_jobs = sum(snakemake_records.parse_log(first).planned.values())
+    assert status_json(work)["families"]["total"] == {
+        "done": sweep_jobs,
+        "running": 0,
+        "failed": 0,
+        "waiting": 0,
+        "total": sweep_jobs,
+    }
+    logs_before = len(snakemake_records.log_files(work))
+    run = subprocess.Popen(
+        [*tiny_sweep.command, "--forcerun", "aggregate_freeze_depth"],
+        cwd=work,
+        env=tiny_sweep.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        preexec_fn=_interruptible,
+    )
+    deadline = time.monotonic() + 300
+    while run.poll() is None and time.monotonic() < deadline:
+        if len(snakemake_records.log_files(work)) > logs_before and finished_jobs(work) >= 1:
+            break  # the rerun's own log shows a job finished
+        time.sleep(0.2)
+    assert run.poll() is None, "the rerun ended before it could be cut off"
+    run.send_signal(signal.SIGINT)  # cut off with jobs done, started and not started: each counts once
+    run.wait(timeout=300)
+    rerun = snakemake_records.parse_log(snakemake_records.log_files(work)[-1])
+    assert sum(rerun.planned.values()) >= 3  # the aggregation, its plots, the report, `all`
+    stopped = status_json(work)
+    total = stopped["families"]["total"]
+    assert not stopped["snakemake"]["running"] and stopped["warnings"] == []
+    assert total["total"] == sweep_jobs, stopped["families"]
+    assert total["waiting"] > 0 and total["done"] < sweep_jobs  # the rest of the rerun: waiting, not also done

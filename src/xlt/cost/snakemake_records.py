@@ -3,7 +3,8 @@ runs (.snakemake/log/), its incomplete markers (.snakemake/incomplete/) and its 
 (.snakemake/locks/), read without starting Snakemake (which would wait for the lock and build
 the whole DAG).
 
-A run's log lists the jobs it had to run at its start ("Job stats:"), then one block per job
+A run's log opens with Snakemake's start time ("Date:", before the DAG is built; the log's file
+name carries it too), lists the jobs it had to run at its start ("Job stats:"), then one block per job
 as the job starts ("rule NAME:" or "localrule NAME:", its output, jobid and wildcards; on SLURM
 as it is submitted), "Finished jobid: N" as one ends and "Error in rule NAME:" as one fails.
 A job is known by its rule and its key, the wildcard values joined by "/" in the order the log
@@ -33,6 +34,9 @@ _STATS_ROW = re.compile(r"^(\S+)\s+(\d+)$")
 _WILDCARD = re.compile(r"(?:^|, )(\w+)=")
 _CONFIG = re.compile(r"^\s*Config file\(s\): \[(.*)\]$")
 _CORES = re.compile(r"^Provided cores: (\d+)")
+_DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)$")
+# Snakemake names its log datetime.now().isoformat() with the ":" dropped
+_LOG_NAME = re.compile(r"^(\d{4}-\d\d-\d\dT\d{6})(?:\.\d+)?\.snakemake\.log$")
 _END = ("Complete log", "Nothing to be done")
 _DRY = "This was a dry-run"
 
@@ -65,11 +69,21 @@ class RunLog:
     jobs: dict = field(default_factory=dict)  # jobid -> JobRecord, in the order they started
     config_files: list = field(default_factory=list)
     cores: int | None = None
-    started: datetime | None = None
+    started: datetime | None = None  # Snakemake's start (DAG building included), local time
     last_time: datetime | None = None
     ended: bool = False  # Snakemake wrote its closing line (done, failed or interrupted)
     nothing_to_do: bool = False
     dry_run: bool = False
+
+    @property
+    def building(self) -> bool:
+        """The log of a Snakemake still building its DAG: no job list yet, no closing line."""
+        return not self.planned and not self.nothing_to_do and not self.ended and not self.dry_run
+
+
+def _name_time(path: Path) -> datetime | None:
+    named = _LOG_NAME.match(path.name)
+    return datetime.strptime(named.group(1), "%Y-%m-%dT%H%M%S") if named else None
 
 
 def _wildcards(text: str) -> dict:
@@ -88,6 +102,8 @@ def _config_files(text: str) -> list[str]:
 def parse_log(path: str | Path) -> RunLog:
     """A run's log file, line by line (a log still being written parses as far as it goes)."""
     run = RunLog(Path(path))
+    launched = _name_time(run.path)  # Snakemake's start: the header's Date, else the file's name
+    first_stamp: datetime | None = None
     now: datetime | None = None
     block: JobRecord | None = None
     in_stats = False
@@ -96,7 +112,7 @@ def parse_log(path: str | Path) -> RunLog:
         stamp = _TIME.match(line)
         if stamp:
             now = datetime.strptime(stamp.group(1), TIME_FORMAT)
-            run.started = run.started or now
+            first_stamp = first_stamp or now
             run.last_time = now
             block = None
             continue
@@ -146,7 +162,9 @@ def parse_log(path: str | Path) -> RunLog:
             if done is not None:
                 done.state, done.ended = "done", now
             continue
-        if _CONFIG.match(line):
+        if _DATE.match(line) and first_stamp is None:
+            launched = datetime.strptime(_DATE.match(line).group(1), "%Y-%m-%d %H:%M:%S")
+        elif _CONFIG.match(line):
             run.config_files = _config_files(_CONFIG.match(line).group(1))
         elif _CORES.match(line):
             run.cores = int(_CORES.match(line).group(1))
@@ -155,6 +173,9 @@ def parse_log(path: str | Path) -> RunLog:
             run.nothing_to_do = run.nothing_to_do or line.startswith("Nothing to be done")
         elif _DRY in line:
             run.dry_run = True
+    # a start after the first job's stamp is not Snakemake's (a renamed log): the stamp is the better bound
+    run.started = min(filter(None, (launched, first_stamp)), default=None)
+    run.last_time = run.last_time or run.started
     return run
 
 
@@ -165,7 +186,9 @@ def log_files(root: str | Path) -> list[Path]:
 
 def runs(root: str | Path) -> list[RunLog]:
     """Every real run of `root` (dry runs and logs that never reached their job list left out),
-    oldest first. A directory that Snakemake never ran in is refused with what to do."""
+    oldest first, and last the run still building its DAG where a Snakemake works in `root`
+    (its log has no job list yet: RunLog.building). A directory that Snakemake never ran in is
+    refused with what to do."""
     root = Path(root)
     if not (root / SNAKEMAKE_DIR).is_dir():
         hint = (
@@ -175,7 +198,10 @@ def runs(root: str | Path) -> list[RunLog]:
             "`xlt status --directory /path/to/checkout`"
         )
         raise XltError(f"{root.resolve()} is not a sweep's working directory: it has no {SNAKEMAKE_DIR}/; {hint}")
-    out = [run for run in map(parse_log, log_files(root)) if not run.dry_run and (run.planned or run.nothing_to_do)]
+    logs = [parse_log(path) for path in log_files(root)]
+    out = [run for run in logs if not run.dry_run and (run.planned or run.nothing_to_do)]
+    if logs and logs[-1].building and snakemake_processes(root):  # the lock is taken after the DAG
+        out.append(logs[-1])
     if not out:
         raise XltError(
             f"{root.resolve()}/{SNAKEMAKE_DIR}/log/ holds no log of a run that listed its jobs (only dry runs, or "

@@ -72,7 +72,7 @@ def report(sweep: Sweep, cores: int | None = None, gpus: int | None = None, now:
     runs = snakemake_records.runs(sweep.root)
     latest = runs[-1]
     alive = snakemake_records.snakemake_alive(sweep.root)
-    state = sweep_status.progress(runs, alive)
+    state = sweep_status.progress(runs, alive, sweep_status.plan_keys(sweep.plan))
     families = sweep_status.rule_families(sweep.plan)
     rows, _ = ledger.cost_rows(sweep.plan, sweep.root)
     ratio = sweep_status.measured_ratio(rows)
@@ -80,17 +80,19 @@ def report(sweep: Sweep, cores: int | None = None, gpus: int | None = None, now:
     remaining = sweep_status.remaining_jobs(state, sweep.plan, sweep.threads, ratio["ratio"], now)
     gpu_profile = bool(sweep.plan["profile"].get("gpu"))
     eta = sweep_status.eta(remaining, lanes, gpu_profile)
-    running = alive and not latest.ended
+    running = (alive or latest.building) and not latest.ended  # runs() keeps a building run only while it lives
     until = now if running else (latest.last_time or now)
     eta_time = now + timedelta(seconds=eta["seconds"])
     return {
         "schema": SCHEMA_VERSION,
         "directory": str(sweep.root),
         "config": str(sweep.config_file),
+        "warnings": config_warnings(sweep, latest, state),
         "snakemake": {
             "running": running,
             "log": str(latest.path),
             "started": _iso(latest.started),
+            "building_dag": latest.building,
             "ended": latest.ended,
             "lock_left_behind": snakemake_records.locked(sweep.root) and not alive,
             "runs": len(runs),
@@ -111,6 +113,31 @@ def report(sweep: Sweep, cores: int | None = None, gpus: int | None = None, now:
             "profile": sweep.plan["profile"]["name"],
         },
     }
+
+
+def config_warnings(sweep: Sweep, latest, state: sweep_status.Progress) -> list[str]:
+    """Why the config planned may not be the sweep's on disk: the latest run's log names another
+    config file, or jobs Snakemake ran for the plan's rules are not in the plan (another config's
+    models, languages or seeds; the counts are the logs', the ETA prices the plan)."""
+    out = []
+    named = [Path(name) for name in latest.config_files]
+    used = {(name if name.is_absolute() else sweep.root / name).resolve() for name in named}
+    if used and sweep.config_file.resolve() not in used:
+        out.append(
+            f"{sweep.config_file} is not the config the latest run used ({', '.join(map(str, named))}, its log "
+            f"says): pass that one with --config, or the ETA prices another sweep"
+        )
+    keys = sweep_status.plan_keys(sweep.plan)
+    jobs = {job.ident for job in [*state.done, *state.running, *state.failed, *state.interrupted] if job.rule in keys}
+    foreign = sorted(ident for ident in jobs if ident[1] not in keys[ident[0]])
+    if foreign:
+        rule, key = foreign[0]
+        out.append(
+            f"{len(foreign)} of the {len(jobs)} jobs Snakemake ran for rules {sweep.config_file.name} plans are not in "
+            f"its plan (e.g. {rule} {key}): it does not match the sweep on disk; pass the config the sweep runs "
+            "with --config"
+        )
+    return out
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -146,7 +173,10 @@ def format_text(status: dict) -> str:
     smk, total, eta = status["snakemake"], status["families"]["total"], status["eta"]
     left = total["waiting"] + total["failed"]
     state = "running" if smk["running"] else "not running, " + ("stopped" if left else "finished")
-    lines = [
+    lines = [f"warning: {text}" for text in status["warnings"]]
+    if smk["building_dag"]:
+        state = "building its DAG (the job list comes next)"
+    lines += [
         f"sweep {status['directory']} ({Path(status['config']).name}): Snakemake {state}, latest of "
         f"{smk['runs']} run(s) started {smk['started']}, elapsed {duration(status['elapsed_s'])} "
         f"(all runs {duration(status['elapsed_all_runs_s'])})",
@@ -168,6 +198,8 @@ def format_text(status: dict) -> str:
             f"x {eta['measured_over_planned']:.2f} measured/planned (from {eta['jobs_measured']} finished model jobs), "
             f"on {lanes}"
         )
+    elif smk["building_dag"]:
+        lines.append("ETA once Snakemake has listed the jobs it will run")
     else:
         lines.append("nothing left to run")
     for job in status["running_jobs"]:

@@ -3,12 +3,17 @@
 The counts come from Snakemake's own records (xlt.cost.snakemake_records), never from the
 outputs on disk:
 - done: jobs a run's log shows finished (earlier runs' included, unless a later run started the
-  job again);
+  job again or has it still to run);
 - running: jobs the latest run started and has not finished, while its Snakemake lives (on
   SLURM: submitted and not finished); once Snakemake is gone they are waiting again (the next
   run reruns them);
 - failed: jobs the latest run's log shows an error for;
 - waiting: the rest of the jobs the latest run had to run at its start ("Job stats").
+Each job of the sweep counts once. The latest run's job list gives counts per rule, not which
+jobs: a job it has still to run may be one an earlier run finished (`--forcerun`, a removed
+output), and is then waiting, not also done. Per rule, the waiting jobs beyond those known
+not to be done (failed or cut off earlier, or the plan's jobs of the rule that no log shows:
+new; a rule no plan prices has none of the latter) are taken from the earlier runs' done jobs.
 A job's family is the family whose plan has its rule (`jobs(config)` of each registered family,
 as `xlt plan` lists them); the plan's shared jobs (demo models, data) are "shared", and every
 other rule (aggregation, plots, the report) is "report".
@@ -40,19 +45,23 @@ class Progress:
     interrupted: list = field(default_factory=list)  # started by a Snakemake that is gone: waiting again
 
 
-def progress(runs: list[RunLog], alive: bool) -> Progress:
-    """The state of every job, from the logs of `runs` (oldest first) and whether the latest
-    run's Snakemake is still alive."""
+def progress(runs: list[RunLog], alive: bool, plan_keys: dict[str, set] | None = None) -> Progress:
+    """The state of every job, from the logs of `runs` (oldest first), whether the latest run's
+    Snakemake is still alive and the sweep's plan (`plan_keys`: rule -> its jobs' keys)."""
     *earlier, latest = runs
     latest_jobs = {job.ident for job in latest.jobs.values()}
     done_before: dict[tuple[str, str], JobRecord] = {}
+    undone: set[tuple[str, str]] = set()  # failed or cut off in an earlier run, not done since
     for run in earlier:
         for job in run.jobs.values():
             if job.state == "done":
                 done_before[job.ident] = job
+                undone.discard(job.ident)
             else:  # failed or cut off: it ran again later, or still has to
                 done_before.pop(job.ident, None)
-    out = Progress(done=[job for ident, job in done_before.items() if ident not in latest_jobs])
+                undone.add(job.ident)
+    earlier_done = [job for ident, job in done_before.items() if ident not in latest_jobs]
+    out = Progress()
     started: dict[str, int] = {}
     for job in latest.jobs.values():
         started[job.rule] = started.get(job.rule, 0) + 1
@@ -69,7 +78,39 @@ def progress(runs: list[RunLog], alive: bool) -> Progress:
         left = planned - started.get(rule, 0) + sum(job.rule == rule for job in out.interrupted)
         if left > 0:
             out.waiting[rule] = left
+    out.done = _not_redone(earlier_done, out, undone - latest_jobs, latest_jobs, plan_keys or {}) + out.done
     return out
+
+
+def _not_redone(
+    earlier_done: list[JobRecord], state: Progress, undone: set, latest_jobs: set, plan_keys: dict
+) -> list[JobRecord]:
+    """The earlier runs' done jobs less, per rule, those the latest run has still to run: its
+    waiting jobs of the rule beyond those not done yet (`undone`: failed or cut off earlier, and
+    not started by the latest run; and the plan's jobs of the rule that no run has shown, new
+    ones). Which of the done ones will run again is unknown until they start; the count is not."""
+    known = {job.ident for job in earlier_done} | undone | latest_jobs
+    keep: dict[str, int] = {}
+    for rule in dict.fromkeys(job.rule for job in earlier_done):
+        done = sum(job.rule == rule for job in earlier_done)
+        new = sum(ident[0] == rule for ident in undone)
+        new += sum((rule, key) not in known for key in plan_keys.get(rule, ()))
+        waiting = state.waiting.get(rule, 0) - sum(job.rule == rule for job in state.interrupted)
+        keep[rule] = done - min(max(waiting - new, 0), done)
+    kept = []
+    for job in earlier_done:  # in their order, each rule's first `keep` of them
+        if keep[job.rule] > 0:
+            kept.append(job)
+            keep[job.rule] -= 1
+    return kept
+
+
+def plan_keys(plan: dict) -> dict[str, set]:
+    """rule -> the keys of its jobs in `xlt plan`'s jobs (what progress() counts new jobs by)."""
+    keys: dict[str, set] = {}
+    for job in plan["jobs"]:
+        keys.setdefault(job["rule"], set()).add(job["run_id"])
+    return keys
 
 
 def rule_families(plan: dict) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Frozen-prefix caching for the dual encoder: `xlt train-dual --cache-frozen-prefix` trains
-what the uncached run with its frozen prefix in eval mode trains (same losses, same weights, same
-dev scores in fp32), `--prefix-states` reads the same states from the sweep's store
-(`xlt dual-prefix-states`, bitwise with float32 storage), and bad input stops before training."""
+what the uncached run with its frozen prefix in eval mode trains (bitwise at depth 0; deeper, up to
+the summation order of the prefix pass, within the bound the arithmetic allows), `--prefix-states`
+reads the same states from the sweep's store (`xlt dual-prefix-states`, bitwise with float32
+storage), and bad input stops before training."""
 
 from __future__ import annotations
 
@@ -153,29 +154,76 @@ def library_run(root, depth, mode, precision="auto"):
     return model, losses, result
 
 
-@pytest.mark.parametrize("depth", [0, 2])
-def test_cached_training_is_the_eval_mode_prefix_run(inputs, depth):
-    reference, reference_losses, reference_result = library_run(inputs, depth, "eval-prefix")
-    cached, cached_losses, cached_result = library_run(inputs, depth, "cached")
-    # exactly: same batches, same padding, same dropout draws above the boundary, same arithmetic
+FP32_EPS = 2.0**-24  # unit roundoff of fp32
+BF16_SPACING = 2.0**-8  # relative distance of neighbouring bf16 numbers (8 significant bits)
+
+
+def loss_tolerance_fp32(depth: int, steps: int) -> float:
+    """How far the cached and the eval-mode uncached losses may drift apart in fp32, to first order.
+
+    The prefix pass batches and pads distinct sentences otherwise than training does, so its sums run in
+    another order: a sum of n products then differs by at most n * u relative to the magnitude of its
+    terms (Higham, gamma_n), n = 64 the longest sum in a layer (the intermediate size), u = 2**-24; post-LN
+    layers renormalise, so each frozen layer adds about that: eps = depth * 64 * u. The pooled vectors carry
+    it to the cosines (|d cos| <= 2 eps), the logits are scale * cos (DualSettings.scale = 10), and the loss,
+    two log-softmax directions each moving by at most 2 max |d logit|, by <= 4 * scale * 2 eps. Every step
+    trained adds one such error at most (to first order), so after `steps` steps the bound is steps times it."""
+    eps = depth * 64 * FP32_EPS
+    return steps * 4 * 10.0 * 2 * eps
+
+
+@pytest.mark.numerics
+def test_cached_training_at_depth_0_is_the_eval_mode_prefix_run_bitwise(inputs):
+    """Below boundary 0 every operation is per token (embedding lookups, their sum, LayerNorm over the
+    hidden axis), so however the pass batches and pads, each value is computed by the same arithmetic:
+    the same code path, so exactly equal (on any CPU)."""
+    reference, reference_losses, reference_result = library_run(inputs, 0, "eval-prefix")
+    cached, cached_losses, cached_result = library_run(inputs, 0, "cached")
     assert cached_losses == reference_losses
     assert cached_result.history == reference_result.history
     for (name, param), other in zip(cached.named_parameters(), reference.parameters()):
         assert torch.equal(param, other), name
-    # the comparison can fail: dropout in the frozen layers (plain uncached training) is another run
-    _, plain_losses, _ = library_run(inputs, depth, "plain")
-    assert max(abs(a - b) for a, b in zip(plain_losses, reference_losses)) > 1e-4
+    # the comparison can fail: dropout in the embeddings (plain uncached training) is another run
+    _, plain_losses, _ = library_run(inputs, 0, "plain")
+    assert plain_losses != reference_losses
 
 
+@pytest.mark.numerics
+def test_cached_training_at_depth_2_is_the_eval_mode_prefix_run_up_to_summation_order(inputs):
+    """Two frozen layers hold sums whose order depends on the batch's shape and on the kernels torch
+    picks for the CPU (AVX-512, AVX2 or none): the runs agree within the bound the arithmetic allows.
+    Weights are not compared: AdamW moves a weight whose gradient is near zero by about lr either way
+    under any perturbation, so the trained models are compared as functions (losses, dev scores)."""
+    _, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix")
+    _, cached_losses, cached_result = library_run(inputs, 2, "cached")
+    tolerance = loss_tolerance_fp32(depth=2, steps=len(reference_losses))  # 2.4e-3 after 4 steps
+    torch.testing.assert_close(cached_losses, reference_losses, atol=tolerance, rtol=0)
+    assert [h["step"] for h in cached_result.history] == [h["step"] for h in reference_result.history]
+    for ours, theirs in zip(cached_result.history, reference_result.history):
+        torch.testing.assert_close(ours.pop("loss"), theirs.pop("loss"), atol=tolerance, rtol=0)
+        # retrieval ranks: the cosines move by <= 2 eps (1.5e-5), so a rank flips only at a tie that close
+        assert ours == theirs
+    # the bound can fail: dropout in the frozen layers (plain uncached training) is another run, at every step
+    _, plain_losses, _ = library_run(inputs, 2, "plain")
+    assert min(abs(a - b) for a, b in zip(plain_losses, reference_losses)) > tolerance
+
+
+@pytest.mark.numerics
 def test_cached_training_under_bf16_autocast_is_the_eval_mode_prefix_run(inputs):
     """bf16 autocast on a CPU stands in for a bf16 GPU: the cache runs the prefix under the
-    training's autocast, so the cached run is the uncached bf16 run with its prefix in eval mode."""
-    reference, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix", "bf16")
-    cached, cached_losses, cached_result = library_run(inputs, 2, "cached", "bf16")
+    training's autocast, so the cached run is the uncached bf16 run with its prefix in eval mode, up
+    to bf16's resolution. Under autocast every matrix product is rounded to 8 significant bits, so
+    two paths whose fp32 accumulators differ in the last bits (summation order, as in fp32) can round
+    to neighbouring bf16 numbers: 2**-8 apart relative. The loss is a mean over the batch of such
+    rounded logits' log-softmax, so its relative resolution is that spacing: the runs agree within one
+    bf16 spacing of the loss at every step (measured: equal, or 4.7e-4 relative on AVX2)."""
+    _, reference_losses, reference_result = library_run(inputs, 2, "eval-prefix", "bf16")
+    _, cached_losses, cached_result = library_run(inputs, 2, "cached", "bf16")
     assert cached_result.precision == reference_result.precision == "bfloat16"
-    assert cached_losses == pytest.approx(reference_losses, abs=1e-6)
-    for (name, param), other in zip(cached.named_parameters(), reference.parameters()):
-        torch.testing.assert_close(param, other, atol=1e-6, rtol=1e-5, msg=name)
+    torch.testing.assert_close(cached_losses, reference_losses, rtol=BF16_SPACING, atol=0)
+    # the bound can fail: dropout in the frozen layers moves the loss by more than a bf16 spacing
+    _, plain_losses, _ = library_run(inputs, 2, "plain", "bf16")
+    assert max(abs(a - b) / abs(b) for a, b in zip(plain_losses, reference_losses)) > BF16_SPACING
 
 
 def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):

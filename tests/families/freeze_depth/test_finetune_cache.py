@@ -82,6 +82,7 @@ def finetune(root, out, depth, *extra):
     return load_file(out / "model" / "model.safetensors"), read_json(out / "train.json")["meta"]
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_cached_finetune_runs_the_prefix_at_the_training_precision(tiny_run_inputs, tmp_path, precision):
     """bf16 autocast on a CPU stands in for a bf16 GPU: the cached run's prefix computes under the
@@ -98,6 +99,7 @@ def test_cached_finetune_runs_the_prefix_at_the_training_precision(tiny_run_inpu
         torch.testing.assert_close(cached[name], plain[name], atol=1e-5, rtol=1e-4, msg=name)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("depth", [1, LAYERS])
 def test_cached_finetune_saves_the_uncached_parameters(tiny_run_inputs, tmp_path, depth):
     initial = load_file(tiny_run_inputs / "model" / "model.safetensors")

@@ -11,7 +11,9 @@ stored states. Semantics, as for the freeze_depth family's cache (xlt.core.prefi
 - the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
   included), where uncached training runs them in train mode, with dropout: the remaining
   difference. With dropout 0 this is uncached training (same batches, same padding, same
-  precision);
+  precision) up to summation order: the pass batches and pads the distinct sentences otherwise
+  than training does, so below a boundary > 0 its sums run in another order (bounds in
+  tests/families/dual/test_dual_prefix.py);
 - depth -1 freezes nothing (the embeddings train), so it cannot be cached: refused;
 - evaluation (dev retrieval, Tatoeba, mining) runs the full model on raw text as before.
 
