@@ -63,7 +63,8 @@ def check(config: dict, family: str, distilling: bool) -> None:
         extra = [value for value in compared[key] if value not in section[key]]
         if extra:
             raise XltError(
-                f"{family}.comparison.{key} {extra} not in {family}.{key} {section[key]}: compare settings the sweep has"
+                f"{family}.comparison.{key} {extra} not in {family}.{key} {section[key]}: "
+                "compare settings the sweep has"
             )
 
 
