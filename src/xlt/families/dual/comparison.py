@@ -55,8 +55,7 @@ def check(config: dict, family: str, distilling: bool) -> None:
             f"{family}.comparison.starts has {TEACHER}: that is the distillation teacher's checkpoint; add "
             f"mse_distill to {family}.objectives with {family}.distill.teacher, or drop {TEACHER}"
         )
-    for key in ("margins", "scales", "seeds", "starts"):
-        values = compared[key]
+    for key, values in section.get("comparison", {}).items():  # the sweep's own lists are checked as its axes
         if len(set(values)) != len(values):
             raise XltError(f"{family}.comparison.{key} lists a value more than once ({values})")
     for key in ("margins", "scales"):

@@ -127,9 +127,8 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
         if not rows.empty:
             panels.append((rows, f"STS Spearman (cosine){f', {dataset}' if dataset else ''}", 1))
     poolings = _poolings(pd.concat([rows for rows, _, _ in panels]))
-    fig, axes = plt.subplots(
-        len(poolings), len(panels), figsize=(6.5 * len(panels), 4.4 * len(poolings)), squeeze=False
-    )
+    width = max(6.5 * len(panels), 11.0)  # room for the legend's long labels beside one panel
+    fig, axes = plt.subplots(len(poolings), len(panels), figsize=(width, 4.4 * len(poolings)), squeeze=False)
     colours: dict = {}  # one colour per bar label in every panel
     # labelled over every pooling, so a setting has one label (and colour) in every row of panels
     panels = [(_groups(rows), ylabel, scale) for rows, ylabel, scale in panels]
@@ -143,9 +142,10 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 3), fontsize=8)
+    columns = min(len(handles), 3 if width > 12 else 2)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=columns, fontsize=8)
     fig.suptitle(title or _title(table))
-    legend_rows = -(-len(handles) // 3)
+    legend_rows = -(-len(handles) // columns)
     fig.tight_layout(rect=(0, min(0.4, 0.035 * legend_rows / len(poolings) + 0.03), 1, 1))
     return save(fig, out, tight=False)
 
@@ -153,5 +153,5 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
 def _title(table: pd.DataFrame) -> str:
     title = "Objectives: untrained, zero-shot teacher, additive margin, distilled student; dots: seeds"
     if START in table.columns and (table[START] == "teacher").any():
-        title += "\nstart=teacher: trained from the distillation teacher's checkpoint, as the students' teacher was"
+        title += "\nstart=teacher: trained from the distillation teacher's (NLI) checkpoint"
     return title
