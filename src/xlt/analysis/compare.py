@@ -13,7 +13,12 @@ axis (its plan's optional `BUDGET_AXIS`: the dual family's sentences_seen) does 
 reference pairs apart, so runs of different budgets are paired, but each row says both budgets
 (`budget_a`, `budget_b`) and whether they are equal (`equal_budget`; empty where a run has no
 training budget, as the teacher and the untrained encoder); nor do its `RECIPE_AXES`, settings each
-reference value has its own of (dual's batch size). Two accuracies on the same examples get McNemar's
+reference value has its own of (dual's batch size and start). With the runs' training records
+(`xlt compare --training`: the train.json of each run, read by run id) a budget row also says what each
+run trained: the sentences it saw (`seen_a`, `seen_b`, measured; `budget_a`, `budget_b` are the
+planned ones), its optimiser steps, peak learning rate and dev checks, and `equal_budget` compares the
+measured budgets where both runs have one, else the planned. Its `NAMED_AXES` (dual's start) are
+stated for both runs on every row (`start_a`, `start_b`). Two accuracies on the same examples get McNemar's
 exact test; correlations and perplexities a paired bootstrap (perplexities only on the same
 sentences with the same masks: a model with another tokenizer masks other tokens and is not
 compared). The difference is always `b - a` with its paired-bootstrap interval, and the
@@ -66,6 +71,8 @@ def _budget_axis(family: str | None) -> str | None:
 
 
 BUDGET_COLUMNS = ["budget_a", "budget_b", "equal_budget"]
+# what each run of a budget row trained, from its training record (read_training)
+TRAINED_COLUMNS = [f"{what}_{run}" for what in ("seen", "steps", "lr", "dev_checks") for run in "ab"]
 TEST_COLUMNS = [
     "family",
     "axis",
@@ -120,6 +127,22 @@ def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
                 sets[_set_key(one)] = one
         runs.append(Run(meta.get("run_id"), dict(meta.get("axes", {})), sets))
     return runs
+
+
+def read_training(paths: Iterable[str | Path]) -> dict[str, dict]:
+    """Run id -> what it trained, from its training record's meta (train.json): the sentences it saw,
+    its optimiser steps, peak learning rate and dev checks (the evaluations its checkpoint was
+    selected among)."""
+    records = {}
+    for path in paths:
+        meta = read_json(path)["meta"]
+        records[meta.get("run_id")] = {
+            "seen": meta.get("sentences_seen"),
+            "steps": meta.get("steps"),
+            "lr": meta.get("train", {}).get("lr"),
+            "dev_checks": len(meta.get("history", [])),
+        }
+    return records
 
 
 def _not_axes(family: str | None) -> set[str]:
@@ -319,11 +342,15 @@ def paired_tests(
     seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     alpha: float = 0.05,
+    training: dict[str, dict] | None = None,
 ) -> pd.DataFrame:
+    """Every pair's rows (`training`: read_training's records, for the budget rows' columns)."""
     rows = []
     budget = _budget_axis(family)
+    named = list(_optional(family, "NAMED_AXES", ()))
     for axis, comparison, a, b in pairs(runs, family):
-        budgets = _budgets(a, b, budget) if budget else {}
+        budgets = _budgets(a, b, budget, training or {}) if budget else {}
+        budgets |= {f"{name}_{side}": run.axes.get(name) for name in named for side, run in (("a", a), ("b", b))}
         for key in sorted(set(a.sets) & set(b.sets), key=str):
             numbers = compare_sets(a.sets[key], b.sets[key], resamples, seed, confidence)
             if numbers is None:
@@ -343,18 +370,28 @@ def paired_tests(
                     **budgets,
                 }
             )
-    columns = TEST_COLUMNS + (BUDGET_COLUMNS if budget else [])
+    named_columns = [f"{name}_{side}" for name in named for side in "ab"]
+    columns = TEST_COLUMNS + (BUDGET_COLUMNS + TRAINED_COLUMNS if budget else []) + named_columns
     table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "significant")])
     table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
     table["significant"] = table["p_holm"] < alpha
     return table[columns]
 
 
-def _budgets(a: Run, b: Run, axis: str) -> dict:
-    """Both runs' training budgets and whether they are equal (None where either has none)."""
+def _budgets(a: Run, b: Run, axis: str, training: dict[str, dict]) -> dict:
+    """Both runs' planned training budgets, what each trained (its record's; None without one) and
+    whether the budgets are equal: the measured ones where both runs have one, else the planned
+    (None where either run has no budget)."""
     budget_a, budget_b = a.axes.get(axis), b.axes.get(axis)
+    trained = {
+        f"{what}_{side}": training.get(run.run_id, {}).get(what)
+        for what in ("seen", "steps", "lr", "dev_checks")
+        for side, run in (("a", a), ("b", b))
+    }
+    if trained["seen_a"] is not None and trained["seen_b"] is not None:
+        budget_a, budget_b = trained["seen_a"], trained["seen_b"]
     equal = None if budget_a is None or budget_b is None else budget_a == budget_b
-    return {"budget_a": budget_a, "budget_b": budget_b, "equal_budget": equal}
+    return {"budget_a": a.axes.get(axis), "budget_b": b.axes.get(axis), "equal_budget": equal, **trained}
 
 
 def seeds_table(table: pd.DataFrame) -> pd.DataFrame:

@@ -81,9 +81,12 @@ REFERENCE_AXIS = ("objective", OBJECTIVE_ORDER)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
 # the training budget: runs of different budgets are still paired, and each row says both (xlt.analysis.compare)
 BUDGET_AXIS = budget.AXIS
-# each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation):
-# objectives are paired across batch sizes, at the budgets their rows state
-RECIPE_AXES = frozenset({"batch_size"})
+# each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation) and
+# start (a student starts from the model, taught by the teacher; a margin run from either): objectives
+# are paired across them, at the budgets and starts their rows state
+RECIPE_AXES = frozenset({"batch_size", comparison.AXIS})
+NAMED_AXES = (comparison.AXIS,)  # every paired row states both runs' start (start_a, start_b)
+TRAINING_RECORD = "train_dual"  # its train.json: what each run trained, for the comparison's budget columns
 ORDERS = {
     "objective": lambda value: (
         OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER else len(OBJECTIVE_ORDER),
