@@ -1012,7 +1012,6 @@ def test_the_paper_sweep_scores_sts2017_beside_stsb_multi():
     [
         ({"comparison": {"starts": ["pretrained", "teacher"]}, "objectives": ["additive_margin"]}, "add mse_distill"),
         ({"comparison": {"seeds": [1, 2, 1]}}, r"dual.comparison.seeds lists a value more than once \(\[1, 2, 1\]\)"),
-        ({"comparison": {"margins": [0.4]}}, r"dual.comparison.margins \[0.4\] not in dual.margins \[0.2\]"),
     ],
 )
 def test_comparison_errors_name_the_key_and_the_fix(dual, message):

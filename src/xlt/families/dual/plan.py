@@ -185,8 +185,8 @@ def runs(config: dict) -> list[dict]:
         for model in family["models"]
         if ADDITIVE in family["objectives"]
         for start in dict.fromkeys(point[2] for point in points)
-        for margin in family["margins"]
-        for scale in family["scales"]
+        for margin in dict.fromkeys(point[0] for point in points)
+        for scale in dict.fromkeys(point[1] for point in points)
         for pooling in family["poolings"]
         for batch_size in batch_sizes(config)
         for depth in family["freeze_depths"]
