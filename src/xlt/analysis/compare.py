@@ -39,6 +39,8 @@ import pandas as pd
 from xlt.analysis.bootstrap import paired_bootstrap
 from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
+from xlt.analysis.training_records import TRAINED_COLUMNS, budget_columns
+from xlt.analysis.training_records import read_training as read_training
 from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
@@ -71,8 +73,6 @@ def _budget_axis(family: str | None) -> str | None:
 
 
 BUDGET_COLUMNS = ["budget_a", "budget_b", "equal_budget"]
-# what each run of a budget row trained, from its training record (read_training)
-TRAINED_COLUMNS = [f"{what}_{run}" for what in ("seen", "steps", "lr", "dev_checks") for run in "ab"]
 TEST_COLUMNS = [
     "family",
     "axis",
@@ -127,22 +127,6 @@ def read_runs(metrics_paths: Iterable[str | Path]) -> list[Run]:
                 sets[_set_key(one)] = one
         runs.append(Run(meta.get("run_id"), dict(meta.get("axes", {})), sets))
     return runs
-
-
-def read_training(paths: Iterable[str | Path]) -> dict[str, dict]:
-    """Run id -> what it trained, from its training record's meta (train.json): the sentences it saw,
-    its optimiser steps, peak learning rate and dev checks (the evaluations its checkpoint was
-    selected among)."""
-    records = {}
-    for path in paths:
-        meta = read_json(path)["meta"]
-        records[meta.get("run_id")] = {
-            "seen": meta.get("sentences_seen"),
-            "steps": meta.get("steps"),
-            "lr": meta.get("train", {}).get("lr"),
-            "dev_checks": len(meta.get("history", [])),
-        }
-    return records
 
 
 def _not_axes(family: str | None) -> set[str]:
@@ -349,7 +333,9 @@ def paired_tests(
     budget = _budget_axis(family)
     named = list(_optional(family, "NAMED_AXES", ()))
     for axis, comparison, a, b in pairs(runs, family):
-        budgets = _budgets(a, b, budget, training or {}) if budget else {}
+        budgets = (
+            budget_columns(a.run_id, b.run_id, a.axes.get(budget), b.axes.get(budget), training or {}) if budget else {}
+        )
         budgets |= {f"{name}_{side}": run.axes.get(name) for name in named for side, run in (("a", a), ("b", b))}
         for key in sorted(set(a.sets) & set(b.sets), key=str):
             numbers = compare_sets(a.sets[key], b.sets[key], resamples, seed, confidence)
@@ -376,22 +362,6 @@ def paired_tests(
     table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
     table["significant"] = table["p_holm"] < alpha
     return table[columns]
-
-
-def _budgets(a: Run, b: Run, axis: str, training: dict[str, dict]) -> dict:
-    """Both runs' planned training budgets, what each trained (its record's; None without one) and
-    whether the budgets are equal: the measured ones where both runs have one, else the planned
-    (None where either run has no budget)."""
-    budget_a, budget_b = a.axes.get(axis), b.axes.get(axis)
-    trained = {
-        f"{what}_{side}": training.get(run.run_id, {}).get(what)
-        for what in ("seen", "steps", "lr", "dev_checks")
-        for side, run in (("a", a), ("b", b))
-    }
-    if trained["seen_a"] is not None and trained["seen_b"] is not None:
-        budget_a, budget_b = trained["seen_a"], trained["seen_b"]
-    equal = None if budget_a is None or budget_b is None else budget_a == budget_b
-    return {"budget_a": a.axes.get(axis), "budget_b": b.axes.get(axis), "equal_budget": equal, **trained}
 
 
 def seeds_table(table: pd.DataFrame) -> pd.DataFrame:

@@ -14,7 +14,9 @@ twins) trains at `comparison.seeds`; the sweep's other runs keep `dual.seeds` (c
 
 from __future__ import annotations
 
+from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.families.dual import budget
 
 AXIS = "start"
 PRETRAINED = "pretrained"  # the model of dual.models, as the sweep's runs start
@@ -44,6 +46,26 @@ def margin_points(config: dict, family: str) -> list[tuple]:
         for scale in compared["scales"]
         for seed in compared["seeds"]
     ]
+
+
+def margin_row(config, family, model, margin, scale, pooling, batch_size, depth, seed, start) -> dict:
+    """An additive-margin run's row; one started from the teacher's checkpoint says so in its id."""
+    number = settings.number_label
+    started = "" if start == PRETRAINED else f"-from{start}"
+    return {
+        "run_id": f"{model}{started}-margin{number(margin)}-scale{number(scale)}-{pooling}"
+        f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
+        "model": model,
+        "objective": "additive_margin",
+        "margin": margin,
+        "scale": scale,
+        "pooling": pooling,
+        "batch_size": batch_size,
+        "freeze_depth": depth,
+        "seed": seed,
+        budget.AXIS: budget.sentences_seen(config, family, settings.training(config, family), batch_size),
+        AXIS: start,
+    }
 
 
 def check(config: dict, family: str, distilling: bool) -> None:

@@ -181,7 +181,7 @@ def runs(config: dict) -> list[dict]:
     ]
     points += [point for point in comparison.margin_points(config, FAMILY) if point not in points]
     additive = [
-        _additive_row(config, model, margin, scale, pooling, batch_size, depth, seed, start)
+        comparison.margin_row(config, FAMILY, model, margin, scale, pooling, batch_size, depth, seed, start)
         for model in family["models"]
         if ADDITIVE in family["objectives"]
         for start in dict.fromkeys(point[2] for point in points)
@@ -196,26 +196,6 @@ def runs(config: dict) -> list[dict]:
     seeds = comparison.spec(config, FAMILY)["seeds"]
     budgets = [row[budget.AXIS] for row in additive]
     return additive + distill_plan.runs(config, FAMILY, batch_sizes(config), budgets, seeds)
-
-
-def _additive_row(config, model, margin, scale, pooling, batch_size, depth, seed, start) -> dict:
-    """An additive-margin run; one started from the teacher's checkpoint says so in its id."""
-    number = settings.number_label
-    started = "" if start == comparison.PRETRAINED else f"-from{start}"
-    return {
-        "run_id": f"{model}{started}-margin{number(margin)}-scale{number(scale)}-{pooling}"
-        f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
-        "model": model,
-        "objective": ADDITIVE,
-        "margin": margin,
-        "scale": scale,
-        "pooling": pooling,
-        "batch_size": batch_size,
-        "freeze_depth": depth,
-        "seed": seed,
-        budget.AXIS: budget.sentences_seen(config, FAMILY, settings.training(config, FAMILY), batch_size),
-        comparison.AXIS: start,
-    }
 
 
 def baselines(config: dict) -> list[dict]:
