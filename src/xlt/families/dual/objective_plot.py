@@ -137,11 +137,14 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
             _panel(ax, _of_pooling(rows, pooling), ylabel, scale, colours)
             if pooling is not None:
                 ax.set_title(f"pooling={pooling}")
-    # below the panels: the bars of a high error reach the top of the axes; every row's labels once
-    handles = {}
+    # below the panels: the bars of a high error reach the top of the axes; every row's labels once,
+    # in bar order (the teacher's bar is in its pooling's row only)
+    drawn = {}
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
+            drawn.setdefault(label, handle)
+    order = pd.concat([rows for rows, _, _ in panels]).drop_duplicates("group").sort_values(["rank", "group"])
+    handles = {label: drawn[label] for label in order["group"] if label in drawn}
     columns = min(len(handles), 3 if width > 12 else 2)
     fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=columns, fontsize=8)
     fig.suptitle(title or _title(table))
