@@ -486,3 +486,21 @@ def test_objectives_figure_draws_each_pooling_apart_and_names_every_bars_start_a
     dots = [len(c.get_offsets()) for c in mean.collections if c.get_label() == "_seeds"]
     assert sum(dots) == 3 * 2 * 3
     assert "start=teacher" in fig._suptitle.get_text()
+
+
+def test_the_margin_curves_and_the_heatmap_keep_the_two_starts_apart(tmp_path):
+    """A run from the teacher's checkpoint is its own line and its own heatmap row, never averaged
+    with the run from the pretrained model at the same margin and scale."""
+    table = dual_table()
+    teacher = table[table.margin == 0.3].assign(run_id=lambda t: t.run_id + "-t", start="teacher")
+    teacher = teacher.assign(value=teacher.value + 0.2)
+    table = pd.concat([table.assign(start="pretrained"), teacher], ignore_index=True)
+    fig = PLOTS["dual-error-vs-margin"](table, tmp_path / "m.png")
+    lines = {c.get_label(): c for c in fig.axes[0].containers}
+    assert set(lines) == {f"scale={s} start={st}" for s in (10, 20) for st in ("pretrained", "teacher")}
+    ys = lines["scale=10 start=teacher"].lines[0].get_ydata()
+    pretrained = lines["scale=10 start=pretrained"].lines[0].get_ydata()[-1]  # margin 0.3
+    # 0.2 more error, in percent, alone at margin 0.3; two means of values below 1 then x100: rounding ~1e-13
+    assert list(ys) == pytest.approx([pretrained + 20], abs=1e-9)
+    rows = [t.get_text() for t in PLOTS["dual-tatoeba-heatmap"](table, tmp_path / "h.png").axes[0].get_yticklabels()]
+    assert "margin=0.3 scale=10 start=teacher" in rows and "margin=0.3 scale=10 start=pretrained" in rows
