@@ -567,3 +567,53 @@ def test_objectives_of_other_budgets_are_paired_and_the_row_says_both_budgets(tm
     assert rows["kd-matched", "kd"].axis == "sentences_seen"
     # a family without a budget axis keeps its columns
     assert "budget_a" not in paired_tests(read_runs(paths), "freeze_depth", resamples=200).columns
+
+
+def test_budget_rows_say_what_each_run_trained_and_where_it_started(tmp_path):
+    """Issue 47: a distilled student (from the model, taught by the NLI teacher) meets the margin run
+    from the model and the one from the teacher's checkpoint; every row names both starts, and the
+    budget rows give each run's measured sentences, steps, peak lr and dev checks from its train.json
+    beside the planned budget. equal_budget compares the measured budgets: the plan said 4.8M for both,
+    but the margin run's epoch was shorter (4,700,160 seen)."""
+    from xlt.analysis.compare import read_training
+
+    trained = {"model": "m", "pooling": "mean", "freeze_depth": -1, "seed": 1, "trained": True}
+    margin = {**trained, "objective": "additive_margin", "margin": 0.3, "scale": 10, "batch_size": 256}
+    kd = {**trained, "objective": "mse_distill", "margin": None, "scale": None, "batch_size": 64}
+    runs = {
+        "am": {**margin, "sentences_seen": 4_800_000, "start": "pretrained"},
+        "am-t": {**margin, "sentences_seen": 4_800_000, "start": "teacher"},
+        "kd": {**kd, "sentences_seen": 4_800_000, "start": "pretrained"},
+    }
+    shares = {"am": 0.6, "am-t": 0.7, "kd": 0.8}
+    paths = [
+        write_classifier_run(tmp_path, "dual", run_id, axes, {"qac": predictions(shares[run_id], i)})
+        for i, (run_id, axes) in enumerate(runs.items())
+    ]
+    records = []
+    for run_id, steps, batch, lr, checks in (
+        ("am", 9_180, 256, 1e-5, 9),
+        ("am-t", 9_180, 256, 1e-5, 9),
+        ("kd", 75_000, 64, 2e-5, 75),
+    ):
+        record = MetricsFile("dual", run_id, axes=runs[run_id], manifest=False)
+        seen = steps * batch * (2 if run_id.startswith("am") else 1)
+        record.meta.update(
+            steps=steps, sentences_seen=seen, train={"lr": lr}, history=[{"step": s} for s in range(checks)]
+        )
+        record.write(tmp_path / run_id / "train.json")
+        records.append(tmp_path / run_id / "train.json")
+    table = paired_tests(read_runs(paths), "dual", resamples=200, training=read_training(records))
+    rows = {(r.run_a, r.run_b): r for r in table.itertuples()}
+    assert set(rows) == {("am", "am-t"), ("am", "kd"), ("am-t", "kd")}
+    assert rows["am", "am-t"].axis == "start" and (rows["am", "am-t"].a, rows["am", "am-t"].b) == (
+        "pretrained",
+        "teacher",
+    )
+    row = rows["am-t", "kd"]
+    assert (row.start_a, row.start_b) == ("teacher", "pretrained")
+    assert (row.budget_a, row.budget_b) == (4_800_000, 4_800_000)  # planned
+    assert (row.seen_a, row.seen_b) == (9_180 * 512, 4_800_000)  # measured: 4,700,160 and 4,800,000
+    assert (row.steps_a, row.steps_b, row.lr_a, row.lr_b) == (9_180, 75_000, 1e-5, 2e-5)
+    assert (row.dev_checks_a, row.dev_checks_b) == (9, 75)
+    assert row.equal_budget is False and rows["am", "am-t"].equal_budget is True

@@ -6,6 +6,7 @@ from xlt.analysis import targets as statistics
 rule compare:
     input:
         metrics=lambda wildcards: statistics.evaluation_files(config, wildcards.family),
+        training=lambda wildcards: statistics.training_files(config, wildcards.family),
         table=f"{RESULTS}/tables/{{family}}.csv",
     output:
         tests=report(statistics.TESTS, caption="../../src/xlt/analysis/caption.rst", category=statistics.CATEGORY),
@@ -20,5 +21,5 @@ rule compare:
     params:
         statistics=STATISTICS,
     shell:
-        "xlt compare {input.metrics} --family {wildcards.family} --table {input.table} "
+        "xlt compare {input.metrics} --training {input.training} --family {wildcards.family} --table {input.table} "
         "--out-tests {output.tests} --out-seeds {output.seeds} {params.statistics} > {log} 2>&1"

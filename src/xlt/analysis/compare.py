@@ -13,7 +13,12 @@ axis (its plan's optional `BUDGET_AXIS`: the dual family's sentences_seen) does 
 reference pairs apart, so runs of different budgets are paired, but each row says both budgets
 (`budget_a`, `budget_b`) and whether they are equal (`equal_budget`; empty where a run has no
 training budget, as the teacher and the untrained encoder); nor do its `RECIPE_AXES`, settings each
-reference value has its own of (dual's batch size). Two accuracies on the same examples get McNemar's
+reference value has its own of (dual's batch size and start). With the runs' training records
+(`xlt compare --training`: the train.json of each run, read by run id) a budget row also says what each
+run trained: the sentences it saw (`seen_a`, `seen_b`, measured; `budget_a`, `budget_b` are the
+planned ones), its optimiser steps, peak learning rate and dev checks, and `equal_budget` compares the
+measured budgets where both runs have one, else the planned. Its `NAMED_AXES` (dual's start) are
+stated for both runs on every row (`start_a`, `start_b`). Two accuracies on the same examples get McNemar's
 exact test; correlations and perplexities a paired bootstrap (perplexities only on the same
 sentences with the same masks: a model with another tokenizer masks other tokens and is not
 compared). The difference is always `b - a` with its paired-bootstrap interval, and the
@@ -34,6 +39,8 @@ import pandas as pd
 from xlt.analysis.bootstrap import paired_bootstrap
 from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.analysis.significance import discordant_counts, holm, mcnemar_exact
+from xlt.analysis.training_records import TRAINED_COLUMNS, budget_columns
+from xlt.analysis.training_records import read_training as read_training
 from xlt.core import registry
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
@@ -319,11 +326,17 @@ def paired_tests(
     seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     alpha: float = 0.05,
+    training: dict[str, dict] | None = None,
 ) -> pd.DataFrame:
+    """Every pair's rows (`training`: read_training's records, for the budget rows' columns)."""
     rows = []
     budget = _budget_axis(family)
+    named = list(_optional(family, "NAMED_AXES", ()))
     for axis, comparison, a, b in pairs(runs, family):
-        budgets = _budgets(a, b, budget) if budget else {}
+        budgets = (
+            budget_columns(a.run_id, b.run_id, a.axes.get(budget), b.axes.get(budget), training or {}) if budget else {}
+        )
+        budgets |= {f"{name}_{side}": run.axes.get(name) for name in named for side, run in (("a", a), ("b", b))}
         for key in sorted(set(a.sets) & set(b.sets), key=str):
             numbers = compare_sets(a.sets[key], b.sets[key], resamples, seed, confidence)
             if numbers is None:
@@ -343,18 +356,12 @@ def paired_tests(
                     **budgets,
                 }
             )
-    columns = TEST_COLUMNS + (BUDGET_COLUMNS if budget else [])
+    named_columns = [f"{name}_{side}" for name in named for side in "ab"]
+    columns = TEST_COLUMNS + (BUDGET_COLUMNS + TRAINED_COLUMNS if budget else []) + named_columns
     table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "significant")])
     table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float)) if len(table) else []
     table["significant"] = table["p_holm"] < alpha
     return table[columns]
-
-
-def _budgets(a: Run, b: Run, axis: str) -> dict:
-    """Both runs' training budgets and whether they are equal (None where either has none)."""
-    budget_a, budget_b = a.axes.get(axis), b.axes.get(axis)
-    equal = None if budget_a is None or budget_b is None else budget_a == budget_b
-    return {"budget_a": budget_a, "budget_b": budget_b, "equal_budget": equal}
 
 
 def seeds_table(table: pd.DataFrame) -> pd.DataFrame:

@@ -25,6 +25,15 @@ def evaluation_files(config: dict, family: str) -> list[str]:
     return [metrics_file(family, rule, key) for rule in registry.plan(family).EVALUATIONS for key in jobs.get(rule, {})]
 
 
+def training_files(config: dict, family: str) -> list[str]:
+    """The training records the comparison reads beside the evaluations: the metrics file of each
+    job of the family's TRAINING_RECORD rule (dual: train_dual's train.json), none without one."""
+    rule = getattr(registry.plan(family), "TRAINING_RECORD", None)
+    if rule is None:
+        return []
+    return [metrics_file(family, rule, key) for key in settings.plan_module(family).jobs(config).get(rule, {})]
+
+
 def families(config: dict) -> list[str]:
     """The enabled families with at least one evaluation to compare."""
     return [f for f in evaluated() if settings.family(config, f) is not None and evaluation_files(config, f)]

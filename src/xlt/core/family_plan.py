@@ -93,7 +93,10 @@ class FamilyPlan(Protocol):
     # Optional: BUDGET_AXIS, the axis holding a run's training budget (dual's sentences_seen): the
     # paired tests pair runs of different budgets and say both budgets in the row
     # (xlt.analysis.compare). Optional: RECIPE_AXES, axes each value of REFERENCE_AXIS has its own
-    # setting of (dual's batch size), which do not keep reference pairs apart. Optional: the cost
+    # setting of (dual's batch size and start), which do not keep reference pairs apart. Optional:
+    # NAMED_AXES, axes every paired row states for both runs (dual's start: start_a, start_b), and
+    # TRAINING_RECORD, the rule whose metrics file records what each run trained (dual's train_dual:
+    # the budget rows' measured sentences, steps, peak lr, dev checks). Optional: the cost
     # hooks of COST_HOOKS below, which `xlt plan` (xlt.cost) prices a family's jobs with.
 
     def targets(self, config: dict) -> list[str]:

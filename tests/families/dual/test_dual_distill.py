@@ -155,14 +155,18 @@ def test_bad_teacher_settings_fail_before_training(tmp_path, demo_model_dir, cap
 
 
 def test_length_bucketing_batches_pairs_of_similar_length(tmp_path, demo_model_dir, counted, monkeypatch):
-    """config/paper.yaml buckets the distillation's batches: the examples give their lengths (both
-    sides' words; tuples alone would be refused), the loop orders every pair by them, and the run
-    trains."""
+    """config/paper.yaml buckets the distillation's batches: the examples give their lengths (the
+    longer side's count; tuples alone would be refused), the loop orders every pair by them, and the
+    run trains."""
     from xlt.core import bucketing
 
     pairs = [("ein zwei drei vier", "one two three four"), ("kurz", "short"), ("a b c d e f", "a b c d e f g")]
-    examples = distill.distill_examples(pairs, ["one two three four", "short", "a b c d e f g"])
-    assert examples.lengths() == [8, 2, 13] and [row for *_, row in examples] == [0, 1, 2]
+
+    def words(texts):  # a stand-in counter: the run's own is the student's tokenizer (token_counter)
+        return [len(text.split()) for text in texts]
+
+    examples = distill.distill_examples(pairs, ["one two three four", "short", "a b c d e f g"], words)
+    assert examples.lengths() == [4, 1, 7] and [row for *_, row in examples] == [0, 1, 2]
 
     orders = []
     bucketed_order = bucketing.bucketed_order
@@ -213,7 +217,7 @@ def test_sentence_examples_are_parallel_sentences_datasets():
         Bitext("de", ["hallo", "welt", "Paris"], ["hello", "world", "Paris"]),
         Bitext("fr", ["bonjour", "salut"], ["hello", "hello"]),
     ]
-    examples = distill.sentence_examples(bitexts, ["hello", "world", "Paris"])
+    examples = distill.sentence_examples(bitexts, ["hello", "world", "Paris"], lambda texts: [len(t) for t in texts])
     assert list(examples) == [
         ("hello", 0),
         ("hallo", 0),
@@ -224,7 +228,25 @@ def test_sentence_examples_are_parallel_sentences_datasets():
         ("bonjour", 0),
         ("salut", 0),
     ]
-    assert examples.lengths() == [1] * 8
+    assert examples.lengths() == [5, 5, 5, 4, 5, 5, 7, 5]  # the counter's (characters here)
+
+
+def test_bucketing_lengths_are_the_students_tokens_not_whitespace_words(demo_model_dir):
+    """Issue 47: a Chinese or Japanese sentence is one whitespace "word"; measured in words, the
+    bucketed batches gathered the CJK sentences. The count is the tokenizer's, as the collate cuts it:
+    BERT's tokenizer splits CJK text into a token a character (plus [CLS] and [SEP]), and the
+    max length caps it."""
+    from xlt.core.sentence_encoder import load_tokenizer
+    from xlt.data.bitext_files import Bitext
+
+    count = distill.token_counter(load_tokenizer(str(demo_model_dir)), max_length=8)
+    assert count(["这是一个句子", "日本語の文です", "hello world"])[:2] == [
+        6 + 2,
+        8,
+    ]  # a token a character + 2, cut to 8
+    examples = distill.sentence_examples([Bitext("zh", ["这是一个句子", "好"], ["a b", "c"])], ["a b", "c"], count)
+    assert [text for text, _ in examples] == ["a b", "这是一个句子", "c", "好"]
+    assert examples.lengths() == [4, 8, 3, 3] and len("这是一个句子".split()) == 1
 
 
 def test_select_pairs_applies_the_scripts_filters():

@@ -373,9 +373,9 @@ def test_objectives_figure_has_a_bar_per_objective_and_language_with_interval_wh
     assert labels == [
         "untrained",
         "teacher (zero-shot)",
-        "objective=additive_margin margin=0",
-        "objective=additive_margin margin=0.3",
-        "objective=mse_distill",
+        "objective=additive_margin margin=0, 1 seed",
+        "objective=additive_margin margin=0.3, 1 seed",
+        "objective=mse_distill, 1 seed",
     ]
     heights = [round(bar.get_height(), 6) for bar in error_panel.patches]
     assert heights == [90.0, 90.0, 80.0, 80.0, 50.0, 50.0, 40.0, 40.0, 20.0, 20.0]  # percent, qaa and qac per group
@@ -427,8 +427,80 @@ def test_objectives_figure_states_each_trained_bars_budget(tmp_path):
     assert labels == [
         "untrained",
         "teacher (zero-shot)",
-        "objective=additive_margin margin=0, 4.8M sentences",
-        "objective=additive_margin margin=0.3, 4.8M sentences",
-        "objective=mse_distill, 24M sentences",
-        "objective=mse_distill, 4.8M sentences",
+        "objective=additive_margin margin=0, 1 seed, 4.8M sentences",
+        "objective=additive_margin margin=0.3, 1 seed, 4.8M sentences",
+        "objective=mse_distill, 1 seed, 24M sentences",
+        "objective=mse_distill, 1 seed, 4.8M sentences",
     ]
+
+
+def pooled_table():
+    """Issue 47: the untrained encoder (cls 0.9, mean 0.6), margin runs from both starts at both
+    poolings and a distilled student (mean), the trained ones at three seeds that differ by 0.01."""
+    rows = []
+
+    def add(run, axes, err):
+        for lang in ("qaa", "qac"):
+            rows.append({"run_id": run, **axes, "lang": lang, "split": "test", "metric": "mean_error", "value": err})
+
+    for pooling, err in (("cls", 0.9), ("mean", 0.6)):
+        add(f"u-{pooling}", {"objective": np.nan, "pooling": pooling, "trained": False, "seed": np.nan}, err)
+    for seed in (1, 2, 3):
+        for (pooling, start), err in {
+            ("cls", "pretrained"): 0.5,
+            ("mean", "pretrained"): 0.3,
+            ("cls", "teacher"): 0.4,
+            ("mean", "teacher"): 0.2,
+        }.items():
+            margin = {"objective": "additive_margin", "margin": 0.3, "pooling": pooling, "start": start}
+            add(f"a-{pooling}-{start}-{seed}", {**margin, "trained": True, "seed": seed}, err + 0.01 * (seed - 2))
+        distill = {"objective": "mse_distill", "margin": np.nan, "pooling": "mean", "start": "pretrained"}
+        add(f"kd-{seed}", {**distill, "trained": True, "seed": seed}, 0.1 + 0.01 * (seed - 2))
+    return pd.DataFrame(rows)
+
+
+def test_objectives_figure_draws_each_pooling_apart_and_names_every_bars_start_and_seeds(tmp_path):
+    """No bar averages two poolings or two starts: the cls row holds the cls runs, the mean row the
+    mean runs and the student; each trained label says its start and its 3 seeds, and a dot per seed."""
+    fig = PLOTS["dual-objectives"](pooled_table(), tmp_path / "o.png")
+    cls, mean = fig.axes
+    assert (cls.get_title(), mean.get_title()) == ("pooling=cls", "pooling=mean")
+
+    def bars(ax):  # label -> heights (percent, qaa then qac)
+        return {c.get_label(): [round(b.get_height(), 6) for b in c] for c in ax.containers if c.get_label()}
+
+    margin = "objective=additive_margin, start={}, 3 seeds"
+    # the mean over seeds 0.49, 0.50, 0.51 is 0.50 exactly up to float rounding (6 decimals kept)
+    assert bars(cls) == {
+        "untrained": [90.0, 90.0],
+        margin.format("pretrained"): [50.0, 50.0],
+        margin.format("teacher"): [40.0, 40.0],
+    }
+    assert bars(mean) == {
+        "untrained": [60.0, 60.0],
+        margin.format("pretrained"): [30.0, 30.0],
+        margin.format("teacher"): [20.0, 20.0],
+        "objective=mse_distill, start=pretrained, 3 seeds": [10.0, 10.0],
+    }
+    # a dot per seed and language on each of the 3 trained bars of the mean row
+    dots = [len(c.get_offsets()) for c in mean.collections if c.get_label() == "_seeds"]
+    assert sum(dots) == 3 * 2 * 3
+    assert "start=teacher" in fig._suptitle.get_text()
+
+
+def test_the_margin_curves_and_the_heatmap_keep_the_two_starts_apart(tmp_path):
+    """A run from the teacher's checkpoint is its own line and its own heatmap row, never averaged
+    with the run from the pretrained model at the same margin and scale."""
+    table = dual_table()
+    teacher = table[table.margin == 0.3].assign(run_id=lambda t: t.run_id + "-t", start="teacher")
+    teacher = teacher.assign(value=teacher.value + 0.2)
+    table = pd.concat([table.assign(start="pretrained"), teacher], ignore_index=True)
+    fig = PLOTS["dual-error-vs-margin"](table, tmp_path / "m.png")
+    lines = {c.get_label(): c for c in fig.axes[0].containers}
+    assert set(lines) == {f"scale={s} start={st}" for s in (10, 20) for st in ("pretrained", "teacher")}
+    ys = lines["scale=10 start=teacher"].lines[0].get_ydata()
+    pretrained = lines["scale=10 start=pretrained"].lines[0].get_ydata()[-1]  # margin 0.3
+    # 0.2 more error, in percent, alone at margin 0.3; two means of values below 1 then x100: rounding ~1e-13
+    assert list(ys) == pytest.approx([pretrained + 20], abs=1e-9)
+    rows = [t.get_text() for t in PLOTS["dual-tatoeba-heatmap"](table, tmp_path / "h.png").axes[0].get_yticklabels()]
+    assert "margin=0.3 scale=10 start=teacher" in rows and "margin=0.3 scale=10 start=pretrained" in rows

@@ -90,7 +90,9 @@ def test_demo_dual_sweep_is_margin_0_and_03_and_one_distilled_run():
         "freeze_depth",
         "seed",
         "sentences_seen",
+        "start",
     }
+    assert {r["start"] for r in runs} == {"pretrained"}  # no dual.comparison: every run from the model
 
 
 def test_every_axis_is_swept_as_a_product_with_unique_readable_ids():
@@ -210,7 +212,32 @@ def test_mining_pairs():
 def test_paper_sweep_has_the_seeds_margins():
     runs = [r for r in plan.runs(validate(paper_config())) if r["objective"] == "additive_margin"]
     assert sorted({r["margin"] for r in runs}) == [0, 0.1, 0.2, 0.3, 0.4]
-    assert len(runs) == 5 * 2 * 2
+    grid = [r for r in runs if r["seed"] == 1 and r["start"] == "pretrained"]
+    assert len(grid) == 5 * 2 * 2  # margins x scales x poolings, seed 1, from mBERT
+
+
+def test_paper_compares_the_objectives_from_both_starts_at_three_seeds():
+    """Issue 47: LaBSE's margin 0.3 at scale 10, both poolings, from mBERT and from the teacher's NLI
+    checkpoint (the sbert run the students distil), and the distilled runs, each at seeds 1-3."""
+    config = validate(paper_config())
+    runs = plan.runs(config)
+    compared = [r for r in runs if r["objective"] == "additive_margin" and (r["margin"], r["scale"]) == (0.3, 10)]
+    assert sorted((r["start"], r["pooling"], r["seed"]) for r in compared) == sorted(
+        itertools.product(["pretrained", "teacher"], ["cls", "mean"], [1, 2, 3])
+    )
+    others = [r for r in runs if r["objective"] == "additive_margin" and r not in compared]
+    assert {(r["start"], r["seed"]) for r in others} == {("pretrained", 1)}  # the rest of the grid: one seed
+    distilled = [r for r in runs if r["objective"] == "mse_distill"]
+    assert sorted((r["max_steps"] or 0, r["seed"]) for r in distilled) == [(0, 1), (0, 2), (0, 3)] + [
+        (75_000, seed) for seed in (1, 2, 3)
+    ]
+    assert {r["start"] for r in distilled} == {"pretrained"}  # the student: mBERT, taught by the NLI run
+    teacher_start = next(r for r in compared if r["start"] == "teacher")
+    job = plan.jobs(config)["train_dual"][teacher_start["run_id"]]
+    assert teacher_start["run_id"] == "mbert-fromteacher-margin0.3-scale10-cls-bs256-depthnone-seed1"
+    model = "results/runs/sbert/mbert-mean-L-1-depthnone-seed1/model"  # dual.distill.teacher's directory
+    assert job.spec.get("model") == model and job.inputs["model"] == [model]
+    assert '"start": "teacher"' in job.spec.get("axes")
 
 
 def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
@@ -291,7 +318,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
         "linear",
         # the planned budget: 7 steps x 8 pairs x 2 sentences
         "--axes",
-        '{"model": "tiny", "sentences_seen": 112}',
+        '{"model": "tiny", "sentences_seen": 112, "start": "pretrained"}',
         "--run-id",
         RUN,
         "--out",
@@ -299,7 +326,7 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     ]
     axes = (
         '{"model": "tiny", "objective": "additive_margin", "margin": 0.2, "scale": 5, "pooling": "cls", '
-        '"batch_size": 8, "freeze_depth": 1, "seed": 3, "sentences_seen": 112, "trained": true}'
+        '"batch_size": 8, "freeze_depth": 1, "seed": 3, "sentences_seen": 112, "start": "pretrained", "trained": true}'
     )
     tatoeba = jobs["tatoeba_dual"][RUN]
     assert tatoeba.inputs == {"model": f"{run_dir}/model", "data": "results/data/bt/info.json"}
@@ -329,7 +356,8 @@ def test_jobs_carry_the_complete_xlt_arguments_of_every_rule():
     assert baseline.inputs == {"model": ["results/models/tiny"], "data": "results/data/bt/info.json"}
     untrained = (
         '{"model": "tiny", "objective": null, "margin": null, "scale": null, "pooling": "cls", '
-        '"batch_size": null, "freeze_depth": null, "seed": null, "sentences_seen": null, "trained": false}'
+        '"batch_size": null, "freeze_depth": null, "seed": null, "sentences_seen": null, "start": null, '
+        '"trained": false}'
     )
     assert [str(a) for a in baseline.args] == [
         "--model",
@@ -696,6 +724,8 @@ def distill_config(**distill):
         distill={"teacher": {"sbert_run": "tiny-max-L-2-depthnone-seed1"}, **distill},
         sts={"dataset": "sts", "langs": ["en", "qab"]},
     )
+    if distill.get("match_budget"):  # the equal-budget comparison trains, selects and scores at one length
+        config["evaluation"]["max_length"] = config["dual"]["training"]["max_length"]
     config["datasets"]["nli"] = {
         "source": "demo",
         "task": "nli",
@@ -810,7 +840,7 @@ def test_paper_distils_the_english_sbert_run_into_mbert_with_the_authors_setting
     5 epochs over every language's sentences, 10,000 warm-up steps, AdamW eps 1e-6, sentences of at
     most 250 characters, at most 500,000 a language, evaluation every 1,000 steps."""
     config = validate(paper_config())
-    kd, matched = [r for r in plan.runs(config) if r["objective"] == "mse_distill"]
+    kd, matched = [r for r in plan.runs(config) if r["objective"] == "mse_distill" and r["seed"] == 1]
     assert kd["run_id"] == "mbert-distill-mean-bs64-depthnone-seed1" and kd["pooling"] == "mean"
     args = [str(a) for a in plan.jobs(config)["train_dual"][kd["run_id"]].args]
     flags = (
@@ -857,7 +887,7 @@ def test_paper_runs_carry_their_budget_and_a_distilled_run_matches_the_margin_ru
     config = validate(paper_config())
     rows = plan.runs(config)
     assert {r["sentences_seen"] for r in rows if r["objective"] == "additive_margin"} == {4_800_000}
-    kd, matched = [r for r in rows if r["objective"] == "mse_distill"]
+    kd, matched = [r for r in rows if r["objective"] == "mse_distill" and r["seed"] == 1]
     assert kd["sentences_seen"] == 24_000_000 and kd["max_steps"] is None
     assert matched["run_id"] == "mbert-distill-matched-mean-bs64-depthnone-seed1"
     assert matched["sentences_seen"] == 4_800_000 and matched["max_steps"] == 75_000
@@ -975,3 +1005,37 @@ def test_the_paper_sweep_scores_sts2017_beside_stsb_multi():
         f"results/data/sts2017-extended/{lang}/test.jsonl" for lang in ("ar", "es", "en")
     ]
     assert sum("stsb-multi" in a for a in args) == 10
+
+
+@pytest.mark.parametrize(
+    "dual, message",
+    [
+        ({"comparison": {"starts": ["pretrained", "teacher"]}, "objectives": ["additive_margin"]}, "add mse_distill"),
+        ({"comparison": {"seeds": [1, 2, 1]}}, r"dual.comparison.seeds lists a value more than once \(\[1, 2, 1\]\)"),
+    ],
+)
+def test_comparison_errors_name_the_key_and_the_fix(dual, message):
+    config = distill_config()
+    config["dual"].update(dual)
+    with pytest.raises(XltError, match=message):
+        validate(config)
+
+
+def test_the_equal_budget_comparison_is_refused_at_two_lengths():
+    """Issue 47: the matched twin and the margin runs train, select and are scored at one length."""
+    config = distill_config(match_budget=True)
+    config["evaluation"]["max_length"] = 40
+    with pytest.raises(XltError, match="dual.training.max_length 24, .*evaluation.max_length 40: set them equal"):
+        validate(config)
+
+
+def test_a_comparison_run_from_the_teacher_caches_its_own_frozen_prefix():
+    """The shared store holds the pretrained model's states, not the teacher checkpoint's."""
+    config = distill_config(training={"max_length": 24})
+    config["dual"].update(
+        comparison={"starts": ["pretrained", "teacher"]}, cache_frozen_prefix=True, prefix_states={"shared": True}
+    )
+    jobs = plan.jobs(validate(config))["train_dual"]
+    started = jobs["tiny-fromteacher-margin0.2-scale5-cls-bs8-depth01-seed3"].spec
+    assert started.has("cache_frozen_prefix") and not started.has("prefix_states")
+    assert jobs[RUN].spec.has("prefix_states")

@@ -15,14 +15,23 @@ def test_dry_run_lists_dual_and_alignment_jobs(dry_runs, configfile):
     counts = job_counts(dry_runs.output(configfile))
     config = settings.validate(yaml.safe_load((REPO / configfile).read_text()))
     dual, mining = config["dual"], config["dual"]["mining"]
+    # the grid from the pretrained model, and the objective comparison's margin runs (dual.comparison:
+    # its margins, scales, starts and seeds) that the grid does not have
+    compared = dual["comparison"]
+    points = {(m, s, "pretrained", seed) for m in dual["margins"] for s in dual["scales"] for seed in dual["seeds"]}
+    points |= {
+        (m, s, start, seed)
+        for m in compared.get("margins", dual["margins"])
+        for s in compared.get("scales", dual["scales"])
+        for start in compared["starts"]
+        for seed in compared.get("seeds", dual["seeds"])
+    }
     runs = (
         len(dual["models"])
-        * len(dual["margins"])
-        * len(dual["scales"])
+        * len(points)
         * len(dual["poolings"])
         * len(dual["batch_sizes"])
         * len(dual["freeze_depths"])
-        * len(dual["seeds"])
     )
     distilling = "mse_distill" in dual["objectives"]  # both configs: the students and the teacher's own row
     assert distilling and "additive_margin" in dual["objectives"]
@@ -32,7 +41,7 @@ def test_dry_run_lists_dual_and_alignment_jobs(dry_runs, configfile):
         * len(distill.get("poolings", dual["poolings"]))
         * (1 if "batch_size" in distill["training"] else len(dual["batch_sizes"]))
         * len(dual["freeze_depths"])
-        * len(dual["seeds"])
+        * len(compared.get("seeds", dual["seeds"]))  # the students at the comparison's seeds
     )
     runs += distilled * (2 if distill.get("match_budget") else 1)  # each with its budget-matched twin
     pairs = len(mining.get("langs", mining.get("pairs", [])))

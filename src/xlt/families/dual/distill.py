@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -196,35 +196,64 @@ def make_loss(losses: list[float] | None = None):
     return loss_fn
 
 
+def token_counter(tokenizer, max_length: int, chunk: int = 10_000) -> Callable[[Sequence[str]], list[int]]:
+    """Texts -> each one's tokens as the collate cuts it (special tokens included, at most `max_length`):
+    the length length_bucketing sorts by. Whitespace words would not do: a Chinese or Japanese
+    sentence is about one "word", so its batches would gather the CJK sentences, and pad them."""
+
+    def count(texts: Sequence[str]) -> list[int]:
+        counts = []
+        for start in range(0, len(texts), chunk):
+            encoded = tokenizer(list(texts[start : start + chunk]), truncation=True, max_length=max_length)
+            counts += [len(ids) for ids in encoded["input_ids"]]
+        return counts
+
+    return count
+
+
 class DistillExamples(list):
-    """(text, english, teacher row) examples. Their `lengths()` (whitespace words of both sides)
-    let length_bucketing sort them (xlt.core.bucketing): each example's loss is its own (MSE onto
-    its teacher vector, no in-batch negatives), so batches of similar length change the order of
-    the pairs and the padding, not what any pair contributes."""
+    """(text, english, teacher row) examples. Their `lengths()` (the longer side's tokens, `count`:
+    token_counter; a batch pads both sides to its longest sentence) let length_bucketing sort them
+    (xlt.core.bucketing): each example's loss is its own (MSE onto its teacher vector, no in-batch
+    negatives), so batches of similar length change which pairs share a step and the padding, not
+    what any pair contributes."""
+
+    def __init__(self, examples, count: Callable[[Sequence[str]], list[int]]):
+        super().__init__(examples)
+        self.count = count
 
     def lengths(self) -> list[int]:
-        return [len(text.split()) + len(english.split()) for text, english, _ in self]
+        texts, english = self.count([t for t, _, _ in self]), self.count([e for _, e, _ in self])
+        return [max(a, b) for a, b in zip(texts, english)]
 
 
-def distill_examples(pairs: Sequence[tuple[str, str]], sentences: Sequence[str]) -> DistillExamples:
+def distill_examples(
+    pairs: Sequence[tuple[str, str]], sentences: Sequence[str], count: Callable[[Sequence[str]], list[int]]
+) -> DistillExamples:
     """Each (text, english) pair with the row of its English sentence's teacher vector."""
     row = {sentence: i for i, sentence in enumerate(sentences)}
-    return DistillExamples((text, english, row[english]) for text, english in pairs)
+    return DistillExamples(((text, english, row[english]) for text, english in pairs), count)
 
 
 class DistillSentences(list):
-    """(sentence, teacher row) examples; `lengths()` in whitespace words for length_bucketing."""
+    """(sentence, teacher row) examples; `lengths()` in tokens (`count`: token_counter) for length_bucketing."""
+
+    def __init__(self, examples=(), count: Callable[[Sequence[str]], list[int]] | None = None):
+        super().__init__(examples)
+        self.count = count
 
     def lengths(self) -> list[int]:
-        return [len(text.split()) for text, _ in self]
+        return self.count([text for text, _ in self])
 
 
-def sentence_examples(bitexts: Sequence[Bitext], sentences: Sequence[str]) -> DistillSentences:
+def sentence_examples(
+    bitexts: Sequence[Bitext], sentences: Sequence[str], count: Callable[[Sequence[str]], list[int]]
+) -> DistillSentences:
     """The examples of ParallelSentencesDataset.add_dataset: per language, each English sentence
     with the set of itself and its translations; every sentence of the set is one example labelled
     with the English sentence's teacher row (a translation equal to its English sentence counts once)."""
     row = {sentence: i for i, sentence in enumerate(sentences)}
-    examples = DistillSentences()
+    examples = DistillSentences(count=count)
     for bitext in bitexts:
         groups: dict[str, dict[str, None]] = {}
         for text, english in zip(bitext.texts, bitext.english):
@@ -289,13 +318,13 @@ def train_distill(
     )
     if examples == "sentences":
         data, collate = (
-            sentence_examples(train_bitexts, sentences),
+            sentence_examples(train_bitexts, sentences, token_counter(tokenizer, args.max_length)),
             make_sentence_collate(tokenizer, args.max_length, vectors, pad_multiple(args.device)),
         )
         loss_fn = make_sentence_loss(losses)
     else:
         data, collate = (
-            distill_examples(pairs_from_bitexts(train_bitexts), sentences),
+            distill_examples(pairs_from_bitexts(train_bitexts), sentences, token_counter(tokenizer, args.max_length)),
             make_collate(tokenizer, args.max_length, vectors, pad_multiple(args.device)),
         )
         loss_fn = make_loss(losses)

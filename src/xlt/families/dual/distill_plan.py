@@ -17,7 +17,7 @@ from __future__ import annotations
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.plan import model_input, model_ref
-from xlt.families.dual import budget
+from xlt.families.dual import budget, comparison
 
 DISTILL = "mse_distill"
 TEACHER = "teacher"  # the objective value of the teacher's own evaluation row
@@ -109,9 +109,17 @@ def planned_budget(config: dict, family: str, batch_size: int, run_training: dic
     )
 
 
-def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: list[int | None] = ()) -> list[dict]:
-    """One row per distilled run: model x pooling x batch size x freeze depth x seed, then with
-    distill.match_budget the same runs trained for `additive_budgets`' one budget (`max_steps`)."""
+def runs(
+    config: dict,
+    family: str,
+    batch_sizes: list[int],
+    additive_budgets: list[int | None] = (),
+    seeds: list[int] | None = None,
+) -> list[dict]:
+    """One row per distilled run: model x pooling x batch size x freeze depth x seed (`seeds`, the
+    objective comparison's; default the family's), then with distill.match_budget the same runs
+    trained for `additive_budgets`' one budget (`max_steps`). A student starts from the pretrained
+    model (start axis `pretrained`); its teacher's training reaches it through the teacher's vectors."""
     section = config[family]
     if not distilling(config, family):
         return []
@@ -144,7 +152,7 @@ def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: li
                 for batch_size in sizes:
                     run_training = {**training(config, family), "max_steps": steps[batch_size]} if steps else None
                     for depth in section["freeze_depths"]:
-                        for seed in section["seeds"]:
+                        for seed in seeds or section["seeds"]:
                             rows.append(
                                 {
                                     "run_id": f"{model}-distill{suffix}-{pooling}-bs{batch_size}"
@@ -159,6 +167,7 @@ def runs(config: dict, family: str, batch_sizes: list[int], additive_budgets: li
                                     "seed": seed,
                                     budget.AXIS: planned_budget(config, family, batch_size, run_training),
                                     "max_steps": steps[batch_size] if steps else None,
+                                    comparison.AXIS: comparison.PRETRAINED,
                                 }
                             )
     return rows

@@ -32,7 +32,7 @@ from xlt.core.plan import (
     store_settings,
     stored_depths,
 )
-from xlt.families.dual import budget, costing, distill_plan, mining_plan
+from xlt.families.dual import budget, comparison, costing, distill_plan, mining_plan
 from xlt.families.dual.bitext import bitext_files, require_bitext
 from xlt.families.dual.bitext import bitext_spec as bitext_spec
 from xlt.families.dual.choices import DUAL_OBJECTIVES
@@ -57,7 +57,7 @@ PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining", "dual-objectives")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
-AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed", budget.AXIS)
+AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed", budget.AXIS, comparison.AXIS)
 UNTRAINED = "untrained"  # run id suffix of a baseline, as in the sbert family
 SWEPT = ("objectives", "margins", "scales", "poolings", "batch_sizes", "freeze_depths", "seeds")
 ADDITIVE = "additive_margin"
@@ -81,9 +81,12 @@ REFERENCE_AXIS = ("objective", OBJECTIVE_ORDER)
 DERIVED_AXES = frozenset({"cache_frozen_prefix"})
 # the training budget: runs of different budgets are still paired, and each row says both (xlt.analysis.compare)
 BUDGET_AXIS = budget.AXIS
-# each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation):
-# objectives are paired across batch sizes, at the budgets their rows state
-RECIPE_AXES = frozenset({"batch_size"})
+# each objective's own batch (256 pairs of the margin, 64 sentences of the authors' distillation) and
+# start (a student starts from the model, taught by the teacher; a margin run from either): objectives
+# are paired across them, at the budgets and starts their rows state
+RECIPE_AXES = frozenset({"batch_size", comparison.AXIS})
+NAMED_AXES = (comparison.AXIS,)  # every paired row states both runs' start (start_a, start_b)
+TRAINING_RECORD = "train_dual"  # its train.json: what each run trained, for the comparison's budget columns
 ORDERS = {
     "objective": lambda value: (
         OBJECTIVE_ORDER.index(value) if value in OBJECTIVE_ORDER else len(OBJECTIVE_ORDER),
@@ -142,6 +145,14 @@ def check(config: dict) -> None:
         settings.require_task(config, sts["dataset"], ("sts",), f"{FAMILY}.sts.dataset")
         settings.require_split(config, sts["dataset"], sts["split"], sts["langs"], f"{FAMILY}.sts")
     distill_plan.check(config, FAMILY)
+    comparison.check(config, FAMILY, distill_plan.distilling(config, FAMILY))
+    if distill_plan.distilling(config, FAMILY) and family["distill"]["match_budget"]:
+        comparison.check_lengths(
+            FAMILY,
+            settings.training(config, FAMILY)["max_length"],
+            distill_plan.training(config, FAMILY)["max_length"],
+            settings.eval_max_length(config),
+        )
     check_prefix_states(config, FAMILY, family["freeze_depths"], f"{FAMILY}.freeze_depths")
     if ADDITIVE in family["objectives"]:  # distillation's loss is a mean over examples: it accumulates exactly
         check_grad_accum(
@@ -156,35 +167,35 @@ def check(config: dict) -> None:
 
 def runs(config: dict) -> list[dict]:
     """One row per dual-encoder training run: additive-margin runs (model x margin x scale x pooling
-    x batch size x freeze depth x seed), then distilled runs (xlt.families.dual.distill_plan.runs)."""
+    x batch size x freeze depth x seed, from the pretrained model), the objective comparison's margin
+    runs not among them (its starts and seeds, xlt.families.dual.comparison), then distilled runs
+    (xlt.families.dual.distill_plan.runs, at the comparison's seeds)."""
     family = settings.family(config, FAMILY)
     if family is None:
         return []
-    number = settings.number_label
-    additive = [
-        {
-            "run_id": f"{model}-margin{number(margin)}-scale{number(scale)}-{pooling}"
-            f"-bs{batch_size}-depth{settings.depth_label(depth)}-seed{seed}",
-            "model": model,
-            "objective": ADDITIVE,
-            "margin": margin,
-            "scale": scale,
-            "pooling": pooling,
-            "batch_size": batch_size,
-            "freeze_depth": depth,
-            "seed": seed,
-            budget.AXIS: budget.sentences_seen(config, FAMILY, settings.training(config, FAMILY), batch_size),
-        }
-        for model in family["models"]
-        if ADDITIVE in family["objectives"]
+    points = [
+        (margin, scale, comparison.PRETRAINED, seed)
         for margin in family["margins"]
         for scale in family["scales"]
+        for seed in family["seeds"]
+    ]
+    points += [point for point in comparison.margin_points(config, FAMILY) if point not in points]
+    additive = [
+        comparison.margin_row(config, FAMILY, model, margin, scale, pooling, batch_size, depth, seed, start)
+        for model in family["models"]
+        if ADDITIVE in family["objectives"]
+        for start in dict.fromkeys(point[2] for point in points)
+        for margin in dict.fromkeys(point[0] for point in points)
+        for scale in dict.fromkeys(point[1] for point in points)
         for pooling in family["poolings"]
         for batch_size in batch_sizes(config)
         for depth in family["freeze_depths"]
-        for seed in family["seeds"]
+        for seed in dict.fromkeys(point[3] for point in points)
+        if (margin, scale, start, seed) in points
     ]
-    return additive + distill_plan.runs(config, FAMILY, batch_sizes(config), [row[budget.AXIS] for row in additive])
+    seeds = comparison.spec(config, FAMILY)["seeds"]
+    budgets = [row[budget.AXIS] for row in additive]
+    return additive + distill_plan.runs(config, FAMILY, batch_sizes(config), budgets, seeds)
 
 
 def baselines(config: dict) -> list[dict]:
@@ -200,13 +211,28 @@ def baselines(config: dict) -> list[dict]:
     ]
 
 
+def _start(config: dict, row: dict) -> tuple[str, object]:
+    """(--model, its inputs) of a training run: the pretrained model, or the distillation teacher's
+    checkpoint for a comparison run started there (xlt.families.dual.comparison)."""
+    if row[comparison.AXIS] == comparison.TEACHER:
+        teacher = distill_plan.teacher(config, FAMILY)
+        return teacher["ref"], teacher["inputs"]
+    return model_ref(config, row["model"]), model_input(config, row["model"])
+
+
+def _train_axes(row: dict) -> dict:
+    """What train-dual's --axes adds to its own: the model, the planned budget and the start."""
+    return {"model": row["model"], budget.AXIS: row[budget.AXIS], comparison.AXIS: row[comparison.AXIS]}
+
+
 def _prefix_settings(config: dict, row: dict) -> tuple[list, dict]:
     """A run's frozen-prefix settings and inputs: the sweep's store, a per-job cache or none (depth -1
-    freezes nothing, so it trains uncached)."""
+    freezes nothing, so it trains uncached). The store holds the pretrained model's states: a run
+    started from the teacher's checkpoint caches its own."""
     family = config[FAMILY]
     if row["freeze_depth"] < 0 or not family["cache_frozen_prefix"]:
         return [], {}
-    if shared_prefix(config, FAMILY):
+    if shared_prefix(config, FAMILY) and row[comparison.AXIS] == comparison.PRETRAINED:
         store = PREFIX_STATES.format(model=row["model"])
         return [("prefix_states", store)], {"prefix_states": store}
     return [("cache_frozen_prefix", ON)], {}
@@ -249,7 +275,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     for row in rows:
         run_id, run_dir = row["run_id"], RUN.format(run_id=row["run_id"])
         axes = {"model": row["model"]} | {axis: row[axis] for axis in AXES} | {"trained": True}
-        spec = [("model", model_ref(config, row["model"]))]
+        start_ref, start_inputs = _start(config, row)
+        spec = [("model", start_ref)]
         spec += [("train", f) for f in bitext_files(config, "train")]
         spec += [("dev", f) for f in bitext_files(config, "dev")]
         prefix, prefix_inputs = _prefix_settings(config, row)
@@ -283,7 +310,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             # the batch size is a sweep axis: it replaces training.batch_size
             *config_settings({**run_training, "batch_size": row["batch_size"]}),
             *monitor_settings(config),
-            ("axes", json.dumps({"model": row["model"], budget.AXIS: row[budget.AXIS]})),
+            ("axes", json.dumps(_train_axes(row))),
             ("run_id", run_id),
             ("out", run_dir),
         ]
@@ -293,7 +320,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 JobSpec("train-dual", spec),
                 axes=axes,
                 inputs={
-                    "model": model_input(config, row["model"]),
+                    "model": start_inputs,
                     "train": data_info(bitext_spec(config, "train")["dataset"]),
                     "dev": data_info(bitext_spec(config, "dev")["dataset"]),
                     **prefix_inputs,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "sentences_seen")
+# start: a margin run from the pretrained model or from the distillation teacher's checkpoint
+# (xlt.families.dual.comparison); named where it varies, so no line or cell averages the two
+DUAL_AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "sentences_seen", "start")
 
 
 def run_labels(table: pd.DataFrame, axes=DUAL_AXES, skip=()) -> pd.Series:
