@@ -17,7 +17,8 @@ negatives, a mean over tokens) is not the same split; the dual encoder refuses g
 The last batch of an epoch is trained even when it is short (transformers.Trainer's default,
 dataloader_drop_last=False); its loss is the mean over the examples it has, like any batch's.
 Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
-dynamic padding pads less; see xlt.core.bucketing) and torch.compile of the model (`compile`).
+dynamic padding pads less; see xlt.core.bucketing), torch.compile of the model (`compile`) and, on
+CUDA, steps as CUDA graphs (`graphs`: xlt.core.cuda_graphs).
 
 With a `checkpoint_dir`, the loop is resumable (xlt.core.checkpoint): it saves every
 `checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
@@ -43,7 +44,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from xlt.core import console, faults, monitor
+from xlt.core import console, cuda_graphs, faults, monitor
 from xlt.core.bucketing import bucketed_order, example_lengths
 from xlt.core.checkpoint import GracefulStop
 from xlt.core.errors import XltError
@@ -51,7 +52,7 @@ from xlt.core.models import pick_device
 from xlt.core.schedules import lr_schedule
 from xlt.core.train_args import PRECISIONS, TrainArgs, precision_label
 from xlt.core.train_state import LoopState, restore_state, run_key, save_state
-from xlt.core.train_step import Loop, build_optimizer, compiled_loss, optimiser_step, read_losses
+from xlt.core.train_step import Loop, build_optimizer, compile_options, compiled_loss, optimiser_step, read_losses
 
 log = logging.getLogger("xlt.core.training")
 
@@ -297,16 +298,21 @@ def _setup(model, examples: Sequence, collate, loss_fn, args: TrainArgs, paramet
     params = list(parameters) if parameters is not None else [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise XltError("nothing to train: every parameter is frozen")
-    optimizer = build_optimizer(model, params, args, device)
+    amp_dtype, why = autocast_dtype(args.precision, device)
+    cuda_graphs.check(args.graphs, args.compile, device, args.grad_accum, amp_dtype)
+    optimizer = build_optimizer(model, params, args, device, capturable=args.graphs == "capture")
     total = total_optimizer_steps(len(examples), args)
     scheduler = lr_schedule(optimizer, args.schedule, warmup_steps(args, total), total)
-    amp_dtype, why = autocast_dtype(args.precision, device)
     log.info("precision: %s", why)
     # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
-    if args.compile:
-        loss_fn = compiled_loss(loss_fn, model)
-    return Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
+    if args.compile or args.graphs == "compile":
+        loss_fn = compiled_loss(loss_fn, model, compile_options(args.graphs, args.max_length))
+    loop = Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
+    if args.graphs == "capture":
+        loop.graphs = cuda_graphs.StepGraphs(model, params, optimizer, loss_fn, amp_dtype, args)
+        log.info("graphs: capture: one CUDA graph per batch shape (xlt.core.cuda_graphs)")
+    return loop
 
 
 def result_meta(result: TrainResult, args: TrainArgs) -> dict:
