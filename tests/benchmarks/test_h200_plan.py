@@ -38,9 +38,13 @@ def measured_rows():
         for r in call["paper_shape"]:
             if "measured" in r:
                 batch = r.get("batch_size", 32)
-                yield f"call{i} d{r['depth']} b{batch} c{r['compile']}", r["depth"], batch, r["compile"], r[
-                    "measured"
-                ]["step_s"]
+                yield (
+                    f"call{i} d{r['depth']} b{batch} c{r['compile']}",
+                    r["depth"],
+                    batch,
+                    r["compile"],
+                    r["measured"]["step_s"],
+                )
         for r in call["concurrency"]:
             if r["processes"] == 1:
                 yield f"call{i} N=1 b{r['batch_size']}", -1, r["batch_size"], False, r["step_s_each"][0]

@@ -76,7 +76,7 @@ def test_a_jobs_phases_are_charged_each_at_its_own_rate():
     h100 = profile.load("h100")
     # an evaluation batch of 128 has no optimiser step: its FLOPs run faster than the training step's
     saturating = sharing.saturated_rate(h100)
-    evaluation_rate = 2.5 * saturating
+    evaluation_rate = 4 * saturating
     job = estimate.JobCost(
         "adapt",
         "adapt_mlm",

@@ -100,6 +100,8 @@ H100_SOURCE = (
     "x8; each within 1.23x); evaluation derived (forward = 1/3 of a step); range: the H100 host's overheads "
     "(28.1 ms a step) as the fastest host"
 )
+
+
 def minimax_fit(
     measured: dict, flops_rate: float, tokens_per_example: float, hidden: int = 768, layers: int = 12
 ) -> dict:
