@@ -8,9 +8,10 @@ multiple of 8 on CUDA (xlt.core.padding) leaves at most max_length / 8 sequence 
 graph per batch shape is a handful of graphs.
 
 - `none`: eager (or `compile: true`'s inductor with dynamic shapes), the default.
-- `compile`: torch.compile(mode="reduce-overhead", dynamic=False): inductor's kernels recorded as
-  CUDA graph trees, one per static shape (xlt.core.train_step.compiled_loss); the optimiser
-  step stays eager (fused AdamW: a few launches).
+- `compile`: torch.compile(mode="reduce-overhead", dynamic=True): inductor compiles once with
+  symbolic shapes and CUDA graph trees record its kernels once per concrete shape
+  (xlt.core.train_step.compile_options says why not static shapes); the optimiser step stays eager
+  (fused AdamW: a few launches).
 - `capture`: the whole eager step (zeroing the gradients, forward, backward, clipping and a
   capturable fused AdamW step) captured with torch.cuda.graph, one graph per batch shape
   (StepGraphs). A batch's tensors are copied into the graph's static inputs; the learning rate is a

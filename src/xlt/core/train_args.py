@@ -80,8 +80,8 @@ TRAIN_HELP = {
     "length_bucketing": "true: batches of similar length, so dynamic padding pads less",
     "schedule": "learning rate after warm-up: linear (decay to 0), constant, or cosine (decay to 0)",
     "compile": "true: run the model's forward through torch.compile (worth it on GPUs, long runs)",
-    "graphs": "CUDA only: none (eager steps), compile (torch.compile reduce-overhead, static shapes: CUDA graph "
-    "trees) or capture (the whole step, optimiser included, captured per batch shape with torch.cuda.graph)",
+    "graphs": "CUDA only: none (eager steps), compile (torch.compile reduce-overhead: a CUDA graph "
+    "tree per shape) or capture (the whole step, optimiser included, captured per batch shape with torch.cuda.graph)",
 }
 
 

@@ -65,23 +65,17 @@ def build_optimizer(
         return torch.optim.AdamW(groups, lr=args.lr, eps=args.adam_epsilon)
 
 
-def compile_options(graphs: str, max_length: int) -> dict:
-    """torch.compile's arguments for a run's `graphs` setting (xlt.core.cuda_graphs).
-    none: dynamic=True: every collate pads to its batch's longest example, so the sequence length
-    (and the short last batch's size) changes from batch to batch; one graph with symbolic shapes
-    serves them all, where static shapes would recompile per length until torch's recompile
-    limit and then fall back to eager. (The other way, padding to a few fixed lengths, would
-    change the inputs a compiled run sees against an eager one.)
-    compile: static shapes in CUDA graph trees (mode reduce-overhead): a CUDA run pads to a
-    multiple of 8 (xlt.core.padding), so at most max_length / 8 lengths at the full batch size,
-    plus the epoch's short last batches; the recompile limit is raised to hold them all."""
+def compile_options(graphs: str) -> dict:
+    """torch.compile's arguments for a run's `graphs` setting (xlt.core.cuda_graphs). dynamic=True:
+    every collate pads to its batch's longest example, so the sequence length (and the short last
+    batch's size) changes from batch to batch; one graph with symbolic shapes serves them all, where
+    static shapes would recompile per length (on a CUDA run padded to a multiple of 8 up to
+    max_length / 8 compiles, each minutes cold: 124 s measured for one on an H200). (The other way,
+    padding to a few fixed lengths, would change the inputs a compiled run sees against an eager one.)
+    graphs: compile adds mode "reduce-overhead": CUDA graph trees record one graph per concrete
+    shape of that one compiled graph."""
     if graphs == "compile":
-        import torch._dynamo
-
-        # one compiled graph per shape: the lengths, at the full and the short last batch size
-        shapes = 2 * -(-max_length // 8) + 2
-        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, shapes)
-        return {"dynamic": False, "mode": "reduce-overhead"}
+        return {"dynamic": True, "mode": "reduce-overhead"}
     return {"dynamic": True}
 
 

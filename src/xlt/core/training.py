@@ -307,7 +307,7 @@ def _setup(model, examples: Sequence, collate, loss_fn, args: TrainArgs, paramet
     # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
     if args.compile or args.graphs == "compile":
-        loss_fn = compiled_loss(loss_fn, model, compile_options(args.graphs, args.max_length))
+        loss_fn = compiled_loss(loss_fn, model, compile_options(args.graphs))
     loop = Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
     if args.graphs == "capture":
         loop.graphs = cuda_graphs.StepGraphs(model, params, optimizer, loss_fn, amp_dtype, args)
