@@ -6,6 +6,7 @@ The CUDA recording itself runs in benchmarks/gpu_check.py (BENCHMARKS.md)."""
 from __future__ import annotations
 
 import random
+import types
 
 import pytest
 import torch
@@ -165,3 +166,32 @@ def test_past_the_cap_shapes_run_eagerly(monkeypatch):
     _, loop, _ = run(7, EagerRecorder)
     assert len(loop.graphs.graphs) == 1
     assert loop.graphs.eager_steps > 1
+
+
+class Classifier(torch.nn.Module):
+    """model(**batch).logits, as a transformers classifier answers."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layer = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        return types.SimpleNamespace(logits=self.layer(x))
+
+
+def test_evaluation_forwards_replay_one_graph_per_shape_with_the_eager_logits():
+    """Same code path on the same inputs (the recorder replays the forward): exactly equal."""
+    model = Classifier().eval()
+    batches = [{"x": torch.randn(4, 6)}, {"x": torch.randn(4, 6)}, {"x": torch.randn(2, 6)}]
+    with torch.no_grad():
+        eager = [model(**b).logits for b in batches]
+        assert cuda_graphs.logits(model, batches[0]).equal(eager[0])  # not registered: eager
+        EagerRecorder.made = 0
+        cuda_graphs.register_forward(model, EagerRecorder)
+        replayed = [cuda_graphs.logits(model, b) for b in batches]
+    assert all(a.equal(b) for a, b in zip(eager, replayed))
+    graphs = cuda_graphs._FORWARDS[model]
+    assert len(graphs.graphs) == EagerRecorder.made == 2  # 4 x 6 and 2 x 6
+    (inputs, _), _ = graphs.graphs.values()
+    assert inputs["x"].equal(batches[1]["x"])  # the second batch of that shape went through its buffer

@@ -23,6 +23,7 @@ Both need CUDA; `check` refuses them elsewhere before the model is loaded.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Callable
 
 import torch
@@ -206,6 +207,47 @@ class StepGraphs:
                 inputs[k].copy_(v, non_blocking=True)
         # a copy: the next replay overwrites the graph's output
         return graph.replay().clone()
+
+
+class ForwardGraphs:
+    """The `capture` mode's evaluation forwards (xlt.core.classification.predict_logits): one
+    recorded `model(**batch).logits` per batch shape in eval mode, without gradients, its static
+    inputs reused; shapes past MAX_GRAPHS run eagerly. Registered for a model by the training
+    loop (`register_forward`), so a run's dev evaluations replay graphs too."""
+
+    def __init__(self, model, recorder=CudaGraph):
+        self.model, self.recorder, self.limit = model, recorder, MAX_GRAPHS
+        self.graphs: dict[tuple, tuple[dict, object]] = {}
+
+    def _forward(self, batch: dict) -> torch.Tensor:
+        return self.model(**batch).logits
+
+    def __call__(self, batch: dict) -> torch.Tensor:
+        key = (self.model.training, batch_key(batch))
+        if key not in self.graphs:
+            if len(self.graphs) >= self.limit:
+                return self._forward(batch)
+            inputs = {k: v.clone() if torch.is_tensor(v) else v for k, v in batch.items()}
+            self.graphs[key] = (inputs, self.recorder(self._forward, inputs))
+        inputs, graph = self.graphs[key]
+        for k, v in batch.items():
+            if torch.is_tensor(v):
+                inputs[k].copy_(v, non_blocking=True)
+        return graph.replay().clone()
+
+
+_FORWARDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def register_forward(model: torch.nn.Module, recorder=CudaGraph) -> None:
+    """Evaluate `model` through ForwardGraphs from now on (the training loop's graphs: capture)."""
+    _FORWARDS[model] = ForwardGraphs(model, recorder)
+
+
+def logits(model: torch.nn.Module, batch: dict) -> torch.Tensor:
+    """`model(**batch).logits`, replayed from a graph where the model's run captures them."""
+    graphs = _FORWARDS.get(model)
+    return graphs(batch) if graphs is not None else model(**batch).logits
 
 
 def batch_first(batch: dict) -> torch.Tensor:

@@ -311,7 +311,8 @@ def _setup(model, examples: Sequence, collate, loss_fn, args: TrainArgs, paramet
     loop = Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
     if args.graphs == "capture":
         loop.graphs = cuda_graphs.StepGraphs(model, params, optimizer, loss_fn, amp_dtype, args)
-        log.info("graphs: capture: one CUDA graph per batch shape (xlt.core.cuda_graphs)")
+        cuda_graphs.register_forward(model)  # its classification evaluations too
+        log.info("graphs: capture: a CUDA graph per batch shape, steps and evaluations (xlt.core.cuda_graphs)")
     return loop
 
 
