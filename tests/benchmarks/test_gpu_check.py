@@ -54,9 +54,9 @@ def test_smoke_writes_every_section(smoke):
     for heading in ("## Environment", "## 1. Paper shape", "## 2. Concurrency"):
         assert heading in md
     for row in (
-        "| 1 | bucketed | False | 5 |",
-        "| 1 | random | False | 5 |",
-        "| 1 | bucketed | True | 5 |",
+        "| 1 | bucketed | eager | 5 |",
+        "| 1 | random | eager | 5 |",
+        "| 1 | bucketed | compiled | 5 |",
         "\n| 8 | 1 | 1 | 4 |",
         "\n| 8 | 2 | 1 | 4 |",
     ):
