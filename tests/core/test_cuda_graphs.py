@@ -195,3 +195,45 @@ def test_evaluation_forwards_replay_one_graph_per_shape_with_the_eager_logits():
     assert len(graphs.graphs) == EagerRecorder.made == 2  # 4 x 6 and 2 x 6
     (inputs, _), _ = graphs.graphs.values()
     assert inputs["x"].equal(batches[1]["x"])  # the second batch of that shape went through its buffer
+
+
+def test_a_captured_run_of_the_training_loop_trains_as_the_eager_one(monkeypatch):
+    """train() end to end with graphs: capture, the recorder standing in for CUDA (and the device
+    check passed as on CUDA): the same parameters within the float32 learning rate's rounding (as
+    above: 12 steps x 0.1 x 2**-24 = 7e-8 < 1e-7), a curve of floats (the scheduler reports the
+    learning rate as the device tensor it fills), dev evaluations through the recorded forward."""
+    from xlt.core.training import train
+
+    data = toy()
+    for e in data[:20]:
+        e["x"][4:] = 0
+    settings = dict(max_steps=12, batch_size=8, lr=1e-2, warmup_steps=2, device="cpu", log_every=4, eval_every=6)
+    evaluated = []
+
+    def evaluate(model):
+        with torch.no_grad():
+            out = cuda_graphs.logits(model, {"x": torch.stack([e["x"] for e in data])})
+        evaluated.append(out)
+        return {"score": float(out[:, 0].mean())}
+
+    class Logits(Model):
+        def forward(self, x):
+            return types.SimpleNamespace(logits=super().forward(x))
+
+    def loss(model, batch):
+        return torch.nn.functional.cross_entropy(model(batch["x"]).logits, batch["y"])
+
+    eager = Logits()
+    eager_result = train(eager, data, collate, loss, TrainArgs(**settings), evaluate=evaluate)
+    monkeypatch.setattr(cuda_graphs, "check", lambda *a: None)
+    real = cuda_graphs.StepGraphs
+    monkeypatch.setattr(cuda_graphs, "StepGraphs", lambda *a: real(*a, recorder=EagerRecorder))
+    monkeypatch.setattr(cuda_graphs, "CudaGraph", EagerRecorder)
+    monkeypatch.setattr(cuda_graphs.register_forward, "__defaults__", (EagerRecorder,))
+    captured = Logits()
+    result = train(captured, data, collate, loss, TrainArgs(**settings, graphs="capture"), evaluate=evaluate)
+    for a, b in zip(eager.parameters(), captured.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-7)
+    assert all(type(row["lr"]) is float for row in result.curve)
+    assert [row["lr"] for row in result.curve] == pytest.approx([row["lr"] for row in eager_result.curve], rel=1e-6)
+    assert captured in cuda_graphs._FORWARDS and len(evaluated) == 4

@@ -159,8 +159,7 @@ class StepGraphs:
         return {
             "params": [p.detach().clone() for p in self.params],
             "state": {id(p): {k: v.clone() for k, v in state[p].items()} for p in self.params if p in state},
-            "cpu_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state() if self.params[0].device.type == "cuda" else None,
+            "rng": random_state(self.params[0].device),
         }
 
     @torch.no_grad()
@@ -176,9 +175,7 @@ class StepGraphs:
                     v.copy_(kept[k])
                 elif torch.is_tensor(v):
                     v.zero_()
-        torch.set_rng_state(snapshot["cpu_rng"])
-        if snapshot["cuda_rng"] is not None:
-            torch.cuda.set_rng_state(snapshot["cuda_rng"])
+        set_random_state(snapshot["rng"])
 
     def _graph(self, batch: dict, key: tuple):
         if key in self.graphs:
@@ -228,7 +225,9 @@ class ForwardGraphs:
             if len(self.graphs) >= self.limit:
                 return self._forward(batch)
             inputs = {k: v.clone() if torch.is_tensor(v) else v for k, v in batch.items()}
+            rng = random_state(batch_first(batch).device)
             self.graphs[key] = (inputs, self.recorder(self._forward, inputs))
+            set_random_state(rng)  # the warm-up's draws (dropout in train mode) undone
         inputs, graph = self.graphs[key]
         for k, v in batch.items():
             if torch.is_tensor(v):
@@ -248,6 +247,18 @@ def logits(model: torch.nn.Module, batch: dict) -> torch.Tensor:
     """`model(**batch).logits`, replayed from a graph where the model's run captures them."""
     graphs = _FORWARDS.get(model)
     return graphs(batch) if graphs is not None else model(**batch).logits
+
+
+def random_state(device: torch.device) -> tuple:
+    """The CPU generator's state and, on CUDA, the device's."""
+    return torch.get_rng_state(), torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+
+
+def set_random_state(state: tuple) -> None:
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state(cuda)
 
 
 def batch_first(batch: dict) -> torch.Tensor:

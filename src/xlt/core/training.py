@@ -143,13 +143,19 @@ def batches(examples: Sequence, lengths: list | None, args: TrainArgs, state: Lo
         state.epoch, state.position = state.epoch + 1, 0
 
 
+def current_lr(loop: Loop) -> float:
+    """The learning rate of the last step, a float (graphs: capture keeps it in a device tensor,
+    which the scheduler then reports: read here, at a progress line or an evaluation)."""
+    return float(loop.scheduler.get_last_lr()[0])
+
+
 def log_progress(loop: Loop, state: LoopState, session_start: tuple[int, int]) -> tuple[float, float, float]:
     """The progress line; rates count this process's steps only: a resumed run's earlier time says
     nothing about this device. `session_start`: (step, seen) when this process started. Returns the
     line's loss, learning rate and samples/s."""
     step, seen = session_start
     session_s = max(time.time() - state.started, 1e-9)
-    loss, lr, rate = state.running / state.running_n, loop.scheduler.get_last_lr()[0], (state.seen - seen) / session_s
+    loss, lr, rate = state.running / state.running_n, current_lr(loop), (state.seen - seen) / session_s
     eta = (loop.total - state.step) * session_s / (state.step - step)
     log.info(console.progress_line(state.step, loop.total, loss, lr, rate, state.elapsed_before + session_s, eta))
     return loss, lr, rate
@@ -242,7 +248,7 @@ def train(
             if logged or evaluated:
                 read_losses(state, args.lr)
             if logged or evaluated:
-                lr = loop.scheduler.get_last_lr()[0]
+                lr = current_lr(loop)
                 state.curve.append({"step": step, "loss": state.mean_loss, "lr": lr, "dev_score": None})
             if logged:
                 progress = log_progress(loop, state, session_start)
