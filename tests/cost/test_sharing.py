@@ -230,3 +230,15 @@ def test_compiled_training_shares_up_to_the_compiled_saturating_rate():
     assert eager_charge == pytest.approx(70.0)
     assert compiled_charge == pytest.approx(heavy / compiled)
     assert compiled_charge < eager_charge
+
+
+def test_the_plan_range_puts_in_the_fastest_hosts_overheads():
+    """Host-bound steps vary with the host: the range's low end plans the demo sweep with the H100
+    host's overheads (lower than the H200 fit's), a CPU profile has no range."""
+    config = settings.load("config.yaml")
+    h100 = profile.load("h100")
+    central = sweep.plan(config, h100)["total"]
+    low = sweep.host_range(config, h100)
+    assert 0 < low["gpu_hours"] < central["gpu_hours"] and low["hours"] < central["hours"]
+    assert low == {k: sweep.plan(config, {**h100, **h100["host_low"]})["total"][k] for k in ("hours", "gpu_hours")}
+    assert sweep.host_range(config, profile.load("cpu")) is None
