@@ -54,9 +54,49 @@ REPO = Path(__file__).resolve().parents[1]
 WITHIN = 1.3  # the plan's check: a measured step time within this factor of the planned one
 # per-run wall estimates (s) for the budget: process start + model set-up + steps; compile cold
 ESTIMATE_S = {
-    "gpu": {"eager": 25, "compile": 120, "round": 20, "per_process": 2},
-    "smoke": {"eager": 10, "compile": 15, "round": 12, "per_process": 4},
+    # capture: up to max_length / 8 shapes, each 3 warm-up steps and a capture (xlt.core.cuda_graphs);
+    # graphs-compile: inductor once with symbolic shapes (124 s measured for dynamic=True), then a CUDA
+    # graph tree recorded per shape; profile: a short captured run, torch.profiler over 10 steps
+    "gpu": {
+        "eager": 25,
+        "compile": 120,
+        "capture": 25,
+        "graphs-compile": 150,
+        "profile": 15,
+        "round": 20,
+        "per_process": 2,
+    },
+    "smoke": {
+        "eager": 10,
+        "compile": 15,
+        "capture": 10,
+        "graphs-compile": 15,
+        "profile": 10,
+        "round": 12,
+        "per_process": 4,
+    },
 }
+DEVICE_BUDGET_S = 480  # the one prepared device call: at most 8 minutes
+MODES = ("eager", "compiled", "capture", "graphs-compile")  # a run's mode: TrainArgs compile and graphs
+
+
+def mode_of(run: dict) -> str:
+    """eager, compiled (compile: true, inductor with dynamic shapes), capture (graphs: capture) or
+    graphs-compile (graphs: compile, torch.compile reduce-overhead with static shapes)."""
+    graphs = run.get("graphs", "none")
+    if graphs != "none":
+        return "capture" if graphs == "capture" else "graphs-compile"
+    return "compiled" if run["compile"] else "eager"
+
+
+def cost_of(s: dict, run: dict) -> float:
+    mode = mode_of(run)
+    if run.get("profile") and "steps" in run and mode == "capture":
+        return s["estimates"]["profile"]
+    return s["estimates"]["compile" if mode == "compiled" else mode]
+
+
+PROFILE_STEPS = 10 + 2 + 8  # the worker's profiled steps, its profiler warm-up, and a margin
 
 
 def settings(args) -> dict:
@@ -79,6 +119,7 @@ def settings(args) -> dict:
             "estimates": ESTIMATE_S["smoke"],
             "threads": 1,
             "paper_runs": args.paper_runs,
+            "concurrency_mode": args.concurrency_mode or "eager",  # CUDA graphs need CUDA
         }
     return {
         "shape": "mbert",
@@ -87,8 +128,8 @@ def settings(args) -> dict:
         "steps": args.steps + args.warmup,
         "warmup": args.warmup,
         "depths": (-1, 8),
-        "other_batch_sizes": (16, 8),  # the seeds' other batches (MonoX's students, adapt): eager, and compiled at 8
-        "concurrency": tuple(args.concurrency),
+        "graph_batch_sizes": (32, 8),  # freeze_depth's batch and MonoX's students' / adapt's
+        "concurrency": concurrency_of(args),
         "concurrency_batch_sizes": tuple(args.concurrency_batch_sizes),
         "concurrency_steps": args.concurrency_steps + 10,
         "concurrency_warmup": 10,
@@ -98,26 +139,51 @@ def settings(args) -> dict:
         "estimates": ESTIMATE_S["gpu"],
         "threads": 0,
         "paper_runs": args.paper_runs,
+        "concurrency_mode": args.concurrency_mode or "capture",
     }
 
 
+def concurrency_of(args) -> tuple[int, ...]:
+    """The rounds' N: as given; by default 1, 4 and 8, and none where --paper-runs picks the runs (a
+    call for other runs must not spend its budget on the default rounds, as f3310b3's second did)."""
+    if args.concurrency is not None:
+        return tuple(args.concurrency)
+    return () if args.paper_runs else (1, 4, 8)
+
+
 def paper_runs(s: dict) -> tuple[list[dict], list[dict]]:
-    """Eager bucketed at every depth and at the first depth in each other batch size (the compiled
-    runs' baselines), eager random at the first depth when there is no other batch size (the smoke;
-    the H200 measured it, BENCHMARKS.md); compiled bucketed at the first depth, as config/paper.yaml
-    trains, at the batch and at the smallest other one. --paper-runs picks others."""
+    """(runs before the concurrency rounds, runs after them). --paper-runs picks them (the
+    expensive compiles last). On the device by default: eager at depth -1, batch 32 (the baseline,
+    measured before at f3310b3); the whole step captured as CUDA graphs (graphs: capture) at depths
+    -1 and 8 and batches 32 and 8; one captured run profiled (torch.profiler: the GPU's busy share
+    of a step); then, last, as far as the budget allows, torch.compile reduce-overhead (graphs:
+    compile) at depth -1, batch 32. The smoke (CPU, no CUDA graphs): eager at its depth, bucketed and
+    random, then compiled with the eager backend."""
     if s.get("paper_runs"):
         runs = [parse_run(text) for text in s["paper_runs"]]
-        return [r for r in runs if not r["compile"]], [r for r in runs if r["compile"]]
-    first, others = s["depths"][0], s.get("other_batch_sizes", ())
-    eager = [{"compile": False, "bucketing": True, "depth": d} for d in s["depths"]]
-    eager += [{"compile": False, "bucketing": True, "depth": first, "batch_size": b} for b in others]
-    if not others:
+        late = ("compiled", "graphs-compile")
+        return [r for r in runs if mode_of(r) not in late], [r for r in runs if mode_of(r) in late]
+    first = s["depths"][0]
+    if s["device"] != "cuda":
+        eager = [{"compile": False, "bucketing": True, "depth": d} for d in s["depths"]]
         eager.append({"compile": False, "bucketing": False, "depth": first})
-    compiled = [{"compile": True, "bucketing": True, "depth": first}]
-    if others:
-        compiled.append({"compile": True, "bucketing": True, "depth": first, "batch_size": min(others)})
-    return eager, compiled
+        return eager, [{"compile": True, "bucketing": True, "depth": first}]
+    early = [{"compile": False, "bucketing": True, "depth": first}]
+    for batch in s["graph_batch_sizes"]:
+        for depth in s["depths"]:
+            run = {"compile": False, "bucketing": True, "depth": depth, "graphs": "capture"}
+            early.append(run if batch == s["batch_size"] else {**run, "batch_size": batch})
+    early.append(
+        {
+            "compile": False,
+            "bucketing": True,
+            "depth": first,
+            "graphs": "capture",
+            "profile": True,
+            "steps": s["warmup"] + PROFILE_STEPS,
+        }
+    )
+    return early, [{"compile": False, "bucketing": True, "depth": first, "graphs": "compile"}]
 
 
 def batch_of(s: dict, run: dict) -> int:
@@ -125,15 +191,17 @@ def batch_of(s: dict, run: dict) -> int:
 
 
 def parse_run(text: str) -> dict:
-    """bucketed|random:eager|compiled:DEPTH[:bN][:padN][:profile][:cudagraphs], e.g. bucketed:eager:-1:b8:pad8;
-    bN: batch N instead of the check's; cudagraphs: a compiled run in torch.compile's mode
-    "reduce-overhead" (static shapes)."""
+    """bucketed|random:MODE:DEPTH[:bN][:padN][:profile][:cudagraphs], e.g. bucketed:capture:-1:b8;
+    MODE eager, compiled (compile: true), capture (graphs: capture) or graphs-compile (graphs:
+    compile); bN: batch N instead of the check's; cudagraphs: a compiled run in torch.compile's mode
+    "reduce-overhead" patched in by the worker (graphs-compile is the project's own setting)."""
+    usage = "expected bucketed|random:eager|compiled|capture|graphs-compile:DEPTH[:bN][:padN][:profile][:cudagraphs]"
     batches, mode, depth, *extra = text.split(":")
-    if batches not in ("bucketed", "random") or mode not in ("eager", "compiled"):
-        raise SystemExit(
-            f"--paper-runs {text!r}: expected bucketed|random:eager|compiled:DEPTH[:bN][:padN][:profile][:cudagraphs]"
-        )
+    if batches not in ("bucketed", "random") or mode not in MODES:
+        raise SystemExit(f"--paper-runs {text!r}: {usage}")
     run = {"compile": mode == "compiled", "bucketing": batches == "bucketed", "depth": int(depth)}
+    if mode in ("capture", "graphs-compile"):
+        run["graphs"] = "capture" if mode == "capture" else "compile"
     for item in extra:
         if item == "profile":
             run["profile"] = True
@@ -288,7 +356,7 @@ def finish(proc: subprocess.Popen, timeout: float) -> dict:
 
 def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, eager: list[dict]) -> dict:
     row = dict(run)
-    cost = s["estimates"]["compile" if run["compile"] else "eager"]
+    cost = cost_of(s, run)
     if budget.left() < cost:
         return {**row, "skipped": f"over budget: {budget.left():.0f} s left, a run takes ~{cost} s"}
     result = finish(start_worker(worker_spec(s, run), scratch), budget.left())
@@ -298,6 +366,7 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
     row["pad_multiple"] = result["pad_multiple"]
     if result.get("profile"):
         row["profile"] = result["profile"]
+        row["gpu_busy"] = result.get("gpu_busy")
     row["device_name"] = result["device_name"]
     row["planned"] = planned(s, run, profile)
     row["ratio"] = row["measured"]["step_s"] / row["planned"]["step_s"]
@@ -307,14 +376,14 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
             e
             for e in eager
             if "measured" in e
-            and not e["compile"]
+            and mode_of(e) == "eager"
             and e["depth"] == run["depth"]
             and e["bucketing"] == run["bucketing"]
             and batch_of(s, e) == batch_of(s, run)
         ),
         None,
     )
-    if run["compile"] and base:
+    if mode_of(run) != "eager" and base:
         row["compile_step_ratio"] = row["measured"]["step_s"] / base["measured"]["step_s"]
         row["planned_compile_step_ratio"] = profile.get("compile_step_ratio", 1.0)
         row["compile_s"] = row["measured"]["startup_excess_s"] - base["measured"]["startup_excess_s"]
@@ -322,7 +391,7 @@ def paper_run(s: dict, run: dict, profile: dict, budget: Budget, scratch: Path, 
 
 
 def concurrency_round(s: dict, n: int, batch_size: int, budget: Budget, scratch: Path) -> dict:
-    cost = s["estimates"]["round"] + n * s["estimates"]["per_process"]
+    cost = round_cost(s, n)
     if budget.left() < cost:
         return {
             "processes": n,
@@ -331,7 +400,10 @@ def concurrency_round(s: dict, n: int, batch_size: int, budget: Budget, scratch:
         }
     barrier = Path(tempfile.mkdtemp(prefix=f"barrier-{n}-", dir=scratch))
     threads = s["threads"] or max(1, machine.cpus() // n)
-    run = {"compile": False, "bucketing": True, "depth": -1}
+    mode = s.get("concurrency_mode", "eager")
+    run = {"compile": mode == "compiled", "bucketing": True, "depth": -1}
+    if mode in ("capture", "graphs-compile"):
+        run["graphs"] = "capture" if mode == "capture" else "compile"
     procs = [
         start_worker(
             worker_spec(
@@ -365,6 +437,15 @@ def concurrency_round(s: dict, n: int, batch_size: int, budget: Budget, scratch:
         "peak_gib_each": [e["peak_gib"] for e in each],
         **aggregate(results, s["concurrency_warmup"]),
     }
+
+
+def round_cost(s: dict, n: int) -> float:
+    """A concurrency round's estimate: start-up and steps, each process's own share, and a
+    captured or compiled run's extra set-up (its own capture or compile, in parallel)."""
+    e = s["estimates"]
+    mode = s.get("concurrency_mode", "eager")
+    extra = 0 if mode == "eager" else e["compile" if mode == "compiled" else mode] - e["eager"]
+    return e["round"] + n * e["per_process"] + extra
 
 
 def concurrency_table(rows: list[dict]) -> None:
@@ -430,16 +511,18 @@ def markdown(results: dict) -> str:
         "",
         f"Steady state over the steps after {s['warmup']} warm-up steps; planned = xlt.cost.estimate.job_cost "
         f"(start-up and compile_s left out); within = measured / planned in [1/{WITHIN}, {WITHIN}]. Compile s = "
-        "what the first steps took beyond steady-state steps, less the eager run's.",
+        "what the first steps took beyond steady-state steps, less the eager run's (for graphs: capture, the "
+        "captures); its step ratio = the step against the eager run's at that depth and batch. The plan has no "
+        "figure for CUDA graphs yet: a graphs row is planned as eager.",
         "",
-        "| depth | batches | compile | timed steps | measured ms/step | planned ms/step | measured / planned "
+        "| depth | batches | mode | timed steps | measured ms/step | planned ms/step | measured / planned "
         f"| within {WITHIN}x | padded tokens/example (planned) | useful tokens/example "
         "| first steps s (slow steps after) "
         "| compile s (planned) | compile step ratio (planned) | peak GiB |",
         "|" + "---|" * 14,
     ]
     for r in results["paper_shape"]:
-        head = f"| {r['depth']} | {batches_label(r)} | {r['compile']} "
+        head = f"| {r['depth']} | {batches_label(r)} | {mode_of(r)} "
         if "skipped" in r:
             lines.append(head + f"| skipped: {r['skipped'][:200]} |" + " |" * 10)
             continue
@@ -449,7 +532,7 @@ def markdown(results: dict) -> str:
                 f"{_f(r.get('compile_s'), '.1f')} ({p['compile_s']:.0f}) | {_f(r.get('compile_step_ratio'))} "
                 f"({_f(r.get('planned_compile_step_ratio'))})"
             )
-            if r["compile"]
+            if mode_of(r) != "eager"
             else "- | -"
         )
         lines.append(
@@ -463,7 +546,8 @@ def markdown(results: dict) -> str:
         "",
         "## 2. Concurrency: N training processes on one GPU",
         "",
-        "Eager, bucketed, depth -1; tokens/s summed over the window all N were in steady state; "
+        f"{s.get('concurrency_mode', 'eager')}, bucketed, depth -1; tokens/s summed over the window all N were in "
+        "steady state; "
         "saturating = the profile's H100 batch-128 x 128 eager rate (xlt.cost.profile.H100_MEASURED).",
         "",
         "| batch | N | threads each | timed steps each | window s | useful tokens/s | padded tokens/s "
@@ -483,7 +567,15 @@ def markdown(results: dict) -> str:
         )
     for r in results["paper_shape"]:
         if r.get("profile"):
-            lines += ["", f"## Profile: depth {r['depth']}, {batches_label(r)}", "", "```", r["profile"], "```"]
+            busy = r.get("gpu_busy")
+            lines += ["", f"## Profile: depth {r['depth']}, {batches_label(r)}, {mode_of(r)}", ""]
+            if busy:
+                lines += [
+                    f"GPU busy {busy['share']:.0%} of the profiled steps' device span: {busy['busy_ms']:.2f} ms of "
+                    f"kernels a step in {busy['span_ms']:.2f} ms (the union of the kernels' intervals).",
+                    "",
+                ]
+            lines += ["```", r["profile"], "```"]
     return "\n".join(lines) + "\n"
 
 
@@ -493,14 +585,19 @@ def batches_label(r: dict) -> str:
         label += f", batch {r['batch_size']}"
     if r.get("pad_multiple", 1) > 1:
         label += f", padded to x{r['pad_multiple']}"
-    return label + (", profiled" if r.get("profile") else "") + (", CUDA graphs" if r.get("compile_mode") else "")
+    graphs = {"capture": ", graphs: capture", "compile": ", graphs: compile"}.get(r.get("graphs", "none"), "")
+    return (
+        label + (", profiled" if r.get("profile") else "") + (", CUDA graphs" if r.get("compile_mode") else "") + graphs
+    )
 
 
 def one_line(r: dict) -> str:
-    what = f"depth {r['depth']}, {batches_label(r)}, {'compiled' if r['compile'] else 'eager'}"
+    what = f"depth {r['depth']}, {batches_label(r)}, {mode_of(r)}"
     if "skipped" in r:
         return f"{what}: skipped ({r['skipped'][:300]})"
     extra = f"; compile {r['compile_s']:.1f} s, step ratio {r['compile_step_ratio']:.3f}" if "compile_s" in r else ""
+    if r.get("gpu_busy"):
+        extra += f"; GPU busy {r['gpu_busy']['share']:.0%} of a step"
     return (
         f"{what}: {1e3 * r['measured']['step_s']:.2f} ms/step measured, {1e3 * r['planned']['step_s']:.2f} "
         f"planned (measured / planned {r['ratio']:.2f}){extra}"
@@ -514,13 +611,22 @@ def write(out: Path, results: dict, started: float) -> None:
 
 
 def estimate_s(s: dict) -> float:
-    eager, compiled = paper_runs(s)
-    e = s["estimates"]
-    return (
-        len(eager) * e["eager"]
-        + len(compiled) * e["compile"]
-        + len(s["concurrency_batch_sizes"]) * sum(e["round"] + n * e["per_process"] for n in s["concurrency"])
-    )
+    early, late = paper_runs(s)
+    rounds = len(s["concurrency_batch_sizes"]) * sum(round_cost(s, n) for n in s["concurrency"])
+    return sum(cost_of(s, r) for r in early + late) + rounds
+
+
+def estimate_lines(s: dict) -> list[str]:
+    """What the call will run, each with its estimate (printed before it starts)."""
+    early, late = paper_runs(s)
+    lines = [f"  {mode_of(r)} depth {r['depth']}, {batches_label(r)}: ~{cost_of(s, r)} s" for r in early]
+    lines += [
+        f"  concurrency ({s.get('concurrency_mode', 'eager')}) batch {b} N={n}: ~{round_cost(s, n)} s"
+        for b in s["concurrency_batch_sizes"]
+        for n in s["concurrency"]
+    ]
+    lines += [f"  {mode_of(r)} depth {r['depth']}, {batches_label(r)}: ~{cost_of(s, r)} s (last)" for r in late]
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -529,17 +635,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", required=True, help="folder for gpu_check.json and gpu_check.md")
     p.add_argument("--smoke", action="store_true", help="CPU, tiny shape, a handful of steps (tests)")
-    p.add_argument("--budget-s", type=float, default=540.0, help="stop starting runs beyond this many seconds")
+    p.add_argument(
+        "--budget-s",
+        type=float,
+        default=DEVICE_BUDGET_S,
+        help=f"stop starting runs beyond this many seconds (default {DEVICE_BUDGET_S}: one device call)",
+    )
     p.add_argument("--steps", type=int, default=200, help="timed steps of each paper-shape run")
     p.add_argument("--warmup", type=int, default=20, help="warm-up steps before them")
     p.add_argument(
         "--paper-runs",
         nargs="+",
-        help="paper-shape runs instead of the default set: "
-        "bucketed|random:eager|compiled:DEPTH[:padN][:profile][:cudagraphs]",
+        help="paper-shape runs instead of the default set (and then no concurrency rounds unless "
+        "--concurrency names them): bucketed|random:eager|compiled|capture|graphs-compile:DEPTH"
+        "[:bN][:padN][:profile][:cudagraphs]",
     )
     p.add_argument(
-        "--concurrency", type=int, nargs="*", default=[1, 2, 4, 8], help="processes per round (none: no rounds)"
+        "--concurrency",
+        type=int,
+        nargs="*",
+        default=None,
+        help="processes per round (default 1 4 8, none with --paper-runs; no value: no rounds)",
+    )
+    p.add_argument(
+        "--concurrency-mode",
+        choices=("eager", "compiled", "capture", "graphs-compile"),
+        default=None,
+        help="the rounds' training steps (default capture on the device, eager in the smoke)",
     )
     p.add_argument(
         "--concurrency-batch-sizes",
@@ -569,6 +691,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"# GPU check: estimated {results['estimate_s']:.0f} s of device time (budget {args.budget_s:.0f} s); "
         f"results in {out}",
+        *estimate_lines(s),
+        sep="\n",
         flush=True,
     )
     write(out, results, started)

@@ -128,6 +128,7 @@ def run(spec: dict) -> dict:
         log_every=10**9,
         length_bucketing=spec["bucketing"],
         compile=spec["compile"],
+        graphs=spec.get("graphs", "none"),
     )
     train_start = time.time()
     with profiler or contextlib.nullcontext():
@@ -148,6 +149,7 @@ def run(spec: dict) -> dict:
         "threads": torch.get_num_threads(),
         "pad_multiple": multiple,
         "profile": profile_tables(profiler) if profiler is not None else None,
+        "gpu_busy": gpu_busy(profiler, PROFILED_STEPS) if profiler is not None else None,
     }
 
 
@@ -171,14 +173,42 @@ def compile_with(compile_fn, backend: str | None, mode: str | None):
     return compile_
 
 
+PROFILED_STEPS = 10
+
+
 def profiled_steps(warmup: int, device):
     import torch
 
     activities = [torch.profiler.ProfilerActivity.CPU]
     if device.type == "cuda":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-    schedule = torch.profiler.schedule(wait=warmup, warmup=2, active=10, repeat=1)
+    schedule = torch.profiler.schedule(wait=warmup, warmup=2, active=PROFILED_STEPS, repeat=1)
     return torch.profiler.profile(activities=activities, schedule=schedule)
+
+
+def busy_time(intervals: list[tuple[float, float]]) -> tuple[float, float]:
+    """(time covered by the union of `intervals`, span from the first start to the last end)."""
+    if not intervals:
+        return 0.0, 0.0
+    ordered = sorted(intervals)
+    covered, (start, end) = 0.0, ordered[0]
+    for a, b in ordered[1:]:
+        if a > end:
+            covered, start = covered + end - start, a
+        end = max(end, b)
+    return covered + end - start, max(b for _, b in ordered) - ordered[0][0]
+
+
+def gpu_busy(profiler, steps: int) -> dict | None:
+    """The GPU's busy share over the profiled steps: the union of its kernels' and copies' intervals
+    over their span (first start to last end), and both per step (ms); None without device events."""
+    from torch.autograd import DeviceType
+
+    intervals = [(e.time_range.start, e.time_range.end) for e in profiler.events() if e.device_type == DeviceType.CUDA]
+    busy, span = busy_time(intervals)  # microseconds
+    if span <= 0:
+        return None
+    return {"share": busy / span, "busy_ms": busy / 1e3 / steps, "span_ms": span / 1e3 / steps}
 
 
 def profile_tables(profiler) -> str:

@@ -54,9 +54,9 @@ def test_smoke_writes_every_section(smoke):
     for heading in ("## Environment", "## 1. Paper shape", "## 2. Concurrency"):
         assert heading in md
     for row in (
-        "| 1 | bucketed | False | 5 |",
-        "| 1 | random | False | 5 |",
-        "| 1 | bucketed | True | 5 |",
+        "| 1 | bucketed | eager | 5 |",
+        "| 1 | random | eager | 5 |",
+        "| 1 | bucketed | compiled | 5 |",
         "\n| 8 | 1 | 1 | 4 |",
         "\n| 8 | 2 | 1 | 4 |",
     ):
@@ -153,25 +153,47 @@ def test_environment_names_the_commit_without_a_git_checkout(tmp_path, monkeypat
 def test_paper_runs_parse_and_refuse_what_they_do_not_know():
     runs = [
         gpu_check.parse_run(t)
-        for t in ("bucketed:eager:-1:pad8:profile", "random:compiled:8:cudagraphs", "bucketed:eager:-1:b8")
+        for t in (
+            "bucketed:eager:-1:pad8:profile",
+            "random:compiled:8:cudagraphs",
+            "bucketed:eager:-1:b8",
+            "bucketed:capture:8:b8",
+            "bucketed:graphs-compile:-1",
+        )
     ]
     assert runs == [
         {"compile": False, "bucketing": True, "depth": -1, "pad_multiple": 8, "profile": True},
         {"compile": True, "bucketing": False, "depth": 8, "compile_mode": "reduce-overhead"},
         {"compile": False, "bucketing": True, "depth": -1, "batch_size": 8},
+        {"compile": False, "bucketing": True, "depth": 8, "graphs": "capture", "batch_size": 8},
+        {"compile": False, "bucketing": True, "depth": -1, "graphs": "compile"},
     ]
+    assert [gpu_check.mode_of(r) for r in runs] == ["eager", "compiled", "eager", "capture", "graphs-compile"]
     assert [gpu_check.batches_label(r) for r in runs] == [
         "bucketed, padded to x8, profiled",
         "random, CUDA graphs",
         "bucketed, batch 8",
+        "bucketed, batch 8, graphs: capture",
+        "bucketed, graphs: compile",
     ]
-    assert [gpu_check.batch_of({"batch_size": 32}, r) for r in runs] == [32, 32, 8]
-    eager, compiled = gpu_check.paper_runs({"paper_runs": ["bucketed:eager:-1", "bucketed:compiled:-1"]})
-    assert [r["compile"] for r in eager + compiled] == [False, True]
+    assert [gpu_check.batch_of({"batch_size": 32}, r) for r in runs] == [32, 32, 8, 8, 32]
+    early, late = gpu_check.paper_runs(
+        {
+            "paper_runs": [
+                "bucketed:eager:-1",
+                "bucketed:compiled:-1",
+                "bucketed:capture:-1",
+                "bucketed:graphs-compile:8",
+            ]
+        }
+    )
+    # the compiles (minutes each) after the rest
+    assert [gpu_check.mode_of(r) for r in early + late] == ["eager", "capture", "compiled", "graphs-compile"]
     for bad in (
         "sorted:eager:-1",
         "bucketed:eager:-1:pad",
         "bucketed:eager:-1:cudagraphs",
+        "bucketed:capture:-1:cudagraphs",
         "bucketed:jit:0",
         "bucketed:eager:0:b",
     ):
@@ -179,16 +201,55 @@ def test_paper_runs_parse_and_refuse_what_they_do_not_know():
             gpu_check.parse_run(bad)
 
 
-def test_the_default_device_runs_cover_the_seeds_batches_eager_and_compiled():
-    """Without --paper-runs the device check times batch 32 at depths -1 and 8 and batches 16 and 8
-    at depth -1, eager, and compiles batch 32 and 8 (issue 39: per-step cost and compile at 8-32)."""
-    s = gpu_check.settings(gpu_check.build_parser().parse_args(["--out", "unused"]))
-    eager, compiled = gpu_check.paper_runs(s)
-    assert [(r["depth"], gpu_check.batch_of(s, r), r["bucketing"]) for r in eager] == [
-        (-1, 32, True),
-        (8, 32, True),
-        (-1, 16, True),
-        (-1, 8, True),
+def device_settings(*argv):
+    return gpu_check.settings(gpu_check.build_parser().parse_args(["--out", "unused", *argv]))
+
+
+def test_the_default_device_call_is_the_issues_one_within_8_minutes():
+    """Without --paper-runs (issue 46): eager at depth -1, batch 32; the captured steps at depths -1
+    and 8, batches 32 and 8; one short profiled captured run; the rounds of the captured mode at
+    N = 1, 4, 8; torch.compile reduce-overhead last, as far as the budget goes; estimated <= 480 s."""
+    s = device_settings()
+    early, late = gpu_check.paper_runs(s)
+    assert [(gpu_check.mode_of(r), r["depth"], gpu_check.batch_of(s, r), bool(r.get("profile"))) for r in early] == [
+        ("eager", -1, 32, False),
+        ("capture", -1, 32, False),
+        ("capture", 8, 32, False),
+        ("capture", -1, 8, False),
+        ("capture", 8, 8, False),
+        ("capture", -1, 32, True),
     ]
-    assert [(r["depth"], gpu_check.batch_of(s, r)) for r in compiled] == [(-1, 32), (-1, 8)]
-    assert gpu_check.estimate_s(s) <= 600  # the device tool's longest command: what the budget may skip is last
+    assert early[-1]["steps"] == s["warmup"] + gpu_check.PROFILE_STEPS  # a short run: 10 profiled steps and margin
+    assert [(gpu_check.mode_of(r), r["depth"]) for r in late] == [("graphs-compile", -1)]
+    assert s["concurrency"] == (1, 4, 8) and s["concurrency_mode"] == "capture"
+    assert s["concurrency_batch_sizes"] == (32, 8)
+    assert gpu_check.estimate_s(s) <= gpu_check.DEVICE_BUDGET_S == 480
+    assert gpu_check.build_parser().parse_args(["--out", "x"]).budget_s == 480
+    lines = gpu_check.estimate_lines(s)
+    assert len(lines) == len(early) + len(late) + 6 and lines[-1].endswith("(last)")
+
+
+def test_paper_runs_start_no_concurrency_round_unless_asked():
+    """f3310b3's second call picked its runs with --paper-runs and still ran the default rounds,
+    which spent the budget its compiled runs needed."""
+    assert device_settings("--paper-runs", "bucketed:capture:-1:b8")["concurrency"] == ()
+    assert device_settings("--paper-runs", "bucketed:capture:-1", "--concurrency", "1", "4")["concurrency"] == (1, 4)
+    assert device_settings("--concurrency")["concurrency"] == ()
+    s = device_settings("--paper-runs", "bucketed:capture:-1:b8")
+    assert gpu_check.estimate_s(s) == s["estimates"]["capture"]
+
+
+def test_a_rounds_mode_is_its_runs_mode_and_costs_its_set_up():
+    s = device_settings("--concurrency-mode", "eager")
+    e = s["estimates"]
+    assert gpu_check.round_cost(s, 4) == e["round"] + 4 * e["per_process"]
+    s = device_settings("--concurrency-mode", "graphs-compile")
+    assert gpu_check.round_cost(s, 4) == e["round"] + 4 * e["per_process"] + e["graphs-compile"] - e["eager"]
+    with pytest.raises(SystemExit):
+        device_settings("--concurrency-mode", "static")
+
+
+def test_the_gpu_busy_share_is_the_union_of_the_kernels_over_their_span():
+    # two overlapping kernels (0-4, 2-6), a gap, one more (8-10): busy 8 of a 10 span
+    assert gpu_worker.busy_time([(8.0, 10.0), (0.0, 4.0), (2.0, 6.0)]) == (8.0, 10.0)
+    assert gpu_worker.busy_time([]) == (0.0, 0.0)

@@ -37,13 +37,21 @@ def test_a_cited_measurement_file_exists():
     assert sorted(name for name in cited if not (measurements / name).is_file()) == []
 
 
+def test_the_h200_files_the_constants_cite_are_in_the_repository():
+    pattern = constants.H200_FILES
+    assert pattern in constants.value.__globals__["_BY_NAME"]["h200_eager_step_s"].source
+    for i in (1, 2):
+        assert (REPO / pattern.replace("{1,2}", str(i))).is_file()
+
+
 def test_the_modules_plan_with_the_tables_values():
     value = constants.value
     assert profile.COMPILE_S == value("compile_s")
     assert profile.PREFIX_CACHE_STEPS_PER_S == value("prefix_cache_steps_per_s")
     assert profile.H100_MEASURED["tokens_per_s"] == value("h100_tokens_per_s")
     assert profile.KNOWN["cpu"]["step_s"] == value("cpu_loop")["step_s"]
-    assert sharing.SHARING_EFFICIENCY == value("sharing_efficiency")
+    assert sharing.SHARING_SPEEDUPS == value("sharing_speedups")
+    assert profile.KNOWN["h100"]["compile_s"] == value("compile_s")
     assert tokens.BUCKETED_OVER_USEFUL == value("bucketed_over_useful")
     assert tokens.KNOWN_LENGTHS is value("known_lengths")
     assert data_size.KNOWN_ROWS is value("known_rows") and data_size.BYTES_PER_ROW == value("bytes_per_row")

@@ -63,3 +63,17 @@ def test_the_lever_table_in_the_docs_is_what_plan_levers_prints(capsys):
             round(row["hours"], 2),
             round(100 * row["share"]),
         ), f"docs/performance.md quotes {row['lever']} as {m.group(0)}; `xlt plan --levers` gives {row}"
+
+
+@pytest.mark.slow  # the paper sweep planned once more, on the fastest host's overheads
+def test_docs_quote_the_current_plan_range():
+    from xlt.core import settings
+    from xlt.cost import profile, sweep
+
+    config, h100 = settings.load("config/paper.yaml"), profile.load("h100")
+    low, central = sweep.host_range(config, h100)["gpu_hours"], sweep.plan(config, h100)["total"]["gpu_hours"]
+    readme = re.search(r"four jobs sharing it \((?P<low>[\d.]+) on a faster host", (REPO / "README.md").read_text())
+    assert readme and float(readme["low"]) == round(low, 1), f"README.md: the range's low end is {low:.2f}"
+    assert f"{low:.2f}-{central:.2f} GPU-h" in (REPO / "docs" / "performance.md").read_text(), (
+        f"docs/performance.md: the range is {low:.2f}-{central:.2f} GPU-h"
+    )

@@ -38,14 +38,16 @@ class TrainArgs:
     length_bucketing: bool = False  # batches of similar length, so dynamic padding pads less (xlt.core.bucketing)
     compile: bool = False  # run the model's forward through torch.compile (worth it on GPUs, long runs)
     schedule: str = "linear"  # the learning rate after warm-up: linear decay to 0, constant, or cosine to 0
+    graphs: str = "none"  # CUDA graphs: none (eager), compile (reduce-overhead), capture (xlt.core.cuda_graphs)
 
 
 # settings the config's `training` gets only where it sets them (their flags' defaults are the same
 # values): a config without them plans the command lines it planned before they existed
-NOT_FILLED = ("warmup_steps", "adam_epsilon")
+NOT_FILLED = ("warmup_steps", "adam_epsilon", "graphs")
 
 SCHEDULES = ("linear", "constant", "cosine")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+GRAPH_MODES = ("none", "compile", "capture")  # xlt.core.cuda_graphs (which imports torch)
 
 
 def precision_label(amp_dtype) -> str:
@@ -78,6 +80,8 @@ TRAIN_HELP = {
     "length_bucketing": "true: batches of similar length, so dynamic padding pads less",
     "schedule": "learning rate after warm-up: linear (decay to 0), constant, or cosine (decay to 0)",
     "compile": "true: run the model's forward through torch.compile (worth it on GPUs, long runs)",
+    "graphs": "CUDA only: none (eager steps), compile (torch.compile reduce-overhead: a CUDA graph "
+    "tree per shape) or capture (the whole step, optimiser included, captured per batch shape with torch.cuda.graph)",
 }
 
 
@@ -118,7 +122,7 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
     p.add_argument("--out", required=True, help="the store's directory")
 
 
-CHOICES = {"schedule": SCHEDULES, "precision": PRECISIONS}
+CHOICES = {"schedule": SCHEDULES, "precision": PRECISIONS, "graphs": GRAPH_MODES}
 
 
 def _kind(default):

@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 
 import torch
 
+from xlt.core.cuda_graphs import StepGraphs
 from xlt.core.errors import XltError
 from xlt.core.train_args import TrainArgs
 from xlt.core.train_state import LoopState
@@ -33,6 +34,7 @@ class Loop:
     loss_fn: Callable[[torch.nn.Module, dict], torch.Tensor]
     args: TrainArgs
     total: int  # optimiser steps of the whole run
+    graphs: StepGraphs | None = None  # graphs: capture's recorded steps (xlt.core.cuda_graphs)
 
 
 class TrainingDiverged(XltError):
@@ -40,7 +42,7 @@ class TrainingDiverged(XltError):
 
 
 def build_optimizer(
-    model: torch.nn.Module, params: Sequence[torch.nn.Parameter], args: TrainArgs, device
+    model: torch.nn.Module, params: Sequence[torch.nn.Parameter], args: TrainArgs, device, capturable: bool = False
 ) -> torch.optim.Optimizer:
     wanted = {id(p) for p in params}
     decay, no_decay = [], []
@@ -53,6 +55,9 @@ def build_optimizer(
     # The fused kernel (CUDA; CPU since torch 2.4) is several times faster than the default foreach
     # one: 3.4x for the demo model's optimiser step on a CPU (BENCHMARKS.md), as transformers.Trainer
     # uses by default. A device or torch build without it gets the default implementation.
+    # `capturable`: its step keeps its counters on the device, so a CUDA graph can record it.
+    if capturable:
+        return torch.optim.AdamW(groups, lr=args.lr, eps=args.adam_epsilon, fused=True, capturable=True)
     try:
         return torch.optim.AdamW(groups, lr=args.lr, eps=args.adam_epsilon, fused=True)
     except (RuntimeError, ValueError):
@@ -60,19 +65,30 @@ def build_optimizer(
         return torch.optim.AdamW(groups, lr=args.lr, eps=args.adam_epsilon)
 
 
-def compiled_loss(loss_fn: Callable, model: torch.nn.Module) -> Callable:
-    """`loss_fn` with `model` replaced by torch.compile(model): the compiled module shares the
-    parameters, so the optimiser, evaluation and saving keep using the plain `model`.
-    dynamic=True: every collate pads to its batch's longest example, so the sequence length (and
-    the short last batch's size) changes from batch to batch; one graph with symbolic shapes
-    serves them all, where static shapes would recompile per length until torch's recompile
-    limit and then fall back to eager. (The other way, padding to a few fixed lengths, would
-    change the inputs a compiled run sees against an eager one.) A ModuleDict (sbert's encoder and
-    head) has no forward of its own: each of its modules is compiled, and the loss indexes them."""
+def compile_options(graphs: str) -> dict:
+    """torch.compile's arguments for a run's `graphs` setting (xlt.core.cuda_graphs). dynamic=True:
+    every collate pads to its batch's longest example, so the sequence length (and the short last
+    batch's size) changes from batch to batch; one graph with symbolic shapes serves them all, where
+    static shapes would recompile per length (on a CUDA run padded to a multiple of 8 up to
+    max_length / 8 compiles, each minutes cold: 124 s measured for one on an H200). (The other way,
+    padding to a few fixed lengths, would change the inputs a compiled run sees against an eager one.)
+    graphs: compile adds mode "reduce-overhead": CUDA graph trees record one graph per concrete
+    shape of that one compiled graph."""
+    if graphs == "compile":
+        return {"dynamic": True, "mode": "reduce-overhead"}
+    return {"dynamic": True}
+
+
+def compiled_loss(loss_fn: Callable, model: torch.nn.Module, options: dict | None = None) -> Callable:
+    """`loss_fn` with `model` replaced by torch.compile(model, **options) (compile_options): the
+    compiled module shares the parameters, so the optimiser, evaluation and saving keep using the
+    plain `model`. A ModuleDict (sbert's encoder and head) has no forward of its own: each of its
+    modules is compiled, and the loss indexes them."""
+    options = options or {"dynamic": True}
     if isinstance(model, torch.nn.ModuleDict):
-        compiled = torch.nn.ModuleDict({name: torch.compile(module, dynamic=True) for name, module in model.items()})
+        compiled = torch.nn.ModuleDict({name: torch.compile(module, **options) for name, module in model.items()})
     else:
-        compiled = torch.compile(model, dynamic=True)
+        compiled = torch.compile(model, **options)
     return lambda m, batch: loss_fn(compiled if m is model else m, batch)
 
 
@@ -101,6 +117,18 @@ def optimiser_step(loop: Loop, state: LoopState, chunk: list) -> None:
     device until `read_losses` (at progress lines, evaluations, checkpoints, the end, and every
     UNREAD_STEPS steps)."""
     args, device = loop.args, loop.device
+    if loop.graphs is not None:  # graphs: capture: forward, backward, clipping and AdamW in one replay
+        batch = loop.collate(chunk)
+        batch = {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
+        state.unread.append((state.step, state.epoch, [(loop.graphs.step(batch), 1.0)]))
+        state.seen += len(chunk)
+        loop.scheduler.step()  # fills the learning rate tensor the graphs read
+        state.step += 1
+        if len(state.unread) >= UNREAD_STEPS:
+            read_losses(state, args.lr)
+        return
+    if args.graphs == "compile":  # CUDA graph trees: a new step may reuse the last one's outputs
+        torch.compiler.cudagraph_mark_step_begin()
     losses = []
     for part in micro_batches(chunk, args.grad_accum):
         # a micro-batch's mean loss weighs its share of the batch's examples: the sum is

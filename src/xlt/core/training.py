@@ -17,7 +17,8 @@ negatives, a mean over tokens) is not the same split; the dual encoder refuses g
 The last batch of an epoch is trained even when it is short (transformers.Trainer's default,
 dataloader_drop_last=False); its loss is the mean over the examples it has, like any batch's.
 Optional: length bucketing (`length_bucketing`: batches of similar length, so the collate's
-dynamic padding pads less; see xlt.core.bucketing) and torch.compile of the model (`compile`).
+dynamic padding pads less; see xlt.core.bucketing), torch.compile of the model (`compile`) and, on
+CUDA, steps as CUDA graphs (`graphs`: xlt.core.cuda_graphs).
 
 With a `checkpoint_dir`, the loop is resumable (xlt.core.checkpoint): it saves every
 `checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
@@ -43,7 +44,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from xlt.core import console, faults, monitor
+from xlt.core import console, cuda_graphs, faults, monitor
 from xlt.core.bucketing import bucketed_order, example_lengths
 from xlt.core.checkpoint import GracefulStop
 from xlt.core.errors import XltError
@@ -51,7 +52,7 @@ from xlt.core.models import pick_device
 from xlt.core.schedules import lr_schedule
 from xlt.core.train_args import PRECISIONS, TrainArgs, precision_label
 from xlt.core.train_state import LoopState, restore_state, run_key, save_state
-from xlt.core.train_step import Loop, build_optimizer, compiled_loss, optimiser_step, read_losses
+from xlt.core.train_step import Loop, build_optimizer, compile_options, compiled_loss, optimiser_step, read_losses
 
 log = logging.getLogger("xlt.core.training")
 
@@ -150,13 +151,19 @@ def batches(examples: Sequence, lengths: list | None, args: TrainArgs, state: Lo
         state.epoch, state.position = state.epoch + 1, 0
 
 
+def current_lr(loop: Loop) -> float:
+    """The learning rate of the last step, a float (graphs: capture keeps it in a device tensor,
+    which the scheduler then reports: read here, at a progress line or an evaluation)."""
+    return float(loop.scheduler.get_last_lr()[0])
+
+
 def log_progress(loop: Loop, state: LoopState, session_start: tuple[int, int]) -> tuple[float, float, float]:
     """The progress line; rates count this process's steps only: a resumed run's earlier time says
     nothing about this device. `session_start`: (step, seen) when this process started. Returns the
     line's loss, learning rate and samples/s."""
     step, seen = session_start
     session_s = max(time.time() - state.started, 1e-9)
-    loss, lr, rate = state.running / state.running_n, loop.scheduler.get_last_lr()[0], (state.seen - seen) / session_s
+    loss, lr, rate = state.running / state.running_n, current_lr(loop), (state.seen - seen) / session_s
     eta = (loop.total - state.step) * session_s / (state.step - step)
     log.info(console.progress_line(state.step, loop.total, loss, lr, rate, state.elapsed_before + session_s, eta))
     return loss, lr, rate
@@ -249,7 +256,7 @@ def train(
             if logged or evaluated:
                 read_losses(state, args.lr)
             if logged or evaluated:
-                lr = loop.scheduler.get_last_lr()[0]
+                lr = current_lr(loop)
                 state.curve.append({"step": step, "loss": state.mean_loss, "lr": lr, "dev_score": None})
             if logged:
                 progress = log_progress(loop, state, session_start)
@@ -305,16 +312,22 @@ def _setup(model, examples: Sequence, collate, loss_fn, args: TrainArgs, paramet
     params = list(parameters) if parameters is not None else [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise XltError("nothing to train: every parameter is frozen")
-    optimizer = build_optimizer(model, params, args, device)
+    amp_dtype, why = autocast_dtype(args.precision, device)
+    cuda_graphs.check(args.graphs, args.compile, device, args.grad_accum, amp_dtype)
+    optimizer = build_optimizer(model, params, args, device, capturable=args.graphs == "capture")
     total = total_optimizer_steps(len(examples), args)
     scheduler = lr_schedule(optimizer, args.schedule, warmup_steps(args, total), total)
-    amp_dtype, why = autocast_dtype(args.precision, device)
     log.info("precision: %s", why)
     # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
-    if args.compile:
-        loss_fn = compiled_loss(loss_fn, model)
-    return Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
+    if args.compile or args.graphs == "compile":
+        loss_fn = compiled_loss(loss_fn, model, compile_options(args.graphs))
+    loop = Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
+    if args.graphs == "capture":
+        loop.graphs = cuda_graphs.StepGraphs(model, params, optimizer, loss_fn, amp_dtype, args)
+        cuda_graphs.register_forward(model)  # its classification evaluations too
+        log.info("graphs: capture: a CUDA graph per batch shape, steps and evaluations (xlt.core.cuda_graphs)")
+    return loop
 
 
 def result_meta(result: TrainResult, args: TrainArgs) -> dict:

@@ -18,7 +18,11 @@ def _plan_arguments(p):
         help="plan for a known accelerator (h100, a100, v100, cpu) instead of the saved calibration",
     )
     p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON, one entry per job included")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the plan as JSON, one entry per job included (without the host range unless --out is given)",
+    )
     p.add_argument("--out", default=None, help="also write the JSON plan here")
     p.add_argument(
         "--levers",

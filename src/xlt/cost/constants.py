@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MEASUREMENTS = "../shared/measurements"  # the H100 measurements, beside the repository (README.md there)
+H200_FILES = "benchmarks/measurements/h200-gpu-check-f3310b3-call{1,2}.json"  # in the repository (BENCHMARKS.md)
 
 
 @dataclass(frozen=True)
@@ -220,11 +221,38 @@ TABLE: tuple[Constant, ...] = (
         f"measured: {MEASUREMENTS}/h100-prefix-cache.md",
     ),
     Constant(
+        "h200_eager_step_s",
+        {
+            (-1, 32): (0.06393, 0.05608, 0.05445),
+            (8, 32): (0.03941,),
+            (-1, 16): (0.04200,),
+            (-1, 8): (0.04701, 0.06004, 0.03967, 0.05082),
+        },
+        "s / training step by (freeze depth, batch): eager, bf16, mBERT shape, XNLI-like lengths, "
+        "length-bucketed, padded to a multiple of 8",
+        f"measured: {H200_FILES} (one H200 host, project at f3310b3, 2026-11-28), call by call: "
+        "its paper_shape rows' step_s (the mean of 200 steps after 20), then its concurrency rounds' N = 1 "
+        "step_s_each (60 steps after 10)",
+    ),
+    Constant(
+        "h200_padded_tokens_per_example",
+        69.5,
+        "tokens / example (padded; useful 65.1-65.4)",
+        f"measured: {H200_FILES}, the paper_shape rows' padded_tokens_per_example (69.2-69.7)",
+    ),
+    Constant(
+        "h200_compiled_step_s",
+        (0.03650, 0.06393),
+        "s / training step (torch.compile dynamic=True, then eager; depth -1, batch 32, as h200_eager_step_s)",
+        f"measured: {H200_FILES}, call 1: the compiled row and the eager row of the same call; applied to every "
+        "compiled job (the paper's: host-bound steps of 0.35-1.42 TFLOP, this one 1.39), not measured at the others",
+    ),
+    Constant(
         "compile_s",
-        120.0,
+        124.2,
         "s / job",
-        "assumed: dynamo and inductor on the forward and backward graphs of a 12-layer encoder, commonly "
-        "30-60 s on a 16-core host; doubled for symbolic shapes and a margin (not measured)",
+        f"measured: {H200_FILES}, call 1: torch.compile(dynamic=True) of an mBERT-shape training step, cold "
+        "inductor cache, 16-core host: what its first steps took beyond steady-state steps, less the eager run's",
     ),
     Constant(
         "dense_bf16_tflops",
@@ -288,11 +316,11 @@ TABLE: tuple[Constant, ...] = (
     ),
     # --- GPU sharing (xlt.cost.sharing)
     Constant(
-        "sharing_efficiency",
-        0.6,
-        "share of the saturating throughput",
-        "assumed: jobs sharing a GPU time-slice it rather than run kernels side by side (no measurement "
-        "of concurrent jobs yet); a profile may set its own sharing_efficiency",
+        "sharing_speedups",
+        {2: (1.942, 2.072, 1.965, 1.898), 4: (3.535, 3.715, 3.777, 3.242), 8: (4.449, 6.316, 4.407, 5.366)},
+        "summed useful tokens/s of N processes on one GPU over one process's, by N (batch 32 and 8, two calls)",
+        f"measured: {H200_FILES}, the concurrency rounds' speedup_vs_one (eager, depth -1, N processes started "
+        "together after model set-up, batch 32 then 8, call 1 then call 2)",
     ),
     # --- the ledger (xlt.cost.ledger)
     Constant(

@@ -59,7 +59,7 @@ LEVERS = (
     Lever(
         "per-step overhead",
         _profile_without(step_s=0.0, step_layer_s=0.0, step_example_layer_s=0.0),
-        {"h100": "h100_tokens_per_s", "cpu": "cpu_loop"},
+        {"h100": "h200_eager_step_s", "cpu": "cpu_loop"},
     ),
     Lever(
         "evaluation rate and overhead",
@@ -69,9 +69,9 @@ LEVERS = (
     Lever(
         "frozen layer's share of a step", _profile_without(frozen_layer_share=1.0), {ANY: "prefix_cache_steps_per_s"}
     ),
-    Lever("torch.compile step ratio", _profile_without(compile_step_ratio=1.0), {ANY: "h100_compiled_tokens_per_s"}),
+    Lever("torch.compile step ratio", _profile_without(compile_step_ratio=1.0), {ANY: "h200_compiled_step_s"}),
     Lever("torch.compile time", _profile_without(compile_s=0.0), {ANY: "compile_s"}),
-    Lever("GPU sharing gain", _no_sharing, {ANY: "sharing_efficiency"}),
+    Lever("GPU sharing gain", _no_sharing, {ANY: "sharing_speedups"}),
 )
 
 

@@ -8,17 +8,19 @@ seeds' batch sizes (8-32) fill it only when several run at once. A GPU holds
 a step as large as the measured batch of 128 x 128 (SATURATING_STEP_FLOPS) taking all of them,
 and at least as many as its planned peak memory needs of `gpu_sharing.memory_gib`.
 
-What sharing gains is assumed, not measured: k jobs on one GPU together reach at most the
-throughput of one saturating step (the batch-128 rate; for compiled training steps the measured
-compiled one), and of that only SHARING_EFFICIENCY.
-Without MPS, separate processes time-slice the GPU rather than run kernels side by side, so
-the fraction is set well below 1. A phase of a job (its start-up, its training steps, its
-evaluations) then occupies the GPU for its seconds x max(1/k, its own FLOP rate / (SHARING_EFFICIENCY
-x the saturating rate)), never more than its seconds: for a batch-32 mBERT step (0.35 of the
-batch-128 rate) 0.58 of its seconds with 4 slots a GPU, a 1.7x saving, where the ideal
-(efficiency 1) would give 0.35. Phases are charged apart because one job mixes both kinds: an MLM
-adaptation's batch-8 training steps leave the GPU idle between kernels while its evaluations in batches of 128
-fill it; at the job's average rate the evaluations' FLOPs would hide the idle steps.
+What sharing gains is measured (H200, benchmarks/gpu_check.py at f3310b3, two calls): N eager
+processes of the paper's shape started together ran N = 2, 4, 8 times 1.90-2.07, 3.24-3.78 and
+4.41-6.32 as fast as one, at batch 32 and 8 alike (the steps are host-bound: each process's own
+Python and launches, the GPU idle between them). k jobs of a kind on one GPU then take it for 1 /
+SPEEDUP(k) of their seconds each (the measured speed-ups' geometric mean at k, interpolated
+between the measured N, the largest measured beyond it), and never less than their own FLOP rate's
+share of the saturating throughput (the batch-128 rate; compiled steps the measured compiled one):
+a phase of a job (its start-up, its training steps, its evaluations) occupies the GPU for its
+seconds x max(1 / SPEEDUP(k), its own FLOP rate / the saturating rate), never more than its
+seconds: for a batch-32 mBERT step with 4 slots a GPU, 1 / 3.56 = 0.28 of its seconds.
+Phases are charged apart because one job mixes both kinds: an MLM adaptation's batch-8 training
+steps leave the GPU idle between kernels while its evaluations in batches of 128 fill it; at the
+job's average rate the evaluations' FLOPs would hide the idle steps.
 """
 
 from __future__ import annotations
@@ -28,14 +30,28 @@ import math
 from xlt.core import settings
 from xlt.cost.constants import value as constant
 from xlt.cost.estimate import job_cost
-from xlt.cost.profile import H100_MEASURED, KNOWN, MBERT_TOKEN_FLOPS
+from xlt.cost.profile import COMPILE_STEP_RATIO, H100_MEASURED, KNOWN, MBERT_TOKEN_FLOPS
 
 # the measured batch of 128 x 128 tokens at mBERT's shape: the step that fills an H100 on its own
 SATURATING_STEP_FLOPS = MBERT_TOKEN_FLOPS * H100_MEASURED["tokens_per_step"][1]
 SATURATING_LAYERS = 12
-# share of the saturating throughput that jobs sharing a GPU reach together (assumed; a profile
-# may set its own `sharing_efficiency`)
-SHARING_EFFICIENCY = constant("sharing_efficiency")
+# N -> the measured speed-ups of N processes sharing a GPU over one (xlt.cost.constants)
+SHARING_SPEEDUPS = constant("sharing_speedups")
+
+
+def speedup(peers: int, measured: dict = SHARING_SPEEDUPS) -> float:
+    """How much faster `peers` jobs sharing a GPU run together than one alone: the geometric mean of
+    the measured speed-ups at that N, linear between measured N (1 at N = 1), the largest measured N's
+    beyond it (no gain measured past it)."""
+    means = {1: 1.0, **{n: math.exp(sum(map(math.log, v)) / len(v)) for n, v in measured.items()}}
+    known = sorted(means)
+    if peers >= known[-1]:
+        return means[known[-1]]
+    upper = next(n for n in known if n >= peers)
+    lower = max(n for n in known if n <= peers)
+    if upper == lower:
+        return means[upper]
+    return means[lower] + (means[upper] - means[lower]) * (peers - lower) / (upper - lower)
 
 
 def job_slots(step_flops: float, peak_memory_gib: float, sharing: dict) -> int:
@@ -52,8 +68,14 @@ def job_slots(step_flops: float, peak_memory_gib: float, sharing: dict) -> int:
 def saturated_rate(profile: dict, compiled: bool = False) -> float:
     """FLOP/s of one saturating step on the profile's accelerator: its FLOPs over the step time the
     profile plans for it (for h100: the measured batch-128 rate, 364,289 tokens/s at mBERT's shape;
-    compiled, 451,301 tokens/s, also measured: the step x compile_step_ratio)."""
+    compiled, 451,301 tokens/s, also measured). A profile with a host range (`host_low`) plans that
+    GPU-bound step with the fastest host's overheads, where it was measured, and compiled at the
+    ratio measured at that shape (COMPILE_STEP_RATIO): its own overheads and compile ratio are fitted
+    to host-bound small steps."""
     tokens = H100_MEASURED["tokens_per_step"][1]
+    ratio = profile.get("compile_step_ratio", 1.0)
+    if "host_low" in profile:
+        profile, ratio = {**profile, **profile["host_low"]}, COMPILE_STEP_RATIO
     step = (
         profile.get("step_s", 0.0)
         + SATURATING_LAYERS
@@ -61,7 +83,7 @@ def saturated_rate(profile: dict, compiled: bool = False) -> float:
         + SATURATING_STEP_FLOPS / profile["train_flops"]
     )
     if compiled:
-        step *= profile.get("compile_step_ratio", 1.0)
+        step *= ratio
     return SATURATING_STEP_FLOPS / step
 
 
@@ -74,9 +96,9 @@ def gpu_seconds(
     peers = capacity // max(slots, 1)
     if not profile.get("gpu") or peers <= 1 or seconds <= 0:
         return max(seconds, 0.0)
-    efficiency = profile.get("sharing_efficiency", SHARING_EFFICIENCY)
     own_rate = flops / seconds
-    return seconds * min(1.0, max(1.0 / peers, own_rate / (efficiency * saturated_rate(profile, compiled))))
+    gain = speedup(peers, profile.get("sharing_speedups", SHARING_SPEEDUPS))
+    return seconds * min(1.0, max(1.0 / gain, own_rate / saturated_rate(profile, compiled)))
 
 
 def phases(job, profile: dict) -> list[tuple[float, float, bool]]:

@@ -13,6 +13,8 @@ from xlt.cost import levers, profile, sweep
 def main(args):
     config, planned_with = settings.load(args.config), profile.load(args.gpu, args.profile)
     result = sweep.plan(config, planned_with)
+    # the range plans the sweep once more: for the table and --out, not for --json's machine output
+    result["host_low"] = sweep.host_range(config, planned_with) if not args.json or args.out else None
     if args.levers:  # the plan again once per lever: seconds for the paper config, so only when asked
         result["levers"] = levers.levers(config, planned_with, result)
     if args.out:

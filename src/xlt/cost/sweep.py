@@ -88,6 +88,15 @@ def plan(config: dict, profile: dict) -> dict:
     }
 
 
+def host_range(config: dict, profile: dict) -> dict | None:
+    """The plan's totals on the fastest measured host: the profile with its `host_low` overheads
+    (xlt.cost.profile: host-bound steps vary with the host); None for a profile without a range."""
+    if "host_low" not in profile:
+        return None
+    total = plan(config, {**profile, **profile["host_low"]})["total"]
+    return {"hours": total["hours"], "gpu_hours": total["gpu_hours"]}
+
+
 def format_table(result: dict) -> str:
     """Per family: jobs, the jobs' own hours, accelerator hours with gpu_sharing (the same without
     it, or on a CPU profile), one job's peak memory, and the disk the sweep leaves."""
@@ -108,7 +117,14 @@ def format_table(result: dict) -> str:
     if gpu:
         lines.append(
             f"(job-h: each job's own hours, summed; GPU-h: what the jobs occupy a GPU for with {slots} "
-            f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain is assumed, not measured))"
+            f"slot(s) a GPU (config gpu_sharing; xlt.cost.sharing: the gain measured on an H200))"
+        )
+    low = result.get("host_low")
+    if low:
+        lines.append(
+            f"range: {low['hours']:.2f}-{result['total']['hours']:.2f} job-h, {low['gpu_hours']:.2f}-"
+            f"{result['total']['gpu_hours']:.2f} GPU-h: steps are host-bound and vary with the host; the table "
+            "plans the slowest measured (an H200's), the low end the fastest (the H100 fit's overheads)"
         )
     lines.append(
         f"(disk: what the sweep leaves, {result['total']['hub_cache_gib']:.2f} GiB of hub cache included; "
@@ -120,8 +136,7 @@ def format_table(result: dict) -> str:
     if "compile_step_ratio" in result["profile"]:
         lines.append(
             f"torch.compile (jobs with compile: true): a training step x{result['profile']['compile_step_ratio']:.3f} "
-            f"(measured at batch 128 x 128 tokens, assumed at other shapes) + "
-            f"{result['profile'].get('compile_s', COMPILE_S):.0f} s a job (assumed, not measured)"
+            f"+ {result['profile'].get('compile_s', COMPILE_S):.0f} s a job (xlt.cost.constants says where measured)"
         )
     if result["profile"].get("gpu"):
         lines.append(
