@@ -30,7 +30,12 @@ def _groups(rows: pd.DataFrame) -> pd.DataFrame:
     trained.loc[trained["objective"] == "teacher", "group"] = "teacher (zero-shot)"
     if BUDGET in trained.columns:
         seen = pd.to_numeric(trained[BUDGET], errors="coerce")
-        trained.loc[seen.notna(), "group"] = trained["group"] + ", " + seen[seen.notna()].map(sentences_label)
+        labelled = seen.notna()
+        # a sweep without declared data sizes has no budget: nothing to add (and an empty float
+        # Series added to pandas' `str` column raises)
+        if labelled.any():
+            labels = trained.loc[labelled, "group"] + ", " + seen[labelled].map(sentences_label)
+            trained.loc[labelled, "group"] = labels
     return pd.concat([untrained.assign(group="untrained", rank=ORDER["untrained"]), trained])
 
 
@@ -40,6 +45,15 @@ def sentences_label(seen: float) -> str:
         if seen >= size:
             return f"{seen / size:.3g}{unit} sentences"
     return f"{int(seen)} sentences"
+
+
+def single_objective(table: pd.DataFrame) -> str:
+    """The figure's note when the sweep trained one objective: no second one to compare it with."""
+    trained, _ = split_baselines(table)
+    names = sorted(set(trained["objective"].dropna()) - {"teacher"})
+    if len(names) != 1:
+        return ""
+    return f"a single objective ({names[0]}): no other objective to compare it with; add one to dual.objectives"
 
 
 def _panel(ax, rows: pd.DataFrame, ylabel: str, scale: float) -> None:
@@ -85,6 +99,8 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
     # below the panels: the bars of a high error reach the top of the axes
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8)
-    fig.suptitle(title or "Objectives: untrained, zero-shot teacher, additive margin, distilled student")
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    heading = title or "Objectives: untrained, zero-shot teacher, additive margin, distilled student"
+    note = single_objective(table)
+    fig.suptitle(f"{heading}\n{note}" if note else heading)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.92 if note else 1))
     return save(fig, out, tight=False)
