@@ -47,6 +47,7 @@ COLUMN_TYPES = {
     "batch_size": INTEGER,
     "warmup_ratio": NUMBER,
     "pooling": TEXT,
+    "normalize": FLAG,
     "trained": FLAG,
     "objective": TEXT,
     "margin": NUMBER,
