@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from xlt.core import registry, settings
-from xlt.core.metrics import MetricsFile, example_set, record
+from xlt.core.metrics import MetricsFile, example_set
 from xlt.evaluate.alignment import RETRIEVAL_METRIC
 from xlt.evaluate.cosine_gap import GAP_METRIC
 from xlt.evaluate.retrieval import EN_TO_XX, XX_TO_EN

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from xlt.core.metrics import DIMENSIONS
@@ -101,8 +102,10 @@ def typed(table: pd.DataFrame) -> pd.DataFrame:
 def _text(column: pd.Series) -> pd.Series:
     """Strings and NaN, in the dtype `pd.read_csv(dtype=str)` gives (`str` or object by the
     string mode): after a concat, a column one part lacks is float NaN there."""
-    strings = column.astype(object).map(lambda v: v if pd.isna(v) else str(v)).astype(object)
-    return strings.astype(pd.Series(dtype=str).dtype)
+    text = pd.Series(dtype=str).dtype
+    if column.dtype == text and not pd.api.types.is_object_dtype(text):
+        return column
+    return column.astype(str).where(column.notna(), np.nan).astype(text)
 
 
 def read_csv(path: str | Path) -> pd.DataFrame:

@@ -53,7 +53,7 @@ def single_objective(table: pd.DataFrame) -> str:
     names = sorted(set(trained["objective"].dropna()) - {"teacher"})
     if len(names) != 1:
         return ""
-    return f"a single objective ({names[0]}): no other objective to compare it with; add one to dual.objectives"
+    return f"a single objective ({names[0]}): no second objective to compare it with"
 
 
 def _panel(ax, rows: pd.DataFrame, ylabel: str, scale: float) -> None:
