@@ -1,11 +1,15 @@
 """Every family's table-side rules on the smallest sweeps its schema accepts (issue 49): the
-demo config with each sweep axis cut to one value, each optional key dropped, each "also run"
-switch off, a budget axis left empty, and each axis at its other values one at a time. For each,
-synthetic metrics files (tests/helpers/synthetic_metrics.py: the records and per-example sets
-every evaluation job writes, made-up values, no model) go through what the workflow runs on
-them: `xlt aggregate`, the family's summary tables, every figure its plan targets, `xlt compare`,
-`xlt paper-delta` and the positive control's checks. Both pandas string modes where the
-installed pandas still has the switch (`future.infer_string`)."""
+demo config with each sweep axis cut to one value (one language, one seed), each optional key
+dropped, each "also run" switch off (no untrained baseline, no teacher row), and each list of
+the demo at its last value alone; the training budget (dual's sentences_seen) is left empty
+beyond the first variant, as a sweep without declared data sizes plans it. For each, synthetic
+metrics files (tests/helpers/synthetic_metrics.py: the records and per-example sets every
+evaluation job writes, made-up values, no model) go through what the workflow runs on them:
+`xlt aggregate`, the family's summary tables, every figure its plan targets, the training
+curves, `xlt compare` and `xlt paper-delta`. Every table column must have its type in
+xlt.core.tables.COLUMN_TYPES. Both pandas string modes where the installed pandas still has the
+switch (`future.infer_string`). Not run here: the positive control (its checks need the demo
+world's prepared data files and effects that made-up values do not show)."""
 
 from __future__ import annotations
 
