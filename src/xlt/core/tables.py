@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from xlt.core.errors import XltError
 from xlt.core.metrics import DIMENSIONS
 
 TEXT, NUMBER, INTEGER, FLAG = "text", "number", "integer", "flag"
@@ -82,21 +83,32 @@ def summary_path(table_path: str | Path) -> Path:
     return path.with_name(f"{path.stem}_summary{path.suffix}")
 
 
-def typed(table: pd.DataFrame) -> pd.DataFrame:
-    """The table's listed columns in their COLUMN_TYPES (after a read or a concat)."""
+def typed(table: pd.DataFrame, where: str = "the table") -> pd.DataFrame:
+    """The table's listed columns in their COLUMN_TYPES (after a read or a concat); a value that
+    is not of its column's type is an XltError naming `where`, the column and the value."""
     out = table.copy()
     for column in out.columns:
         kind = COLUMN_TYPES.get(column)
         if kind == TEXT:
             out[column] = _text(out[column])
         elif kind in (NUMBER, INTEGER):
-            out[column] = pd.to_numeric(out[column]).astype("float64")
-            if kind == INTEGER and out[column].notna().all() and (out[column] % 1 == 0).all():
-                out[column] = out[column].astype("int64")
+            numbers = pd.to_numeric(out[column], errors="coerce").astype("float64")
+            _refuse(where, column, out[column][numbers.isna() & out[column].notna()], "a number")
+            integral = numbers.notna().all() and (numbers % 1 == 0).all()
+            out[column] = numbers.astype("int64") if kind == INTEGER and integral else numbers
         elif kind == FLAG:
             flags = out[column].map(lambda v: _FLAGS.get(v, v) if isinstance(v, str) else v)
+            _refuse(where, column, flags[flags.notna() & ~flags.isin([True, False])], "True or False")
             out[column] = flags.astype(bool) if flags.notna().all() else flags.astype(object)
     return out
+
+
+def _refuse(where: str, column: str, bad: pd.Series, wanted: str) -> None:
+    if not bad.empty:
+        raise XltError(
+            f"{where}: column {column} holds {bad.iloc[0]!r} where {wanted} belongs "
+            f"(xlt.core.tables.COLUMN_TYPES); rewrite the table with xlt aggregate"
+        )
 
 
 def _text(column: pd.Series) -> pd.Series:
@@ -112,7 +124,12 @@ def read_csv(path: str | Path) -> pd.DataFrame:
     """One table file with its columns typed (COLUMN_TYPES)."""
     header = pd.read_csv(path, nrows=0).columns
     kinds = {c: _READ_AS[COLUMN_TYPES[c]] for c in header if c in COLUMN_TYPES}
-    return typed(pd.read_csv(path, dtype=kinds))
+    try:
+        return typed(pd.read_csv(path, dtype=kinds), str(path))
+    except ValueError:
+        # a number column holds something else: read it as text, so typed() names the value
+        typed(pd.read_csv(path, dtype={c: str for c in kinds}), str(path))
+        raise
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -125,6 +142,6 @@ def read_table(path: str | Path) -> pd.DataFrame:
     extra = read_csv(summary)
     if extra.empty:
         return table
-    joined = typed(pd.concat([table, extra], ignore_index=True))
+    joined = typed(pd.concat([table, extra], ignore_index=True), f"{path} with {summary}")
     dims = [d for d in DIMENSIONS if d in joined.columns]
     return joined.sort_values(["family", "run_id", *dims, "metric"], kind="stable").reset_index(drop=True)
