@@ -55,16 +55,22 @@ class Values:
     def share(self) -> float:
         return float(self.rng.uniform(0.2, 0.9))
 
-    def labels(self, classes: int = 3) -> tuple[list[int], list[int]]:
-        gold = self.rng.integers(0, classes, EXAMPLES)
+    def labels(self, classes: int = 3, gold=None) -> tuple[list[int], list[int]]:
+        gold = self.rng.integers(0, classes, EXAMPLES) if gold is None else np.asarray(gold)
         right = self.rng.random(EXAMPLES) < self.share()
         prediction = np.where(right, gold, (gold + 1) % classes)
         return prediction.tolist(), gold.tolist()
 
 
+def items(**dims) -> np.random.Generator:
+    """The generator of an evaluated set's gold side: every run scored on it gets the same, so
+    the paired tests pair them (xlt.analysis.compare needs the same gold)."""
+    return np.random.default_rng(zlib.crc32(json.dumps(dims, sort_keys=True).encode()))
+
+
 def classification(metrics: MetricsFile, values: Values, lang: str, split: str | None = None, classes: int = 3):
-    prediction, gold = values.labels(classes)
     dims = {"lang": lang} | ({"split": split} if split else {})
+    prediction, gold = values.labels(classes, gold=items(**dims).integers(0, classes, EXAMPLES))
     metrics.add("accuracy", float(np.mean(np.equal(prediction, gold))), **dims)
     metrics.examples.append(example_set("classification", "accuracy", prediction=prediction, gold=gold, **dims))
 
@@ -92,7 +98,7 @@ def retrieval(metrics: MetricsFile, values: Values, **dims):
 
 def sts(metrics: MetricsFile, values: Values, dev: bool = False, **dims):
     """eval-embeddings' STS records: Pearson and Spearman per similarity, and their scored pairs."""
-    gold = values.rng.uniform(0, 5, EXAMPLES)
+    gold = items(**dims).uniform(0, 5, EXAMPLES)
     for similarity in SIMILARITIES:
         predicted = gold + values.rng.normal(0, 2, EXAMPLES)
         metrics.add("pearson", float(pearsonr(gold, predicted)[0]), similarity=similarity, **dims)
@@ -134,7 +140,7 @@ def perplexity_sets(paths: list[str]) -> list[dict]:
 
 def perplexity(metrics: MetricsFile, values: Values, step=None, word_nll: bool = False, **dims):
     losses = values.rng.uniform(1, 4, EXAMPLES)
-    tokens = values.rng.integers(1, 9, EXAMPLES)
+    tokens = items(**dims).integers(1, 9, EXAMPLES)  # the same sentences and masks in every run
     at = {} if step is None else {"step": step}
     loss = float(np.sum(losses * tokens) / np.sum(tokens))
     metrics.add("perplexity", float(np.exp(loss)), **dims, **at)
