@@ -255,3 +255,12 @@ def test_the_rule_passes_what_each_config_name_loads(config):
     assert paper.loaded_name("FacebookAI/roberta-large@abc123", "roberta-large")
     assert not paper.loaded_name("someone/roberta-large", "FacebookAI/roberta-large")
     assert paper.split_name("validation") == "dev"
+
+
+def test_an_interval_that_leaves_out_our_mean_draws_an_empty_whisker(delta, tmp_path):
+    """A mean over seeds beside the mean of their bounds can lie outside them (issue 49: the paper
+    config on synthetic metrics crashed the overlay with matplotlib's negative-xerr error)."""
+    matched = delta[delta.matched == "yes"].head(1).assign(ours=0.5, ci_low=0.6, ci_high=0.7)
+    fig = paper_overlay.overlay_plot(matched, tmp_path / "o.png")
+    ((segment,),) = [c.get_segments() for c in fig.axes[0].collections if c.get_segments()]
+    assert [round(x, 6) for x, _ in segment] == [0.5, 0.7]  # nothing below 0.5, up to ci_high

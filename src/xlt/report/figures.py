@@ -29,6 +29,21 @@ def save(fig, out: str | Path, *, tight: bool = True, **savefig_kw):
 INTERVAL_COLUMNS = ["ci_low", "ci_high"]
 
 
+def single_value_note(ax, what: str, value) -> None:
+    """Says on the axes that the sweep has one value of what the figure compares (a line
+    against an axis of one point): a small sweep draws, and the reader sees why it is flat."""
+    ax.text(
+        0.5,
+        0.97,
+        f"a single {what} ({value}): nothing to compare it with",
+        transform=ax.transAxes,
+        ha="center",
+        va="top",
+        fontsize=9,
+        color="0.3",
+    )
+
+
 def mean_intervals(rows: pd.DataFrame, by) -> pd.DataFrame | None:
     """ci_low and ci_high of every point that averages the rows of one group of `by` (over
     seeds, languages, directions): the mean of its records' bounds, NaN when any record lacks

@@ -43,8 +43,10 @@ def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, re
         return save(fig, out)
     labels = [f"{r.run_id} {r.lang} {r.metric}" for r in delta.itertuples()]
     y = range(len(delta))
-    low = (delta["ours"] - delta["ci_low"]).where(delta["ci_low"].notna(), 0).astype(float)
-    high = (delta["ci_high"] - delta["ours"]).where(delta["ci_high"].notna(), 0).astype(float)
+    # a mean over seeds (or a percentile interval) can lie outside the interval's bounds: that
+    # side's whisker is drawn empty, as matplotlib refuses a negative length
+    low = (delta["ours"] - delta["ci_low"]).where(delta["ci_low"].notna(), 0).astype(float).clip(lower=0)
+    high = (delta["ci_high"] - delta["ours"]).where(delta["ci_high"].notna(), 0).astype(float).clip(lower=0)
     ax.errorbar(delta["ours"].astype(float), list(y), xerr=[low, high], fmt="o", label="ours (95 % CI where present)")
     for i, row in enumerate(delta.itertuples()):
         ax.plot(row.theirs, i, marker="D", color="tab:red", linestyle="none", label="published" if i == 0 else None)

@@ -91,3 +91,11 @@ def test_accuracy_vs_depth_without_intervals_draws_only_the_seed_bands(table, tm
     assert len(ax.collections) == 3  # +- sd over seeds, one per line, as before
     nan_ci = accuracy_vs_depth(table.assign(ci_low=np.nan, ci_high=np.nan), tmp_path / "b.png").axes[0]
     assert len(nan_ci.collections) == 3 and not [c for c in nan_ci.collections if c.get_label() == "_interval"]
+
+
+def test_accuracy_vs_depth_of_one_depth_says_so(table, tmp_path):
+    """A sweep of one depth (issue 49) draws its points and says there is no other depth."""
+    fig = accuracy_vs_depth(table[table.freeze_depth == -1], tmp_path / "a.png")
+    texts = [text.get_text() for text in fig.axes[0].texts]
+    assert texts == ["a single freeze depth (none): nothing to compare it with"]
+    assert not accuracy_vs_depth(table, tmp_path / "b.png").axes[0].texts

@@ -42,7 +42,12 @@ def _groups(rows: pd.DataFrame) -> pd.DataFrame:
     trained.loc[trained["objective"] == "teacher", "group"] = "teacher (zero-shot)"
     if BUDGET in trained.columns:
         seen = pd.to_numeric(trained[BUDGET], errors="coerce")
-        trained.loc[seen.notna(), "group"] = trained["group"] + ", " + seen[seen.notna()].map(sentences_label)
+        labelled = seen.notna()
+        # a sweep without declared data sizes has no budget: nothing to add (and an empty float
+        # Series added to pandas' `str` column raises)
+        if labelled.any():
+            labels = trained.loc[labelled, "group"] + ", " + seen[labelled].map(sentences_label)
+            trained.loc[labelled, "group"] = labels
     return pd.concat([untrained.assign(group="untrained", rank=ORDER["untrained"]), trained])
 
 
@@ -68,6 +73,15 @@ def sentences_label(seen: float) -> str:
         if seen >= size:
             return f"{seen / size:.3g}{unit} sentences"
     return f"{int(seen)} sentences"
+
+
+def single_objective(table: pd.DataFrame) -> str:
+    """The figure's note when the sweep trained one objective: no second one to compare it with."""
+    trained, _ = split_baselines(table)
+    names = sorted(set(trained["objective"].dropna()) - {"teacher"})
+    if len(names) != 1:
+        return ""
+    return f"a single objective ({names[0]}): no second objective to compare it with"
 
 
 def _panel(ax, rows: pd.DataFrame, ylabel: str, scale: float, colours: dict) -> None:
@@ -147,9 +161,11 @@ def objectives(table: pd.DataFrame, out, title: str = ""):
     handles = {label: drawn[label] for label in order["group"] if label in drawn}
     columns = min(len(handles), 3 if width > 12 else 2)
     fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=columns, fontsize=8)
-    fig.suptitle(title or _title(table))
+    note = single_objective(table)
+    heading = title or _title(table)
+    fig.suptitle(f"{heading}\n{note}" if note else heading)
     legend_rows = -(-len(handles) // columns)
-    fig.tight_layout(rect=(0, min(0.4, 0.035 * legend_rows / len(poolings) + 0.03), 1, 1))
+    fig.tight_layout(rect=(0, min(0.4, 0.035 * legend_rows / len(poolings) + 0.03), 1, 0.92 if note else 1))
     return save(fig, out, tight=False)
 
 

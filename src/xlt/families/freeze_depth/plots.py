@@ -13,6 +13,7 @@ from xlt.report.figures import (
     interval_band,
     mean_intervals,
     save,
+    single_value_note,
 )  # first: it selects the headless backend
 
 
@@ -61,6 +62,8 @@ def _depth_lines(ax, acc: pd.DataFrame, title: str) -> None:
             interval_band(ax, by_depth.index, intervals.ci_low, intervals.ci_high, color=line.get_color())
     depths = sorted(acc.freeze_depth.unique())
     ax.set_xticks(depths, _depth_labels(depths))
+    if len(depths) == 1:
+        single_value_note(ax, "freeze depth", _depth_labels(depths)[0])
     ax.set_xlabel("frozen layers (none = nothing frozen, 0 = embeddings only)")
     ax.set_ylabel("accuracy")
     ax.set_title(title)
