@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from helpers.numerics import forward_bound, summation_order_bound
+from helpers.numerics import forward_bound, head_gain, summation_order_bound
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel
 
 from xlt.cli import main
@@ -78,10 +78,10 @@ def test_mean_head_ignores_padding_and_round_trips(checkpoints, tmp_path):
         states = model.encoder(**short, output_hidden_states=True).hidden_states
         hidden = states[-1]
         by_hand = model.classifier(hidden.mean(dim=1))
-    # Relative to the activations' scale (the classifier's 0.02-scale weights do not amplify it): padding to
-    # 24 reorders every stage's sums (measured 3.0e-8 default, 1.5e-8 AVX2); the mean and the masked mean
-    # differ in the pooling's and the classifier's sums only (measured bitwise).
-    scale = max(h.abs().max().item() for h in states)
+    # Relative to the activations' scale, through the head's gain: padding to 24 reorders every stage's sums
+    # (measured 3.0e-8 default, 1.5e-8 AVX2); the mean and the masked mean differ in the pooling's and the
+    # classifier's sums only (measured bitwise).
+    scale = max(h.abs().max().item() for h in states) * head_gain(model)
     torch.testing.assert_close(a, b, atol=forward_bound(model.encoder.config, tokens=24) * scale, rtol=0)
     pooling = summation_order_bound(2, max(hidden.shape[1:])) * scale
     torch.testing.assert_close(a, by_hand, atol=pooling, rtol=0)
@@ -106,7 +106,8 @@ def test_mean_head_prefix_cache_equals_the_full_model(checkpoints):
     inputs = {k: v for k, v in batch.items() if k != "labels"}
     with torch.no_grad():
         expected = model(**inputs).logits
-        scale = max(h.abs().max().item() for h in model.encoder(**inputs, output_hidden_states=True).hidden_states)
+        hidden = model.encoder(**inputs, output_hidden_states=True).hidden_states
+    scale = max(h.abs().max().item() for h in hidden) * head_gain(model)
     states = compute_prefix_states(model, 1, [batch])
     top = CachedTopModel(model, 1).eval()
     cached = collate_prefix_states([PrefixStateDataset(states)[i] for i in range(2)])
