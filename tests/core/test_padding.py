@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from helpers.numerics import forward_bound, head_gain
 
 from xlt.core.classification import make_collate, predict_logits
 from xlt.core.models import load_classifier, load_tokenizer
@@ -45,7 +46,11 @@ def test_masked_pad_tokens_change_no_logit_or_vector(demo_model_dir):
     collates = [make_collate(tokenizer, 64, with_labels=False, pad_to_multiple_of=m) for m in (None, 8)]
     with torch.no_grad():
         plain, padded = (model(**collate(examples)).logits for collate in collates)
-    assert torch.allclose(plain, padded, atol=1e-5)
+        states = model.base_model(**collates[0](examples), output_hidden_states=True).hidden_states
+    # the padded batch's sums run in another order in every stage, relative to the activations' scale, through
+    # the head's gain; measured bitwise (AVX2 and default)
+    bound = forward_bound(model.config, tokens=64) * max(h.abs().max().item() for h in states) * head_gain(model)
+    torch.testing.assert_close(padded, plain, atol=bound, rtol=0)
     assert plain.abs().max() > 0
     # evaluation pads by the model's device: on the CPU exactly what it did before
     assert np.array_equal(predict_logits(model, tokenizer, examples, 64), plain.numpy())

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_prefix_cache import VOCAB, tiny_classifier, token_collate
+from helpers.numerics import adamw_drift, forward_bound
+from test_prefix_cache import LAYERS, VOCAB, tiny_classifier, token_collate
 
 from xlt.core.cached_top import CachedTopModel
 from xlt.core.classification import classification_loss
@@ -133,7 +134,10 @@ def test_store_holds_the_models_hidden_states_at_every_boundary(arch, tmp_path):
                 ).hidden_states[depth][0]
             hidden, mask = states.example(index)
             assert mask.tolist() == [1] * len(example["ids"])
-            torch.testing.assert_close(hidden, reference, atol=1e-5, rtol=1e-5)
+            # the pass batched and padded it with others: the layers below the boundary sum in another
+            # order (measured at most 4.8e-7 default, 7.2e-7 AVX2, at |h| <= 3.5; the bound is 1.1e-4 at depth 4)
+            bound = forward_bound(model.config, stages=depth, tokens=16) * reference.abs().max().item()
+            torch.testing.assert_close(hidden, reference, atol=bound, rtol=0)
 
 
 @pytest.mark.numerics
@@ -153,21 +157,29 @@ def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactl
     for (name, a), b in zip(shared.named_parameters(), per_job.parameters()):
         assert torch.equal(a, b), name
 
-    # the uncached run with the frozen layers in eval mode, up to float summation order
+    # the uncached run with the frozen layers in eval mode, up to float summation order: within the bound
+    # prefix_store documents, derived and measured in the next test (here at most 4.4e-8 default, 1.2e-7 AVX2)
+    bound = documented_uncached_bound()
     reference = dict(train_uncached(initial, depth, examples, eval_frozen=True).named_parameters())
     for name, param in shared.named_parameters():
-        torch.testing.assert_close(param, reference[name], atol=1e-5, rtol=1e-5, msg=name)
-    assert not torch.allclose(shared.classifier.weight, initial.classifier.weight, atol=1e-4), (
+        torch.testing.assert_close(param, reference[name], atol=bound, rtol=0, msg=name)
+    assert (shared.classifier.weight - initial.classifier.weight).abs().max() > bound, (
         "nothing trained: the comparison is vacuous"
     )
     # ... which is not plain uncached training: there the frozen layers' dropout is on
     plain = dict(train_uncached(initial, depth, examples, eval_frozen=False).named_parameters())
-    assert any(
-        not torch.allclose(param, plain[name], atol=1e-5, rtol=1e-5) for name, param in shared.named_parameters()
-    )
+    assert max((param - plain[name]).abs().max().item() for name, param in shared.named_parameters()) > bound
 
 
 UNCACHED_BOUND = re.compile(r"differ from the uncached run's by at most (\S+) \(tests/core/test_prefix_store\.py")
+
+
+def documented_uncached_bound() -> float:
+    """The bound on the store's weights against the uncached run's that xlt.core.prefix_store states."""
+    import xlt.core.prefix_store as prefix_store
+
+    (bound,) = UNCACHED_BOUND.findall(" ".join(prefix_store.__doc__.split()))
+    return float(bound)
 
 
 @pytest.mark.numerics
@@ -234,10 +246,31 @@ def test_fp16_store_is_within_rounding_of_fp32_and_trains_close_to_the_reference
     batch = {k: v for k, v in token_collate(initial.config.pad_token_id)(examples).items() if k != "labels"}
     with torch.no_grad():
         logits = {name: model.eval()(**batch).logits for name, model in runs.items()}
-    torch.testing.assert_close(logits["full"], logits["reference"], atol=1e-6, rtol=0)
-    torch.testing.assert_close(logits["half"], logits["reference"], atol=1e-4, rtol=0)
+    # Both run the same eval forward, so only their weights differ: to first order the logits move by the
+    # weights' bound times how much a unit move of every trainable weight moves a logit.
+    gain = logit_sensitivity(runs["reference"], batch)
+    full_weights = documented_uncached_bound()
+    # the half run's inputs are rounded (relative 2**-11), an error each of the top model's stages, forward
+    # and back, passes on about once: its gradients' error, which AdamW turns into the weights' drift
+    gradient_error = 2 * (LAYERS - depth + 1) * STORAGE_RELATIVE_ERROR["float16"]
+    atol, rtol = adamw_drift(ARGS.epochs * -(-len(examples) // BATCH), ARGS.lr, gradient_error)
+    largest = max(p.abs().max().item() for p in runs["reference"].parameters() if p.requires_grad)
+    half_weights = full_weights + atol + rtol * largest
+    # measured 7.5e-9 / 1.1e-8 (full) and 2.7e-6 / 2.9e-6 (half), ATEN_CPU_CAPABILITY=default / AVX2
+    torch.testing.assert_close(logits["full"], logits["reference"], atol=full_weights * gain, rtol=0)
+    torch.testing.assert_close(logits["half"], logits["reference"], atol=half_weights * gain, rtol=0)
     # the tolerance is far below what the semantics change (dropout in the frozen layers) moves
-    assert (logits["plain"] - logits["reference"]).abs().max() > 1e-3
+    assert (logits["plain"] - logits["reference"]).abs().max() > half_weights * gain
+
+
+def logit_sensitivity(model, batch) -> float:
+    """max over the logits of the sum over trainable weights of |d logit / d weight|: how far a logit moves,
+    to first order, when every trainable weight moves by one unit (the frozen ones are the same in each run)."""
+    weights = [p for p in model.parameters() if p.requires_grad]
+    logits = model.eval()(**batch).logits.flatten()
+    return max(
+        sum(g.abs().sum() for g in torch.autograd.grad(logit, weights, retain_graph=True)).item() for logit in logits
+    )
 
 
 def test_size_bound_names_the_setting_and_the_fix():

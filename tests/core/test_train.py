@@ -2,6 +2,7 @@ import math
 
 import pytest
 import torch
+from helpers.numerics import adamw_drift, summation_order_bound
 
 from xlt.core.errors import XltError
 from xlt.core.schedules import linear_schedule
@@ -210,7 +211,10 @@ def test_compile_trains_through_torch_compile(monkeypatch):
     train(plain, data, collate, loss_fn, args(max_steps=5))
     train(compiled, data, collate, loss_fn, args(max_steps=5, compile=True))
     assert [model for model, _ in calls] == [compiled]
-    assert torch.allclose(compiled.weight, plain.weight, atol=1e-6)
+    # AOTAutograd decomposes the forward and builds its own backward graph, whose sums (over 4 inputs, over
+    # the batch of 8) may run in another order: AdamW's drift over the 5 steps (measured bitwise, AVX2 and default)
+    atol, rtol = adamw_drift(5, 0.1, summation_order_bound(2, 8))
+    torch.testing.assert_close(compiled.weight, plain.weight, atol=atol, rtol=rtol)
     assert not torch.equal(compiled.weight, make_model().weight)
 
 
@@ -262,7 +266,8 @@ def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
     train(plain, data, collate, dict_loss, args(max_steps=5))
     train(compiled, data, collate, dict_loss, args(max_steps=5, compile=True))
     assert [model for model, _ in calls] == [compiled["encoder"], compiled["head"]]
-    assert torch.allclose(compiled["head"].weight, plain["head"].weight, atol=1e-6)
+    # the eager backend runs dynamo's graph through the same eager kernels, the same arithmetic: exact
+    assert torch.equal(compiled["head"].weight, plain["head"].weight)
 
 
 def test_the_curve_holds_every_logged_and_evaluated_step_as_the_history_does():

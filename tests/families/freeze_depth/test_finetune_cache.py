@@ -7,12 +7,22 @@ import logging
 
 import pytest
 import torch
+from helpers.numerics import adamw_drift, summation_order_bound
 from safetensors.torch import load_file
 
 from xlt.cli import main
 from xlt.core.io import read_json, write_jsonl
 
 LAYERS = 3
+STEPS, LR = 6, 1e-3  # finetune()'s
+
+
+def cached_drift(precision: str) -> tuple[float, float]:
+    """(atol, rtol) between the cached and the uncached run's weights: the caching pass batches and pads
+    otherwise than training, so the gradients' sums (forward and back through every layer and the head)
+    may run in another order; AdamW's drift over finetune()'s steps."""
+    gradient_error = summation_order_bound(2 * (LAYERS + 1), 64, bf16=precision == "bf16")
+    return adamw_drift(STEPS, LR, gradient_error)
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # timings and bitwise comparisons on one thread
@@ -63,11 +73,11 @@ def finetune(root, out, depth, *extra):
         "--out",
         str(out),
         "--max-steps",
-        "6",
+        str(STEPS),
         "--batch-size",
         "8",
         "--lr",
-        "1e-3",
+        str(LR),
         "--eval-every",
         "6",
         "--max-length",
@@ -95,8 +105,9 @@ def test_cached_finetune_runs_the_prefix_at_the_training_precision(tiny_run_inpu
     assert plain_meta["precision"] == cached_meta["precision"] == label
     assert plain_meta["axes"]["cache_frozen_prefix"] is False and cached_meta["axes"]["cache_frozen_prefix"] is True
     assert plain_meta["axes"]["prefix_precision"] == cached_meta["axes"]["prefix_precision"] == label
+    atol, rtol = cached_drift(precision)  # measured bitwise in both precisions, AVX2 and default
     for name in plain:
-        torch.testing.assert_close(cached[name], plain[name], atol=1e-5, rtol=1e-4, msg=name)
+        torch.testing.assert_close(cached[name], plain[name], atol=atol, rtol=rtol, msg=name)
 
 
 @pytest.mark.numerics
@@ -108,8 +119,9 @@ def test_cached_finetune_saves_the_uncached_parameters(tiny_run_inputs, tmp_path
     assert not plain_meta["cache_frozen_prefix"] and cached_meta["cache_frozen_prefix"]
     assert cached_meta["cache_s"] > 0
     assert plain.keys() == cached.keys()
+    atol, rtol = cached_drift("fp32")  # measured bitwise, AVX2 and default
     for name in plain:
-        torch.testing.assert_close(cached[name], plain[name], atol=1e-5, rtol=1e-4, msg=name)
+        torch.testing.assert_close(cached[name], plain[name], atol=atol, rtol=rtol, msg=name)
     changed = [name for name in plain if not torch.equal(plain[name], initial[name])]
     # the layers above the depth and the head trained, the frozen prefix did not
     trained_layers = {f"bert.encoder.layer.{i}.output.dense.weight" for i in range(depth, LAYERS)}
