@@ -112,6 +112,7 @@ def main(args):
                 evaluate,
                 checkpoint_dir=checkpoint_dir,
                 identity=identity,
+                dev_examples=dev_set,
             )
     save_model(model, tokenizer, out / "model")
     # how the frozen prefix ran: cached (once, eval mode) or in every step (train mode, with dropout),
