@@ -312,3 +312,32 @@ def test_an_evaluation_becomes_eval_scalars():
         "eval/mlm_loss/multilingual/dev": 2.53,
         "probe/cka/3/sentence": 0.5,
     }
+
+
+def test_the_demo_models_pretraining_is_monitored_like_every_training(monkeypatch, tmp_path, capsys):
+    """With monitoring on, each demo model's build gets `--tensorboard true` and its run directory
+    beside the training runs' (off: neither); asked by hand without a run directory, the verb stops
+    before it builds anything, naming the flag."""
+    from xlt.cli import main
+    from xlt.core import settings
+    from xlt.core.plan import shared_jobs
+
+    monkeypatch.setattr(monitor, "available", lambda: True)
+    raw = yaml.safe_load((ROOT / "config.yaml").read_text())
+    on = shared_jobs(settings.validate(copy.deepcopy(raw)))["build_demo_model"]
+    off = shared_jobs(settings.validate({**copy.deepcopy(raw), "monitor": {"tensorboard": False}}))["build_demo_model"]
+    assert on.keys() == off.keys() and len(on) >= 2
+    for name, job in on.items():
+        args = list(map(str, job.args))
+        assert args == [
+            *map(str, off[name].args),
+            "--tensorboard",
+            "true",
+            "--run-dir",
+            f"results/runs/demo_models/{name}",
+        ]
+
+    out = tmp_path / "model"
+    assert main(["build-demo-model", "--out", str(out), "--tensorboard", "true"]) == 2
+    assert "--tensorboard true writes the pretraining's curves into --run-dir; pass one" in capsys.readouterr().err
+    assert not out.exists()
