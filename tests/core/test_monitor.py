@@ -156,8 +156,8 @@ def test_the_viewer_serves_the_progress_lines_evaluations_and_axes(tiny_inputs, 
     assert hparams == {
         "model": "DATA_TYPE_STRING",
         "train_lang": "DATA_TYPE_STRING",
-        "freeze_depth": "DATA_TYPE_STRING",  # the depth's label
-        "seed": "DATA_TYPE_FLOAT64",
+        "freeze_depth": "DATA_TYPE_STRING",
+        "seed": "DATA_TYPE_STRING",  # a number as its text (TensorBoard would print 3 as 3.0000)
     }
     assert {"eval/score", "eval/best_score"} <= {m["name"]["tag"] for m in experiment["metricInfos"]}
     groups = viewer.post(
@@ -171,7 +171,7 @@ def test_the_viewer_serves_the_progress_lines_evaluations_and_axes(tiny_inputs, 
         },
     )
     (group,) = groups["sessionGroups"]
-    assert group["hparams"] == {"model": "tiny-bert", "train_lang": "en", "freeze_depth": "01", "seed": 3}
+    assert group["hparams"] == {"model": "tiny-bert", "train_lang": "en", "freeze_depth": "1", "seed": "3"}
     (settings_tag,) = viewer.get("/data/plugin/text/tags")[run]  # the resolved settings as text
     (text,) = viewer.get(f"/data/plugin/text/text?run={urllib.request.quote(run)}&tag={settings_tag}")
     assert settings_tag.startswith("settings") and "max_steps" in text["text"] and "0.001" in text["text"]

@@ -121,10 +121,10 @@ def session_groups(viewer: Viewer, col_params: list | None = None) -> dict:
 @needs_tensorboard
 @pytest.mark.slow
 def test_the_hparams_table_has_every_familys_axes_typed_and_the_selected_and_final_score(viewer):
-    """One experiment for the sweep: the union of the three families' axes, each typed by its
-    values (numbers, booleans, the depth's label, a mixed column as strings whose choices keep
-    each value's type), the selected and final score as its metrics; every run is a row with its
-    own values, none of them a stray 'null' or -1."""
+    """One experiment for the sweep: the union of the three families' axes (booleans as booleans,
+    numbers as their text in the order of their values, the depth -1 as "none"), the varying ones
+    first, the selected and final score as its metrics; every run is a row with its own values,
+    none of them a stray 'null', -1 or 1.0."""
     viewer.tags({"train/loss", "eval/score"})
     expected_runs = set(RUNS)
     for _ in range(60):  # the viewer loads the runs one after another
@@ -137,39 +137,43 @@ def test_the_hparams_table_has_every_familys_axes_typed_and_the_selected_and_fin
     infos = {h["name"]: h for h in experiment["hparamInfos"]}
     assert {name: info["type"] for name, info in infos.items()} == {
         "freeze_depth": "DATA_TYPE_STRING",
-        "seed": "DATA_TYPE_FLOAT64",
+        "seed": "DATA_TYPE_STRING",
         "model": "DATA_TYPE_STRING",
         "mode": "DATA_TYPE_STRING",
-        "size": "DATA_TYPE_STRING",  # 20 and "all"
+        "size": "DATA_TYPE_STRING",
         "headline": "DATA_TYPE_BOOL",
         "scheme": "DATA_TYPE_STRING",
         "role": "DATA_TYPE_STRING",
     }  # temperature: None in every run, so no column
-    assert sorted(infos["freeze_depth"]["domainDiscrete"]) == ["03", "none"]
-    assert sorted(infos["seed"]["domainDiscrete"]) == [1, 2]
-    assert sorted(infos["size"]["domainDiscrete"], key=str) == [20, "all"]
+    assert infos["freeze_depth"]["domainDiscrete"] == ["3", "none"]
+    assert infos["seed"]["domainDiscrete"] == ["1", "2"]
+    assert infos["size"]["domainDiscrete"] == ["20", "all"]
+    assert infos["headline"]["domainDiscrete"] == [False, True]
+    varying = [name for name, info in infos.items() if info["differs"]]
+    assert varying == ["freeze_depth", "headline", "model", "seed", "size"]  # first, as TensorBoard sorts them
+    assert list(infos)[: len(varying)] == varying
     assert [(m["name"]["tag"], m["displayName"]) for m in experiment["metricInfos"]] == [
         ("eval/best_score", "selected score"),
         ("eval/score", "final score"),
     ]
     assert rows["freeze_depth/demo-mbert-depthnone-seed1"][0] == {
         "freeze_depth": "none",
-        "seed": 1,
+        "seed": "1",
         "model": "demo-mbert",
     }
     assert rows["monox/teachers/demo-teacher-n20-seed2"][0] == {
         "model": "demo-teacher",
         "mode": "teacher",
-        "size": 20,
+        "size": "20",
         "headline": False,
-        "seed": 2,
+        "seed": "2",
     }
     for run, (_, metrics) in rows.items():
         final = viewer.scalars(run, "eval/score")
         best = max(value for _, value in final)
         assert metrics == {"eval/best_score": best, "eval/score": final[-1][1]}, run
 
-    # the table's filters (every choice ticked, as the page starts) keep every run, the mixed column's too
+    # the table's filters keep the runs whose values are ticked: the values match the choices
     ticked = [
         {"hparam": name, "filterDiscrete": info["domainDiscrete"], "includeInResult": True}
         for name, info in infos.items()

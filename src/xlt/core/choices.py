@@ -16,8 +16,3 @@ DEFAULT_MATCH = "index"  # what the CLI, the schemas and every family use unless
 MINING_STRATEGIES = ("max", "intersect", "forward", "backward")  # xlt.evaluate.mining
 MINING_DEFAULT_K = 4  # xlt.evaluate.mining: neighbours per sentence in the ratio margin
 PROJECTION_METHODS = ("tsne", "pca")  # xlt.evaluate.alignment: the 2-D scatter's projection
-
-
-def depth_label(depth: int) -> str:
-    """A freeze depth as run ids, plots and HParams name it: "none" for -1 (nothing frozen), else two digits."""
-    return "none" if depth == -1 else f"{depth:02d}"

@@ -13,9 +13,10 @@ run's output directory (results/runs/<family>/<run_id>/), indexed by optimiser s
   (xlt.core.metrics.record), `eval/<metric>/<dims>` (adapt's `eval/perplexity/qab/dev`, ...);
 - `probe/<metric>/<dims>`: the records an evaluation returns under `probes`, measurements of the
   representations rather than of the task (adapt's CKA and distances to the reference model);
-- the run's axes as an HParams session (`session_start_info`, at step 0), typed: numbers stay
-  numbers, booleans booleans, the freeze depth a label ("none", "00", ...; -1 is no depth), an
-  axis without a value (None) is left out; and the run's resolved settings as text (`settings`).
+- the run's axes as an HParams session (`session_start_info`, at step 0): booleans and strings as
+  they are, numbers as their text (hparam_value: TensorBoard would print 1 as 1.0000), the
+  freeze depth -1 as "none", an axis without a value (None) left out; and the run's resolved
+  settings as text (`settings`).
 
 The HParams *experiment* (its columns and metrics) is the sweep's, not a run's: TensorBoard
 takes the first experiment summary it finds, so one run's would hide every other family's
@@ -44,13 +45,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from xlt.core.choices import depth_label
 from xlt.core.errors import XltError
 
 INSTALL = 'pip install -e ".[monitor]"'
 SELECTION_METRIC = "eval/score"  # the metric every family's evaluation picks the kept parameters by
 BEST_METRIC = "eval/best_score"  # the best SELECTION_METRIC so far: at the end, the kept parameters'
-DEPTH_AXIS = "freeze_depth"  # -1 is no depth: HParams shows the depth's label
+DEPTH_AXIS = "freeze_depth"  # its -1 is no depth: HParams shows "none"
 PROBES = "probes"  # an evaluation's records under this key are probes (`probe/...`), not task metrics
 
 _active: RunMonitor | None = None
@@ -185,16 +185,32 @@ def _tag(name: str) -> str:
 
 
 def hparam_value(axis: str, value):
-    """An axis value as HParams shows it, or None to leave it out (an axis the run does not have):
-    booleans, numbers and strings as they are; the freeze depth as its label, since -1 is no depth
-    ("none") and a column mixing numbers with a string cannot be filtered; anything else as JSON text."""
+    """An axis value as HParams shows it, or None to leave it out (an axis the run does not have).
+    Booleans stay booleans and strings strings. Numbers become their shortest text (1, 0.3, 1e-05):
+    every axis is a choice among the sweep's values, filtered by ticking them, and TensorBoard
+    prints a number with five significant digits (an int 1 as 1.0000); the sweep's experiment
+    orders them by value. The freeze depth -1 is no depth: "none". Anything else is JSON text."""
     if value is None:
         return None
-    if axis == DEPTH_AXIS and isinstance(value, int) and not isinstance(value, bool):
-        return depth_label(value)
-    if isinstance(value, (bool, int, float, str)):
+    if isinstance(value, (bool, str)):
         return value
+    if axis == DEPTH_AXIS and value == -1:
+        return "none"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
     return json.dumps(value, sort_keys=True)
+
+
+def _order(value) -> tuple:
+    # a column's choices: numbers (as hparam_value writes them) by value, then the other strings, then booleans
+    if isinstance(value, bool):
+        return 2, 0.0, str(value)
+    try:
+        return 0, float(value), value
+    except ValueError:
+        return 1, 0.0, value
 
 
 def session_hparams(axes: dict) -> dict:
@@ -236,13 +252,15 @@ def experiment_summary(columns: dict[str, list]):
 
     infos = []
     for axis, values in columns.items():
-        distinct = sorted(set(values), key=lambda v: (str(type(v)), v))
+        distinct = sorted(set(values), key=_order)
         kinds = {bool if isinstance(v, bool) else (float if isinstance(v, (int, float)) else str) for v in distinct}
         kind = kinds.pop() if len(kinds) == 1 else str
         data_type = {bool: api_pb2.DATA_TYPE_BOOL, float: api_pb2.DATA_TYPE_FLOAT64}.get(kind, api_pb2.DATA_TYPE_STRING)
         domain = struct_pb2.ListValue()
         domain.extend(distinct)
-        infos.append(api_pb2.HParamInfo(name=axis, type=data_type, domain_discrete=domain))
+        # differs: the columns whose values vary come first (the table shows five at first)
+        info = api_pb2.HParamInfo(name=axis, type=data_type, domain_discrete=domain, differs=len(distinct) > 1)
+        infos.append(info)
     metrics = [
         api_pb2.MetricInfo(
             name=api_pb2.MetricName(tag=BEST_METRIC),

@@ -20,7 +20,6 @@ import yaml
 
 from xlt.core import monitor, registry
 from xlt.core.check_names import check_key, check_names
-from xlt.core.choices import depth_label as depth_label  # (run ids name depths by it: settings.depth_label)
 from xlt.core.config_numbers import check_numbers, message, strict_type_checker
 from xlt.core.errors import XltError
 
@@ -391,6 +390,10 @@ def require_task(config: dict, dataset: str, tasks: tuple[str, ...], where: str)
     task = config["datasets"][dataset]["task"]
     if task not in tasks:
         raise XltError(f"{where}: dataset {dataset!r} is a {task} dataset; this needs a {' or '.join(tasks)} dataset")
+
+
+def depth_label(depth: int) -> str:
+    return "none" if depth == -1 else f"{depth:02d}"
 
 
 def number_label(value: float) -> str:
