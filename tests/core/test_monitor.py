@@ -341,3 +341,41 @@ def test_the_demo_models_pretraining_is_monitored_like_every_training(monkeypatc
     assert main(["build-demo-model", "--out", str(out), "--tensorboard", "true"]) == 2
     assert "--tensorboard true writes the pretraining's curves into --run-dir; pass one" in capsys.readouterr().err
     assert not out.exists()
+
+
+@needs_tensorboard
+def test_the_dev_loss_changes_no_number_of_the_run(tmp_path):
+    """eval/loss runs the model and the collate on the dev examples between steps; with the random
+    generators restored around it, a run with monitoring on trains to the same parameters, bit for
+    bit, as one without (the same arithmetic on the same batches: exact equality)."""
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
+
+    g = torch.Generator().manual_seed(0)
+    examples = [{"x": row} for row in torch.randn(24, 4, generator=g)]
+
+    def collate(batch):  # draws from torch's global generator, as adapt's MLM masking does
+        x = torch.stack([e["x"] for e in batch])
+        return {"x": x + 0.1 * torch.rand(x.shape), "y": (x.sum(1) > 0).long()}
+
+    def loss_fn(m, batch):
+        return torch.nn.functional.cross_entropy(m(batch["x"]), batch["y"])
+
+    evaluations = []
+
+    def evaluate(m):  # a score that grows, so the last parameters are the kept ones
+        evaluations.append(1)
+        return {"score": float(len(evaluations))}
+
+    def run(on: bool) -> list[torch.Tensor]:
+        evaluations.clear()
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 2))
+        args = TrainArgs(max_steps=6, batch_size=4, lr=0.05, log_every=1, eval_every=2, device="cpu")
+        with monitor.run(on, tmp_path / f"run-{on}", {"seed": 1}, {}):
+            train(model, examples, collate, loss_fn, args, evaluate, dev_examples=examples[:8])
+        return [p.detach().clone() for p in model.parameters()]
+
+    monitored, plain = run(True), run(False)
+    assert event_files(tmp_path / "run-True") and not (tmp_path / "run-False").exists()
+    assert all(torch.equal(a, b) for a, b in zip(monitored, plain))

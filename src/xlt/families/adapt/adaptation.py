@@ -343,6 +343,9 @@ def adapt(
         checkpoint_dir=checkpoint_dir,
         identity=identity,
         initial_score=score(0, target_ppl0),
+        # monitoring's eval/loss: the training objective on the target's texts, masked afresh (its
+        # perplexity and mlm_loss records keep the fixed masks)
+        dev_examples=collate.encode(target.texts) if target.texts else None,
     )
     trainable = {}
     for entry in result.history:
