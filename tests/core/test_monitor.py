@@ -379,3 +379,27 @@ def test_the_dev_loss_changes_no_number_of_the_run(tmp_path):
     monitored, plain = run(True), run(False)
     assert event_files(tmp_path / "run-True") and not (tmp_path / "run-False").exists()
     assert all(torch.equal(a, b) for a, b in zip(monitored, plain))
+
+
+@needs_tensorboard
+def test_a_cached_run_writes_its_dev_loss_and_trains_as_unmonitored(tiny_inputs, tmp_path):
+    """freeze_depth with the frozen-prefix cache: the dev set goes through the prefix once for
+    eval/loss, and the run's evaluations and kept parameters are those of the run without
+    monitoring (the same arithmetic on the same batches: exact equality)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    from xlt.cli import main
+
+    runs = {}
+    for on in ("true", "false"):
+        out = tmp_path / f"cached-{on}"
+        assert main(finetune_argv(tiny_inputs, out, "--cache-frozen-prefix", "--tensorboard", on)) == 0
+        runs[on] = read_json(out / "train.json")["meta"]["history"]
+    written = {
+        v.tag
+        for f in event_files(tmp_path / "cached-true")
+        for e in EventFileLoader(str(f)).Load()
+        for v in e.summary.value
+    }
+    assert "eval/loss" in written and not event_files(tmp_path / "cached-false")
+    assert runs["true"] == runs["false"]

@@ -188,7 +188,7 @@ def dev_loss(loop: Loop, examples: Sequence) -> float:
     devices = [loop.device] if loop.device.type == "cuda" else []
     with torch.no_grad(), torch.random.fork_rng(devices=devices):
         for start in range(0, len(examples), size):
-            chunk = examples[start : start + size]
+            chunk = [examples[i] for i in range(start, min(start + size, len(examples)))]  # (a Dataset too)
             batch = {k: v.to(loop.device) if torch.is_tensor(v) else v for k, v in loop.collate(chunk).items()}
             with torch.autocast(
                 device_type=loop.device.type, dtype=loop.amp_dtype or torch.bfloat16, enabled=loop.amp_dtype is not None
