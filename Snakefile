@@ -42,6 +42,7 @@ rule all:
 
 onstart:
     check_hf_cache()
+    write_sweep_hparams()
     start_job_server()
 
 

@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from helpers.tensorboard_viewer import Viewer
 
 from xlt.core import monitor
 from xlt.core.errors import XltError
@@ -86,55 +86,6 @@ def event_files(directory: Path) -> list[Path]:
     return sorted(directory.rglob("events.out.tfevents.*"))
 
 
-class Viewer:
-    """`tensorboard --logdir` as a process, asked through its HTTP API as its web page asks."""
-
-    def __init__(self, logdir: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        command = [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--port", str(self.port)]
-        self.process = subprocess.Popen(
-            [*command, "--host", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-
-    def get(self, path: str):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as response:
-            return json.load(response)
-
-    def post(self, path: str, body: dict):
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}",
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", "X-XSRF-Protected": "1"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.load(response)
-
-    def tags(self, wanted: set[str], seconds: float = 90) -> dict:
-        """The scalar tags by run, once the viewer has loaded `wanted` in some run."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"tensorboard exited: {self.process.stderr.read()[-3000:]}")
-            try:
-                tags = self.get("/data/plugin/scalars/tags")
-                if any(wanted <= set(run_tags) for run_tags in tags.values()):
-                    return tags
-            except OSError:
-                pass
-            time.sleep(0.5)
-        pytest.fail(f"tensorboard did not serve {sorted(wanted)} within {seconds} s")
-
-    def scalars(self, run: str, tag: str) -> list[tuple[int, float]]:
-        rows = self.get(f"/data/plugin/scalars/scalars?run={urllib.request.quote(run)}&tag={urllib.request.quote(tag)}")
-        return [(step, value) for _, step, value in rows]
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
 @pytest.fixture
 def viewer_of():
     started = []
@@ -176,8 +127,11 @@ def test_the_viewer_serves_the_progress_lines_evaluations_and_axes(tiny_inputs, 
         "train/loss",
         "train/learning_rate",
         "train/samples_per_s",
+        "train/grad_norm",
         "eval/score",
+        "eval/best_score",
         "eval/dev_accuracy",
+        "eval/loss",
     }
     served = {tag: viewer.scalars(run, tag) for tag in tags[run]}
     for tag, column in (("train/loss", 1), ("train/learning_rate", 2), ("train/samples_per_s", 3)):
@@ -189,11 +143,23 @@ def test_the_viewer_serves_the_progress_lines_evaluations_and_axes(tiny_inputs, 
     for tag, key in (("eval/score", "score"), ("eval/dev_accuracy", "dev_accuracy")):
         assert [step for step, _ in served[tag]] == [h["step"] for h in history]
         assert [value for _, value in served[tag]] == pytest.approx([h[key] for h in history], rel=1e-6)
+    # (float32 on disk: rel 1e-6 is 8 ulp of float32's 2**-24 relative spacing)
+    best = [max(h["score"] for h in history[: i + 1]) for i in range(len(history))]
+    assert [value for _, value in served["eval/best_score"]] == pytest.approx(best, rel=1e-6)
+    assert [step for step, _ in served["eval/loss"]] == [h["step"] for h in history]
+    assert [step for step, _ in served["train/grad_norm"]] == [int(p[0]) for p in progress]
+    assert all(value > 0 for _, value in served["train/grad_norm"] + served["eval/loss"])
 
+    # no sweep experiment here (a verb run by hand): TensorBoard builds the columns from the session
     experiment = viewer.post("/data/plugin/hparams/experiment", {"experimentName": ""})
-    hparams = {h["name"] for h in experiment["hparamInfos"]}
-    assert {"model", "train_lang", "freeze_depth", "seed"} <= hparams
-    assert [m["name"]["tag"] for m in experiment["metricInfos"]] == ["eval/score"]
+    hparams = {h["name"]: h["type"] for h in experiment["hparamInfos"]}
+    assert hparams == {
+        "model": "DATA_TYPE_STRING",
+        "train_lang": "DATA_TYPE_STRING",
+        "freeze_depth": "DATA_TYPE_STRING",
+        "seed": "DATA_TYPE_STRING",  # a number as its text (TensorBoard would print 3 as 3.0000)
+    }
+    assert {"eval/score", "eval/best_score"} <= {m["name"]["tag"] for m in experiment["metricInfos"]}
     groups = viewer.post(
         "/data/plugin/hparams/session_groups",
         {
@@ -205,7 +171,7 @@ def test_the_viewer_serves_the_progress_lines_evaluations_and_axes(tiny_inputs, 
         },
     )
     (group,) = groups["sessionGroups"]
-    assert group["hparams"]["model"] == "tiny-bert" and group["hparams"]["freeze_depth"] == 1
+    assert group["hparams"] == {"model": "tiny-bert", "train_lang": "en", "freeze_depth": "1", "seed": "3"}
     (settings_tag,) = viewer.get("/data/plugin/text/tags")[run]  # the resolved settings as text
     (text,) = viewer.get(f"/data/plugin/text/text?run={urllib.request.quote(run)}&tag={settings_tag}")
     assert settings_tag.startswith("settings") and "max_steps" in text["text"] and "0.001" in text["text"]
@@ -320,7 +286,8 @@ def test_the_switch_adds_the_flag_to_every_training_job_and_changes_nothing_else
 
 def test_an_evaluation_becomes_eval_scalars():
     """Numbers as eval/<key> (dual's "qaa xx->en" as a legal tag), metric records as
-    eval/<metric>/<dimensions> (adapt's perplexity of every set), lists, dicts, flags and NaN left out."""
+    eval/<metric>/<dimensions> (adapt's perplexity of every set), the probes' records as
+    probe/<metric>/<dimensions> (adapt's CKA), lists, dicts, flags and NaN left out."""
     from xlt.core.metrics import record
 
     metrics = {
@@ -332,6 +299,7 @@ def test_an_evaluation_becomes_eval_scalars():
             record("perplexity", 12.5, lang="qab", split="dev", step=25),
             record("mlm_loss", 2.53, lang="multilingual", split="dev", step=25),
         ],
+        "probes": [record("cka", 0.5, layer=3, level="sentence", step=25)],
         "tracked": {"en": 0.5},
         "done": True,
         "nan": float("nan"),
@@ -342,4 +310,96 @@ def test_an_evaluation_becomes_eval_scalars():
         "eval/qaa_xx_to_en": 0.75,
         "eval/perplexity/qab/dev": 12.5,
         "eval/mlm_loss/multilingual/dev": 2.53,
+        "probe/cka/3/sentence": 0.5,
     }
+
+
+def test_the_demo_models_pretraining_is_monitored_like_every_training(monkeypatch, tmp_path, capsys):
+    """With monitoring on, each demo model's build gets `--tensorboard true` and its run directory
+    beside the training runs' (off: neither); asked by hand without a run directory, the verb stops
+    before it builds anything, naming the flag."""
+    from xlt.cli import main
+    from xlt.core import settings
+    from xlt.core.plan import shared_jobs
+
+    monkeypatch.setattr(monitor, "available", lambda: True)
+    raw = yaml.safe_load((ROOT / "config.yaml").read_text())
+    on = shared_jobs(settings.validate(copy.deepcopy(raw)))["build_demo_model"]
+    off = shared_jobs(settings.validate({**copy.deepcopy(raw), "monitor": {"tensorboard": False}}))["build_demo_model"]
+    assert on.keys() == off.keys() and len(on) >= 2
+    for name, job in on.items():
+        args = list(map(str, job.args))
+        assert args == [
+            *map(str, off[name].args),
+            "--tensorboard",
+            "true",
+            "--run-dir",
+            f"results/runs/demo_models/{name}",
+        ]
+
+    out = tmp_path / "model"
+    assert main(["build-demo-model", "--out", str(out), "--tensorboard", "true"]) == 2
+    assert "--tensorboard true writes the pretraining's curves into --run-dir; pass one" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@needs_tensorboard
+def test_the_dev_loss_changes_no_number_of_the_run(tmp_path):
+    """eval/loss runs the model and the collate on the dev examples between steps; with the random
+    generators restored around it, a run with monitoring on trains to the same parameters, bit for
+    bit, as one without (the same arithmetic on the same batches: exact equality)."""
+    from xlt.core.train_args import TrainArgs
+    from xlt.core.training import train
+
+    g = torch.Generator().manual_seed(0)
+    examples = [{"x": row} for row in torch.randn(24, 4, generator=g)]
+
+    def collate(batch):  # draws from torch's global generator, as adapt's MLM masking does
+        x = torch.stack([e["x"] for e in batch])
+        return {"x": x + 0.1 * torch.rand(x.shape), "y": (x.sum(1) > 0).long()}
+
+    def loss_fn(m, batch):
+        return torch.nn.functional.cross_entropy(m(batch["x"]), batch["y"])
+
+    evaluations = []
+
+    def evaluate(m):  # a score that grows, so the last parameters are the kept ones
+        evaluations.append(1)
+        return {"score": float(len(evaluations))}
+
+    def run(on: bool) -> list[torch.Tensor]:
+        evaluations.clear()
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 2))
+        args = TrainArgs(max_steps=6, batch_size=4, lr=0.05, log_every=1, eval_every=2, device="cpu")
+        with monitor.run(on, tmp_path / f"run-{on}", {"seed": 1}, {}):
+            train(model, examples, collate, loss_fn, args, evaluate, dev_examples=examples[:8])
+        return [p.detach().clone() for p in model.parameters()]
+
+    monitored, plain = run(True), run(False)
+    assert event_files(tmp_path / "run-True") and not (tmp_path / "run-False").exists()
+    assert all(torch.equal(a, b) for a, b in zip(monitored, plain))
+
+
+@needs_tensorboard
+def test_a_cached_run_writes_its_dev_loss_and_trains_as_unmonitored(tiny_inputs, tmp_path):
+    """freeze_depth with the frozen-prefix cache: the dev set goes through the prefix once for
+    eval/loss, and the run's evaluations and kept parameters are those of the run without
+    monitoring (the same arithmetic on the same batches: exact equality)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    from xlt.cli import main
+
+    runs = {}
+    for on in ("true", "false"):
+        out = tmp_path / f"cached-{on}"
+        assert main(finetune_argv(tiny_inputs, out, "--cache-frozen-prefix", "--tensorboard", on)) == 0
+        runs[on] = read_json(out / "train.json")["meta"]["history"]
+    written = {
+        v.tag
+        for f in event_files(tmp_path / "cached-true")
+        for e in EventFileLoader(str(f)).Load()
+        for v in e.summary.value
+    }
+    assert "eval/loss" in written and not event_files(tmp_path / "cached-false")
+    assert runs["true"] == runs["false"]

@@ -7,7 +7,7 @@ from snakemake.utils import min_version
 
 from xlt import jobserver
 from xlt.core.job_client import server_variables
-from xlt.core import registry, settings
+from xlt.core import monitor_sweep, registry, settings
 from xlt.core.cluster import gpu_job_resources
 from xlt.core.metrics import examples_path
 from xlt.core.plan import RESULTS, shared_jobs
@@ -56,6 +56,12 @@ def family_rule_files():
 def check_hf_cache():
     """Offline (HF_HUB_OFFLINE=1), stop before any job if the cache lacks a model or dataset."""
     check_offline(config, CONFIGFILE)
+
+
+def write_sweep_hparams():
+    """With monitoring on, the sweep's HParams experiment (every family's axes as its columns)
+    into results/runs/sweep/, before any job writes its runs (xlt.core.monitor_sweep)."""
+    monitor_sweep.write(config)
 
 
 JOB_SERVER_LOG = f"{RESULTS}/logs/job-server.log"

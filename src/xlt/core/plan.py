@@ -104,6 +104,13 @@ def monitor_settings(config: dict) -> list[tuple[str, str]]:
     return [("tensorboard", "true")] if config["monitor"]["tensorboard"] else []
 
 
+def demo_model_monitoring(config: dict, name: str) -> list[tuple[str, str]]:
+    """With monitoring on, a demo model's pretraining writes its curves like every training run, into
+    results/runs/demo_models/<name>/ (xlt.core.monitor)."""
+    on = monitor_settings(config)
+    return [*on, ("run_dir", f"{RESULTS}/runs/demo_models/{name}")] if on else []
+
+
 def check_prefix_states(config: dict, family_name: str, depths: list[int], depths_setting: str) -> None:
     """A shared prefix store is the cache shared across the sweep: it needs the cache on. And a
     cached sweep whose `depths` (the family's freeze depths, `depths_setting`) include -1 mixes
@@ -173,6 +180,7 @@ def shared_jobs(config: dict) -> dict[str, dict[str, Job]]:
                     ("pretrain_steps", spec["pretrain_steps"]),
                     ("vocab_size", spec["vocab_size"]),
                     *world,
+                    *demo_model_monitoring(config, name),
                 ],
             ),
         )

@@ -38,6 +38,7 @@ class LoopState:
     running: float = 0.0  # summed step losses since the last progress line
     running_n: int = 0
     unread: list = field(default_factory=list)  # [(step, epoch, [(loss on the device, share)])] not yet in running
+    grad_norms: list = field(default_factory=list)  # gradient norms (on the device) since the last progress line
     elapsed_before: float = 0.0  # seconds spent by the run's earlier sessions (a resumed run)
     best_score: float | None = None
     best_step: int = 0

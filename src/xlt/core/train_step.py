@@ -147,7 +147,8 @@ def optimiser_step(loop: Loop, state: LoopState, chunk: list) -> None:
     state.unread.append((state.step, state.epoch, losses))
     if args.max_grad_norm > 0:
         loop.scaler.unscale_(loop.optimizer)  # clip the true gradient, not the scaled one
-        torch.nn.utils.clip_grad_norm_(loop.params, args.max_grad_norm)
+        # the norm before clipping, kept on the device until a progress line reads it (monitoring)
+        state.grad_norms.append(torch.nn.utils.clip_grad_norm_(loop.params, args.max_grad_norm).detach())
     loop.scaler.step(loop.optimizer)  # skips the step when fp16 gradients overflowed
     loop.scaler.update()
     loop.scheduler.step()

@@ -186,6 +186,33 @@ def run_evaluation(loop: Loop, state: LoopState, evaluate: Callable[[torch.nn.Mo
     return metrics
 
 
+def mean_grad_norm(state: LoopState) -> float | None:
+    """The mean gradient norm of the steps since the last progress line (None: the run does not clip,
+    so nothing computed it)."""
+    if not state.grad_norms:
+        return None
+    return torch.stack([norm.float() for norm in state.grad_norms]).mean().item()
+
+
+def dev_loss(loop: Loop, examples: Sequence) -> float:
+    """The training loss on `examples` (a mean over them), in eval mode without gradients; the
+    random generators are restored after it (an MLM collate masks at random), so a run that
+    measures it computes the same numbers as one that does not."""
+    loop.model.eval()
+    total, size = 0.0, loop.args.batch_size
+    devices = [loop.device] if loop.device.type == "cuda" else []
+    with torch.no_grad(), torch.random.fork_rng(devices=devices):
+        for start in range(0, len(examples), size):
+            chunk = [examples[i] for i in range(start, min(start + size, len(examples)))]  # (a Dataset too)
+            batch = {k: v.to(loop.device) if torch.is_tensor(v) else v for k, v in loop.collate(chunk).items()}
+            with torch.autocast(
+                device_type=loop.device.type, dtype=loop.amp_dtype or torch.bfloat16, enabled=loop.amp_dtype is not None
+            ):
+                total += loop.loss_fn(loop.model, batch).float().item() * len(chunk)
+    loop.model.train()
+    return total / len(examples)
+
+
 def train(
     model: torch.nn.Module,
     examples: Sequence,
@@ -198,6 +225,7 @@ def train(
     checkpoint_dir: str | Path | None = None,
     identity: dict | None = None,
     initial_score: float | None = None,
+    dev_examples: Sequence | None = None,
 ) -> TrainResult:
     """Train `model` in place; with `evaluate`, restore the parameters of the best
     evaluation (its "score", higher is better) at the end.
@@ -211,6 +239,8 @@ def train(
     files) keys the checkpoint together with `args`: a checkpoint of another run is discarded.
     `initial_score`: the caller's evaluation of the parameters before training (its step 0); they
     then compete for best as step 0, so a run whose evaluations only get worse keeps them.
+    `dev_examples` (in the form `examples` has): with monitoring on, their loss is written at every
+    evaluation (`eval/loss`, xlt.core.monitor); nothing else reads them.
     """
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
@@ -261,13 +291,15 @@ def train(
             if logged:
                 progress = log_progress(loop, state, session_start)
                 if board is not None:
-                    board.progress(step, *progress)
+                    board.progress(step, *progress, grad_norm=mean_grad_norm(state))
             if evaluated:
                 metrics = run_evaluation(loop, state, evaluate)
                 if board is not None:
-                    board.evaluation(step, metrics)
+                    loss = dev_loss(loop, dev_examples) if dev_examples else None
+                    board.evaluation(step, metrics, best_score=state.best_score, loss=loss)
             if step % args.log_every == 0:
                 state.running, state.running_n = 0.0, 0
+                state.grad_norms.clear()
             # (a signal after the last step lets the run finish: its outputs come next)
             if checkpoint_dir is not None and step < loop.total:
                 if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):

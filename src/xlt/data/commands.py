@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from xlt.core.verbs import DATA, Verb
+from xlt.core.verbs import DATA, Verb, add_run_arguments
 
 GROUP = DATA
 
@@ -27,6 +27,12 @@ def _build_demo_model_arguments(p):
         type=json.loads,
         default=None,
         help="the synthetic languages as JSON (config demo_world.languages; default: xlt.data.demo.WORLD)",
+    )
+    add_run_arguments(p, "--tensorboard")
+    p.add_argument(
+        "--run-dir",
+        default=None,
+        help="with --tensorboard true: where its event files go (the workflow's: results/runs/demo_models/NAME)",
     )
 
 

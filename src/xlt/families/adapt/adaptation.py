@@ -36,6 +36,7 @@ from xlt.analysis.intervals import RepeatedSetIntervals
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
+from xlt.core.monitor import PROBES
 from xlt.core.padding import pad_multiple
 from xlt.core.train_args import TrainArgs
 from xlt.core.training import TrainResult, train
@@ -283,10 +284,11 @@ def adapt(
     model.to(device)
     checkpoint_sets = [target, *others]
 
-    def checkpoint(step: int) -> tuple[list[dict], float]:
+    def checkpoint(step: int) -> tuple[list[dict], list[dict], float]:
+        """The evaluation sets' records, the comparison's with the native model (the probes of the
+        representations: TensorBoard shows them apart, xlt.core.monitor.PROBES) and the target perplexity."""
         new = evaluate_sets(model, checkpoint_sets, eval_batch_size, device, step=step, intervals=intervals)
-        if comparison is not None:
-            new += comparison.records(step)
+        probes = comparison.records(step) if comparison is not None else []
         ppl = {f"{r['lang']}/{r['split']}": round(r["value"], 3) for r in new if r["metric"] == "perplexity"}
         log.info("checkpoint step %d: perplexity %s", step, ppl)
         target_ppl = next(
@@ -294,9 +296,10 @@ def adapt(
             for r in new
             if r["metric"] == "perplexity" and r["lang"] == target.lang and r["split"] == target.split
         )
-        return new, target_ppl
+        return new, probes, target_ppl
 
-    records, target_ppl0 = checkpoint(0)
+    records, probes0, target_ppl0 = checkpoint(0)
+    records += probes0
     collate = MlmCollate(tokenizer, args.max_length, mlm_probability, pad_multiple(device))
     examples = collate.encode(texts)
     state = {"completed": 0, "active": set()}
@@ -317,13 +320,14 @@ def adapt(
     def evaluate(m) -> dict:
         step = state["completed"]
         active = sorted(state["active"])
-        new, target_ppl = checkpoint(step)
+        new, probes, target_ppl = checkpoint(step)
         new.append(record("trainable_layers", len(active), step=step))
         return {
             "score": score(step, target_ppl),
             "target_perplexity": target_ppl,
             "trainable_layers": active,
             "records": new,
+            PROBES: probes,
         }
 
     # step 0 competes for best too: a run that only gets worse keeps the untouched model
@@ -339,10 +343,14 @@ def adapt(
         checkpoint_dir=checkpoint_dir,
         identity=identity,
         initial_score=score(0, target_ppl0),
+        # monitoring's eval/loss: the training objective on the target's texts, masked afresh (its
+        # perplexity and mlm_loss records keep the fixed masks)
+        dev_examples=collate.encode(target.texts) if target.texts else None,
     )
     trainable = {}
     for entry in result.history:
         records.extend(entry["records"])
+        records.extend(entry.get(PROBES, []))  # (a checkpoint of an older run kept them in its records)
         records.append(record("train_loss", entry["loss"], step=entry["step"]))
         trainable[entry["step"]] = list(entry["trainable_layers"])
     records.append(record("selected_step", result.best_step))

@@ -14,7 +14,7 @@ from xlt.core.manifest import sha256
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files, save_model
 from xlt.core.padding import pad_multiple
-from xlt.core.prefix_cache import collate_prefix_states, prefix_axes
+from xlt.core.prefix_cache import cache_examples, collate_prefix_states, prefix_axes
 from xlt.core.prefix_store import load_cached_training, store_files
 from xlt.core.train_args import precision_label, train_args_from
 from xlt.core.training import autocast_dtype, result_meta, seed_everything, train
@@ -101,6 +101,7 @@ def main(args):
                 lambda top: evaluate(top.full_model),
                 checkpoint_dir=checkpoint_dir,
                 identity=identity,
+                dev_examples=_dev_states(model, args, dev_set, collate, targs) if args.tensorboard else None,
             )
         else:
             result = train(
@@ -112,6 +113,7 @@ def main(args):
                 evaluate,
                 checkpoint_dir=checkpoint_dir,
                 identity=identity,
+                dev_examples=dev_set,
             )
     save_model(model, tokenizer, out / "model")
     # how the frozen prefix ran: cached (once, eval mode) or in every step (train mode, with dropout),
@@ -164,3 +166,11 @@ def finetune_identity(args) -> dict:
     }
     store = store_files(args.prefix_states, args.freeze_depth) if args.prefix_states else []
     return run_identity(settings, [args.train, args.dev, *model_inputs(args.model), *store, *tracked_files])
+
+
+def _dev_states(model, args, dev_set, collate, targs):
+    """The dev set through the frozen prefix (once, as the training set's states: eval mode, the
+    training's autocast), for monitoring's eval/loss of a cached run."""
+    device = pick_device(targs.device)
+    amp_dtype = autocast_dtype(targs.precision, device)[0]
+    return cache_examples(model, args.freeze_depth, dev_set, collate, targs.batch_size, device, amp_dtype=amp_dtype)

@@ -119,6 +119,7 @@ def fit(
         evaluate,
         checkpoint_dir=checkpoint_dir,
         identity=with_settings(identity, kd_temperature=temperature),
+        dev_examples=dev if temperature is None else None,  # (the dev set has no teacher logits for the KD loss)
     )
 
 

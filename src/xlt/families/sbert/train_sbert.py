@@ -22,6 +22,9 @@ from xlt.data.records import read_records
 from xlt.evaluate.sts import sts_correlations
 from xlt.losses.softmax_pair import SoftmaxPairLoss
 
+# the dev metric by whether the dev set is STS (else NLI): the evaluation's named score, the metrics file's
+DEV_METRIC = {True: "dev_spearman_cosine", False: "dev_nli_accuracy"}
+
 
 def main(args):
     # every input is checked before the model loads
@@ -88,9 +91,10 @@ def main(args):
         u, v = torch.cat(us), torch.cat(vs)
         if args.dev_sts:
             rho = sts_correlations(u.cpu().numpy(), v.cpu().numpy(), [e["score"] for e in dev_set], ["cosine"])
-            return {"score": rho[("spearman", "cosine")]}
+            return {"score": rho[("spearman", "cosine")], DEV_METRIC[True]: rho[("spearman", "cosine")]}
         predictions = m["head"].classifier(m["head"].features(u, v)).argmax(-1).cpu().numpy()
-        return {"score": float(np.mean(predictions == np.array([e["label"] for e in dev_set])))}
+        accuracy = float(np.mean(predictions == np.array([e["label"] for e in dev_set])))
+        return {"score": accuracy, DEV_METRIC[False]: accuracy}
 
     out = Path(args.out)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else out / "checkpoint"
@@ -104,6 +108,7 @@ def main(args):
             evaluate,
             checkpoint_dir=checkpoint_dir,
             identity=train_sbert_identity(args),
+            dev_examples=None if args.dev_sts else dev_set,  # (an STS dev set has no labels for the loss)
         )
     encoder.save(out / "model", tokenizer)
     axes = run_axes | _sbert_axes(args, targs)
@@ -114,7 +119,7 @@ def main(args):
         | count_parameters(encoder)
         | {"model": args.model, "prompt": args.prompt, "history": result.history}
     )
-    metrics.add("dev_spearman_cosine" if args.dev_sts else "dev_nli_accuracy", result.best_score, split="dev")
+    metrics.add(DEV_METRIC[bool(args.dev_sts)], result.best_score, split="dev")
     metrics.write(out / "train.json")
     remove_checkpoint(checkpoint_dir)
 
