@@ -23,7 +23,7 @@ def _compare_arguments(p):
         nargs="*",
         default=[],
         help="the runs' training records (train.json), for what each run of a budget row trained: the "
-        "sentences it saw, its steps, peak lr and dev checks (a family with a budget axis: dual)",
+        "sentences it saw, its steps, peak lr and dev checks (for a family with a budget axis)",
     )
     p.add_argument("--table", required=True, help="the family's tidy table (xlt aggregate), for the seed spread")
     p.add_argument("--out-tests", required=True, help="CSV of the paired comparisons (<family>_tests.csv)")
