@@ -22,6 +22,7 @@ from xlt.core import monitor, registry
 from xlt.core.check_names import check_key, check_names
 from xlt.core.config_numbers import check_numbers, message, strict_type_checker
 from xlt.core.errors import XltError
+from xlt.core.family import own_training
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # sections that plan a job of their own over the families' results, like a family (enabled,
@@ -50,8 +51,7 @@ def _schema(names: tuple[str, ...]) -> dict:
         whole = yaml.safe_load(f)
     thresholds = whole["properties"]["positive_control"]["properties"]
     for name in names:
-        with open(registry.folder(name) / "schema.yaml", encoding="utf-8") as f:
-            whole["properties"][name] = yaml.safe_load(f)
+        whole["properties"][name] = copy.deepcopy(registry.family(name).schema)  # read and checked once
         if (registry.folder(name) / POSITIVE_CONTROL_SCHEMA).is_file():
             with open(registry.folder(name) / POSITIVE_CONTROL_SCHEMA, encoding="utf-8") as f:
                 thresholds[name] = yaml.safe_load(f)
@@ -290,7 +290,7 @@ def family(config: dict, name: str) -> dict | None:
 
 def training(config: dict, family_name: str) -> dict:
     """The shared `training` settings with the family's own `training` overrides on top."""
-    return {**config["training"], **config[family_name]["training"]}
+    return {**config["training"], **own_training(config, family_name)}
 
 
 def eval_max_length(config: dict) -> int:
