@@ -20,8 +20,8 @@ from xlt.core import registry
 
 REPO = Path(__file__).resolve().parents[2]
 FAMILIES = REPO / "src" / "xlt" / "families"
-# the aggregate, plot and training-curves rules the workflow makes for every family (report.smk)
-GENERIC_RULES = ("aggregate_{}", "plot_{}", "plot_curves_{}")
+# the aggregate, plot, training-curves and checkpoint-choices rules the workflow makes for a family (report.smk)
+GENERIC_RULES = ("aggregate_{}", "plot_{}", "plot_curves_{}", "aggregate_{}_checkpoints")
 # Names of a family or a rule that are also words of the vocabulary every family shares, defined
 # outside all of them: as the bare word they mean that, so only the forms that point at the family
 # count (a config path `name.key`, a results path `.../name/`, `families.name`).

@@ -39,7 +39,6 @@ PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 TRAIN_METRICS = f"{RUN}/train.json"
 CHECKPOINTS = f"{RUN}/checkpoints.json"  # the checkpoint choices of a run (xlt.evaluate.checkpoint_choice)
 CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
-CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
 # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"

@@ -46,7 +46,6 @@ STUDENT_METRICS = f"{STUDENT}/metrics.json"
 # a student's checkpoint choices (monox.checkpoint_selection; xlt.evaluate.checkpoint_choice)
 CHECKPOINTS = f"{STUDENT}/checkpoints.json"
 CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
-CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 # training curves, written beside the metrics by MetricsFile.write
 TEACHER_CURVE, STUDENT_CURVE = str(curve_path(TEACHER_METRICS)), str(curve_path(STUDENT_METRICS))
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
