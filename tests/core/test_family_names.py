@@ -27,7 +27,7 @@ GENERIC_RULES = ("aggregate_{}", "plot_{}", "plot_curves_{}", "aggregate_{}_chec
 # count (a config path `name.key`, a results path `.../name/`, `families.name`).
 HOMONYMS = {
     "freeze_depth": "the frozen-layer axis and --freeze-depth flag (xlt.core.freezing) that several families sweep",
-    "prefix_states": "the frozen-prefix store's config section (core schema.yaml's $defs, xlt.core.prefix_store)",
+    "prefix_states": "the frozen-prefix store's config section (core schema.yaml's $defs, xlt.frozen_prefix)",
     "alignment": "xlt.evaluate.alignment, the per-layer retrieval evaluator, and the English word",
     "finetune": "fine-tuning: a MonoX mode, the verb `xlt finetune`, the paired tests' baseline",
     "distill": "knowledge distillation: MonoX students, a dual objective",

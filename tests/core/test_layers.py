@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("xlt.analysis",),  # statistics over metrics files: paired tests, bootstrap intervals
     ("xlt.report",),  # tables and figures; aggregation adds analysis's intervals
     ("xlt.cost",),  # the plan's prices and the ledger, drawn with report's figure helpers
+    ("xlt.frozen_prefix",),  # the frozen-prefix cache and store: only the families that cache one import it
     ("xlt.families",),
     ("xlt.rehearse",),
     ("xlt.jobserver",),  # forks each job from one process; the job runs what it is given (xlt.cli.main)

@@ -179,7 +179,7 @@ def extra_evaluations(
 
 def prefix_store(rule: str) -> bool:
     """Whether `rule` writes a store of frozen-prefix states (one eval-mode pass up to its deepest
-    depth, xlt.core.prefix_store) rather than training or evaluating."""
+    depth, xlt.frozen_prefix.prefix_store) rather than training or evaluating."""
     return False
 
 

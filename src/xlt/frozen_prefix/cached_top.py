@@ -1,4 +1,4 @@
-"""The trainable top over frozen-prefix states (xlt.core.prefix_cache computes and stores them).
+"""The trainable top over frozen-prefix states (xlt.frozen_prefix.prefix_cache computes and stores them).
 
 `CachedTopModel` runs layers N+1..L of a classifier plus the model's own task head (BERT's pooler,
 RoBERTa's and DistilBERT's classification heads, or xlt's mean-pool head) on the stored layer-N
@@ -21,9 +21,9 @@ from torch import nn
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import base_model, encoder_parts
-from xlt.core.prefix_cache import PrefixStateDataset, bidirectional_mask, cache_examples, check_cacheable_depth
+from xlt.frozen_prefix.prefix_cache import PrefixStateDataset, bidirectional_mask, cache_examples, check_cacheable_depth
 
-log = logging.getLogger("xlt.core.prefix_cache")  # the cache's messages, under the name they always had
+log = logging.getLogger("xlt.frozen_prefix.prefix_cache")  # the cache's messages, under the name they always had
 
 
 class _BertHead(nn.Module):

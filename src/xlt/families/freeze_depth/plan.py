@@ -17,7 +17,6 @@ from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
-    check_prefix_states,
     config_settings,
     data_file,
     data_info,
@@ -25,10 +24,8 @@ from xlt.core.plan import (
     model_input,
     model_ref,
     monitor_settings,
-    shared_prefix,
-    store_settings,
-    stored_depths,
 )
+from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
