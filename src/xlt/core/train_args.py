@@ -1,8 +1,9 @@
 """Training settings (TrainArgs) and their command-line form, importable without torch.
 
-The Snakemake rules turn a config's `training` section into flags with `train_flags`; keeping
-this module free of torch makes `snakemake -n` several seconds faster (a dry run of the
-paper sweep imported torch only for this). xlt.core.training uses it; callers import from here.
+A plan gives a job its config's `training` section as settings (xlt.core.plan.config_settings),
+which its JobSpec renders as these flags; keeping this module free of torch makes `snakemake -n`
+several seconds faster (a dry run of the paper sweep imported torch only for this).
+xlt.core.training uses it; callers import from here.
 """
 
 from __future__ import annotations
@@ -154,15 +155,6 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 def train_args_from(ns: argparse.Namespace) -> TrainArgs:
     return TrainArgs(**{f.name: getattr(ns, f.name) for f in fields(TrainArgs)})
-
-
-def train_flags(settings: dict) -> str:
-    """Command-line flags for a dict of TrainArgs settings (used by the Snakemake rules)."""
-    known = {f.name for f in fields(TrainArgs)}
-    unknown = set(settings) - known
-    if unknown:
-        raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
 
 
 def add_tracking_arguments(p, table: str) -> None:
