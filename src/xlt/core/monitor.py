@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterator
 
 from xlt.core.errors import XltError
+from xlt.core.metrics import DIMENSIONS
 
 INSTALL = 'pip install -e ".[monitor]"'
 SELECTION_METRIC = "eval/score"  # the metric every family's evaluation picks the kept parameters by
@@ -95,7 +96,7 @@ class RunMonitor:
         self.offset = 0  # steps of the training calls this process finished before
 
     def board(self, start_step: int) -> Board:
-        from torch.utils.tensorboard import SummaryWriter
+        from torch.utils.tensorboard import SummaryWriter  # deferred: imports torch
 
         # A purge at step P drops what earlier attempts wrote at steps >= P: a resumed call writes
         # from start_step + 1 on; the run's first call from scratch also replaces their HParams and
@@ -141,8 +142,6 @@ class Board:
 def scalars(metrics: dict) -> dict[str, float]:
     """The `eval/...` scalars of an evaluation's metrics: its numbers, and the metric records
     (xlt.core.metrics.record) among its lists, tagged by metric and dimensions."""
-    from xlt.core.metrics import DIMENSIONS
-
     out = {}
     for key, value in metrics.items():
         if isinstance(value, bool):
@@ -173,7 +172,7 @@ def hparam_value(value):
 def _write_hparams(writer, axes: dict) -> None:
     """The run's axes as HParams in the writer's own file (what add_hparams writes, without the
     separate run it makes)."""
-    from torch.utils.tensorboard.summary import hparams
+    from torch.utils.tensorboard.summary import hparams  # deferred: imports torch
 
     experiment, session_start, session_end = hparams(
         {key: hparam_value(value) for key, value in axes.items()},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 
+from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, parse_bool
 
@@ -86,8 +87,6 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
     """The arguments of a prefix-store verb (xlt prefix-states, xlt dual-prefix-states) after its
     model and data: `jobs` names the training verb that reads the store, `settings` the config
     section of the store's settings."""
-    from xlt.core.choices import PREFIX_STORE_DTYPES
-
     p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
     p.add_argument("--max-length", type=int, default=128, help=f"the {jobs} jobs' --max-length")
     p.add_argument(

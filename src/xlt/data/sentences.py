@@ -31,7 +31,7 @@ def segmenter_version() -> str:
 
 def split_sentences(document: str) -> list[str]:
     """The sentences of one document, in order, each with its original spacing inside."""
-    import syntok.segmenter as segmenter
+    import syntok.segmenter as segmenter  # deferred: syntok: only when segmenting
 
     sentences = []
     for line in document.split("\n"):

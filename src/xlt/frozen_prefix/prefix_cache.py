@@ -87,7 +87,7 @@ def bidirectional_mask(config, hidden_states: torch.Tensor, attention_mask: torc
     create_bidirectional_mask: None without padding, else a 4D mask for the configured attention
     implementation), so cached and uncached runs see identical masks."""
     try:
-        from transformers.masking_utils import create_bidirectional_mask
+        from transformers.masking_utils import create_bidirectional_mask  # deferred: imports torch
     except ImportError as exc:  # transformers 4.x layers took a different, per-family mask format
         raise XltError(
             "frozen-prefix caching needs a transformers version with "

@@ -33,9 +33,11 @@ from typing import Sequence
 
 from xlt.core.errors import XltError
 from xlt.core.sentence_encoder import tokenize
+from xlt.core.training import autocast_dtype
 from xlt.families.dual.dual_encoder import distinct_pairs
 from xlt.frozen_prefix.cached_top import CachedSentenceTop
 from xlt.frozen_prefix.prefix_cache import PrefixStateDataset, cache_examples, collate_prefix_states
+from xlt.frozen_prefix.prefix_store import check_store_matches, read_prefix_store, read_store_meta
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +116,7 @@ def prepare_cached_dual(
 ) -> CachedDual:
     """Run the frozen prefix of `model` (a SentenceEncoder) once per distinct sentence, under the
     autocast the run's `precision` (TrainArgs.precision) trains with on `device`."""
-    import torch
-
-    from xlt.core.training import autocast_dtype
+    import torch  # deferred: imports torch
 
     check_cacheable(depth)
     device = torch.device(device)
@@ -149,8 +149,6 @@ def prepare_cached_dual(
 def load_cached_dual(model, depth: int, path, pairs: Sequence[tuple[str, str]], expected: dict) -> CachedDual:
     """CachedDual from a store written by `xlt dual-prefix-states` for this model, data and
     precision (`expected`: model, max_length, precision)."""
-    from xlt.frozen_prefix.prefix_store import check_store_matches, read_prefix_store, read_store_meta
-
     check_cacheable(depth)
     started = time.time()
     sentences, indexed = distinct_sentences(pairs)

@@ -25,6 +25,7 @@ from xlt.core.plan import (
     model_ref,
     monitor_settings,
 )
+from xlt.data.records import NUM_LABELS
 from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
 FAMILY = "freeze_depth"
@@ -119,7 +120,6 @@ def runs(config: dict) -> list[dict]:
 
 
 def num_labels(config: dict) -> int:
-    from xlt.data.records import NUM_LABELS
 
     return NUM_LABELS[config["datasets"][config[FAMILY]["train"]["dataset"]]["task"]]
 
@@ -217,7 +217,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 
 def _tracking_settings(config: dict) -> list[tuple[str, str]]:
     """--track-test for every eval language, --track-dev where the eval dataset has a dev split."""
-    from xlt.evaluate.checkpoint_choice import tracking_settings
+    from xlt.evaluate.checkpoint_choice import tracking_settings  # deferred: imports numpy; plans stay light
 
     evaluation = config[FAMILY]["eval"]
     return tracking_settings(config, evaluation["dataset"], evaluation["split"], evaluation["langs"])
