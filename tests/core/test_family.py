@@ -184,3 +184,13 @@ def test_a_family_folder_that_is_no_identifier_is_refused_by_name(tmp_path, monk
             registry.names()
     finally:
         forget(families, "new-fam")
+
+
+def test_a_hook_module_is_read_when_first_asked_for_and_a_wrong_member_is_one_line(family):
+    """Registering reads no hook module (they may import pandas: `xlt --help` stays light); the
+    first question to one checks it."""
+    (family / "rehearsal.py").write_text('"""A rehearsal hook with a mistake."""\n\nderive = 3\n')
+    assert NAME in registry.names() and f"xlt.families.{NAME}.rehearsal" not in sys.modules
+    with pytest.raises(ContractError, match=r"^family newfam: rehearsal.derive is not a function; define it with def"):
+        registry.hook(NAME, "rehearsal", "derive")
+    assert registry.hook(NAME, "prefetch", "hub_datasets") is None  # none declared: the shared default
