@@ -26,9 +26,9 @@ import torch
 from machine import load_average
 from transformers import BertConfig, BertForSequenceClassification
 
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.freezing import freeze
-from xlt.core.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
+from xlt.frozen_prefix.cached_top import CachedTopModel
+from xlt.frozen_prefix.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -30,29 +30,43 @@ from xlt.core.job_client import VARIABLE, run_remote
 from xlt.core.verbs import WORKFLOW, Verb, VerbGroup
 from xlt.core.version import version_string
 
+SHARED_BEFORE = ("xlt.data.commands", "xlt.report.commands", "xlt.core.commands", "xlt.evaluate.commands")
+SHARED_AFTER = (
+    "xlt.report.positive_control.commands",
+    "xlt.cost.commands",
+    "xlt.report.paper_commands",
+    "xlt.analysis.commands",
+    "xlt.rehearse.commands",
+)
+
 
 def verb_modules() -> tuple[str, ...]:
     """Every layer's commands module, each registered family's among them (xlt.core.registry)."""
-    return (
-        "xlt.data.commands",
-        "xlt.report.commands",
-        "xlt.core.commands",
-        "xlt.evaluate.commands",
-        *(f"{registry.PACKAGE}.{family}.commands" for family in registry.names()),
-        "xlt.report.positive_control.commands",
-        "xlt.cost.commands",
-        "xlt.report.paper_commands",
-        "xlt.analysis.commands",
-        "xlt.rehearse.commands",
-    )
+    families = (f"{registry.PACKAGE}.{family}.commands" for family in registry.usable()[0])
+    return (*SHARED_BEFORE, *families, *SHARED_AFTER)
+
+
+def _declared() -> list[tuple[str, VerbGroup, dict[str, Verb]]]:
+    """(module, heading, verbs) of every commands module, in verb_modules' order: a family's from
+    its contract (xlt.core.family: GROUP or its default heading), the shared ones their own GROUP.
+    A family that does not meet its contract is left out (`xlt --help` says why, main)."""
+    families = {f"{registry.PACKAGE}.{name}.commands": registry.family(name) for name in registry.usable()[0]}
+    out = []
+    for module_name in verb_modules():
+        if module_name in families:
+            out.append((module_name, families[module_name].group, dict(families[module_name].verbs)))
+        else:
+            module = importlib.import_module(module_name)
+            out.append((module_name, module.GROUP, module.VERBS))
+    return out
 
 
 def verbs() -> dict[str, Verb]:
     out = dict(VERBS)
-    for module_name in verb_modules():
-        for name, verb in importlib.import_module(module_name).VERBS.items():
+    for module_name, _, declared in _declared():
+        for name, verb in declared.items():
             if name in out:
-                raise ValueError(f"verb {name!r} is defined twice ({module_name})")
+                raise XltError(f"verb {name!r} is defined twice ({module_name}); rename one")
             out[name] = verb
     return out
 
@@ -61,11 +75,8 @@ def verb_groups() -> dict[VerbGroup, list[str]]:
     """The headings of `xlt --help` in order, each with its verbs (a module's GROUP holds all of
     its VERBS)."""
     groups: dict[VerbGroup, list[str]] = {WORKFLOW: list(VERBS)}
-    for module_name in verb_modules():
-        module = importlib.import_module(module_name)
-        if not isinstance(getattr(module, "GROUP", None), VerbGroup):
-            raise ValueError(f"{module_name} has no GROUP: name its verbs' heading of `xlt --help` (xlt.core.verbs)")
-        groups.setdefault(module.GROUP, []).extend(module.VERBS)
+    for _, group, declared in _declared():
+        groups.setdefault(group, []).extend(declared)
     return dict(sorted(groups.items(), key=lambda item: item[0].rank))  # stable: families keep their order
 
 
@@ -114,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     console.print_library_records_once()
     known = verbs()
+    if not argv or argv[0] not in known:  # --help, or a broken family's verb: say which family is left out, and why
+        for problem in registry.usable()[1]:
+            print(f"xlt: {problem}", file=sys.stderr)
     args = build_parser(argv[0] if argv and argv[0] in known else None).parse_args(argv)  # exits on --help/--version
     metrics.JOB_ARGS, metrics.JOB_ARGV = args, argv  # for the run manifest (xlt.core.manifest)
     print("rerun: xlt " + shlex.join(argv), file=sys.stderr, flush=True)

@@ -254,7 +254,7 @@ def _fresh_runtime() -> None:
     # imported by preload() before any fork; named here, not at the top, so that importing this
     # module (the cli does, for every call) imports no library
     import numpy as np
-    import torch
+    import torch  # deferred: imports torch
 
     threads = os.environ.get(THREAD_VARIABLE)
     torch.set_num_threads(int(threads) if threads and threads.isdigit() and int(threads) > 0 else os.cpu_count())
@@ -268,7 +268,7 @@ def preload() -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     try:  # the checkpoint key renamings of every architecture (~1,500 regexes), built at a job's first load
-        from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+        from transformers.conversion_mapping import get_checkpoint_conversion_mapping  # deferred: imports torch
 
         get_checkpoint_conversion_mapping("bert")
     except ImportError:  # another transformers version: each job builds its own
@@ -348,13 +348,14 @@ def _serve_beside(server: Server, tmp: str, pid: int) -> int:
     return 0
 
 
-def start_beside(log: str) -> str | None:
+def start_beside(log: str, server: list[str]) -> str | None:
     """Start a job server for this process's `xlt` calls (Snakemake's local jobs) and return its
     socket's path for XLT_JOB_SERVER; it ends when this process does. None (the calls then run
-    in their own processes) when it does not come up; `log` gets the server's stderr."""
+    in their own processes) when it does not come up; `log` gets the server's stderr. `server`
+    is the command that runs `xlt job-server` (the caller's: this module sits below the cli)."""
     with open(log, "w") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "xlt.cli", "job-server", "--beside", str(os.getpid())],
+            [*server, "--beside", str(os.getpid())],
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,

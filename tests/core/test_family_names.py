@@ -20,14 +20,14 @@ from xlt.core import registry
 
 REPO = Path(__file__).resolve().parents[2]
 FAMILIES = REPO / "src" / "xlt" / "families"
-# the aggregate, plot and training-curves rules the workflow makes for every family (report.smk)
-GENERIC_RULES = ("aggregate_{}", "plot_{}", "plot_curves_{}")
+# the aggregate, plot, training-curves and checkpoint-choices rules the workflow makes for a family (report.smk)
+GENERIC_RULES = ("aggregate_{}", "plot_{}", "plot_curves_{}", "aggregate_{}_checkpoints")
 # Names of a family or a rule that are also words of the vocabulary every family shares, defined
 # outside all of them: as the bare word they mean that, so only the forms that point at the family
 # count (a config path `name.key`, a results path `.../name/`, `families.name`).
 HOMONYMS = {
     "freeze_depth": "the frozen-layer axis and --freeze-depth flag (xlt.core.freezing) that several families sweep",
-    "prefix_states": "the frozen-prefix store's config section (core schema.yaml's $defs, xlt.core.prefix_store)",
+    "prefix_states": "the frozen-prefix store's config section (core schema.yaml's $defs, xlt.frozen_prefix)",
     "alignment": "xlt.evaluate.alignment, the per-layer retrieval evaluator, and the English word",
     "finetune": "fine-tuning: a MonoX mode, the verb `xlt finetune`, the paired tests' baseline",
     "distill": "knowledge distillation: MonoX students, a dual objective",

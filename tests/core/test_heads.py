@@ -10,12 +10,12 @@ from helpers.numerics import forward_bound, head_gain, summation_order_bound
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel
 
 from xlt.cli import main
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.errors import XltError
 from xlt.core.heads import HEAD_FILE, MeanPoolClassifier, choose_head
 from xlt.core.io import read_json, write_jsonl
 from xlt.core.models import load_classifier, save_model
-from xlt.core.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
+from xlt.frozen_prefix.cached_top import CachedTopModel
+from xlt.frozen_prefix.prefix_cache import PrefixStateDataset, collate_prefix_states, compute_prefix_states
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 LAYERS = 2

@@ -10,11 +10,11 @@ LAYERS (evaluate and losses) are independent and import neither each other.
 An import is any of: an import statement at module level or inside a function (a lazy import is
 still a dependency), relative imports resolved; a string literal naming an xlt module
 (`importlib.import_module("xlt.x.y")`, a verb's dotted path "xlt.x.y:main", a table of module
-names; not a logger's name, nor the module of a process started with `-m`); an f-string that
+names, a logger's name, the module of a process started with `-m`); an f-string that
 names a module of every family, `f"{registry.PACKAGE}.{family}.commands"`
 (an import of that module of each registered family). `xlt.core.registry` is the one exception:
 it is the loader that finds families by folder and checks each against the contract the bottom
-layer declares (xlt.core.family_plan); the shared layers that loop over the families call that
+layer declares (xlt.core.family); the shared layers that loop over the families call that
 contract and import no family.
 
 On that graph of modules the test fails on any cycle, inside a package or across packages.
@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("xlt.analysis",),  # statistics over metrics files: paired tests, bootstrap intervals
     ("xlt.report",),  # tables and figures; aggregation adds analysis's intervals
     ("xlt.cost",),  # the plan's prices and the ledger, drawn with report's figure helpers
+    ("xlt.frozen_prefix",),  # the frozen-prefix cache and store: only the families that cache one import it
     ("xlt.families",),
     ("xlt.rehearse",),
     ("xlt.jobserver",),  # forks each job from one process; the job runs what it is given (xlt.cli.main)
@@ -88,30 +89,13 @@ def fstring_modules(node: ast.JoinedStr) -> frozenset[str]:
     return family_modules(match.group(1)) if match else frozenset()
 
 
-def not_imports(tree: ast.AST) -> set[int]:
-    """The ids of string literals that name a module without importing it: a logger's name
-    (`logging.getLogger("xlt.x")`) and the module a started process runs (`[python, "-m", "xlt.x"]`)."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("getLogger"):
-            out.update(id(arg) for arg in node.args)
-        elif isinstance(node, (ast.List, ast.Tuple)):
-            for flag, value in zip(node.elts, node.elts[1:]):
-                if isinstance(flag, ast.Constant) and flag.value == "-m":
-                    out.add(id(value))
-    return out
-
-
 def imports(path: Path) -> set[str]:
     """Every xlt module `path` imports, anywhere in the file, by statement, by name or by f-string."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
     tree = ast.parse(path.read_text(), filename=str(path))
-    skip = not_imports(tree)
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

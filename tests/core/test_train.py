@@ -173,11 +173,15 @@ def test_epoch_order_depends_only_on_seed_and_epoch():
 def test_boolean_training_flags_round_trip_through_the_command_line():
     import argparse
 
-    from xlt.core.train_args import add_train_arguments, train_args_from, train_flags
+    from xlt.core.job_spec import JobSpec
+    from xlt.core.plan import config_settings
+    from xlt.core.train_args import add_train_arguments, train_args_from
 
     parser = argparse.ArgumentParser()
     add_train_arguments(parser)
-    parsed = train_args_from(parser.parse_args(train_flags({"length_bucketing": True, "compile": False}).split()))
+    # the flags as a plan renders a config's training settings
+    flags = JobSpec("finetune", config_settings({"length_bucketing": True, "compile": False})).args
+    parsed = train_args_from(parser.parse_args(flags))
     assert parsed.length_bucketing is True and parsed.compile is False
     assert train_args_from(parser.parse_args(["--compile", "yes"])).compile is True
     with pytest.raises(SystemExit):

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from helpers import family_folders
 from helpers.workflow_runs import OFFLINE, job_counts, local_env, snakemake, workflow_copy
 
 from xlt.core import prefetch, registry, settings
@@ -61,13 +62,7 @@ def toy(tmp_path, monkeypatch):
 
 def forget(families: Path) -> None:
     """Drop what registering `families` left in this process (its modules, the search path)."""
-    import xlt.families
-
-    for name in [m for m in sys.modules if m.startswith("xlt.families.toyfam")]:
-        del sys.modules[name]
-    registry.plan.cache_clear()
-    if str(families) in xlt.families.__path__:
-        xlt.families.__path__.remove(str(families))
+    family_folders.forget(families, "toyfam")
 
 
 def write_config(folder: Path) -> Path:
@@ -111,7 +106,7 @@ def test_a_family_without_a_plan_declaration_is_refused_by_name(tmp_path, monkey
     assert "LEDGER" not in without
     plan.write_text(without)
     monkeypatch.setenv(registry.PATH_VARIABLE, str(family.parent))
-    with pytest.raises(XltError, match="toyfam_without_ledger: .* lacks LEDGER; see xlt.core.family_plan.FamilyPlan"):
+    with pytest.raises(XltError, match="family toyfam_without_ledger: plan.LEDGER is missing; declare LEDGER in"):
         registry.names()
     forget(family.parent)
 

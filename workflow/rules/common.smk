@@ -77,7 +77,7 @@ def start_job_server():
     if os.environ.get(jobserver.VARIABLE):
         return
     os.makedirs(os.path.dirname(JOB_SERVER_LOG), exist_ok=True)
-    path = jobserver.start_beside(JOB_SERVER_LOG)
+    path = jobserver.start_beside(JOB_SERVER_LOG, ["xlt", "job-server"])  # as every rule calls `xlt`
     if path:
         os.environ.update(server_variables(path))  # the jobs' shells inherit Snakemake's environment
 

@@ -103,3 +103,24 @@ for family in registry.names():
                 title=f"Training curves: {family}",
             shell:
                 "xlt plot-curves {input} --out {output} --title '{params.title}' > {log} 2>&1"
+
+    if family_tables.aggregates_checkpoints(family):
+        checkpoint_table, checkpoint_summary, checkpoint_caption = family_tables.checkpoint_tables(family)
+
+        rule:
+            name:
+                f"aggregate_{family}_checkpoints"
+            input:
+                family_tables.checkpoint_files(config, family),
+            output:
+                table=report(checkpoint_table, caption=checkpoint_caption, category=family_category),
+                summary=checkpoint_summary,
+            log:
+                f"{RESULTS}/logs/aggregate/{family}_checkpoints.log",
+            localrule: True
+            conda:
+                ENV
+            params:
+                statistics=STATISTICS,
+            shell:
+                "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"

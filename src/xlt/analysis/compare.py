@@ -282,7 +282,7 @@ def compare_sets(x: dict, y: dict, resamples: int, seed: int, confidence: float)
     paired = paired_bootstrap(
         "spearman", y["predicted"], y["gold"], x["predicted"], x["gold"], resamples, seed, confidence
     )
-    from scipy.stats import spearmanr
+    from scipy.stats import spearmanr  # deferred: scipy: slow to import
 
     return {
         "metric": "spearman",

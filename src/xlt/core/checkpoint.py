@@ -51,6 +51,8 @@ import torch
 
 from xlt.core import faults
 from xlt.core.io import atomic_path, remove_temporaries
+from xlt.core.manifest import resolved_commit
+from xlt.core.model_files import split_revision
 
 log = logging.getLogger("xlt.core.checkpoint")
 
@@ -200,9 +202,6 @@ class HubCommit:
 def model_inputs(name_or_path: str) -> list[Path | HubCommit]:
     """A local model directory is an input file set (it may be retrained under the same name);
     a hub model is the commit its `@revision` (default main) resolves to in the hub cache."""
-    from xlt.core.manifest import resolved_commit
-    from xlt.core.model_files import split_revision
-
     if Path(name_or_path).is_dir():
         return [Path(name_or_path)]
     return [HubCommit(name_or_path, resolved_commit(*split_revision(name_or_path)))]

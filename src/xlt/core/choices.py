@@ -10,7 +10,8 @@ from __future__ import annotations
 POOLING_MODES = ("cls", "mean", "max")  # xlt.core.pooling
 SYMMETRIC_MODES = ("sum", "mean", "none")  # xlt.losses.additive_margin
 HEADS = ("auto", "pooler", "mean")  # xlt.core.heads: the classification head of a fine-tuned encoder
-PREFIX_STORE_DTYPES = ("float16", "float32")  # xlt.core.prefix_store: numpy writes both; bfloat16 has no .npy type
+# xlt.frozen_prefix.prefix_store: numpy writes both; bfloat16 has no .npy type
+PREFIX_STORE_DTYPES = ("float16", "float32")
 MATCH_RULES = ("index", "text")  # xlt.evaluate.retrieval: how a retrieved sentence counts as the right one
 DEFAULT_MATCH = "index"  # what the CLI, the schemas and every family use unless told otherwise
 MINING_STRATEGIES = ("max", "intersect", "forward", "backward")  # xlt.evaluate.mining

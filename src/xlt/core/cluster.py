@@ -10,6 +10,10 @@ defaults for jobs without such a block live in profiles/cluster/config.yaml.
 
 from __future__ import annotations
 
+import os
+
+from xlt.core.errors import XltError
+
 CONFIG_TO_SLURM = {"gpus": "gpu", "runtime_min": "runtime", "mem_mb": "mem_mb", "cpus": "cpus_per_task"}
 
 
@@ -28,10 +32,6 @@ def gpu_job_resources(config: dict, family: str, slots: int) -> dict:
     xlt.cost.sharing), which `snakemake --resources gpu_slots=N` caps locally. With
     slots_per_gpu > 1 and gpu_sharing.slurm: shard, a one-GPU job asks SLURM for that many GPU
     shards (--gres=shard:N) instead of a whole GPU."""
-    import os
-
-    from xlt.core.errors import XltError
-
     out = {**slurm_resources(config, family), "gpu_slots": int(slots)}
     sharing = config.get("gpu_sharing") or {}
     if out.get("gpu") == 1 and sharing.get("slots_per_gpu", 1) > 1 and sharing.get("slurm") == "shard":

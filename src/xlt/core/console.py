@@ -130,6 +130,6 @@ def progress_bar(total: int, initial: int = 0, desc: str = ""):
     """A tqdm bar at a terminal; in a log file an object whose update/close do nothing."""
     if not interactive():
         return _NoBar()
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # deferred: tqdm: only for progress bars
 
     return tqdm(total=total, initial=initial, desc=desc, dynamic_ncols=True, leave=False)

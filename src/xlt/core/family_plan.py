@@ -19,9 +19,10 @@ what each declares here; none of them names a family. Besides `plan.py` the fold
   (derive, languages, required_rows, write_stand_ins: xlt.rehearse), `prefetch.py`
   (hub_datasets: xlt.core.prefetch).
 
-The members below with a default (xlt.core.registry.PLAN_DEFAULTS: READS, KEEPS_MODEL, BASELINE,
-REFERENCE_AXIS, DERIVED_AXES, ORDERS, PAPER_ONE_BASED, PAPER_DOMAIN_MEANS: empty or None) are
-filled in by the registry, so a plan declares only what its family has.
+All of it is one `xlt.core.family.Family`, checked when the family registers. The members below
+with a default (xlt.core.family.PLAN_DEFAULTS: READS, KEEPS_MODEL, BASELINE, REFERENCE_AXIS,
+DERIVED_AXES, ORDERS, PAPER_ONE_BASED, PAPER_DOMAIN_MEANS: empty or None; SUMMARY: beside TABLE)
+are the registry's defaults, so a plan declares only what its family has.
 
 Plan modules are torch-free and cheap to import: `xlt config check` imports every one.
 """
@@ -181,7 +182,7 @@ def extra_evaluations(
 
 def prefix_store(rule: str) -> bool:
     """Whether `rule` writes a store of frozen-prefix states (one eval-mode pass up to its deepest
-    depth, xlt.core.prefix_store) rather than training or evaluating."""
+    depth, xlt.frozen_prefix.prefix_store) rather than training or evaluating."""
     return False
 
 

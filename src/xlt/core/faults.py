@@ -19,6 +19,8 @@ import os
 import signal
 from collections import Counter
 
+from xlt.core.errors import XltError
+
 ENV = "XLT_FAULT"
 POINTS = ("step", "checkpoint", "save")
 SIGNALS = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM}
@@ -27,7 +29,6 @@ _reached: Counter = Counter()
 
 
 def parse(spec: str) -> tuple[str, int, signal.Signals]:
-    from xlt.core.errors import XltError
 
     try:
         point, n, name = spec.split(":")

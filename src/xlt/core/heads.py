@@ -22,6 +22,7 @@ from torch import nn
 
 from xlt.core.choices import HEADS
 from xlt.core.errors import XltError
+from xlt.core.model_files import pretrained_args
 from xlt.core.pooling import pool
 
 HEAD_FILE = "xlt_head.json"
@@ -43,7 +44,7 @@ def weight_names(directory: Path) -> list[str] | None:
         if name.endswith(".index.json"):
             return list(json.loads(path.read_text())["weight_map"])
         if name.endswith(".safetensors"):
-            from safetensors import safe_open
+            from safetensors import safe_open  # deferred: imports torch
 
             with safe_open(str(path), "pt") as fh:
                 return list(fh.keys())
@@ -54,12 +55,10 @@ def weight_names(directory: Path) -> list[str] | None:
 def checkpoint_directory(name_or_path: str) -> Path | None:
     """A local model directory, or the hub snapshot of a (pinned) hub id, fetching just its
     weight index when the cache lacks it; None when neither is to be had."""
-    from xlt.core.model_files import pretrained_args
-
     path, kwargs = pretrained_args(name_or_path)
     if Path(path).is_dir():
         return Path(path)
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download  # deferred: huggingface_hub: slow to import
 
     for name in WEIGHT_FILES:
         try:
@@ -131,7 +130,7 @@ class MeanPoolClassifier(nn.Module):
         return self.classifier(self.dropout(pool(hidden, attention_mask, "mean")))
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, labels=None, **kwargs):
-        from transformers.modeling_outputs import SequenceClassifierOutput
+        from transformers.modeling_outputs import SequenceClassifierOutput  # deferred: imports torch
 
         inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
@@ -143,7 +142,7 @@ class MeanPoolClassifier(nn.Module):
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
     def save_pretrained(self, directory, **kwargs) -> None:
-        from safetensors.torch import save_file
+        from safetensors.torch import save_file  # deferred: imports torch
 
         directory = Path(directory)
         self.encoder.save_pretrained(directory, **kwargs)
@@ -163,7 +162,7 @@ def saved_head(directory: str | Path) -> dict | None:
 
 
 def load_saved_head(directory: str | Path, encoder: nn.Module) -> MeanPoolClassifier:
-    from safetensors.torch import load_file
+    from safetensors.torch import load_file  # deferred: imports torch
 
     spec = saved_head(directory)
     model = MeanPoolClassifier(encoder, spec["num_labels"], spec["dropout"])

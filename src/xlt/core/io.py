@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from xlt.core.errors import XltError
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -99,8 +101,6 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> int:
 def read_text(path: str | os.PathLike) -> str:
     """A UTF-8 text file's contents; a file in another encoding is a user error that names
     the file and the first line that does not decode."""
-    from xlt.core.errors import XltError
-
     data = Path(path).read_bytes()
     try:
         return data.decode("utf-8")
@@ -120,8 +120,6 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
 def numbered_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
     """(line number, record) for every non-blank line of a JSONL file; a line that is not
     JSON (a truncated file's last line, say) is a user error that names the file and the line."""
-    from xlt.core.errors import XltError
-
     lines = read_text(path).split("\n")  # not splitlines(): U+2028 and friends may sit inside JSON strings
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     for index, line in enumerate(lines):

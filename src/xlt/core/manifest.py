@@ -22,7 +22,10 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from xlt import __version__
 from xlt.core.io import read_json, write_json
+from xlt.core.model_files import split_revision
+from xlt.core.version import git_commit
 
 NAME = "manifest.json"
 LIBRARIES = ("torch", "transformers", "datasets", "sentence-transformers", "numpy")
@@ -84,7 +87,7 @@ def resolved_commit(hub_id: str, revision: str | None) -> str | None:
     """The commit the local hub cache resolves `revision` (default: main) to, or None when the
     cache does not hold the model (a local directory, or not downloaded)."""
     try:
-        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub import try_to_load_from_cache  # deferred: huggingface_hub: slow to import
     except ImportError:
         return None
     try:
@@ -96,7 +99,6 @@ def resolved_commit(hub_id: str, revision: str | None) -> str | None:
 
 
 def model_fields(meta: dict, axes: dict, args) -> dict:
-    from xlt.core.model_files import split_revision
 
     path, revision = split_revision(str(getattr(args, "model", None) or meta.get("model") or ""))
     path = path or None
@@ -154,9 +156,6 @@ def write_manifest(
     metrics_path: str | Path, meta: dict, axes: dict, started: float, argv: list[str] | None = None, args=None
 ) -> Path:
     """Write (or update) `manifest.json` beside `metrics_path`; returns its path."""
-    from xlt import __version__
-    from xlt.core.version import git_commit
-
     metrics_path = Path(metrics_path)
     path = metrics_path.parent / NAME
     argv = list(argv or [])  # None outside `xlt` (a library call): no command line to read inputs from

@@ -20,6 +20,10 @@ paired test.
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
+import json
 import math
 import platform
 import time
@@ -27,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xlt.core.io import write_json, write_text
+from xlt.core.errors import XltError
+from xlt.core.io import atomic_path, write_json, write_text
+from xlt.core.manifest import write_manifest
 
 CURVE_COLUMNS = ("step", "loss", "lr", "dev_score")
 
@@ -107,8 +113,6 @@ class MetricsFile:
             write_examples(examples_path(path), self.examples)
         write_json(path, {"meta": meta, "metrics": self.records})
         if self.manifest:
-            from xlt.core.manifest import write_manifest
-
             write_manifest(path, meta, self.axes, self.started, argv=JOB_ARGV, args=JOB_ARGS)
 
 
@@ -119,9 +123,6 @@ def curve_path(metrics_path: str | Path) -> Path:
 
 def write_curve(curve: list[dict], path: str | Path) -> None:
     """A training curve as CSV (CURVE_COLUMNS; dev_score empty where the step was not evaluated)."""
-    import csv
-    import io
-
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=CURVE_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -171,10 +172,6 @@ def examples_path(metrics_path) -> str:
 
 
 def write_examples(path, sets: list[dict]) -> None:
-    import gzip
-    import json
-
-    from xlt.core.io import atomic_path
 
     with atomic_path(path) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as f:
         for one in sets:
@@ -182,8 +179,6 @@ def write_examples(path, sets: list[dict]) -> None:
 
 
 def read_examples(path) -> list[dict]:
-    import gzip
-    import json
 
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -191,10 +186,6 @@ def read_examples(path) -> list[dict]:
 
 def parse_axes(text: str) -> dict:
     """A run's sweep axes given on the command line as a JSON object (what the workflow passes)."""
-    import json
-
-    from xlt.core.errors import XltError
-
     try:
         axes = json.loads(text)
     except json.JSONDecodeError as err:

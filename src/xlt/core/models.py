@@ -14,7 +14,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from xlt.core.model_files import pretrained_args
+from xlt.core import faults
+from xlt.core.errors import XltError
+from xlt.core.heads import MeanPoolClassifier, choose_head, load_saved_head, saved_head
+from xlt.core.io import atomic_directory
+from xlt.core.model_files import model_files_problem, pretrained_args
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +68,7 @@ def num_layers(model: nn.Module) -> int:
 
 def config_num_layers(name_or_path: str) -> int:
     """Number of layers L stated by a model's config, read without loading the weights."""
-    from transformers import AutoConfig
-
-    from xlt.core.errors import XltError
+    from transformers import AutoConfig  # deferred: imports torch
 
     try:
         config = from_pretrained(AutoConfig, name_or_path)
@@ -82,9 +84,7 @@ def config_num_layers(name_or_path: str) -> int:
 
 def config_hidden_size(name_or_path: str) -> int:
     """Hidden size stated by a model's config, read without loading the weights."""
-    from transformers import AutoConfig
-
-    from xlt.core.errors import XltError
+    from transformers import AutoConfig  # deferred: imports torch
 
     config = from_pretrained(AutoConfig, name_or_path)
     for key in ("hidden_size", "dim"):
@@ -96,8 +96,6 @@ def config_hidden_size(name_or_path: str) -> int:
 def from_pretrained(auto_class, name_or_path: str, **kwargs):
     """auto_class.from_pretrained with the pin; a revision the hub (or the offline cache) does not
     have becomes a clear error instead of a stack of hub lookups."""
-    from xlt.core.errors import XltError
-
     path, kw = pretrained_args(name_or_path, **kwargs)
     try:
         return auto_class.from_pretrained(path, **kw)
@@ -114,9 +112,6 @@ def from_pretrained(auto_class, name_or_path: str, **kwargs):
 def require_model_files(name_or_path: str, weights: bool = True) -> None:
     """A local model directory must be complete before anything loads from it (transformers
     builds an empty tokenizer from a directory without tokenizer files); hub ids pass."""
-    from xlt.core.errors import XltError
-    from xlt.core.model_files import model_files_problem
-
     if Path(name_or_path).is_dir():
         problem = model_files_problem(name_or_path, weights)
         if problem:
@@ -125,14 +120,14 @@ def require_model_files(name_or_path: str, weights: bool = True) -> None:
 
 def load_tokenizer(name_or_path: str):
     require_model_files(name_or_path)
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # deferred: imports torch
 
     return from_pretrained(AutoTokenizer, name_or_path)
 
 
 def load_encoder(name_or_path: str) -> nn.Module:
     require_model_files(name_or_path)
-    from transformers import AutoModel
+    from transformers import AutoModel  # deferred: imports torch
 
     return from_pretrained(AutoModel, name_or_path)
 
@@ -141,9 +136,7 @@ def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> n
     """A sequence classifier: a model saved with xlt's mean head loads as one; otherwise `head`
     (auto, pooler, mean: see xlt.core.heads) picks transformers' head or the mean-pool one."""
     require_model_files(name_or_path)
-    from transformers import AutoModel, AutoModelForSequenceClassification
-
-    from xlt.core.heads import MeanPoolClassifier, choose_head, load_saved_head, saved_head
+    from transformers import AutoModel, AutoModelForSequenceClassification  # deferred: imports torch
 
     if Path(name_or_path).is_dir() and saved_head(name_or_path):
         return load_saved_head(name_or_path, from_pretrained(AutoModel, name_or_path))
@@ -161,9 +154,6 @@ def save_model(
     `extra_files` (name -> text or bytes), atomically: everything is written into a temporary directory
     that then replaces `out_dir` as a whole, so a kill mid-save never leaves a directory that
     loads with missing weights, tokenizer or settings."""
-    from xlt.core import faults
-    from xlt.core.io import atomic_directory
-
     with atomic_directory(out_dir) as tmp:
         model.save_pretrained(tmp)
         if tokenizer is not None:

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Iterator
 
 from xlt.core.errors import XltError
+from xlt.core.metrics import DIMENSIONS
 
 INSTALL = 'pip install -e ".[monitor]"'
 SELECTION_METRIC = "eval/score"  # the metric every family's evaluation picks the kept parameters by
@@ -109,7 +110,7 @@ class RunMonitor:
         self.offset = 0  # steps of the training calls this process finished before
 
     def board(self, start_step: int) -> Board:
-        from torch.utils.tensorboard import SummaryWriter
+        from torch.utils.tensorboard import SummaryWriter  # deferred: imports torch
 
         # A purge at step P drops what earlier attempts wrote at steps >= P: a resumed call writes
         # from start_step + 1 on; the run's first call from scratch also replaces their HParams and
@@ -161,8 +162,6 @@ def scalars(metrics: dict) -> dict[str, float]:
     """The scalars of an evaluation's metrics: its numbers as `eval/<name>`, and the metric records
     (xlt.core.metrics.record) among its lists, tagged by metric and dimensions: `eval/...`, or
     `probe/...` for those under PROBES."""
-    from xlt.core.metrics import DIMENSIONS
-
     out = {}
     for key, value in metrics.items():
         if isinstance(value, bool):

@@ -99,7 +99,7 @@ def is_offline() -> bool:
 def prefetch(config: dict, cache: Path, log: Callable[[str], None] = print) -> None:
     """Download everything `plan(config)` lists into `cache` (needs internet)."""
     os.environ.update(cache_environment(cache))  # before the Hugging Face libraries read them
-    from huggingface_hub import list_repo_files, snapshot_download
+    from huggingface_hub import list_repo_files, snapshot_download  # deferred: huggingface_hub: slow to import
 
     models, loads = plan(config)
     for model in models:
@@ -113,7 +113,7 @@ def prefetch(config: dict, cache: Path, log: Callable[[str], None] = print) -> N
         )
         log(f"model {model.name}: {model.repo_id} -> {path}")
     if loads:
-        import datasets
+        import datasets  # deferred: datasets: seconds to import
 
         for load in loads:
             ds = datasets.load_dataset(
@@ -151,7 +151,7 @@ def check_offline(config: dict, config_path: str | os.PathLike, cache: str | os.
 
 
 def _model_cached(model: HubModel, hub_cache: Path) -> bool:
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # deferred: huggingface_hub: slow to import
 
     config_file = try_to_load_from_cache(model.repo_id, "config.json", cache_dir=hub_cache, revision=model.revision)
     if not isinstance(config_file, str):
@@ -165,8 +165,8 @@ def _hub_offline():
     """The Hugging Face libraries in offline mode for a while, whatever the environment says: they
     read HF_HUB_OFFLINE once, at import, into these module attributes. Online, a dataset lookup
     would ask the hub first, and where it cannot be reached retry with backoff (23 s measured)."""
-    import datasets.config
-    import huggingface_hub.constants
+    import datasets.config  # deferred: datasets: seconds to import
+    import huggingface_hub.constants  # deferred: huggingface_hub: slow to import
 
     modules = (datasets.config, huggingface_hub.constants)
     saved = [m.HF_HUB_OFFLINE for m in modules]

@@ -22,25 +22,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import yaml
+
+from xlt.core import family as contract
 from xlt.core.errors import XltError
+from xlt.core.family import ContractError, Family
 from xlt.core.family_plan import FamilyPlan, PositiveControl, missing_members
 
 PACKAGE = "xlt.families"
 PATH_VARIABLE = "XLT_FAMILY_PATH"
 RULES = "rules.smk"  # a family's Snakemake rules, in its folder
-
-# What a plan may leave out: the FamilyPlan members with a default (xlt.core.family_plan), filled
-# in by plan() so that a family declares only what it has.
-PLAN_DEFAULTS = {
-    "READS": (),
-    "KEEPS_MODEL": (),
-    "BASELINE": None,
-    "REFERENCE_AXIS": None,
-    "DERIVED_AXES": frozenset(),
-    "ORDERS": {},
-    "PAPER_ONE_BASED": frozenset(),
-    "PAPER_DOMAIN_MEANS": {},
-}
+SCHEMA = "schema.yaml"  # its config section
+PLAN_DEFAULTS = contract.PLAN_DEFAULTS  # what a plan may leave out (xlt.core.family)
 
 
 def extra_folders() -> tuple[str, ...]:
@@ -50,8 +43,18 @@ def extra_folders() -> tuple[str, ...]:
 
 
 def names() -> tuple[str, ...]:
-    """Every registered family, in check order."""
-    return _names(extra_folders())
+    """Every registered family, in check order; a family that does not meet its contract stops
+    here with its one-line ContractError."""
+    found, problems = _registered(extra_folders())
+    if problems:
+        raise problems[0]
+    return found
+
+
+def usable() -> tuple[tuple[str, ...], tuple[ContractError, ...]]:
+    """The families that meet their contract, in check order, and the errors of those that do
+    not: `xlt --help` lists the verbs of the former and one line for each of the latter."""
+    return _registered(extra_folders())
 
 
 @functools.cache
@@ -61,7 +64,7 @@ def _built_in() -> tuple[str, ...]:
 
 
 @functools.cache
-def _names(folders: tuple[str, ...]) -> tuple[str, ...]:
+def _registered(folders: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[ContractError, ...]]:
     built_in = _built_in()
     package = importlib.import_module(PACKAGE)
     for folder in folders:
@@ -83,7 +86,20 @@ def _names(folders: tuple[str, ...]) -> tuple[str, ...]:
                     f"rename one (a family's name is its config section)"
                 )
             where[found.name] = entry
-    return _ordered({name: tuple(plan(name).READS) for name in sorted(where)})
+    reads, problems = {}, []
+    for name in sorted(where):  # each checked once, here (xlt.core.family)
+        try:
+            reads[name] = tuple(family(name).plan.READS)
+        except ContractError as err:
+            problems.append(err)
+    for name, needs in list(reads.items()):  # a family reading one that does not register cannot plan
+        broken = [err.family for err in problems if err.family in needs]
+        if broken:
+            del reads[name]
+            problems.append(
+                ContractError(name, "plan.READS", f"names {broken[0]}, which does not register", "fix that one first")
+            )
+    return _ordered(reads), tuple(problems)
 
 
 def _ordered(reads: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
@@ -104,20 +120,42 @@ def _ordered(reads: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
 
 
 @functools.cache
+def family(name: str) -> Family:
+    """The family `name`: every member of its contract (xlt.core.family), read from its folder
+    and checked, or a one-line ContractError naming the member and the fix."""
+    if not name.isidentifier():  # its modules are xlt.families.<name>.*
+        raise ContractError(name, "name", "is no Python identifier", "rename its folder, e.g. my_family")
+    module = _import(name, "plan")
+    if module is None:
+        raise ContractError(name, "plan.py", "is missing", "its plan (a FamilyPlan) makes the folder a family")
+    schema_file = Path(module.__file__).parent / SCHEMA
+    if not schema_file.is_file():
+        raise ContractError(name, SCHEMA, "is missing", "declare its config section, every key with its default")
+    try:
+        schema = yaml.safe_load(schema_file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ContractError(name, SCHEMA, f"is no valid YAML ({err})".replace("\n", " "), "fix its syntax") from None
+    return contract.build(name, module, schema, _import(name, "commands"), functools.partial(_import, name))
+
+
+def _import(name: str, module: str) -> ModuleType | None:
+    """The family's module `module`, or None when it has none; one that fails to import is the
+    family's ContractError (a `xlt --help` that lists the other families)."""
+    try:
+        return part(name, module)
+    except Exception as err:  # any error of the author's module: reported as one line, by name
+        raise ContractError(name, f"{module}.py", f"does not import ({type(err).__name__}: {err})", "fix it") from err
+
+
 def plan(name: str) -> FamilyPlan:
-    """The family's plan module, checked against FamilyPlan, with PLAN_DEFAULTS filled in for
-    the members it leaves out."""
-    module = importlib.import_module(f"{PACKAGE}.{name}.plan")
-    for member, default in PLAN_DEFAULTS.items():
-        if not hasattr(module, member):
-            setattr(module, member, default)
-    missing = missing_members(module)
-    if missing:
-        raise XltError(
-            f"family {name}: {module.__file__} lacks {', '.join(missing)}; "
-            f"see xlt.core.family_plan.FamilyPlan for what a family's plan declares"
-        )
-    return module
+    """The family's plan (plan.py), with the defaults of the members it leaves out (xlt.core.family)."""
+    return family(name).plan
+
+
+def clear() -> None:
+    """Forget every family read so far (a test that registers a family folder and removes it)."""
+    family.cache_clear()
+    _registered.cache_clear()
 
 
 def folder(name: str) -> Path:
@@ -142,11 +180,13 @@ def positive_control(name: str) -> PositiveControl | None:
 
 
 def hook(name: str, module: str, member: str, default: Any = None) -> Any:
-    """`member` of the family's optional hook module `module` (e.g. rehearsal.STAND_IN), or
-    `default` when the family has no such module or the module no such member: a family
-    declares only the hooks it needs, and the shared code that asks works without them."""
-    found = part(name, module)
-    return getattr(found, member, default) if found is not None else default
+    """`member` of the family's optional hook module `module` (xlt.core.family.HOOKS, e.g.
+    rehearsal.derive), or `default` when the family declares none: a family declares only the
+    hooks it needs, and the shared code that asks works without them."""
+    if module not in contract.HOOKS:
+        raise XltError(f"{module!r} is no hook module of a family; the hook modules are {', '.join(contract.HOOKS)}")
+    value = getattr(getattr(family(name), module), member, None)
+    return default if value is None else value
 
 
 def rules_file(name: str) -> str:

@@ -68,7 +68,7 @@ class SentenceEncoder(nn.Module):
         record = {"pooling": self.pooling.mode, "layer": self.pooling.layer}
         extra: dict[str, str | bytes] = {}
         if self.projection is not None:
-            from safetensors.torch import save
+            from safetensors.torch import save  # deferred: imports torch
 
             record["projection"] = {
                 "in": self.projection.in_features,
@@ -103,7 +103,7 @@ def saved_projection(name_or_path: str, pooling: str, layer: int, num_layers: in
             f"{saved['pooling']}-pooled layer {saved['layer']}; pooling {pooling} of layer {layer} would skip "
             f"or misuse it: score it with pooling {saved['pooling']} and layer {saved['layer']}"
         )
-    from safetensors.torch import load_file
+    from safetensors.torch import load_file  # deferred: imports torch
 
     projection = nn.Linear(spec["in"], spec["out"])
     projection.load_state_dict(load_file(str(Path(name_or_path) / spec["file"])))

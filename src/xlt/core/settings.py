@@ -22,6 +22,10 @@ from xlt.core import monitor, registry
 from xlt.core.check_names import check_key, check_names
 from xlt.core.config_numbers import check_numbers, message, strict_type_checker
 from xlt.core.errors import XltError
+from xlt.core.family import own_training
+from xlt.core.io import read_text
+from xlt.core.model_files import model_files_problem
+from xlt.core.train_args import NOT_FILLED, TrainArgs
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # sections that plan a job of their own over the families' results, like a family (enabled,
@@ -50,8 +54,7 @@ def _schema(names: tuple[str, ...]) -> dict:
         whole = yaml.safe_load(f)
     thresholds = whole["properties"]["positive_control"]["properties"]
     for name in names:
-        with open(registry.folder(name) / "schema.yaml", encoding="utf-8") as f:
-            whole["properties"][name] = yaml.safe_load(f)
+        whole["properties"][name] = copy.deepcopy(registry.family(name).schema)  # read and checked once
         if (registry.folder(name) / POSITIVE_CONTROL_SCHEMA).is_file():
             with open(registry.folder(name) / POSITIVE_CONTROL_SCHEMA, encoding="utf-8") as f:
                 thresholds[name] = yaml.safe_load(f)
@@ -60,7 +63,7 @@ def _schema(names: tuple[str, ...]) -> dict:
 
 def _filling_validator():
     """A jsonschema validator that also sets every missing property that has a default."""
-    import jsonschema
+    import jsonschema  # deferred: jsonschema: only when validating
 
     base = jsonschema.validators.validator_for(schema())
     check_properties = base.VALIDATORS["properties"]
@@ -163,8 +166,6 @@ def _check_demo_languages(config: dict) -> None:
 def _check_local_models(config: dict) -> None:
     """A local model directory that exists must be complete (a missing one is the workflow's
     missing input); transformers would build an empty tokenizer from one without tokenizer files."""
-    from xlt.core.model_files import model_files_problem
-
     for name, spec in config["models"].items():
         if spec["source"] == "local" and Path(spec["path"]).is_dir():
             problem = model_files_problem(spec["path"])
@@ -229,8 +230,6 @@ def _repeated_values(value, where: str) -> list[str]:
 def _fill_training_defaults(config: dict) -> None:
     """The shared `training` section gets TrainArgs' defaults (the one place they live) for
     every key the schema knows; a family's own `training` stays an override."""
-    from xlt.core.train_args import NOT_FILLED, TrainArgs
-
     known = schema()["$defs"]["training"]["properties"]
     defaults = {f.name: f.default for f in fields(TrainArgs) if f.name in known and f.name not in NOT_FILLED}
     config["training"] = {**defaults, **config.get("training", {})}
@@ -238,8 +237,6 @@ def _fill_training_defaults(config: dict) -> None:
 
 def load(path: str | Path) -> dict:
     """Read a YAML config file and validate it (defaults filled in); its sweep must plan runs."""
-    from xlt.core.io import read_text
-
     path = Path(path)
     if not path.is_file():
         raise XltError(f"config file {path} not found")
@@ -290,7 +287,7 @@ def family(config: dict, name: str) -> dict | None:
 
 def training(config: dict, family_name: str) -> dict:
     """The shared `training` settings with the family's own `training` overrides on top."""
-    return {**config["training"], **config[family_name]["training"]}
+    return {**config["training"], **own_training(config, family_name)}
 
 
 def eval_max_length(config: dict) -> int:

@@ -1,8 +1,9 @@
 """Training settings (TrainArgs) and their command-line form, importable without torch.
 
-The Snakemake rules turn a config's `training` section into flags with `train_flags`; keeping
-this module free of torch makes `snakemake -n` several seconds faster (a dry run of the
-paper sweep imported torch only for this). xlt.core.training uses it; callers import from here.
+A plan gives a job its config's `training` section as settings (xlt.core.plan.config_settings),
+which its JobSpec renders as these flags; keeping this module free of torch makes `snakemake -n`
+several seconds faster (a dry run of the paper sweep imported torch only for this).
+xlt.core.training uses it; callers import from here.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 
+from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, parse_bool
 
@@ -89,8 +91,6 @@ def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) ->
     """The arguments of a prefix-store verb (xlt prefix-states, xlt dual-prefix-states) after its
     model and data: `jobs` names the training verb that reads the store, `settings` the config
     section of the store's settings."""
-    from xlt.core.choices import PREFIX_STORE_DTYPES
-
     p.add_argument("--depths", required=True, help="comma-separated freeze depths >= 0 to store, e.g. 0,1,2,...,12")
     p.add_argument("--max-length", type=int, default=128, help=f"the {jobs} jobs' --max-length")
     p.add_argument(
@@ -158,15 +158,6 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 def train_args_from(ns: argparse.Namespace) -> TrainArgs:
     return TrainArgs(**{f.name: getattr(ns, f.name) for f in fields(TrainArgs)})
-
-
-def train_flags(settings: dict) -> str:
-    """Command-line flags for a dict of TrainArgs settings (used by the Snakemake rules)."""
-    known = {f.name for f in fields(TrainArgs)}
-    unknown = set(settings) - known
-    if unknown:
-        raise XltError(f"unknown training setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    return " ".join(f"--{k.replace('_', '-')} {v}" for k, v in settings.items())
 
 
 def add_tracking_arguments(p, table: str) -> None:

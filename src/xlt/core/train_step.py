@@ -16,7 +16,7 @@ from xlt.core.errors import XltError
 from xlt.core.train_args import TrainArgs
 from xlt.core.train_state import LoopState
 
-log = logging.getLogger("xlt.core.training")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from xlt.core.monitor import missing
+
 DOTTED_PATH = re.compile(r"xlt(?:\.\w+)+:[A-Za-z]\w*")
 
 
@@ -126,8 +128,6 @@ def monitor_switch(text: str) -> bool:
     """--tensorboard's value; true without the tensorboard package stops the verb before it loads anything."""
     on = parse_bool(text)
     if on:
-        from xlt.core.monitor import missing
-
         problem = missing("--tensorboard true", "--tensorboard false")
         if problem:
             raise argparse.ArgumentTypeError(problem)

@@ -5,19 +5,21 @@ loop, and a job's start-up."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 from xlt.core.io import write_json
+from xlt.core.train_args import TrainArgs
 from xlt.cost import formulas
 from xlt.cost.profile import OVERHEADS
+from xlt.data import demo
+from xlt.data.demo_model import build_tokenizer
 
 
 def _startup_seconds(threads: int | None = None) -> float:
     """What every job pays before its first batch: a fresh interpreter importing torch, transformers'
     BERT and xlt's model loading and training code (every model-running `xlt` verb imports them)."""
-    import subprocess
-    import sys
-
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     started = time.perf_counter()
     subprocess.run(
@@ -35,7 +37,7 @@ def _startup_seconds(threads: int | None = None) -> float:
 def least_squares(rows: list[list[float]], values: list[float]) -> list[float]:
     """Coefficients of values ~ rows (one column per coefficient), each clamped at 0: an overhead
     cannot be negative, and on a busy machine a noisy slope can come out below 0."""
-    import numpy as np
+    import numpy as np  # deferred: numpy: only where arrays are made
 
     solution = np.linalg.lstsq(np.asarray(rows, dtype=float), np.asarray(values, dtype=float), rcond=None)[0]
     return [max(float(c), 0.0) for c in solution]
@@ -59,14 +61,11 @@ def loop_overheads(
     in eval mode without gradients at the two depths. Each timing less its FLOP time (at the
     measured rates, over the batches' padded tokens) is fitted to step_s + step_layer_s x layers
     + step_example_layer_s x examples x layers, and eval_batch_s + eval_batch_layer_s x layers."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification
+    import torch  # deferred: imports torch
+    from transformers import BertConfig, BertForSequenceClassification  # deferred: imports torch
 
-    from xlt.core.classification import classification_loss, make_collate
-    from xlt.core.train_args import TrainArgs
-    from xlt.core.training import train
-    from xlt.data import demo
-    from xlt.data.demo_model import build_tokenizer
+    from xlt.core.classification import classification_loss, make_collate  # deferred: imports torch
+    from xlt.core.training import train  # deferred: imports torch
 
     records = demo.generate("nli", "en", "train", 64 * eval_batches, 1)
     tokenizer = build_tokenizer([r["text"] for r in records[:200]], 120)
@@ -180,8 +179,8 @@ def calibrate(
     2 x params x tokens (forward) and 6 x params x tokens (forward+backward). Then the per-step
     and per-batch overheads (loop_overheads, `loop_steps` steps a setting) and a job's start-up.
     `threads`: torch's CPU threads (the workflow's jobs use their rule's `threads:`)."""
-    import torch
-    from transformers import BertConfig, BertModel
+    import torch  # deferred: imports torch
+    from transformers import BertConfig, BertModel  # deferred: imports torch
 
     if threads:
         torch.set_num_threads(threads)

@@ -5,6 +5,7 @@ xlt.cost.cost_table) and `xlt status` (xlt.cost.status_commands)."""
 from __future__ import annotations
 
 from xlt.core.verbs import COST, Verb, add_run_arguments
+from xlt.cost.profile import DEFAULT_PROFILE
 from xlt.cost.status_commands import STATUS
 
 GROUP = COST
@@ -33,7 +34,6 @@ def _plan_arguments(p):
 
 
 def _calibrate_arguments(p):
-    from xlt.cost.profile import DEFAULT_PROFILE
 
     p.add_argument("--out", default=str(DEFAULT_PROFILE), help="where to save the profile")
     p.add_argument(

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from xlt.data.token_lengths import PERCENTILES
+
 MEASUREMENTS = "../shared/measurements"  # the H100 measurements, beside the repository (README.md there)
 H200_FILES = "benchmarks/measurements/h200-gpu-check-f3310b3-call{1,2}.json"  # in the repository (BENCHMARKS.md)
 
@@ -27,8 +29,6 @@ class Constant:
 def _summary(mean: float, *values: float) -> dict:
     """A token-length summary (xlt.data.token_lengths.summarize): the mean, then the lengths at
     xlt.data.token_lengths.PERCENTILES."""
-    from xlt.data.token_lengths import PERCENTILES
-
     return {"mean": mean, "percentiles": {str(p): v for p, v in zip(PERCENTILES, values, strict=True)}}
 
 

@@ -37,19 +37,21 @@ import math
 import re
 from dataclasses import dataclass
 
-from xlt.core import registry, settings
+from xlt.core import registry
 from xlt.core.family_plan import cost_hook
 from xlt.core.job_spec import JobSpec
 from xlt.core.plan import RESULTS
 from xlt.cost import formulas, tokens
 from xlt.cost.constants import value as constant
-from xlt.cost.data_size import BYTES_PER_ROW, bytes_per_row, rows
+from xlt.cost.data_size import rows
+from xlt.cost.footprint import DATA_RULE, footprint
 from xlt.cost.profile import COMPILE_S, FROZEN_LAYER_SHARE
-from xlt.cost.retention import keeps_model, model_kept
 from xlt.cost.shapes import model_shape
+from xlt.cost.work import Work
 
 EVAL_BATCH = constant("eval_batch_size")  # examples per evaluation batch where a job's spec does not say
-DEMO_MODEL_RULE, DATA_RULE = "build_demo_model", "prepare_data"  # the shared jobs (xlt.core.plan.shared_jobs)
+DEMO_MODEL_RULE = "build_demo_model"  # the shared job that builds a demo model (xlt.core.plan.shared_jobs)
+__all__ = ["DATA_RULE", "EVAL_BATCH", "JobCost", "job_cost", "overhead_seconds"]
 DEMO_BATCH, DEMO_MAX_LENGTH = constant("demo_pretrain_batch")
 DEV_SETTINGS = ("dev", "dev_sts")  # data a training job evaluates at every --eval-every
 TRAIN_SETTINGS = ("epochs", "max_steps")  # a job that sets either trains
@@ -144,24 +146,58 @@ def frozen_layers(plan, spec: JobSpec, depth_flag: int, layers: int, steps: int,
 
 
 def job_cost(config: dict, family: str, rule: str, run_id: str, spec: JobSpec, profile: dict) -> JobCost:
-    plan = family_plan(family)
-    forms = cost_hook(plan, "token_forms")(rule)
-    model = spec.get("model", None)
-    vocab, hidden, layers = 0, 64, 1
-    train = spec.train_args()
-    batch = train.batch_size
-    demo = rule == DEMO_MODEL_RULE
-    if demo:  # xlt.data.demo_model pretrains at its own batch and length
+    """A job's cost, stage by stage: its model's shape, the data it reads, its training steps and
+    their FLOPs, its evaluations, its seconds, its memory and disk; a job whose family's hook says it
+    writes a frozen-prefix store is one evaluation-like pass instead (prefix_store_pass)."""
+    job = Work(config, family, family_plan(family), rule, run_id, spec, profile)
+    for stage in (shape, data, steps, training_flops, evaluations, seconds, footprint):
+        stage(job)
+    if job.hook("prefix_store")(rule):
+        prefix_store_pass(job)
+    return JobCost(
+        family,
+        rule,
+        run_id,
+        job.seconds,
+        job.memory / 2**30,
+        job.disk / 2**30,
+        int(job.train_tokens),
+        int(job.eval_tokens),
+        job.scratch / 2**30,
+        job.flops,
+        job.step_flops,
+        job.temp / 2**30,
+        train_seconds=job.train_s,
+        train_flops=job.train_flops,
+        compiled=job.compiled,
+        loads_model=bool(job.model),
+    )
+
+
+def shape(job: Work) -> None:
+    """The model's shape (the demo model's pretraining at its own batch and length), the training
+    settings, and --freeze-depth (-1 freezes nothing, the embeddings train too; N the embeddings and
+    N layers; a job without it freezes nothing, as its verb's default: tests/core/test_job_specs.py)."""
+    spec, train = job.spec, job.spec.train_args()
+    model, vocab, hidden, layers, batch = spec.get("model", None), 0, 64, 1, train.batch_size
+    demo = job.rule == DEMO_MODEL_RULE
+    if demo:
         vocab, hidden, layers = (int(spec.get(dest)) for dest in ("vocab_size", "hidden_size", "layers"))
         model, batch = "demo", DEMO_BATCH
     elif model:
-        vocab, hidden, layers = model_shape(config, str(model))
+        vocab, hidden, layers = model_shape(job.config, str(model))
     params = formulas.encoder_params(hidden, layers) if model else 0
     max_length = DEMO_MAX_LENGTH if demo else train.max_length
-    # one reading of --freeze-depth: -1 freezes nothing (the embeddings train too), N the embeddings and
-    # N layers; a job without it freezes nothing (tests/core/test_job_specs.py: so do its verb's defaults)
     depth_flag = int(spec.get("freeze_depth", -1))
-    depth = max(depth_flag, 0)
+    job.set(train=train, model=model, vocab=vocab, hidden=hidden, layers=layers, batch=batch, demo=demo)
+    job.set(params=params, max_length=max_length, depth_flag=depth_flag, depth=max(depth_flag, 0))
+    job.set(forms=job.hook("token_forms")(job.rule))
+
+
+def data(job: Work) -> None:
+    """The prepared data files it trains on, evaluates at every --eval-every, and reads otherwise, with
+    their rows; a family whose training examples are not its data rows (single sentences of pairs) says so."""
+    spec = job.spec
     train_paths = [str(p) for p in spec.all("train")]
     dev_paths = [str(p) for dest in DEV_SETTINGS for p in spec.all(dest)]
     other_paths = [
@@ -169,163 +205,146 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, spec: JobSpec, p
         for v in spec.values()
         if DATA_FILE.match(str(v).split("=", 1)[-1]) and str(v) not in train_paths + dev_paths
     ]
-    train_rows, dev_rows = (sum(_file_rows(config, paths)) for paths in (train_paths, dev_paths))
-    trains = demo or any(spec.has(dest) for dest in TRAIN_SETTINGS)
-    # a family whose training examples are not its data rows (single sentences of pairs) says so
-    examples_a_row, tokens_share = cost_hook(plan, "example_shape")(rule, spec) if trains else (1, 1.0)
-    data_rows, train_rows = train_rows, train_rows * examples_a_row
-    steps, passes = 0, 1
-    if demo:
-        steps = int(spec.get("pretrain_steps"))
-    elif trains:
-        steps = formulas.optimizer_steps(train_rows, train.epochs, train.max_steps, batch)
-        passes = formulas.evaluations(steps, train.eval_every, train_rows, batch)
-        trainings = cost_hook(plan, "training_runs")(rule, spec)
-        steps, passes = steps * trainings, passes * trainings
+    train_rows, dev_rows = (sum(_file_rows(job.config, paths)) for paths in (train_paths, dev_paths))
+    trains = job.demo or any(spec.has(dest) for dest in TRAIN_SETTINGS)
+    examples_a_row, tokens_share = job.hook("example_shape")(job.rule, spec) if trains else (1, 1.0)
+    job.set(train_paths=train_paths, dev_paths=dev_paths, other_paths=other_paths, dev_rows=dev_rows)
+    job.set(data_rows=train_rows, train_rows=train_rows * examples_a_row, trains=trains, tokens_share=tokens_share)
     # the rows a job reads where its arguments name no prepared data file (a split folder): the family says
-    train_files = _data_files(train_paths) or cost_hook(plan, "training_data")(rule, spec)
-    bucketing = train.length_bucketing
-    per_example = (_tokens_per_example(config, forms, train_files[:1], max_length, batch, bucketing) or [max_length])[0]
-    per_example *= tokens_share
-    if demo:
-        per_example = max_length
-    train_tokens = steps * batch * per_example  # --grad-accum splits a batch; it does not add examples
-    frozen = (
-        frozen_layers(plan, spec, depth_flag, layers, steps, math.ceil(train_rows / batch))
-        if trains and model
-        else depth
-    )
-    trainable = params * (layers - min(frozen, layers)) / layers if model else 0  # on average over the steps
-    cached = trains and depth > 0 and (spec.has("cache_frozen_prefix") or spec.has("prefix_states"))
+    job.set(train_files=_data_files(train_paths) or job.hook("training_data")(job.rule, spec))
+
+
+def steps(job: Work) -> None:
+    """Optimiser steps and evaluation passes (xlt.core.training.total_optimizer_steps), and the
+    tokens an example costs, padded as its batch is (xlt.cost.tokens)."""
+    train, count, passes = job.train, 0, 1
+    if job.demo:
+        count = int(job.spec.get("pretrain_steps"))
+    elif job.trains:
+        count = formulas.optimizer_steps(job.train_rows, train.epochs, train.max_steps, job.batch)
+        passes = formulas.evaluations(count, train.eval_every, job.train_rows, job.batch)
+        trainings = job.hook("training_runs")(job.rule, job.spec)
+        count, passes = count * trainings, passes * trainings
+    first = job.train_files[:1]
+    per_example = (
+        _tokens_per_example(job.config, job.forms, first, job.max_length, job.batch, train.length_bucketing)
+        or [job.max_length]
+    )[0]
+    per_example *= job.tokens_share
+    if job.demo:
+        per_example = job.max_length
+    # --grad-accum splits a batch; it does not add examples
+    job.set(steps=count, passes=passes, per_example=per_example, train_tokens=count * job.batch * per_example)
+
+
+def training_flops(job: Work) -> None:
+    """The training steps' FLOPs: the forward through every layer, the backward through the trained
+    ones (on average over the steps), the frozen prefix once where it is cached, a masked LM's head."""
+    spec, params, layers = job.spec, job.params, job.layers
+    frozen = job.depth
+    if job.trains and job.model:
+        per_epoch = math.ceil(job.train_rows / job.batch)
+        frozen = frozen_layers(job.plan, spec, job.depth_flag, layers, job.steps, per_epoch)
+    trainable = params * (layers - min(frozen, layers)) / layers if job.model else 0
+    cached = job.trains and job.depth > 0 and (spec.has("cache_frozen_prefix") or spec.has("prefix_states"))
     if cached:
-        train_flops = formulas.training_flops(params, trainable, train_tokens, frozen_forward=False)
+        flops = formulas.training_flops(params, trainable, job.train_tokens, frozen_forward=False)
     else:  # the forward and the backward added apart (the plan's float rounding since it began)
-        train_flops = formulas.training_flops(params, 0, train_tokens) + formulas.training_flops(
-            0, trainable, train_tokens
+        flops = formulas.training_flops(params, 0, job.train_tokens) + formulas.training_flops(
+            0, trainable, job.train_tokens
         )
     # a masked LM's vocabulary head: the demo model's at every position, a family's where its hook says
-    eval_share = 1.0 if demo else cost_hook(plan, "vocabulary_head")(config, rule, spec)
-    head = formulas.vocabulary_head_params(vocab, hidden) if model and eval_share is not None else 0
+    eval_share = 1.0 if job.demo else job.hook("vocabulary_head")(job.config, job.rule, spec)
+    head = formulas.vocabulary_head_params(job.vocab, job.hidden) if job.model and eval_share is not None else 0
     eval_share = 1.0 if eval_share is None else eval_share
-    compiled = trains and train.compile
-    # a compiled training step runs the whole forward, the head at every position (masked_head)
-    train_share = 1.0 if compiled else eval_share
-    # the tied projection's own gradient only where the embedding trains (the demo's pretraining)
-    train_flops += formulas.head_training_flops(head, train_share, train_tokens, weight_gradient=demo)
-    step_layers = layers if model else 0
+    compiled = job.trains and job.train.compile
+    # a compiled training step runs the whole forward, the head at every position (masked_head); the
+    # tied projection's own gradient only where the embedding trains (the demo's pretraining)
+    flops += formulas.head_training_flops(
+        head, 1.0 if compiled else eval_share, job.train_tokens, weight_gradient=job.demo
+    )
+    step_layers = layers if job.model else 0
     if cached:  # the frozen layers run once over the training set (or never: the shared store); steps run the top only
         once = (
-            formulas.forward_flops(params - trainable, train_rows, per_example) if not spec.has("prefix_states") else 0
+            formulas.forward_flops(params - trainable, job.train_rows, job.per_example)
+            if not spec.has("prefix_states")
+            else 0
         )
-        train_flops += once
+        flops += once
         step_layers, frozen = layers - frozen, 0.0
+    job.set(frozen=frozen, trainable=trainable, cached=cached, train_flops=flops, head=head, eval_share=eval_share)
+    job.set(compiled=compiled, step_layers=step_layers)
+
+
+def evaluations(job: Work) -> None:
+    """Evaluation tokens and batches: its other data files once, its dev data every pass, and the
+    evaluation sets that are no prepared data (the family's own files), which its hook counts."""
+    config, spec = job.config, job.spec
     # an evaluating job without --batch-size evaluates at EVAL_BATCH, not at the training default
-    eval_batch = int(spec.get("eval_batch_size", 0)) or (batch if not trains and spec.has("batch_size") else EVAL_BATCH)
+    eval_batch = int(spec.get("eval_batch_size", 0)) or (
+        job.batch if not job.trains and spec.has("batch_size") else EVAL_BATCH
+    )
     dev_tokens, other_tokens = (
         sum(
             n * t
             for n, t in zip(
                 _file_rows(config, paths),
-                _tokens_per_example(config, forms, _data_files(paths), max_length, eval_batch),
+                _tokens_per_example(config, job.forms, _data_files(paths), job.max_length, eval_batch),
             )
         )
-        for paths in (dev_paths, other_paths)
+        for paths in (job.dev_paths, job.other_paths)
     )
-    eval_tokens = (other_tokens + dev_tokens * passes) if model else 0
+    eval_tokens = (other_tokens + dev_tokens * job.passes) if job.model else 0
     # each file of each pass is batched on its own
     dev_batches, other_batches = (
-        sum(formulas.batches(n, eval_batch) for n in _file_rows(config, paths)) for paths in (dev_paths, other_paths)
+        sum(formulas.batches(n, eval_batch) for n in _file_rows(config, paths))
+        for paths in (job.dev_paths, job.other_paths)
     )
-    eval_batches = (other_batches + dev_batches * passes) if model else 0
-    if model:  # evaluation sets that are no prepared data (the family's own files): its hook counts them
-        for n, per_row, times in cost_hook(plan, "extra_evaluations")(
-            config, rule, spec, max_length, eval_batch, passes
-        ):
+    eval_batches = (other_batches + dev_batches * job.passes) if job.model else 0
+    if job.model:
+        extra = job.hook("extra_evaluations")(config, job.rule, spec, job.max_length, eval_batch, job.passes)
+        for n, per_row, times in extra:
             eval_tokens += times * n * per_row
             eval_batches += times * formulas.batches(n, eval_batch)
-    eval_flops = formulas.forward_flops(params + head * eval_share, eval_tokens)
+    eval_flops = formulas.forward_flops(job.params + job.head * job.eval_share, eval_tokens)
+    job.set(eval_batch=eval_batch, eval_tokens=eval_tokens, eval_batches=eval_batches, eval_flops=eval_flops)
+
+
+def seconds(job: Work) -> None:
+    """FLOPs at the profile's rates plus the overheads the FLOP model does not see (a compiled
+    job's steps at the profile's compile_step_ratio, and its compile_s once)."""
+    profile = job.profile
     train_s = (
-        overhead_seconds(profile, step_layers, steps, batch, frozen=frozen)
+        overhead_seconds(profile, job.step_layers, job.steps, job.batch, frozen=job.frozen)
         - profile["overhead_s"]
-        + train_flops / profile["train_flops"]
+        + job.train_flops / profile["train_flops"]
     )
-    if compiled:  # the training steps run compiled (evaluation stays eager)
+    if job.compiled:  # the training steps run compiled (evaluation stays eager)
         train_s = train_s * profile.get("compile_step_ratio", 1.0) + profile.get("compile_s", COMPILE_S)
-    seconds = (
+    total = (
         profile["overhead_s"]
         + train_s
-        + eval_flops / profile["eval_flops"]
-        + overhead_seconds(profile, layers if model else 0, eval_batches=eval_batches)
+        + job.eval_flops / profile["eval_flops"]
+        + overhead_seconds(profile, job.layers if job.model else 0, eval_batches=job.eval_batches)
         - profile["overhead_s"]
     )
-    all_params = params + vocab * hidden if model else 0
-    # FLOPs leave the embedding out (a lookup, not a matrix product), but at --freeze-depth -1 (nothing
-    # frozen) a training job keeps its gradient and AdamW moments too: memory and checkpoint count it.
-    # Memory is a peak: every layer above --freeze-depth (a gradual scheme's last stage trains them all)
-    held = params * (layers - min(depth, layers)) / layers + (
-        vocab * hidden if model and trains and depth_flag < 0 else 0
-    )
-    # a job that only evaluates holds an evaluation batch's activations (`xlt evaluate` batches 64, not 32)
-    memory_batch = batch if trains else eval_batch
-    memory = formulas.memory_bytes(all_params, held, memory_batch, max_length, hidden, layers, trains) if model else 0
-    # a job outside the rules that keep a model saves its weights only when asked (--save-model)
-    disk = constant("weight_bytes") * all_params if rule in keeps_model() or spec.has("save_model") else 0
-    temp = 0 if rule not in keeps_model() or model_kept(config, family, run_id) else disk
-    disk -= temp
-    step_flops = (
-        formulas.training_flops(params, trainable, batch, per_example, frozen_forward=not cached)
-        if trains
-        else formulas.forward_flops(params, eval_batch * max_length)
-    )
-    flops = train_flops + eval_flops
-    # a split folder is no data file: its rows are those the family's hook names
-    read_rows = data_rows or (rows(config, *train_files[0]) if train_files else 0)
-    row_bytes = bytes_per_row(train_files[0][0]) if train_files else BYTES_PER_ROW
-    disk += cost_hook(plan, "output_bytes")(rule, spec, read_rows, dev_rows, row_bytes, hidden)
-    if rule == DATA_RULE:
-        spec = config["datasets"][run_id]
-        disk = bytes_per_row(run_id) * sum(
-            rows(config, run_id, split) * len(settings.dataset_languages(config, run_id, split))
-            for split in _splits(spec)
-        )
-    if cost_hook(plan, "prefix_store")(rule):  # one eval-mode pass through the deepest stored layer
-        depths = [int(d) for d in str(spec.get("depths")).split(",")]
-        # computed padded to each batch's longest; stored without padding (an upper bound for a
-        # siamese store, which holds each of a pair's two sentences once)
-        summaries = tokens.length_summaries(config, *train_files[0])[0] if train_files else None
-        sentences = len(forms) if summaries is None else 1  # with lengths, example_tokens adds the forms up
-        eval_tokens = train_rows * sentences * tokens.example_tokens(summaries, forms, max_length, batch)
-        stored = train_rows * sentences * tokens.example_tokens(summaries, forms, max_length, batch, padded=False)
-        flops = formulas.forward_flops(params * max(depths) / layers, eval_tokens)
-        store_batches = formulas.batches(train_rows, EVAL_BATCH)
-        step_flops = flops / max(store_batches, 1)
-        seconds = overhead_seconds(profile, max(depths), eval_batches=store_batches) + flops / profile["eval_flops"]
-        disk = len(depths) * stored * hidden * STORE_BYTES[spec.get("storage_dtype")]
-        train_s, train_flops = 0.0, 0.0  # no training steps: one evaluation-like pass
-    scratch = 0
-    if trains and train.checkpoint_every > 0:
-        # the resumable checkpoint keeps the optimiser's two moments and the weights, and is deleted
-        # once the job's outputs are written: scratch while the job runs, not part of the results
-        scratch = constant("trained_param_bytes") * held
-    return JobCost(
-        family,
-        rule,
-        run_id,
-        seconds,
-        memory / 2**30,
-        disk / 2**30,
-        int(train_tokens),
-        int(eval_tokens),
-        scratch / 2**30,
-        flops,
-        step_flops,
-        temp / 2**30,
-        train_seconds=train_s,
-        train_flops=train_flops,
-        compiled=compiled,
-        loads_model=bool(model),
-    )
+    job.set(train_s=train_s, seconds=total)
 
 
-def _splits(spec: dict) -> list[str]:
-    return list(spec["splits"]) if isinstance(spec["splits"], (list, dict)) else []
+def prefix_store_pass(job: Work) -> None:
+    """A job that writes a store of frozen-prefix states (its family's `prefix_store` hook): one
+    eval-mode pass through the deepest stored layer, computed padded to each batch's longest and
+    stored without padding (an upper bound for a siamese store, which holds each of a pair's two
+    sentences once); no training steps."""
+    depths = [int(d) for d in str(job.spec.get("depths")).split(",")]
+    files, forms, max_length, batch = job.train_files, job.forms, job.max_length, job.batch
+    summaries = tokens.length_summaries(job.config, *files[0])[0] if files else None
+    sentences = len(forms) if summaries is None else 1  # with lengths, example_tokens adds the forms up
+    eval_tokens = job.train_rows * sentences * tokens.example_tokens(summaries, forms, max_length, batch)
+    stored = job.train_rows * sentences * tokens.example_tokens(summaries, forms, max_length, batch, padded=False)
+    flops = formulas.forward_flops(job.params * max(depths) / job.layers, eval_tokens)
+    store_batches = formulas.batches(job.train_rows, EVAL_BATCH)
+    total = overhead_seconds(job.profile, max(depths), eval_batches=store_batches) + flops / job.profile["eval_flops"]
+    disk = len(depths) * stored * job.hidden * STORE_BYTES[job.spec.get("storage_dtype")]
+    job.set(eval_tokens=eval_tokens, flops=flops, step_flops=flops / max(store_batches, 1), seconds=total, disk=disk)
+    job.set(train_s=0.0, train_flops=0.0)

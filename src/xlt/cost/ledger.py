@@ -20,11 +20,12 @@ import csv
 from pathlib import Path
 
 from xlt.core.errors import XltError
-from xlt.core.io import read_json
+from xlt.core.io import atomic_path, read_json
 from xlt.core.job_metrics import ledger, metrics_file
 from xlt.core.manifest import NAME as MANIFEST
 from xlt.core.plan import RESULTS
 from xlt.cost.constants import value as constant
+from xlt.cost.sweep import all_jobs
 
 BENCHMARK_DIR = f"{RESULTS}/benchmarks"
 COST_TABLE = f"{RESULTS}/tables/cost.csv"
@@ -81,8 +82,6 @@ def benchmark_file(family: str, rule: str, key: str) -> str:
 
 def ledger_jobs(config: dict):
     """(family, rule, job key) of every job of `config` that loads a model."""
-    from xlt.cost.sweep import all_jobs
-
     rules = ledger_rules()
     for family, rule, key, _ in all_jobs(config):
         if rule in rules.get(family, ()):
@@ -243,7 +242,6 @@ def disk_rows(plan: dict, root: str | Path = ".", hub_cache: str | Path | None =
 
 
 def write_cost_table(rows: list[dict], out: str | Path, columns: tuple[str, ...] = COLUMNS) -> None:
-    from xlt.core.io import atomic_path
 
     with atomic_path(out) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
@@ -275,7 +273,7 @@ def by_family(rows: list[dict]) -> dict[str, list[dict]]:
 def plot_plan_vs_actual(rows: list[dict], out: str | Path, title: str = ""):
     """First panel: planned and measured seconds summed per family; then one panel per family,
     one point per job (measured x, planned y), the diagonal and the factor-2 band dotted."""
-    from xlt.report.figures import plt, save
+    from xlt.report.figures import plt, save  # deferred: imports matplotlib
 
     if not rows:
         raise XltError("no jobs to plot: the cost table is empty")

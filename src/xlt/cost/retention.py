@@ -5,6 +5,7 @@ family analyses); the others are temp() outputs, deleted once the rules that rea
 from __future__ import annotations
 
 import functools
+import json
 
 from xlt.core import registry, settings
 from xlt.core.plan import RESULTS
@@ -26,7 +27,6 @@ def model_kept(config: dict, family: str, run_id: str) -> bool:
     others are temp() outputs, deleted once the rules that read them have run."""
     if family == "shared" or config.get("keep_models", False):
         return True
-    import json
 
     return MODEL_DIR.format(family=family, run_id=run_id) in _workflow_targets(
         json.dumps(config, sort_keys=True, default=str)
@@ -37,8 +37,6 @@ def model_kept(config: dict, family: str, run_id: str) -> bool:
 def _workflow_targets(config_json: str) -> frozenset[str]:
     """Every enabled family's and check's targets (what the Snakefile's `all` asks for, less the tables
     over them), once per config (a plan asks for every trained model)."""
-    import json
-
     config = json.loads(config_json)
     names = (*settings.FAMILIES, *settings.CHECKS)
     return frozenset(

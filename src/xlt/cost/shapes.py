@@ -3,10 +3,14 @@ the hub cache, or a table of known hub models; and the hub cache the sweep downl
 
 from __future__ import annotations
 
+import json
+import os
+
 from xlt.core import registry
 from xlt.core.family_plan import cost_hook
 from xlt.core.model_files import split_revision
 from xlt.core.plan import RESULTS, model_ref
+from xlt.core.prefetch import cache_dir
 from xlt.cost import formulas
 from xlt.cost.constants import value as constant
 
@@ -41,12 +45,7 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
 def cached_shape(hub_id: str, revision: str | None = None) -> tuple[int, int, int] | None:
     """(vocab, hidden, layers) from the model's config.json in the hub cache the jobs read (after
     `xlt prefetch`, or the rehearsal's stand-ins), read without network; None when not cached."""
-    import json
-    import os
-
-    from huggingface_hub import try_to_load_from_cache
-
-    from xlt.core.prefetch import cache_dir
+    from huggingface_hub import try_to_load_from_cache  # deferred: huggingface_hub: slow to import
 
     hub_cache = os.environ.get("HF_HUB_CACHE") or str(cache_dir() / "hub")
     path = try_to_load_from_cache(hub_id, "config.json", cache_dir=hub_cache, revision=revision)

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from xlt.core import settings
 from xlt.core.errors import XltError
-from xlt.cost import snakemake_records, sweep_status
+from xlt.cost import ledger, snakemake_records, sweep, sweep_status
+from xlt.cost import profile as profiles
 
 SCHEMA_VERSION = 1
 BAR_WIDTH = 40
@@ -46,10 +48,6 @@ def config_file(root: Path, runs: list, given: str | None) -> Path:
 def load_sweep(root: str | Path, config: str | None, gpu: str | None, profile: str | None) -> Sweep:
     """Read the sweep's config and plan it as `xlt plan` does (from inside `root`: a config's
     relative paths are the workflow's)."""
-    from xlt.core import settings
-    from xlt.cost import profile as profiles
-    from xlt.cost import sweep
-
     root = Path(root).resolve()
     path = config_file(root, snakemake_records.runs(root), config)
     with contextlib.chdir(root):
@@ -66,8 +64,6 @@ def load_sweep(root: str | Path, config: str | None, gpu: str | None, profile: s
 def report(sweep: Sweep, cores: int | None = None, gpus: int | None = None, now: datetime | None = None) -> dict:
     """The sweep's state now: counts per family and per rule, the running and failed jobs,
     elapsed time and the ETA."""
-    from xlt.cost import ledger
-
     now = now or datetime.now()
     runs = snakemake_records.runs(sweep.root)
     latest = runs[-1]

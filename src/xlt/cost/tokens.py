@@ -34,7 +34,7 @@ BUCKETED_OVER_USEFUL = value("bucketed_over_useful")
 def quantile(summary: dict, u, max_length: int):
     """The length at quantile(s) u (0..1) of a summary (xlt.data.token_lengths.summarize),
     linearly interpolated between its percentiles and truncated at `max_length`."""
-    import numpy as np
+    import numpy as np  # deferred: numpy: only where arrays are made
 
     points = sorted((float(p) / 100, float(v)) for p, v in summary["percentiles"].items())
     return np.minimum(np.interp(u, [p for p, _ in points], [v for _, v in points]), max_length)
@@ -45,7 +45,7 @@ def padded_length(
 ) -> float:
     """Tokens a batch of `batch_size` is padded to, per example: E[longest of the batch] for random
     batches, the mean length x BUCKETED_OVER_USEFUL for bucketed ones; `max_length` without a summary."""
-    import numpy as np
+    import numpy as np  # deferred: numpy: only where arrays are made
 
     if summary is None:
         return float(max_length)

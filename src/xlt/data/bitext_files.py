@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping, NamedTuple, Sequence
 
 from xlt.core.errors import XltError
-from xlt.core.io import numbered_jsonl
+from xlt.core.io import numbered_jsonl, read_jsonl
 
 _XX_FILE = re.compile(r"^tatoeba\.([^.]+)-eng\.\1$")
 
@@ -148,7 +148,6 @@ def resolve_langs(files: list[str], langs: str | None) -> list[str]:
 
 
 def load_bitexts(files: list[str], codes: list[str]):
-    from xlt.core.io import read_jsonl
 
     bitexts = []
     for path, code in zip(files, codes):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from xlt.core.errors import XltError
+from xlt.core.io import write_text
 
 BITEXT_SPLIT_EXAMPLE = "dev=results/data/demo-bitext/qaa/dev.jsonl"  # a SPLIT=FILE item of `xlt make-bucc --bitext`
 
@@ -139,8 +140,6 @@ def load_bucc_split(directory: str | Path, pair: str, split: str, require_gold: 
 
 def write_bucc_split(data: BuccSplit, directory: str | Path) -> dict[str, Path]:
     """Write `data` in the BUCC layout (e.g. to keep a hub download as local files)."""
-    from xlt.core.io import write_text
-
     paths = bucc_paths(directory, data.pair, data.split)
     for sentence in data.src_sentences + data.tgt_sentences:
         if "\n" in sentence or "\t" in sentence:
@@ -163,7 +162,7 @@ def load_bucc_from_hub(
     (1-based [source, target] index pairs). Ids become "{lang}-{position:06d}". The hub
     copy has only one split, so tune the threshold on part of it or on local files.
     """
-    from datasets import load_dataset
+    from datasets import load_dataset  # deferred: datasets: seconds to import
 
     src, tgt = parse_pair(pair)
     rows = load_dataset(dataset, pair, split=split, revision=revision)

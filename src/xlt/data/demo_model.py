@@ -16,6 +16,8 @@ import logging
 from collections import Counter
 from pathlib import Path
 
+from xlt.core.errors import XltError
+from xlt.core.train_args import TrainArgs
 from xlt.data import demo
 
 log = logging.getLogger("xlt.data.demo_model")
@@ -108,10 +110,8 @@ def build_tokenizer(texts: list[str], vocab_size: int):
     Sub-word merges, not whole words only: the synthetic languages share syllables, and pieces
     shared across languages are what the demo encoder's fine-tuning needs (a whole-word
     vocabulary left the MonoX students predicting one class)."""
-    from tokenizers import BertWordPieceTokenizer
-    from transformers import BertTokenizerFast
-
-    from xlt.core.errors import XltError
+    from tokenizers import BertWordPieceTokenizer  # deferred: with transformers
+    from transformers import BertTokenizerFast  # deferred: imports torch
 
     splitter = BertWordPieceTokenizer(vocab={token: i for i, token in enumerate(SPECIAL_TOKENS)}, lowercase=True)
     normalizer, pre_tokenizer = splitter.normalizer, splitter.pre_tokenizer
@@ -143,12 +143,11 @@ def build_demo_model(
     seed: int = 7,
     world: dict | None = None,
 ) -> dict:
-    import torch
-    from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling
+    import torch  # deferred: imports torch
+    from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling  # deferred: imports torch
 
-    from xlt.core.models import save_model
-    from xlt.core.train_args import TrainArgs
-    from xlt.core.training import train
+    from xlt.core.models import save_model  # deferred: imports torch
+    from xlt.core.training import train  # deferred: imports torch
 
     torch.manual_seed(seed)
     # the tokenizer always sees every demo language so all demo models share one vocabulary

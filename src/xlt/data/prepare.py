@@ -7,8 +7,11 @@ from pathlib import Path
 from xlt.core.errors import XltError
 from xlt.core.io import write_json, write_jsonl
 from xlt.core.settings import check_sentences, split_languages
+from xlt.data import demo
 from xlt.data.item_alignment import check_aligned
+from xlt.data.sentences import abbreviation_list, corpus_sentences, digest, draw_splits, segmenter_version
 from xlt.data.sources import load_records, local_path
+from xlt.data.token_lengths import sample
 
 
 def output_files(out_dir: str | Path, spec: dict) -> list[Path]:
@@ -51,12 +54,8 @@ def prepare(
     if "item_aligned" in spec:  # read by the evaluating verbs (xlt.data.item_alignment)
         info["item_aligned"] = spec["item_aligned"]
     if spec["source"] == "demo":  # what the synthetic languages share with English, for the report
-        from xlt.data import demo
-
         info["world"] = demo.describe(sorted(set(lang for lang, _ in loaded) - {"en"}), world)
     if loaded_tokenizer is not None:
-        from xlt.data.token_lengths import sample
-
         info["token_lengths"] = {
             split: sample({lang: loaded[(lang, split)] for lang in langs}, loaded_tokenizer, tokenizer)
             for split, langs in split_languages(spec).items()
@@ -68,8 +67,6 @@ def prepare(
 def _sentence_splits(name: str, spec: dict, root: str | Path, world: dict | None) -> dict[tuple[str, str], list[dict]]:
     """(lang, split) -> sentence records: each language's documents read once from the pool split,
     cut into sentences and drawn into the splits (xlt.data.sentences)."""
-    from xlt.data.sentences import corpus_sentences, draw_splits
-
     check_sentences(name, spec)
     options, splits = spec["sentences"], split_languages(spec)
     out = {}
@@ -83,8 +80,6 @@ def _sentence_splits(name: str, spec: dict, root: str | Path, world: dict | None
 
 def _sentence_manifest(options: dict, loaded: dict) -> dict:
     """How the sentences were made, and each split's count and sha256 (xlt.data.sentences.digest)."""
-    from xlt.data.sentences import abbreviation_list, digest, segmenter_version
-
     return {
         "segmenter": segmenter_version(),
         "abbreviations": {lang: abbreviation_list(lang) for lang in sorted({lang for lang, _ in loaded})},
@@ -100,7 +95,7 @@ def _sentence_manifest(options: dict, loaded: dict) -> dict:
 
 def _tokenizer(ref: str):
     """The tokenizer a length sample is counted with; a clear error before any data is loaded."""
-    from xlt.core.models import load_tokenizer
+    from xlt.core.models import load_tokenizer  # deferred: imports torch
 
     try:
         return load_tokenizer(ref)

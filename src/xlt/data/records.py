@@ -9,6 +9,7 @@ corpus            text
 from __future__ import annotations
 
 from xlt.core.errors import XltError
+from xlt.core.io import numbered_jsonl
 
 TASK_FIELDS = {
     "nli": ("text", "text_pair", "label"),
@@ -98,8 +99,6 @@ def read_records(path: str, fields: tuple[str, ...], needs: str) -> list[dict]:
     """The normalised records of one JSONL file (what `xlt prepare-data` writes), each checked
     for `fields` before any model is loaded: an empty file, a truncated one or one of another
     task stops the job with the file, the line and what the verb `needs`."""
-    from xlt.core.io import numbered_jsonl
-
     records = []
     for number, record in numbered_jsonl(path):
         if not isinstance(record, dict):

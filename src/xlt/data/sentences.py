@@ -47,7 +47,7 @@ def abbreviation_list(lang: str) -> str:
 def split_sentences(document: str, lang: str) -> list[str]:
     """The sentences of one document in language `lang`, in order, each with its original spacing
     inside."""
-    import syntok.segmenter as segmenter
+    import syntok.segmenter as segmenter  # deferred: syntok: only when segmenting
 
     # as listed, or capitalised where it opens a sentence or is a title ("Ca.", "Prof."); not in
     # capitals: "VS" (Verenigde Staten) is no "vs." (versus)

@@ -25,6 +25,7 @@ from pathlib import Path
 from xlt.core.errors import XltError
 from xlt.core.io import numbered_jsonl, read_text
 from xlt.data import demo
+from xlt.data.cls import load_cls
 from xlt.data.records import normalise, source_columns
 
 UNLABELLED_SPLITS = ("unlabeled", "unlabelled")
@@ -143,7 +144,6 @@ def _read_delimited(
 
 
 def _read_cls(name: str, spec: dict, lang: str, split: str, root: Path) -> list[dict]:
-    from xlt.data.cls import load_cls
 
     if not isinstance(spec["files"], str) or not spec.get("domain"):
         raise XltError(

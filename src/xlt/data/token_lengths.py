@@ -24,7 +24,7 @@ FIELDS = ("text", "text_pair")
 
 def summarize(lengths: Sequence[int]) -> dict:
     """Mean and PERCENTILES of `lengths` (linear interpolation, numpy's default)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy: only where arrays are made
 
     if not len(lengths):
         raise ValueError("no lengths to summarise")

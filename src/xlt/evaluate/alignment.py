@@ -113,7 +113,7 @@ def encode_bitexts(
     model, tokenizer, bitexts: Sequence[Bitext], layers: Sequence[int], pooling: str = "mean", **encode_kwargs
 ) -> list[EncodedBitext]:
     """Encode both sides of every bitext at every requested hidden-state index in one pass each."""
-    from xlt.core.embeddings import encode_layers
+    from xlt.core.embeddings import encode_layers  # deferred: imports torch
 
     encoded = []
     for bitext in bitexts:
@@ -126,7 +126,7 @@ def encode_bitexts(
 def with_projection(encoded: Sequence[EncodedBitext], layer: int, projection, index: int) -> list[EncodedBitext]:
     """Each bitext with one more index, `index` (the model's last hidden state + 1): its pooled
     `layer` through a saved encoder's trained projection, the sentence vector the model emits."""
-    from xlt.core.sentence_encoder import project
+    from xlt.core.sentence_encoder import project  # deferred: imports torch
 
     return [
         EncodedBitext(
@@ -148,7 +148,7 @@ def layer_alignment(
     **encode_kwargs,
 ) -> list[dict]:
     """Per-layer bitext retrieval accuracy of `model` in both directions, as metric records."""
-    from xlt.core.models import num_layers
+    from xlt.core.models import num_layers  # deferred: imports torch
 
     chosen = parse_layers(layers, num_layers(model))
     encoded = encode_bitexts(model, tokenizer, bitexts, chosen, pooling=pooling, **encode_kwargs)
@@ -189,14 +189,14 @@ def project_2d(
     vectors = l2_normalise(vectors, np.float64)
     n = len(vectors)
     if method == "tsne" and n >= MIN_TSNE_POINTS:
-        from sklearn.manifold import TSNE
-        from threadpoolctl import threadpool_limits
+        from sklearn.manifold import TSNE  # deferred: sklearn: slow to import
+        from threadpoolctl import threadpool_limits  # deferred: with sklearn
 
         clamped = float(min(perplexity, max(1.0, (n - 1) / 3)))
         tsne = TSNE(n_components=2, perplexity=clamped, random_state=seed, init="pca", learning_rate="auto")
         with threadpool_limits(limits=threads):
             return tsne.fit_transform(vectors), "tsne"
-    from sklearn.decomposition import PCA
+    from sklearn.decomposition import PCA  # deferred: sklearn: slow to import
 
     coords = np.zeros((n, 2))
     if n >= 2:

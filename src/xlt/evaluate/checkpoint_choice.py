@@ -25,7 +25,11 @@ from typing import Sequence
 
 import numpy as np
 
-from xlt.core.metrics import example_set, record
+from xlt.core.errors import XltError
+from xlt.core.metrics import MetricsFile, example_set, record
+from xlt.core.plan import data_file
+from xlt.core.settings import dataset_languages
+from xlt.data.records import read_records
 
 CHOICES = ("en_dev", "last", "target_dev")
 TRACKED = "tracked"  # the history key of the per-language scores
@@ -108,9 +112,6 @@ def without_predictions(history: Sequence[dict]) -> list[dict]:
 def tracking_settings(config: dict, dataset: str, split: str, langs: Sequence[str]) -> list[tuple[str, str]]:
     """--track-test for every eval language, --track-dev where `dataset` has a dev split in it: a
     job spec's settings (xlt.core.job_spec), each flag repeated."""
-    from xlt.core.plan import data_file
-    from xlt.core.settings import dataset_languages
-
     dev_langs = dataset_languages(config, dataset, "dev")
     out = []
     for lang in langs:
@@ -134,7 +135,6 @@ def tracking_identity(args) -> tuple[dict, list[str]]:
 
 
 def _tracked_sets(pairs: list[tuple[str, str]], fields, needs: str) -> dict:
-    from xlt.data.records import read_records
 
     return {lang: read_records(path, fields, needs) for lang, path in pairs}
 
@@ -142,8 +142,6 @@ def _tracked_sets(pairs: list[tuple[str, str]], fields, needs: str) -> dict:
 def read_tracking(args, fields, needs: str) -> tuple[dict, dict]:
     """(test sets, dev sets) by language from --track-test / --track-dev, checked before any
     model loads: every file is read, every dev language has its test set."""
-    from xlt.core.errors import XltError
-
     track_test = _tracked_sets(args.track_test, fields, needs)
     track_dev = _tracked_sets(args.track_dev, fields, needs)
     if set(track_dev) - set(track_test):
@@ -162,8 +160,6 @@ def write_choices(
 ) -> None:
     """`checkpoints.json` (+ its examples file): every choice for every tracked language; no
     records without tracking. Written before the run's own metrics, which mark the job done."""
-    from xlt.core.metrics import MetricsFile
-
     choices = MetricsFile(family, run_id, axes=axes, meta={"tracked": sorted(track_test)})
     choices.records, choices.examples = selection_records(
         history, best_step, {lang: [e["label"] for e in ex] for lang, ex in track_test.items()}

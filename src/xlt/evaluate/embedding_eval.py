@@ -80,7 +80,7 @@ def check_model_and_layer(model: str, layer: int) -> int | None:
         return None
     if not (path / "config.json").is_file():
         raise XltError(f"{model} has no config.json; pass a model directory in transformers layout (save_pretrained)")
-    from xlt.core.models import config_num_layers
+    from xlt.core.models import config_num_layers  # deferred: imports torch
 
     num_layers = config_num_layers(model)
     check_layer(layer, num_layers, model)

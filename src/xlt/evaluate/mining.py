@@ -45,6 +45,7 @@ import numpy as np
 
 from xlt.core.choices import MINING_DEFAULT_K, MINING_STRATEGIES
 from xlt.core.errors import XltError
+from xlt.core.metrics import example_set
 from xlt.data.bucc_files import BuccSplit
 from xlt.evaluate.vectors import l2_normalise
 
@@ -191,8 +192,6 @@ def mining_examples(
 ) -> dict:
     """The per-source counts of one scored split as an interval-only example set (a MetricsFile's
     `examples`): its precision, recall and F1 records get intervals, no paired test."""
-    from xlt.core.metrics import example_set
-
     return example_set("mining", "mining", **source_counts(mined, gold, threshold, src_ids), interval_only=True, **dims)
 
 
@@ -218,8 +217,6 @@ def tuning_examples(
     """The tuning split's candidates per source as an interval-only example set: its precision,
     recall and F1 are the optimum of a threshold tuned on the split itself, so their bootstrap
     tunes it again in every resample (resampling at the fixed threshold would understate them)."""
-    from xlt.core.metrics import example_set
-
     return example_set("mining_tuning", "mining", **source_candidates(mined, gold, src_ids), interval_only=True, **dims)
 
 

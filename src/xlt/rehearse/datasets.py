@@ -21,6 +21,7 @@ from pathlib import Path
 from xlt.core import registry, settings
 from xlt.core.errors import XltError
 from xlt.core.settings import split_languages
+from xlt.data.cls import cls_path
 from xlt.rehearse.text import render, sentence_ids
 
 ROWS = {"train": 300, "unlabeled": 200}  # every other split: ROWS_OTHER
@@ -66,7 +67,7 @@ def _rows(
 
 
 def _features(task: str, columns: dict, label_names: list[str], labelled: bool):
-    import datasets
+    import datasets  # deferred: datasets: seconds to import
 
     col = {field: columns.get(field, field) for field in ("text", "text_pair", "label", "score")}
     fields = {
@@ -88,7 +89,7 @@ def write_cached(
     datasets_cache: Path, hub_id: str, config_name: str | None, splits: dict[str, list[dict]], features=None
 ) -> Path:
     """`splits` (split -> rows) as the prepared copy of hub_id/config_name in the datasets cache."""
-    from datasets.packaged_modules.json.json import Json
+    from datasets.packaged_modules.json.json import Json  # deferred: datasets: seconds to import
 
     name = hub_id.split("/")[-1]
     config = config_name or "default"
@@ -171,7 +172,7 @@ def write_hf_datasets(config: dict, datasets_cache: Path, seed: int = 0) -> int:
 def write_bucc(mining: dict, datasets_cache: Path, seed: int = 0) -> int:
     """BUCC-style mining data in mteb/bucc-bitext-mining's shape: one row a pair, `sentence1`
     (sources), `sentence2` (targets) and 1-based `gold` [source, target] pairs."""
-    import datasets
+    import datasets  # deferred: datasets: seconds to import
 
     features = datasets.Features(
         {
@@ -204,8 +205,6 @@ def write_bucc(mining: dict, datasets_cache: Path, seed: int = 0) -> int:
 def write_cls(spec: dict, root: Path, seed: int = 0, required: dict | None = None) -> None:
     """CLS reviews of one domain in the published layout (ja is read from jp/): balanced 1-2 and
     4-5 star reviews, unlabelled ones of any rating."""
-    from xlt.data.cls import cls_path
-
     for split, langs in split_languages(spec).items():
         for lang in langs:
             rng = random.Random(f"{seed}:cls:{spec['domain']}:{lang}:{split}")

@@ -54,7 +54,7 @@ def _tokenizer(kind: str, languages: list[str]):
     if kind == "roberta":
         # RoBERTa's tokenizer class rebuilds a byte-level BPE from vocab and merges, so one is trained
         from tokenizers import ByteLevelBPETokenizer
-        from transformers import RobertaTokenizerFast
+        from transformers import RobertaTokenizerFast  # deferred: imports torch
 
         bpe = ByteLevelBPETokenizer()
         bpe.train_from_iterator(
@@ -66,8 +66,8 @@ def _tokenizer(kind: str, languages: list[str]):
         with tempfile.TemporaryDirectory() as tmp:
             vocab_file, merges_file = bpe.save_model(tmp)
             return RobertaTokenizerFast(vocab_file, merges_file, model_max_length=512)
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import BertTokenizerFast
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors  # deferred: with transformers
+    from transformers import BertTokenizerFast  # deferred: imports torch
 
     vocab = {token: i for i, token in enumerate(SPECIAL + words)}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
@@ -90,7 +90,7 @@ def _tokenizer(kind: str, languages: list[str]):
 
 
 def _config(kind: str, layers: int, vocab_size: int):
-    from transformers import BertConfig, RobertaConfig
+    from transformers import BertConfig, RobertaConfig  # deferred: imports torch
 
     shape = dict(
         vocab_size=vocab_size,
@@ -109,8 +109,8 @@ def write_model(
     hub_cache: Path, hub_id: str, revision: str | None, layers: int, languages: list[str], seed: int = 0
 ) -> Path:
     """A random-init masked-LM stand-in for `hub_id` (its architecture, `layers` layers) in the hub cache."""
-    import torch
-    from transformers import AutoModelForMaskedLM
+    import torch  # deferred: imports torch
+    from transformers import AutoModelForMaskedLM  # deferred: imports torch
 
     kind = architecture(hub_id)
     tokenizer = _tokenizer(kind, languages)

@@ -18,6 +18,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from xlt.analysis.intervals import record_interval
 from xlt.core.errors import XltError
 from xlt.core.io import read_json
 from xlt.core.metrics import DIMENSIONS, examples_path, read_examples
@@ -37,8 +38,6 @@ def with_intervals(metrics_file: dict, path: str | Path, **statistics) -> dict:
     """The metrics file with ci_low / ci_high on every record its examples file backs; a record
     that brings its own bounds (adapt's per-step curves, whose job computed them where it had
     the per-sentence losses) keeps them."""
-    from xlt.analysis.intervals import record_interval
-
     examples = Path(examples_path(path))
     if not examples.is_file():
         return metrics_file

@@ -15,10 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlt.core import registry, settings
+from xlt.core.family import summary_path
 
 REPORT_SECTION = "report_section"  # the optional hook module in a family's folder
 CAPTION = "caption.rst"  # a family's report caption, in its folder (optional)
 CURVES_CAPTION = str(Path(__file__).with_name("curves.rst"))  # every family's training-curves figure
+CHECKPOINTS_CAPTION = "checkpoints.rst"  # the caption of a family's checkpoint-choices table, in its folder
 
 
 def category(family: str) -> str:
@@ -69,3 +71,21 @@ def draws_curves(family: str) -> bool:
 def curve_files(config: dict, family: str) -> list[str]:
     """The training curves the family's figure draws ([] for a disabled family)."""
     return registry.plan(family).curve_files(config) if settings.family(config, family) else []
+
+
+def aggregates_checkpoints(family: str) -> bool:
+    """Whether the family's runs choose checkpoints into a table of their own (CHECKPOINT_TABLE,
+    checkpoint_files)."""
+    plan = registry.plan(family)
+    return hasattr(plan, "CHECKPOINT_TABLE") and hasattr(plan, "checkpoint_files")
+
+
+def checkpoint_tables(family: str) -> tuple[str, str, str]:
+    """The family's checkpoint-choices table, its summary (beside it) and its caption."""
+    table = registry.plan(family).CHECKPOINT_TABLE
+    return table, summary_path(table), str(registry.folder(family) / CHECKPOINTS_CAPTION)
+
+
+def checkpoint_files(config: dict, family: str) -> list[str]:
+    """The checkpoint choices the family's table is aggregated from ([] for a disabled family)."""
+    return registry.plan(family).checkpoint_files(config) if settings.family(config, family) else []

@@ -40,14 +40,17 @@ not computed, no run with that setting or language, family not in this config, d
 from __future__ import annotations
 
 import re
+import shlex
 from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from xlt.core import registry
+from xlt.core import registry, settings
 from xlt.core.errors import XltError
 from xlt.core.model_files import split_revision
+from xlt.core.plan import model_ref
+from xlt.core.tables import read_table
 from xlt.report import paper_match
 
 COLUMNS = ["setting", "language", "metric", "value", "source"]
@@ -306,8 +309,6 @@ PLOT = "results/plots/paper_overlay.png"
 
 def family_tables(config: dict) -> dict[str, str]:
     """family -> its run table, for the enabled families that have published numbers."""
-    from xlt.core import settings
-
     published = published_files()
     return {
         name: settings.plan_module(name).TABLE
@@ -325,11 +326,6 @@ def config_args(config: dict) -> str:
     every configured model (what its jobs load, xlt.core.plan.model_ref) and `--split
     FAMILY=SPLIT` for every enabled family that names one evaluation split (`<family>.eval.split`);
     `--rehearsal` for a config `xlt rehearse` derived."""
-    import shlex
-
-    from xlt.core import settings
-    from xlt.core.plan import model_ref
-
     args = [a for name in config["models"] for a in ("--model", f"{name}={model_ref(config, name)}")]
     if config["report"].get("rehearsal"):
         args.append("--rehearsal")
@@ -355,8 +351,6 @@ def compare(
     """paper_delta: every published number of every family, matched against the run tables
     `tables` (family -> CSV). A family without a table is not in this config; in a demo run
     nothing matches (its synthetic languages and tiny models share no setting with a paper)."""
-    from xlt.core.tables import read_table  # the table with its summary rows (lang avg)
-
     parts = []
     for family in published_families(folder):
         if demo or family not in tables:

@@ -27,7 +27,7 @@ REHEARSAL = "REHEARSAL on offline stand-in models and data: our values are not r
 def overlay_plot(delta: pd.DataFrame, out: str | Path, *, demo: bool = False, rehearsal: bool = False):
     """Ours (with the interval where the table has one) beside the published value, one row per
     matched row of `delta`; the unmatched ones are only in the table, with their reason."""
-    from xlt.report.figures import plt, save
+    from xlt.report.figures import plt, save  # deferred: imports matplotlib
 
     everything = delta
     delta = delta[delta["matched"] == "yes"].reset_index(drop=True) if not demo else delta.iloc[:0]

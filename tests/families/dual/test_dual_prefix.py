@@ -227,7 +227,7 @@ def test_cached_training_under_bf16_autocast_is_the_eval_mode_prefix_run(inputs)
 
 
 def test_cli_cache_and_shared_store_train_the_same_top(inputs, tmp_path):
-    from xlt.core.prefix_store import hidden_file
+    from xlt.frozen_prefix.prefix_store import hidden_file
 
     initial = load_file(inputs / "model" / "model.safetensors")
     assert store(inputs, tmp_path / "store", "--storage-dtype", "float32") == 0

@@ -132,7 +132,7 @@ def test_cached_finetune_saves_the_uncached_parameters(tiny_run_inputs, tmp_path
 
 
 def test_depth_minus_one_falls_back_to_uncached_training(tiny_run_inputs, tmp_path, caplog):
-    with caplog.at_level(logging.INFO, logger="xlt.core.prefix_cache"):
+    with caplog.at_level(logging.INFO, logger="xlt.frozen_prefix.prefix_cache"):
         params, meta = finetune(tiny_run_inputs, tmp_path / "all", -1, "--cache-frozen-prefix")
     assert not meta["cache_frozen_prefix"]
     assert meta["axes"]["cache_frozen_prefix"] is False and meta["axes"]["prefix_precision"] == "fp32"

@@ -36,6 +36,7 @@ from xlt.analysis.intervals import RepeatedSetIntervals
 from xlt.core.embeddings import encode_layers
 from xlt.core.errors import XltError
 from xlt.core.metrics import record
+from xlt.core.models import encoder_parts, pick_device
 from xlt.core.monitor import PROBES
 from xlt.core.padding import pad_multiple
 from xlt.core.train_args import TrainArgs
@@ -183,7 +184,6 @@ class NativeComparison:
         max_length: int = 128,
         device=None,
     ):
-        from xlt.core.models import encoder_parts
 
         self.model, self.tokenizer = model, tokenizer
         max_layer = min(encoder_parts(model).num_layers, encoder_parts(reference).num_layers)
@@ -276,8 +276,6 @@ def adapt(
     run still returns the whole curve;
     step 0 is always computed here, on the untouched model, before training starts. `word_level`
     adds the word-level NLL to the final evaluation only (a forward pass per piece: too dear per step)."""
-    from xlt.core.models import pick_device
-
     if select not in SELECT:
         raise XltError(f"select must be one of {SELECT}, got {select!r}")
     device = pick_device(args.device)

@@ -14,6 +14,8 @@ of xlt.core.family_plan, which plan.py hands on.
 from __future__ import annotations
 
 from xlt.core.job_spec import JobSpec
+from xlt.cost import data_size, tokens
+from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, trainable_layers
 
 MLM_RULES = ("adapt_mlm", "adapt_reference_perplexity")  # their models are masked LMs
 TEXT = ("text",)
@@ -40,8 +42,6 @@ def extra_evaluations(
     of the target's held-out text or, size-matched, of the multilingual set's sentences (planned
     at its longer field); every checkpoint (step 0 and each --eval-every) scores --target and
     --eval, --test and --data are scored once."""
-    from xlt.cost import data_size, tokens
-
     if rule not in MLM_RULES:
         return []
     family = config["adapt"]
@@ -64,8 +64,6 @@ def frozen_layers(spec: JobSpec, layers: int, steps: int, steps_per_epoch: int) 
     """Encoder layers below an adaptation step's lowest trained one, which it runs forward only, on
     average over the run's steps ("6-12": 6; the seed's gradual scheme over three epochs: 8, 4, 0).
     A job without --scheme trains nothing frozen."""
-    from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, trainable_layers
-
     scheme_arg = spec.get("scheme", "")
     if not scheme_arg:
         return 0.0

@@ -26,6 +26,8 @@ from torch import nn
 
 from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl
+from xlt.core.metrics import example_set
+from xlt.core.models import from_pretrained
 from xlt.core.padding import padded_width
 from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits  # noqa: F401 (IGNORE_INDEX re-exported)
 
@@ -277,8 +279,6 @@ def perplexity_examples(result: PerplexityResult, masking: FixedMasking, **dims)
     """The per-example outputs of one perplexity evaluation (`perplexity(..., per_sentence=True)`
     on `masking`'s batches): per sentence its summed loss, masked tokens and mask hash, with
     the mask seed, in the `<metrics>.examples.jsonl.gz` convention (xlt.core.metrics)."""
-    from xlt.core.metrics import example_set
-
     if len(result.sentence_loss) != len(masking):
         raise ValueError(
             f"{len(result.sentence_loss)} per-sentence losses for {len(masking)} sentences: "
@@ -297,9 +297,7 @@ def perplexity_examples(result: PerplexityResult, masking: FixedMasking, **dims)
 
 def load_masked_lm(name_or_path: str) -> nn.Module:
     """AutoModelForMaskedLM by hub id or local directory (remote code off, as in xlt.core.models)."""
-    from transformers import AutoModelForMaskedLM
-
-    from xlt.core.models import from_pretrained
+    from transformers import AutoModelForMaskedLM  # deferred: imports torch
 
     return from_pretrained(AutoModelForMaskedLM, name_or_path)
 

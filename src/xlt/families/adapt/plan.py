@@ -31,6 +31,7 @@ from xlt.core.plan import (
     model_ref,
     monitor_settings,
 )
+from xlt.data.sentences import text_unit
 from xlt.families.adapt import costing
 from xlt.families.adapt.eval_sets import COMPARE, MULTILINGUAL, eval_file, eval_set_jobs, eval_set_keys
 from xlt.families.adapt.eval_sets import EVAL_SET as EVAL_SET
@@ -259,8 +260,6 @@ def _evaluations(config: dict, scheme: str) -> tuple[dict, list, list[str]]:
 def _text_unit(config: dict) -> str:
     """What a text of the target corpus is (sentence or document): an axis of every run, so the
     published numbers, measured on sentences, match only runs on sentences (xlt.report.paper)."""
-    from xlt.data.sentences import text_unit
-
     return text_unit(config["datasets"][config[FAMILY]["target"]["dataset"]])
 
 

@@ -8,6 +8,8 @@ from typing import Mapping
 import pandas as pd
 
 from xlt.core import settings
+from xlt.families.adapt import plan as adapt
+from xlt.families.adapt.schemes import RangeScheme
 from xlt.report.positive_control.rows import missing, need_columns, num, row
 
 CHECK_NAMES = ("target perplexity falls", "training all layers costs the other languages most")
@@ -15,9 +17,6 @@ CHECK_NAMES = ("target perplexity falls", "training all layers costs the other l
 
 def _all_layers_scheme(config: dict, model: str) -> str | None:
     """The adapt scheme of `model` that trains every layer (range 0-L), if the sweep has one."""
-    from xlt.families.adapt import plan as adapt
-    from xlt.families.adapt.schemes import RangeScheme
-
     n = settings.model_layers(config, model)
     return next((s.name for s in adapt.schemes(config, model) if s == RangeScheme(0, n)), None)
 
@@ -25,8 +24,6 @@ def _all_layers_scheme(config: dict, model: str) -> str | None:
 def spec(config: dict) -> dict:
     """What the checks need from the config: the target language and splits, each model's
     reference run and all-layers scheme; `not_run`: checks the sweep cannot answer."""
-    from xlt.families.adapt import plan as adapt
-
     family = config["adapt"]
     all_layers = {m: _all_layers_scheme(config, m) for m in family["models"]}
     lacking = [m for m, scheme in all_layers.items() if scheme is None]

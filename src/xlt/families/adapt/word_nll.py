@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from xlt.core.errors import XltError
+from xlt.core.metrics import record
 from xlt.families.adapt.masked_head import IGNORE_INDEX, masked_logits
 
 log = logging.getLogger(__name__)
@@ -182,8 +183,6 @@ def word_nll_records(result: WordNll, max_unk_share: float, **dims) -> list[dict
     """The tidy records of one set: NLL per word and per character (nats), and the words scored;
     then per language of its texts (lang = that language, "" = the set's own) the [UNK] share of
     the scored pieces and whether it is above `max_unk_share` (unk_flagged 1, with a warning)."""
-    from xlt.core.metrics import record
-
     records = [
         record("nll_per_word", result.per_word, **dims),
         record("nll_per_char", result.per_char, **dims),

@@ -12,6 +12,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.io import read_jsonl
 from xlt.core.plan import data_file, data_info
+from xlt.families.alignment import plan as alignment
 from xlt.report.positive_control.rows import missing, need_columns, num, row
 from xlt.report.positive_control.world import describe as language
 from xlt.report.positive_control.world import high_overlap
@@ -22,8 +23,6 @@ CHECK_NAMES = ("high-overlap retrieval at the best layer above chance", "best la
 def spec(config: dict) -> dict:
     """What the checks need from the config: the pretrained models' run ids, the metric (centred
     or raw), the test bitext files; `not_run`: checks the sweep cannot answer."""
-    from xlt.families.alignment import plan as alignment
-
     family = config["alignment"]
     data = family["data"]
     metric = "bitext_retrieval_acc" + ("_centered" if family["center"] else "")  # xlt.evaluate.alignment's names

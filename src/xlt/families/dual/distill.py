@@ -38,6 +38,7 @@ from torch import nn
 from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_settings
 from xlt.core.embeddings import encode
 from xlt.core.errors import XltError
+from xlt.core.models import load_tokenizer
 from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.train_args import TrainArgs
@@ -122,7 +123,6 @@ def teacher_vectors(
             return stored["vectors"], {"computed": False, "sentences": len(sentences), "file": cache.name}
         log.info("%s holds another teacher's or other sentences' vectors: recomputing", cache)
     encoder = SentenceEncoder.from_pretrained(teacher, pooling=pooling, layer=layer)
-    from xlt.core.models import load_tokenizer
 
     tokenizer = load_tokenizer(teacher)
     with torch.no_grad():

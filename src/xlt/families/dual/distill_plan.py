@@ -18,6 +18,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.plan import model_input, model_ref
 from xlt.families.dual import budget, comparison
+from xlt.families.sbert import plan as sbert
 
 DISTILL = "mse_distill"
 TEACHER = "teacher"  # the objective value of the teacher's own evaluation row
@@ -31,7 +32,6 @@ def distilling(config: dict, family: str) -> bool:
 
 
 def _sbert_run(config: dict, run_id: str) -> dict:
-    from xlt.families.sbert import plan as sbert
 
     trained = {row["run_id"]: row for row in sbert.runs(config) if row["trained"]}
     if run_id not in trained:
@@ -47,8 +47,6 @@ def teacher(config: dict, family: str) -> dict:
     """{label, model (the table's model axis), ref (what --teacher gets), inputs, pooling, layer}."""
     spec = config[family]["distill"].get("teacher", {})
     if spec.get("sbert_run"):
-        from xlt.families.sbert import plan as sbert
-
         row = _sbert_run(config, spec["sbert_run"])
         model_dir = f"{sbert.RUN.format(run_id=row['run_id'])}/model"
         return {

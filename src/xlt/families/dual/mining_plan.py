@@ -11,6 +11,7 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import JobSpec
 from xlt.core.plan import Job, data_file, data_info, prompt_settings
+from xlt.data.bucc_files import parse_pair
 from xlt.families.dual.paths import BUCC, FAMILY, MINED
 
 
@@ -33,8 +34,6 @@ def bucc_dir(config: dict, pair: str) -> str:
 
 def check(config: dict, require_bitext) -> None:
     """`dual.mining` against the datasets and itself (`require_bitext`: the family's bitext check)."""
-    from xlt.data.bucc_files import parse_pair
-
     family = config[FAMILY]
     if "mining" not in family:
         return

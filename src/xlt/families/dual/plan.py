@@ -21,16 +21,12 @@ from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
-    check_prefix_states,
     config_settings,
     data_info,
     model_input,
     model_ref,
     monitor_settings,
     prompt_settings,
-    shared_prefix,
-    store_settings,
-    stored_depths,
 )
 from xlt.families.dual import budget, comparison, costing, distill_plan, mining_plan
 from xlt.families.dual.bitext import bitext_files, require_bitext
@@ -49,6 +45,7 @@ from xlt.families.dual.paths import TRAIN_CURVE as TRAIN_CURVE
 from xlt.families.dual.paths import TRAIN_METRICS as TRAIN_METRICS
 from xlt.families.dual.tatoeba_plan import sts_sets as sts_sets
 from xlt.families.dual.tatoeba_plan import tatoeba_job
+from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
 SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)

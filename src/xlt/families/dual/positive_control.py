@@ -8,6 +8,8 @@ from typing import Mapping
 import pandas as pd
 
 from xlt.core import settings
+from xlt.families.dual import distill_plan
+from xlt.families.dual import plan as dual
 from xlt.report.positive_control.rows import missing, need_columns, num, row
 from xlt.report.positive_control.world import describe as language
 from xlt.report.positive_control.world import overlap_ranking
@@ -18,8 +20,6 @@ CHECK_NAMES = ("training lowers the retrieval error", "distillation beats the ze
 def spec(config: dict) -> dict:
     """What the checks need from the config: each trained run's untrained baseline, the demo
     languages with bitext; `not_run`: checks the sweep cannot answer."""
-    from xlt.families.dual import plan as dual
-
     name = CHECK_NAMES[0]
     langs = [lang for lang in config["dual"]["tatoeba"]["langs"] if lang in settings.demo_world(config)]
     baseline = {(row["model"], row["pooling"]): row["run_id"] for row in dual.baselines(config)}
@@ -41,9 +41,6 @@ def spec(config: dict) -> dict:
 def _distill_spec(config: dict, langs: list[str], not_run: dict) -> dict:
     """The distillation check's part of the spec: each distilled run with the teacher's
     evaluation row, on the lowest-overlap demo language (or the reason it is not run)."""
-    from xlt.families.dual import distill_plan
-    from xlt.families.dual import plan as dual
-
     name = CHECK_NAMES[1]
     teacher = distill_plan.teacher_row(config, dual.FAMILY)
     distilled = [row["run_id"] for row in dual.runs(config) if row["objective"] == distill_plan.DISTILL]

@@ -4,8 +4,8 @@
 With the embeddings and the first N layers frozen, every step recomputes the same layer-N
 states for both sides of every pair. In cached mode the frozen prefix runs once per distinct
 training sentence (either side of any pair, in order of first appearance), in eval mode, and
-training runs layers N+1..L and the pooling (xlt.core.cached_top.CachedSentenceTop) on the
-stored states. Semantics, as for the freeze_depth family's cache (xlt.core.prefix_cache):
+training runs layers N+1..L and the pooling (xlt.frozen_prefix.cached_top.CachedSentenceTop) on the
+stored states. Semantics, as for the freeze_depth family's cache (xlt.frozen_prefix.prefix_cache):
 - the prefix runs under the training's autocast (its --precision on its device), as uncached
   training runs it; a store computed under another precision is refused;
 - the frozen layers run in eval mode: no dropout below the boundary (the embeddings' dropout
@@ -18,7 +18,7 @@ stored states. Semantics, as for the freeze_depth family's cache (xlt.core.prefi
 - evaluation (dev retrieval, Tatoeba, mining) runs the full model on raw text as before.
 
 A sweep over freeze depths can share one pass: `xlt dual-prefix-states` writes the states of
-every depth of the sweep into one store (xlt.core.prefix_store, without labels) and each depth's
+every depth of the sweep into one store (xlt.frozen_prefix.prefix_store, without labels) and each depth's
 run reads its boundary. The store records the model, max_length, the precision and a digest of
 the distinct sentences (their order is the store's), so a store written for other data or
 another autocast is refused.
@@ -33,11 +33,13 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from xlt.core.cached_top import CachedSentenceTop
 from xlt.core.errors import XltError
-from xlt.core.prefix_cache import PrefixStateDataset, cache_examples, collate_prefix_states
 from xlt.core.sentence_encoder import tokenize
+from xlt.core.training import autocast_dtype
 from xlt.families.dual.dual_encoder import distinct_pairs
+from xlt.frozen_prefix.cached_top import CachedSentenceTop
+from xlt.frozen_prefix.prefix_cache import PrefixStateDataset, cache_examples, collate_prefix_states
+from xlt.frozen_prefix.prefix_store import check_store_matches, read_prefix_store, read_store_meta
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +118,7 @@ def prepare_cached_dual(
 ) -> CachedDual:
     """Run the frozen prefix of `model` (a SentenceEncoder) once per distinct sentence, under the
     autocast the run's `precision` (TrainArgs.precision) trains with on `device`."""
-    import torch
-
-    from xlt.core.training import autocast_dtype
+    import torch  # deferred: imports torch
 
     check_cacheable(depth)
     device = torch.device(device)
@@ -151,8 +151,6 @@ def prepare_cached_dual(
 def load_cached_dual(model, depth: int, path, pairs: Sequence[tuple[str, str]], expected: dict) -> CachedDual:
     """CachedDual from a store written by `xlt dual-prefix-states` for this model, data and
     precision (`expected`: model, max_length, precision)."""
-    from xlt.core.prefix_store import check_store_matches, read_prefix_store, read_store_meta
-
     check_cacheable(depth)
     started = time.time()
     sentences, indexed = distinct_sentences(pairs)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from xlt.core.errors import XltError
 from xlt.core.manifest import sha256
 from xlt.core.models import config_hidden_size, config_num_layers, load_encoder, load_tokenizer, pick_device
-from xlt.core.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
 from xlt.core.train_args import precision_label
 from xlt.core.training import autocast_dtype
 from xlt.data.bitext_files import load_bitexts, resolve_langs
 from xlt.families.dual.dual_encoder import pairs_from_bitexts, with_prompt
 from xlt.families.dual.prefix import STORE_SETTINGS, distinct_sentences, sentence_collate, store_expected
+from xlt.frozen_prefix.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
 
 
 def main(args) -> None:

@@ -13,8 +13,6 @@ from xlt.core.errors import XltError
 from xlt.core.freezing import count_parameters, freeze
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import config_num_layers, load_tokenizer, pick_device
-from xlt.core.prefix_cache import prefix_axes
-from xlt.core.prefix_store import store_files
 from xlt.core.sentence_encoder import SentenceEncoder
 from xlt.core.train_args import precision_label, train_args_from
 from xlt.core.training import autocast_dtype, result_meta
@@ -30,6 +28,8 @@ from xlt.families.dual.dual_encoder import (
 )
 from xlt.families.dual.plan import check_grad_accum
 from xlt.families.dual.prefix import check_cacheable, load_cached_dual, prepare_cached_dual
+from xlt.frozen_prefix.prefix_cache import prefix_axes
+from xlt.frozen_prefix.prefix_store import store_files
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlt.core import monitor
-from xlt.core.cached_top import prepare_cached_training
 from xlt.core.checkpoint import model_inputs, remove_checkpoint, run_identity
 from xlt.core.classification import accuracy_records, classification_loss, make_collate, predict_logits
 from xlt.core.freezing import count_parameters, freeze
@@ -14,8 +13,6 @@ from xlt.core.manifest import sha256
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files, save_model
 from xlt.core.padding import pad_multiple
-from xlt.core.prefix_cache import cache_examples, collate_prefix_states, prefix_axes
-from xlt.core.prefix_store import load_cached_training, store_files
 from xlt.core.train_args import precision_label, train_args_from
 from xlt.core.training import autocast_dtype, result_meta, seed_everything, train
 from xlt.data.records import read_records
@@ -29,6 +26,9 @@ from xlt.evaluate.checkpoint_choice import (
 )
 from xlt.families.freeze_depth.inputs import CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS, check_freeze_depth
 from xlt.families.freeze_depth.store_names import STORE_RERUN
+from xlt.frozen_prefix.cached_top import prepare_cached_training
+from xlt.frozen_prefix.prefix_cache import cache_examples, collate_prefix_states, prefix_axes
+from xlt.frozen_prefix.prefix_store import load_cached_training, store_files
 
 
 def main(args):

@@ -17,7 +17,6 @@ from xlt.core.plan import (
     RESULTS,
     Job,
     by_run_id,
-    check_prefix_states,
     config_settings,
     data_file,
     data_info,
@@ -25,10 +24,9 @@ from xlt.core.plan import (
     model_input,
     model_ref,
     monitor_settings,
-    shared_prefix,
-    store_settings,
-    stored_depths,
 )
+from xlt.data.records import NUM_LABELS
+from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
 FAMILY = "freeze_depth"
 RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
@@ -39,7 +37,6 @@ PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 TRAIN_METRICS = f"{RUN}/train.json"
 CHECKPOINTS = f"{RUN}/checkpoints.json"  # the checkpoint choices of a run (xlt.evaluate.checkpoint_choice)
 CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
-CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
 # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
 CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
@@ -123,7 +120,6 @@ def runs(config: dict) -> list[dict]:
 
 
 def num_labels(config: dict) -> int:
-    from xlt.data.records import NUM_LABELS
 
     return NUM_LABELS[config["datasets"][config[FAMILY]["train"]["dataset"]]["task"]]
 
@@ -221,7 +217,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
 
 def _tracking_settings(config: dict) -> list[tuple[str, str]]:
     """--track-test for every eval language, --track-dev where the eval dataset has a dev split."""
-    from xlt.evaluate.checkpoint_choice import tracking_settings
+    from xlt.evaluate.checkpoint_choice import tracking_settings  # deferred: imports numpy; plans stay light
 
     evaluation = config[FAMILY]["eval"]
     return tracking_settings(config, evaluation["dataset"], evaluation["split"], evaluation["langs"])

@@ -3,16 +3,16 @@ stored in one pass over the training set (the finetune jobs then train only the 
 
 from __future__ import annotations
 
-from xlt.core.cached_top import task_head
 from xlt.core.classification import make_collate
 from xlt.core.errors import XltError
 from xlt.core.manifest import sha256
 from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, pick_device, require_model_files
-from xlt.core.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
 from xlt.core.training import autocast_dtype
 from xlt.data.records import read_records
 from xlt.families.freeze_depth.inputs import CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS, check_freeze_depth
 from xlt.families.freeze_depth.store_names import STORE_SETTINGS
+from xlt.frozen_prefix.cached_top import task_head
+from xlt.frozen_prefix.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
 
 
 def main(args):

@@ -3,7 +3,6 @@
 # With cache_frozen_prefix and prefix_states.shared, one prefix_states job per model stores the
 # frozen layers' output at every depth and each depth's finetune job reads it (plan: inputs).
 from xlt.families.freeze_depth import plan as freeze_depth
-from xlt.families.freeze_depth import report_section
 
 
 rule prefix_states:
@@ -71,24 +70,3 @@ rule evaluate_xnli:
         args=job_args("freeze_depth", "evaluate_xnli"),
     shell:
         "xlt evaluate {params.args} > {log} 2>&1"
-
-
-rule aggregate_freeze_depth_checkpoints:
-    input:
-        freeze_depth.checkpoint_files(config),
-    output:
-        table=report(
-            freeze_depth.CHECKPOINT_TABLE,
-            caption="checkpoints.rst",
-            category=report_section.CATEGORY,
-        ),
-        summary=freeze_depth.CHECKPOINT_SUMMARY,
-    log:
-        f"{RESULTS}/logs/aggregate/freeze_depth_checkpoints.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"

@@ -26,6 +26,7 @@ from xlt.core.plan import (
     model_ref,
     monitor_settings,
 )
+from xlt.data.records import NUM_LABELS
 from xlt.families.monox import costing
 from xlt.families.monox.sweep import FAMILY as FAMILY
 from xlt.families.monox.sweep import MODES as MODES
@@ -46,7 +47,6 @@ STUDENT_METRICS = f"{STUDENT}/metrics.json"
 # a student's checkpoint choices (monox.checkpoint_selection; xlt.evaluate.checkpoint_choice)
 CHECKPOINTS = f"{STUDENT}/checkpoints.json"
 CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
-CHECKPOINT_SUMMARY = f"{RESULTS}/tables/{FAMILY}_checkpoints_summary.csv"  # empty: no averages
 # training curves, written beside the metrics by MetricsFile.write
 TEACHER_CURVE, STUDENT_CURVE = str(curve_path(TEACHER_METRICS)), str(curve_path(STUDENT_METRICS))
 TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
@@ -95,7 +95,6 @@ def split_files(task: str, seed: int) -> list[str]:
 
 
 def num_labels(config: dict, task: str) -> int:
-    from xlt.data.records import NUM_LABELS
 
     return NUM_LABELS[config["datasets"][task]["task"]]
 
@@ -198,7 +197,7 @@ def _student_job(config: dict, row: dict) -> Job:
     if row["mode"] == "self_train":
         mode.append(("rounds", family["self_train_rounds"]))
     if family["checkpoint_selection"]:
-        from xlt.evaluate.checkpoint_choice import tracking_settings
+        from xlt.evaluate.checkpoint_choice import tracking_settings  # deferred: imports numpy; plans stay light
 
         mode += tracking_settings(config, task, evaluation["split"], evaluation["langs"])
     axes = _axes(row, row["student"])

@@ -95,24 +95,3 @@ rule plot_monox_table:
     shell:
         "xlt monox-table --table {input} --csv {output.csv} --markdown {output.markdown} --html {output.html} "
         "--title 'MonoX: zero-shot test accuracy (%)' > {log} 2>&1"
-
-
-rule aggregate_monox_checkpoints:
-    input:
-        monox.checkpoint_files(config),
-    output:
-        table=report(
-            monox.CHECKPOINT_TABLE,
-            caption="checkpoints.rst",
-            category=report_section.CATEGORY,
-        ),
-        summary=monox.CHECKPOINT_SUMMARY,
-    log:
-        f"{RESULTS}/logs/aggregate/monox_checkpoints.log",
-    localrule: True
-    conda:
-        ENV
-    params:
-        statistics=STATISTICS,
-    shell:
-        "xlt aggregate {input} --out {output.table} --summary {output.summary} {params.statistics} > {log} 2>&1"

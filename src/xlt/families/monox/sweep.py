@@ -12,6 +12,7 @@ import math
 
 from xlt.core import settings
 from xlt.core.errors import XltError
+from xlt.data.records import NUM_LABELS
 
 FAMILY = "monox"
 MODES = ("finetune", "self_train", "kd", "pl")
@@ -29,7 +30,6 @@ def task_sizes(family: dict, spec: dict) -> list:
 
 
 def check(config: dict) -> None:
-    from xlt.data.records import NUM_LABELS
 
     family = config[FAMILY]
     needs_teacher = [m for m in family["modes"] if m in TEACHER_MODES]

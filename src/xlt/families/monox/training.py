@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt.core.checkpoint import with_settings
+from xlt.core.checkpoint import remove_checkpoint, with_settings
 from xlt.core.classification import accuracy, classification_loss, make_collate, predict_logits
 from xlt.core.errors import XltError
 from xlt.core.metrics import example_set, record
@@ -42,7 +42,7 @@ from xlt.families.monox.data_split import Split, artifact_meta, training_set
 from xlt.families.monox.evaluation import dev_examples, pseudo_label_accuracy, pseudo_label_examples
 from xlt.families.monox.plan import MODES, TEACHER_MODES
 from xlt.families.monox.teacher_logits import load_teacher_logits, save_teacher_logits
-from xlt.families.monox.teacher_student import build_kd_dataset, build_pl_dataset, self_train
+from xlt.families.monox.teacher_student import build_kd_dataset, build_pl_dataset, example_id, self_train
 from xlt.losses.distillation import check_temperature, distillation_loss
 
 log = logging.getLogger("xlt.families.monox.training")
@@ -317,8 +317,6 @@ def rounds_curve(results: Sequence[TrainResult]) -> list[dict]:
 
 def clear_checkpoints(checkpoint_dir: str | Path) -> None:
     """Remove the checkpoints `run_teacher` / `run_student` left under `checkpoint_dir`."""
-    from xlt.core.checkpoint import remove_checkpoint
-
     checkpoint_dir = Path(checkpoint_dir)
     if checkpoint_dir.is_dir():
         for sub in checkpoint_dir.iterdir():
@@ -329,8 +327,6 @@ def clear_checkpoints(checkpoint_dir: str | Path) -> None:
 
 def _with_heldout(pseudo: list[dict], pool: Sequence[dict]) -> list[dict]:
     """Attach the pool's held-out gold labels to pseudo-labelled records (for scoring only)."""
-    from xlt.families.monox.teacher_student import example_id
-
     heldout = {example_id(r): r["heldout_label"] for r in pool if "heldout_label" in r}
     return [{**r, "heldout_label": heldout[example_id(r)]} if example_id(r) in heldout else r for r in pseudo]
 

@@ -6,6 +6,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from xlt.families.sbert import plan as sbert
 from xlt.report.positive_control.rows import missing, need_columns, num, row
 
 CHECK_NAMES = ("training raises source-language STS",)
@@ -14,8 +15,6 @@ CHECK_NAMES = ("training raises source-language STS",)
 def spec(config: dict) -> dict:
     """What the checks need from the config: each trained run's untrained baseline and the
     source-language STS set; `not_run`: checks the sweep cannot answer."""
-    from xlt.families.sbert import plan as sbert
-
     family = config["sbert"]
     (name,) = CHECK_NAMES
     rows = sbert.runs(config)

@@ -1,4 +1,4 @@
-"""The shared prefix-state store (xlt.core.prefix_store): one eval-mode pass stores the frozen
+"""The shared prefix-state store (xlt.frozen_prefix.prefix_store): one eval-mode pass stores the frozen
 prefix of every depth of a sweep; each depth's training reads its boundary back.
 
 References are independent of the store: the model's own output_hidden_states, and uncached
@@ -20,13 +20,15 @@ import torch
 from helpers.numerics import adamw_drift, forward_bound
 from test_prefix_cache import LAYERS, VOCAB, tiny_classifier, token_collate
 
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.classification import classification_loss
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import encoder_parts
-from xlt.core.prefix_cache import STORAGE_RELATIVE_ERROR, cache_examples, collate_prefix_states
-from xlt.core.prefix_store import (
+from xlt.core.train_args import TrainArgs
+from xlt.core.training import train
+from xlt.frozen_prefix.cached_top import CachedTopModel
+from xlt.frozen_prefix.prefix_cache import STORAGE_RELATIVE_ERROR, cache_examples, collate_prefix_states
+from xlt.frozen_prefix.prefix_store import (
     check_store_size,
     hidden_file,
     load_cached_training,
@@ -36,8 +38,6 @@ from xlt.core.prefix_store import (
     token_lengths,
     write_prefix_store,
 )
-from xlt.core.train_args import TrainArgs
-from xlt.core.training import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -171,12 +171,14 @@ def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactl
     assert max((param - plain[name]).abs().max().item() for name, param in shared.named_parameters()) > bound
 
 
-UNCACHED_BOUND = re.compile(r"differ from the uncached run's by at most (\S+) \(tests/core/test_prefix_store\.py")
+UNCACHED_BOUND = re.compile(
+    r"differ from the uncached run's by at most (\S+) \(tests/frozen_prefix/test_prefix_store\.py"
+)
 
 
 def documented_uncached_bound() -> float:
-    """The bound on the store's weights against the uncached run's that xlt.core.prefix_store states."""
-    import xlt.core.prefix_store as prefix_store
+    """The bound on the store's weights against the uncached run's that xlt.frozen_prefix.prefix_store states."""
+    import xlt.frozen_prefix.prefix_store as prefix_store
 
     (bound,) = UNCACHED_BOUND.findall(" ".join(prefix_store.__doc__.split()))
     return float(bound)
@@ -187,7 +189,7 @@ def test_the_documented_difference_from_the_uncached_run_is_what_training_gives(
     """The store's run is not bitwise the eval-mode uncached run (the pass batches and pads
     otherwise, so sums run in another order); the docstring and docs/performance.md say by how
     much, and the same bound, which the measured difference must respect."""
-    import xlt.core.prefix_store as prefix_store
+    import xlt.frozen_prefix.prefix_store as prefix_store
 
     texts = {
         "prefix_store": " ".join(prefix_store.__doc__.split()),

@@ -10,7 +10,7 @@ task head on it, exactly as `--cache-frozen-prefix` does with states it computed
 The dual family stores its distinct training sentences the same way (`xlt dual-prefix-states`,
 no labels; read by `xlt train-dual --prefix-states`).
 
-Semantics, the same as the per-job cache (xlt.core.prefix_cache, which says what is equal to
+Semantics, the same as the per-job cache (xlt.frozen_prefix.prefix_cache, which says what is equal to
 uncached training and what is not):
 - the pass runs under the training runs' autocast (--precision, resolved on the store job's
   device as the training loop resolves it; meta.json records it as `precision`: fp32, bfloat16
@@ -20,14 +20,14 @@ uncached training and what is not):
   remaining difference. With dropout 0 the stored states are the uncached forward's hidden
   states at the boundary (same autocast, same masks) up to float summation order: the pass
   batches and pads the examples otherwise than training does, so its matrix products sum in
-  another order (within 1e-6 of the model's own forward in tests/core/test_prefix_store.py);
+  another order (within 1e-6 of the model's own forward in tests/frozen_prefix/test_prefix_store.py);
 - storage in float16 (the default) rounds each stored value to the nearest fp16 number:
   relative error at most 2**-11 (absolute 2**-25 below fp16's normal range, 2**-14); values
   beyond +-65504 cannot be stored and are refused. float32 storage is exact: a run that reads
   it trains bitwise what `--cache-frozen-prefix` trains (same tokenisation, same batches of
   the pass, same autocast, same arithmetic). Neither is bitwise the uncached run with its
   frozen layers in eval mode (the summation order above): in fp32 their trained weights
-  differ from the uncached run's by at most 5e-7 (tests/core/test_prefix_store.py, 2 epochs;
+  differ from the uncached run's by at most 5e-7 (tests/frozen_prefix/test_prefix_store.py, 2 epochs;
   four fp32 spacings at 1, the LayerNorm weights' scale; on one CPU thread measured for BERT and
   DistilBERT 1.2e-8 and 1.8e-8 on the CPU the test was written on, 1.2e-7 and 5.5e-8 with AVX2, 4.4e-8 and 1.9e-8 with
   ATEN_CPU_CAPABILITY=default: which kernels torch picks decides the summation order; about 5e-8
@@ -56,12 +56,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlt.core.cached_top import CachedTopModel, CachedTraining, task_head
 from xlt.core.choices import PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.io import atomic_directory, read_json, write_json
 from xlt.core.models import encoder_parts
-from xlt.core.prefix_cache import (
+from xlt.core.train_args import precision_label
+from xlt.frozen_prefix.cached_top import CachedTopModel, CachedTraining, task_head
+from xlt.frozen_prefix.prefix_cache import (
     STORAGE_DTYPES,
     PrefixStateDataset,
     PrefixStates,
@@ -69,9 +70,8 @@ from xlt.core.prefix_cache import (
     check_cacheable_depth,
     trailing_lengths,
 )
-from xlt.core.train_args import precision_label
 
-log = logging.getLogger("xlt.core.prefix_store")
+log = logging.getLogger("xlt.frozen_prefix.prefix_store")
 
 FORMAT = 1
 STORE_DTYPES = PREFIX_STORE_DTYPES  # numpy writes both; bfloat16 has no .npy type

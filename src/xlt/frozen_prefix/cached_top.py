@@ -1,4 +1,4 @@
-"""The trainable top over frozen-prefix states (xlt.core.prefix_cache computes and stores them).
+"""The trainable top over frozen-prefix states (xlt.frozen_prefix.prefix_cache computes and stores them).
 
 `CachedTopModel` runs layers N+1..L of a classifier plus the model's own task head (BERT's pooler,
 RoBERTa's and DistilBERT's classification heads, or xlt's mean-pool head) on the stored layer-N
@@ -20,10 +20,12 @@ from torch import nn
 
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
+from xlt.core.heads import MeanPoolClassifier
 from xlt.core.models import base_model, encoder_parts
-from xlt.core.prefix_cache import PrefixStateDataset, bidirectional_mask, cache_examples, check_cacheable_depth
+from xlt.core.training import autocast_dtype
+from xlt.frozen_prefix.prefix_cache import PrefixStateDataset, bidirectional_mask, cache_examples, check_cacheable_depth
 
-log = logging.getLogger("xlt.core.prefix_cache")  # the cache's messages, under the name they always had
+log = logging.getLogger("xlt.frozen_prefix.prefix_cache")  # the cache's messages, under the name they always had
 
 
 class _BertHead(nn.Module):
@@ -78,10 +80,10 @@ class _MeanHead(nn.Module):
 
 
 def task_head(model: nn.Module) -> nn.Module:
-    from xlt.core.heads import MeanPoolClassifier
 
     if isinstance(model, MeanPoolClassifier):
         return _MeanHead(model)
+    # deferred: imports torch
     from transformers import (
         BertForSequenceClassification,
         DistilBertForSequenceClassification,
@@ -150,8 +152,8 @@ class CachedTopModel(_MovesWholeModel, nn.Module):
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
     ):
-        from transformers.loss.loss_utils import ForSequenceClassificationLoss
-        from transformers.modeling_outputs import SequenceClassifierOutput
+        from transformers.loss.loss_utils import ForSequenceClassificationLoss  # deferred: imports torch
+        from transformers.modeling_outputs import SequenceClassifierOutput  # deferred: imports torch
 
         hidden = _run_top_layers(
             self.layers, self.config, hidden_states.to(next(self.head.parameters()).dtype), attention_mask
@@ -234,7 +236,6 @@ def prepare_cached_training(
     except XltError as err:
         log.warning("%s; training uncached", err)
         return None
-    from xlt.core.training import autocast_dtype
 
     device = torch.device(device)
     amp_dtype, _ = autocast_dtype(precision, device)

@@ -1,6 +1,6 @@
 """Frozen-prefix caching must train exactly what uncached training with a frozen prefix trains.
 
-References are independent of xlt.core.prefix_cache: the full transformers model's own forward
+References are independent of xlt.frozen_prefix.prefix_cache: the full transformers model's own forward
 (logits, output_hidden_states) and an ordinary uncached AdamW loop over token batches.
 """
 
@@ -23,11 +23,11 @@ from transformers import (
     XLMRobertaForSequenceClassification,
 )
 
-from xlt.core.cached_top import CachedTopModel
 from xlt.core.errors import XltError
 from xlt.core.freezing import freeze, trainable_parameters
 from xlt.core.models import encoder_parts
-from xlt.core.prefix_cache import (
+from xlt.frozen_prefix.cached_top import CachedTopModel
+from xlt.frozen_prefix.prefix_cache import (
     STORAGE_RELATIVE_ERROR,
     PrefixStateDataset,
     cache_examples,
@@ -457,9 +457,9 @@ def test_prefix_runs_under_the_training_autocast(arch):
 def test_cached_training_under_bf16_autocast_matches_uncached(arch):
     """Through the training loop with precision bf16 on a CPU (dropout 0): prepare_cached_training
     runs the prefix under the loop's autocast, so cached training ends where uncached training ends."""
-    from xlt.core.cached_top import prepare_cached_training
     from xlt.core.classification import classification_loss
     from xlt.core.training import train
+    from xlt.frozen_prefix.cached_top import prepare_cached_training
 
     depth, examples, args, initial, collate = training_case(arch, "bf16")
 

@@ -21,7 +21,7 @@ Usage (loop-agnostic; the loop feeds `model(**batch)` as for any transformers mo
     freeze(model, depth)
     model.to(device)
     states = compute_prefix_states(model, depth, tokenised_batches, device, amp_dtype=amp_dtype)
-    top = CachedTopModel(model, depth)            # xlt.core.cached_top; shares parameters with `model`
+    top = CachedTopModel(model, depth)            # xlt.frozen_prefix.cached_top; shares parameters with `model`
     loader = DataLoader(PrefixStateDataset(states), batch_size=..., shuffle=...,
                         collate_fn=collate_prefix_states)
     out = top(**batch)                            # out.logits, out.loss (when labels given)
@@ -32,9 +32,9 @@ or, with a list of raw examples and the loop's tokenising collate,
 whose item i belongs to examples[i]. Evaluate on raw text with `top.full_model`.
 
 The trainable top over the stored states (CachedTopModel, CachedSentenceTop, the task heads and
-`prepare_cached_training`) is xlt.core.cached_top; this module computes and holds the states.
+`prepare_cached_training`) is xlt.frozen_prefix.cached_top; this module computes and holds the states.
 
-A whole freeze-depth sweep can share one pass instead: `xlt.core.prefix_store` stores the
+A whole freeze-depth sweep can share one pass instead: `xlt.frozen_prefix.prefix_store` stores the
 states at every depth once (`xlt prefix-states`) and each depth's run reads its own boundary.
 
 Depth semantics follow `xlt.freezing`: -1 (nothing frozen) cannot be cached because the
@@ -87,7 +87,7 @@ def bidirectional_mask(config, hidden_states: torch.Tensor, attention_mask: torc
     create_bidirectional_mask: None without padding, else a 4D mask for the configured attention
     implementation), so cached and uncached runs see identical masks."""
     try:
-        from transformers.masking_utils import create_bidirectional_mask
+        from transformers.masking_utils import create_bidirectional_mask  # deferred: imports torch
     except ImportError as exc:  # transformers 4.x layers took a different, per-family mask format
         raise XltError(
             "frozen-prefix caching needs a transformers version with "
