@@ -31,7 +31,7 @@ import torch
 from xlt.core.errors import XltError
 from xlt.core.train_args import GRAPH_MODES
 
-log = logging.getLogger("xlt.core.training")
+log = logging.getLogger(__name__)
 
 # eager warm-up steps on a side stream before a capture (cuBLAS workspaces, the optimiser's state):
 # the PyTorch documentation's whole-network example uses 3; they are undone (StepGraphs._undo)
