@@ -55,18 +55,18 @@ MODEL_RULES = {
 
 def _workflow_rules() -> dict[str, str]:
     """rule name -> its body, from the Snakefile, workflow/rules/*.smk and the families' rules.smk;
-    a rule made once per family in a loop (`rule:` with `name: f"..._{family}"`, report.smk) once
+    a rule made once per family in a loop (`rule:` with `name: f"..._{family}"` or `f"..._{family}_..."`, report.smk) once
     under each registered family's name, its body dedented to a named rule's."""
     rules = {}
     for smk in [REPO / "Snakefile", *rule_files()]:
         text = smk.read_text()
         for name, body in re.findall(r"^rule (\w+):\n((?:[ \t].*\n|\n)*)", text, re.M):
             rules[name] = body
-        looped = r'^( *)rule:\n\1    name:\n\1        f"(\w+)\{family\}"\n((?:\1 .*\n|\n)*)'
-        for _indent, prefix, body in re.findall(looped, text, re.M):
+        looped = r'^( *)rule:\n\1    name:\n\1        f"(\w*)\{family\}(\w*)"\n((?:\1 .*\n|\n)*)'
+        for _indent, prefix, suffix, body in re.findall(looped, text, re.M):
             body = textwrap.dedent(body).replace("\n", "\n    ")
             for family in registry.names():
-                rules[prefix + family] = "    " + body
+                rules[prefix + family + suffix] = "    " + body
     return rules
 
 
