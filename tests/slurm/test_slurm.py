@@ -55,8 +55,9 @@ MODEL_RULES = {
 
 def _workflow_rules() -> dict[str, str]:
     """rule name -> its body, from the Snakefile, workflow/rules/*.smk and the families' rules.smk;
-    a rule made once per family in a loop (`rule:` with `name: f"..._{family}"` or `f"..._{family}_..."`, report.smk) once
-    under each registered family's name, its body dedented to a named rule's."""
+    a rule made once per family in a loop (`rule:` with `name: f"..._{family}"` or
+    `f"..._{family}_..."`, report.smk) once under each registered family's name, its body dedented
+    to a named rule's."""
     rules = {}
     for smk in [REPO / "Snakefile", *rule_files()]:
         text = smk.read_text()
