@@ -10,9 +10,11 @@ import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 from helpers import worker_groups
@@ -137,6 +139,24 @@ def tiny_classifier(arch: str, layers: int = 4, num_labels: int = 3, seed: int =
 @pytest.fixture(params=["bert", "xlmr", "distilbert"])
 def arch(request):
     return request.param
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # pandas 3 says the switch goes in pandas 4
+    STRING_MODES = [True, False] if "infer_string" in dir(pd.options.future) else [None]
+
+
+@pytest.fixture(params=STRING_MODES, ids=lambda mode: f"infer_string={mode}")
+def string_mode(request):
+    """The test under each of pandas' string modes (pyarrow-backed strings on and off) where the
+    installed pandas has the switch; the mode, or None where it has none."""
+    if request.param is None:
+        yield None
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas 3 says the switch goes in pandas 4
+        with pd.option_context("future.infer_string", request.param):
+            yield request.param
 
 
 @pytest.fixture(scope="session")

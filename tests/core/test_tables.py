@@ -4,8 +4,6 @@ pandas string modes (issue 49)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,22 +11,7 @@ import pytest
 from xlt.core.errors import XltError
 from xlt.core.tables import read_table
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # pandas 3 says the switch goes in pandas 4
-    STRING_MODES = [True, False] if "infer_string" in dir(pd.options.future) else [None]
-
 HEADER = "family,run_id,model,size,sentences_seen,seed,freeze_depth,trained,lang,metric,value"
-
-
-@pytest.fixture(params=STRING_MODES, ids=lambda mode: f"infer_string={mode}")
-def string_mode(request):
-    if request.param is None:
-        yield
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pd.option_context("future.infer_string", request.param):
-            yield
 
 
 def write(tmp_path, rows, summary=None):

@@ -16,10 +16,8 @@ from __future__ import annotations
 import copy
 import re
 import shlex
-import warnings
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 from helpers.synthetic_metrics import RECORDS, write_metrics
@@ -116,20 +114,6 @@ def lists(section, path=()) -> list[tuple[tuple, list]]:
 
 
 VARIANTS = variants()
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # pandas 3 says the switch goes in pandas 4
-    STRING_MODES = [True, False] if "infer_string" in dir(pd.options.future) else [None]
-
-
-@pytest.fixture(params=STRING_MODES, ids=lambda mode: f"infer_string={mode}")
-def string_mode(request):
-    if request.param is None:
-        yield None
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas 3 says the switch goes in pandas 4
-        with pd.option_context("future.infer_string", request.param):
-            yield request.param
 
 
 def changed(name: str, family: str) -> bool:

@@ -4,17 +4,8 @@ distilled objective beside its teacher and the untrained encoder, no training bu
 
 from __future__ import annotations
 
-import warnings
-
-import pandas as pd
-import pytest
-
 from xlt.core.tables import read_table
 from xlt.families.dual.plots import PLOTS
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # pandas 3 says the switch goes in pandas 4
-    STRING_MODES = [True, False] if "infer_string" in dir(pd.options.future) else [None]
 
 
 def table_file(tmp_path, objectives=("mse_distill",)):
@@ -28,17 +19,6 @@ def table_file(tmp_path, objectives=("mse_distill",)):
     path = tmp_path / "dual.csv"
     path.write_text("\n".join([header, *rows]) + "\n")
     return path
-
-
-@pytest.fixture(params=STRING_MODES, ids=lambda mode: f"infer_string={mode}")
-def string_mode(request):
-    if request.param is None:
-        yield
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pd.option_context("future.infer_string", request.param):
-            yield
 
 
 def test_one_objective_without_a_budget_is_drawn_and_said(tmp_path, string_mode):
