@@ -263,6 +263,16 @@ def _method_curves(part: pd.DataFrame, axis: str):
         yield method, rows, rows.groupby(axis)["value"].agg(["mean", "std"]).fillna(0.0)
 
 
+def _finish_panel(ax, task: str, part: pd.DataFrame, axis: str, xlabel: str) -> None:
+    """A panel's log-scale ticks at the `axis` values it draws, its labels, title, grid and legend."""
+    _log_ticks(ax, sorted(part[axis].dropna().unique()))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("average test accuracy (%)")
+    ax.set_title(task)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Average test accuracy over languages against the number of labelled training examples
     (log scale), one line per method (kd at the headline temperature), mean +- std over seeds;
@@ -281,12 +291,7 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
                 curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]), alpha=0.15
             )
             _band(ax, rows, "examples", curve.index, line.get_color())
-        _log_ticks(ax, sorted(part.examples.dropna().unique()))
-        ax.set_xlabel("labelled training examples")
-        ax.set_ylabel("average test accuracy (%)")
-        ax.set_title(task)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _finish_panel(ax, task, part, "examples", "labelled training examples")
     fig.suptitle(title or "Zero-shot accuracy vs training data size")
     return save(fig, out)
 
@@ -312,12 +317,7 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
             rows = reference[reference.method == method]
             ax.axhline(100 * rows.value.mean(), ls="--", lw=1, color=f"C{i + 3}", label=method)
             reference_span(ax, rows, color=f"C{i + 3}", scale=100)
-        _log_ticks(ax, sorted(part.temperature.dropna().unique()))
-        ax.set_xlabel("KD softmax temperature T")
-        ax.set_ylabel("average test accuracy (%)")
-        ax.set_title(task)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _finish_panel(ax, task, part, "temperature", "KD softmax temperature T")
     fig.suptitle(title or "MonoX-KD: zero-shot accuracy vs distillation temperature")
     return save(fig, out)
 
