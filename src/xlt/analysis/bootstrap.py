@@ -58,6 +58,11 @@ def _weighted_pearson(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.nd
     def wsum(v):
         return v @ counts.T / n if v.ndim == 1 else np.einsum("rn,rn->r", counts, v) / n
 
+    return _pearson_from_means(wsum, x, y)
+
+
+def _pearson_from_means(wsum, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r per resample from the weighted means `wsum(v)` (one per resample); nan where a side is constant."""
     mx, my = wsum(x), wsum(y)
     sxx = wsum(x * x) - mx**2
     syy = wsum(y * y) - my**2
@@ -101,12 +106,7 @@ def _resampled_spearman(x: np.ndarray, y: np.ndarray, counts: np.ndarray) -> np.
     def wsum(v):
         return np.einsum("nr,nr->r", weight, v) / n
 
-    mx, my = wsum(rank_x), wsum(rank_y)
-    sxx = wsum(rank_x * rank_x) - mx**2
-    syy = wsum(rank_y * rank_y) - my**2
-    sxy = wsum(rank_x * rank_y) - mx * my
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return sxy / np.sqrt(sxx * syy)
+    return _pearson_from_means(wsum, rank_x, rank_y)
 
 
 def resampled_metric(metric: str, a: np.ndarray, b: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -21,6 +21,49 @@ RESULTS = "results"
 
 
 @dataclass(frozen=True)
+class FamilyPaths:
+    """The outputs every family names the same way, built from its name by `family_paths`."""
+
+    runs: str  # the directory of the family's run directories
+    run: str  # one run's directory ({run_id} wildcard)
+    tables: str  # the stem of the family's tables: TABLE, SUMMARY and any `f"{tables}_<name>.csv"`
+    table: str  # the tidy table (`xlt aggregate`)
+    summary: str  # rows over several languages (lang avg, ...)
+    checkpoint_table: str  # the checkpoint choices of every run (xlt.evaluate.checkpoint_choice)
+    plots: str  # the directory of the family's figures
+    plot: str  # one figure ({kind} wildcard)
+    curves: str  # every training run's loss, learning rate and dev score against the step (xlt plot-curves)
+    log: str  # one run's log ({run_id} wildcard)
+
+
+def family_paths(family: str) -> FamilyPaths:
+    """The standard output paths of `family` below RESULTS (one template each, shared by every family)."""
+    runs, tables, plots = f"{RESULTS}/runs/{family}", f"{RESULTS}/tables/{family}", f"{RESULTS}/plots/{family}"
+    return FamilyPaths(
+        runs=runs,
+        run=f"{runs}/{{run_id}}",
+        tables=tables,
+        table=f"{tables}.csv",
+        summary=f"{tables}_summary.csv",
+        checkpoint_table=f"{tables}_checkpoints.csv",
+        plots=plots,
+        plot=f"{plots}/{{kind}}.png",
+        curves=f"{plots}/training-curves.png",
+        log=f"{RESULTS}/logs/{family}/{{run_id}}.log",
+    )
+
+
+def standard_targets(paths: FamilyPaths, kinds, curves: list[str], extra: list[str] = ()) -> list[str]:
+    """A family's usual workflow targets: its tidy and summary tables, then `extra`, one figure per plot
+    kind, and the training-curves figure when the sweep has training `curves` to draw."""
+    return (
+        [paths.table, paths.summary, *extra]
+        + [paths.plot.format(kind=kind) for kind in kinds]
+        + ([paths.curves] if curves else [])
+    )
+
+
+@dataclass(frozen=True)
 class Job:
     """One job of a sweep: its run id, what it runs (verb and settings), input files and sweep values."""
 

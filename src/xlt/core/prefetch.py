@@ -54,6 +54,12 @@ class HubDataset:
         return f"{self.config_name}/{self.split}" if self.config_name else self.split
 
 
+def hf_split(spec: dict, split: str) -> str:
+    """The hub split a `source: hf` dataset reads for our `split`: a corpus drawn as sentences reads
+    every split from its one pool of documents, others their split_names entry (default: the same name)."""
+    return spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
+
+
 def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
     """Every hub model and every (config name, split) of every HF dataset the config declares."""
     models = [
@@ -66,13 +72,10 @@ def plan(config: dict) -> tuple[list[HubModel], list[HubDataset]]:
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
-            # a corpus drawn as sentences reads every split from its one pool of documents
-            hf_split = (
-                spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
-            )
+            split_name = hf_split(spec, split)
             for lang in langs:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None
-                key = (spec["path"], config_name, hf_split, spec.get("revision"))
+                key = (spec["path"], config_name, split_name, spec.get("revision"))
                 loads.setdefault(key, HubDataset(name, *key))
     # hub data a family reads outside `datasets:`: its optional hook prefetch.hub_datasets(config)
     for name in registry.names():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, fields
 
-from xlt.core.choices import PREFIX_STORE_DTYPES
+from xlt.core.choices import HEADS, PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
 from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, parse_bool
 
@@ -85,6 +85,43 @@ TRAIN_HELP = {
     "graphs": "CUDA only: none (eager steps), compile (torch.compile reduce-overhead: a CUDA graph "
     "tree per shape) or capture (the whole step, optimiser included, captured per batch shape with torch.cuda.graph)",
 }
+
+
+def add_head_argument(p: argparse.ArgumentParser) -> None:
+    """--head of a verb that fine-tunes a classifier (xlt.core.heads)."""
+    p.add_argument(
+        "--head",
+        choices=HEADS,
+        default="auto",
+        help="classification head: pooler (transformers' own), mean (mask-aware mean + linear, for "
+        "checkpoints without a trained pooler), auto (pooler when the checkpoint has one; default)",
+    )
+
+
+def add_freeze_depth_argument(p: argparse.ArgumentParser) -> None:
+    """--freeze-depth of a training verb: how much of the encoder stays frozen."""
+    p.add_argument(
+        "--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers"
+    )
+
+
+def add_frozen_prefix_arguments(p: argparse.ArgumentParser, cache_help: str, store_help: str) -> None:
+    """--freeze-depth and the two ways of not recomputing the frozen part of a training verb:
+    --cache-frozen-prefix (`cache_help`) and --prefix-states, a store's directory (`store_help`)."""
+    add_freeze_depth_argument(p)
+    p.add_argument("--cache-frozen-prefix", action="store_true", help=cache_help)
+    p.add_argument("--prefix-states", default=None, metavar="DIR", help=store_help)
+
+
+def add_run_dir_arguments(p: argparse.ArgumentParser) -> None:
+    """--out, --run-id, --axes and --checkpoint-dir of a training verb that writes one run directory."""
+    p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
+    p.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist",
+    )
 
 
 def add_store_arguments(p: argparse.ArgumentParser, jobs: str, settings: str) -> None:

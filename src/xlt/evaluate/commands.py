@@ -24,6 +24,17 @@ from xlt.core.choices import DEFAULT_MATCH, MATCH_RULES, POOLING_MODES
 from xlt.core.verbs import EVALUATION, Verb, add_run_arguments
 from xlt.data.sts_files import STS_FORMATS
 
+
+def add_prompt_argument(parser) -> None:
+    """--prompt of a verb that encodes sentences with a model (its config's models.<name>.prompt)."""
+    parser.add_argument(
+        "--prompt",
+        default="",
+        help="text put before every sentence before encoding, e.g. "
+        "'query: ' for E5 (the config's models.<name>.prompt; default none)",
+    )
+
+
 GROUP = EVALUATION
 
 
@@ -82,12 +93,7 @@ def _eval_embeddings_arguments(parser) -> None:
         "for intervals only: no paired test compares it (the dev set selected the checkpoint); a family "
         "scores its dev STS set so, e.g. the STS-b validation numbers seed 000 published",
     )
-    parser.add_argument(
-        "--prompt",
-        default="",
-        help="text put before every sentence before encoding, e.g. "
-        "'query: ' for E5 (the config's models.<name>.prompt; default none)",
-    )
+    add_prompt_argument(parser)
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
     parser.add_argument("--out", required=True, help="metrics JSON to write")
     add_run_arguments(parser, "--axes", "--run-id", run_id_default="from the model, pooling, layer and normalisation")

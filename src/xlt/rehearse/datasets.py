@@ -20,6 +20,7 @@ from pathlib import Path
 
 from xlt.core import registry, settings
 from xlt.core.errors import XltError
+from xlt.core.prefetch import hf_split
 from xlt.core.settings import split_languages
 from xlt.data.cls import cls_path
 from xlt.rehearse.text import render, sentence_ids
@@ -32,11 +33,11 @@ BUCC_SOURCES, BUCC_TARGETS, BUCC_GOLD = 80, 100, 50
 ARTICLE_SENTENCES = (3, 6)  # sentences of a stand-in corpus row (an article)
 
 
-def base_split(hf_split: str) -> tuple[str, int]:
+def base_split(split_name: str) -> tuple[str, int]:
     """'train[80:90]' -> ('train', 90): the split to generate and the rows a slice of it needs."""
-    match = SLICE.match(hf_split)
+    match = SLICE.match(split_name)
     if not match:
-        return hf_split, 0
+        return split_name, 0
     return match.group(1), int(match.group(3) or 0)
 
 
@@ -139,10 +140,7 @@ def hf_loads(config: dict) -> dict[tuple, dict]:
         if spec["source"] != "hf":
             continue
         for split, langs in split_languages(spec).items():
-            hf_split = (
-                spec["sentences"]["pool"] if "sentences" in spec else spec.get("split_names", {}).get(split, split)
-            )
-            base, needed = base_split(hf_split)
+            base, needed = base_split(hf_split(spec, split))
             needed = max(needed, required.get((name, split), 0))
             for lang in langs:
                 config_name = spec["name"].format(lang=lang) if spec.get("name") else None

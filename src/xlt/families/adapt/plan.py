@@ -21,15 +21,16 @@ from xlt.core.errors import XltError
 from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
-    RESULTS,
     Job,
     by_run_id,
     config_settings,
     data_file,
     data_info,
+    family_paths,
     model_input,
     model_ref,
     monitor_settings,
+    standard_targets,
 )
 from xlt.data.sentences import text_unit
 from xlt.families.adapt import costing
@@ -41,18 +42,14 @@ from xlt.families.adapt.eval_sets import eval_sets as eval_sets
 from xlt.families.adapt.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
-DIR = f"{RESULTS}/runs/{FAMILY}"
+PATHS = family_paths(FAMILY)
+DIR, TABLE, SUMMARY, PLOT, CURVES = PATHS.runs, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 RUN = f"{DIR}/{{run_id}}/metrics.json"
 CURVE = str(curve_path(RUN))  # the MLM run's training curve, written beside its metrics
 REFERENCE = f"{DIR}/{{run_id}}/perplexity.json"  # run id reference-<model>
-TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
-SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
-FINAL_TABLE = f"{RESULTS}/tables/{FAMILY}_final.csv"
+FINAL_TABLE = f"{PATHS.tables}_final.csv"
 # NLL per word / character: the final numbers that compare across tokenizers (word_nll)
-WORD_NLL_TABLE = f"{RESULTS}/tables/{FAMILY}_word_nll.csv"
-PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
-# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
-CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
+WORD_NLL_TABLE = f"{PATHS.tables}_word_nll.csv"
 # word-nll: the tokenizer-independent counterpart of final-perplexity (NLL per word / character)
 PLOT_KINDS = ("perplexity-vs-step", "final-perplexity", "word-nll", "distance-vs-step", "cka-vs-step")
 REFERENCE_PREFIX = "reference-"
@@ -354,11 +351,7 @@ def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
     kinds = [k for k in PLOT_KINDS if k != "word-nll" or config[FAMILY]["word_nll"]["sentences"] > 0]
-    return (
-        [TABLE, SUMMARY, FINAL_TABLE, WORD_NLL_TABLE]
-        + [PLOT.format(kind=kind) for kind in kinds]
-        + ([CURVES] if curve_files(config) else [])
-    )
+    return standard_targets(PATHS, kinds, curve_files(config), extra=[FINAL_TABLE, WORD_NLL_TABLE])
 
 
 def curve_files(config: dict) -> list[str]:

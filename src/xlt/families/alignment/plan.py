@@ -15,22 +15,29 @@ import json
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
-from xlt.core.plan import RESULTS, Job, by_run_id, data_file, data_info, model_input, model_ref, prompt_settings
+from xlt.core.plan import (
+    RESULTS,
+    Job,
+    by_run_id,
+    data_file,
+    data_info,
+    family_paths,
+    model_input,
+    model_ref,
+    prompt_settings,
+)
 from xlt.families.dual import plan as dual_plan
 from xlt.families.freeze_depth.plan import runs as freeze_depth_runs
 
 FAMILY = "alignment"
-RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
+PATHS = family_paths(FAMILY)
+RUN, LOG, TABLE, SUMMARY, PLOT = PATHS.run, PATHS.log, PATHS.table, PATHS.summary, PATHS.plot
 METRICS = f"{RUN}/alignment.json"
 LAYERS = f"{RUN}/layers.csv"
 RUN_PLOTS = f"{RUN}/plots"
-LOG = f"{RESULTS}/logs/{FAMILY}/{{run_id}}.log"
-TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
-SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
-PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
 PLOT_KINDS = ("alignment-by-layer",)
 # one analysed model's cosine gap by layer, drawn from TABLE (`xlt align-gap-plot`)
-GAP_PLOT = f"{RESULTS}/plots/{FAMILY}/cosine-gap/{{run_id}}.png"
+GAP_PLOT = f"{PATHS.plots}/cosine-gap/{{run_id}}.png"
 CATEGORY = "Cross-lingual alignment by layer"
 # a trained model analysed here: the source family's run directory holds it
 SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"

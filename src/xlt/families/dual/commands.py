@@ -16,8 +16,13 @@ from __future__ import annotations
 import logging
 
 from xlt.core.choices import DEFAULT_MATCH, MATCH_RULES, POOLING_MODES
-from xlt.core.train_args import add_store_arguments, add_train_arguments
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.train_args import (
+    add_frozen_prefix_arguments,
+    add_run_dir_arguments,
+    add_store_arguments,
+    add_train_arguments,
+)
+from xlt.core.verbs import Verb, family_group
 from xlt.families.dual.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC
 from xlt.families.dual.mining_commands import VERBS as MINING_VERBS
 
@@ -116,30 +121,15 @@ def _train_dual_arguments(p) -> None:
         choices=DUAL_SYMMETRIC,
         help="combine the two directions' cross-entropies: sum (LaBSE) or mean (default sum)",
     )
-    p.add_argument(
-        "--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers"
-    )
-    p.add_argument(
-        "--cache-frozen-prefix",
-        action="store_true",
-        help="run the frozen layers once per distinct training sentence (eval mode: no dropout below the "
+    add_frozen_prefix_arguments(
+        p,
+        cache_help="run the frozen layers once per distinct training sentence (eval mode: no dropout below the "
         "boundary; at the training's --precision) and train only the layers above; needs "
         "--freeze-depth >= 0",
-    )
-    p.add_argument(
-        "--prefix-states",
-        default=None,
-        metavar="DIR",
-        help="read the frozen layers' output from this store (`xlt dual-prefix-states`, one pass for the "
+        store_help="read the frozen layers' output from this store (`xlt dual-prefix-states`, one pass for the "
         "whole sweep) instead of computing it; --cache-frozen-prefix's semantics",
     )
-    p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
-    p.add_argument(
-        "--checkpoint-dir",
-        default=None,
-        help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist",
-    )
+    add_run_dir_arguments(p)
     add_train_arguments(p)
 
 

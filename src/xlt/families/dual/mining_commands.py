@@ -21,6 +21,7 @@ from xlt.core.choices import MINING_STRATEGIES as STRATEGIES
 from xlt.core.choices import POOLING_MODES
 from xlt.core.verbs import Verb, add_run_arguments, key_value
 from xlt.data.bucc_files import BITEXT_SPLIT_EXAMPLE
+from xlt.evaluate.commands import add_prompt_argument
 
 log = logging.getLogger(__name__)
 
@@ -88,12 +89,7 @@ def _mine_arguments(parser) -> None:
     parser.add_argument(
         "--pooling", default="mean", choices=POOLING_MODES, help="sentence vector from the hidden states (default mean)"
     )
-    parser.add_argument(
-        "--prompt",
-        default="",
-        help="text put before every sentence before encoding, e.g. "
-        "'query: ' for E5 (the config's models.<name>.prompt; default none)",
-    )
+    add_prompt_argument(parser)
     parser.add_argument(
         "--k", type=int, default=DEFAULT_K, help=f"neighbourhood size of the ratio margin (default {DEFAULT_K})"
     )

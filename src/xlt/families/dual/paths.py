@@ -4,10 +4,10 @@ pair, the sweep's frozen-prefix store (the rules' outputs and the plan's argumen
 from __future__ import annotations
 
 from xlt.core.metrics import curve_path
-from xlt.core.plan import RESULTS
+from xlt.core.plan import RESULTS, family_paths
 
 FAMILY = "dual"
-RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
+RUN = family_paths(FAMILY).run
 MODEL = f"{RUN}/model"
 TRAIN_METRICS = f"{RUN}/train.json"
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write

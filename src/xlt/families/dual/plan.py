@@ -18,15 +18,16 @@ from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
 from xlt.core.plan import (
-    RESULTS,
     Job,
     by_run_id,
     config_settings,
     data_info,
+    family_paths,
     model_input,
     model_ref,
     monitor_settings,
     prompt_settings,
+    standard_targets,
 )
 from xlt.families.dual import budget, comparison, costing, distill_plan, mining_plan
 from xlt.families.dual.bitext import bitext_files, require_bitext
@@ -47,11 +48,8 @@ from xlt.families.dual.tatoeba_plan import sts_sets as sts_sets
 from xlt.families.dual.tatoeba_plan import tatoeba_job
 from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
-TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
-SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
-PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
-# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
-CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
+PATHS = family_paths(FAMILY)
+TABLE, SUMMARY, PLOT, CURVES = PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining", "dual-objectives")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
 AXES = ("objective", "margin", "scale", "pooling", "batch_size", "freeze_depth", "seed", budget.AXIS, comparison.AXIS)
@@ -380,11 +378,7 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return (
-        [TABLE, SUMMARY]
-        + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
-        + ([CURVES] if curve_files(config) else [])
-    )
+    return standard_targets(PATHS, plot_kinds(config), curve_files(config))
 
 
 def curve_files(config: dict) -> list[str]:

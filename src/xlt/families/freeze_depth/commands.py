@@ -4,7 +4,14 @@ and the module that runs each (finetune.py, prefix_states.py, evaluate.py)."""
 from __future__ import annotations
 
 from xlt.core.choices import HEADS
-from xlt.core.train_args import add_store_arguments, add_tracking_arguments, add_train_arguments
+from xlt.core.train_args import (
+    add_frozen_prefix_arguments,
+    add_head_argument,
+    add_run_dir_arguments,
+    add_store_arguments,
+    add_tracking_arguments,
+    add_train_arguments,
+)
 from xlt.core.verbs import Verb, add_run_arguments, family_group
 from xlt.families.freeze_depth.store_names import STORE_SETTINGS
 
@@ -13,39 +20,18 @@ GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N la
 
 def _finetune_arguments(p):
     p.add_argument("--model", required=True, help="hub id or local directory")
-    p.add_argument(
-        "--head",
-        choices=HEADS,
-        default="auto",
-        help="classification head: pooler (transformers' own), mean (mask-aware mean + linear, for "
-        "checkpoints without a trained pooler), auto (pooler when the checkpoint has one; default)",
-    )
+    add_head_argument(p)
     p.add_argument("--train", required=True, help="normalised JSONL (text, [text_pair], label)")
     p.add_argument("--dev", required=True, help="normalised JSONL for best-checkpoint selection")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task (3 for NLI)")
-    p.add_argument(
-        "--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers"
-    )
-    p.add_argument(
-        "--cache-frozen-prefix",
-        action="store_true",
-        help="compute the frozen layers once (frozen part without dropout, at the training's "
+    add_frozen_prefix_arguments(
+        p,
+        cache_help="compute the frozen layers once (frozen part without dropout, at the training's "
         "--precision) and train only the top",
-    )
-    p.add_argument(
-        "--prefix-states",
-        default=None,
-        metavar="DIR",
-        help="read the frozen part's output from this store (`xlt prefix-states`, one pass for the whole "
+        store_help="read the frozen part's output from this store (`xlt prefix-states`, one pass for the whole "
         "sweep) instead of computing it; implies --cache-frozen-prefix's semantics",
     )
-    p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")
-    add_run_arguments(p, "--run-id", "--axes", run_id_default="the --out directory's name")
-    p.add_argument(
-        "--checkpoint-dir",
-        default=None,
-        help="resumable training state (default: OUT/checkpoint, not an output); removed once the outputs exist",
-    )
+    add_run_dir_arguments(p)
     add_tracking_arguments(p, "OUT/checkpoints.json")
     add_train_arguments(p)
 

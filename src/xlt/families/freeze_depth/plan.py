@@ -20,26 +20,24 @@ from xlt.core.plan import (
     config_settings,
     data_file,
     data_info,
+    family_paths,
     head_settings,
     model_input,
     model_ref,
     monitor_settings,
+    standard_targets,
 )
 from xlt.data.records import NUM_LABELS
 from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
 FAMILY = "freeze_depth"
-RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
-TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
-SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
-PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PATHS = family_paths(FAMILY)
+RUN, TABLE, SUMMARY, PLOT, CURVES = PATHS.run, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 TRAIN_METRICS = f"{RUN}/train.json"
 CHECKPOINTS = f"{RUN}/checkpoints.json"  # the checkpoint choices of a run (xlt.evaluate.checkpoint_choice)
-CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
+CHECKPOINT_TABLE = PATHS.checkpoint_table
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
-# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
-CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 CLASSIFICATION_TASKS = ("nli", "sentiment")
 # one store of frozen-prefix states per model (the family's training data and max_length are the
 # sweep's): every depth's finetune job reads its boundary from it (prefix_states.shared)
@@ -230,12 +228,8 @@ def checkpoint_files(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return (
-        [TABLE, SUMMARY]
-        + ([CHECKPOINT_TABLE] if config[FAMILY]["checkpoint_selection"] else [])
-        + [PLOT.format(kind=kind) for kind in PLOT_KINDS]
-        + ([CURVES] if curve_files(config) else [])
-    )
+    checkpoints = [CHECKPOINT_TABLE] if config[FAMILY]["checkpoint_selection"] else []
+    return standard_targets(PATHS, PLOT_KINDS, curve_files(config), extra=checkpoints)
 
 
 def curve_files(config: dict) -> list[str]:

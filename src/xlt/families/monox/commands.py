@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from xlt.core.choices import HEADS
-from xlt.core.train_args import add_tracking_arguments, add_train_arguments
+from xlt.core.train_args import add_head_argument, add_tracking_arguments, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
 from xlt.families.monox.plan import MODES
 
@@ -43,13 +42,7 @@ def _job_arguments(p, role: str, out_help: str, checkpoint_help: str) -> None:
 
 def _split_arguments(p, role: str) -> None:
     p.add_argument("--model", required=True, help=f"{role}: hub id or local directory")
-    p.add_argument(
-        "--head",
-        choices=HEADS,
-        default="auto",
-        help="classification head: pooler (transformers' own), mean (mask-aware mean + linear, for "
-        "checkpoints without a trained pooler), auto (pooler when the checkpoint has one; default)",
-    )
+    add_head_argument(p)
     p.add_argument("--split", required=True, help="directory written by `xlt monox-split`")
     p.add_argument("--size", default="all", help="labelled training examples (nested stratified subsample) or all")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")

@@ -15,16 +15,17 @@ from xlt.core import settings
 from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
-    RESULTS,
     Job,
     by_run_id,
     config_settings,
     data_file,
     data_info,
+    family_paths,
     head_settings,
     model_input,
     model_ref,
     monitor_settings,
+    standard_targets,
 )
 from xlt.data.records import NUM_LABELS
 from xlt.families.monox import costing
@@ -35,7 +36,8 @@ from xlt.families.monox.sweep import check as check
 from xlt.families.monox.sweep import runs as runs
 from xlt.families.monox.sweep import task_sizes, tasks
 
-DIR = f"{RESULTS}/runs/{FAMILY}"
+PATHS = family_paths(FAMILY)
+DIR, TABLE, SUMMARY, PLOT, CURVES = PATHS.runs, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 # one split per (task, seed): its job id is "{task}/seed{seed}", the directory below splits/
 SPLIT = f"{DIR}/splits/{{run_id}}"
 SPLIT_ID = r"[^/]+/seed\d+"
@@ -46,17 +48,12 @@ TEACHER_METRICS = f"{TEACHER}/metrics.json"
 STUDENT_METRICS = f"{STUDENT}/metrics.json"
 # a student's checkpoint choices (monox.checkpoint_selection; xlt.evaluate.checkpoint_choice)
 CHECKPOINTS = f"{STUDENT}/checkpoints.json"
-CHECKPOINT_TABLE = f"{RESULTS}/tables/{FAMILY}_checkpoints.csv"
+CHECKPOINT_TABLE = PATHS.checkpoint_table
 # training curves, written beside the metrics by MetricsFile.write
 TEACHER_CURVE, STUDENT_CURVE = str(curve_path(TEACHER_METRICS)), str(curve_path(STUDENT_METRICS))
-TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
-SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
-ACCURACY_CSV = f"{RESULTS}/tables/{FAMILY}_accuracy.csv"
-ACCURACY_MARKDOWN = f"{RESULTS}/tables/{FAMILY}_accuracy.md"
-ACCURACY_HTML = f"{RESULTS}/plots/{FAMILY}/accuracy-table.html"
-PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
-# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
-CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
+ACCURACY_CSV = f"{PATHS.tables}_accuracy.csv"
+ACCURACY_MARKDOWN = f"{PATHS.tables}_accuracy.md"
+ACCURACY_HTML = f"{PATHS.plots}/accuracy-table.html"
 PLOT_KINDS = ("monox-accuracy-heatmap", "monox-accuracy-vs-size", "monox-accuracy-vs-temperature")
 AXES_LEFT_OUT = ("run_id", "role", "teacher_run_id")  # sweep-row bookkeeping, not meta.axes
 
@@ -278,11 +275,9 @@ def student_outputs(config: dict) -> dict[str, str]:
 def targets(config: dict) -> list[str]:
     if not any(row["role"] == "student" for row in runs(config)):
         return []
-    return (
-        [TABLE, SUMMARY, ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML]
-        + [PLOT.format(kind=k) for k in plot_kinds(config)]
-        + ([CURVES] if curve_files(config) else [])
-        + ([CHECKPOINT_TABLE] if checkpoint_selection(config) else [])
+    accuracy = [ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML]
+    return standard_targets(PATHS, plot_kinds(config), curve_files(config), extra=accuracy) + (
+        [CHECKPOINT_TABLE] if checkpoint_selection(config) else []
     )
 
 

@@ -246,6 +246,33 @@ def _band(ax, rows: pd.DataFrame, x: str, points, color) -> None:
         interval_band(ax, points, bounds.ci_low, bounds.ci_high, color=color, scale=100)
 
 
+def _task_panels(acc: pd.DataFrame, axis: str):
+    """One panel per task whose runs vary `axis` (every task where none does): the figure and
+    (axes, task, that task's rows) per panel."""
+    tasks = [t for t in dict.fromkeys(acc.task) if acc[acc.task == t][axis].nunique() > 1] or list(
+        dict.fromkeys(acc.task)
+    )
+    fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
+    return fig, [(ax, task, acc[acc.task == task]) for ax, task in zip(axes[0], tasks)]
+
+
+def _method_curves(part: pd.DataFrame, axis: str):
+    """Per method of a panel, in legend order: its rows and the mean and sd of the value per `axis` value."""
+    for method in _ordered_methods(part):
+        rows = part[part.method == method]
+        yield method, rows, rows.groupby(axis)["value"].agg(["mean", "std"]).fillna(0.0)
+
+
+def _finish_panel(ax, task: str, part: pd.DataFrame, axis: str, xlabel: str) -> None:
+    """A panel's log-scale ticks at the `axis` values it draws, its labels, title, grid and legend."""
+    _log_ticks(ax, sorted(part[axis].dropna().unique()))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("average test accuracy (%)")
+    ax.set_title(task)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     """Average test accuracy over languages against the number of labelled training examples
     (log scale), one line per method (kd at the headline temperature), mean +- std over seeds;
@@ -256,26 +283,15 @@ def accuracy_vs_size(table: pd.DataFrame, out: str | Path, title: str = ""):
     temperature = _headline_temperature(acc)
     if temperature is not None:
         acc = acc[(acc["mode"] != "kd") | np.isclose(acc.temperature.astype(float), temperature)]
-    tasks = [t for t in dict.fromkeys(acc.task) if acc[acc.task == t].examples.nunique() > 1] or list(
-        dict.fromkeys(acc.task)
-    )
-    fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
-    for ax, task in zip(axes[0], tasks):
-        part = acc[acc.task == task]
-        for method in _ordered_methods(part):
-            rows = part[part.method == method]
-            curve = rows.groupby("examples")["value"].agg(["mean", "std"]).fillna(0.0)
+    fig, panels = _task_panels(acc, "examples")
+    for ax, task, part in panels:
+        for method, rows, curve in _method_curves(part, "examples"):
             (line,) = ax.plot(curve.index, 100 * curve["mean"], marker="o", label=method)
             ax.fill_between(
                 curve.index, 100 * (curve["mean"] - curve["std"]), 100 * (curve["mean"] + curve["std"]), alpha=0.15
             )
             _band(ax, rows, "examples", curve.index, line.get_color())
-        _log_ticks(ax, sorted(part.examples.dropna().unique()))
-        ax.set_xlabel("labelled training examples")
-        ax.set_ylabel("average test accuracy (%)")
-        ax.set_title(task)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _finish_panel(ax, task, part, "examples", "labelled training examples")
     fig.suptitle(title or "Zero-shot accuracy vs training data size")
     return save(fig, out)
 
@@ -289,15 +305,9 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
     kd = acc[acc["mode"] == "kd"]
     if kd.empty:
         raise XltError("no kd runs in the table: the temperature plot needs mode kd")
-    tasks = [t for t in dict.fromkeys(kd.task) if kd[kd.task == t].temperature.nunique() > 1] or list(
-        dict.fromkeys(kd.task)
-    )
-    fig, axes = plt.subplots(1, len(tasks), figsize=(6 * len(tasks), 4.5), squeeze=False)
-    for ax, task in zip(axes[0], tasks):
-        part = kd[kd.task == task]
-        for method in _ordered_methods(part):
-            rows = part[part.method == method]
-            curve = rows.groupby("temperature")["value"].agg(["mean", "std"]).fillna(0.0)
+    fig, panels = _task_panels(kd, "temperature")
+    for ax, task, part in panels:
+        for method, rows, curve in _method_curves(part, "temperature"):
             drawn = ax.errorbar(
                 curve.index, 100 * curve["mean"], yerr=100 * curve["std"], marker="o", capsize=3, label=method
             )
@@ -307,12 +317,7 @@ def accuracy_vs_temperature(table: pd.DataFrame, out: str | Path, title: str = "
             rows = reference[reference.method == method]
             ax.axhline(100 * rows.value.mean(), ls="--", lw=1, color=f"C{i + 3}", label=method)
             reference_span(ax, rows, color=f"C{i + 3}", scale=100)
-        _log_ticks(ax, sorted(part.temperature.dropna().unique()))
-        ax.set_xlabel("KD softmax temperature T")
-        ax.set_ylabel("average test accuracy (%)")
-        ax.set_title(task)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        _finish_panel(ax, task, part, "temperature", "KD softmax temperature T")
     fig.suptitle(title or "MonoX-KD: zero-shot accuracy vs distillation temperature")
     return save(fig, out)
 

@@ -11,7 +11,7 @@ The family's runs are scored by the shared `xlt eval-embeddings` (xlt.evaluate.c
 from __future__ import annotations
 
 from xlt.core.choices import POOLING_MODES
-from xlt.core.train_args import add_train_arguments
+from xlt.core.train_args import add_freeze_depth_argument, add_train_arguments
 from xlt.core.verbs import Verb, add_run_arguments, family_group
 
 GROUP = family_group("sbert", "train an SBERT-style sentence encoder on NLI (`eval-embeddings` scores it)")
@@ -34,9 +34,7 @@ def _train_sbert_arguments(p):
         "dev score, e.g. 'query: ' for E5 (the config's models.<name>.prompt, which its evaluation jobs get "
         "too; default none)",
     )
-    p.add_argument(
-        "--freeze-depth", type=int, default=-1, help="-1 nothing, 0 embeddings, N embeddings + first N layers"
-    )
+    add_freeze_depth_argument(p)
     p.add_argument("--train-word-embeddings", action="store_true", help="train the word embeddings (frozen by default)")
     p.add_argument("--use-product", action="store_true", help="add u*v to the classifier features")
     p.add_argument("--out", required=True, help="run directory: model/ and train.json are written there")

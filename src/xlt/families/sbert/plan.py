@@ -16,27 +16,24 @@ from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
 from xlt.core.metrics import curve_path
 from xlt.core.plan import (
-    RESULTS,
     Job,
     by_run_id,
     config_settings,
     data_file,
     data_info,
+    family_paths,
     model_input,
     model_ref,
     monitor_settings,
     prompt_settings,
+    standard_targets,
 )
 
 FAMILY = "sbert"
-RUN = f"{RESULTS}/runs/{FAMILY}/{{run_id}}"
-TABLE = f"{RESULTS}/tables/{FAMILY}.csv"
-SUMMARY = f"{RESULTS}/tables/{FAMILY}_summary.csv"  # rows over several languages (lang avg, ...)
-PLOT = f"{RESULTS}/plots/{FAMILY}/{{kind}}.png"
+PATHS = family_paths(FAMILY)
+RUN, TABLE, SUMMARY, PLOT, CURVES = PATHS.run, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 TRAIN_METRICS = f"{RUN}/train.json"
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
-# every training run's loss, learning rate and dev score against the step (xlt plot-curves)
-CURVES = f"{RESULTS}/plots/{FAMILY}/training-curves.png"
 PLOT_KINDS = ("sbert-retrieval-error", "sbert-sts", "sbert-layers")
 LAYERS_PLOT = "sbert-layers"  # drawn only when the sweep pools more than one layer
 # eval section key = dataset task = `xlt eval-embeddings` flag that takes its files
@@ -240,11 +237,7 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return (
-        [TABLE, SUMMARY]
-        + [PLOT.format(kind=kind) for kind in plot_kinds(config)]
-        + ([CURVES] if curve_files(config) else [])
-    )
+    return standard_targets(PATHS, plot_kinds(config), curve_files(config))
 
 
 def curve_files(config: dict) -> list[str]:
