@@ -175,15 +175,28 @@ def test_a_plan_that_lacks_a_required_member_or_names_another_family_is_refused_
     assert registry.usable()[0] == tuple(n for n in registry.usable()[0] if n != NAME)  # the others still register
 
 
-def test_a_family_folder_that_is_no_identifier_is_refused_by_name(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("new-fam", "is no lower-case Python identifier"),
+        ("NewFam", "is no lower-case Python identifier"),
+        ("training", r"is a section of the shared config \(core/schema.yaml\)"),
+    ],
+)
+def test_a_family_folder_that_is_no_identifier_or_a_shared_section_is_refused_by_name(
+    tmp_path, monkeypatch, name, problem
+):
+    """A family's name is checked as an identifier (its package, config section, rule names and
+    results folder), not as a word: `probe` is fine (tests/core/test_family_names.py), `training`
+    would replace the shared training section."""
     families = tmp_path / "families"
-    write_family(families, {path.replace(NAME, "new-fam"): text for path, text in documented_family().items()})
+    write_family(families, {path.replace(NAME, name): text for path, text in documented_family().items()})
     monkeypatch.setenv(registry.PATH_VARIABLE, str(families))
     try:
-        with pytest.raises(ContractError, match=r"^family new-fam: name is no Python identifier; rename its folder"):
+        with pytest.raises(ContractError, match=rf"^family {name}: name {problem}; rename its folder"):
             registry.names()
     finally:
-        forget(families, "new-fam")
+        forget(families, name)
 
 
 def test_a_hook_module_is_read_when_first_asked_for_and_a_wrong_member_is_one_line(family):

@@ -8,13 +8,11 @@ import json
 import pytest
 
 from xlt.core import settings
-from xlt.core.family_plan import cost_hook
 from xlt.core.job_spec import JobSpec
 from xlt.cost import data_size, profile, sweep
-from xlt.families.dual import plan as dual_plan
+from xlt.cost.work import costs
 from xlt.families.freeze_depth import plan as freeze_depth_plan
 from xlt.families.monox import costing as monox_costing
-from xlt.families.monox import plan as monox_plan
 
 
 def paper_jobs() -> dict:
@@ -23,20 +21,20 @@ def paper_jobs() -> dict:
 
 
 def test_each_data_sized_output_is_counted_from_the_rows_it_covers():
-    monox = cost_hook(monox_plan, "output_bytes")
+    monox = costs("monox").output_bytes
     assert monox("monox_split", JobSpec("monox-split"), 1000, 50, 200.0, 768) == 1050 * 200.0
     # a logits row: float32 per label, a 40-character id and a 10-character part name, 4 bytes a character
     labels = [("num_labels", 3)]
     assert monox("train_teacher", JobSpec("train-teacher", labels), 1000, 0, 200.0, 1024) == 1000 * (12 + 200)
     assert monox("distill", JobSpec("distill", labels), 1000, 0, 200.0, 1024) == 0
-    dual = cost_hook(dual_plan, "output_bytes")
+    dual = costs("dual").output_bytes
     distill = JobSpec("train-dual", [("objective", "mse_distill")])
     assert dual("train_dual", distill, 1000, 0, 200.0, 768) == 1000 * 768 * 2  # float16 vectors
     additive = JobSpec("train-dual", [("objective", "additive_margin")])
     assert dual("train_dual", additive, 1000, 0, 200.0, 768) == 0
     # a family without the hook writes nothing data-sized (the default)
     assert not hasattr(freeze_depth_plan, "output_bytes")
-    assert cost_hook(freeze_depth_plan, "output_bytes")("finetune", JobSpec("finetune"), 1000, 50, 200.0, 768) == 0
+    assert costs("freeze_depth").output_bytes("finetune", JobSpec("finetune"), 1000, 50, 200.0, 768) == 0
 
 
 def test_the_paper_plan_counts_monox_splits_and_logits_and_the_distilled_students_vectors():

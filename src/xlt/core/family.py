@@ -137,10 +137,11 @@ def build(
     view = _plan(name, plan)
     _schema(name, schema)
     verbs, group = _commands(name, commands, schema)
-    cost = SimpleNamespace(**{hook: _callable(name, "plan", plan, hook, None) for hook in family_plan.COST_HOOKS})
+    cost = family_plan.default_costs()
     for hook in family_plan.COST_HOOKS:
-        if getattr(cost, hook) is None:
-            setattr(cost, hook, getattr(family_plan, hook))
+        own = _callable(name, "plan", plan, hook, None)
+        if own is not None:
+            setattr(cost, hook, own)
     return Family(name, view, schema, verbs, group, view.SUMMARY, cost, load)
 
 

@@ -29,6 +29,7 @@ Plan modules are torch-free and cheap to import: `xlt config check` imports ever
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 if TYPE_CHECKING:
@@ -213,10 +214,7 @@ COST_HOOKS = (
 )
 
 
-def cost_hook(plan: Any, name: str) -> Callable:
-    """A family plan's cost hook `name` (COST_HOOKS), or its default here; `plan` None (the shared
-    jobs: data and demo models) gets the default."""
-    if name not in COST_HOOKS:
-        raise AttributeError(f"{name!r} is not a cost hook; the hooks are {', '.join(COST_HOOKS)}")
-    own = getattr(plan, name, None) if plan is not None else None
-    return own if own is not None else globals()[name]
+def default_costs() -> SimpleNamespace:
+    """Every cost hook at its default here: the shared jobs' (data, demo models), and what a family
+    leaves out (xlt.core.family builds its `cost` from its plan's hooks over these)."""
+    return SimpleNamespace(**{hook: globals()[hook] for hook in COST_HOOKS})

@@ -170,11 +170,11 @@ def scalars(metrics: dict) -> dict[str, float]:
             if math.isfinite(value):
                 out[f"eval/{_tag(key)}"] = float(value)
         elif isinstance(value, list):
-            prefix = "probe" if key == PROBES else "eval"
+            prefix = "probe/" if key == PROBES else "eval/"
             for item in value:
                 if isinstance(item, dict) and {"metric", "value"} <= set(item):
                     dims = [str(item[d]) for d in DIMENSIONS if d != "step" and d in item]
-                    out["/".join([prefix, _tag(item["metric"]), *map(_tag, dims)])] = float(item["value"])
+                    out[prefix + "/".join([_tag(item["metric"]), *map(_tag, dims)])] = float(item["value"])
     return out
 
 

@@ -123,8 +123,14 @@ def _ordered(reads: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
 def family(name: str) -> Family:
     """The family `name`: every member of its contract (xlt.core.family), read from its folder
     and checked, or a one-line ContractError naming the member and the fix."""
-    if not name.isidentifier():  # its modules are xlt.families.<name>.*
-        raise ContractError(name, "name", "is no Python identifier", "rename its folder, e.g. my_family")
+    # a family's name is its package (xlt.families.<name>), its config section, a part of its rule
+    # names and a folder of results/: a lower-case identifier that no shared section already is
+    if not name.isidentifier() or name != name.lower():
+        raise ContractError(name, "name", "is no lower-case Python identifier", "rename its folder, e.g. my_family")
+    if name in shared_sections():
+        raise ContractError(
+            name, "name", "is a section of the shared config (core/schema.yaml)", "rename its folder, e.g. my_family"
+        )
     module = _import(name, "plan")
     if module is None:
         raise ContractError(name, "plan.py", "is missing", "its plan (a FamilyPlan) makes the folder a family")
@@ -136,6 +142,13 @@ def family(name: str) -> Family:
     except yaml.YAMLError as err:
         raise ContractError(name, SCHEMA, f"is no valid YAML ({err})".replace("\n", " "), "fix its syntax") from None
     return contract.build(name, module, schema, _import(name, "commands"), functools.partial(_import, name))
+
+
+@functools.cache
+def shared_sections() -> frozenset[str]:
+    """The config's shared top-level keys (core/schema.yaml), which no family may be named."""
+    schema = yaml.safe_load((Path(__file__).parent / SCHEMA).read_text(encoding="utf-8"))
+    return frozenset(schema["properties"])
 
 
 def _import(name: str, module: str) -> ModuleType | None:

@@ -36,9 +36,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Callable
 
-from xlt.core import registry
-from xlt.core.family_plan import cost_hook
 from xlt.core.job_spec import JobSpec
 from xlt.core.plan import RESULTS
 from xlt.cost import formulas, tokens
@@ -131,15 +130,10 @@ def overhead_seconds(
     return profile["overhead_s"] + steps * step + eval_batches * batch
 
 
-def family_plan(family: str):
-    """The plan module whose cost hooks price `family`'s jobs; None for the shared jobs."""
-    return registry.plan(family) if family in registry.names() else None
-
-
-def frozen_layers(plan, spec: JobSpec, depth_flag: int, layers: int, steps: int, steps_per_epoch: int) -> float:
+def frozen_layers(hook: Callable, spec: JobSpec, depth_flag: int, layers: int, steps: int, per_epoch: int) -> float:
     """Encoder layers at the bottom that a training step runs forward only, on average over its
     steps: what the family's `frozen_layers` hook says (a layer scheme's), else --freeze-depth's."""
-    hooked = cost_hook(plan, "frozen_layers")(spec, layers, steps, steps_per_epoch)
+    hooked = hook(spec, layers, steps, per_epoch)
     if hooked is not None:
         return min(float(hooked), layers)
     return float(min(max(depth_flag, 0), layers))
@@ -149,7 +143,7 @@ def job_cost(config: dict, family: str, rule: str, run_id: str, spec: JobSpec, p
     """A job's cost, stage by stage: its model's shape, the data it reads, its training steps and
     their FLOPs, its evaluations, its seconds, its memory and disk; a job whose family's hook says it
     writes a frozen-prefix store is one evaluation-like pass instead (prefix_store_pass)."""
-    job = Work(config, family, family_plan(family), rule, run_id, spec, profile)
+    job = Work(config, family, rule, run_id, spec, profile)
     for stage in (shape, data, steps, training_flops, evaluations, seconds, footprint):
         stage(job)
     if job.hook("prefix_store")(rule):
@@ -244,7 +238,7 @@ def training_flops(job: Work) -> None:
     frozen = job.depth
     if job.trains and job.model:
         per_epoch = math.ceil(job.train_rows / job.batch)
-        frozen = frozen_layers(job.plan, spec, job.depth_flag, layers, job.steps, per_epoch)
+        frozen = frozen_layers(job.hook("frozen_layers"), spec, job.depth_flag, layers, job.steps, per_epoch)
     trainable = params * (layers - min(frozen, layers)) / layers if job.model else 0
     cached = job.trains and job.depth > 0 and (spec.has("cache_frozen_prefix") or spec.has("prefix_states"))
     if cached:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 
-from xlt.core import registry
-from xlt.core.family_plan import cost_hook
 from xlt.core.model_files import split_revision
 from xlt.core.plan import RESULTS, model_ref
 from xlt.core.prefetch import cache_dir
 from xlt.cost import formulas
 from xlt.cost.constants import value as constant
+from xlt.cost.work import costs
 
 # hub models: (vocab, hidden, layers); an unknown hub id is planned as DEFAULT_SHAPE (bert-base) and
 # says so (sources: xlt.cost.constants)
@@ -35,8 +34,7 @@ def model_shape(config: dict, ref: str) -> tuple[int, int, int]:
         return spec.get("vocab_size", 1000), spec.get("hidden_size", 64), spec["layers"]
     if ref.startswith(f"{RESULTS}/runs/"):  # a fine-tuned model: the shape of the model its family starts from
         family = ref.split("/")[2]
-        plan = registry.plan(family) if family in registry.names() else None
-        names = cost_hook(plan, "trained_models")(config[family])
+        names = costs(family).trained_models(config[family])
         if names:
             return model_shape(config, model_ref(config, names[0]))
     return KNOWN_MODELS.get(ref, DEFAULT_SHAPE)

@@ -4,9 +4,11 @@ spec and profile, and what each stage of the estimate has read off them so far."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable
 
-from xlt.core.family_plan import cost_hook
+from xlt.core import registry
+from xlt.core.family_plan import default_costs
 from xlt.core.job_spec import JobSpec
 
 
@@ -17,7 +19,6 @@ class Work:
 
     config: dict
     family: str
-    plan: Any  # the family's plan (its cost hooks), None for the shared jobs
     rule: str
     run_id: str
     spec: JobSpec
@@ -25,7 +26,7 @@ class Work:
     values: dict = field(default_factory=dict)
 
     def hook(self, name: str) -> Callable:
-        return cost_hook(self.plan, name)
+        return getattr(costs(self.family), name)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -35,3 +36,9 @@ class Work:
 
     def set(self, **values: Any) -> None:
         self.values.update(values)
+
+
+def costs(family: str) -> SimpleNamespace:
+    """The cost hooks that price `family`'s jobs: its contract's (xlt.core.family.Family.cost), the
+    defaults for the shared jobs."""
+    return registry.family(family).cost if family in registry.names() else default_costs()

@@ -360,7 +360,7 @@ def load_cached_training(
     if meta["examples"] != len(examples):
         raise XltError(
             f"{path} holds {meta['examples']} examples, the training set has {len(examples)}; "
-            "rerun `xlt prefix-states` on this training file"
+            f"rerun {rerun} on this training file"
         )
     states = read_prefix_store(path, depth, model)
     labels = torch.as_tensor([e["label"] for e in examples])
