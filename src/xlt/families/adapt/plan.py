@@ -346,4 +346,4 @@ def targets(config: dict) -> list[str]:
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every MLM adaptation run."""
-    return [CURVE.format(run_id=run_id) for run_id in jobs(config)["adapt_mlm"]]
+    return common.run_files(CURVE, jobs(config)["adapt_mlm"])

@@ -112,13 +112,7 @@ def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
-        n = settings.model_layers(config, model)
-        for d in family["freeze_depths"]:
-            if not -1 <= d < n:
-                raise XltError(
-                    f"freeze depth {d} in {FAMILY}.freeze_depths leaves nothing to train in model {model!r} "
-                    f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}"
-                )
+        settings.freeze_depths(config, family["freeze_depths"], model, f"{FAMILY}.freeze_depths", head=False)
     for role in ("train", "dev", "tatoeba"):
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
@@ -359,6 +353,11 @@ def metrics_files(config: dict) -> list[str]:
     )
 
 
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every trained run (untrained baselines have none)."""
+    return common.run_files(TRAIN_CURVE, jobs(config)["train_dual"])
+
+
 def plot_kinds(config: dict) -> list[str]:
     """The figures a sweep can draw: a line against an axis needs two values of it; mining needs mining."""
     family = config[FAMILY]
@@ -375,8 +374,3 @@ def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
     return common.standard_targets(PATHS, plot_kinds(config), curve_files(config))
-
-
-def curve_files(config: dict) -> list[str]:
-    """The training curve of every trained run (untrained baselines have none)."""
-    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["train_dual"]]

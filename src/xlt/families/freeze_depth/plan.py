@@ -210,7 +210,7 @@ def _tracking_settings(config: dict) -> list[tuple[str, str]]:
 
 
 def checkpoint_files(config: dict) -> list[str]:
-    return [CHECKPOINTS.format(run_id=run_id) for run_id in jobs(config)["finetune"]]
+    return common.run_files(CHECKPOINTS, jobs(config)["finetune"])
 
 
 def targets(config: dict) -> list[str]:
@@ -222,4 +222,4 @@ def targets(config: dict) -> list[str]:
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every fine-tuning run (the inputs of the training-curves figure)."""
-    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["finetune"]]
+    return common.run_files(TRAIN_CURVE, jobs(config)["finetune"])

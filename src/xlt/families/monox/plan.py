@@ -253,7 +253,7 @@ def checkpoint_files(config: dict) -> list[str]:
     """Every student's checkpoint choices (only with monox.checkpoint_selection)."""
     if not checkpoint_selection(config):
         return []
-    return [CHECKPOINTS.format(run_id=run_id) for run_id in jobs(config)["distill"]]
+    return common.run_files(CHECKPOINTS, jobs(config)["distill"])
 
 
 def student_outputs(config: dict) -> dict[str, str]:
@@ -273,6 +273,5 @@ def targets(config: dict) -> list[str]:
 def curve_files(config: dict) -> list[str]:
     """The training curve of every teacher, then of every student."""
     planned = jobs(config)
-    return [TEACHER_CURVE.format(run_id=run_id) for run_id in planned["train_teacher"]] + [
-        STUDENT_CURVE.format(run_id=run_id) for run_id in planned["distill"]
-    ]
+    teachers, students = planned["train_teacher"], planned["distill"]
+    return common.run_files(TEACHER_CURVE, teachers) + common.run_files(STUDENT_CURVE, students)

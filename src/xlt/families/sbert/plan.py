@@ -231,4 +231,4 @@ def targets(config: dict) -> list[str]:
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every trained run (untrained baselines have none)."""
-    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["train_sbert"]]
+    return common.run_files(TRAIN_CURVE, jobs(config)["train_sbert"])
