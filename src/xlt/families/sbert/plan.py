@@ -146,8 +146,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         return {"train_sbert": {}, "eval_sbert": {}}
     family = config[FAMILY]
     train, dev = family["train"], family["dev"]
-    training = settings.training(config, FAMILY)
     dev_task = config["datasets"][dev["dataset"]]["task"]
+    training = settings.training(config, FAMILY)
     switches = [(key, ON) for key in SWITCHES if family[key]]
     evaluation = eval_files(config)
     eval_data = [common.data_info(family["eval"][kind]["dataset"]) for kind in EVAL_KINDS if kind in family["eval"]]
