@@ -197,3 +197,12 @@ def test_command_line_strings_become_the_booleans_and_numbers_the_schema_wants()
     config["positive_control"] = {"enabled": "yes please"}
     with pytest.raises(XltError, match="positive_control.enabled"):
         settings.validate(config)
+
+
+def test_freeze_depths_of_a_model_without_a_head_leave_its_top_layer_to_train():
+    config = validate(demo_config())  # demo-mbert: 12 layers
+    assert settings.freeze_depths(config, "all", "demo-mbert", "x.depths") == list(range(-1, 13))
+    assert settings.freeze_depths(config, "all", "demo-mbert", "x.depths", head=False) == list(range(-1, 12))
+    assert settings.freeze_depths(config, [12], "demo-mbert", "x.depths") == [12]
+    with pytest.raises(XltError, match=r"freeze depth 12 in x.depths leaves nothing to train in model 'demo-mbert' "):
+        settings.freeze_depths(config, [11, 12], "demo-mbert", "x.depths", head=False)

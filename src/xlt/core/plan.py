@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from xlt.core.job_spec import JobSpec
 from xlt.core.model_files import pinned_ref
@@ -61,6 +62,13 @@ def standard_targets(paths: FamilyPaths, kinds, curves: list[str], extra: list[s
         + [paths.plot.format(kind=kind) for kind in kinds]
         + ([paths.curves] if curves else [])
     )
+
+
+def run_files(template: str, run_ids: Iterable[str]) -> list[str]:
+    """`template`, a path with a {run_id} wildcard, for each run id in order: a file of every job a
+    rule plans (`jobs(config)[rule]`), as the training curves and checkpoint choices that the
+    generic rules read."""
+    return [template.format(run_id=run_id) for run_id in run_ids]
 
 
 @dataclass(frozen=True)

@@ -325,15 +325,18 @@ def model_layers(config: dict, name: str, root: str | Path = ".") -> int:
     )
 
 
-def freeze_depths(config: dict, wanted: str | list[int], model: str, where: str) -> list[int]:
-    """Freeze depths for `model` (`all` = -1 .. its layer count), each checked against it."""
+def freeze_depths(config: dict, wanted: str | list[int], model: str, where: str, head: bool = True) -> list[int]:
+    """Freeze depths for `model` (`all` = -1 .. its deepest), each checked against it. A model with no
+    task `head` of its own to train (a dual encoder) must keep its top layer trainable: its deepest
+    depth is one below its layer count."""
     n = model_layers(config, model)
-    values = list(range(-1, n + 1)) if wanted == "all" else list(wanted)
+    deepest, problem = (n, "is out of range for") if head else (n - 1, "leaves nothing to train in")
+    values = list(range(-1, deepest + 1)) if wanted == "all" else list(wanted)
     for d in values:
-        if not -1 <= d <= n:
+        if not -1 <= d <= deepest:
             raise XltError(
-                f"freeze depth {d} in {where} is out of range for model {model!r} with "
-                f"{n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n}"
+                f"freeze depth {d} in {where} {problem} model {model!r} with "
+                f"{n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {deepest}"
             )
     return values
 

@@ -16,22 +16,12 @@ from __future__ import annotations
 
 import json
 
+from xlt.core import plan as common
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (
-    Job,
-    by_run_id,
-    config_settings,
-    data_file,
-    data_info,
-    family_paths,
-    model_input,
-    model_ref,
-    monitor_settings,
-    standard_targets,
-)
+from xlt.core.plan import Job
 from xlt.data.sentences import text_unit
 from xlt.families.adapt import costing
 from xlt.families.adapt.eval_sets import COMPARE, MULTILINGUAL, eval_file, eval_set_jobs, eval_set_keys
@@ -42,7 +32,7 @@ from xlt.families.adapt.eval_sets import eval_sets as eval_sets
 from xlt.families.adapt.scheme_names import REFERENCE_SCHEME, scheme_order
 from xlt.families.adapt.schemes import parse_scheme, run_label, scheme_arg
 
-PATHS = family_paths(FAMILY)
+PATHS = common.family_paths(FAMILY)
 DIR, TABLE, SUMMARY, PLOT, CURVES = PATHS.runs, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 RUN = f"{DIR}/{{run_id}}/metrics.json"
 CURVE = str(curve_path(RUN))  # the MLM run's training curve, written beside its metrics
@@ -271,18 +261,18 @@ def _adapt_jobs(config: dict) -> list[Job]:
         axes = {k: row[k] for k in ("model", "scheme", "seed")} | {"role": "adapted", "text_unit": _text_unit(config)}
         training, evaluations, files = _evaluations(config, row["scheme"])
         inputs = {
-            "model": model_input(config, row["model"]),
-            "native": model_input(config, family["native"]),
-            "data": data_info(target["dataset"]),
+            "model": common.model_input(config, row["model"]),
+            "native": common.model_input(config, family["native"]),
+            "data": common.data_info(target["dataset"]),
             "sets": files,
         }
         spec = JobSpec(
             "adapt-mlm",
             [
-                ("model", model_ref(config, row["model"])),
-                ("train", data_file(target["dataset"], target["lang"], target["train_split"])),
+                ("model", common.model_ref(config, row["model"])),
+                ("train", common.data_file(target["dataset"], target["lang"], target["train_split"])),
                 *evaluations,
-                ("native", model_ref(config, family["native"])),
+                ("native", common.model_ref(config, family["native"])),
                 ("compare", eval_file(keys["compare"])),
                 *layers,
                 ("compare_levels", list(compare["levels"])),
@@ -293,8 +283,8 @@ def _adapt_jobs(config: dict) -> list[Job]:
                 ("eval_batch_size", family["eval_batch_size"]),
                 *_bootstrap(config),
                 ("seed", row["seed"]),
-                *config_settings(training),
-                *monitor_settings(config),
+                *common.config_settings(training),
+                *common.monitor_settings(config),
                 ("run_id", row["run_id"]),
                 ("axes", json.dumps(axes)),
                 ("out", RUN.format(run_id=row["run_id"])),
@@ -315,11 +305,11 @@ def _reference_jobs(config: dict) -> list[Job]:
             Job(
                 row["run_id"],
                 axes=axes,
-                inputs={"model": model_input(config, row["model"]), "sets": files},
+                inputs={"model": common.model_input(config, row["model"]), "sets": files},
                 spec=JobSpec(
                     "perplexity",
                     [
-                        ("model", model_ref(config, row["model"])),
+                        ("model", common.model_ref(config, row["model"])),
                         *[("data", f) for f in files],
                         *_masking(family),
                         *_word_nll(family),
@@ -341,9 +331,9 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     if settings.family(config, FAMILY) is None:
         return {"adapt_eval_set": {}, "adapt_mlm": {}, "adapt_reference_perplexity": {}}
     return {
-        "adapt_eval_set": by_run_id(eval_set_jobs(config)),
-        "adapt_mlm": by_run_id(_adapt_jobs(config)),
-        "adapt_reference_perplexity": by_run_id(_reference_jobs(config)),
+        "adapt_eval_set": common.by_run_id(eval_set_jobs(config)),
+        "adapt_mlm": common.by_run_id(_adapt_jobs(config)),
+        "adapt_reference_perplexity": common.by_run_id(_reference_jobs(config)),
     }
 
 
@@ -351,9 +341,9 @@ def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
     kinds = [k for k in PLOT_KINDS if k != "word-nll" or config[FAMILY]["word_nll"]["sentences"] > 0]
-    return standard_targets(PATHS, kinds, curve_files(config), extra=[FINAL_TABLE, WORD_NLL_TABLE])
+    return common.standard_targets(PATHS, kinds, curve_files(config), extra=[FINAL_TABLE, WORD_NLL_TABLE])
 
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every MLM adaptation run."""
-    return [CURVE.format(run_id=run_id) for run_id in jobs(config)["adapt_mlm"]]
+    return common.run_files(CURVE, jobs(config)["adapt_mlm"])

@@ -12,25 +12,16 @@ from __future__ import annotations
 
 import json
 
+from xlt.core import plan as common
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
-from xlt.core.plan import (
-    RESULTS,
-    Job,
-    by_run_id,
-    data_file,
-    data_info,
-    family_paths,
-    model_input,
-    model_ref,
-    prompt_settings,
-)
+from xlt.core.plan import Job
 from xlt.families.dual import plan as dual_plan
 from xlt.families.freeze_depth.plan import runs as freeze_depth_runs
 
 FAMILY = "alignment"
-PATHS = family_paths(FAMILY)
+PATHS = common.family_paths(FAMILY)
 RUN, LOG, TABLE, SUMMARY, PLOT = PATHS.run, PATHS.log, PATHS.table, PATHS.summary, PATHS.plot
 METRICS = f"{RUN}/alignment.json"
 LAYERS = f"{RUN}/layers.csv"
@@ -40,7 +31,7 @@ PLOT_KINDS = ("alignment-by-layer",)
 GAP_PLOT = f"{PATHS.plots}/cosine-gap/{{run_id}}.png"
 CATEGORY = "Cross-lingual alignment by layer"
 # a trained model analysed here: the source family's run directory holds it
-SOURCE_MODEL = f"{RESULTS}/runs/{{source}}/{{source_run}}/model"
+SOURCE_MODEL = f"{common.RESULTS}/runs/{{source}}/{{source_run}}/model"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
 READS = ("dual", "freeze_depth")  # it analyses their trained models
@@ -154,7 +145,7 @@ def _indices(values) -> str:
 def _model(config: dict, row: dict) -> tuple[str, list[str] | str]:
     """What `xlt align` gets as --model, and the file it depends on."""
     if row["source"] == "pretrained":
-        return model_ref(config, row["model"]), model_input(config, row["model"])
+        return common.model_ref(config, row["model"]), common.model_input(config, row["model"])
     path = SOURCE_MODEL.format(source=row["source"], source_run=row["source_run"])
     return path, path
 
@@ -166,7 +157,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         return {"align_layers": {}}
     family = config[FAMILY]
     data = family["data"]
-    shared = [("bitext", data_file(data["dataset"], lang, data["split"])) for lang in data["langs"]]
+    shared = [("bitext", common.data_file(data["dataset"], lang, data["split"])) for lang in data["langs"]]
     shared += [
         ("layers", _indices(family["layers"])),
         ("pooling", family["pooling"]),
@@ -189,13 +180,13 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             Job(
                 run_id,
                 axes=axes,
-                inputs={"model": model_file, "data": data_info(data["dataset"])},
+                inputs={"model": model_file, "data": common.data_info(data["dataset"])},
                 spec=JobSpec(
                     "align",
                     [
                         ("model", model),
                         *shared,
-                        *prompt_settings(config, row["model"]),
+                        *common.prompt_settings(config, row["model"]),
                         ("axes", json.dumps(axes)),
                         ("run_id", run_id),
                         ("out_metrics", METRICS.format(run_id=run_id)),
@@ -205,7 +196,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 ),
             )
         )
-    return {"align_layers": by_run_id(align)}
+    return {"align_layers": common.by_run_id(align)}
 
 
 def targets(config: dict) -> list[str]:

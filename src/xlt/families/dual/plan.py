@@ -14,21 +14,11 @@ from __future__ import annotations
 
 import json
 
+from xlt.core import plan as common
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
-from xlt.core.plan import (
-    Job,
-    by_run_id,
-    config_settings,
-    data_info,
-    family_paths,
-    model_input,
-    model_ref,
-    monitor_settings,
-    prompt_settings,
-    standard_targets,
-)
+from xlt.core.plan import Job
 from xlt.families.dual import budget, comparison, costing, distill_plan, mining_plan
 from xlt.families.dual.bitext import bitext_files, require_bitext
 from xlt.families.dual.bitext import bitext_spec as bitext_spec
@@ -48,7 +38,7 @@ from xlt.families.dual.tatoeba_plan import sts_sets as sts_sets
 from xlt.families.dual.tatoeba_plan import tatoeba_job
 from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
-PATHS = family_paths(FAMILY)
+PATHS = common.family_paths(FAMILY)
 TABLE, SUMMARY, PLOT, CURVES = PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 PLOT_KINDS = ("dual-error-vs-margin", "dual-error-vs-scale", "dual-tatoeba-heatmap", "dual-mining", "dual-objectives")
 # the sweep axes of a run, in the order the metrics files store them (then `trained`)
@@ -122,13 +112,7 @@ def check(config: dict) -> None:
     family = config[FAMILY]
     for model in family["models"]:
         settings.require(config, "models", model, f"{FAMILY}.models")
-        n = settings.model_layers(config, model)
-        for d in family["freeze_depths"]:
-            if not -1 <= d < n:
-                raise XltError(
-                    f"freeze depth {d} in {FAMILY}.freeze_depths leaves nothing to train in model {model!r} "
-                    f"with {n} layers; allowed: -1 (nothing frozen), 0 (embeddings) .. {n - 1}"
-                )
+        settings.freeze_depths(config, family["freeze_depths"], model, f"{FAMILY}.freeze_depths", head=False)
     for role in ("train", "dev", "tatoeba"):
         spec = bitext_spec(config, role)
         require_bitext(config, spec["dataset"], f"{FAMILY}.{role}.dataset")
@@ -212,7 +196,7 @@ def _start(config: dict, row: dict) -> tuple[str, object]:
     if row[comparison.AXIS] == comparison.TEACHER:
         teacher = distill_plan.teacher(config, FAMILY)
         return teacher["ref"], teacher["inputs"]
-    return model_ref(config, row["model"]), model_input(config, row["model"])
+    return common.model_ref(config, row["model"]), common.model_input(config, row["model"])
 
 
 def _train_axes(row: dict) -> dict:
@@ -243,14 +227,14 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
             JobSpec(
                 "dual-prefix-states",
                 [
-                    ("model", model_ref(config, model)),
+                    ("model", common.model_ref(config, model)),
                     *[("train", f) for f in bitext_files(config, "train")],
-                    *prompt_settings(config, model),
+                    *common.prompt_settings(config, model),
                     *store_settings(depths, training, batch_sizes(config)[0], store, PREFIX_STATES.format(model=model)),
                 ],
             ),
             axes={"model": model},
-            inputs={"model": model_input(config, model), "train": data_info(train["dataset"])},
+            inputs={"model": common.model_input(config, model), "train": common.data_info(train["dataset"])},
         )
         for model, depths in stored_depths(rows, family["models"])
     ]
@@ -298,13 +282,13 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
             prefix, prefix_inputs = [], teacher_inputs
         spec += [
             *objective,
-            *prompt_settings(config, row["model"]),
+            *common.prompt_settings(config, row["model"]),
             ("freeze_depth", row["freeze_depth"]),
             *prefix,
             ("seed", row["seed"]),
             # the batch size is a sweep axis: it replaces training.batch_size
-            *config_settings({**run_training, "batch_size": row["batch_size"]}),
-            *monitor_settings(config),
+            *common.config_settings({**run_training, "batch_size": row["batch_size"]}),
+            *common.monitor_settings(config),
             ("axes", json.dumps(_train_axes(row))),
             ("run_id", run_id),
             ("out", run_dir),
@@ -316,8 +300,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 axes=axes,
                 inputs={
                     "model": start_inputs,
-                    "train": data_info(bitext_spec(config, "train")["dataset"]),
-                    "dev": data_info(bitext_spec(config, "dev")["dataset"]),
+                    "train": common.data_info(bitext_spec(config, "train")["dataset"]),
+                    "dev": common.data_info(bitext_spec(config, "dev")["dataset"]),
                     **prefix_inputs,
                 },
             )
@@ -328,7 +312,13 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     for row in baselines(config):  # the pretrained encoder, no training axes
         axes = {"model": row["model"]} | {axis: None for axis in AXES} | {"pooling": row["pooling"], "trained": False}
         tatoeba.append(
-            tatoeba_job(config, row["run_id"], model_ref(config, row["model"]), model_input(config, row["model"]), axes)
+            tatoeba_job(
+                config,
+                row["run_id"],
+                common.model_ref(config, row["model"]),
+                common.model_input(config, row["model"]),
+                axes,
+            )
         )
     teacher = distill_plan.teacher_row(config, FAMILY)
     if teacher:  # the fixed teacher, scored zero-shot by the same evaluation (objective "teacher")
@@ -340,10 +330,10 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         tatoeba.append(
             tatoeba_job(config, teacher["run_id"], teacher["ref"], teacher["inputs"], axes, layer=teacher["layer"])
         )
-    out["train_dual"], out["tatoeba_dual"] = by_run_id(train), by_run_id(tatoeba)
+    out["train_dual"], out["tatoeba_dual"] = common.by_run_id(train), common.by_run_id(tatoeba)
     out["make_bucc"] = mining_plan.make_bucc_jobs(config)
     if shared_prefix(config, FAMILY):
-        out["prefix_states_dual"] = by_run_id(_prefix_states_jobs(config, rows))
+        out["prefix_states_dual"] = common.by_run_id(_prefix_states_jobs(config, rows))
     return out
 
 
@@ -363,6 +353,11 @@ def metrics_files(config: dict) -> list[str]:
     )
 
 
+def curve_files(config: dict) -> list[str]:
+    """The training curve of every trained run (untrained baselines have none)."""
+    return common.run_files(TRAIN_CURVE, jobs(config)["train_dual"])
+
+
 def plot_kinds(config: dict) -> list[str]:
     """The figures a sweep can draw: a line against an axis needs two values of it; mining needs mining."""
     family = config[FAMILY]
@@ -378,9 +373,4 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return standard_targets(PATHS, plot_kinds(config), curve_files(config))
-
-
-def curve_files(config: dict) -> list[str]:
-    """The training curve of every trained run (untrained baselines have none)."""
-    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["train_dual"]]
+    return common.standard_targets(PATHS, plot_kinds(config), curve_files(config))

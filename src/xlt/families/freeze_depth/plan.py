@@ -9,29 +9,17 @@ from __future__ import annotations
 
 import json
 
+from xlt.core import plan as common
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (
-    RESULTS,
-    Job,
-    by_run_id,
-    config_settings,
-    data_file,
-    data_info,
-    family_paths,
-    head_settings,
-    model_input,
-    model_ref,
-    monitor_settings,
-    standard_targets,
-)
+from xlt.core.plan import Job
 from xlt.data.records import NUM_LABELS
 from xlt.frozen_prefix.store_plan import check_prefix_states, shared_prefix, store_settings, stored_depths
 
 FAMILY = "freeze_depth"
-PATHS = family_paths(FAMILY)
+PATHS = common.family_paths(FAMILY)
 RUN, TABLE, SUMMARY, PLOT, CURVES = PATHS.run, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 PLOT_KINDS = ("accuracy-vs-depth", "accuracy-heatmap")
 TRAIN_METRICS = f"{RUN}/train.json"
@@ -41,7 +29,7 @@ TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by Me
 CLASSIFICATION_TASKS = ("nli", "sentiment")
 # one store of frozen-prefix states per model (the family's training data and max_length are the
 # sweep's): every depth's finetune job reads its boundary from it (prefix_states.shared)
-PREFIX_STATES = f"{RESULTS}/prefix_states/{FAMILY}/{{model}}"
+PREFIX_STATES = f"{common.RESULTS}/prefix_states/{FAMILY}/{{model}}"
 
 # what the tables that join families read (xlt.core.family_plan.FamilyPlan)
 EVALUATIONS = ("evaluate_xnli",)
@@ -132,15 +120,15 @@ def _prefix_states_jobs(config: dict, rows: list[dict]) -> list[Job]:
             JobSpec(
                 "prefix-states",
                 [
-                    ("model", model_ref(config, model)),
-                    *head_settings(config, model),
+                    ("model", common.model_ref(config, model)),
+                    *common.head_settings(config, model),
                     ("num_labels", num_labels(config)),
-                    ("train", data_file(train["dataset"], train["lang"], "train")),
+                    ("train", common.data_file(train["dataset"], train["lang"], "train")),
                     *store_settings(depths, training, training["batch_size"], store, PREFIX_STATES.format(model=model)),
                 ],
             ),
             axes={"model": model},
-            inputs={"model": model_input(config, model), "data": data_info(train["dataset"])},
+            inputs={"model": common.model_input(config, model), "data": common.data_info(train["dataset"])},
         )
         for model, depths in stored_depths(rows, family["models"])
     ]
@@ -160,36 +148,36 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
         spec = [
-            ("model", model_ref(config, row["model"])),
-            *head_settings(config, row["model"]),
-            ("train", data_file(train["dataset"], train["lang"], "train")),
-            ("dev", data_file(train["dataset"], train["lang"], "dev")),
+            ("model", common.model_ref(config, row["model"])),
+            *common.head_settings(config, row["model"]),
+            ("train", common.data_file(train["dataset"], train["lang"], "train")),
+            ("dev", common.data_file(train["dataset"], train["lang"], "dev")),
             ("num_labels", num_labels(config)),
             ("freeze_depth", row["freeze_depth"]),
         ]
-        inputs = {"model": model_input(config, row["model"])}
+        inputs = {"model": common.model_input(config, row["model"])}
         if shared and row["freeze_depth"] >= 0:  # depth -1 freezes nothing: it trains uncached
             inputs["prefix_states"] = PREFIX_STATES.format(model=row["model"])
             spec.append(("prefix_states", inputs["prefix_states"]))
         elif family["cache_frozen_prefix"]:
             spec.append(("cache_frozen_prefix", ON))
         spec += _tracking_settings(config) if family["checkpoint_selection"] else []
-        spec += [("seed", row["seed"]), *config_settings(training), *monitor_settings(config)]
+        spec += [("seed", row["seed"]), *common.config_settings(training), *common.monitor_settings(config)]
         extra_axes = {"model": row["model"]}  # the config's name: the tables' `model` column
         if "warmup_ratio" in row:  # a swept axis: overrides the shared setting, recorded with the run
             spec.append(("warmup_ratio", row["warmup_ratio"]))
             extra_axes["warmup_ratio"] = row["warmup_ratio"]
         spec += [("axes", json.dumps(extra_axes)), ("run_id", row["run_id"]), ("out", run_dir)]
         axes = {k: v for k, v in row.items() if k != "run_id"}
-        data = data_info(train["dataset"])
+        data = common.data_info(train["dataset"])
         if family["checkpoint_selection"] and evaluation["dataset"] != train["dataset"]:  # it reads the test sets too
-            data = [data, data_info(evaluation["dataset"])]
+            data = [data, common.data_info(evaluation["dataset"])]
         finetune.append(Job(row["run_id"], JobSpec("finetune", spec), axes=axes, inputs={**inputs, "data": data}))
         evaluate.append(
             Job(
                 row["run_id"],
                 axes=axes,
-                inputs={"data": data_info(evaluation["dataset"])},
+                inputs={"data": common.data_info(evaluation["dataset"])},
                 spec=JobSpec(
                     "evaluate",
                     [
@@ -198,7 +186,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                         (
                             "data",
                             [
-                                data_file(evaluation["dataset"], lang, evaluation["split"])
+                                common.data_file(evaluation["dataset"], lang, evaluation["split"])
                                 for lang in evaluation["langs"]
                             ],
                         ),
@@ -209,8 +197,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 ),
             )
         )
-    planned = {"finetune": by_run_id(finetune), "evaluate_xnli": by_run_id(evaluate)}
-    return {"prefix_states": by_run_id(_prefix_states_jobs(config, rows)), **planned} if shared else planned
+    planned = {"finetune": common.by_run_id(finetune), "evaluate_xnli": common.by_run_id(evaluate)}
+    return {"prefix_states": common.by_run_id(_prefix_states_jobs(config, rows)), **planned} if shared else planned
 
 
 def _tracking_settings(config: dict) -> list[tuple[str, str]]:
@@ -222,16 +210,16 @@ def _tracking_settings(config: dict) -> list[tuple[str, str]]:
 
 
 def checkpoint_files(config: dict) -> list[str]:
-    return [CHECKPOINTS.format(run_id=run_id) for run_id in jobs(config)["finetune"]]
+    return common.run_files(CHECKPOINTS, jobs(config)["finetune"])
 
 
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
     checkpoints = [CHECKPOINT_TABLE] if config[FAMILY]["checkpoint_selection"] else []
-    return standard_targets(PATHS, PLOT_KINDS, curve_files(config), extra=checkpoints)
+    return common.standard_targets(PATHS, PLOT_KINDS, curve_files(config), extra=checkpoints)
 
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every fine-tuning run (the inputs of the training-curves figure)."""
-    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["finetune"]]
+    return common.run_files(TRAIN_CURVE, jobs(config)["finetune"])

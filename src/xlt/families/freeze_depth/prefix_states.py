@@ -6,13 +6,13 @@ from __future__ import annotations
 from xlt.core.classification import make_collate
 from xlt.core.errors import XltError
 from xlt.core.manifest import sha256
-from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, pick_device, require_model_files
-from xlt.core.training import autocast_dtype
+from xlt.core.models import config_hidden_size, load_classifier, load_tokenizer, require_model_files
 from xlt.data.records import read_records
 from xlt.families.freeze_depth.inputs import CLASSIFICATION_FIELDS, CLASSIFICATION_NEEDS, check_freeze_depth
 from xlt.families.freeze_depth.store_names import STORE_SETTINGS
 from xlt.frozen_prefix.cached_top import task_head
-from xlt.frozen_prefix.prefix_store import checked_token_lengths, parse_depths, write_prefix_store
+from xlt.frozen_prefix.prefix_store import checked_token_lengths, parse_depths
+from xlt.frozen_prefix.store_verb import pass_device, write_store
 
 
 def main(args):
@@ -32,30 +32,7 @@ def main(args):
         task_head(model)
     except XltError as err:
         raise XltError(f"{err}; or {STORE_SETTINGS}.shared: false") from None
-    device = pick_device(args.device)
+    device, amp_dtype = pass_device(args)  # the finetune jobs' autocast
     model.to(device)
-    amp_dtype = autocast_dtype(args.precision, device)[0]  # the finetune jobs' autocast
-    meta = write_prefix_store(
-        model,
-        depths,
-        train_set,
-        collate,
-        args.batch_size,
-        lengths,
-        args.out,
-        device,
-        args.storage_dtype,
-        meta={
-            "model": args.model,
-            "train": args.train,
-            "train_sha256": sha256(args.train),
-            "max_length": args.max_length,
-        },
-        settings=STORE_SETTINGS,
-        amp_dtype=amp_dtype,
-    )
-    print(
-        f"stored depths {meta['depths']} of {meta['examples']} examples ({meta['tokens']} tokens, "
-        f"{meta['precision']} compute, {meta['storage_dtype']}): {meta['nbytes'] / 2**30:.3f} GiB "
-        f"in {meta['compute_s']:.1f} s"
-    )
+    meta = {"model": args.model, "train": args.train, "train_sha256": sha256(args.train), "max_length": args.max_length}
+    write_store(model, depths, train_set, collate, lengths, args, device, amp_dtype, settings=STORE_SETTINGS, meta=meta)

@@ -11,22 +11,11 @@ from __future__ import annotations
 
 import json
 
+from xlt.core import plan as common
 from xlt.core import settings
 from xlt.core.job_spec import JobSpec
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (
-    Job,
-    by_run_id,
-    config_settings,
-    data_file,
-    data_info,
-    family_paths,
-    head_settings,
-    model_input,
-    model_ref,
-    monitor_settings,
-    standard_targets,
-)
+from xlt.core.plan import Job
 from xlt.data.records import NUM_LABELS
 from xlt.families.monox import costing
 from xlt.families.monox.sweep import FAMILY as FAMILY
@@ -36,7 +25,7 @@ from xlt.families.monox.sweep import check as check
 from xlt.families.monox.sweep import runs as runs
 from xlt.families.monox.sweep import task_sizes, tasks
 
-PATHS = family_paths(FAMILY)
+PATHS = common.family_paths(FAMILY)
 DIR, TABLE, SUMMARY, PLOT, CURVES = PATHS.runs, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 # one split per (task, seed): its job id is "{task}/seed{seed}", the directory below splits/
 SPLIT = f"{DIR}/splits/{{run_id}}"
@@ -102,12 +91,12 @@ def _split_job(config: dict, task: str, seed: int) -> Job:
     pool = (
         ("labelled_fraction", spec["labelled_fraction"])
         if "labelled_fraction" in spec
-        else ("unlabelled", data_file(task, source, spec["unlabelled_split"]))
+        else ("unlabelled", common.data_file(task, source, spec["unlabelled_split"]))
     )
     dev = (
         ("dev_fraction", spec["dev_fraction"])
         if "dev_fraction" in spec
-        else ("dev", data_file(task, source, spec["dev_split"]))
+        else ("dev", common.data_file(task, source, spec["dev_split"]))
     )
     run_id = split_id(task, seed)
     return Job(
@@ -115,7 +104,7 @@ def _split_job(config: dict, task: str, seed: int) -> Job:
         JobSpec(
             "monox-split",
             [
-                ("train", data_file(task, source, "train")),
+                ("train", common.data_file(task, source, "train")),
                 pool,
                 dev,
                 ("seed", seed),
@@ -123,7 +112,7 @@ def _split_job(config: dict, task: str, seed: int) -> Job:
                 ("out", SPLIT.format(run_id=run_id)),
             ],
         ),
-        inputs={"data": data_info(task)},
+        inputs={"data": common.data_info(task)},
         axes={"task": task, "seed": seed},
     )
 
@@ -142,17 +131,17 @@ def _teacher_job(config: dict, row: dict) -> Job:
     spec = JobSpec(
         "train-teacher",
         [
-            ("model", model_ref(config, row["teacher"])),
-            *head_settings(config, row["teacher"]),
+            ("model", common.model_ref(config, row["teacher"])),
+            *common.head_settings(config, row["teacher"]),
             ("split", SPLIT.format(run_id=split_id(task, row["seed"]))),
             ("size", row["size"]),
             ("num_labels", num_labels(config, task)),
-            ("eval_data", [data_file(task, source, split)]),
+            ("eval_data", [common.data_file(task, source, split)]),
             ("eval_langs", source),
             ("source_lang", source),
             ("seed", row["seed"]),
-            *config_settings(training(config, task, "teacher")),
-            *monitor_settings(config),
+            *common.config_settings(training(config, task, "teacher")),
+            *common.monitor_settings(config),
             ("axes", json.dumps(axes)),
             ("run_id", row["run_id"]),
             ("out", TEACHER.format(run_id=row["run_id"])),
@@ -165,8 +154,8 @@ def _teacher_job(config: dict, row: dict) -> Job:
         axes=axes,
         inputs={
             "split": split_files(task, row["seed"]),
-            "model": model_input(config, row["teacher"]),
-            "data": data_info(task),
+            "model": common.model_input(config, row["teacher"]),
+            "data": common.data_info(task),
         },
     )
 
@@ -202,19 +191,19 @@ def _student_job(config: dict, row: dict) -> Job:
         "distill",
         [
             ("mode", row["mode"]),
-            ("model", model_ref(config, row["student"])),
-            *head_settings(config, row["student"]),
+            ("model", common.model_ref(config, row["student"])),
+            *common.head_settings(config, row["student"]),
             ("split", SPLIT.format(run_id=split_id(task, row["seed"]))),
             ("size", row["size"]),
             ("num_labels", num_labels(config, task)),
             ("freeze_depth", family["student_freeze_depth"]),
             *mode,
-            ("eval_data", [data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]]),
+            ("eval_data", [common.data_file(task, lang, evaluation["split"]) for lang in evaluation["langs"]]),
             ("eval_langs", ",".join(evaluation["langs"])),
             ("source_lang", family["source_lang"]),
             ("seed", row["seed"]),
-            *config_settings(training(config, task)),
-            *monitor_settings(config),
+            *common.config_settings(training(config, task)),
+            *common.monitor_settings(config),
             ("axes", json.dumps(axes)),
             ("run_id", row["run_id"]),
             ("out", f"{STUDENT.format(run_id=row['run_id'])}/metrics.json"),
@@ -223,9 +212,9 @@ def _student_job(config: dict, row: dict) -> Job:
     )
     inputs = {
         "split": split_files(task, row["seed"]),
-        "model": model_input(config, row["student"]),
+        "model": common.model_input(config, row["student"]),
         "teacher": [teacher_logits(row["teacher_run_id"])] if row["teacher_run_id"] else [],
-        "data": data_info(task),
+        "data": common.data_info(task),
     }
     return Job(row["run_id"], spec, inputs=inputs, axes=axes)
 
@@ -236,9 +225,9 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
     rows = runs(config)
     splits = dict.fromkeys((row["task"], row["seed"]) for row in rows)
     return {
-        "monox_split": by_run_id([_split_job(config, task, seed) for task, seed in splits]),
-        "train_teacher": by_run_id([_teacher_job(config, row) for row in rows if row["role"] == "teacher"]),
-        "distill": by_run_id([_student_job(config, row) for row in rows if row["role"] == "student"]),
+        "monox_split": common.by_run_id([_split_job(config, task, seed) for task, seed in splits]),
+        "train_teacher": common.by_run_id([_teacher_job(config, row) for row in rows if row["role"] == "teacher"]),
+        "distill": common.by_run_id([_student_job(config, row) for row in rows if row["role"] == "student"]),
     }
 
 
@@ -264,7 +253,7 @@ def checkpoint_files(config: dict) -> list[str]:
     """Every student's checkpoint choices (only with monox.checkpoint_selection)."""
     if not checkpoint_selection(config):
         return []
-    return [CHECKPOINTS.format(run_id=run_id) for run_id in jobs(config)["distill"]]
+    return common.run_files(CHECKPOINTS, jobs(config)["distill"])
 
 
 def student_outputs(config: dict) -> dict[str, str]:
@@ -276,7 +265,7 @@ def targets(config: dict) -> list[str]:
     if not any(row["role"] == "student" for row in runs(config)):
         return []
     accuracy = [ACCURACY_CSV, ACCURACY_MARKDOWN, ACCURACY_HTML]
-    return standard_targets(PATHS, plot_kinds(config), curve_files(config), extra=accuracy) + (
+    return common.standard_targets(PATHS, plot_kinds(config), curve_files(config), extra=accuracy) + (
         [CHECKPOINT_TABLE] if checkpoint_selection(config) else []
     )
 
@@ -284,6 +273,5 @@ def targets(config: dict) -> list[str]:
 def curve_files(config: dict) -> list[str]:
     """The training curve of every teacher, then of every student."""
     planned = jobs(config)
-    return [TEACHER_CURVE.format(run_id=run_id) for run_id in planned["train_teacher"]] + [
-        STUDENT_CURVE.format(run_id=run_id) for run_id in planned["distill"]
-    ]
+    teachers, students = planned["train_teacher"], planned["distill"]
+    return common.run_files(TEACHER_CURVE, teachers) + common.run_files(STUDENT_CURVE, students)

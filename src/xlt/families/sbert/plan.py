@@ -11,26 +11,15 @@ from __future__ import annotations
 
 import json
 
+from xlt.core import plan as common
 from xlt.core import settings
 from xlt.core.errors import XltError
 from xlt.core.job_spec import ON, JobSpec
 from xlt.core.metrics import curve_path
-from xlt.core.plan import (
-    Job,
-    by_run_id,
-    config_settings,
-    data_file,
-    data_info,
-    family_paths,
-    model_input,
-    model_ref,
-    monitor_settings,
-    prompt_settings,
-    standard_targets,
-)
+from xlt.core.plan import Job
 
 FAMILY = "sbert"
-PATHS = family_paths(FAMILY)
+PATHS = common.family_paths(FAMILY)
 RUN, TABLE, SUMMARY, PLOT, CURVES = PATHS.run, PATHS.table, PATHS.summary, PATHS.plot, PATHS.curves
 TRAIN_METRICS = f"{RUN}/train.json"
 TRAIN_CURVE = str(curve_path(TRAIN_METRICS))  # written beside the metrics by MetricsFile.write
@@ -128,9 +117,9 @@ def dev_sts_file(config: dict) -> str | None:
     dev = family["dev"]
     if config["datasets"][dev["dataset"]]["task"] != "sts":
         return None
-    path = data_file(dev["dataset"], dev["lang"], dev["split"])
+    path = common.data_file(dev["dataset"], dev["lang"], dev["split"])
     sts = family["eval"].get("sts")
-    scored = sts and [data_file(sts["dataset"], lang, sts["split"]) for lang in sts["langs"]]
+    scored = sts and [common.data_file(sts["dataset"], lang, sts["split"]) for lang in sts["langs"]]
     return None if scored and path in scored else path
 
 
@@ -140,7 +129,7 @@ def eval_files(config: dict) -> list[tuple[str, str]]:
     index), then the STS dev set (`dev_sts_file`)."""
     evaluation = config[FAMILY]["eval"]
     files = [
-        (kind, data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))
+        (kind, common.data_file(evaluation[kind]["dataset"], lang, evaluation[kind]["split"]))
         for kind in EVAL_KINDS
         if kind in evaluation
         for lang in evaluation[kind]["langs"]
@@ -157,13 +146,13 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
         return {"train_sbert": {}, "eval_sbert": {}}
     family = config[FAMILY]
     train, dev = family["train"], family["dev"]
-    training = settings.training(config, FAMILY)
     dev_task = config["datasets"][dev["dataset"]]["task"]
+    training = settings.training(config, FAMILY)
     switches = [(key, ON) for key in SWITCHES if family[key]]
     evaluation = eval_files(config)
-    eval_data = [data_info(family["eval"][kind]["dataset"]) for kind in EVAL_KINDS if kind in family["eval"]]
-    if dev_sts_file(config) and data_info(dev["dataset"]) not in eval_data:
-        eval_data.append(data_info(dev["dataset"]))
+    eval_data = [common.data_info(family["eval"][kind]["dataset"]) for kind in EVAL_KINDS if kind in family["eval"]]
+    if dev_sts_file(config) and common.data_info(dev["dataset"]) not in eval_data:
+        eval_data.append(common.data_info(dev["dataset"]))
     trains, evals = [], []
     for row in rows:
         run_dir = RUN.format(run_id=row["run_id"])
@@ -176,32 +165,32 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                     spec=JobSpec(
                         "train-sbert",
                         [
-                            ("model", model_ref(config, row["model"])),
-                            ("train", data_file(train["dataset"], train["lang"], "train")),
-                            (f"dev_{dev_task}", data_file(dev["dataset"], dev["lang"], dev["split"])),
+                            ("model", common.model_ref(config, row["model"])),
+                            ("train", common.data_file(train["dataset"], train["lang"], "train")),
+                            (f"dev_{dev_task}", common.data_file(dev["dataset"], dev["lang"], dev["split"])),
                             ("pooling", row["pooling"]),
                             ("layer", row["layer"]),
                             ("freeze_depth", row["freeze_depth"]),
-                            *prompt_settings(config, row["model"]),
+                            *common.prompt_settings(config, row["model"]),
                             *switches,
                             ("seed", row["seed"]),
-                            *config_settings(training),
-                            *monitor_settings(config),
+                            *common.config_settings(training),
+                            *common.monitor_settings(config),
                             ("run_id", row["run_id"]),
                             ("out", run_dir),
                         ],
                     ),
                     inputs={
-                        "model": model_input(config, row["model"]),
-                        "train": data_info(train["dataset"]),
-                        "dev": data_info(dev["dataset"]),
+                        "model": common.model_input(config, row["model"]),
+                        "train": common.data_info(train["dataset"]),
+                        "dev": common.data_info(dev["dataset"]),
                     },
                 )
             )
         model, model_files = (
             (f"{run_dir}/model", f"{run_dir}/model")
             if row["trained"]
-            else (model_ref(config, row["model"]), model_input(config, row["model"]))
+            else (common.model_ref(config, row["model"]), common.model_input(config, row["model"]))
         )
         evals.append(
             Job(
@@ -215,7 +204,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                         ("pooling", row["pooling"]),
                         ("layer", row["layer"]),
                         *evaluation,
-                        *prompt_settings(config, row["model"]),
+                        *common.prompt_settings(config, row["model"]),
                         ("axes", json.dumps({k: row[k] for k in ("model", *EVAL_AXES)})),
                         ("run_id", row["run_id"]),
                         ("family", FAMILY),
@@ -225,7 +214,7 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                 ),
             )
         )
-    return {"train_sbert": by_run_id(trains), "eval_sbert": by_run_id(evals)}
+    return {"train_sbert": common.by_run_id(trains), "eval_sbert": common.by_run_id(evals)}
 
 
 def plot_kinds(config: dict) -> list[str]:
@@ -237,9 +226,9 @@ def plot_kinds(config: dict) -> list[str]:
 def targets(config: dict) -> list[str]:
     if not runs(config):
         return []
-    return standard_targets(PATHS, plot_kinds(config), curve_files(config))
+    return common.standard_targets(PATHS, plot_kinds(config), curve_files(config))
 
 
 def curve_files(config: dict) -> list[str]:
     """The training curve of every trained run (untrained baselines have none)."""
-    return [TRAIN_CURVE.format(run_id=run_id) for run_id in jobs(config)["train_sbert"]]
+    return common.run_files(TRAIN_CURVE, jobs(config)["train_sbert"])
