@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, key_values
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "xlt"
 
@@ -17,6 +17,15 @@ def test_key_value_parses_each_item_to_its_pair():
     parser.add_argument("--table", action="append", default=[], type=key_value("FAMILY=CSV", "dual=dual.csv"))
     args = parser.parse_args(["--table", "dual=results/dual.csv", "--table", "monox=a=b.csv"])
     assert args.table == [("dual", "results/dual.csv"), ("monox", "a=b.csv")]  # the first = splits
+
+
+def test_key_values_is_a_repeatable_option_of_pairs_empty_when_not_given():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--table", **key_values("FAMILY=CSV", "dual=dual.csv"), help="a family's table")
+    parser.add_argument("--split", **key_values("FAMILY=SPLIT", "dual=test"), help="a family's split")
+    args = parser.parse_args(["--table", "dual=a.csv", "--table", "monox=b.csv"])
+    assert (args.table, args.split) == ([("dual", "a.csv"), ("monox", "b.csv")], [])
+    assert "--table FAMILY=CSV" in parser.format_help()
 
 
 @pytest.mark.parametrize("item", ["dual", "=dual.csv", "dual="])

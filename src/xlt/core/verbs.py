@@ -1,6 +1,7 @@
 """`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`,
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
-verbs' parsers share: the run flags (`add_run_arguments`) and the `KEY=VALUE` type (`key_value`).
+verbs' parsers share: the run flags (`add_run_arguments`), the `KEY=VALUE` type (`key_value`) and a
+repeatable option of such items (`key_values`).
 
 A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
 so a `commands.py` declares flags and paths only and imports nothing heavy, while the module
@@ -147,3 +148,10 @@ def key_value(shape: str, example: str) -> Callable[[str], tuple[str, str]]:
 
     parse.__name__ = shape  # argparse's own messages name the type
     return parse
+
+
+def key_values(shape: str, example: str) -> dict:
+    """The `add_argument` settings of a repeatable `KEY=VALUE` option (--table FAMILY=CSV, ...), to
+    pass as `**key_values(shape, example)` beside the flag and its help: each item parsed by
+    `key_value`, the option's value the list of (key, value) pairs in order, [] when not given."""
+    return {"action": "append", "default": [], "metavar": shape, "type": key_value(shape, example)}
