@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, key_values
+from xlt.core.verbs import RUN_FLAGS, add_config_argument, add_run_arguments, key_value, key_values
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "xlt"
 
@@ -36,6 +36,19 @@ def test_key_value_without_both_sides_is_a_usage_error_naming_the_shape(item, ca
         parser.parse_args(["--table", item])
     assert exit_info.value.code == 2
     assert f"argument --table: {item!r}: give FAMILY=CSV, e.g. dual=results/tables/dual.csv" in capsys.readouterr().err
+
+
+def test_config_argument_one_wording_ended_by_what_the_verb_does_with_it():
+    parser = argparse.ArgumentParser()
+    add_config_argument(parser, "to plan")
+    assert parser.parse_args(["--config", "c.yaml"]).config == "c.yaml"
+    with pytest.raises(SystemExit):
+        parser.parse_args([])  # required unless told otherwise
+    optional = argparse.ArgumentParser()
+    add_config_argument(optional, required=False)
+    assert optional.parse_args([]).config is None
+    helps = [action.help for each in (parser, optional) for action in each._actions if action.dest == "config"]
+    assert helps == ["a workflow config (YAML) to plan", "a workflow config (YAML)"]
 
 
 def test_run_arguments_defaults_and_help():

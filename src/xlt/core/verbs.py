@@ -1,7 +1,7 @@
 """`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`,
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
-verbs' parsers share: the run flags (`add_run_arguments`), the `KEY=VALUE` type (`key_value`) and a
-repeatable option of such items (`key_values`).
+verbs' parsers share: the run flags (`add_run_arguments`), --config (`add_config_argument`), the
+`KEY=VALUE` type (`key_value`) and a repeatable option of such items (`key_values`).
 
 A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
 so a `commands.py` declares flags and paths only and imports nothing heavy, while the module
@@ -113,6 +113,12 @@ def add_run_arguments(
             )
         else:
             parser.add_argument(flag, default="auto", help=text)
+
+
+def add_config_argument(parser: argparse.ArgumentParser, what: str = "", *, required: bool = True) -> None:
+    """--config, the workflow config (YAML) a verb reads; `what` ends its help: what the verb does with
+    it (a verb whose --config has a default of its own declares its flag itself)."""
+    parser.add_argument("--config", required=required, help=f"a workflow config (YAML) {what}".rstrip())
 
 
 def parse_bool(text: str) -> bool:

@@ -4,7 +4,7 @@ xlt.cost.cost_table) and `xlt status` (xlt.cost.status_commands)."""
 
 from __future__ import annotations
 
-from xlt.core.verbs import COST, Verb, add_run_arguments
+from xlt.core.verbs import COST, Verb, add_config_argument, add_run_arguments
 from xlt.cost.profile import DEFAULT_PROFILE, add_profile_arguments
 from xlt.cost.status_commands import STATUS
 
@@ -12,7 +12,7 @@ GROUP = COST
 
 
 def _plan_arguments(p):
-    p.add_argument("--config", required=True, help="workflow config (YAML) to plan")
+    add_config_argument(p, "to plan")
     add_profile_arguments(p)
     p.add_argument(
         "--json",
@@ -48,9 +48,7 @@ def _calibrate_arguments(p):
 
 
 def _cost_table_arguments(p):
-    p.add_argument(
-        "--config", required=True, help="the workflow config the jobs ran from (planned seconds come from it)"
-    )
+    add_config_argument(p, "the jobs ran from (planned seconds come from it)")
     add_profile_arguments(p)
     p.add_argument("--root", default=".", help="directory that holds results/benchmarks and results/runs")
     p.add_argument("--out", required=True, help="cost table (CSV), one row per model-running job")
