@@ -49,6 +49,13 @@ def _add_word_nll_arguments(p):
     )
 
 
+def _add_metrics_out_arguments(p):
+    """--run-id, --axes and --out of a job that writes one metrics JSON, its run id by default
+    the name of that file's directory."""
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
+    p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+
+
 def _adapt_mlm_arguments(p):
     p.add_argument("--model", required=True, help="masked LM to adapt: directory or hub id (e.g. mBERT)")
     p.add_argument("--train", required=True, type=Path, help="normalised JSONL of target-language sentences ('text')")
@@ -119,8 +126,7 @@ def _adapt_mlm_arguments(p):
         help="interval level (config statistics.confidence)",
     )
     _add_word_nll_arguments(p)
-    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
-    p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+    _add_metrics_out_arguments(p)
     p.add_argument(
         "--checkpoint-dir",
         type=Path,
@@ -154,8 +160,7 @@ def _perplexity_arguments(p):
     add_run_arguments(p, "--device")
     _add_word_nll_arguments(p)
     p.add_argument("--family", default="mlm", help="family name in the metrics file (e.g. adapt)")
-    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
-    p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+    _add_metrics_out_arguments(p)
 
 
 def _adapt_summary_arguments(p):
