@@ -1,7 +1,8 @@
 """`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`,
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
 verbs' parsers share: the run flags (`add_run_arguments`), --config (`add_config_argument`), the
-`KEY=VALUE` type (`key_value`) and a repeatable option of such items (`key_values`).
+--out of a verb that writes a metrics JSON (`add_metrics_out_argument`), the `KEY=VALUE` type
+(`key_value`) and a repeatable option of such items (`key_values`).
 
 A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
 so a `commands.py` declares flags and paths only and imports nothing heavy, while the module
@@ -113,6 +114,12 @@ def add_run_arguments(
             )
         else:
             parser.add_argument(flag, default="auto", help=text)
+
+
+def add_metrics_out_argument(parser: argparse.ArgumentParser, **settings) -> None:
+    """--out of a verb whose output is one metrics JSON, in --out-metrics' words; `settings` go to
+    its add_argument besides (e.g. type=Path)."""
+    parser.add_argument("--out", required=True, help=RUN_FLAGS["--out-metrics"], **settings)
 
 
 def add_config_argument(parser: argparse.ArgumentParser, what: str = "", *, required: bool = True) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.core.train_args import add_train_arguments
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_metrics_out_argument, add_run_arguments, family_group
 from xlt.data.sample import TEXT_FIELDS
 from xlt.families.adapt.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 
@@ -53,7 +53,7 @@ def _add_metrics_out_arguments(p):
     """--run-id, --axes and --out of a job that writes one metrics JSON, its run id by default
     the name of that file's directory."""
     add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
-    p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+    add_metrics_out_argument(p, type=Path)
 
 
 def _adapt_mlm_arguments(p):

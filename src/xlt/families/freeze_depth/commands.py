@@ -12,7 +12,7 @@ from xlt.core.train_args import (
     add_tracking_arguments,
     add_train_arguments,
 )
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_metrics_out_argument, add_run_arguments, family_group
 from xlt.families.freeze_depth.store_names import STORE_SETTINGS
 
 GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
@@ -53,7 +53,7 @@ def _evaluate_arguments(p):
     p.add_argument("--max-length", type=int, default=128, help="longest input in tokens; longer inputs are truncated")
     p.add_argument("--batch-size", type=int, default=64, help="examples per forward pass")
     add_run_arguments(p, "--device")
-    p.add_argument("--out", required=True, help="metrics JSON path")
+    add_metrics_out_argument(p)
 
 
 VERBS = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlt.core.train_args import add_head_argument, add_tracking_arguments, add_train_arguments
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import RUN_FLAGS, Verb, add_run_arguments, family_group
 from xlt.families.monox.plan import MODES
 
 GROUP = family_group("monox", "MonoX's teacher and students (fine-tune, self-train, KD, PL); its zero-shot table")
@@ -90,7 +90,7 @@ def _distill_arguments(p):
     _job_arguments(
         p,
         "student",
-        "metrics JSON path",
+        RUN_FLAGS["--out-metrics"],
         "resumable training state (default: checkpoint/ beside --out, not an output); removed once the outputs exist",
     )
 
