@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from xlt.core.verbs import RUN_FLAGS, add_config_argument, add_run_arguments, key_value, key_values
+from xlt.core.verbs import (
+    RUN_FLAGS,
+    add_config_argument,
+    add_metrics_out_argument,
+    add_model_argument,
+    add_run_arguments,
+    key_value,
+    key_values,
+)
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "xlt"
 
@@ -49,6 +57,16 @@ def test_config_argument_one_wording_ended_by_what_the_verb_does_with_it():
     assert optional.parse_args([]).config is None
     helps = [action.help for each in (parser, optional) for action in each._actions if action.dest == "config"]
     assert helps == ["a workflow config (YAML) to plan", "a workflow config (YAML)"]
+
+
+def test_model_and_metrics_out_arguments_one_wording_each():
+    parser = argparse.ArgumentParser()
+    add_model_argument(parser, "of the teacher")
+    add_metrics_out_argument(parser, type=Path)
+    args = parser.parse_args(["--model", "mbert", "--out", "m.json"])
+    assert (args.model, args.out) == ("mbert", Path("m.json"))
+    helps = {action.dest: action.help for action in parser._actions}
+    assert (helps["model"], helps["out"]) == ("hub id or local directory of the teacher", RUN_FLAGS["--out-metrics"])
 
 
 def test_run_arguments_defaults_and_help():

@@ -1,7 +1,8 @@
 """`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`,
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
 verbs' parsers share: the run flags (`add_run_arguments`), --config (`add_config_argument`), the
---out of a verb that writes a metrics JSON (`add_metrics_out_argument`), the `KEY=VALUE` type
+--out of a verb that writes a metrics JSON (`add_metrics_out_argument`), the --model of a verb that
+loads a checkpoint (`add_model_argument`), the `KEY=VALUE` type
 (`key_value`) and a repeatable option of such items (`key_values`).
 
 A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
@@ -120,6 +121,12 @@ def add_metrics_out_argument(parser: argparse.ArgumentParser, **settings) -> Non
     """--out of a verb whose output is one metrics JSON, in --out-metrics' words; `settings` go to
     its add_argument besides (e.g. type=Path)."""
     parser.add_argument("--out", required=True, help=RUN_FLAGS["--out-metrics"], **settings)
+
+
+def add_model_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """--model, the checkpoint a verb loads: a hub id or a local directory; `what` ends its help
+    (which model, e.g. "(the sweep's pretrained model)")."""
+    parser.add_argument("--model", required=True, help=f"hub id or local directory {what}".rstrip())
 
 
 def add_config_argument(parser: argparse.ArgumentParser, what: str = "", *, required: bool = True) -> None:

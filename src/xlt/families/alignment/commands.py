@@ -12,13 +12,13 @@ its pooled layer through the projection, the sentence vector it emits to every o
 from __future__ import annotations
 
 from xlt.core.choices import POOLING_MODES, PROJECTION_METHODS
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_model_argument, add_run_arguments, family_group
 
 GROUP = family_group("alignment", "per-layer cross-lingual alignment of an encoder: retrieval, cosine gap")
 
 
 def _align_arguments(p):
-    p.add_argument("--model", required=True, help="model directory or hub id")
+    add_model_argument(p)
     p.add_argument(
         "--bitext",
         action="append",
