@@ -2,8 +2,8 @@
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
 verbs' parsers share: the run flags (`add_run_arguments`), --config (`add_config_argument`), the
 --out of a verb that writes a metrics JSON (`add_metrics_out_argument`), the --model of a verb that
-loads a checkpoint (`add_model_argument`), the `KEY=VALUE` type
-(`key_value`) and a repeatable option of such items (`key_values`).
+loads a checkpoint (`add_model_argument`), the `KEY=VALUE` type (`key_value`) and a repeatable
+option of such items (`key_values`).
 
 A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
 so a `commands.py` declares flags and paths only and imports nothing heavy, while the module

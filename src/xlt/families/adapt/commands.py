@@ -49,7 +49,7 @@ def _add_word_nll_arguments(p):
     )
 
 
-def _add_metrics_out_arguments(p):
+def _add_run_and_metrics_arguments(p):
     """--run-id, --axes and --out of a job that writes one metrics JSON, its run id by default
     the name of that file's directory."""
     add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
@@ -126,7 +126,7 @@ def _adapt_mlm_arguments(p):
         help="interval level (config statistics.confidence)",
     )
     _add_word_nll_arguments(p)
-    _add_metrics_out_arguments(p)
+    _add_run_and_metrics_arguments(p)
     p.add_argument(
         "--checkpoint-dir",
         type=Path,
@@ -160,7 +160,7 @@ def _perplexity_arguments(p):
     add_run_arguments(p, "--device")
     _add_word_nll_arguments(p)
     p.add_argument("--family", default="mlm", help="family name in the metrics file (e.g. adapt)")
-    _add_metrics_out_arguments(p)
+    _add_run_and_metrics_arguments(p)
 
 
 def _adapt_summary_arguments(p):
