@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value
+from xlt.core.verbs import (
+    RUN_FLAGS,
+    add_config_argument,
+    add_metrics_out_argument,
+    add_model_argument,
+    add_run_arguments,
+    key_value,
+    key_values,
+)
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "xlt"
 
@@ -19,6 +27,15 @@ def test_key_value_parses_each_item_to_its_pair():
     assert args.table == [("dual", "results/dual.csv"), ("monox", "a=b.csv")]  # the first = splits
 
 
+def test_key_values_is_a_repeatable_option_of_pairs_empty_when_not_given():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--table", **key_values("FAMILY=CSV", "dual=dual.csv"), help="a family's table")
+    parser.add_argument("--split", **key_values("FAMILY=SPLIT", "dual=test"), help="a family's split")
+    args = parser.parse_args(["--table", "dual=a.csv", "--table", "monox=b.csv"])
+    assert (args.table, args.split) == ([("dual", "a.csv"), ("monox", "b.csv")], [])
+    assert "--table FAMILY=CSV" in parser.format_help()
+
+
 @pytest.mark.parametrize("item", ["dual", "=dual.csv", "dual="])
 def test_key_value_without_both_sides_is_a_usage_error_naming_the_shape(item, capsys):
     parser = argparse.ArgumentParser(prog="xlt positive-control")
@@ -27,6 +44,29 @@ def test_key_value_without_both_sides_is_a_usage_error_naming_the_shape(item, ca
         parser.parse_args(["--table", item])
     assert exit_info.value.code == 2
     assert f"argument --table: {item!r}: give FAMILY=CSV, e.g. dual=results/tables/dual.csv" in capsys.readouterr().err
+
+
+def test_config_argument_one_wording_ended_by_what_the_verb_does_with_it():
+    parser = argparse.ArgumentParser()
+    add_config_argument(parser, "to plan")
+    assert parser.parse_args(["--config", "c.yaml"]).config == "c.yaml"
+    with pytest.raises(SystemExit):
+        parser.parse_args([])  # required unless told otherwise
+    optional = argparse.ArgumentParser()
+    add_config_argument(optional, required=False)
+    assert optional.parse_args([]).config is None
+    helps = [action.help for each in (parser, optional) for action in each._actions if action.dest == "config"]
+    assert helps == ["a workflow config (YAML) to plan", "a workflow config (YAML)"]
+
+
+def test_model_and_metrics_out_arguments_one_wording_each():
+    parser = argparse.ArgumentParser()
+    add_model_argument(parser, "of the teacher")
+    add_metrics_out_argument(parser, type=Path)
+    args = parser.parse_args(["--model", "mbert", "--out", "m.json"])
+    assert (args.model, args.out) == ("mbert", Path("m.json"))
+    helps = {action.dest: action.help for action in parser._actions}
+    assert (helps["model"], helps["out"]) == ("hub id or local directory of the teacher", RUN_FLAGS["--out-metrics"])
 
 
 def test_run_arguments_defaults_and_help():

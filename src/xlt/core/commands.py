@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlt.core.verbs import WORKFLOW, Verb
+from xlt.core.verbs import WORKFLOW, Verb, add_config_argument
 
 GROUP = WORKFLOW
 
@@ -13,11 +13,11 @@ def _config_arguments(p):
         choices=["check", "show"],
         help="check: validate and say so; show: print the effective config, every default filled in",
     )
-    p.add_argument("--config", required=True, help="a workflow config (YAML)")
+    add_config_argument(p)
 
 
 def _sweep_arguments(p):
-    p.add_argument("--config", required=True, help="a workflow config (YAML) whose runs to list")
+    add_config_argument(p, "whose runs to list")
 
 
 VERBS = {

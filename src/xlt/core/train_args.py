@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 
 from xlt.core.choices import HEADS, PREFIX_STORE_DTYPES
 from xlt.core.errors import XltError
-from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_value, parse_bool
+from xlt.core.verbs import RUN_FLAGS, add_run_arguments, key_values, parse_bool
 
 
 @dataclass
@@ -199,21 +199,15 @@ def train_args_from(ns: argparse.Namespace) -> TrainArgs:
 
 def add_tracking_arguments(p, table: str) -> None:
     """--track-test / --track-dev; `table` names the checkpoint-choice table they feed."""
-    lang_file = key_value("LANG=FILE", "de=results/data/xnli/de/test.jsonl")
+    lang_file = ("LANG=FILE", "de=results/data/xnli/de/test.jsonl")  # the items' shape and an example
     p.add_argument(
         "--track-test",
-        action="append",
-        default=[],
-        metavar="LANG=FILE",
-        type=lang_file,
+        **key_values(*lang_file),
         help="score this language's test set at every dev evaluation, for the checkpoint-choice table "
         f"{table} (repeatable)",
     )
     p.add_argument(
         "--track-dev",
-        action="append",
-        default=[],
-        metavar="LANG=FILE",
-        type=lang_file,
+        **key_values(*lang_file),
         help="that language's dev set, for the target-dev (oracle) choice (repeatable)",
     )

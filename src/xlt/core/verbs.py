@@ -1,6 +1,9 @@
 """`Verb`: one `xlt` subcommand, as the command modules of every layer declare it in `VERBS`,
 each module naming its heading of `xlt --help` (a `VerbGroup`) in `GROUP`; and what several
-verbs' parsers share: the run flags (`add_run_arguments`) and the `KEY=VALUE` type (`key_value`).
+verbs' parsers share: the run flags (`add_run_arguments`), --config (`add_config_argument`), the
+--out of a verb that writes a metrics JSON (`add_metrics_out_argument`), the --model of a verb that
+loads a checkpoint (`add_model_argument`), the `KEY=VALUE` type (`key_value`) and a repeatable
+option of such items (`key_values`).
 
 A verb names the function that runs it by dotted path ("xlt.families.freeze_depth.finetune:main"),
 so a `commands.py` declares flags and paths only and imports nothing heavy, while the module
@@ -114,6 +117,24 @@ def add_run_arguments(
             parser.add_argument(flag, default="auto", help=text)
 
 
+def add_metrics_out_argument(parser: argparse.ArgumentParser, **settings) -> None:
+    """--out of a verb whose output is one metrics JSON, in --out-metrics' words; `settings` go to
+    its add_argument besides (e.g. type=Path)."""
+    parser.add_argument("--out", required=True, help=RUN_FLAGS["--out-metrics"], **settings)
+
+
+def add_model_argument(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """--model, the checkpoint a verb loads: a hub id or a local directory; `what` ends its help
+    (which model, e.g. "(the sweep's pretrained model)")."""
+    parser.add_argument("--model", required=True, help=f"hub id or local directory {what}".rstrip())
+
+
+def add_config_argument(parser: argparse.ArgumentParser, what: str = "", *, required: bool = True) -> None:
+    """--config, the workflow config (YAML) a verb reads; `what` ends its help: what the verb does with
+    it (a verb whose --config has a default of its own declares its flag itself)."""
+    parser.add_argument("--config", required=required, help=f"a workflow config (YAML) {what}".rstrip())
+
+
 def parse_bool(text: str) -> bool:
     """A boolean flag value as the plan writes it (True/False, true/false), or yes/no, 1/0, on/off."""
     value = text.strip().lower()
@@ -147,3 +168,10 @@ def key_value(shape: str, example: str) -> Callable[[str], tuple[str, str]]:
 
     parse.__name__ = shape  # argparse's own messages name the type
     return parse
+
+
+def key_values(shape: str, example: str) -> dict:
+    """The `add_argument` settings of a repeatable `KEY=VALUE` option (--table FAMILY=CSV, ...), to
+    pass as `**key_values(shape, example)` beside the flag and its help: each item parsed by
+    `key_value`, the option's value the list of (key, value) pairs in order, [] when not given."""
+    return {"action": "append", "default": [], "metavar": shape, "type": key_value(shape, example)}

@@ -4,21 +4,16 @@ xlt.cost.cost_table) and `xlt status` (xlt.cost.status_commands)."""
 
 from __future__ import annotations
 
-from xlt.core.verbs import COST, Verb, add_run_arguments
-from xlt.cost.profile import DEFAULT_PROFILE
+from xlt.core.verbs import COST, Verb, add_config_argument, add_run_arguments
+from xlt.cost.profile import DEFAULT_PROFILE, add_profile_arguments
 from xlt.cost.status_commands import STATUS
 
 GROUP = COST
 
 
 def _plan_arguments(p):
-    p.add_argument("--config", required=True, help="workflow config (YAML) to plan")
-    p.add_argument(
-        "--gpu",
-        default=None,
-        help="plan for a known accelerator (h100, a100, v100, cpu) instead of the saved calibration",
-    )
-    p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+    add_config_argument(p, "to plan")
+    add_profile_arguments(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -53,15 +48,8 @@ def _calibrate_arguments(p):
 
 
 def _cost_table_arguments(p):
-    p.add_argument(
-        "--config", required=True, help="the workflow config the jobs ran from (planned seconds come from it)"
-    )
-    p.add_argument(
-        "--gpu",
-        default=None,
-        help="plan with a known accelerator (h100, a100, v100, cpu) instead of the saved calibration",
-    )
-    p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+    add_config_argument(p, "the jobs ran from (planned seconds come from it)")
+    add_profile_arguments(p)
     p.add_argument("--root", default=".", help="directory that holds results/benchmarks and results/runs")
     p.add_argument("--out", required=True, help="cost table (CSV), one row per model-running job")
     p.add_argument("--plot", default=None, help="also draw planned against measured seconds per family (PNG)")

@@ -255,6 +255,17 @@ KNOWN = {
 }
 
 
+def add_profile_arguments(parser, *, gpu_note: str = "") -> None:
+    """--gpu and --profile, the arguments of `load`, on the parser of a verb that prices a config's
+    jobs (`xlt plan`, `xlt cost-table`, `xlt status`); `gpu_note` ends --gpu's help."""
+    parser.add_argument(
+        "--gpu",
+        default=None,
+        help=f"plan with a known accelerator ({', '.join(KNOWN)}) instead of the saved calibration{gpu_note}",
+    )
+    parser.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+
+
 def load(gpu: str | None = None, path: str | Path | None = None) -> dict:
     """The profile to plan with: --gpu NAME from KNOWN, else a saved calibration, else KNOWN['cpu']."""
     if gpu is not None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from xlt.core.verbs import Verb
+from xlt.cost.profile import add_profile_arguments
 
 
 def _status_arguments(p):
@@ -15,12 +16,7 @@ def _status_arguments(p):
         default=None,
         help="the config the sweep runs (default: the --configfile its latest run's log names, else config.yaml)",
     )
-    p.add_argument(
-        "--gpu",
-        default=None,
-        help="plan with a known accelerator (h100, a100, v100, cpu) instead of the saved calibration, as `xlt plan`",
-    )
-    p.add_argument("--profile", default=None, help="calibration file (default: ~/.cache/xlt/throughput.json)")
+    add_profile_arguments(p, gpu_note=", as `xlt plan`")
     p.add_argument(
         "--cores",
         type=int,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from xlt.core.verbs import DATA, Verb, add_run_arguments
+from xlt.core.verbs import DATA, Verb, add_config_argument, add_run_arguments
 
 GROUP = DATA
 
@@ -40,7 +40,7 @@ def _prepare_data_arguments(p):
     p.add_argument("--dataset", required=True, help="the dataset's name (a key under `datasets:`)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--spec", help="the dataset's config entry as JSON (what the workflow passes)")
-    source.add_argument("--config", help="a workflow config (YAML) that declares the dataset")
+    add_config_argument(source, "that declares the dataset", required=False)
     p.add_argument("--out", required=True, help="output directory for this dataset")
     p.add_argument(
         "--world",
@@ -57,7 +57,7 @@ def _prepare_data_arguments(p):
 
 
 def _prefetch_arguments(p):
-    p.add_argument("--config", required=True, help="the workflow config whose models and datasets to fetch")
+    add_config_argument(p, "whose models and datasets to fetch")
     p.add_argument(
         "--cache",
         default=None,

@@ -21,7 +21,7 @@ MetricsFile (of the family --family names): values are fractions; the printed ta
 from __future__ import annotations
 
 from xlt.core.choices import DEFAULT_MATCH, MATCH_RULES, POOLING_MODES
-from xlt.core.verbs import EVALUATION, Verb, add_run_arguments
+from xlt.core.verbs import EVALUATION, Verb, add_metrics_out_argument, add_run_arguments
 from xlt.data.sts_files import STS_FORMATS
 
 
@@ -95,7 +95,7 @@ def _eval_embeddings_arguments(parser) -> None:
     )
     add_prompt_argument(parser)
     parser.add_argument("--sts-format", choices=STS_FORMATS, help="force the STS format (default: detect per file)")
-    parser.add_argument("--out", required=True, help="metrics JSON to write")
+    add_metrics_out_argument(parser)
     add_run_arguments(parser, "--axes", "--run-id", run_id_default="from the model, pooling, layer and normalisation")
     parser.add_argument("--family", required=True, help="experiment family the rows belong to (its plan passes it)")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")

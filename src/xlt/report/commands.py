@@ -1,11 +1,18 @@
 """Verbs of the report layer every family shares: the tidy metrics table, its figures and the training
-curves."""
+curves; and the flags of a verb that draws a figure (`add_figure_arguments`, a family's plot verbs too)."""
 
 from __future__ import annotations
 
 from xlt.core.verbs import ANALYSIS, Verb
 
 GROUP = ANALYSIS
+
+
+def add_figure_arguments(p, default_title: str) -> None:
+    """--out and --title of a verb that draws one figure; `default_title` says what the title is
+    without --title."""
+    p.add_argument("--out", required=True, help="PNG path")
+    p.add_argument("--title", default="", help=f"figure title (default: {default_title})")
 
 
 def _aggregate_arguments(p):
@@ -29,16 +36,14 @@ def _plot_arguments(p):
     # plotting module (matplotlib) and make `xlt --help` slow
     p.add_argument("kind", help="a plot kind of one family's plots.PLOTS, e.g. accuracy-vs-depth")
     p.add_argument("--table", required=True, help="tidy CSV from `xlt aggregate`")
-    p.add_argument("--out", required=True, help="PNG path")
-    p.add_argument("--title", default="", help="figure title (default: the plot kind's own)")
+    add_figure_arguments(p, "the plot kind's own")
 
 
 def _plot_curves_arguments(p):
     p.add_argument(
         "curves", nargs="+", help="training curve CSVs (<run>/train.curve.csv, written beside a run's metrics)"
     )
-    p.add_argument("--out", required=True, help="PNG path")
-    p.add_argument("--title", default="", help="figure title (default 'Training curves')")
+    add_figure_arguments(p, "'Training curves'")
 
 
 VERBS = {

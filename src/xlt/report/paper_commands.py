@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlt.core.verbs import ANALYSIS, Verb, key_value
+from xlt.core.verbs import ANALYSIS, Verb, key_value, key_values
 
 GROUP = ANALYSIS
 
@@ -17,19 +17,13 @@ def _arguments(p):
     )
     p.add_argument(
         "--model",
-        action="append",
-        default=[],
-        metavar="NAME=REF",
-        type=key_value("NAME=REF", "mbert=bert-base-multilingual-cased"),
+        **key_values("NAME=REF", "mbert=bert-base-multilingual-cased"),
         help="a config model name and the hub id or path its jobs load (repeat per model); "
         "published rows match on the loaded model, not the name",
     )
     p.add_argument(
         "--split",
-        action="append",
-        default=[],
-        metavar="FAMILY=SPLIT",
-        type=key_value("FAMILY=SPLIT", "myfamily=test"),
+        **key_values("FAMILY=SPLIT", "myfamily=test"),
         help="the evaluation split of a family whose table has no split column (config <family>.eval.split)",
     )
     p.add_argument("--demo", action="store_true", help="a demo run: no overlay, and the figure says why")

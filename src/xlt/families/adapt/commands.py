@@ -9,7 +9,7 @@ from pathlib import Path
 
 from xlt.analysis.defaults import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xlt.core.train_args import add_train_arguments
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_metrics_out_argument, add_run_arguments, family_group
 from xlt.data.sample import TEXT_FIELDS
 from xlt.families.adapt.choices import ADAPT_SELECT, SIMILARITY_LEVELS
 
@@ -47,6 +47,13 @@ def _add_word_nll_arguments(p):
         default=0.01,
         help="a language whose scored pieces are more often the unknown token is flagged (unk_flagged)",
     )
+
+
+def _add_run_and_metrics_arguments(p):
+    """--run-id, --axes and --out of a job that writes one metrics JSON, its run id by default
+    the name of that file's directory."""
+    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
+    add_metrics_out_argument(p, type=Path)
 
 
 def _adapt_mlm_arguments(p):
@@ -119,8 +126,7 @@ def _adapt_mlm_arguments(p):
         help="interval level (config statistics.confidence)",
     )
     _add_word_nll_arguments(p)
-    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
-    p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+    _add_run_and_metrics_arguments(p)
     p.add_argument(
         "--checkpoint-dir",
         type=Path,
@@ -154,8 +160,7 @@ def _perplexity_arguments(p):
     add_run_arguments(p, "--device")
     _add_word_nll_arguments(p)
     p.add_argument("--family", default="mlm", help="family name in the metrics file (e.g. adapt)")
-    add_run_arguments(p, "--run-id", "--axes", run_id_default="--out's directory name")
-    p.add_argument("--out", required=True, type=Path, help="metrics JSON to write")
+    _add_run_and_metrics_arguments(p)
 
 
 def _adapt_summary_arguments(p):

@@ -12,13 +12,14 @@ its pooled layer through the projection, the sentence vector it emits to every o
 from __future__ import annotations
 
 from xlt.core.choices import POOLING_MODES, PROJECTION_METHODS
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_model_argument, add_run_arguments, family_group
+from xlt.report.commands import add_figure_arguments
 
 GROUP = family_group("alignment", "per-layer cross-lingual alignment of an encoder: retrieval, cosine gap")
 
 
 def _align_arguments(p):
-    p.add_argument("--model", required=True, help="model directory or hub id")
+    add_model_argument(p)
     p.add_argument(
         "--bitext",
         action="append",
@@ -85,10 +86,7 @@ def _align_arguments(p):
 def _gap_plot_arguments(p):
     p.add_argument("--table", required=True, help="the alignment family's tidy CSV from `xlt aggregate`")
     add_run_arguments(p, "--run-id")  # required: the analysed run's rows, e.g. pretrained-mbert
-    p.add_argument("--out", required=True, help="PNG path")
-    p.add_argument(
-        "--title", default="", help="figure title (default: '<run id>: cosine gap of translations by layer')"
-    )
+    add_figure_arguments(p, "'<run id>: cosine gap of translations by layer'")
 
 
 VERBS = {

@@ -22,7 +22,7 @@ from xlt.core.train_args import (
     add_store_arguments,
     add_train_arguments,
 )
-from xlt.core.verbs import Verb, family_group
+from xlt.core.verbs import Verb, add_model_argument, family_group
 from xlt.families.dual.choices import DUAL_OBJECTIVES, DUAL_SYMMETRIC
 from xlt.families.dual.mining_commands import VERBS as MINING_VERBS
 
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 def _train_dual_arguments(p) -> None:
-    p.add_argument("--model", required=True, help="hub id or local directory of the encoder to start from")
+    add_model_argument(p, "of the encoder to start from")
     p.add_argument(
         "--train", action="append", required=True, metavar="FILE.jsonl", help="bitext for training; repeat per language"
     )
@@ -137,7 +137,7 @@ def _train_dual_arguments(p) -> None:
 
 
 def _dual_prefix_states_arguments(p) -> None:
-    p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained encoder)")
+    add_model_argument(p, "(the sweep's pretrained encoder)")
     p.add_argument(
         "--train",
         action="append",

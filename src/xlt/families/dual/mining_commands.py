@@ -19,7 +19,7 @@ import logging
 from xlt.core.choices import MINING_DEFAULT_K as DEFAULT_K
 from xlt.core.choices import MINING_STRATEGIES as STRATEGIES
 from xlt.core.choices import POOLING_MODES
-from xlt.core.verbs import Verb, add_run_arguments, key_value
+from xlt.core.verbs import Verb, add_model_argument, add_run_arguments, key_value
 from xlt.data.bucc_files import BITEXT_SPLIT_EXAMPLE
 from xlt.evaluate.commands import add_prompt_argument
 
@@ -71,7 +71,7 @@ def _make_bucc_arguments(p) -> None:
 
 
 def _mine_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help="model directory or hub id")
+    add_model_argument(parser)
     parser.add_argument("--bucc-dir", required=True, help="directory with {src}-{tgt}.{split}.{src|tgt|gold} files")
     parser.add_argument("--pair", required=True, help="language pair as in the file names, e.g. de-en")
     parser.add_argument(

@@ -12,14 +12,14 @@ from xlt.core.train_args import (
     add_tracking_arguments,
     add_train_arguments,
 )
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_metrics_out_argument, add_model_argument, add_run_arguments, family_group
 from xlt.families.freeze_depth.store_names import STORE_SETTINGS
 
 GROUP = family_group("freeze_depth", "fine-tune a classifier with the first N layers frozen; zero-shot accuracy")
 
 
 def _finetune_arguments(p):
-    p.add_argument("--model", required=True, help="hub id or local directory")
+    add_model_argument(p)
     add_head_argument(p)
     p.add_argument("--train", required=True, help="normalised JSONL (text, [text_pair], label)")
     p.add_argument("--dev", required=True, help="normalised JSONL for best-checkpoint selection")
@@ -37,7 +37,7 @@ def _finetune_arguments(p):
 
 
 def _prefix_states_arguments(p):
-    p.add_argument("--model", required=True, help="hub id or local directory (the sweep's pretrained model)")
+    add_model_argument(p, "(the sweep's pretrained model)")
     p.add_argument("--head", choices=HEADS, default="auto", help="the head the finetune jobs use (checked for support)")
     p.add_argument("--num-labels", type=int, required=True, help="number of classes of the task")
     p.add_argument("--train", required=True, help="normalised JSONL: the finetune jobs' --train")
@@ -53,7 +53,7 @@ def _evaluate_arguments(p):
     p.add_argument("--max-length", type=int, default=128, help="longest input in tokens; longer inputs are truncated")
     p.add_argument("--batch-size", type=int, default=64, help="examples per forward pass")
     add_run_arguments(p, "--device")
-    p.add_argument("--out", required=True, help="metrics JSON path")
+    add_metrics_out_argument(p)
 
 
 VERBS = {

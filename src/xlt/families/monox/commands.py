@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlt.core.train_args import add_head_argument, add_tracking_arguments, add_train_arguments
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import RUN_FLAGS, Verb, add_model_argument, add_run_arguments, family_group
 from xlt.families.monox.plan import MODES
 
 GROUP = family_group("monox", "MonoX's teacher and students (fine-tune, self-train, KD, PL); its zero-shot table")
@@ -41,7 +41,7 @@ def _job_arguments(p, role: str, out_help: str, checkpoint_help: str) -> None:
 
 
 def _split_arguments(p, role: str) -> None:
-    p.add_argument("--model", required=True, help=f"{role}: hub id or local directory")
+    add_model_argument(p, f"of the {role}")
     add_head_argument(p)
     p.add_argument("--split", required=True, help="directory written by `xlt monox-split`")
     p.add_argument("--size", default="all", help="labelled training examples (nested stratified subsample) or all")
@@ -90,7 +90,7 @@ def _distill_arguments(p):
     _job_arguments(
         p,
         "student",
-        "metrics JSON path",
+        RUN_FLAGS["--out-metrics"],
         "resumable training state (default: checkpoint/ beside --out, not an output); removed once the outputs exist",
     )
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from xlt.core.choices import POOLING_MODES
 from xlt.core.train_args import add_freeze_depth_argument, add_train_arguments
-from xlt.core.verbs import Verb, add_run_arguments, family_group
+from xlt.core.verbs import Verb, add_model_argument, add_run_arguments, family_group
 
 GROUP = family_group("sbert", "train an SBERT-style sentence encoder on NLI (`eval-embeddings` scores it)")
 
 
 def _train_sbert_arguments(p):
-    p.add_argument("--model", required=True, help="hub id or local directory")
+    add_model_argument(p)
     p.add_argument("--train", required=True, help="normalised NLI JSONL (text, text_pair, label)")
     dev = p.add_mutually_exclusive_group(required=True)
     dev.add_argument("--dev-sts", help="normalised STS JSONL (text, text_pair, score): selects by cosine Spearman")

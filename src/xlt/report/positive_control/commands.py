@@ -8,7 +8,7 @@ missing table or data file). The workflow passes `--spec` and `--table` from
 
 from __future__ import annotations
 
-from xlt.core.verbs import ANALYSIS, Verb, key_value
+from xlt.core.verbs import ANALYSIS, Verb, key_values
 
 GROUP = ANALYSIS
 
@@ -23,10 +23,7 @@ def _arguments(p) -> None:
     )
     p.add_argument(
         "--table",
-        action="append",
-        default=[],
-        metavar="FAMILY=CSV",
-        type=key_value("FAMILY=CSV", "myfamily=results/tables/myfamily.csv"),
+        **key_values("FAMILY=CSV", "myfamily=results/tables/myfamily.csv"),
         help="a family's tidy table, repeatable (with --config: overrides that family's default path)",
     )
     p.add_argument("--out", required=True, help="CSV of the checks")
