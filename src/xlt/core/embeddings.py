@@ -67,3 +67,15 @@ def encode_layers(
 def encode(model, tokenizer, sentences, pooling="mean", layer=-1, **kwargs) -> np.ndarray:
     """Pooled sentence vectors from one hidden-state index (default: last layer)."""
     return encode_layers(model, tokenizer, sentences, [layer], pooling=pooling, **kwargs)[layer]
+
+
+def encoding_options(args, device: torch.device) -> dict:
+    """`encode` / `encode_layers` keyword arguments from an encoding job's --pooling, --batch-size,
+    --max-length and --prompt, on `device` (the hidden-state index is the job's own choice)."""
+    return {
+        "pooling": args.pooling,
+        "batch_size": args.batch_size,
+        "max_length": args.max_length,
+        "device": device,
+        "prompt": args.prompt,
+    }

@@ -7,7 +7,7 @@ import logging
 
 import numpy as np
 
-from xlt.core.embeddings import encode
+from xlt.core.embeddings import encode, encoding_options
 from xlt.core.errors import XltError
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_encoder, load_tokenizer, pick_device
@@ -47,21 +47,10 @@ def main(args) -> None:
         num_layers = model_layers(model)
         check_layer(args.layer, num_layers, args.model)
 
+    encoding = encoding_options(args, device)
+
     def embed(sentences: list[str]) -> np.ndarray:
-        vectors = project(
-            encode(
-                model,
-                tokenizer,
-                sentences,
-                pooling=args.pooling,
-                layer=args.layer,
-                batch_size=args.batch_size,
-                max_length=args.max_length,
-                device=device,
-                prompt=args.prompt,
-            ),
-            projection,
-        )
+        vectors = project(encode(model, tokenizer, sentences, layer=args.layer, **encoding), projection)
         return l2_normalise(vectors).astype(np.float32) if args.normalize else vectors
 
     metrics = MetricsFile(

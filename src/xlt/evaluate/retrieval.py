@@ -197,23 +197,11 @@ def retrieval_examples(result: RetrievalResult, **dims) -> list[dict]:
     if result.found_en is None:
         raise ValueError("this RetrievalResult carries no per-query outputs (made by bitext_retrieval?)")
     gold = np.arange(result.n)
+    directions = (  # (direction, retrieved index, correct) per query
+        (XX_TO_EN, result.found_en, result.hit_xx_to_en),
+        (EN_TO_XX, result.found_xx, result.hit_en_to_xx),
+    )
     return [
-        example_set(
-            "retrieval",
-            "accuracy@1",
-            retrieved=result.found_en,
-            gold=gold,
-            correct=result.hit_xx_to_en,
-            direction=XX_TO_EN,
-            **dims,
-        ),
-        example_set(
-            "retrieval",
-            "accuracy@1",
-            retrieved=result.found_xx,
-            gold=gold,
-            correct=result.hit_en_to_xx,
-            direction=EN_TO_XX,
-            **dims,
-        ),
+        example_set("retrieval", "accuracy@1", retrieved=found, gold=gold, correct=hit, direction=direction, **dims)
+        for direction, found, hit in directions
     ]

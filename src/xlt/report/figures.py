@@ -147,41 +147,32 @@ def seed_dots(ax, x, seeds, *, color, scale: float = 1.0):
     return ax.scatter(xs, ys, s=14, color=color, alpha=0.8, edgecolors="none", zorder=3, label="_seeds")
 
 
-def seed_sd_band(ax, x, center, sd, *, color, scale: float = 1.0):
-    """Hatch ± one between-seed sd around a line (`center`), times `scale`, in the line's colour:
-    hatched, beside the filled bootstrap band. None (nothing drawn) when no point has an sd."""
+def _sd_limits(center, sd, scale: float):
+    """(`center` - sd, `center` + sd), times `scale`, of the seed-sd marks; None when no point has an sd."""
     center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
     if not np.isfinite(sd).any():
         return None
+    return scale * (center - sd), scale * (center + sd)
+
+
+def seed_sd_band(ax, x, center, sd, *, color, scale: float = 1.0):
+    """Hatch ± one between-seed sd around a line (`center`), times `scale`, in the line's colour:
+    hatched, beside the filled bootstrap band. None (nothing drawn) when no point has an sd."""
+    limits = _sd_limits(center, sd, scale)
+    if limits is None:
+        return None
     return ax.fill_between(
-        np.asarray(x),
-        scale * (center - sd),
-        scale * (center + sd),
-        facecolor="none",
-        edgecolor=color,
-        hatch="///",
-        lw=0,
-        alpha=0.5,
-        label="_seed_sd",
+        np.asarray(x), *limits, facecolor="none", edgecolor=color, hatch="///", lw=0, alpha=0.5, label="_seed_sd"
     )
 
 
 def seed_sd_bars(ax, x, center, sd, *, color, scale: float = 1.0):
     """A thick bar from `center` - sd to `center` + sd (times `scale`) at each x, for points drawn
     as bars; None (nothing drawn) when no point has an sd."""
-    center, sd = np.asarray(center, dtype=float), np.asarray(sd, dtype=float)
-    if not np.isfinite(sd).any():
+    limits = _sd_limits(center, sd, scale)
+    if limits is None:
         return None
-    return ax.vlines(
-        np.asarray(x),
-        scale * (center - sd),
-        scale * (center + sd),
-        colors=color,
-        lw=3,
-        alpha=0.6,
-        zorder=2.5,
-        label="_seed_sd",
-    )
+    return ax.vlines(np.asarray(x), *limits, colors=color, lw=3, alpha=0.6, zorder=2.5, label="_seed_sd")
 
 
 # how much taller a cell that also says ± its half-width is drawn

@@ -22,15 +22,15 @@ def write_bitext(root, lang, split, size):
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Every sentence the teacher embeds (distill.encode is its only forward pass)."""
+    """Every sentence the teacher embeds (distill.sentence_vectors is its only forward pass)."""
     seen = []
 
-    def counting(model, tokenizer, sentences, **kwargs):
+    def counting(model, tokenizer, sentences, *args):
         seen.extend(sentences)
-        return encode(model, tokenizer, sentences, **kwargs)
+        return sentence_vectors(model, tokenizer, sentences, *args)
 
-    encode = distill.encode
-    monkeypatch.setattr(distill, "encode", counting)
+    sentence_vectors = distill.sentence_vectors
+    monkeypatch.setattr(distill, "sentence_vectors", counting)
     return seen
 
 

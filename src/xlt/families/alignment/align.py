@@ -8,6 +8,7 @@ import io
 import logging
 from pathlib import Path
 
+from xlt.core.embeddings import encoding_options
 from xlt.core.errors import XltError
 from xlt.core.io import write_text
 from xlt.core.metrics import MetricsFile, parse_axes
@@ -70,17 +71,7 @@ def main(args):
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
     encoded_layers = sorted(set(layers) | set(tsne_layers) | ({projected_layer} if projection else set()))
-    encoded = encode_bitexts(
-        model,
-        tokenizer,
-        bitexts,
-        encoded_layers,
-        pooling=args.pooling,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        device=device,
-        prompt=args.prompt,
-    )
+    encoded = encode_bitexts(model, tokenizer, bitexts, encoded_layers, **encoding_options(args, device))
     if projection is not None:
         encoded = with_projection(encoded, projected_layer, projection, depth + 1)
         layers = [*layers, depth + 1]

@@ -36,15 +36,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from xlt.core.checkpoint import identity_key, model_inputs, run_identity, with_settings
-from xlt.core.embeddings import encode
 from xlt.core.errors import XltError
 from xlt.core.models import load_tokenizer
 from xlt.core.padding import pad_multiple
-from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
+from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.train_args import TrainArgs
 from xlt.core.training import TrainResult, train
 from xlt.data.bitext_files import Bitext
-from xlt.families.dual.dual_encoder import make_evaluate, pairs_from_bitexts
+from xlt.families.dual.dual_encoder import make_evaluate, pairs_from_bitexts, sentence_vectors
 from xlt.losses.mse_distillation import MSEDistillationLoss
 
 log = logging.getLogger(__name__)
@@ -123,22 +122,9 @@ def teacher_vectors(
             return stored["vectors"], {"computed": False, "sentences": len(sentences), "file": cache.name}
         log.info("%s holds another teacher's or other sentences' vectors: recomputing", cache)
     encoder = SentenceEncoder.from_pretrained(teacher, pooling=pooling, layer=layer)
-
+    encoder.encoder.to(device)  # the transformer only: sentence_vectors encodes there and projects on the CPU
     tokenizer = load_tokenizer(teacher)
-    with torch.no_grad():
-        vectors = project(
-            encode(
-                encoder.encoder.to(device),
-                tokenizer,
-                list(sentences),
-                pooling=pooling,
-                layer=layer,
-                batch_size=batch_size,
-                max_length=max_length,
-                device=device,
-            ),
-            encoder.projection,
-        ).astype(np.float16)
+    vectors = sentence_vectors(encoder, tokenizer, sentences, max_length, batch_size).astype(np.float16)
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_name(cache.name + ".partial.npz")
     np.savez(partial, vectors=vectors, key=np.array(key))

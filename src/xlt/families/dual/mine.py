@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from xlt.core.embeddings import encode
+from xlt.core.embeddings import encode, encoding_options
 from xlt.core.errors import XltError
 from xlt.core.io import write_text
 from xlt.core.metrics import MetricsFile, parse_axes
@@ -45,18 +45,11 @@ def main(args) -> None:
     device = pick_device(args.device)
     tokenizer = load_tokenizer(args.model)
     model = load_encoder(args.model).to(device)
-    kwargs = dict(
-        pooling=args.pooling,
-        layer=args.layer,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        device=device,
-        prompt=args.prompt,
-    )
+    encoding = encoding_options(args, device) | {"layer": args.layer}
     vectors = {
         role: (
-            project(encode(model, tokenizer, data.src_sentences, **kwargs), projection),
-            project(encode(model, tokenizer, data.tgt_sentences, **kwargs), projection),
+            project(encode(model, tokenizer, data.src_sentences, **encoding), projection),
+            project(encode(model, tokenizer, data.tgt_sentences, **encoding), projection),
         )
         for role, data in splits.items()
     }

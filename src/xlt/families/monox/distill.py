@@ -41,6 +41,14 @@ def main(args):
     tokenizer = load_tokenizer(args.model)
     checkpoint_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else Path(args.out).parent / "checkpoint"
 
+    # the student modes' settings: what training uses and the metrics record
+    mode_settings = {
+        "teacher_logits": args.teacher_logits,
+        "temperature": args.temperature,
+        "threshold": args.threshold,
+        "rounds": args.rounds,
+    }
+
     def load_student():
         seed_everything(targs.seed)  # the new head's initial weights: torch seeds each process at random
         student = load_classifier(args.model, args.num_labels, args.head)
@@ -56,10 +64,7 @@ def main(args):
             size,
             targs.seed,
             targs,
-            teacher_logits=args.teacher_logits,
-            temperature=args.temperature,
-            threshold=args.threshold,
-            rounds=args.rounds,
+            **mode_settings,
             source_lang=args.source_lang,
             checkpoint_dir=checkpoint_dir,
             track=(track_test, track_dev) if track_test else None,
@@ -87,10 +92,7 @@ def main(args):
         split,
         "student",
         mode=args.mode,
-        teacher_logits=args.teacher_logits,
-        temperature=args.temperature,
-        threshold=args.threshold,
-        rounds=args.rounds,
+        **mode_settings,
         freeze_depth=args.freeze_depth,
     )
     metrics.extend(
