@@ -202,6 +202,7 @@ def test_a_captured_run_of_the_training_loop_trains_as_the_eager_one(monkeypatch
     check passed as on CUDA): the same parameters within the float32 learning rate's rounding (as
     above: 12 steps x 0.1 x 2**-24 = 7e-8 < 1e-7), a curve of floats (the scheduler reports the
     learning rate as the device tensor it fills), dev evaluations through the recorded forward."""
+    from xlt.core.train_inputs import DevSelection, Objective
     from xlt.core.training import train
 
     data = toy()
@@ -224,14 +225,16 @@ def test_a_captured_run_of_the_training_loop_trains_as_the_eager_one(monkeypatch
         return torch.nn.functional.cross_entropy(model(batch["x"]).logits, batch["y"])
 
     eager = Logits()
-    eager_result = train(eager, data, collate, loss, TrainArgs(**settings), evaluate=evaluate)
+    eager_result = train(eager, Objective(data, collate, loss), TrainArgs(**settings), dev=DevSelection(evaluate))
     monkeypatch.setattr(cuda_graphs, "check", lambda *a: None)
     real = cuda_graphs.StepGraphs
     monkeypatch.setattr(cuda_graphs, "StepGraphs", lambda *a: real(*a, recorder=EagerRecorder))
     monkeypatch.setattr(cuda_graphs, "CudaGraph", EagerRecorder)
     monkeypatch.setattr(cuda_graphs.register_forward, "__defaults__", (EagerRecorder,))
     captured = Logits()
-    result = train(captured, data, collate, loss, TrainArgs(**settings, graphs="capture"), evaluate=evaluate)
+    result = train(
+        captured, Objective(data, collate, loss), TrainArgs(**settings, graphs="capture"), dev=DevSelection(evaluate)
+    )
     for a, b in zip(eager.parameters(), captured.parameters()):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-7)
     assert all(type(row["lr"]) is float for row in result.curve)
