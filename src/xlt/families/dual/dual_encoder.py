@@ -213,11 +213,10 @@ def train_dual(
             dev=DevSelection(lambda top: evaluate(top.full_model)),
             checkpoint=Resumable(checkpoint_dir, identity),
         )
+    collate = make_collate(tokenizer, args.max_length, pad_multiple(args.device))
     return train(
         model,
-        Objective(
-            pairs_from_bitexts(train_bitexts), make_collate(tokenizer, args.max_length, pad_multiple(args.device)), loss
-        ),
+        Objective(pairs_from_bitexts(train_bitexts), collate, loss),
         args,
         dev=DevSelection(evaluate),
         checkpoint=Resumable(checkpoint_dir, identity),
