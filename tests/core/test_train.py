@@ -36,6 +36,22 @@ def args(**kw):
     return TrainArgs(**{**base, **kw})
 
 
+def test_train_takes_its_inputs_in_a_few_frozen_groups():
+    """Issue 48: train() took 12 parameters; what belongs together now comes in small frozen
+    groups (xlt.core.train_inputs), each documenting its fields."""
+    import dataclasses
+    import inspect
+
+    from xlt.core import train_inputs
+
+    assert list(inspect.signature(train).parameters) == ["model", "objective", "args", "dev", "checkpoint", "layers"]
+    groups = [train_inputs.Objective, train_inputs.DevSelection, train_inputs.Resumable, train_inputs.LayerSchedule]
+    for group in groups:
+        assert group.__dataclass_params__.frozen and group.__doc__, group
+        for field in dataclasses.fields(group):
+            assert f"`{field.name}" in group.__doc__, (group, field.name)
+
+
 def test_loss_goes_down_and_runs_are_reproducible():
     data = toy_problem()
     first = make_model()
