@@ -85,6 +85,7 @@ def run(spec: dict) -> dict:
     from xlt.core.models import pick_device
     from xlt.core.padding import pad_multiple
     from xlt.core.train_args import TrainArgs
+    from xlt.core.train_inputs import LayerSchedule, Objective
     from xlt.core.training import train
 
     started = time.time()
@@ -132,7 +133,7 @@ def run(spec: dict) -> dict:
     )
     train_start = time.time()
     with profiler or contextlib.nullcontext():
-        train(model, examples, collate, classification_loss, args, on_step=on_step)
+        train(model, Objective(examples, collate, classification_loss), args, layers=LayerSchedule(on_step=on_step))
         if device.type == "cuda":
             torch.cuda.synchronize()
     end = time.time()

@@ -145,6 +145,7 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
     from xlt.core.classification import classification_loss, make_collate
     from xlt.core.models import pick_device
     from xlt.core.train_args import TrainArgs
+    from xlt.core.train_inputs import LayerSchedule, Objective
     from xlt.core.training import train
     from xlt.data import demo
 
@@ -208,7 +209,7 @@ def run_worker(cfg: LoopConfig, runner: str, device_name: str, threads: int, see
                 clock.start()
 
         def start_training():
-            train(model, examples, collate, classification_loss, args, on_step=on_step)
+            train(model, Objective(examples, collate, classification_loss), args, layers=LayerSchedule(on_step=on_step))
     else:
         from transformers import Trainer, TrainerCallback, TrainingArguments
 

@@ -84,6 +84,7 @@ def measure(
     from xlt.core.classification import classification_loss
     from xlt.core.models import pick_device
     from xlt.core.train_args import TrainArgs
+    from xlt.core.train_inputs import LayerSchedule, Objective
     from xlt.core.training import train
 
     if threads:
@@ -112,7 +113,7 @@ def measure(
         log_every=10**9,
         compile=compile,
     )
-    train(model, examples, pad_collate, classification_loss, args, on_step=on_step)
+    train(model, Objective(examples, pad_collate, classification_loss), args, layers=LayerSchedule(on_step=on_step))
     wall, _ = clock.stop()
     tokens_per_s = (steps - warmup) * batch_size * seq_len / wall
 

@@ -64,6 +64,7 @@ def one_run(on: bool, steps: int, records: list, dev: list, tokenizer, shape, ou
     from xlt.core import monitor
     from xlt.core.classification import accuracy_records, classification_loss, make_collate
     from xlt.core.train_args import TrainArgs
+    from xlt.core.train_inputs import DevSelection, Objective
     from xlt.core.training import train
 
     model = random_classifier(shape, seed=1)
@@ -85,7 +86,12 @@ def one_run(on: bool, steps: int, records: list, dev: list, tokenizer, shape, ou
     axes = {"model": "demo-shape", "seed": 1}
     with MonitorClock() as clock, monitor.run(on, out, axes, {"max_steps": steps}):
         started, cpu = time.perf_counter(), time.process_time()
-        train(model, records, make_collate(tokenizer, MAX_LENGTH), classification_loss, args, evaluate)
+        train(
+            model,
+            Objective(records, make_collate(tokenizer, MAX_LENGTH), classification_loss),
+            args,
+            dev=DevSelection(evaluate),
+        )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return wall / steps, cpu / steps, clock.seconds / steps
 

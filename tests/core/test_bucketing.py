@@ -10,6 +10,7 @@ import torch
 from xlt.core.bucketing import bucketed_order, example_length, example_lengths, padding_fraction
 from xlt.core.errors import XltError
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import LayerSchedule, Objective, Resumable
 from xlt.core.training import epoch_order, train
 
 
@@ -86,7 +87,7 @@ def test_training_loop_sees_every_example_once_per_epoch_with_bucketing():
         return m(b["x"]).mean()
 
     args = TrainArgs(epochs=2, batch_size=8, lr=1e-3, device="cpu", length_bucketing=True, log_every=1000)
-    train(model, examples, collate, loss, args)
+    train(model, Objective(examples, collate, loss), args)
     steps_per_epoch = -(-100 // 8)
     assert len(widths) == 2 * steps_per_epoch
     assert sorted(seen[:100]) == list(range(100)) and sorted(seen[100:]) == list(range(100))
@@ -128,12 +129,10 @@ def test_bucketed_run_stopped_by_a_signal_resumes_to_the_same_batches(tmp_path):
         )
         train(
             model,
-            examples,
-            collate,
-            lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
+            Objective(examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"])),
             args,
-            on_step=on_step,
-            checkpoint_dir=checkpoint_dir,
+            checkpoint=Resumable(checkpoint_dir),
+            layers=LayerSchedule(on_step=on_step),
         )
         return model, seen
 

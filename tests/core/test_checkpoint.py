@@ -180,6 +180,7 @@ def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12, lr=5e-2, identi
     """xlt.core.training.train on a small classifier: dropout, AdamW with decay groups, warm-up and
     decay, gradient accumulation across epoch boundaries, evaluation with best-state selection."""
     from xlt.core.train_args import TrainArgs
+    from xlt.core.train_inputs import DevSelection, LayerSchedule, Objective, Resumable
     from xlt.core.training import train
 
     torch.manual_seed(0)
@@ -212,14 +213,11 @@ def _shared_loop_run(checkpoint_dir, on_step=None, max_steps=12, lr=5e-2, identi
     )
     result = train(
         model,
-        examples,
-        collate,
-        lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"]),
+        Objective(examples, collate, lambda m, b: torch.nn.functional.cross_entropy(m(b["x"]), b["y"])),
         args,
-        evaluate,
-        on_step=on_step,
-        checkpoint_dir=checkpoint_dir,
-        identity=identity,
+        dev=DevSelection(evaluate),
+        checkpoint=Resumable(checkpoint_dir, identity),
+        layers=LayerSchedule(on_step=on_step),
     )
     return model, result
 

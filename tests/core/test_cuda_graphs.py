@@ -16,6 +16,7 @@ from xlt.core.bucketing import bucketed_order
 from xlt.core.errors import XltError
 from xlt.core.padding import CUDA_MULTIPLE, padded_width
 from xlt.core.train_args import TrainArgs, train_setting
+from xlt.core.train_inputs import DevSelection, Objective
 from xlt.core.train_state import LoopState
 from xlt.core.train_step import optimiser_step, read_losses
 from xlt.core.training import _setup
@@ -55,7 +56,7 @@ def test_the_setting_is_a_choice_of_the_training_verbs():
 def test_training_on_a_cpu_with_graphs_stops_before_the_first_step():
     model = torch.nn.Linear(4, 2)
     with pytest.raises(XltError, match="this run is on cpu"):
-        _setup(model, [0], lambda x: x, lambda m, b: None, TrainArgs(device="cpu", graphs="capture"), None)
+        _setup(model, Objective([0], lambda x: x, lambda m, b: None), TrainArgs(device="cpu", graphs="capture"), None)
 
 
 def test_bucketed_batches_padded_to_8_need_at_most_max_length_over_8_graphs():
@@ -121,7 +122,7 @@ def run(steps: int, recorder=None):
         e["x"][4:] = 0  # the first 20 examples are 4 wide
     model = Model()
     args = TrainArgs(max_steps=steps, batch_size=8, lr=1e-2, warmup_steps=2, device="cpu", max_grad_norm=1.0)
-    loop = _setup(model, data, collate, loss_fn, args, None)
+    loop = _setup(model, Objective(data, collate, loss_fn), args, None)
     if recorder is not None:
         loop.graphs = cuda_graphs.StepGraphs(model, loop.params, loop.optimizer, loop.loss_fn, None, args, recorder)
     state = LoopState()
@@ -224,14 +225,16 @@ def test_a_captured_run_of_the_training_loop_trains_as_the_eager_one(monkeypatch
         return torch.nn.functional.cross_entropy(model(batch["x"]).logits, batch["y"])
 
     eager = Logits()
-    eager_result = train(eager, data, collate, loss, TrainArgs(**settings), evaluate=evaluate)
+    eager_result = train(eager, Objective(data, collate, loss), TrainArgs(**settings), dev=DevSelection(evaluate))
     monkeypatch.setattr(cuda_graphs, "check", lambda *a: None)
     real = cuda_graphs.StepGraphs
     monkeypatch.setattr(cuda_graphs, "StepGraphs", lambda *a: real(*a, recorder=EagerRecorder))
     monkeypatch.setattr(cuda_graphs, "CudaGraph", EagerRecorder)
     monkeypatch.setattr(cuda_graphs.register_forward, "__defaults__", (EagerRecorder,))
     captured = Logits()
-    result = train(captured, data, collate, loss, TrainArgs(**settings, graphs="capture"), evaluate=evaluate)
+    result = train(
+        captured, Objective(data, collate, loss), TrainArgs(**settings, graphs="capture"), dev=DevSelection(evaluate)
+    )
     for a, b in zip(eager.parameters(), captured.parameters()):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-7)
     assert all(type(row["lr"]) is float for row in result.curve)

@@ -349,6 +349,7 @@ def test_the_dev_loss_changes_no_number_of_the_run(tmp_path):
     generators restored around it, a run with monitoring on trains to the same parameters, bit for
     bit, as one without (the same arithmetic on the same batches: exact equality)."""
     from xlt.core.train_args import TrainArgs
+    from xlt.core.train_inputs import DevSelection, Objective
     from xlt.core.training import train
 
     g = torch.Generator().manual_seed(0)
@@ -373,7 +374,12 @@ def test_the_dev_loss_changes_no_number_of_the_run(tmp_path):
         model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 2))
         args = TrainArgs(max_steps=6, batch_size=4, lr=0.05, log_every=1, eval_every=2, device="cpu")
         with monitor.run(on, tmp_path / f"run-{on}", {"seed": 1}, {}):
-            train(model, examples, collate, loss_fn, args, evaluate, dev_examples=examples[:8])
+            train(
+                model,
+                Objective(examples, collate, loss_fn),
+                args,
+                dev=DevSelection(evaluate, loss_examples=examples[:8]),
+            )
         return [p.detach().clone() for p in model.parameters()]
 
     monitored, plain = run(True), run(False)

@@ -18,6 +18,7 @@ from xlt.core import monitor, monitor_sweep, settings
 from xlt.core.metrics import record
 from xlt.core.plan import shared_jobs
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import DevSelection, Objective
 from xlt.core.training import train
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +77,9 @@ def toy_run(run_dir: Path, axes: dict, probes: bool) -> None:
 
     args = TrainArgs(max_steps=STEPS, batch_size=8, lr=0.05, log_every=1, eval_every=EVAL_EVERY, device="cpu")
     with monitor.run(True, run_dir, axes, {"lr": args.lr}):
-        train(model, examples, collate, loss_fn, args, evaluate, dev_examples=examples[:20])
+        train(
+            model, Objective(examples, collate, loss_fn), args, dev=DevSelection(evaluate, loss_examples=examples[:20])
+        )
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from xlt.core import training
 from xlt.core.errors import XltError
 from xlt.core.schedules import lr_factor
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import Objective
 from xlt.core.training import autocast_dtype, train
 
 STEPS, WARMUP, PEAK = 10, 2, 0.1  # warmup_ratio 0.2 of 10 steps
@@ -46,7 +47,7 @@ def used_learning_rates(monkeypatch, **settings) -> list[float]:
     args = TrainArgs(
         max_steps=STEPS, batch_size=8, lr=PEAK, warmup_ratio=WARMUP / STEPS, device="cpu", precision="fp32", **settings
     )
-    train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, args)
+    train(torch.nn.Linear(4, 2), Objective(toy(), collate, loss_fn), args)
     return seen
 
 
@@ -110,7 +111,7 @@ def test_a_warm_up_as_long_as_an_epoch_counted_run_is_refused_before_the_first_s
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda *a, **k: pytest.fail("a step ran before the error"))
     args = TrainArgs(epochs=1, batch_size=8, warmup_steps=5, device="cpu", precision="fp32")
     with pytest.raises(XltError, match=r"^--warmup-steps 5 is not below the run's 5 optimiser steps .*within \[0, 4\]"):
-        train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, args)
+        train(torch.nn.Linear(4, 2), Objective(toy(), collate, loss_fn), args)
 
 
 def test_adam_epsilon_reaches_the_optimiser(monkeypatch):
@@ -124,9 +125,7 @@ def test_adam_epsilon_reaches_the_optimiser(monkeypatch):
     monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
     train(
         torch.nn.Linear(4, 2),
-        toy(),
-        collate,
-        loss_fn,
+        Objective(toy(), collate, loss_fn),
         TrainArgs(max_steps=2, device="cpu", precision="fp32", adam_epsilon=1e-6),
     )
     assert seen == [1e-6, 1e-6]
@@ -135,7 +134,11 @@ def test_adam_epsilon_reaches_the_optimiser(monkeypatch):
 
 def test_an_unknown_schedule_is_a_clear_error():
     with pytest.raises(XltError, match="unknown learning-rate schedule 'step'; choose one of linear, constant, cosine"):
-        train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, TrainArgs(max_steps=1, device="cpu", schedule="step"))
+        train(
+            torch.nn.Linear(4, 2),
+            Objective(toy(), collate, loss_fn),
+            TrainArgs(max_steps=1, device="cpu", schedule="step"),
+        )
 
 
 @pytest.mark.parametrize("bf16_supported, dtype", [(True, torch.bfloat16), (False, torch.float16)])
@@ -149,7 +152,7 @@ def test_auto_precision_asks_cuda_whether_it_supports_bf16(monkeypatch, bf16_sup
 def test_auto_precision_is_fp32_on_cpu_and_the_choice_is_logged(caplog):
     assert autocast_dtype("auto", torch.device("cpu")) == (None, "auto: fp32 on cpu")
     with caplog.at_level(logging.INFO, logger="xlt.core.training"):
-        result = train(torch.nn.Linear(4, 2), toy(), collate, loss_fn, TrainArgs(max_steps=2, device="cpu"))
+        result = train(torch.nn.Linear(4, 2), Objective(toy(), collate, loss_fn), TrainArgs(max_steps=2, device="cpu"))
     assert "precision: auto: fp32 on cpu" in caplog.text
     assert training.result_meta(result, TrainArgs())["precision"] == "fp32"
 
@@ -170,7 +173,9 @@ def test_fp16_trains_through_a_gradient_scaler(monkeypatch):
     model = torch.nn.Linear(4, 2)
     before = model.weight.detach().clone()
     result = train(
-        model, toy(), collate, loss_fn, TrainArgs(max_steps=3, batch_size=8, lr=0.1, device="cpu", precision="fp16")
+        model,
+        Objective(toy(), collate, loss_fn),
+        TrainArgs(max_steps=3, batch_size=8, lr=0.1, device="cpu", precision="fp16"),
     )
     assert result.precision == "float16"
     assert {name for name, enabled in calls if enabled} == {"scale", "unscale_", "step"}

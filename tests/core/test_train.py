@@ -7,6 +7,7 @@ from helpers.numerics import adamw_drift, summation_order_bound
 from xlt.core.errors import XltError
 from xlt.core.schedules import linear_schedule
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import DevSelection, Objective
 from xlt.core.training import epoch_order, total_optimizer_steps, train
 
 
@@ -35,15 +36,31 @@ def args(**kw):
     return TrainArgs(**{**base, **kw})
 
 
+def test_train_takes_its_inputs_in_a_few_frozen_groups():
+    """Issue 48: train() took 12 parameters; what belongs together now comes in small frozen
+    groups (xlt.core.train_inputs), each documenting its fields."""
+    import dataclasses
+    import inspect
+
+    from xlt.core import train_inputs
+
+    assert list(inspect.signature(train).parameters) == ["model", "objective", "args", "dev", "checkpoint", "layers"]
+    groups = [train_inputs.Objective, train_inputs.DevSelection, train_inputs.Resumable, train_inputs.LayerSchedule]
+    for group in groups:
+        assert group.__dataclass_params__.frozen and group.__doc__, group
+        for field in dataclasses.fields(group):
+            assert f"`{field.name}" in group.__doc__, (group, field.name)
+
+
 def test_loss_goes_down_and_runs_are_reproducible():
     data = toy_problem()
     first = make_model()
     before = sum(loss_fn(first, collate(data)).item() for _ in range(1))
-    train(first, data, collate, loss_fn, args())
+    train(first, Objective(data, collate, loss_fn), args())
     after = loss_fn(first, collate(data)).item()
     assert after < before * 0.7
     second = make_model()
-    train(second, data, collate, loss_fn, args())
+    train(second, Objective(data, collate, loss_fn), args())
     assert torch.equal(first.weight, second.weight)
 
 
@@ -56,12 +73,10 @@ def test_gradient_accumulation_splits_the_batch_and_changes_nothing_else(batch_s
     data = toy_problem()
     a, b = make_model(), make_model()
     steps = 2 * math.ceil(len(data) / batch_size) + 1  # two epochs, each with a short last batch, and a step more
-    train(a, data, collate, loss_fn, args(max_steps=steps, batch_size=batch_size, max_grad_norm=1.0))
+    train(a, Objective(data, collate, loss_fn), args(max_steps=steps, batch_size=batch_size, max_grad_norm=1.0))
     result = train(
         b,
-        data,
-        collate,
-        loss_fn,
+        Objective(data, collate, loss_fn),
         args(max_steps=steps, batch_size=batch_size, grad_accum=grad_accum, max_grad_norm=1.0),
     )
     assert torch.allclose(a.weight, b.weight, atol=1e-6) and torch.allclose(a.bias, b.bias, atol=1e-6)
@@ -78,7 +93,7 @@ def test_micro_batches_are_as_even_as_possible_and_never_empty():
 
 def test_grad_accum_above_the_batch_size_is_a_clear_error():
     with pytest.raises(XltError, match="grad_accum 9: grad_accum splits each batch"):
-        train(make_model(), toy_problem(), collate, loss_fn, args(batch_size=8, grad_accum=9))
+        train(make_model(), Objective(toy_problem(), collate, loss_fn), args(batch_size=8, grad_accum=9))
 
 
 def test_best_checkpoint_is_restored():
@@ -90,7 +105,9 @@ def test_best_checkpoint_is_restored():
         calls.append(m.weight.detach().clone())
         return {"score": [0.1, 0.9, 0.2][len(calls) - 1]}  # the second evaluation is the best
 
-    result = train(model, data, collate, loss_fn, args(max_steps=9, eval_every=3), evaluate=evaluate)
+    result = train(
+        model, Objective(data, collate, loss_fn), args(max_steps=9, eval_every=3), dev=DevSelection(evaluate)
+    )
     assert result.best_step == 6 and result.best_score == 0.9
     assert torch.equal(model.weight, calls[1])
     assert [h["step"] for h in result.history] == [3, 6, 9]
@@ -101,12 +118,9 @@ def test_an_initial_score_lets_the_untouched_parameters_win_as_step_0():
     before = model.weight.detach().clone()
     result = train(
         model,
-        toy_problem(),
-        collate,
-        loss_fn,
+        Objective(toy_problem(), collate, loss_fn),
         args(max_steps=6, eval_every=3),
-        evaluate=lambda m: {"score": 0.5},
-        initial_score=0.6,
+        dev=DevSelection(lambda m: {"score": 0.5}, initial_score=0.6),
     )
     assert (result.best_step, result.best_score) == (0, 0.6) and torch.equal(model.weight, before)
 
@@ -118,7 +132,7 @@ def test_non_finite_loss_stops_with_a_clear_error():
         return loss_fn(model, batch) * float("inf")
 
     with pytest.raises(XltError, match=r"loss is (inf|nan) at step 0 .*lower the learning rate"):
-        train(make_model(), data, collate, exploding, args())
+        train(make_model(), Objective(data, collate, exploding), args())
 
 
 def test_a_later_non_finite_loss_names_its_step_within_the_unread_window():
@@ -133,7 +147,7 @@ def test_a_later_non_finite_loss_names_its_step_within_the_unread_window():
         return loss_fn(model, batch) * (float("inf") if len(calls) > 40 else 1.0)
 
     with pytest.raises(XltError, match=r"loss is (inf|nan) at step 40 \(epoch 5\)"):
-        train(make_model(), toy_problem(), collate, explodes_at_40, args(max_steps=200, log_every=1000))
+        train(make_model(), Objective(toy_problem(), collate, explodes_at_40), args(max_steps=200, log_every=1000))
     assert 41 <= len(calls) <= 40 + UNREAD_STEPS
 
 
@@ -142,9 +156,9 @@ def test_nothing_to_train_and_no_examples():
     for p in model.parameters():
         p.requires_grad_(False)
     with pytest.raises(XltError, match="every parameter is frozen"):
-        train(model, toy_problem(), collate, loss_fn, args())
+        train(model, Objective(toy_problem(), collate, loss_fn), args())
     with pytest.raises(XltError, match="no training examples"):
-        train(make_model(), [], collate, loss_fn, args())
+        train(make_model(), Objective([], collate, loss_fn), args())
 
 
 def test_schedule_and_step_count():
@@ -212,8 +226,8 @@ def test_compile_trains_through_torch_compile(monkeypatch):
     calls = patch_compile(monkeypatch, "aot_eager")
     data = toy_problem()
     plain, compiled = make_model(), make_model()
-    train(plain, data, collate, loss_fn, args(max_steps=5))
-    train(compiled, data, collate, loss_fn, args(max_steps=5, compile=True))
+    train(plain, Objective(data, collate, loss_fn), args(max_steps=5))
+    train(compiled, Objective(data, collate, loss_fn), args(max_steps=5, compile=True))
     assert [model for model, _ in calls] == [compiled]
     # AOTAutograd decomposes the forward and builds its own backward graph, whose sums (over 4 inputs, over
     # the batch of 8) may run in another order: AdamW's drift over the 5 steps (measured bitwise, AVX2 and default)
@@ -247,7 +261,7 @@ def test_compile_builds_one_graph_for_every_padded_length(monkeypatch):
     def mean_pooled_loss(model, batch):
         return torch.nn.functional.cross_entropy(model(batch["x"]).mean(1), batch["y"])
 
-    train(make_model(), data, padded, mean_pooled_loss, args(max_steps=12, compile=True))
+    train(make_model(), Objective(data, padded, mean_pooled_loss), args(max_steps=12, compile=True))
     assert [kwargs for _, kwargs in calls] == [{"dynamic": True}]
     assert len(graphs) == 1
 
@@ -267,8 +281,8 @@ def test_compile_runs_a_module_dict_through_its_compiled_modules(monkeypatch):
         return torch.nn.functional.cross_entropy(m["head"](m["encoder"](batch["x"])), batch["y"])
 
     plain, compiled = make_dict(), make_dict()
-    train(plain, data, collate, dict_loss, args(max_steps=5))
-    train(compiled, data, collate, dict_loss, args(max_steps=5, compile=True))
+    train(plain, Objective(data, collate, dict_loss), args(max_steps=5))
+    train(compiled, Objective(data, collate, dict_loss), args(max_steps=5, compile=True))
     assert [model for model, _ in calls] == [compiled["encoder"], compiled["head"]]
     # the eager backend runs dynamo's graph through the same eager kernels, the same arithmetic: exact
     assert torch.equal(compiled["head"].weight, plain["head"].weight)
@@ -279,11 +293,9 @@ def test_the_curve_holds_every_logged_and_evaluated_step_as_the_history_does():
     scores = iter([0.3, 0.5, 0.4])
     result = train(
         make_model(),
-        data,
-        collate,
-        loss_fn,
+        Objective(data, collate, loss_fn),
         args(max_steps=9, eval_every=3, log_every=4),
-        evaluate=lambda m: {"score": next(scores)},
+        dev=DevSelection(lambda m: {"score": next(scores)}),
     )
     assert [row["step"] for row in result.curve] == [3, 4, 6, 8, 9]  # evaluations, log lines, the last step
     assert [row["dev_score"] for row in result.curve] == [0.3, None, 0.5, None, 0.4]

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import LayerSchedule, Objective
 from xlt.core.training import train
 
 
@@ -23,11 +24,9 @@ def test_on_step_epoch_matches_the_batches_consumed(n, batch_size, grad_accum):
     args = TrainArgs(max_steps=7, batch_size=batch_size, grad_accum=grad_accum, device="cpu", log_every=100)
     train(
         model,
-        examples,
-        lambda chunk: {"x": torch.stack(chunk)},
-        loss_fn,
+        Objective(examples, lambda chunk: {"x": torch.stack(chunk)}, loss_fn),
         args,
-        on_step=lambda step, epoch: calls.append((step, epoch)),
+        layers=LayerSchedule(on_step=lambda step, epoch: calls.append((step, epoch))),
     )
     batches_per_epoch = math.ceil(n / batch_size)  # the last batch of an epoch may be short
     # hand count: step s trains batch number s of the stream (grad_accum splits it, draws no more)

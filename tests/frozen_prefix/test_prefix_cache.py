@@ -400,18 +400,19 @@ def assert_trained_alike(cached, uncached, initial, args) -> None:
 @pytest.mark.parametrize("arch", ["bert", "distilbert"])
 def test_cached_examples_through_the_training_loop_match_uncached(arch):
     from xlt.core.classification import classification_loss
+    from xlt.core.train_inputs import Objective
     from xlt.core.training import train
 
     depth, examples, args, initial, collate = training_case(arch, "fp32")
 
     uncached = copy.deepcopy(initial)
     freeze(uncached, depth)
-    train(uncached, examples, collate, classification_loss, args)
+    train(uncached, Objective(examples, collate, classification_loss), args)
 
     cached = copy.deepcopy(initial)
     dataset = cache_examples(cached, depth, examples, collate, batch_size=8)
     assert len(dataset) == len(examples)
-    train(CachedTopModel(cached, depth), dataset, collate_prefix_states, classification_loss, args)
+    train(CachedTopModel(cached, depth), Objective(dataset, collate_prefix_states, classification_loss), args)
 
     assert_trained_alike(cached, uncached, initial, args)
 
@@ -458,6 +459,7 @@ def test_cached_training_under_bf16_autocast_matches_uncached(arch):
     """Through the training loop with precision bf16 on a CPU (dropout 0): prepare_cached_training
     runs the prefix under the loop's autocast, so cached training ends where uncached training ends."""
     from xlt.core.classification import classification_loss
+    from xlt.core.train_inputs import Objective
     from xlt.core.training import train
     from xlt.frozen_prefix.cached_top import prepare_cached_training
 
@@ -465,12 +467,12 @@ def test_cached_training_under_bf16_autocast_matches_uncached(arch):
 
     uncached = copy.deepcopy(initial)
     freeze(uncached, depth)
-    result = train(uncached, examples, collate, classification_loss, args)
+    result = train(uncached, Objective(examples, collate, classification_loss), args)
     assert result.precision == "bfloat16"
 
     cached = copy.deepcopy(initial)
     prepared = prepare_cached_training(cached, depth, examples, collate, 8, "cpu", precision=args.precision)
     assert prepared.dataset.states.precision == "bfloat16"
-    train(prepared.top, prepared.dataset, collate_prefix_states, classification_loss, args)
+    train(prepared.top, Objective(prepared.dataset, collate_prefix_states, classification_loss), args)
 
     assert_trained_alike(cached, uncached, initial, args)

@@ -25,6 +25,7 @@ from xlt.core.errors import XltError
 from xlt.core.freezing import freeze
 from xlt.core.models import encoder_parts
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import Objective
 from xlt.core.training import train
 from xlt.frozen_prefix.cached_top import CachedTopModel
 from xlt.frozen_prefix.prefix_cache import STORAGE_RELATIVE_ERROR, cache_examples, collate_prefix_states
@@ -97,7 +98,7 @@ def train_from_store(initial, depth, store, examples):
     model = copy.deepcopy(initial)
     freeze(model, depth)
     cached = load_cached_training(model, depth, store, examples, expected={"max_length": 16})
-    train(cached.top, cached.dataset, collate_prefix_states, classification_loss, ARGS)
+    train(cached.top, Objective(cached.dataset, collate_prefix_states, classification_loss), ARGS)
     return model
 
 
@@ -106,7 +107,7 @@ def train_uncached(initial, depth, examples, eval_frozen: bool):
     freeze(model, depth)
     if eval_frozen:
         hold_frozen_in_eval(model, depth)
-    train(model, examples, token_collate(initial.config.pad_token_id), classification_loss, ARGS)
+    train(model, Objective(examples, token_collate(initial.config.pad_token_id), classification_loss), ARGS)
     return model
 
 
@@ -153,7 +154,7 @@ def test_fp32_store_trains_the_eval_mode_prefix_run_and_the_per_job_cache_exactl
     per_job = copy.deepcopy(initial)
     freeze(per_job, depth)
     dataset = cache_examples(per_job, depth, examples, token_collate(initial.config.pad_token_id), batch_size=BATCH)
-    train(CachedTopModel(per_job, depth), dataset, collate_prefix_states, classification_loss, ARGS)
+    train(CachedTopModel(per_job, depth), Objective(dataset, collate_prefix_states, classification_loss), ARGS)
     for (name, a), b in zip(shared.named_parameters(), per_job.parameters()):
         assert torch.equal(a, b), name
 

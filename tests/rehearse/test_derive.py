@@ -154,6 +154,7 @@ def test_the_curve_runs_checkpoints_match_every_published_step(tmp_path):
     from xlt.cli import main
     from xlt.core.metrics import MetricsFile
     from xlt.core.train_args import train_args_from
+    from xlt.core.train_inputs import DevSelection, Objective
     from xlt.core.training import train
     from xlt.families.adapt.commands import VERBS
     from xlt.families.adapt.plan import jobs
@@ -169,11 +170,13 @@ def test_the_curve_runs_checkpoints_match_every_published_step(tmp_path):
         args = train_args_from(parser.parse_args([str(a) for a in job.args]))
         result = train(
             torch.nn.Linear(1, 1),
-            list(range(320)),
-            lambda batch: {"x": torch.ones(len(batch), 1)},
-            lambda model, batch: model(batch["x"]).pow(2).mean(),
+            Objective(
+                list(range(320)),
+                lambda batch: {"x": torch.ones(len(batch), 1)},
+                lambda model, batch: model(batch["x"]).pow(2).mean(),
+            ),
             args,
-            evaluate=lambda model: {"score": 0.0},
+            dev=DevSelection(lambda model: {"score": 0.0}),
         )
         evaluated = [0, *(entry["step"] for entry in result.history)]  # adapt scores step 0 before training
         metrics = MetricsFile("adapt", run_id, axes=job.axes, meta={"model": "loaded/elsewhere"}, manifest=False)

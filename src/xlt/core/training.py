@@ -5,8 +5,8 @@ seeded data order, evaluation every K optimiser steps with best-checkpoint selec
 on CUDA devices that support it (fp16 with a gradient scaler on those that do not, fp32 on CPU), a
 NaN/inf guard (on losses read every 32 steps: xlt.core.train_step), and a progress line (loss,
 learning rate, samples/s, elapsed, ETA) every `log_every` steps on stderr, with a progress bar at
-a terminal. A family supplies the model, its examples, a
-collate function, a loss function and (optionally) an evaluator. `train` sets the loop up, then
+a terminal. A family supplies the model, its objective (examples, a
+collate function, a loss function) and (optionally) an evaluator. `train` sets the loop up, then
 runs one optimiser step at a time (xlt.core.train_step) on a `LoopState` (xlt.core.train_state),
 evaluating and checkpointing between steps.
 Gradient accumulation splits each batch of `batch_size` examples into `grad_accum` micro-batches
@@ -20,14 +20,15 @@ Optional: length bucketing (`length_bucketing`: batches of similar length, so th
 dynamic padding pads less; see xlt.core.bucketing), torch.compile of the model (`compile`) and, on
 CUDA, steps as CUDA graphs (`graphs`: xlt.core.cuda_graphs).
 
-With a `checkpoint_dir`, the loop is resumable (xlt.core.checkpoint): it saves every
+With a `Resumable` checkpoint directory, the loop is resumable (xlt.core.checkpoint): it saves every
 `checkpoint_every` steps and when SLURM signals (SIGTERM/SIGUSR1), then exits with
 EXIT_PREEMPTED; a rerun continues from the checkpoint to the same result as an
 uninterrupted run. Only a rerun of the same run: the checkpoint is keyed on the caller's
 `identity` (its model, loss settings and input files: xlt.core.checkpoint.run_identity) plus
 every TrainArgs setting but `device` and `checkpoint_every` and the loop's own counts; a
 checkpoint with another key is discarded (one log line says what changed) and training starts
-over.
+over. What `train` takes besides the model and its TrainArgs comes in small groups
+(xlt.core.train_inputs): the objective, the dev set's selection, the checkpoint, a layer schedule.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import math
 import random
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -51,6 +51,7 @@ from xlt.core.errors import XltError
 from xlt.core.models import pick_device
 from xlt.core.schedules import lr_schedule
 from xlt.core.train_args import PRECISIONS, TrainArgs, precision_label
+from xlt.core.train_inputs import DevSelection, LayerSchedule, Objective, Resumable
 from xlt.core.train_state import LoopState, restore_state, run_key, save_state
 from xlt.core.train_step import Loop, build_optimizer, compile_options, compiled_loss, optimiser_step, read_losses
 
@@ -215,33 +216,20 @@ def dev_loss(loop: Loop, examples: Sequence) -> float:
 
 def train(
     model: torch.nn.Module,
-    examples: Sequence,
-    collate: Callable[[list], dict],
-    loss_fn: Callable[[torch.nn.Module, dict], torch.Tensor],
+    objective: Objective,
     args: TrainArgs,
-    evaluate: Callable[[torch.nn.Module], dict] | None = None,
-    parameters: Sequence[torch.nn.Parameter] | None = None,
-    on_step: Callable[[int, int], None] | None = None,
-    checkpoint_dir: str | Path | None = None,
-    identity: dict | None = None,
-    initial_score: float | None = None,
-    dev_examples: Sequence | None = None,
+    dev: DevSelection | None = None,
+    checkpoint: Resumable | None = None,
+    layers: LayerSchedule | None = None,
 ) -> TrainResult:
-    """Train `model` in place; with `evaluate`, restore the parameters of the best
-    evaluation (its "score", higher is better) at the end.
-
-    `collate(list_of_examples) -> batch dict of tensors`; `loss_fn(model, batch) -> scalar`;
-    `evaluate(model) -> {"score": float, ...}`; `on_step(step, epoch)` runs before each
-    optimiser step's forward passes (layer schedules use it). `parameters` defaults to the
-    parameters that require grad when training starts. `checkpoint_dir` (outside the job's
-    outputs) makes the run resumable; the caller removes it once its outputs are written.
-    `identity` (xlt.core.checkpoint.run_identity: the caller's model, loss settings and input
-    files) keys the checkpoint together with `args`: a checkpoint of another run is discarded.
-    `initial_score`: the caller's evaluation of the parameters before training (its step 0); they
-    then compete for best as step 0, so a run whose evaluations only get worse keeps them.
-    `dev_examples` (in the form `examples` has): with monitoring on, their loss is written at every
-    evaluation (`eval/loss`, xlt.core.monitor); nothing else reads them.
+    """Train `model` in place on `objective` under `args`. With `dev`, evaluate and restore the
+    parameters of the best evaluation at the end; with `checkpoint`, resumable; with `layers`, the
+    optimiser's parameters and a hook before every step (xlt.core.train_inputs says what each means).
     """
+    examples = objective.examples
+    evaluate = dev.evaluate if dev is not None else None
+    checkpoint_dir = checkpoint.directory if checkpoint is not None else None
+    on_step = layers.on_step if layers is not None else None
     if not examples:
         raise XltError("no training examples: check the training dataset and its language/split")
     if args.batch_size < 1 or not 1 <= args.grad_accum <= args.batch_size:
@@ -249,19 +237,19 @@ def train(
             f"batch_size {args.batch_size}, grad_accum {args.grad_accum}: grad_accum splits each batch "
             "into micro-batches, so use 1 <= grad_accum <= batch_size"
         )
-    loop = _setup(model, examples, collate, loss_fn, args, parameters)
+    loop = _setup(model, objective, args, layers.parameters if layers is not None else None)
     eval_every = args.eval_every or steps_per_epoch(len(examples), args)
     lengths = example_lengths(examples) if args.length_bucketing else None
     precision = precision_label(loop.amp_dtype)
     state = None
     if checkpoint_dir is not None:
-        identity = run_key(identity, args, len(examples), loop.total, loop.params, precision)
-        state = restore_state(checkpoint_dir, identity, model, loop.optimizer, loop.scheduler, loop.scaler)
+        key = run_key(checkpoint.identity, args, len(examples), loop.total, loop.params, precision)
+        state = restore_state(checkpoint_dir, key, model, loop.optimizer, loop.scheduler, loop.scaler)
     if state is None:
         state = LoopState()
-        if initial_score is not None:
+        if dev is not None and dev.initial_score is not None:
             # (a resumed run's best, step 0 included, came with its checkpoint)
-            state.best_score, state.best_step = initial_score, 0
+            state.best_score, state.best_step = dev.initial_score, 0
             state.keep_best(loop.params)
     model.train()
 
@@ -295,7 +283,7 @@ def train(
             if evaluated:
                 metrics = run_evaluation(loop, state, evaluate)
                 if board is not None:
-                    loss = dev_loss(loop, dev_examples) if dev_examples else None
+                    loss = dev_loss(loop, dev.loss_examples) if dev.loss_examples else None
                     board.evaluation(step, metrics, best_score=state.best_score, loss=loss)
             if step % args.log_every == 0:
                 state.running, state.running_n = 0.0, 0
@@ -305,7 +293,7 @@ def train(
                 if stop.requested or (args.checkpoint_every and step % args.checkpoint_every == 0):
                     read_losses(state, args.lr)
                     save_state(
-                        checkpoint_dir, state, identity, args.seed, model, loop.optimizer, loop.scheduler, loop.scaler
+                        checkpoint_dir, state, key, args.seed, model, loop.optimizer, loop.scheduler, loop.scaler
                     )
                 if stop.requested:
                     log.warning(
@@ -335,7 +323,7 @@ def train(
     )
 
 
-def _setup(model, examples: Sequence, collate, loss_fn, args: TrainArgs, parameters) -> Loop:
+def _setup(model, objective: Objective, args: TrainArgs, parameters) -> Loop:
     """Seed, place the model and build its optimiser, schedule and gradient scaler (in this order:
     the seeded random draws a run makes do not move)."""
     seed_everything(args.seed)
@@ -347,14 +335,15 @@ def _setup(model, examples: Sequence, collate, loss_fn, args: TrainArgs, paramet
     amp_dtype, why = autocast_dtype(args.precision, device)
     cuda_graphs.check(args.graphs, args.compile, device, args.grad_accum, amp_dtype)
     optimizer = build_optimizer(model, params, args, device, capturable=args.graphs == "capture")
-    total = total_optimizer_steps(len(examples), args)
+    total = total_optimizer_steps(len(objective.examples), args)
     scheduler = lr_schedule(optimizer, args.schedule, warmup_steps(args, total), total)
     log.info("precision: %s", why)
     # fp16 needs loss scaling against underflowing gradients; disabled, the scaler passes everything through
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype is torch.float16)
+    loss_fn = objective.loss_fn
     if args.compile or args.graphs == "compile":
         loss_fn = compiled_loss(loss_fn, model, compile_options(args.graphs))
-    loop = Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, collate, loss_fn, args, total)
+    loop = Loop(model, params, optimizer, scheduler, scaler, device, amp_dtype, objective.collate, loss_fn, args, total)
     if args.graphs == "capture":
         loop.graphs = cuda_graphs.StepGraphs(model, params, optimizer, loss_fn, amp_dtype, args)
         cuda_graphs.register_forward(model)  # its classification evaluations too

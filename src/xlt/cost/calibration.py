@@ -11,6 +11,7 @@ import time
 
 from xlt.core.io import write_json
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import LayerSchedule, Objective
 from xlt.cost import formulas
 from xlt.cost.profile import OVERHEADS
 from xlt.data import demo
@@ -98,9 +99,7 @@ def loop_overheads(
 
             train(
                 model,
-                records,
-                counted,
-                classification_loss,
+                Objective(records, counted, classification_loss),
                 TrainArgs(
                     max_steps=steps,
                     batch_size=batch_size,
@@ -110,7 +109,7 @@ def loop_overheads(
                     precision="fp32",
                     log_every=10**9,
                 ),
-                on_step=on_step,
+                layers=LayerSchedule(on_step=on_step),  # (no schedule: the hook times each step's start)
             )
             warm = 2  # the first steps allocate and warm kernels up: not timed
             per_step = (marks[-1] - marks[warm]) / (len(marks) - 1 - warm)

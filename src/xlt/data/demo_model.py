@@ -18,6 +18,7 @@ from pathlib import Path
 
 from xlt.core.errors import XltError
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import Objective
 from xlt.data import demo
 
 log = logging.getLogger("xlt.data.demo_model")
@@ -172,7 +173,7 @@ def build_demo_model(
     args = TrainArgs(
         max_steps=pretrain_steps, batch_size=32, lr=1e-3, warmup_ratio=0.1, seed=seed, log_every=50, device="cpu"
     )
-    result = train(model, examples, collator, lambda m, b: m(**b).loss, args)
+    result = train(model, Objective(examples, collator, lambda m, b: m(**b).loss), args)
     save_model(model, tokenizer, out_dir)
     log.info("demo model with %d layers saved to %s after %d MLM steps", layers, out_dir, result.steps)
     return {

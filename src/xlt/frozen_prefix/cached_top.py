@@ -220,8 +220,8 @@ def prepare_cached_training(
     precision: str = "fp32",
 ) -> CachedTraining | None:
     """Cache the frozen prefix of `model` over `examples` for training only the top with
-    xlt.core.training.train: `train(c.top, c.dataset, collate_prefix_states, loss, args,
-    evaluate=lambda m: evaluate_full(m.full_model))`; item i of the data set is examples[i],
+    xlt.core.training.train: `train(c.top, Objective(c.dataset, collate_prefix_states, loss), args,
+    dev=DevSelection(lambda m: evaluate_full(m.full_model)))`; item i of the data set is examples[i],
     so the seeded data order is the uncached run's. `precision` is the run's TrainArgs.precision:
     the prefix runs under the autocast training will use on `device` (`c.dataset.states.precision`
     says which).

@@ -364,6 +364,7 @@ def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
 
     import xlt.families.monox.training as monox
     from xlt.core.checkpoint import EXIT_PREEMPTED
+    from xlt.core.train_inputs import LayerSchedule
 
     tok = tokenizers[1]
     reference = run_student("self_train", lambda: tiny_classifier(tok, 5), tok, split, "all", 3, ARGS, rounds=1)
@@ -371,9 +372,11 @@ def test_self_training_stopped_in_round_one_resumes_to_the_uninterrupted_result(
     real_train, calls = monox.train, []
 
     def stopping_train(*args, **kwargs):
-        calls.append(kwargs["checkpoint_dir"])
+        calls.append(kwargs["checkpoint"].directory)
         if len(calls) == 2:  # round 1: SIGTERM before its second step, as SLURM does at the time limit
-            kwargs["on_step"] = lambda step, epoch: step == 1 and os.kill(os.getpid(), signal.SIGTERM)
+            kwargs["layers"] = LayerSchedule(
+                on_step=lambda step, epoch: step == 1 and os.kill(os.getpid(), signal.SIGTERM)
+            )
         return real_train(*args, **kwargs)
 
     monkeypatch.setattr(monox, "train", stopping_train)

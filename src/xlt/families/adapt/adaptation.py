@@ -40,6 +40,7 @@ from xlt.core.models import encoder_parts, pick_device
 from xlt.core.monitor import PROBES
 from xlt.core.padding import pad_multiple
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import DevSelection, LayerSchedule, Objective, Resumable
 from xlt.core.training import TrainResult, train
 from xlt.families.adapt.choices import ADAPT_SELECT
 from xlt.families.adapt.layer_schemes import apply_scheme, schedulable_parameters
@@ -331,19 +332,17 @@ def adapt(
     # step 0 competes for best too: a run that only gets worse keeps the untouched model
     result = train(
         model,
-        examples,
-        collate,
-        mlm_loss,
+        Objective(examples, collate, mlm_loss),
         args,
-        evaluate=evaluate,
-        parameters=schedulable_parameters(model),
-        on_step=on_step,
-        checkpoint_dir=checkpoint_dir,
-        identity=identity,
-        initial_score=score(0, target_ppl0),
-        # monitoring's eval/loss: the training objective on the target's texts, masked afresh (its
-        # perplexity and mlm_loss records keep the fixed masks)
-        dev_examples=collate.encode(target.texts) if target.texts else None,
+        dev=DevSelection(
+            evaluate,
+            initial_score=score(0, target_ppl0),
+            # monitoring's eval/loss: the training objective on the target's texts, masked afresh (its
+            # perplexity and mlm_loss records keep the fixed masks)
+            loss_examples=collate.encode(target.texts) if target.texts else None,
+        ),
+        checkpoint=Resumable(checkpoint_dir, identity),
+        layers=LayerSchedule(schedulable_parameters(model), on_step),
     )
     trainable = {}
     for entry in result.history:

@@ -41,6 +41,7 @@ from xlt.core.models import load_tokenizer
 from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import DevSelection, Objective, Resumable
 from xlt.core.training import TrainResult, train
 from xlt.data.bitext_files import Bitext
 from xlt.families.dual.dual_encoder import make_evaluate, pairs_from_bitexts, sentence_vectors
@@ -316,12 +317,9 @@ def train_distill(
         loss_fn = make_loss(losses)
     result = train(
         model,
-        data,
-        collate,
-        loss_fn,
+        Objective(data, collate, loss_fn),
         args,
-        evaluate=lambda m: evaluate(m.student),
-        checkpoint_dir=checkpoint_dir,
-        identity=identity,
+        dev=DevSelection(lambda m: evaluate(m.student)),
+        checkpoint=Resumable(checkpoint_dir, identity),
     )
     return model, result

@@ -36,6 +36,7 @@ from xlt.core.metrics import example_set, record
 from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, project, tokenize
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import DevSelection, Objective, Resumable
 from xlt.core.training import TrainResult, train
 from xlt.data.bitext_files import Bitext
 from xlt.evaluate.alignment import DIRECTIONS
@@ -207,21 +208,16 @@ def train_dual(
         # the same seeded order over the same number of pairs, so the same batches as uncached
         return train(
             cached.top,
-            cached.pairs,
-            cached.collate,
-            loss,
+            Objective(cached.pairs, cached.collate, loss),
             args,
-            evaluate=lambda top: evaluate(top.full_model),
-            checkpoint_dir=checkpoint_dir,
-            identity=identity,
+            dev=DevSelection(lambda top: evaluate(top.full_model)),
+            checkpoint=Resumable(checkpoint_dir, identity),
         )
+    collate = make_collate(tokenizer, args.max_length, pad_multiple(args.device))
     return train(
         model,
-        pairs_from_bitexts(train_bitexts),
-        make_collate(tokenizer, args.max_length, pad_multiple(args.device)),
-        loss,
+        Objective(pairs_from_bitexts(train_bitexts), collate, loss),
         args,
-        evaluate=evaluate,
-        checkpoint_dir=checkpoint_dir,
-        identity=identity,
+        dev=DevSelection(evaluate),
+        checkpoint=Resumable(checkpoint_dir, identity),
     )

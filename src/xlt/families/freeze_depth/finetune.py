@@ -14,6 +14,7 @@ from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, pick_device, require_model_files, save_model
 from xlt.core.padding import pad_multiple
 from xlt.core.train_args import precision_label, train_args_from
+from xlt.core.train_inputs import DevSelection, Objective, Resumable
 from xlt.core.training import autocast_dtype, result_meta, seed_everything, train
 from xlt.data.records import read_records
 from xlt.evaluate.checkpoint_choice import (
@@ -94,26 +95,21 @@ def main(args):
             # run recomputes (or rereads) the cache, which is deterministic, and restores the top from the checkpoint
             result = train(
                 cached.top,
-                cached.dataset,
-                collate_prefix_states,
-                classification_loss,
+                Objective(cached.dataset, collate_prefix_states, classification_loss),
                 targs,
-                lambda top: evaluate(top.full_model),
-                checkpoint_dir=checkpoint_dir,
-                identity=identity,
-                dev_examples=_dev_states(model, args, dev_set, collate, targs) if args.tensorboard else None,
+                dev=DevSelection(
+                    lambda top: evaluate(top.full_model),
+                    loss_examples=_dev_states(model, args, dev_set, collate, targs) if args.tensorboard else None,
+                ),
+                checkpoint=Resumable(checkpoint_dir, identity),
             )
         else:
             result = train(
                 model,
-                train_set,
-                collate,
-                classification_loss,
+                Objective(train_set, collate, classification_loss),
                 targs,
-                evaluate,
-                checkpoint_dir=checkpoint_dir,
-                identity=identity,
-                dev_examples=dev_set,
+                dev=DevSelection(evaluate, loss_examples=dev_set),
+                checkpoint=Resumable(checkpoint_dir, identity),
             )
     save_model(model, tokenizer, out / "model")
     # how the frozen prefix ran: cached (once, eval mode) or in every step (train mode, with dropout),

@@ -36,6 +36,7 @@ from xlt.core.errors import XltError
 from xlt.core.metrics import example_set, record
 from xlt.core.padding import pad_multiple
 from xlt.core.train_args import TrainArgs
+from xlt.core.train_inputs import DevSelection, Objective, Resumable
 from xlt.core.training import TrainResult, train
 from xlt.evaluate.checkpoint_choice import DEV_PREDICTION, TRACKED, tracked_scores
 from xlt.families.monox.data_split import Split, artifact_meta, training_set
@@ -112,14 +113,11 @@ def fit(
         collate, loss_fn = kd_collate(tokenizer, args.max_length, multiple), kd_loss(temperature)
     return train(
         model,
-        list(examples),
-        collate,
-        loss_fn,
+        Objective(list(examples), collate, loss_fn),
         args,
-        evaluate,
-        checkpoint_dir=checkpoint_dir,
-        identity=with_settings(identity, kd_temperature=temperature),
-        dev_examples=dev if temperature is None else None,  # (the dev set has no teacher logits for the KD loss)
+        # (the dev set has no teacher logits for the KD loss)
+        dev=DevSelection(evaluate, loss_examples=dev if temperature is None else None),
+        checkpoint=Resumable(checkpoint_dir, with_settings(identity, kd_temperature=temperature)),
     )
 
 

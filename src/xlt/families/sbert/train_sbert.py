@@ -17,6 +17,7 @@ from xlt.core.models import config_num_layers, load_tokenizer, require_model_fil
 from xlt.core.padding import pad_multiple
 from xlt.core.sentence_encoder import SentenceEncoder, tokenize
 from xlt.core.train_args import train_args_from
+from xlt.core.train_inputs import DevSelection, Objective, Resumable
 from xlt.core.training import result_meta, seed_everything, train
 from xlt.data.records import read_records
 from xlt.evaluate.sts import sts_correlations
@@ -101,14 +102,11 @@ def main(args):
     with monitor.run(args.tensorboard, out, run_axes | _sbert_axes(args, targs), vars(args)):
         result = train(
             model,
-            train_set,
-            collate,
-            loss_fn,
+            Objective(train_set, collate, loss_fn),
             targs,
-            evaluate,
-            checkpoint_dir=checkpoint_dir,
-            identity=train_sbert_identity(args),
-            dev_examples=None if args.dev_sts else dev_set,  # (an STS dev set has no labels for the loss)
+            # (an STS dev set has no labels for the loss)
+            dev=DevSelection(evaluate, loss_examples=None if args.dev_sts else dev_set),
+            checkpoint=Resumable(checkpoint_dir, train_sbert_identity(args)),
         )
     encoder.save(out / "model", tokenizer)
     axes = run_axes | _sbert_axes(args, targs)

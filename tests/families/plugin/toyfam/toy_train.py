@@ -9,6 +9,7 @@ from xlt.core.classification import classification_loss, make_collate
 from xlt.core.metrics import MetricsFile, parse_axes
 from xlt.core.models import load_classifier, load_tokenizer, require_model_files
 from xlt.core.train_args import train_args_from
+from xlt.core.train_inputs import Objective
 from xlt.core.training import result_meta, seed_everything, train
 
 
@@ -20,7 +21,7 @@ def main(args) -> None:
     tokenizer = load_tokenizer(args.model)
     seed_everything(targs.seed)  # the new head's initial weights
     model = load_classifier(args.model, 2)
-    result = train(model, examples, make_collate(tokenizer, targs.max_length), classification_loss, targs)
+    result = train(model, Objective(examples, make_collate(tokenizer, targs.max_length), classification_loss), targs)
     out = MetricsFile("toyfam", args.run_id, axes=parse_axes(args.axes), meta=result_meta(result, targs))
     out.add("train_loss", result.curve[-1]["loss"], split="train")
     out.curve = result.curve
