@@ -21,6 +21,7 @@ from xlt.core.io import atomic_directory
 from xlt.core.model_files import model_files_problem, pretrained_args
 
 log = logging.getLogger(__name__)
+MISSING_WEIGHTS_SEED = 0  # load_encoder's draw for weights a checkpoint lacks
 
 
 @dataclass
@@ -126,10 +127,15 @@ def load_tokenizer(name_or_path: str):
 
 
 def load_encoder(name_or_path: str) -> nn.Module:
+    """The checkpoint's base model. Weights it lacks (BERT's pooler below a masked LM) are drawn from
+    a fixed seed on a generator of their own: a trained encoder saves the same files every run, and
+    the caller's random stream (its seeded head, dropout, batch order) is untouched."""
     require_model_files(name_or_path)
-    from transformers import AutoModel  # deferred: imports torch
+    from transformers import AutoModel  # deferred: imports transformers
 
-    return from_pretrained(AutoModel, name_or_path)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(MISSING_WEIGHTS_SEED)
+        return from_pretrained(AutoModel, name_or_path)
 
 
 def load_classifier(name_or_path: str, num_labels: int, head: str = "auto") -> nn.Module:
