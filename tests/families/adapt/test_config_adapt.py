@@ -15,6 +15,7 @@ from xlt.core.errors import XltError
 from xlt.core.job_spec import JobSpec
 from xlt.core.settings import validate
 from xlt.families.adapt.plan import PLOT_KINDS, curve_files, eval_sets, jobs, references, runs, targets
+from xlt.families.adapt.schemes import parse_scheme, parse_scheme_arg, trainable_layers
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -570,6 +571,17 @@ def test_the_plan_runs_a_schemes_untrained_bottom_layers_forward_only():
     assert (
         adapt_plan.frozen_layers(JobSpec("perplexity", [("data", "x")]), 12, 10, 10) == 0
     )  # no scheme: nothing frozen
+    # summed stage by stage, exactly the mean of every step's lowest trained layer (less one)
+    for scheme, steps, per_epoch in [
+        (gradual, 301, 100),
+        (json.dumps({"gradual": {"every_steps": 7, "step": 3, "start": 2}}), 50, 9),
+        (json.dumps({"gradual": {"every_epochs": 2, "step": 5}}), 95, 10),
+        ("3-9", 17, 4),
+    ]:
+        parsed = parse_scheme(parse_scheme_arg(scheme), 12)
+        bottoms = [min(trainable_layers(parsed, s, s // per_epoch, 12)) - 1 for s in range(steps)]
+        spec = JobSpec("adapt-mlm", [("scheme", scheme)])
+        assert adapt_plan.frozen_layers(spec, 12, steps, per_epoch) == sum(bottoms) / steps, scheme
 
     config = settings.load("config/paper.yaml")
     h100 = profile.load("h100")

@@ -134,6 +134,8 @@ def test_train_job_has_every_argument():
         "False",
         "--schedule",
         "linear",
+        "--axes",
+        '{"model": "tiny"}',  # the config's name: TensorBoard's model column for the training run
         "--run-id",
         "tiny-max-L-2-depth01-seed7",
         "--out",

@@ -176,6 +176,8 @@ def jobs(config: dict) -> dict[str, dict[str, Job]]:
                             ("seed", row["seed"]),
                             *common.config_settings(training),
                             *common.monitor_settings(config),
+                            # the config's model name (the tables' `model`), beside the run's own axes
+                            ("axes", json.dumps({"model": row["model"]})),
                             ("run_id", row["run_id"]),
                             ("out", run_dir),
                         ],
